@@ -1,0 +1,54 @@
+# scorch: `make` builds build/scorch; `make test` installs what is missing, builds and runs
+# every test through CTest. Three build trees: build/ (the product, -Werror), build/asan
+# (unit tests under ASan+UBSan) and build/fuzz (libFuzzer targets, clang).
+
+BUILD     ?= build
+JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_OPT ?=
+
+.PHONY: all build deps deps-test test test-quick asan fuzz run clean format tidy
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+deps-test:
+	@scripts/install-deps.sh all
+
+build: deps
+	@cmake -S . -B $(BUILD) -DSCORCH_WERROR=ON $(CMAKE_OPT) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+asan: deps
+	@cmake -S . -B $(BUILD)/asan -DSCORCH_WERROR=ON -DSCORCH_SANITIZE=ON >/dev/null
+	@cmake --build $(BUILD)/asan -j $(JOBS)
+
+fuzz: deps-test
+	@CC=clang cmake -S . -B $(BUILD)/fuzz -DSCORCH_FUZZ=ON >/dev/null
+	@cmake --build $(BUILD)/fuzz -j $(JOBS)
+
+# The product tree registers the asan and fuzz trees' tests, so one CTest run (and one
+# summary line) covers everything.
+test: deps-test asan fuzz
+	@cmake -S . -B $(BUILD) -DSCORCH_WERROR=ON -DSCORCH_ASAN_DIR=$(abspath $(BUILD))/asan \
+		-DSCORCH_FUZZ_DIR=$(abspath $(BUILD))/fuzz $(CMAKE_OPT) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Only the product tree's tests, no sanitizers or fuzzing: the quick loop while editing.
+test-quick: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'asan|fuzz' $(CTEST_ARGS)
+
+run: build
+	@echo "scorch: 'make run' starts the server once it exists (see README); the CLI is ready: $(BUILD)/scorch --help"
+
+format:
+	@clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h fuzz/*.c
+
+tidy: build
+	@cmake -S . -B $(BUILD) -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+	@clang-tidy -p $(BUILD) --quiet src/*/*.c
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,23 @@
+/* cli.h - what the subcommands share: their entry points and error/output helpers. */
+#ifndef SC_CLI_H
+#define SC_CLI_H
+
+#include "model/buf.h"
+
+/* Subcommands. argv[0] is the subcommand's name; return the process exit status. */
+int cmd_collapse(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+int cmd_diff_folded(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* Prints "scorch: <message>" on stderr; returns 1, the exit status for failures. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "scorch <cmd>: <message>" and a pointer to --help; returns 2 (usage error). */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes b to path (NULL or "-" = stdout). Returns 0, or prints an error and returns 1. */
+int cli_write(const char *path, const struct sc_buf *b);
+/* Prints help text on stdout and returns 0. */
+int cli_help(const char *text);
+
+#endif

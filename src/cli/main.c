@@ -1,0 +1,64 @@
+/* main.c - the scorch binary: dispatches to one subcommand per file in src/cli/. */
+#include "cli/cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SCORCH_VERSION
+#define SCORCH_VERSION "0.1.0"
+#endif
+
+static const struct cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} cmds[] = {
+    {"collapse", cmd_collapse, "fold `perf script` output into stacks (stackcollapse-perf.pl)"},
+    {"flamegraph", cmd_flamegraph, "draw an interactive SVG flame graph (flamegraph.pl)"},
+    {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph"},
+    {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
+    {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: scorch <command> [options] [args]\n\n"
+               "scorch keeps profiles and shows them. Offline commands:\n\n");
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "\nInputs may be pprof (gzipped or not), folded stacks or `perf script` text;\n"
+               "the format is detected from the content. '-' or no file reads stdin.\n"
+               "'scorch <command> --help' describes a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    /* Output to a closed pipe should end us quietly with an error, not a signal. */
+    signal(SIGPIPE, SIG_IGN);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+        if (argc > 2 && strcmp(name, "help") == 0) {
+            char help[] = "--help";
+            char *args[] = {argv[2], help, NULL};
+            for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+                if (!strcmp(cmds[i].name, argv[2]))
+                    return cmds[i].fn(2, args);
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "version")) {
+        printf("scorch %s\n", SCORCH_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+        if (!strcmp(cmds[i].name, name))
+            return cmds[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "scorch: '%s' is not a scorch command (see 'scorch --help')\n", name);
+    return 2;
+}

@@ -1,0 +1,376 @@
+/* input.c - whole-input reading, gzip through libdeflate, format detection, dispatch. */
+#include "formats/input.h"
+#include "formats/folded.h"
+#include "formats/perf.h"
+#include "formats/pprof.h"
+#include "model/error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const struct sc_limits sc_limits_cli = {
+    .max_input = (uint64_t)64 << 30,
+    .max_decompressed = (uint64_t)64 << 30,
+    .max_samples = 1u << 30,
+    .max_locations = 1u << 28,
+    .max_functions = 1u << 28,
+    .max_mappings = 1u << 24,
+    .max_strings = 1u << 28,
+    .max_stack_depth = 1u << 20,
+    .max_labels = 1u << 16,
+};
+
+const char *sc_format_name(enum sc_format f)
+{
+    switch (f) {
+    case SC_FMT_PPROF:
+        return "pprof";
+    case SC_FMT_FOLDED:
+        return "folded";
+    case SC_FMT_PERF:
+        return "perf script";
+    default:
+        return "unknown";
+    }
+}
+
+void sc_input_release(struct sc_input *in)
+{
+    if (in->data) {
+        if (in->kind == SC_INPUT_MMAP)
+            munmap(in->data, in->len);
+        else if (in->kind == SC_INPUT_MALLOC)
+            free(in->data);
+    }
+    memset(in, 0, sizeof *in);
+}
+
+static int read_fd(int fd, const char *name, uint64_t max, struct sc_input *in, char *err)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return sc_errf(err, SC_ENOMEM, "cannot read '%s': out of memory", name);
+    for (;;) {
+        if (len == cap) {
+            if (cap >= max) {
+                free(buf);
+                return sc_errf(err, SC_ELIMIT, "cannot read '%s': more than %llu bytes", name,
+                               (unsigned long long)max);
+            }
+            size_t ncap = cap * 2 > max ? (size_t)max : cap * 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                return sc_errf(err, SC_ENOMEM, "cannot read '%s': out of memory", name);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            return sc_errf(err, SC_EIO, "cannot read '%s': %s", name, strerror(e));
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    in->data = buf;
+    in->len = len;
+    in->kind = SC_INPUT_MALLOC;
+    return 0;
+}
+
+int sc_input_read(const char *path, uint64_t max, struct sc_input *in, char *err)
+{
+    memset(in, 0, sizeof *in);
+    if (!path || strcmp(path, "-") == 0)
+        return read_fd(0, "-", max, in, err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return sc_errf(err, errno == ENOENT ? SC_ENOTFOUND : SC_EIO, "cannot read '%s': %s", path,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int e = errno;
+        close(fd);
+        return sc_errf(err, SC_EIO, "cannot read '%s': %s", path, strerror(e));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return sc_errf(err, SC_EINVAL, "cannot read '%s': is a directory", path);
+    }
+    int rc;
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        if ((uint64_t)st.st_size > max) {
+            close(fd);
+            return sc_errf(err, SC_ELIMIT, "cannot read '%s': %lld bytes is more than %llu", path,
+                           (long long)st.st_size, (unsigned long long)max);
+        }
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            in->data = p;
+            in->len = (size_t)st.st_size;
+            in->kind = SC_INPUT_MMAP;
+            return 0;
+        }
+    }
+    rc = read_fd(fd, path, max, in, err);
+    close(fd);
+    return rc;
+}
+
+int sc_is_gzip(const void *buf, size_t n)
+{
+    const unsigned char *b = buf;
+    return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
+int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *outlen, char *err)
+{
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+    if (!d)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    const unsigned char *src = in;
+    size_t cap = 0, len = 0;
+    char *buf = NULL;
+    int rc = 0;
+    /* libdeflate inflates whole buffers, so size the output from the ISIZE trailer (the
+     * length mod 2^32, a hint only) and grow on LIBDEFLATE_INSUFFICIENT_SPACE; a loop
+     * handles concatenated members. */
+    while (n > 0) {
+        if (n < 18) {
+            rc = sc_errf(err, SC_EFORMAT, "truncated gzip data");
+            break;
+        }
+        uint32_t isize = (uint32_t)src[n - 4] | (uint32_t)src[n - 3] << 8 |
+                         (uint32_t)src[n - 2] << 16 | (uint32_t)src[n - 1] << 24;
+        size_t want = len + (isize ? isize : 4096);
+        if (want < len + n * 2)
+            want = len + n * 2; /* ISIZE of a multi-member file describes the last member */
+        for (;;) {
+            if (want > max_out)
+                want = (size_t)max_out;
+            if (want > cap) {
+                char *nb = realloc(buf, want + 1);
+                if (!nb) {
+                    rc = sc_errf(err, SC_ENOMEM, "out of memory inflating gzip data");
+                    break;
+                }
+                buf = nb;
+                cap = want;
+            }
+            size_t in_used = 0, got = 0;
+            enum libdeflate_result r =
+                libdeflate_gzip_decompress_ex(d, src, n, buf + len, cap - len, &in_used, &got);
+            if (r == LIBDEFLATE_SUCCESS) {
+                len += got;
+                src += in_used;
+                n -= in_used;
+                break;
+            }
+            if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
+                rc = sc_errf(err, SC_EFORMAT, "corrupt gzip data");
+                break;
+            }
+            if (cap >= max_out) {
+                rc = sc_errf(err, SC_ELIMIT, "gzip data inflates to more than %llu bytes",
+                             (unsigned long long)max_out);
+                break;
+            }
+            want = cap * 2 > cap ? cap * 2 : cap + 1;
+        }
+        if (rc)
+            break;
+        /* trailing zero padding after the last member is common (tar, some writers) */
+        while (n > 0 && *src == 0) {
+            src++;
+            n--;
+        }
+        if (n > 0 && !sc_is_gzip(src, n)) {
+            rc = sc_errf(err, SC_EFORMAT, "trailing garbage after gzip data");
+            break;
+        }
+    }
+    libdeflate_free_decompressor(d);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    if (!buf) {
+        buf = malloc(1);
+        if (!buf)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    buf[len] = 0;
+    *out = buf;
+    *outlen = len;
+    return 0;
+}
+
+int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
+    if (!c)
+        return SC_ENOMEM;
+    size_t bound = libdeflate_gzip_compress_bound(c, n);
+    int rc = sc_buf_reserve(out, bound);
+    if (rc == 0) {
+        size_t got = libdeflate_gzip_compress(c, in, n, out->data + out->len, bound);
+        if (got == 0)
+            rc = SC_EINTERNAL;
+        else
+            out->len += got;
+    }
+    libdeflate_free_compressor(c);
+    return rc;
+}
+
+/* perf script frame line: whitespace, hex address, space, anything, " (", ..., ")". */
+static int looks_like_frame(const char *s, const char *e)
+{
+    if (s == e || (*s != ' ' && *s != '\t'))
+        return 0;
+    while (s < e && (*s == ' ' || *s == '\t'))
+        s++;
+    const char *h = s;
+    while (s < e && ((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+        s++;
+    if (s == h || s == e || *s != ' ')
+        return 0;
+    return e[-1] == ')' && memchr(s, '(', (size_t)(e - s)) != NULL;
+}
+
+/* folded line: ends with whitespace + a number (flamegraph.pl takes decimals too). */
+static int looks_like_folded(const char *s, const char *e)
+{
+    while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+        e--;
+    const char *d = e;
+    while (d > s && ((d[-1] >= '0' && d[-1] <= '9') || d[-1] == '.'))
+        d--;
+    return d < e && d > s && (d[-1] == ' ' || d[-1] == '\t');
+}
+
+enum sc_format sc_detect_format(const void *buf, size_t n)
+{
+    if (n == 0)
+        return SC_FMT_FOLDED;
+    if (sc_pprof_looks_valid(buf, n))
+        return SC_FMT_PPROF;
+    const char *s = buf, *end = s + n;
+    int frames = 0, folded = 0, other = 0;
+    for (int lines = 0; s < end && lines < 200; lines++) {
+        const char *e = memchr(s, '\n', (size_t)(end - s));
+        if (!e)
+            e = end;
+        if (e > s && memchr(s, 0, (size_t)(e - s)))
+            return SC_FMT_UNKNOWN;
+        if (e == s || *s == '#') {
+            /* blank or comment */
+        } else if (looks_like_frame(s, e)) {
+            frames++;
+        } else if (looks_like_folded(s, e)) {
+            folded++;
+        } else {
+            other++;
+        }
+        s = e + 1;
+        if (frames >= 3)
+            return SC_FMT_PERF;
+    }
+    if (frames > 0)
+        return SC_FMT_PERF;
+    if (folded > 0 && folded >= other)
+        return SC_FMT_FOLDED;
+    return SC_FMT_UNKNOWN;
+}
+
+int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
+              char *err)
+{
+    static const struct sc_decode_opts defaults;
+    if (!o)
+        o = &defaults;
+    const struct sc_limits *lim = o->limits ? o->limits : &sc_limits_cli;
+    *out = NULL;
+    int rc;
+    if (in->len > lim->max_input) {
+        rc = sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", in->len,
+                     (unsigned long long)lim->max_input);
+        sc_input_release(in);
+        return rc;
+    }
+    if (sc_is_gzip(in->data, in->len)) {
+        void *raw;
+        size_t rawlen;
+        rc = sc_gunzip(in->data, in->len, lim->max_decompressed, &raw, &rawlen, err);
+        sc_input_release(in);
+        if (rc)
+            return rc;
+        in->data = raw;
+        in->len = rawlen;
+        in->kind = SC_INPUT_MALLOC;
+    }
+    struct sc_profile *p = sc_profile_new();
+    if (!p) {
+        sc_input_release(in);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    void *data = in->data;
+    size_t len = in->len;
+    /* The profile adopts the bytes first, so its strings may point into them. */
+    if (in->kind != SC_INPUT_BORROWED && data) {
+        rc = sc_profile_adopt(p, data, in->kind == SC_INPUT_MMAP ? len : 0);
+        memset(in, 0, sizeof *in);
+        if (rc) {
+            sc_profile_free(p);
+            return sc_errf(err, rc, "out of memory");
+        }
+    }
+    enum sc_format f = o->format ? o->format : sc_detect_format(data, len);
+    switch (f) {
+    case SC_FMT_PPROF:
+        rc = sc_pprof_decode(data, len, lim, p, err);
+        break;
+    case SC_FMT_FOLDED:
+        rc = sc_folded_decode(data, len, lim, p, err);
+        break;
+    case SC_FMT_PERF:
+        rc = sc_perf_decode(data, len, &o->perf, lim, p, err);
+        break;
+    default:
+        rc = sc_errf(err, SC_EFORMAT,
+                     "unrecognized format (expected pprof, folded stacks or perf script)");
+    }
+    if (rc) {
+        sc_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile **out, char *err)
+{
+    const struct sc_limits *lim = o && o->limits ? o->limits : &sc_limits_cli;
+    struct sc_input in;
+    int rc = sc_input_read(path, lim->max_input, &in, err);
+    if (rc)
+        return rc;
+    rc = sc_decode(&in, o, out, err);
+    if (rc)
+        return sc_errwrap(err, rc, "cannot read '%s'", path && strcmp(path, "-") ? path : "-");
+    return 0;
+}

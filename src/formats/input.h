@@ -1,0 +1,88 @@
+/* input.h - read a file or stdin, undo gzip, detect the format and decode into a profile. */
+#ifndef SC_INPUT_H
+#define SC_INPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/buf.h"
+#include "model/profile.h"
+
+/* Hard limits on what a decoder accepts. Every decoder checks them before allocating, so
+ * hostile input fails with SC_ELIMIT instead of exhausting memory. */
+struct sc_limits {
+    uint64_t max_input;        /* bytes read from a file, stdin or a request body */
+    uint64_t max_decompressed; /* bytes after gunzip */
+    uint32_t max_samples;
+    uint32_t max_locations;
+    uint32_t max_functions;
+    uint32_t max_mappings;
+    uint32_t max_strings;
+    uint32_t max_stack_depth; /* locations per sample */
+    uint32_t max_labels;      /* labels per sample */
+};
+
+/* Generous limits for the offline CLI (a user's own files). */
+extern const struct sc_limits sc_limits_cli;
+
+enum sc_format {
+    SC_FMT_UNKNOWN = 0,
+    SC_FMT_PPROF,
+    SC_FMT_FOLDED,
+    SC_FMT_PERF,
+};
+
+const char *sc_format_name(enum sc_format f);
+
+/* stackcollapse-perf.pl's options, which shape the frames perf script decodes into. */
+struct sc_perf_opts {
+    int pid, tid;         /* process frame "comm-pid" / "comm-pid/tid" */
+    int kernel, jit;      /* annotate _[k] / _[j] */
+    int addrs;            /* keep raw addresses of unknown symbols */
+    const char *event;    /* only samples of this event; NULL = the first one seen */
+    int threads;          /* decoder threads; 0 = choose */
+};
+
+struct sc_decode_opts {
+    const struct sc_limits *limits; /* NULL = sc_limits_cli */
+    struct sc_perf_opts perf;
+    enum sc_format format;          /* SC_FMT_UNKNOWN = detect from content */
+};
+
+/* A whole input in memory: mmap'd for regular files, malloc'd otherwise, or borrowed from
+ * a caller who keeps it alive longer than any profile decoded from it. */
+enum sc_input_kind { SC_INPUT_MALLOC, SC_INPUT_MMAP, SC_INPUT_BORROWED };
+struct sc_input {
+    void *data;
+    size_t len;
+    enum sc_input_kind kind;
+};
+
+/* Reads path ("-" or NULL = stdin) whole, refusing more than max bytes.
+ * Release with sc_input_release(). 0 or SC_E* with "cannot read 'x': why" in err. */
+int sc_input_read(const char *path, uint64_t max, struct sc_input *in, char *err);
+void sc_input_release(struct sc_input *in);
+
+/* True when buf starts with the gzip magic. */
+int sc_is_gzip(const void *buf, size_t n);
+
+/* Inflates every gzip member of in into a new malloc'd buffer (freed by the caller),
+ * refusing more than max_out bytes. 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM. */
+int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *outlen, char *err);
+
+/* Appends the gzip of in to out (level 1..12, libdeflate's scale). 0 or SC_ENOMEM. */
+int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);
+
+/* Guesses the format of (decompressed) bytes. */
+enum sc_format sc_detect_format(const void *buf, size_t n);
+
+/* Decodes in (gzip or not) into a new profile, consuming in: the profile adopts the bytes
+ * its strings point into (zero-copy) and everything else is released, success or not.
+ * 0 or SC_E* with detail in err. The caller frees *out with sc_profile_free(). */
+int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
+              char *err);
+
+/* sc_input_read + sc_decode. Errors read "cannot read 'path': why". */
+int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile **out, char *err);
+
+#endif

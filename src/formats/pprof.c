@@ -1,0 +1,965 @@
+/* pprof.c - profile.proto decoder and encoder on the raw protobuf wire format.
+ *
+ * Wire format (protobuf): a message is a sequence of fields; each starts with a varint tag
+ * (field_number << 3 | wire_type). Wire types used: 0 varint, 1 fixed64, 2 length-delimited
+ * (LEN: varint length + bytes), 5 fixed32. Repeated scalars may be packed into one LEN
+ * field or repeated as single varints; decoders must take both.
+ *
+ * profile.proto field numbers (package perftools.profiles):
+ *
+ *   Profile    1 sample_type (ValueType)  2 sample  3 mapping  4 location  5 function
+ *              6 string_table  7 drop_frames  8 keep_frames  9 time_nanos
+ *              10 duration_nanos  11 period_type (ValueType)  12 period  13 comment
+ *              14 default_sample_type
+ *   ValueType  1 type  2 unit
+ *   Sample     1 location_id (leaf first)  2 value  3 label
+ *   Label      1 key  2 str  3 num  4 num_unit
+ *   Mapping    1 id  2 memory_start  3 memory_limit  4 file_offset  5 filename  6 build_id
+ *              7 has_functions  8 has_filenames  9 has_line_numbers  10 has_inline_frames
+ *   Location   1 id  2 mapping_id  3 address  4 line  5 is_folded
+ *   Line       1 function_id  2 line  3 column
+ *   Function   1 id  2 name  3 system_name  4 filename  5 start_line
+ *
+ * The decoder makes one counting pass over the input so that every array is allocated once
+ * at its exact size (memory is O(input), checked against the limits first), then decodes in
+ * three sweeps so that ids can be resolved to indexes as they are read: strings, functions
+ * and mappings; then locations; then samples.
+ */
+#include "formats/pprof.h"
+#include "model/error.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
+
+struct rd {
+    const uint8_t *p, *end;
+};
+
+/* Reads a varint. 0, or -1 on truncation or a varint longer than 10 bytes. */
+static inline int rd_varint(struct rd *r, uint64_t *out)
+{
+    const uint8_t *p = r->p;
+    if (p < r->end && *p < 0x80) {
+        *out = *p;
+        r->p = p + 1;
+        return 0;
+    }
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (p >= r->end)
+            return -1;
+        uint8_t b = *p++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (b < 0x80) {
+            r->p = p;
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* One field of a message: its number, wire type, and either a scalar or a LEN payload. */
+struct field {
+    uint32_t num;
+    int wt;
+    uint64_t v;        /* WT_VARINT / WT_I64 / WT_I32 */
+    struct rd payload; /* WT_LEN */
+};
+
+/* Reads the next field. 1 when one was read, 0 at the end, -1 on malformed input. */
+static int rd_field(struct rd *r, struct field *f)
+{
+    if (r->p >= r->end)
+        return 0;
+    uint64_t tag;
+    if (rd_varint(r, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+        return -1;
+    f->num = (uint32_t)(tag >> 3);
+    f->wt = (int)(tag & 7);
+    switch (f->wt) {
+    case WT_VARINT:
+        return rd_varint(r, &f->v) ? -1 : 1;
+    case WT_I64:
+        if (r->end - r->p < 8)
+            return -1;
+        memcpy(&f->v, r->p, 8);
+        r->p += 8;
+        return 1;
+    case WT_I32: {
+        if (r->end - r->p < 4)
+            return -1;
+        uint32_t v32;
+        memcpy(&v32, r->p, 4);
+        f->v = v32;
+        r->p += 4;
+        return 1;
+    }
+    case WT_LEN: {
+        uint64_t len;
+        if (rd_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+            return -1;
+        f->payload.p = r->p;
+        f->payload.end = r->p + len;
+        r->p += len;
+        return 1;
+    }
+    default:
+        return -1; /* groups (3, 4) and reserved types do not occur in profile.proto */
+    }
+}
+
+/* Number of varints in a packed payload: the bytes that end one. */
+static inline uint64_t packed_count(const struct rd *r)
+{
+    uint64_t n = 0;
+    for (const uint8_t *p = r->p; p < r->end; p++)
+        n += *p < 0x80;
+    return n;
+}
+
+/* Calls the body for each scalar of a repeated scalar field (packed or not).
+ * Evaluates `bad` (a statement) on malformed packed data. */
+#define FOR_EACH_SCALAR(f, var, body, bad)                                                         \
+    do {                                                                                           \
+        if ((f)->wt == WT_LEN) {                                                                   \
+            struct rd pk_ = (f)->payload;                                                          \
+            while (pk_.p < pk_.end) {                                                              \
+                uint64_t var;                                                                      \
+                if (rd_varint(&pk_, &var)) {                                                       \
+                    bad;                                                                           \
+                }                                                                                  \
+                body;                                                                              \
+            }                                                                                      \
+        } else if ((f)->wt == WT_VARINT) {                                                         \
+            uint64_t var = (f)->v;                                                                 \
+            body;                                                                                  \
+        } else {                                                                                   \
+            bad;                                                                                   \
+        }                                                                                          \
+    } while (0)
+
+/* Id -> index resolution: a dense array when ids are small (pprof writers number them
+ * 1..n), a hash map otherwise. */
+struct idmap {
+    uint32_t *dense; /* id -> index + 1 */
+    uint64_t ndense;
+    struct sc_map64 sparse; /* id -> index */
+    bool use_dense;
+};
+
+static int idmap_init(struct idmap *m, uint64_t max_id, uint32_t n)
+{
+    memset(m, 0, sizeof *m);
+    if (max_id <= (uint64_t)n * 2 + 1024) {
+        m->use_dense = true;
+        m->ndense = max_id + 1;
+        m->dense = calloc(m->ndense, sizeof *m->dense);
+        return m->dense ? 0 : SC_ENOMEM;
+    }
+    return sc_map64_reserve(&m->sparse, n);
+}
+
+static void idmap_release(struct idmap *m)
+{
+    free(m->dense);
+    sc_map64_release(&m->sparse);
+}
+
+/* Records id -> index; SC_EFORMAT on a duplicate id. */
+static int idmap_put(struct idmap *m, uint64_t id, uint32_t index)
+{
+    if (m->use_dense) {
+        if (m->dense[id])
+            return SC_EFORMAT;
+        m->dense[id] = index + 1;
+        return 0;
+    }
+    int added;
+    if (!sc_map64_upsert(&m->sparse, id, index, &added))
+        return SC_ENOMEM;
+    return added ? 0 : SC_EFORMAT;
+}
+
+/* index + 1 of id, 0 when unknown. */
+static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
+{
+    if (m->use_dense)
+        return id < m->ndense ? m->dense[id] : 0;
+    uint32_t *v = sc_map64_get(&m->sparse, id);
+    return v ? *v + 1 : 0;
+}
+
+struct counts {
+    uint64_t sample_types, samples, sample_locs, sample_values, labels;
+    uint64_t mappings, locations, lines, functions, strings, comments;
+    uint64_t max_mapping_id, max_location_id, max_function_id;
+};
+
+struct dec {
+    struct sc_profile *p;
+    const struct sc_limits *lim;
+    char *err;
+    struct idmap fn_ids, map_ids, loc_ids;
+};
+
+#define BAD(d, ...) sc_errf((d)->err, SC_EFORMAT, "malformed pprof: " __VA_ARGS__)
+
+/* Reads the id (field 1) of a mapping, location or function message. */
+static int peek_id(struct rd r, uint64_t *id)
+{
+    struct field f;
+    int k;
+    *id = 0;
+    while ((k = rd_field(&r, &f)) > 0)
+        if (f.num == 1 && f.wt == WT_VARINT)
+            *id = f.v;
+    return k;
+}
+
+static int count_pass(struct dec *d, struct rd r, struct counts *c)
+{
+    const uint8_t *start = r.p;
+    struct field f;
+    int k;
+    memset(c, 0, sizeof *c);
+    while ((k = rd_field(&r, &f)) > 0) {
+        switch (f.num) {
+        case 1:
+            c->sample_types++;
+            break;
+        case 2: {
+            if (f.wt != WT_LEN)
+                return BAD(d, "sample is not a message");
+            c->samples++;
+            struct rd s = f.payload;
+            struct field g;
+            int j;
+            while ((j = rd_field(&s, &g)) > 0) {
+                uint64_t n = g.wt == WT_LEN ? packed_count(&g.payload) : 1;
+                if (g.num == 1)
+                    c->sample_locs += n;
+                else if (g.num == 2)
+                    c->sample_values += n;
+                else if (g.num == 3)
+                    c->labels++;
+            }
+            if (j < 0)
+                return BAD(d, "truncated sample %llu", (unsigned long long)c->samples);
+            break;
+        }
+        case 3:
+        case 4:
+        case 5: {
+            if (f.wt != WT_LEN)
+                return BAD(d, "field %u is not a message", (unsigned)f.num);
+            uint64_t id;
+            if (peek_id(f.payload, &id) < 0)
+                return BAD(d, "truncated %s",
+                           f.num == 3 ? "mapping" : f.num == 4 ? "location" : "function");
+            if (f.num == 3) {
+                c->mappings++;
+                if (id > c->max_mapping_id)
+                    c->max_mapping_id = id;
+            } else if (f.num == 5) {
+                c->functions++;
+                if (id > c->max_function_id)
+                    c->max_function_id = id;
+            } else {
+                c->locations++;
+                if (id > c->max_location_id)
+                    c->max_location_id = id;
+                struct rd l = f.payload;
+                struct field g;
+                while (rd_field(&l, &g) > 0)
+                    c->lines += g.num == 4;
+            }
+            break;
+        }
+        case 6:
+            c->strings++;
+            break;
+        case 13:
+            c->comments += f.wt == WT_LEN ? packed_count(&f.payload) : 1;
+            break;
+        default:
+            break;
+        }
+    }
+    if (k < 0)
+        return BAD(d, "truncated or corrupt field near offset %zu", (size_t)(r.p - start));
+    return 0;
+}
+
+/* A string index from the wire; checked against the table at the end (sc_profile_validate),
+ * here only against the 32-bit range. */
+static int str_index(struct dec *d, uint64_t v, uint32_t *out)
+{
+    if (v > UINT32_MAX)
+        return BAD(d, "string index %llu out of range", (unsigned long long)v);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int dec_value_type(struct dec *d, struct rd r, struct sc_value_type *vt)
+{
+    struct field f;
+    int k;
+    memset(vt, 0, sizeof *vt);
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.wt != WT_VARINT)
+            continue;
+        int rc = 0;
+        if (f.num == 1)
+            rc = str_index(d, f.v, &vt->type);
+        else if (f.num == 2)
+            rc = str_index(d, f.v, &vt->unit);
+        if (rc)
+            return rc;
+    }
+    return k < 0 ? BAD(d, "truncated value type") : 0;
+}
+
+static int dec_function(struct dec *d, struct rd r)
+{
+    struct sc_profile *p = d->p;
+    struct sc_function *fn = &p->functions[p->nfunctions];
+    memset(fn, 0, sizeof *fn);
+    struct field f;
+    int k, rc = 0;
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.wt != WT_VARINT)
+            continue;
+        switch (f.num) {
+        case 1:
+            fn->id = f.v;
+            break;
+        case 2:
+            rc = str_index(d, f.v, &fn->name);
+            break;
+        case 3:
+            rc = str_index(d, f.v, &fn->system_name);
+            break;
+        case 4:
+            rc = str_index(d, f.v, &fn->filename);
+            break;
+        case 5:
+            fn->start_line = (int64_t)f.v;
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (k < 0)
+        return BAD(d, "truncated function");
+    if (fn->id == 0)
+        return BAD(d, "function with id 0");
+    rc = idmap_put(&d->fn_ids, fn->id, p->nfunctions);
+    if (rc)
+        return rc == SC_EFORMAT ? BAD(d, "duplicate function id %llu", (unsigned long long)fn->id)
+                                : rc;
+    p->nfunctions++;
+    return 0;
+}
+
+static int dec_mapping(struct dec *d, struct rd r)
+{
+    struct sc_profile *p = d->p;
+    struct sc_mapping *m = &p->mappings[p->nmappings];
+    memset(m, 0, sizeof *m);
+    struct field f;
+    int k, rc = 0;
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.wt != WT_VARINT)
+            continue;
+        switch (f.num) {
+        case 1:
+            m->id = f.v;
+            break;
+        case 2:
+            m->start = f.v;
+            break;
+        case 3:
+            m->limit = f.v;
+            break;
+        case 4:
+            m->offset = f.v;
+            break;
+        case 5:
+            rc = str_index(d, f.v, &m->filename);
+            break;
+        case 6:
+            rc = str_index(d, f.v, &m->build_id);
+            break;
+        case 7:
+            m->has_functions = f.v != 0;
+            break;
+        case 8:
+            m->has_filenames = f.v != 0;
+            break;
+        case 9:
+            m->has_line_numbers = f.v != 0;
+            break;
+        case 10:
+            m->has_inline_frames = f.v != 0;
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (k < 0)
+        return BAD(d, "truncated mapping");
+    if (m->id == 0)
+        return BAD(d, "mapping with id 0");
+    rc = idmap_put(&d->map_ids, m->id, p->nmappings);
+    if (rc)
+        return rc == SC_EFORMAT ? BAD(d, "duplicate mapping id %llu", (unsigned long long)m->id)
+                                : rc;
+    p->nmappings++;
+    return 0;
+}
+
+static int dec_line(struct dec *d, struct rd r, struct sc_line *ln)
+{
+    struct field f;
+    int k;
+    memset(ln, 0, sizeof *ln);
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.wt != WT_VARINT)
+            continue;
+        if (f.num == 1) {
+            if (f.v) {
+                ln->function = idmap_get(&d->fn_ids, f.v);
+                if (!ln->function)
+                    return BAD(d, "line refers to unknown function id %llu",
+                               (unsigned long long)f.v);
+            }
+        } else if (f.num == 2) {
+            ln->line = (int64_t)f.v;
+        } else if (f.num == 3) {
+            ln->column = (int64_t)f.v;
+        }
+    }
+    return k < 0 ? BAD(d, "truncated line") : 0;
+}
+
+static int dec_location(struct dec *d, struct rd r)
+{
+    struct sc_profile *p = d->p;
+    struct sc_location *l = &p->locations[p->nlocations];
+    memset(l, 0, sizeof *l);
+    l->line_start = p->nlines;
+    struct field f;
+    int k, rc;
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.num == 4 && f.wt == WT_LEN) {
+            rc = dec_line(d, f.payload, &p->lines[p->nlines]);
+            if (rc)
+                return rc;
+            p->nlines++;
+            l->nlines++;
+            continue;
+        }
+        if (f.wt != WT_VARINT)
+            continue;
+        switch (f.num) {
+        case 1:
+            l->id = f.v;
+            break;
+        case 2:
+            if (f.v) {
+                l->mapping = idmap_get(&d->map_ids, f.v);
+                if (!l->mapping)
+                    return BAD(d, "location refers to unknown mapping id %llu",
+                               (unsigned long long)f.v);
+            } else {
+                l->mapping = 0;
+            }
+            break;
+        case 3:
+            l->address = f.v;
+            break;
+        case 5:
+            l->is_folded = f.v != 0;
+            break;
+        }
+    }
+    if (k < 0)
+        return BAD(d, "truncated location");
+    if (l->id == 0)
+        return BAD(d, "location with id 0");
+    rc = idmap_put(&d->loc_ids, l->id, p->nlocations);
+    if (rc)
+        return rc == SC_EFORMAT ? BAD(d, "duplicate location id %llu", (unsigned long long)l->id)
+                                : rc;
+    p->nlocations++;
+    return 0;
+}
+
+static int dec_label(struct dec *d, struct rd r, struct sc_label *lb)
+{
+    struct field f;
+    int k, rc = 0;
+    memset(lb, 0, sizeof *lb);
+    while ((k = rd_field(&r, &f)) > 0) {
+        if (f.wt != WT_VARINT)
+            continue;
+        switch (f.num) {
+        case 1:
+            rc = str_index(d, f.v, &lb->key);
+            break;
+        case 2:
+            rc = str_index(d, f.v, &lb->str);
+            break;
+        case 3:
+            lb->num = (int64_t)f.v;
+            break;
+        case 4:
+            rc = str_index(d, f.v, &lb->num_unit);
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    return k < 0 ? BAD(d, "truncated label") : 0;
+}
+
+static int dec_sample(struct dec *d, struct rd r)
+{
+    struct sc_profile *p = d->p;
+    uint32_t nt = p->nsample_types;
+    struct sc_sample *s = &p->samples[p->nsamples];
+    int64_t *vals = p->values + (size_t)p->nsamples * nt;
+    s->loc_start = p->nsample_locs;
+    s->nlocs = 0;
+    s->label_start = p->nlabels;
+    s->nlabels = 0;
+    s->time_ns = 0;
+    uint32_t nvals = 0;
+    struct field f;
+    int k, rc;
+    while ((k = rd_field(&r, &f)) > 0) {
+        switch (f.num) {
+        case 1:
+            FOR_EACH_SCALAR(
+                &f, id,
+                {
+                    uint32_t li = idmap_get(&d->loc_ids, id);
+                    if (!li)
+                        return BAD(d, "sample refers to unknown location id %llu",
+                                   (unsigned long long)id);
+                    p->sample_locs[p->nsample_locs++] = li - 1;
+                    s->nlocs++;
+                },
+                return BAD(d, "bad sample location ids"));
+            break;
+        case 2:
+            FOR_EACH_SCALAR(
+                &f, v,
+                {
+                    if (nvals >= nt)
+                        return BAD(d, "sample %u has more values than the %u sample types",
+                                   (unsigned)p->nsamples, (unsigned)nt);
+                    vals[nvals++] = (int64_t)v;
+                },
+                return BAD(d, "bad sample values"));
+            break;
+        case 3:
+            if (f.wt != WT_LEN)
+                return BAD(d, "label is not a message");
+            rc = dec_label(d, f.payload, &p->labels[p->nlabels]);
+            if (rc)
+                return rc;
+            p->nlabels++;
+            s->nlabels++;
+            break;
+        }
+    }
+    if (k < 0)
+        return BAD(d, "truncated sample");
+    if (nvals != nt)
+        return BAD(d, "sample %u has %u values for %u sample types", (unsigned)p->nsamples,
+                   (unsigned)nvals, (unsigned)nt);
+    if (s->nlocs > d->lim->max_stack_depth)
+        return sc_errf(d->err, SC_ELIMIT, "sample with %u locations is deeper than %u",
+                       (unsigned)s->nlocs, (unsigned)d->lim->max_stack_depth);
+    if (s->nlabels > d->lim->max_labels)
+        return sc_errf(d->err, SC_ELIMIT, "sample with %u labels has more than %u",
+                       (unsigned)s->nlabels, (unsigned)d->lim->max_labels);
+    p->nsamples++;
+    return 0;
+}
+
+static int check_limit(struct dec *d, uint64_t have, uint32_t max, const char *what)
+{
+    if (have > max)
+        return sc_errf(d->err, SC_ELIMIT, "profile has %llu %s, more than the limit of %u",
+                       (unsigned long long)have, what, (unsigned)max);
+    return 0;
+}
+
+/* calloc-style allocation of n elements, n already limit-checked. */
+#define ALLOC(ptr, n)                                                                              \
+    do {                                                                                           \
+        size_t n_ = (size_t)(n);                                                                   \
+        (ptr) = malloc((n_ ? n_ : 1) * sizeof *(ptr));                                   \
+        if (!(ptr))                                                                                \
+            return sc_errf(d->err, SC_ENOMEM, "out of memory");                                    \
+    } while (0)
+
+static int decode(struct dec *d, const void *buf, size_t n)
+{
+    struct sc_profile *p = d->p;
+    const struct sc_limits *lim = d->lim;
+    struct rd all = {buf, (const uint8_t *)buf + n};
+    struct counts c;
+    int rc = count_pass(d, all, &c);
+    if (rc)
+        return rc;
+    if ((rc = check_limit(d, c.samples, lim->max_samples, "samples")) ||
+        (rc = check_limit(d, c.locations, lim->max_locations, "locations")) ||
+        (rc = check_limit(d, c.functions, lim->max_functions, "functions")) ||
+        (rc = check_limit(d, c.mappings, lim->max_mappings, "mappings")) ||
+        (rc = check_limit(d, c.strings + 1, lim->max_strings, "strings")) ||
+        (rc = check_limit(d, c.sample_types, 1u << 16, "sample types")))
+        return rc;
+    /* Everything below is bounded by the input size: each counted element took at least
+     * one byte of it. */
+    if (c.sample_values > c.samples * c.sample_types && c.sample_types)
+        return BAD(d, "more sample values than samples times sample types");
+
+    ALLOC(p->sample_types, c.sample_types);
+    ALLOC(p->samples, c.samples);
+    p->samples_cap = (uint32_t)c.samples;
+    ALLOC(p->values, c.samples * c.sample_types);
+    ALLOC(p->sample_locs, c.sample_locs);
+    p->sample_locs_cap = (uint32_t)c.sample_locs;
+    ALLOC(p->labels, c.labels);
+    p->labels_cap = (uint32_t)c.labels;
+    ALLOC(p->mappings, c.mappings);
+    p->mappings_cap = (uint32_t)c.mappings;
+    ALLOC(p->locations, c.locations);
+    p->locations_cap = (uint32_t)c.locations;
+    ALLOC(p->lines, c.lines);
+    p->lines_cap = (uint32_t)c.lines;
+    ALLOC(p->functions, c.functions);
+    p->functions_cap = (uint32_t)c.functions;
+    ALLOC(p->comments, c.comments);
+
+    /* pprof's string 0 is "" and sc_profile_new() put one there; the file's own table
+     * replaces it. */
+    p->strings.n = 0;
+    p->strings.indexed = 0;
+    {
+        struct sc_str *v = realloc(p->strings.v, (c.strings + 1) * sizeof *v);
+        if (!v)
+            return sc_errf(d->err, SC_ENOMEM, "out of memory");
+        p->strings.v = v;
+        p->strings.cap = (uint32_t)c.strings + 1;
+    }
+    if ((rc = idmap_init(&d->fn_ids, c.max_function_id, (uint32_t)c.functions)) ||
+        (rc = idmap_init(&d->map_ids, c.max_mapping_id, (uint32_t)c.mappings)) ||
+        (rc = idmap_init(&d->loc_ids, c.max_location_id, (uint32_t)c.locations)))
+        return sc_errf(d->err, rc, "out of memory");
+
+    /* sweep 1: everything that refers to nothing but strings */
+    struct rd r = all;
+    struct field f;
+    while (rd_field(&r, &f) > 0) {
+        switch (f.num) {
+        case 1:
+            if (f.wt != WT_LEN)
+                return BAD(d, "sample type is not a message");
+            rc = dec_value_type(d, f.payload, &p->sample_types[p->nsample_types++]);
+            break;
+        case 3:
+            rc = dec_mapping(d, f.payload);
+            break;
+        case 5:
+            rc = dec_function(d, f.payload);
+            break;
+        case 6:
+            if (f.wt != WT_LEN)
+                return BAD(d, "string is not bytes");
+            p->strings.v[p->strings.n].ptr = (const char *)f.payload.p;
+            p->strings.v[p->strings.n].len = (uint32_t)(f.payload.end - f.payload.p);
+            p->strings.n++;
+            break;
+        case 7:
+            if (f.wt == WT_VARINT)
+                rc = str_index(d, f.v, &p->drop_frames);
+            break;
+        case 8:
+            if (f.wt == WT_VARINT)
+                rc = str_index(d, f.v, &p->keep_frames);
+            break;
+        case 9:
+            if (f.wt == WT_VARINT)
+                p->time_nanos = (int64_t)f.v;
+            break;
+        case 10:
+            if (f.wt == WT_VARINT)
+                p->duration_nanos = (int64_t)f.v;
+            break;
+        case 11:
+            if (f.wt != WT_LEN)
+                return BAD(d, "period type is not a message");
+            rc = dec_value_type(d, f.payload, &p->period_type);
+            break;
+        case 12:
+            if (f.wt == WT_VARINT)
+                p->period = (int64_t)f.v;
+            break;
+        case 13:
+            FOR_EACH_SCALAR(
+                &f, v,
+                {
+                    if (v > UINT32_MAX)
+                        return BAD(d, "comment string index out of range");
+                    p->comments[p->ncomments++] = (uint32_t)v;
+                },
+                return BAD(d, "bad comment list"));
+            break;
+        case 14:
+            if (f.wt == WT_VARINT)
+                rc = str_index(d, f.v, &p->default_sample_type);
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (p->strings.n == 0) {
+        /* a profile without a string table (empty profile) still needs string 0 */
+        p->strings.v[0].ptr = "";
+        p->strings.v[0].len = 0;
+        p->strings.n = 1;
+    } else if (p->strings.v[0].len != 0) {
+        return BAD(d, "string table entry 0 is not empty");
+    }
+
+    /* sweep 2: locations (functions and mappings are known now) */
+    r = all;
+    while (rd_field(&r, &f) > 0)
+        if (f.num == 4 && (rc = dec_location(d, f.payload)))
+            return rc;
+
+    /* sweep 3: samples */
+    r = all;
+    while (rd_field(&r, &f) > 0)
+        if (f.num == 2 && (rc = dec_sample(d, f.payload)))
+            return rc;
+
+    return sc_profile_validate(p, d->err) ? SC_EFORMAT : 0;
+}
+
+int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
+                    char *err)
+{
+    struct dec d;
+    memset(&d, 0, sizeof d);
+    d.p = p;
+    d.lim = lim ? lim : &sc_limits_cli;
+    d.err = err;
+    int rc = decode(&d, buf, n);
+    idmap_release(&d.fn_ids);
+    idmap_release(&d.map_ids);
+    idmap_release(&d.loc_ids);
+    if (rc == SC_EFORMAT && err && strncmp(err, "malformed pprof", 15) != 0) {
+        char tmp[SC_ERR_LEN];
+        memcpy(tmp, err, SC_ERR_LEN);
+        sc_errf(err, rc, "malformed pprof: %.*s", SC_ERR_LEN - 20, tmp);
+    }
+    return rc;
+}
+
+int sc_pprof_looks_valid(const void *buf, size_t n)
+{
+    struct rd r = {buf, (const uint8_t *)buf + n};
+    struct field f;
+    int k, fields = 0;
+    if (n == 0)
+        return 0;
+    while ((k = rd_field(&r, &f)) > 0) {
+        fields++;
+        if (f.num < 1 || f.num > 14)
+            return 0;
+        /* message and string fields are LEN; scalars varint (or packed comments) */
+        int want_len = f.num <= 6 || f.num == 11;
+        if (want_len && f.wt != WT_LEN)
+            return 0;
+        if (!want_len && f.wt != WT_VARINT && !(f.num == 13 && f.wt == WT_LEN))
+            return 0;
+    }
+    return k == 0 && fields > 0;
+}
+
+/* ---- encoder ---- */
+
+static inline void put_varint(struct sc_buf *b, uint64_t v)
+{
+    char tmp[10];
+    int n = 0;
+    while (v >= 0x80) {
+        tmp[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    tmp[n++] = (char)v;
+    sc_buf_append(b, tmp, (size_t)n);
+}
+
+static inline int varint_len(uint64_t v)
+{
+    int n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline void put_tag(struct sc_buf *b, uint32_t num, int wt)
+{
+    put_varint(b, (uint64_t)num << 3 | (uint64_t)wt);
+}
+
+/* A varint field, omitted when zero (proto3 default). */
+static inline void put_uint(struct sc_buf *b, uint32_t num, uint64_t v)
+{
+    if (v) {
+        put_tag(b, num, WT_VARINT);
+        put_varint(b, v);
+    }
+}
+
+/* Nested messages are written into a scratch buffer first, then copied behind their
+ * length: simpler than computing sizes ahead, and the messages are small. */
+static void put_msg(struct sc_buf *b, uint32_t num, const struct sc_buf *m)
+{
+    put_tag(b, num, WT_LEN);
+    put_varint(b, m->len);
+    sc_buf_append(b, m->data, m->len);
+}
+
+static void put_value_type(struct sc_buf *b, struct sc_buf *tmp, uint32_t num,
+                           const struct sc_value_type *vt)
+{
+    tmp->len = 0;
+    put_uint(tmp, 1, vt->type);
+    put_uint(tmp, 2, vt->unit);
+    put_msg(b, num, tmp);
+}
+
+int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
+{
+    struct sc_buf tmp = SC_BUF_INIT, inner = SC_BUF_INIT;
+    for (uint32_t i = 0; i < p->nsample_types; i++)
+        put_value_type(b, &tmp, 1, &p->sample_types[i]);
+
+    uint32_t nt = p->nsample_types;
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        const struct sc_sample *s = &p->samples[i];
+        const uint32_t *locs = p->sample_locs + s->loc_start;
+        const int64_t *vals = p->values + (size_t)i * nt;
+        tmp.len = 0;
+        if (s->nlocs) {
+            size_t len = 0;
+            for (uint32_t j = 0; j < s->nlocs; j++)
+                len += (size_t)varint_len((uint64_t)locs[j] + 1);
+            put_tag(&tmp, 1, WT_LEN);
+            put_varint(&tmp, len);
+            for (uint32_t j = 0; j < s->nlocs; j++)
+                put_varint(&tmp, (uint64_t)locs[j] + 1);
+        }
+        if (nt) {
+            size_t len = 0;
+            for (uint32_t j = 0; j < nt; j++)
+                len += (size_t)varint_len((uint64_t)vals[j]);
+            put_tag(&tmp, 2, WT_LEN);
+            put_varint(&tmp, len);
+            for (uint32_t j = 0; j < nt; j++)
+                put_varint(&tmp, (uint64_t)vals[j]);
+        }
+        for (uint32_t j = 0; j < s->nlabels; j++) {
+            const struct sc_label *lb = &p->labels[s->label_start + j];
+            inner.len = 0;
+            put_uint(&inner, 1, lb->key);
+            put_uint(&inner, 2, lb->str);
+            put_uint(&inner, 3, (uint64_t)lb->num);
+            put_uint(&inner, 4, lb->num_unit);
+            put_msg(&tmp, 3, &inner);
+        }
+        put_msg(b, 2, &tmp);
+    }
+
+    for (uint32_t i = 0; i < p->nmappings; i++) {
+        const struct sc_mapping *m = &p->mappings[i];
+        tmp.len = 0;
+        put_uint(&tmp, 1, (uint64_t)i + 1);
+        put_uint(&tmp, 2, m->start);
+        put_uint(&tmp, 3, m->limit);
+        put_uint(&tmp, 4, m->offset);
+        put_uint(&tmp, 5, m->filename);
+        put_uint(&tmp, 6, m->build_id);
+        put_uint(&tmp, 7, m->has_functions);
+        put_uint(&tmp, 8, m->has_filenames);
+        put_uint(&tmp, 9, m->has_line_numbers);
+        put_uint(&tmp, 10, m->has_inline_frames);
+        put_msg(b, 3, &tmp);
+    }
+
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        const struct sc_location *l = &p->locations[i];
+        tmp.len = 0;
+        put_uint(&tmp, 1, (uint64_t)i + 1);
+        put_uint(&tmp, 2, l->mapping);
+        put_uint(&tmp, 3, l->address);
+        const struct sc_line *lines = sc_location_lines(p, l);
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            inner.len = 0;
+            put_uint(&inner, 1, lines[j].function);
+            put_uint(&inner, 2, (uint64_t)lines[j].line);
+            put_uint(&inner, 3, (uint64_t)lines[j].column);
+            put_msg(&tmp, 4, &inner);
+        }
+        put_uint(&tmp, 5, l->is_folded);
+        put_msg(b, 4, &tmp);
+    }
+
+    for (uint32_t i = 0; i < p->nfunctions; i++) {
+        const struct sc_function *fn = &p->functions[i];
+        tmp.len = 0;
+        put_uint(&tmp, 1, (uint64_t)i + 1);
+        put_uint(&tmp, 2, fn->name);
+        put_uint(&tmp, 3, fn->system_name);
+        put_uint(&tmp, 4, fn->filename);
+        put_uint(&tmp, 5, (uint64_t)fn->start_line);
+        put_msg(b, 5, &tmp);
+    }
+
+    for (uint32_t i = 0; i < p->strings.n; i++) {
+        struct sc_str s = p->strings.v[i];
+        put_tag(b, 6, WT_LEN);
+        put_varint(b, s.len);
+        sc_buf_append(b, s.ptr, s.len);
+    }
+    put_uint(b, 7, p->drop_frames);
+    put_uint(b, 8, p->keep_frames);
+    put_uint(b, 9, (uint64_t)p->time_nanos);
+    put_uint(b, 10, (uint64_t)p->duration_nanos);
+    if (p->period_type.type || p->period_type.unit)
+        put_value_type(b, &tmp, 11, &p->period_type);
+    put_uint(b, 12, (uint64_t)p->period);
+    for (uint32_t i = 0; i < p->ncomments; i++) {
+        put_tag(b, 13, WT_VARINT);
+        put_varint(b, p->comments[i]);
+    }
+    put_uint(b, 14, p->default_sample_type);
+
+    int oom = tmp.oom || inner.oom || b->oom;
+    sc_buf_release(&tmp);
+    sc_buf_release(&inner);
+    return oom ? SC_ENOMEM : 0;
+}

@@ -1,0 +1,28 @@
+/* pprof.h - profile.proto on the protobuf wire format, decoded and encoded by hand. */
+#ifndef SC_PPROF_H
+#define SC_PPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/input.h"
+#include "model/buf.h"
+#include "model/profile.h"
+
+/* Decodes an uncompressed profile.proto message into p (a fresh sc_profile_new()).
+ * Zero-copy: p's strings point into buf, which must live as long as p (sc_decode() makes
+ * p adopt it). Accepts packed and unpacked repeated scalars, unknown fields, sparse ids,
+ * fields in any order. Enforces lim before allocating. 0 or SC_EFORMAT / SC_ELIMIT /
+ * SC_ENOMEM with detail in err. */
+int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
+                    char *err);
+
+/* Appends p as an uncompressed profile.proto message to out. Location, function and
+ * mapping ids are written as index + 1. 0 or SC_ENOMEM. */
+int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *out);
+
+/* Cheap check used by format detection: does buf parse as a sequence of well-formed
+ * top-level profile.proto fields, ending exactly at n? */
+int sc_pprof_looks_valid(const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,191 @@
+/* buf.c - growable byte buffer. */
+#include "model/buf.h"
+#include "model/error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void sc_buf_init(struct sc_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void sc_buf_release(struct sc_buf *b)
+{
+    free(b->data);
+    sc_buf_init(b);
+}
+
+int sc_buf_reserve(struct sc_buf *b, size_t n)
+{
+    if (b->oom)
+        return SC_ENOMEM;
+    if (b->len + n + 1 <= b->cap)
+        return 0;
+    if (n > SIZE_MAX / 4 - b->len) {
+        b->oom = 1;
+        return SC_ENOMEM;
+    }
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1)
+        cap *= 2;
+    char *p = realloc(b->data, cap);
+    if (!p) {
+        b->oom = 1;
+        return SC_ENOMEM;
+    }
+    b->data = p;
+    b->cap = cap;
+    return 0;
+}
+
+void sc_buf_append(struct sc_buf *b, const void *p, size_t n)
+{
+    if (sc_buf_reserve(b, n))
+        return;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = 0;
+}
+
+void sc_buf_puts(struct sc_buf *b, const char *s)
+{
+    sc_buf_append(b, s, strlen(s));
+}
+
+void sc_buf_printf(struct sc_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    char small[256];
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        sc_buf_append(b, small, (size_t)n);
+        return;
+    }
+    if (sc_buf_reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void sc_buf_put_u64(struct sc_buf *b, uint64_t v)
+{
+    char tmp[24];
+    char *p = tmp + sizeof tmp;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    sc_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void sc_buf_put_i64(struct sc_buf *b, int64_t v)
+{
+    if (v < 0) {
+        sc_buf_putc(b, '-');
+        sc_buf_put_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        sc_buf_put_u64(b, (uint64_t)v);
+    }
+}
+
+void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        sc_buf_append(b, s + start, i - start);
+        start = i + 1;
+        switch (c) {
+        case '"':
+            sc_buf_append(b, "\\\"", 2);
+            break;
+        case '\\':
+            sc_buf_append(b, "\\\\", 2);
+            break;
+        case '\n':
+            sc_buf_append(b, "\\n", 2);
+            break;
+        case '\t':
+            sc_buf_append(b, "\\t", 2);
+            break;
+        case '\r':
+            sc_buf_append(b, "\\r", 2);
+            break;
+        default:
+            sc_buf_printf(b, "\\u%04x", c);
+        }
+    }
+    sc_buf_append(b, s + start, n - start);
+}
+
+void sc_buf_put_xml_str(struct sc_buf *b, const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *rep;
+        switch (s[i]) {
+        case '&':
+            rep = "&amp;";
+            break;
+        case '<':
+            rep = "&lt;";
+            break;
+        case '>':
+            rep = "&gt;";
+            break;
+        case '"':
+            rep = "&quot;";
+            break;
+        case '\'':
+            rep = "&apos;";
+            break;
+        default:
+            /* XML 1.0 forbids most control characters even escaped; drop them. */
+            if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+                rep = "";
+            else
+                continue;
+        }
+        sc_buf_append(b, s + start, i - start);
+        sc_buf_puts(b, rep);
+        start = i + 1;
+    }
+    sc_buf_append(b, s + start, n - start);
+}
+
+char *sc_buf_detach(struct sc_buf *b, size_t *len)
+{
+    char *p = b->data;
+    if (len)
+        *len = b->len;
+    sc_buf_init(b);
+    return p;
+}
+
+int sc_buf_write_fd(const struct sc_buf *b, int fd)
+{
+    size_t off = 0;
+    while (off < b->len) {
+        ssize_t n = write(fd, b->data + off, b->len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return SC_EIO;
+        }
+        off += (size_t)n;
+    }
+    return 0;
+}

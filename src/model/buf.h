@@ -1,0 +1,48 @@
+/* buf.h - growable byte buffer with a sticky out-of-memory flag. */
+#ifndef SC_BUF_H
+#define SC_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* A buffer always keeps data NUL-terminated when len > 0 so it can be used as a C string.
+ * Appends never fail visibly: on allocation failure the buffer sets oom and ignores further
+ * appends, and the caller checks oom once at the end (as git's strbuf dies, we report). */
+struct sc_buf {
+    char *data;
+    size_t len, cap;
+    int oom;
+};
+
+#define SC_BUF_INIT {NULL, 0, 0, 0}
+
+void sc_buf_init(struct sc_buf *b);
+void sc_buf_release(struct sc_buf *b);
+/* Makes room for n more bytes; returns 0 or SC_ENOMEM (and sets oom). */
+int sc_buf_reserve(struct sc_buf *b, size_t n);
+void sc_buf_append(struct sc_buf *b, const void *p, size_t n);
+void sc_buf_puts(struct sc_buf *b, const char *s);
+void sc_buf_printf(struct sc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Decimal integers, much faster than printf. */
+void sc_buf_put_i64(struct sc_buf *b, int64_t v);
+void sc_buf_put_u64(struct sc_buf *b, uint64_t v);
+/* Appends s as the body of a JSON string (no quotes), escaping as RFC 8259 requires. */
+void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);
+/* Appends s with XML's five special characters escaped. */
+void sc_buf_put_xml_str(struct sc_buf *b, const char *s, size_t n);
+/* Hands the data to the caller (who frees it with free()) and resets the buffer. */
+char *sc_buf_detach(struct sc_buf *b, size_t *len);
+
+static inline void sc_buf_putc(struct sc_buf *b, char c)
+{
+    if (b->len + 1 < b->cap || sc_buf_reserve(b, 1) == 0) {
+        b->data[b->len++] = c;
+        b->data[b->len] = 0;
+    }
+}
+
+/* Writes all of b to fd (retrying short writes); 0 or SC_EIO. */
+int sc_buf_write_fd(const struct sc_buf *b, int fd);
+
+#endif

@@ -1,0 +1,180 @@
+/* profile.h - the one in-memory profile model every format decodes into and renders from. */
+#ifndef SC_PROFILE_H
+#define SC_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/arena.h"
+#include "model/hash.h"
+
+/* The model mirrors pprof's profile.proto, with references resolved to array indexes
+ * instead of ids, plus what perf-style sources carry per sample (a timestamp, and comm /
+ * pid / tid as labels). All arrays are owned by the profile; strings point either into the
+ * profile's arena or into an input buffer the profile has adopted (zero-copy decoding).
+ *
+ * Index conventions: string 0 is always "". A line's function and a location's mapping are
+ * index + 1 so that 0 means "none", as in pprof; sample_locs holds plain 0-based location
+ * indexes (every sample location exists). */
+
+struct sc_str {
+    const char *ptr;
+    uint32_t len;
+};
+
+/* A table of strings with optional interning. Decoders that take a string table verbatim
+ * (pprof) append with sc_strtab_push(); everything else interns. The hash index is built on
+ * first intern, so verbatim tables cost nothing extra. */
+struct sc_strtab {
+    struct sc_str *v;
+    uint32_t n, cap;
+    struct sc_map64 index; /* sc_hash64(string) -> index; collisions chained by probing */
+    uint32_t indexed;      /* strings [0, indexed) are in index */
+    struct sc_arena *arena;
+};
+
+struct sc_value_type {
+    uint32_t type, unit; /* strings */
+};
+
+struct sc_mapping {
+    uint64_t id;
+    uint64_t start, limit, offset;
+    uint32_t filename, build_id; /* strings */
+    uint8_t has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct sc_function {
+    uint64_t id;
+    uint32_t name, system_name, filename; /* strings */
+    int64_t start_line;
+};
+
+/* One frame of a location: a function and a line in it. */
+struct sc_line {
+    uint32_t function; /* function index + 1, 0 = none */
+    int64_t line, column;
+};
+
+struct sc_location {
+    uint64_t id;
+    uint64_t address;
+    uint32_t mapping;             /* mapping index + 1, 0 = none */
+    uint32_t line_start, nlines;  /* into profile->lines, innermost (inlined) first */
+    uint8_t is_folded;
+};
+
+struct sc_label {
+    uint32_t key, str; /* strings; str == 0 means a numeric label */
+    int64_t num;
+    uint32_t num_unit; /* string */
+};
+
+struct sc_sample {
+    uint32_t loc_start, nlocs;     /* into profile->sample_locs: location index, leaf first */
+    uint32_t label_start, nlabels; /* into profile->labels */
+    int64_t time_ns;               /* 0 = no timestamp */
+};
+
+struct sc_profile {
+    struct sc_arena arena;
+    struct sc_strtab strings;
+
+    struct sc_value_type *sample_types;
+    uint32_t nsample_types;
+    uint32_t default_sample_type; /* string, 0 = none (then the last type is the default) */
+
+    struct sc_sample *samples;
+    int64_t *values; /* nsamples * nsample_types, row per sample */
+    uint32_t nsamples, samples_cap;
+
+    uint32_t *sample_locs;
+    uint32_t nsample_locs, sample_locs_cap;
+
+    struct sc_label *labels;
+    uint32_t nlabels, labels_cap;
+
+    struct sc_location *locations;
+    uint32_t nlocations, locations_cap;
+    struct sc_line *lines;
+    uint32_t nlines, lines_cap;
+    struct sc_function *functions;
+    uint32_t nfunctions, functions_cap;
+    struct sc_mapping *mappings;
+    uint32_t nmappings, mappings_cap;
+
+    uint32_t *comments; /* strings */
+    uint32_t ncomments;
+    uint32_t drop_frames, keep_frames; /* strings */
+    int64_t time_nanos, duration_nanos;
+    struct sc_value_type period_type;
+    int64_t period;
+
+    /* Buffers adopted by the profile (freed with it) because strings point into them. */
+    struct sc_owned {
+        void *ptr;
+        size_t mapped_len; /* 0: free(ptr); else munmap(ptr, mapped_len) */
+    } *owned;
+    uint32_t nowned;
+};
+
+/* Allocates an empty profile (string 0 = ""). Free with sc_profile_free(). NULL on OOM. */
+struct sc_profile *sc_profile_new(void);
+void sc_profile_free(struct sc_profile *p);
+
+/* The profile takes ownership of buf, freeing it with the profile: free(buf) when
+ * mapped_len is 0, else munmap(buf, mapped_len). 0 or SC_ENOMEM (then buf is released at
+ * once, so callers never leak it). */
+int sc_profile_adopt(struct sc_profile *p, void *buf, size_t mapped_len);
+
+/* Strings. sc_strtab_push appends without copying or deduplicating; sc_strtab_intern
+ * returns the index of an equal string, copying it into the arena when new.
+ * Both return the index (>= 0) or SC_ENOMEM / SC_ELIMIT (more than 2^31 strings). */
+int64_t sc_strtab_push(struct sc_strtab *t, const char *s, uint32_t len);
+int64_t sc_strtab_intern(struct sc_strtab *t, const char *s, size_t len);
+void sc_strtab_release(struct sc_strtab *t);
+
+static inline struct sc_str sc_profile_str(const struct sc_profile *p, uint32_t i)
+{
+    return p->strings.v[i];
+}
+
+/* Builders. Each returns the new element's index (>= 0) or a negative SC_E* code, and grows
+ * the arrays as needed. Interns strings, so duplicates cost nothing. */
+int64_t sc_profile_intern(struct sc_profile *p, const char *s, size_t len);
+int sc_profile_add_sample_type(struct sc_profile *p, const char *type, const char *unit);
+/* Appends a function named `name` (no file) and returns its index. Callers that want one
+ * function per name keep their own map (see formats/folded.c). */
+int64_t sc_profile_add_function(struct sc_profile *p, uint32_t name, uint32_t filename);
+/* A location with one line for function index fn (0-based). */
+int64_t sc_profile_add_simple_location(struct sc_profile *p, uint32_t fn);
+/* Appends a sample with nlocs location indexes (leaf first) and nsample_types values.
+ * Labels are added afterwards with sc_profile_add_label (to the last sample). */
+int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,
+                              const int64_t *values, int64_t time_ns);
+int sc_profile_add_label(struct sc_profile *p, uint32_t key, uint32_t str, int64_t num,
+                         uint32_t num_unit);
+
+/* Reserve capacity up front (avoid regrowth when counts are known). 0 or SC_ENOMEM. */
+int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t nlocs);
+
+/* Index of the sample type called `name` (e.g. "alloc_space"), or of the default sample type
+ * when name is NULL or empty: default_sample_type if set, else the last type.
+ * Returns the index or SC_ENOTFOUND (with the available names in err). */
+int sc_profile_sample_index(const struct sc_profile *p, const char *name, char *err);
+
+/* The lines of a location, innermost (inlined) first; l->nlines of them. */
+static inline const struct sc_line *sc_location_lines(const struct sc_profile *p,
+                                                      const struct sc_location *l)
+{
+    return p->lines + l->line_start;
+}
+
+/* Display name of function index fn (0-based): its name, else its system name. */
+struct sc_str sc_function_name(const struct sc_profile *p, uint32_t fn);
+
+/* Checks internal consistency (indexes in range, value counts); a decoder's last step and a
+ * debugging aid. 0 or SC_EFORMAT with detail. */
+int sc_profile_validate(const struct sc_profile *p, char *err);
+
+#endif

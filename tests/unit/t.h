@@ -1,0 +1,91 @@
+/* t.h - a minimal unit-test harness: checks report file:line and keep going; exit status
+ * 1 on any failure, 77 (CTest "skipped") when a test asks to skip. */
+#ifndef SC_T_H
+#define SC_T_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_failures, t_checks;
+
+#define T_CHECK(cond)                                                                              \
+    do {                                                                                           \
+        t_checks++;                                                                                \
+        if (!(cond)) {                                                                             \
+            t_failures++;                                                                          \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+        }                                                                                          \
+    } while (0)
+
+#define T_EQ_INT(a, b)                                                                             \
+    do {                                                                                           \
+        long long t_a = (long long)(a), t_b = (long long)(b);                                      \
+        t_checks++;                                                                                \
+        if (t_a != t_b) {                                                                          \
+            t_failures++;                                                                          \
+            fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, #a, #b, t_a,   \
+                    t_b);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+#define T_EQ_STR(a, b)                                                                             \
+    do {                                                                                           \
+        const char *t_a = (a), *t_b = (b);                                                         \
+        t_checks++;                                                                                \
+        if (!t_a || !t_b || strcmp(t_a, t_b) != 0) {                                               \
+            t_failures++;                                                                          \
+            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b,    \
+                    t_a ? t_a : "(null)", t_b ? t_b : "(null)");                                   \
+        }                                                                                          \
+    } while (0)
+
+/* Compares a counted string (ptr, len) with a C string. */
+#define T_EQ_MEM(p, n, s)                                                                          \
+    do {                                                                                           \
+        const char *t_p = (const char *)(p), *t_s = (s);                                           \
+        size_t t_n = (size_t)(n);                                                                  \
+        t_checks++;                                                                                \
+        if (t_n != strlen(t_s) || memcmp(t_p, t_s, t_n) != 0) {                                    \
+            t_failures++;                                                                          \
+            fprintf(stderr, "%s:%d: %s == \"%s\": got \"%.*s\"\n", __FILE__, __LINE__, #p, t_s,   \
+                    (int)t_n, t_p);                                                                \
+        }                                                                                          \
+    } while (0)
+
+#define T_RUN(fn)                                                                                  \
+    do {                                                                                           \
+        int t_before = t_failures;                                                                 \
+        fn();                                                                                      \
+        fprintf(stderr, "%-40s %s\n", #fn, t_failures == t_before ? "ok" : "FAILED");             \
+    } while (0)
+
+static inline int t_done(void)
+{
+    fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);
+    return t_failures ? 1 : 0;
+}
+
+/* Path of a file in ../shared/testdata, or NULL when that folder is absent. */
+static inline const char *t_testdata(const char *rel)
+{
+    static char path[4096];
+    const char *dir = getenv("SCORCH_TESTDATA");
+    if (!dir || !*dir)
+        return NULL;
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fclose(f);
+    return path;
+}
+
+#define T_SKIP(why)                                                                                \
+    do {                                                                                           \
+        fprintf(stderr, "SKIP: %s\n", why);                                                        \
+        exit(77);                                                                                  \
+    } while (0)
+
+#endif
