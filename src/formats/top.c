@@ -1,0 +1,615 @@
+/* top.c - the flat/cum report of `scorch top`, with go tool pprof -top's semantics. */
+#include "formats/top.h"
+#include "model/error.h"
+#include "model/units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Row of every line of every location, flattened: loc_start[l] .. + loc_n[l], innermost
+ * first like the lines. */
+struct rowmap {
+    uint32_t *loc_start, *loc_n, *rows;
+};
+
+static int64_t abs64(int64_t v)
+{
+    return v < 0 ? -v : v;
+}
+
+/* Interns a row name; grows t->rows as needed. Returns the row or a negative SC_E*. */
+static int64_t row_for(struct sc_top *t, struct sc_strtab *names, uint32_t *cap, const char *s,
+                       size_t len)
+{
+    int64_t id = sc_strtab_intern(names, s, len);
+    if (id < 0)
+        return id;
+    while ((uint64_t)id >= *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 256;
+        struct sc_top_row *r = realloc(t->rows, ncap * sizeof *r);
+        if (!r)
+            return SC_ENOMEM;
+        memset(r + *cap, 0, (ncap - *cap) * sizeof *r);
+        t->rows = r;
+        *cap = ncap;
+    }
+    if ((uint32_t)id >= t->n) {
+        t->n = (uint32_t)id + 1;
+        t->rows[id].name = names->v[id];
+    }
+    return id;
+}
+
+/* pprof names a frame without a function after its binary. */
+static int64_t objfile_row(struct sc_top *t, struct sc_strtab *names, uint32_t *cap,
+                           const struct sc_profile *p, const struct sc_location *l)
+{
+    if (l->mapping) {
+        struct sc_str f = sc_profile_str(p, p->mappings[l->mapping - 1].filename);
+        if (f.len) {
+            const char *base = f.ptr + f.len;
+            while (base > f.ptr && base[-1] != '/')
+                base--;
+            size_t blen = (size_t)(f.ptr + f.len - base);
+            char *tmp = sc_arena_alloc(&t->arena, blen + 2);
+            if (!tmp)
+                return SC_ENOMEM;
+            tmp[0] = '[';
+            memcpy(tmp + 1, base, blen);
+            tmp[blen + 1] = ']';
+            return row_for(t, names, cap, tmp, blen + 2);
+        }
+    }
+    return row_for(t, names, cap, "<unknown>", 9);
+}
+
+static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_strtab *names,
+                        uint32_t *cap, struct rowmap *m)
+{
+    uint32_t *fn_row = malloc(((size_t)p->nfunctions + 1) * sizeof *fn_row);
+    m->loc_start = malloc(((size_t)p->nlocations + 1) * sizeof *m->loc_start);
+    m->loc_n = malloc(((size_t)p->nlocations + 1) * sizeof *m->loc_n);
+    m->rows = malloc(((size_t)p->nlines + p->nlocations + 1) * sizeof *m->rows);
+    if (!fn_row || !m->loc_start || !m->loc_n || !m->rows) {
+        free(fn_row);
+        return SC_ENOMEM;
+    }
+    for (uint32_t f = 0; f < p->nfunctions; f++) {
+        struct sc_str s = sc_profile_str(p, p->functions[f].name);
+        int64_t r = s.len ? row_for(t, names, cap, s.ptr, s.len) : -1;
+        if (r == SC_ENOMEM) {
+            free(fn_row);
+            return SC_ENOMEM;
+        }
+        fn_row[f] = r < 0 ? UINT32_MAX : (uint32_t)r; /* nameless: named per location */
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        const struct sc_location *l = &p->locations[i];
+        m->loc_start[i] = k;
+        const struct sc_line *lines = sc_location_lines(p, l);
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            uint32_t fn = lines[j].function;
+            int64_t r = fn && fn_row[fn - 1] != UINT32_MAX ? fn_row[fn - 1]
+                                                           : objfile_row(t, names, cap, p, l);
+            if (r < 0) {
+                free(fn_row);
+                return (int)r;
+            }
+            m->rows[k++] = (uint32_t)r;
+        }
+        if (l->nlines == 0) {
+            int64_t r = objfile_row(t, names, cap, p, l);
+            if (r < 0) {
+                free(fn_row);
+                return (int)r;
+            }
+            m->rows[k++] = (uint32_t)r;
+        }
+        m->loc_n[i] = k - m->loc_start[i];
+    }
+    free(fn_row);
+    return 0;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+    const struct sc_top_row *x = a, *y = b;
+    int64_t fx = abs64(x->flat), fy = abs64(y->flat);
+    if (fx != fy)
+        return fx > fy ? -1 : 1;
+    size_t n = x->name.len < y->name.len ? x->name.len : y->name.len;
+    int c = memcmp(x->name.ptr, y->name.ptr, n);
+    if (c == 0 && x->name.len != y->name.len)
+        c = x->name.len < y->name.len ? -1 : 1;
+    if (c)
+        return c;
+    int64_t cx = abs64(x->cum), cy = abs64(y->cum);
+    if (cx != cy)
+        return cx > cy ? -1 : 1;
+    return 0;
+}
+
+static int cmp_order(const void *a, const void *b, void *rows);
+
+int sc_top_compute(const struct sc_profile *p, int vi, struct sc_top *t, char *err)
+{
+    memset(t, 0, sizeof *t);
+    sc_arena_init(&t->arena);
+    if (vi < 0 || (uint32_t)vi >= p->nsample_types)
+        return sc_errf(err, SC_EINVAL, "sample index %d out of range", vi);
+    struct sc_strtab names = {0};
+    names.arena = &t->arena;
+    struct rowmap m = {0};
+    uint32_t cap = 0, *seen = NULL;
+    int rc = build_rowmap(p, t, &names, &cap, &m);
+    if (rc)
+        goto out;
+    uint32_t nrows = t->n;
+    seen = calloc(nrows + 1, sizeof *seen);
+    if (!seen) {
+        rc = SC_ENOMEM;
+        goto out;
+    }
+    uint32_t nt = p->nsample_types;
+    /* flat, cum and total in one pass; cum counts a row once per sample (stamps) */
+    for (uint32_t i = 0; i < p->nsamples; i++) {
+        int64_t v = p->values[(size_t)i * nt + (uint32_t)vi];
+        if (v == 0)
+            continue;
+        t->total += abs64(v);
+        const struct sc_sample *s = &p->samples[i];
+        const uint32_t *locs = p->sample_locs + s->loc_start;
+        if (s->nlocs == 0)
+            continue;
+        t->rows[m.rows[m.loc_start[locs[0]]]].flat += v;
+        uint32_t stamp = i + 1;
+        for (uint32_t k = 0; k < s->nlocs; k++) {
+            uint32_t l = locs[k];
+            const uint32_t *r = m.rows + m.loc_start[l];
+            for (uint32_t j = 0; j < m.loc_n[l]; j++) {
+                if (seen[r[j]] != stamp) {
+                    seen[r[j]] = stamp;
+                    t->rows[r[j]].cum += v;
+                }
+            }
+        }
+    }
+    /* Keep rows that saw a value, sorted like pprof. */
+    /* rows remember their id in `cum`'s neighbour field until sorted: use pos */
+    t->nids = t->n;
+    t->pos = malloc(((size_t)t->n + 1) * sizeof *t->pos);
+    uint32_t *id_of = malloc(((size_t)t->n + 1) * sizeof *id_of);
+    if (!t->pos || !id_of) {
+        free(id_of);
+        rc = SC_ENOMEM;
+        goto out;
+    }
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < t->n; r++) {
+        t->pos[r] = UINT32_MAX;
+        if (t->rows[r].flat || t->rows[r].cum) {
+            id_of[n] = r;
+            t->rows[n++] = t->rows[r];
+        }
+    }
+    t->n = n;
+    /* sort row indexes, then apply, so pos can be filled */
+    struct sc_top_row *sorted = malloc(((size_t)n + 1) * sizeof *sorted);
+    uint32_t *order = malloc(((size_t)n + 1) * sizeof *order);
+    if (!sorted || !order) {
+        free(id_of);
+        free(sorted);
+        free(order);
+        rc = SC_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        order[i] = i;
+    if (n > 1)
+        qsort_r(order, n, sizeof *order, cmp_order, t->rows);
+    for (uint32_t i = 0; i < n; i++) {
+        sorted[i] = t->rows[order[i]];
+        t->pos[id_of[order[i]]] = i;
+    }
+    memcpy(t->rows, sorted, n * sizeof *sorted);
+    free(sorted);
+    free(order);
+    free(id_of);
+    t->loc_start = m.loc_start;
+    t->loc_n = m.loc_n;
+    t->loc_rows = m.rows;
+    m.loc_start = m.loc_n = m.rows = NULL;
+out:
+    free(m.loc_start);
+    free(m.loc_n);
+    free(m.rows);
+    free(seen);
+    /* names' strings live in t->arena or the profile; only the table itself goes */
+    sc_strtab_release(&names);
+    if (rc)
+        return sc_errf(err, rc, "%s", sc_strerror(rc));
+    return 0;
+}
+
+static int cmp_order(const void *a, const void *b, void *rows)
+{
+    const struct sc_top_row *r = rows;
+    return cmp_rows(&r[*(const uint32_t *)a], &r[*(const uint32_t *)b]);
+}
+
+int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
+                         const uint8_t *keep, double edgefraction)
+{
+    /* Only functions that some location inlines can get a label; find them first, so the
+     * per-sample walk does map work only at their frames. */
+    uint8_t *target = calloc((size_t)t->nids + 1, 1);
+    if (!target)
+        return SC_ENOMEM;
+    int any = 0;
+    for (uint32_t l = 0; l < p->nlocations; l++)
+        for (uint32_t j = 0; j + 1 < t->loc_n[l]; j++) {
+            target[t->loc_rows[t->loc_start[l] + j]] = 1;
+            any = 1;
+        }
+    for (uint32_t i = 0; i < t->n; i++)
+        t->rows[i].inline_in = t->rows[i].noninline_in = 0;
+    struct sc_map64 edges; /* (caller id << 32 | callee id) -> index in ev */
+    sc_map64_init(&edges);
+    struct edge {
+        int64_t weight;
+        int inlined; /* inlined in every sample */
+    } *ev = NULL;
+    uint32_t nedges = 0, edges_cap = 0;
+    uint64_t *seen = NULL; /* this sample's edges so far */
+    uint32_t nseen = 0, seen_cap = 0;
+    uint32_t nt = p->nsample_types;
+    for (uint32_t i = 0; any && i < p->nsamples; i++) {
+        int64_t v = p->values[(size_t)i * nt + (uint32_t)vi];
+        if (v == 0)
+            continue;
+        const struct sc_sample *s = &p->samples[i];
+        const uint32_t *locs = p->sample_locs + s->loc_start;
+        uint32_t parent = UINT32_MAX;
+        nseen = 0;
+        /* root to leaf, as pprof builds edges; hidden rows are skipped over */
+        for (uint32_t k = s->nlocs; k-- > 0;) {
+            uint32_t l = locs[k];
+            const uint32_t *r = t->loc_rows + t->loc_start[l];
+            for (uint32_t j = t->loc_n[l]; j-- > 0;) {
+                uint32_t id = r[j];
+                uint32_t pos = t->pos[id];
+                if (pos == UINT32_MAX || (keep && !keep[pos]))
+                    continue;
+                if (target[id] && parent != UINT32_MAX && parent != id) {
+                    /* pprof counts an edge once per sample, at its first (rootmost)
+                     * occurrence */
+                    uint64_t key = (uint64_t)parent << 32 | id;
+                    int dup = 0;
+                    for (uint32_t e = 0; e < nseen && !dup; e++)
+                        dup = seen[e] == key;
+                    if (!dup) {
+                        if (nseen == seen_cap) {
+                            seen_cap = seen_cap ? seen_cap * 2 : 16;
+                            uint64_t *ns = realloc(seen, seen_cap * sizeof *ns);
+                            if (!ns)
+                                goto oom;
+                            seen = ns;
+                        }
+                        seen[nseen++] = key;
+                        int added;
+                        uint32_t *slot = sc_map64_upsert(&edges, key, nedges, &added);
+                        if (!slot)
+                            goto oom;
+                        if (added) {
+                            if (nedges == edges_cap) {
+                                edges_cap = edges_cap ? edges_cap * 2 : 64;
+                                struct edge *ne = realloc(ev, edges_cap * sizeof *ne);
+                                if (!ne)
+                                    goto oom;
+                                ev = ne;
+                            }
+                            ev[nedges].weight = 0;
+                            ev[nedges++].inlined = 1;
+                        }
+                        ev[*slot].weight += v;
+                        if (j + 1 == t->loc_n[l])
+                            ev[*slot].inlined = 0;
+                    }
+                }
+                parent = id;
+            }
+        }
+    }
+    /* pprof then drops edges lighter than edgefraction of the total */
+    int64_t flat_all = 0;
+    for (uint32_t i = 0; i < t->n; i++)
+        if (!keep || keep[i])
+            flat_all += t->rows[i].flat;
+    int64_t cutoff = abs64((int64_t)((double)flat_all * edgefraction));
+    for (uint32_t j = 0; edges.mask && j <= edges.mask; j++) {
+        if (edges.vals[j] == UINT32_MAX)
+            continue;
+        const struct edge *e = &ev[edges.vals[j]];
+        if (abs64(e->weight) < cutoff)
+            continue;
+        struct sc_top_row *row = &t->rows[t->pos[(uint32_t)edges.keys[j]]];
+        if (e->inlined)
+            row->inline_in = 1;
+        else
+            row->noninline_in = 1;
+    }
+    int rc = 0;
+    goto out;
+oom:
+    rc = SC_ENOMEM;
+out:
+    sc_map64_release(&edges);
+    free(ev);
+    free(target);
+    free(seen);
+    return rc;
+}
+
+void sc_top_release(struct sc_top *t)
+{
+    free(t->rows);
+    free(t->loc_start);
+    free(t->loc_n);
+    free(t->loc_rows);
+    free(t->pos);
+    sc_arena_release(&t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+static void put_str(struct sc_buf *out, struct sc_str s)
+{
+    sc_buf_append(out, s.ptr, s.len);
+}
+
+/* TSV cells cannot hold tabs or newlines; function names practically never do. */
+static void put_tsv_cell(struct sc_buf *out, struct sc_str s)
+{
+    for (uint32_t i = 0; i < s.len; i++) {
+        char c = s.ptr[i];
+        sc_buf_putc(out, c == '\t' || c == '\n' || c == '\r' ? ' ' : c);
+    }
+}
+
+static void pad_left(struct sc_buf *out, const char *s, size_t len, int width)
+{
+    for (int i = (int)len; i < width; i++)
+        sc_buf_putc(out, ' ');
+    sc_buf_append(out, s, len);
+}
+
+/* A value as pprof formats it in the report's output unit, right-aligned to width. */
+static void put_value(struct sc_buf *out, int64_t v, const char *unit, const char *ounit,
+                      int width)
+{
+    struct sc_buf tmp = SC_BUF_INIT;
+    sc_units_label(&tmp, v, unit, ounit);
+    pad_left(out, tmp.data ? tmp.data : "", tmp.len, width);
+    sc_buf_release(&tmp);
+}
+
+static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
+                       const struct sc_top_opts *o, struct sc_buf *out)
+{
+    struct sc_str type = sc_profile_str(p, p->sample_types[vi].type);
+    struct sc_str unit_s = sc_profile_str(p, p->sample_types[vi].unit);
+    char unit[64];
+    snprintf(unit, sizeof unit, "%.*s", (int)unit_s.len, unit_s.ptr);
+
+    /* pprof's node fraction cut: drop rows whose |cum| is under the fraction of the sum of
+     * flat values. */
+    int64_t flat_all = 0;
+    for (uint32_t i = 0; i < t->n; i++)
+        flat_all += t->rows[i].flat;
+    int64_t cutoff = abs64((int64_t)((double)flat_all * o->nodefraction));
+    uint32_t *keep = malloc((t->n ? t->n : 1) * sizeof *keep);
+    if (!keep) {
+        out->oom = 1;
+        return;
+    }
+    uint32_t nkeep = 0, dropped = 0;
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (cutoff > 0 && abs64(t->rows[i].cum) < cutoff)
+            dropped++;
+        else
+            keep[nkeep++] = i;
+    }
+    uint32_t shown = nkeep, orig = nkeep;
+    if (o->nodecount && shown > o->nodecount)
+        shown = o->nodecount;
+    uint8_t *mask = calloc((size_t)t->n + 1, 1);
+    if (!mask) {
+        free(keep);
+        out->oom = 1;
+        return;
+    }
+    for (uint32_t i = 0; i < shown; i++)
+        mask[keep[i]] = 1;
+    if (sc_top_inline_labels(p, vi, t, mask, o->edgefraction))
+        out->oom = 1;
+    free(mask);
+
+    int64_t min = 0;
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct sc_top_row *r = &t->rows[keep[i]];
+        int64_t v = abs64(r->flat) ? abs64(r->flat) : abs64(r->cum);
+        if (v > 0 && (min == 0 || v < min))
+            min = v;
+    }
+    if (min == 0)
+        min = t->total;
+    const char *ounit = shown ? sc_units_pick(min, t->total, unit) : unit;
+
+    if (o->file_label) {
+        sc_buf_printf(out, "File: %s\n", o->file_label);
+    } else if (p->nmappings) {
+        struct sc_str f = sc_profile_str(p, p->mappings[0].filename);
+        if (f.len) {
+            const char *base = f.ptr + f.len;
+            while (base > f.ptr && base[-1] != '/')
+                base--;
+            sc_buf_puts(out, "File: ");
+            sc_buf_append(out, base, (size_t)(f.ptr + f.len - base));
+            sc_buf_putc(out, '\n');
+        }
+        struct sc_str b = sc_profile_str(p, p->mappings[0].build_id);
+        if (b.len) {
+            sc_buf_puts(out, "Build ID: ");
+            put_str(out, b);
+            sc_buf_putc(out, '\n');
+        }
+    }
+    for (uint32_t i = 0; i < p->ncomments; i++) {
+        struct sc_str c = sc_profile_str(p, p->comments[i]);
+        if (c.len && c.ptr[0] == '#')
+            continue;
+        put_str(out, c);
+        sc_buf_putc(out, '\n');
+    }
+    sc_buf_puts(out, "Type: ");
+    put_str(out, type);
+    sc_buf_putc(out, '\n');
+    if (p->time_nanos) {
+        time_t secs = (time_t)(p->time_nanos / 1000000000);
+        struct tm tm;
+        char when[96];
+        if (localtime_r(&secs, &tm) &&
+            strftime(when, sizeof when, "%b %-d, %Y at %-I:%M%p (%Z)", &tm)) {
+            char *ampm = strstr(when, "AM (");
+            if (!ampm)
+                ampm = strstr(when, "PM (");
+            if (ampm) {
+                ampm[0] = (char)(ampm[0] + ('a' - 'A'));
+                ampm[1] = 'm';
+            }
+            sc_buf_printf(out, "Time: %s\n", when);
+        }
+    }
+    if (p->duration_nanos) {
+        sc_buf_puts(out, "Duration: ");
+        sc_units_label(out, p->duration_nanos, "nanoseconds", "auto");
+        sc_buf_puts(out, ", Total samples = ");
+        sc_units_label(out, t->total, unit, ounit);
+        const char *tu;
+        double tn = sc_units_scale(t->total, unit, "nanoseconds", &tu);
+        if (!strcmp(tu, "ns") && (int64_t)tn != 0) {
+            sc_buf_puts(out, " (");
+            struct sc_buf pct = SC_BUF_INIT;
+            sc_units_percent(&pct, (int64_t)tn, p->duration_nanos);
+            const char *s = pct.data ? pct.data : "";
+            while (*s == ' ')
+                s++;
+            sc_buf_puts(out, s);
+            sc_buf_release(&pct);
+            sc_buf_putc(out, ')');
+        } else {
+            sc_buf_putc(out, ' ');
+        }
+        sc_buf_putc(out, '\n');
+    }
+    int64_t flat_shown = 0;
+    for (uint32_t i = 0; i < shown; i++)
+        flat_shown += t->rows[keep[i]].flat;
+    sc_buf_puts(out, "Showing nodes accounting for ");
+    sc_units_label(out, flat_shown, unit, ounit);
+    sc_buf_puts(out, ", ");
+    {
+        struct sc_buf pct = SC_BUF_INIT;
+        sc_units_percent(&pct, flat_shown, t->total);
+        const char *s = pct.data ? pct.data : "";
+        while (*s == ' ')
+            s++;
+        sc_buf_puts(out, s);
+        sc_buf_release(&pct);
+    }
+    sc_buf_puts(out, " of ");
+    sc_units_label(out, t->total, unit, ounit);
+    sc_buf_puts(out, " total\n");
+    if (t->total && dropped) {
+        sc_buf_printf(out, "Dropped %u node%s (cum <= ", (unsigned)dropped, dropped > 1 ? "s" : "");
+        sc_units_label(out, abs64((int64_t)((double)t->total * o->nodefraction)), unit, ounit);
+        sc_buf_puts(out, ")\n");
+    }
+    if (t->total && shown > 0 && shown < orig)
+        sc_buf_printf(out, "Showing top %u nodes out of %u\n", (unsigned)shown, (unsigned)orig);
+    sc_buf_puts(out, "      flat  flat%   sum%        cum   cum%\n");
+    int64_t sum = 0;
+    for (uint32_t i = 0; i < shown; i++) {
+        const struct sc_top_row *r = &t->rows[keep[i]];
+        sum += r->flat;
+        put_value(out, r->flat, unit, ounit, 10);
+        sc_buf_putc(out, ' ');
+        sc_units_percent(out, r->flat, t->total);
+        sc_buf_putc(out, ' ');
+        sc_units_percent(out, sum, t->total);
+        sc_buf_putc(out, ' ');
+        put_value(out, r->cum, unit, ounit, 10);
+        sc_buf_putc(out, ' ');
+        sc_units_percent(out, r->cum, t->total);
+        sc_buf_puts(out, "  ");
+        put_str(out, r->name);
+        if (r->inline_in)
+            sc_buf_puts(out, r->noninline_in ? " (partial-inline)" : " (inline)");
+        sc_buf_putc(out, '\n');
+    }
+    free(keep);
+}
+
+void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t,
+                  const struct sc_top_opts *o, struct sc_buf *out)
+{
+    uint32_t n = t->n;
+    if (o->nodecount && n > o->nodecount)
+        n = o->nodecount;
+    switch (o->format) {
+    case SC_TOP_TEXT:
+        write_text(p, vi, t, o, out);
+        break;
+    case SC_TOP_TSV:
+        sc_buf_puts(out, "flat\tcum\tfunction\n");
+        for (uint32_t i = 0; i < n; i++) {
+            sc_buf_put_i64(out, t->rows[i].flat);
+            sc_buf_putc(out, '\t');
+            sc_buf_put_i64(out, t->rows[i].cum);
+            sc_buf_putc(out, '\t');
+            put_tsv_cell(out, t->rows[i].name);
+            sc_buf_putc(out, '\n');
+        }
+        break;
+    case SC_TOP_JSON: {
+        if (sc_top_inline_labels(p, vi, t, NULL, 0))
+            out->oom = 1;
+        struct sc_str type = sc_profile_str(p, p->sample_types[vi].type);
+        struct sc_str unit = sc_profile_str(p, p->sample_types[vi].unit);
+        sc_buf_puts(out, "{\"sample_type\":\"");
+        sc_buf_put_json_str(out, type.ptr, type.len);
+        sc_buf_puts(out, "\",\"unit\":\"");
+        sc_buf_put_json_str(out, unit.ptr, unit.len);
+        sc_buf_puts(out, "\",\"total\":");
+        sc_buf_put_i64(out, t->total);
+        sc_buf_puts(out, ",\"rows\":[");
+        for (uint32_t i = 0; i < n; i++) {
+            const struct sc_top_row *r = &t->rows[i];
+            sc_buf_puts(out, i ? ",{\"function\":\"" : "{\"function\":\"");
+            sc_buf_put_json_str(out, r->name.ptr, r->name.len);
+            sc_buf_puts(out, "\",\"flat\":");
+            sc_buf_put_i64(out, r->flat);
+            sc_buf_puts(out, ",\"cum\":");
+            sc_buf_put_i64(out, r->cum);
+            if (r->inline_in)
+                sc_buf_puts(out, r->noninline_in ? ",\"inline\":\"partial\"" : ",\"inline\":\"yes\"");
+            sc_buf_putc(out, '}');
+        }
+        sc_buf_puts(out, "]}\n");
+        break;
+    }
+    }
+}
