@@ -1,0 +1,3 @@
+module scorch.test/goprog
+
+go 1.19

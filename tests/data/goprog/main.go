@@ -1,0 +1,68 @@
+// A small program with a known profile: main.burn takes ~3/4 of the CPU and
+// main.spin ~1/4 (main.spin also calls an inlinable helper); main.grow does
+// nearly all allocation. Writes cpu.pb.gz and mem.pb.gz into the directory
+// given as the first argument.
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"time"
+)
+
+var sink []byte
+var acc uint64
+
+func step(x uint64) uint64 { return x*6364136223846793005 + 1442695040888963407 }
+
+//go:noinline
+func burn(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := 0; i < 10000; i++ {
+			acc = acc*2862933555777941757 + 3037000493
+		}
+	}
+}
+
+//go:noinline
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+		for i := 0; i < 10000; i++ {
+			acc ^= step(acc) >> 7
+		}
+	}
+}
+
+//go:noinline
+func grow(n int) {
+	for i := 0; i < n; i++ {
+		sink = make([]byte, 64<<10)
+	}
+}
+
+func main() {
+	dir := os.Args[1]
+	runtime.MemProfileRate = 4096
+	cpu, err := os.Create(filepath.Join(dir, "cpu.pb.gz"))
+	if err != nil {
+		panic(err)
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		panic(err)
+	}
+	for r := 0; r < 4; r++ {
+		burn(150 * time.Millisecond)
+		spin(50 * time.Millisecond)
+	}
+	grow(2000)
+	pprof.StopCPUProfile()
+	cpu.Close()
+	mem, err := os.Create(filepath.Join(dir, "mem.pb.gz"))
+	if err != nil {
+		panic(err)
+	}
+	pprof.Lookup("allocs").WriteTo(mem, 0)
+	mem.Close()
+}
