@@ -1,0 +1,292 @@
+/* test_model.c - arena, buffers, hashing, interning, stack tree, merge and units. */
+#include "t.h"
+
+#include "formats/folded.h"
+#include "model/arena.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "model/hash.h"
+#include "model/merge.h"
+#include "model/profile.h"
+#include "model/tree.h"
+#include "model/units.h"
+
+#include <stdint.h>
+
+static struct sc_profile *folded(const char *text)
+{
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_folded_decode(text, strlen(text), &sc_limits_cli, p, err);
+    if (rc) {
+        fprintf(stderr, "folded decode: %s\n", err);
+        sc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void test_arena(void)
+{
+    struct sc_arena a;
+    sc_arena_init(&a);
+    char *prev = NULL;
+    for (int i = 0; i < 10000; i++) {
+        char *p = sc_arena_alloc(&a, (size_t)(i % 37) + 1);
+        T_CHECK(p != NULL);
+        T_EQ_INT((uintptr_t)p % 16, 0);
+        memset(p, 0xab, (size_t)(i % 37) + 1);
+        T_CHECK(p != prev);
+        prev = p;
+    }
+    char *big = sc_arena_alloc(&a, 1 << 20);
+    T_CHECK(big != NULL);
+    memset(big, 1, 1 << 20);
+    /* a small allocation after a big one still comes from the current chunk */
+    char *s = sc_arena_strndup(&a, "hello world", 5);
+    T_EQ_STR(s, "hello");
+    T_CHECK(sc_arena_calloc(&a, SIZE_MAX / 2, 4) == NULL); /* overflow refused */
+    T_CHECK(a.total >= (1 << 20));
+    sc_arena_release(&a);
+    T_EQ_INT(a.total, 0);
+}
+
+static void test_buf(void)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    sc_buf_put_i64(&b, INT64_MIN);
+    sc_buf_putc(&b, ' ');
+    sc_buf_put_u64(&b, UINT64_MAX);
+    sc_buf_putc(&b, ' ');
+    sc_buf_put_i64(&b, 0);
+    T_EQ_STR(b.data, "-9223372036854775808 18446744073709551615 0");
+    b.len = 0;
+    sc_buf_put_json_str(&b, "a\"b\\c\n\x01", 7);
+    T_EQ_STR(b.data, "a\\\"b\\\\c\\n\\u0001");
+    b.len = 0;
+    sc_buf_put_xml_str(&b, "<a & 'b'>\x02", 10);
+    T_EQ_STR(b.data, "&lt;a &amp; &apos;b&apos;&gt;");
+    b.len = 0;
+    char big[1000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    sc_buf_printf(&b, "%s|%d", big, 42);
+    T_EQ_INT(b.len, 999 + 3);
+    T_CHECK(strcmp(b.data + 999, "|42") == 0);
+    T_EQ_INT(b.oom, 0);
+    size_t len;
+    char *d = sc_buf_detach(&b, &len);
+    T_EQ_INT(len, 1002);
+    T_CHECK(b.data == NULL && b.len == 0);
+    free(d);
+}
+
+static void test_map64(void)
+{
+    struct sc_map64 m;
+    sc_map64_init(&m);
+    T_CHECK(sc_map64_get(&m, 5) == NULL);
+    for (uint32_t i = 0; i < 100000; i++) {
+        int added;
+        uint32_t *v = sc_map64_upsert(&m, (uint64_t)i * 0x100000000ULL + 7, i, &added);
+        T_CHECK(v && added);
+        if (!v || !added)
+            break;
+    }
+    T_EQ_INT(m.count, 100000);
+    int added = 1;
+    uint32_t *v = sc_map64_upsert(&m, 77ULL * 0x100000000ULL + 7, 0, &added);
+    T_CHECK(v && !added && *v == 77);
+    int bad = 0;
+    for (uint32_t i = 0; i < 100000; i++) {
+        uint32_t *g = sc_map64_get(&m, (uint64_t)i * 0x100000000ULL + 7);
+        bad += !g || *g != i;
+    }
+    T_EQ_INT(bad, 0);
+    T_CHECK(sc_map64_get(&m, 8) == NULL);
+    sc_map64_release(&m);
+    /* the stable hash must never change: ids on disk depend on it */
+    T_EQ_INT(sc_hash64("", 0), (int64_t)0x2d06800538d394c2ULL);
+    T_CHECK(sc_hash64("abc", 3) != sc_hash64("abd", 3));
+}
+
+static void test_strtab(void)
+{
+    struct sc_profile *p = sc_profile_new();
+    T_EQ_INT(p->strings.n, 1);
+    T_EQ_INT(p->strings.v[0].len, 0);
+    /* verbatim pushes (as a pprof table) then interning finds them, first one wins */
+    sc_strtab_push(&p->strings, "dup", 3);
+    sc_strtab_push(&p->strings, "dup", 3);
+    T_EQ_INT(sc_profile_intern(p, "dup", 3), 1);
+    T_EQ_INT(sc_profile_intern(p, "", 0), 0);
+    int64_t a = sc_profile_intern(p, "alpha", 5);
+    T_EQ_INT(a, 3);
+    T_EQ_INT(sc_profile_intern(p, "alpha", 5), a);
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(name, sizeof name, "fn%d", i);
+        T_EQ_INT(sc_profile_intern(p, name, (size_t)n), 4 + i);
+    }
+    T_EQ_INT(sc_profile_intern(p, "fn1234", 6), 4 + 1234);
+    T_EQ_MEM(p->strings.v[4 + 99].ptr, p->strings.v[4 + 99].len, "fn99");
+    sc_profile_free(p);
+}
+
+static void test_sample_index(void)
+{
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN] = "";
+    T_CHECK(sc_profile_sample_index(p, NULL, err) < 0);
+    sc_profile_add_sample_type(p, "alloc_space", "bytes");
+    sc_profile_add_sample_type(p, "inuse_space", "bytes");
+    T_EQ_INT(sc_profile_sample_index(p, NULL, err), 1); /* last when no default */
+    p->default_sample_type = p->sample_types[0].type;
+    T_EQ_INT(sc_profile_sample_index(p, "", err), 0);
+    T_EQ_INT(sc_profile_sample_index(p, "inuse_space", err), 1);
+    T_EQ_INT(sc_profile_sample_index(p, "1", err), 1);
+    T_EQ_INT(sc_profile_sample_index(p, "nope", err), SC_ENOTFOUND);
+    T_CHECK(strstr(err, "alloc_space, inuse_space") != NULL);
+    sc_profile_free(p);
+}
+
+static void test_tree(void)
+{
+    struct sc_profile *p = folded("a;b;c 5\na;b 2\na;d 3\ne 1\na;b;c 1\n");
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    struct sc_tree *t = sc_tree_new();
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_tree_add_profile(t, p, 0, err), 0);
+    T_EQ_INT(t->nodes[0].total, 12);
+    T_EQ_INT(t->n, 6); /* root a b c d e */
+    /* find a;b;c */
+    uint32_t cur = 0;
+    const char *path[] = {"a", "b", "c"};
+    for (int k = 0; k < 3; k++) {
+        uint32_t c = t->nodes[cur].first_child, found = 0;
+        for (; c; c = t->nodes[c].next_sibling) {
+            struct sc_str s = sc_tree_node_name(t, c);
+            if (s.len == strlen(path[k]) && !memcmp(s.ptr, path[k], s.len))
+                found = c;
+        }
+        T_CHECK(found != 0);
+        if (!found)
+            break;
+        cur = found;
+    }
+    T_EQ_INT(t->nodes[cur].self, 6);
+    T_EQ_INT(t->nodes[cur].total, 6);
+    T_EQ_INT(t->nodes[t->nodes[cur].parent].total, 8); /* b: 6 + 2 */
+    T_EQ_INT(t->nodes[t->nodes[cur].parent].self, 2);
+    /* node limit */
+    struct sc_tree *small = sc_tree_new();
+    small->max_nodes = 3;
+    T_EQ_INT(sc_tree_add_profile(small, p, 0, err), SC_ELIMIT);
+    T_EQ_INT(small->n, 3);
+    sc_tree_free(small);
+    sc_tree_free(t);
+    sc_profile_free(p);
+}
+
+static void test_stackwalk_inline(void)
+{
+    /* one location with two lines: inner (inlined) into outer; leaf-first sample */
+    struct sc_profile *p = sc_profile_new();
+    sc_profile_add_sample_type(p, "samples", "count");
+    int64_t fo = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, "outer", 5), 0);
+    int64_t fi = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, "inner", 5), 0);
+    int64_t fm = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, "main", 4), 0);
+    int64_t lm = sc_profile_add_simple_location(p, (uint32_t)fm);
+    int64_t li = sc_profile_add_simple_location(p, (uint32_t)fi);
+    /* make li a two-line location: inner then outer */
+    p->lines = realloc(p->lines, (p->nlines + 2) * sizeof *p->lines);
+    p->lines[p->nlines] = (struct sc_line){(uint32_t)fi + 1, 10, 0};
+    p->lines[p->nlines + 1] = (struct sc_line){(uint32_t)fo + 1, 20, 0};
+    p->locations[li].line_start = p->nlines;
+    p->locations[li].nlines = 2;
+    p->nlines += 2;
+    uint32_t locs[2] = {(uint32_t)li, (uint32_t)lm};
+    int64_t v = 7;
+    sc_profile_add_sample(p, locs, 2, &v, 0);
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_profile_validate(p, err), 0);
+    struct sc_buf out = SC_BUF_INIT;
+    T_EQ_INT(sc_folded_write(p, 0, &out, err), 0);
+    T_EQ_STR(out.data, "main;outer;inner 7\n");
+    sc_buf_release(&out);
+    sc_profile_free(p);
+}
+
+static void test_merge(void)
+{
+    struct sc_profile *a = folded("x;y 3\nx 1\n");
+    struct sc_profile *b = folded("x;y 4\nz 2\n");
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_profile_append(a, b, err), 0);
+    T_EQ_INT(a->nsamples, 4);
+    struct sc_buf out = SC_BUF_INIT;
+    T_EQ_INT(sc_folded_write(a, 0, &out, err), 0);
+    T_EQ_STR(out.data, "x 1\nx;y 7\nz 2\n");
+    T_EQ_INT(sc_profile_validate(a, err), 0);
+    sc_buf_release(&out);
+    /* mismatched sample types are refused with a reason */
+    struct sc_profile *c = sc_profile_new();
+    sc_profile_add_sample_type(c, "cpu", "nanoseconds");
+    T_EQ_INT(sc_profile_append(a, c, err), SC_EINVAL);
+    T_CHECK(strstr(err, "sample types differ") != NULL);
+    /* an empty destination takes the source's types */
+    struct sc_profile *d = sc_profile_new();
+    T_EQ_INT(sc_profile_append(d, b, err), 0);
+    T_EQ_INT(d->nsample_types, 1);
+    T_EQ_INT(d->nsamples, 2);
+    sc_profile_free(a);
+    sc_profile_free(b);
+    sc_profile_free(c);
+    sc_profile_free(d);
+}
+
+static const char *label(int64_t v, const char *from, const char *to)
+{
+    static struct sc_buf b;
+    b.len = 0;
+    sc_units_label(&b, v, from, to);
+    return b.data;
+}
+
+static void test_units(void)
+{
+    T_EQ_STR(label(1200000000, "nanoseconds", "auto"), "1.20s");
+    T_EQ_STR(label(10000000, "nanoseconds", "auto"), "10ms");
+    T_EQ_STR(label(10000000, "nanoseconds", "s"), "0.01s");
+    T_EQ_STR(label(0, "nanoseconds", "s"), "0");
+    T_EQ_STR(label(1536, "bytes", "auto"), "1.50kB");
+    T_EQ_STR(label(524288, "bytes", "MB"), "0.50MB");
+    T_EQ_STR(label(65548, "count", "count"), "65548");
+    T_EQ_STR(label(-2000, "nanoseconds", "auto"), "-2us");
+    T_EQ_STR(label(7200000000000LL, "nanoseconds", "auto"), "2hrs");
+    T_EQ_STR(sc_units_pick(10000000, 13710000000LL, "nanoseconds"), "s");
+    T_EQ_STR(sc_units_pick(5000000, 6000000, "nanoseconds"), "ms");
+    T_EQ_STR(sc_units_pick(3, 300, "count"), "count");
+    struct sc_buf b = SC_BUF_INIT;
+    sc_units_percent(&b, 1, 1);
+    sc_units_percent(&b, 1240, 10000);
+    sc_units_percent(&b, 73, 100000);
+    T_EQ_STR(b.data, "  100%12.40%0.073%");
+    sc_buf_release(&b);
+}
+
+int main(void)
+{
+    T_RUN(test_arena);
+    T_RUN(test_buf);
+    T_RUN(test_map64);
+    T_RUN(test_strtab);
+    T_RUN(test_sample_index);
+    T_RUN(test_tree);
+    T_RUN(test_stackwalk_inline);
+    T_RUN(test_merge);
+    T_RUN(test_units);
+    return t_done();
+}
