@@ -215,7 +215,8 @@ int sc_top_compute(const struct sc_profile *p, int vi, struct sc_top *t, char *e
         sorted[i] = t->rows[order[i]];
         t->pos[id_of[order[i]]] = i;
     }
-    memcpy(t->rows, sorted, n * sizeof *sorted);
+    if (n)
+        memcpy(t->rows, sorted, n * sizeof *sorted);
     free(sorted);
     free(order);
     free(id_of);
