@@ -242,116 +242,176 @@ static int cmp_order(const void *a, const void *b, void *rows)
     return cmp_rows(&r[*(const uint32_t *)a], &r[*(const uint32_t *)b]);
 }
 
+/* The call edges sc_top_inline_labels() tracks: those into functions some location
+ * inlines. */
+struct edges {
+    struct sc_map64 map; /* (caller id << 32 | callee id) -> index in ev */
+    struct edge {
+        int64_t weight;
+        uint32_t stamp; /* last sample (index + 1) that counted the edge */
+        int inlined;    /* inlined at its first occurrence in every sample */
+    } *ev;
+    uint32_t n, cap;
+};
+
+/* Index of edge caller -> callee, created on first use; negative SC_E* on failure. */
+static int64_t edge_index(struct edges *e, uint32_t caller, uint32_t callee)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&e->map, (uint64_t)caller << 32 | callee, e->n, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    if (added) {
+        if (e->n == e->cap) {
+            e->cap = e->cap ? e->cap * 2 : 64;
+            struct edge *ne = realloc(e->ev, e->cap * sizeof *ne);
+            if (!ne)
+                return SC_ENOMEM;
+            e->ev = ne;
+        }
+        e->ev[e->n].weight = 0;
+        e->ev[e->n].stamp = 0;
+        e->ev[e->n++].inlined = 1;
+    }
+    return *slot;
+}
+
+/* Counts an edge for sample `stamp`, once per sample, its flag from the first (rootmost)
+ * occurrence, as pprof does. */
+static inline void count_edge(struct edge *ed, uint32_t stamp, int inlined, int64_t v)
+{
+    if (ed->stamp == stamp)
+        return;
+    ed->stamp = stamp;
+    ed->weight += v;
+    if (!inlined)
+        ed->inlined = 0;
+}
+
 int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
                          const uint8_t *keep, double edgefraction)
 {
-    /* Only functions that some location inlines can get a label; find them first, so the
-     * per-sample walk does map work only at their frames. */
+    for (uint32_t i = 0; i < t->n; i++)
+        t->rows[i].inline_in = t->rows[i].noninline_in = 0;
+    /* Only functions that some location inlines can get a label (targets). Edges depend on
+     * the shown rows only through each location's shown lines, so summarize locations
+     * once: the outermost shown row (and whether it sits inlined), the innermost shown
+     * row (the caller of the next location), and the edges inside into targets. */
+    uint32_t nl = p->nlocations;
     uint8_t *target = calloc((size_t)t->nids + 1, 1);
-    if (!target)
-        return SC_ENOMEM;
+    uint32_t *first = malloc(((size_t)nl + 1) * sizeof *first);
+    uint32_t *last = malloc(((size_t)nl + 1) * sizeof *last);
+    uint8_t *first_inl = malloc((size_t)nl + 1);
+    uint32_t *ie_start = malloc(((size_t)nl + 2) * sizeof *ie_start);
+    struct intra {
+        uint32_t edge;
+        int inlined;
+    } *ie = malloc(((size_t)p->nlines + 1) * sizeof *ie);
+    /* one-entry cache per location of the edge from its last caller */
+    uint32_t *cache_parent = malloc(((size_t)nl + 1) * sizeof *cache_parent);
+    uint32_t *cache_edge = malloc(((size_t)nl + 1) * sizeof *cache_edge);
+    struct edges e;
+    memset(&e, 0, sizeof e);
+    int rc = SC_ENOMEM;
+    if (!target || !first || !last || !first_inl || !ie_start || !ie || !cache_parent ||
+        !cache_edge)
+        goto out;
     int any = 0;
-    for (uint32_t l = 0; l < p->nlocations; l++)
+    for (uint32_t l = 0; l < nl; l++)
         for (uint32_t j = 0; j + 1 < t->loc_n[l]; j++) {
             target[t->loc_rows[t->loc_start[l] + j]] = 1;
             any = 1;
         }
-    for (uint32_t i = 0; i < t->n; i++)
-        t->rows[i].inline_in = t->rows[i].noninline_in = 0;
-    struct sc_map64 edges; /* (caller id << 32 | callee id) -> index in ev */
-    sc_map64_init(&edges);
-    struct edge {
-        int64_t weight;
-        int inlined; /* inlined in every sample */
-    } *ev = NULL;
-    uint32_t nedges = 0, edges_cap = 0;
-    uint64_t *seen = NULL; /* this sample's edges so far */
-    uint32_t nseen = 0, seen_cap = 0;
+    rc = 0;
+    if (!any)
+        goto out;
+    uint32_t nie = 0;
+    for (uint32_t l = 0; l < nl; l++) {
+        const uint32_t *r = t->loc_rows + t->loc_start[l];
+        uint32_t n = t->loc_n[l], prev = UINT32_MAX;
+        first[l] = UINT32_MAX;
+        ie_start[l] = nie;
+        for (uint32_t j = n; j-- > 0;) { /* outer to inner */
+            uint32_t id = r[j], pos = t->pos[id];
+            if (pos == UINT32_MAX || (keep && !keep[pos]))
+                continue;
+            if (prev == UINT32_MAX) {
+                first[l] = id;
+                first_inl[l] = j + 1 < n;
+            } else if (target[id] && prev != id) {
+                int64_t x = edge_index(&e, prev, id);
+                if (x < 0) {
+                    rc = (int)x;
+                    goto out;
+                }
+                ie[nie].edge = (uint32_t)x;
+                ie[nie++].inlined = j + 1 < n;
+            }
+            prev = id;
+        }
+        last[l] = prev;
+        cache_parent[l] = UINT32_MAX;
+    }
+    ie_start[nl] = nie;
     uint32_t nt = p->nsample_types;
-    for (uint32_t i = 0; any && i < p->nsamples; i++) {
+    for (uint32_t i = 0; i < p->nsamples; i++) {
         int64_t v = p->values[(size_t)i * nt + (uint32_t)vi];
         if (v == 0)
             continue;
         const struct sc_sample *s = &p->samples[i];
         const uint32_t *locs = p->sample_locs + s->loc_start;
-        uint32_t parent = UINT32_MAX;
-        nseen = 0;
-        /* root to leaf, as pprof builds edges; hidden rows are skipped over */
-        for (uint32_t k = s->nlocs; k-- > 0;) {
+        uint32_t parent = UINT32_MAX, stamp = i + 1;
+        for (uint32_t k = s->nlocs; k-- > 0;) { /* root to leaf, as pprof */
             uint32_t l = locs[k];
-            const uint32_t *r = t->loc_rows + t->loc_start[l];
-            for (uint32_t j = t->loc_n[l]; j-- > 0;) {
-                uint32_t id = r[j];
-                uint32_t pos = t->pos[id];
-                if (pos == UINT32_MAX || (keep && !keep[pos]))
-                    continue;
-                if (target[id] && parent != UINT32_MAX && parent != id) {
-                    /* pprof counts an edge once per sample, at its first (rootmost)
-                     * occurrence */
-                    uint64_t key = (uint64_t)parent << 32 | id;
-                    int dup = 0;
-                    for (uint32_t e = 0; e < nseen && !dup; e++)
-                        dup = seen[e] == key;
-                    if (!dup) {
-                        if (nseen == seen_cap) {
-                            seen_cap = seen_cap ? seen_cap * 2 : 16;
-                            uint64_t *ns = realloc(seen, seen_cap * sizeof *ns);
-                            if (!ns)
-                                goto oom;
-                            seen = ns;
-                        }
-                        seen[nseen++] = key;
-                        int added;
-                        uint32_t *slot = sc_map64_upsert(&edges, key, nedges, &added);
-                        if (!slot)
-                            goto oom;
-                        if (added) {
-                            if (nedges == edges_cap) {
-                                edges_cap = edges_cap ? edges_cap * 2 : 64;
-                                struct edge *ne = realloc(ev, edges_cap * sizeof *ne);
-                                if (!ne)
-                                    goto oom;
-                                ev = ne;
-                            }
-                            ev[nedges].weight = 0;
-                            ev[nedges++].inlined = 1;
-                        }
-                        ev[*slot].weight += v;
-                        if (j + 1 == t->loc_n[l])
-                            ev[*slot].inlined = 0;
+            uint32_t f = first[l];
+            if (f == UINT32_MAX)
+                continue;
+            if (target[f] && parent != UINT32_MAX && parent != f) {
+                if (cache_parent[l] != parent) {
+                    int64_t x = edge_index(&e, parent, f);
+                    if (x < 0) {
+                        rc = (int)x;
+                        goto out;
                     }
+                    cache_parent[l] = parent;
+                    cache_edge[l] = (uint32_t)x;
                 }
-                parent = id;
+                count_edge(&e.ev[cache_edge[l]], stamp, first_inl[l], v);
             }
+            for (uint32_t x = ie_start[l]; x < ie_start[l + 1]; x++)
+                count_edge(&e.ev[ie[x].edge], stamp, ie[x].inlined, v);
+            parent = last[l];
         }
     }
-    /* pprof then drops edges lighter than edgefraction of the total */
+    /* pprof then drops edges lighter than edgefraction of the shown flat total */
     int64_t flat_all = 0;
     for (uint32_t i = 0; i < t->n; i++)
         if (!keep || keep[i])
             flat_all += t->rows[i].flat;
     int64_t cutoff = abs64((int64_t)((double)flat_all * edgefraction));
-    for (uint32_t j = 0; edges.mask && j <= edges.mask; j++) {
-        if (edges.vals[j] == UINT32_MAX)
+    for (uint32_t j = 0; e.map.mask && j <= e.map.mask; j++) {
+        if (e.map.vals[j] == UINT32_MAX)
             continue;
-        const struct edge *e = &ev[edges.vals[j]];
-        if (abs64(e->weight) < cutoff)
+        const struct edge *ed = &e.ev[e.map.vals[j]];
+        if (abs64(ed->weight) < cutoff)
             continue;
-        struct sc_top_row *row = &t->rows[t->pos[(uint32_t)edges.keys[j]]];
-        if (e->inlined)
+        struct sc_top_row *row = &t->rows[t->pos[(uint32_t)e.map.keys[j]]];
+        if (ed->inlined)
             row->inline_in = 1;
         else
             row->noninline_in = 1;
     }
-    int rc = 0;
-    goto out;
-oom:
-    rc = SC_ENOMEM;
 out:
-    sc_map64_release(&edges);
-    free(ev);
+    sc_map64_release(&e.map);
+    free(e.ev);
+    free(cache_parent);
+    free(cache_edge);
     free(target);
-    free(seen);
+    free(first);
+    free(last);
+    free(first_inl);
+    free(ie_start);
+    free(ie);
     return rc;
 }
 
