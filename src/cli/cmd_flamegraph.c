@@ -336,7 +336,17 @@ int cmd_flamegraph(int argc, char **argv)
     struct sc_decode_opts dopts;
     memset(&dopts, 0, sizeof dopts);
     struct sc_profile *p = NULL;
-    if (sc_load(input, &dopts, &p, err)) return cli_error("%s", err);
+    struct sc_input in;
+    const char *name = input && strcmp(input, "-") ? input : "-";
+    if (sc_input_read(input, sc_limits_cli.max_input, &in, err)) return cli_error("%s", err);
+    /* Like flamegraph.pl, text that is no known format is read as folded stacks, whose
+     * decoder skips lines it cannot use: then the result is the "No data" graph. */
+    int unknown = 0;
+    if (!sc_is_gzip(in.data, in.len) && sc_detect_format(in.data, in.len) == SC_FMT_UNKNOWN) {
+        dopts.format = SC_FMT_FOLDED;
+        unknown = 1;
+    }
+    if (sc_decode(&in, &dopts, &p, err)) return cli_error("cannot read '%s': %s", name, err);
     int vi = sc_profile_sample_index(p, sample_index, err);
     if (vi < 0) {
         sc_profile_free(p);
@@ -353,8 +363,10 @@ int cmd_flamegraph(int argc, char **argv)
     sc_buf_release(&out);
     if (rc) return rc;
     if (frames == 0) {
-        fprintf(stderr, "scorch: %s: warning: no stack samples in '%s'; wrote a \"No data\" SVG\n",
-                cmd, input && strcmp(input, "-") ? input : "stdin");
+        fprintf(stderr,
+                "scorch: %s: warning: no stack samples in '%s'%s; wrote a \"No data\" SVG\n", cmd,
+                input && strcmp(input, "-") ? input : "stdin",
+                unknown ? " (not pprof, folded stacks or perf script)" : "");
         return 2;
     }
     return 0;
