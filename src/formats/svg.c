@@ -555,7 +555,7 @@ struct render {
     size_t nseq, seq_cap;
     struct stack *stacks;
     size_t nstacks, stacks_cap;
-    int64_t sum, maxdelta;
+    int64_t sum, dsum, maxdelta; /* sums of the values and of the changes' magnitudes */
     /* frames */
     struct frame *frames;
     size_t nframes, frames_cap;
@@ -622,7 +622,10 @@ static int sample_values(const struct sc_profile *p, uint32_t s, int vi, int bas
 
 static int add_stack(struct render *r, uint32_t len, int64_t v, int64_t d)
 {
-    if (v > INT64_MAX - r->sum) return SC_ELIMIT;
+    /* bounding the sums bounds every frame's width and change */
+    int64_t dabs = d < 0 ? -d : d;
+    if (v > INT64_MAX - r->sum || dabs > INT64_MAX - r->dsum) return SC_ELIMIT;
+    r->dsum += dabs;
     if (grow((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof *r->stacks))
         return SC_ENOMEM;
     r->stacks[r->nstacks++] = (struct stack){r->nseq, len, v, d};
@@ -883,13 +886,17 @@ static void put_label(struct sc_buf *b, const char *id, double x, double y, cons
 
 static void put_comment(struct sc_buf *b, const char *text)
 {
-    /* "--" may not occur inside an XML comment */
+    struct sc_buf t = SC_BUF_INIT;
+    put_xml(&t, text, strlen(text));
     sc_buf_puts(b, "<!-- ");
-    for (const char *s = text; *s; s++) {
-        sc_buf_putc(b, *s);
-        if (*s == '-' && (s[1] == '-' || s[1] == 0)) sc_buf_putc(b, ' ');
+    /* "--" may not occur inside an XML comment */
+    for (size_t i = 0; i < t.len; i++) {
+        sc_buf_putc(b, t.data[i]);
+        if (t.data[i] == '-' && (i + 1 == t.len || t.data[i + 1] == '-')) sc_buf_putc(b, ' ');
     }
     sc_buf_puts(b, " -->\n");
+    if (t.oom) b->oom = 1;
+    sc_buf_release(&t);
 }
 
 static void put_svg_open(struct sc_buf *b, double w, double h)
@@ -1062,7 +1069,9 @@ static const char viewer_js[] =
     "  term = st.s ? st.s : null;\n"
     "  if (term === null) resetSearch();\n"
     "  var z = parseInt(st.z, 10);\n"
-    "  zoom(z > 0 && z < F.length ? z : 0);\n"
+    "  z = z > 0 && z < F.length ? z : 0;\n"
+    /* the document is drawn unzoomed: only a change of zoom needs the frames moved */
+    "  if (z !== Z) zoom(z); else if (term !== null) search(term); else save();\n"
     "}\n"
     "frames.addEventListener(\"click\", function (e) {\n"
     "  var f = frameOf(e.target);\n"
@@ -1302,7 +1311,7 @@ int sc_svg_write(const struct sc_profile *p, int vi, const struct sc_svg_opts *o
     }
     rc = collect(&r, p, vi, base);
     if (rc == SC_ELIMIT) {
-        rc = sc_errf(err, rc, "values add up to more than 2^63");
+        rc = sc_errf(err, rc, "values or their changes add up to more than 2^63");
         goto out;
     }
     if (rc) goto oom;
