@@ -36,11 +36,10 @@ for line in open(sys.argv[1], encoding="utf-8"):
 print("input: %d lines, %.1f frames per stack, %d distinct functions" % (n, frames / n, len(names)))
 EOF
 
-# best_of NAME OUTPUT CMD...: runs CMD RUNS times (stdout to OUTPUT), prints the best time.
+# best_of OUTPUT CMD...: runs CMD RUNS times (stdout to OUTPUT), prints the best time.
 best_of() {
-    name=$1
-    dest=$2
-    shift 2
+    dest=$1
+    shift
     python3 - "$runs" "$dest" "$@" <<'EOF'
 import subprocess, sys, time
 runs, dest, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
@@ -57,11 +56,11 @@ EOF
 
 frames() { grep -c '<title>' "$1" || true; }
 
-t_scorch=$(best_of scorch "$out/scorch.svg" "$scorch" flamegraph "$input")
+t_scorch=$(best_of "$out/scorch.svg" "$scorch" flamegraph "$input")
 printf '%-22s %8.3f s  (%s frames)\n' "scorch flamegraph" "$t_scorch" "$(frames "$out/scorch.svg")"
 
 if [ -n "$fg_dir" ] && [ -f "$fg_dir/flamegraph.pl" ]; then
-    t_fg=$(best_of flamegraph.pl "$out/flamegraph-pl.svg" perl "$fg_dir/flamegraph.pl" "$input")
+    t_fg=$(best_of "$out/flamegraph-pl.svg" perl "$fg_dir/flamegraph.pl" "$input")
     printf '%-22s %8.3f s  (%s frames)\n' "flamegraph.pl" "$t_fg" "$(frames "$out/flamegraph-pl.svg")"
     python3 -c "import sys; print('speedup vs flamegraph.pl: %.1fx' % (float(sys.argv[1]) / float(sys.argv[2])))" \
         "$t_fg" "$t_scorch"
@@ -70,7 +69,7 @@ else
 fi
 
 if command -v inferno-flamegraph >/dev/null 2>&1; then
-    t_inf=$(best_of inferno "$out/inferno.svg" inferno-flamegraph "$input")
+    t_inf=$(best_of "$out/inferno.svg" inferno-flamegraph "$input")
     printf '%-22s %8.3f s  (%s frames)\n' "inferno-flamegraph" "$t_inf" "$(frames "$out/inferno.svg")"
     python3 -c "import sys; print('speedup vs inferno-flamegraph: %.1fx' % (float(sys.argv[1]) / float(sys.argv[2])))" \
         "$t_inf" "$t_scorch"
