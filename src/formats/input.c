@@ -237,10 +237,11 @@ int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out)
     return rc;
 }
 
-/* perf script frame line: whitespace, hex address, space, anything, " (", ..., ")". */
+/* perf script frame line: optional whitespace (old perf versions print none), hex address,
+ * space, anything, " (", ..., ")". */
 static int looks_like_frame(const char *s, const char *e)
 {
-    if (s == e || (*s != ' ' && *s != '\t'))
+    if (s == e)
         return 0;
     while (s < e && (*s == ' ' || *s == '\t'))
         s++;

@@ -1185,13 +1185,23 @@ int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
         }
     }
 
-    /* the script sums periods when perf printed them, else counts samples */
+    /* the script sums periods when perf printed them, else counts samples. The type is
+     * the event without perf's modifiers ("cpu-clock:pppH" -> "cpu-clock"); the software
+     * clock events count nanoseconds, which lets reports print times. */
     if (has_period && x.event) {
-        char *type = malloc(x.event_len + 1);
+        size_t tlen = 0;
+        while (tlen < x.event_len && x.event[tlen] != ':')
+            tlen++;
+        char *type = malloc(tlen + 1);
         if (type) {
-            memcpy(type, x.event, x.event_len);
-            type[x.event_len] = 0;
-            rc = sc_profile_add_sample_type(p, type, "count");
+            memcpy(type, x.event, tlen);
+            type[tlen] = 0;
+            int clock = !strcmp(type, "cpu-clock") || !strcmp(type, "task-clock");
+            rc = sc_profile_add_sample_type(p, type, clock ? "nanoseconds" : "count");
+            if (rc >= 0) {
+                p->period_type = p->sample_types[0];
+                p->default_sample_type = p->sample_types[0].type;
+            }
             free(type);
         } else {
             rc = SC_ENOMEM;
