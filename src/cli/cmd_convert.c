@@ -3,6 +3,7 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/pprof.h"
+#include "formats/svg.h"
 #include "model/error.h"
 
 #include <getopt.h>
@@ -20,6 +21,7 @@ static const char usage[] =
     "  pprof       gzipped profile.proto with every sample type, opens in go tool pprof;\n"
     "              perf script samples keep comm, pid and tid as labels\n"
     "  folded      \"frame;frame;frame count\" lines of one sample type (FlameGraph's input)\n"
+    "  svg         an interactive flame graph (see 'scorch flamegraph' for its options)\n"
     "\n"
     "options:\n"
     "  --to FORMAT          output format (required)\n"
@@ -60,8 +62,8 @@ int cmd_convert(int argc, char **argv)
         }
     }
     if (!to)
-        return cli_usage("convert", "--to is required (pprof, folded)");
-    if (strcmp(to, "pprof") && strcmp(to, "folded"))
+        return cli_usage("convert", "--to is required (pprof, folded, svg)");
+    if (strcmp(to, "pprof") && strcmp(to, "folded") && strcmp(to, "svg"))
         return cli_usage("convert", "unknown output format '%s'", to);
     if (argc - optind > 1)
         return cli_usage("convert", "takes one input");
@@ -92,6 +94,12 @@ int cmd_convert(int argc, char **argv)
         sc_buf_release(&raw);
         if (rc && !err[0])
             snprintf(err, sizeof err, "%s", sc_strerror(rc));
+    } else if (!strcmp(to, "svg")) {
+        int vi = sc_profile_sample_index(p, sample_index, err);
+        struct sc_svg_opts so;
+        sc_svg_opts_init(&so);
+        rc = vi < 0 ? vi : sc_svg_write(p, vi, &so, &out, err);
+        rc = rc > 0 ? 0 : rc; /* the count of frames drawn; an empty graph is still a graph */
     } else {
         int vi = sc_profile_sample_index(p, sample_index, err);
         rc = vi < 0 ? vi : sc_folded_write(p, vi, &out, err);
