@@ -185,6 +185,13 @@ out:
 
 /* ---- writer ---- */
 
+/* Values are any int64 (pprof's may be negative or huge): sum them with int64 wrap-around,
+ * as Go's pprof does, since signed overflow is undefined behaviour in C. */
+static int64_t add_wrap(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 struct line {
     uint32_t off, len; /* stack text in the text buffer */
     int64_t value;
@@ -257,7 +264,7 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
             if (o->nlocs == s->nlocs &&
                 memcmp(p->sample_locs + o->loc_start, p->sample_locs + s->loc_start,
                        s->nlocs * sizeof(uint32_t)) == 0) {
-                sum[*slot] += v;
+                sum[*slot] = add_wrap(sum[*slot], v);
                 break;
             }
             h++;
