@@ -291,15 +291,18 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
         lines[u].len = (uint32_t)(text.len - off);
         lines[u].value = sum[u];
     }
-    /* Pass 3: sort, merge equal texts (different locations can print the same), write. */
-    qsort_r(lines, nuniq, sizeof *lines, cmp_lines, text.data);
+    /* Pass 3: sort, merge equal texts (different locations can print the same), write.
+     * text.data is still NULL when every stack is empty (samples without locations), and
+     * NULL + 0 is undefined behaviour. */
+    char *tx = text.data ? text.data : (char *)"";
+    qsort_r(lines, nuniq, sizeof *lines, cmp_lines, tx);
     for (uint32_t u = 0; u < nuniq;) {
         int64_t v = lines[u].value;
         uint32_t k = u + 1;
         while (k < nuniq && lines[k].len == lines[u].len &&
-               memcmp(text.data + lines[k].off, text.data + lines[u].off, lines[u].len) == 0)
-            v += lines[k++].value;
-        sc_buf_append(out, text.data + lines[u].off, lines[u].len);
+               memcmp(tx + lines[k].off, tx + lines[u].off, lines[u].len) == 0)
+            v = add_wrap(v, lines[k++].value);
+        sc_buf_append(out, tx + lines[u].off, lines[u].len);
         sc_buf_putc(out, ' ');
         sc_buf_put_i64(out, v);
         sc_buf_putc(out, '\n');
