@@ -182,8 +182,12 @@ int64_t sc_stackwalk_sample(struct sc_stackwalk *w, uint32_t si)
     for (uint32_t k = s->nlocs; k-- > 0;) {
         uint32_t li = p->sample_locs[s->loc_start + k];
         const struct sc_location *l = &p->locations[li];
-        uint32_t need = n + (l->nlines ? l->nlines : 1);
+        /* 64-bit: a deep sample of locations with many inlined lines can pass 2^32 frames,
+         * and a wrapped count would under-size the array */
+        uint64_t need = (uint64_t)n + (l->nlines ? l->nlines : 1);
         if (need > w->cap) {
+            if (need > UINT32_MAX / 8)
+                return SC_ELIMIT;
             uint32_t ncap = w->cap;
             while (ncap < need)
                 ncap *= 2;
