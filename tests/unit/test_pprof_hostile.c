@@ -22,13 +22,13 @@
  * allocation at which fail_countdown reaches zero. ASan owns malloc, so there the fault loop
  * is skipped (the asan tree still checks every other test for leaks). */
 static int tracking;
-static long fail_countdown = -1; /* -1 = never fail */
-static long live_blocks;
 static size_t largest;
-static int failed;
 
 #ifndef UNDER_ASAN
 #define FAULT_INJECTION 1
+static long fail_countdown = -1; /* -1 = never fail */
+static long live_blocks;
+static int failed;
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
