@@ -23,8 +23,9 @@ struct writer {
     struct sc_map64 by_key; /* hash of (name, file) -> frame, collisions probed */
     uint32_t *fn_frame;     /* function index -> frame + 1, 0 = not yet */
     /* Each location's frames, root first, computed on first use: most locations occur in
-     * many samples, so a sample costs one copy per location. */
-    uint32_t *loc_start, *loc_len; /* location index -> span of loc_frames; len UINT32_MAX = not yet */
+     * many samples, so a sample costs one copy per location. location index -> span of
+     * loc_frames; a loc_len of UINT32_MAX means not computed yet. */
+    uint32_t *loc_start, *loc_len;
     uint32_t *loc_frames;
     uint32_t nloc_frames, loc_frames_cap;
     struct sc_arena arena; /* names of address-only frames */
@@ -344,7 +345,8 @@ int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, st
     sc_buf_puts(out, "]},\n\"profiles\":[");
     for (uint32_t t = 0; t < nt; t++) {
         struct sc_str type = sc_profile_str(p, p->sample_types[t].type);
-        sc_buf_puts(out, t ? ",\n{\"type\":\"sampled\",\"name\":" : "\n{\"type\":\"sampled\",\"name\":");
+        sc_buf_puts(out, t ? ",\n" : "\n");
+        sc_buf_puts(out, "{\"type\":\"sampled\",\"name\":");
         if (name && *name) {
             /* "<name> (<type>)", escaped as one string */
             struct sc_buf nm = SC_BUF_INIT;

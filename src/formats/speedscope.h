@@ -10,7 +10,8 @@
  *
  *   $schema, exporter "scorch", name (when name is not NULL),
  *   shared.frames   one frame per distinct (function name, file name), with "file" when the
- *                   function has a file name and "line" its start line when positive;
+ *                   function has a file name and "line" its start line when positive (of
+ *                   the first such function met, when several share name and file);
  *                   address-only frames are named "0x<hex>" as in the flame graph and carry
  *                   their mapping's file; indexes are given in order of first appearance
  *   profiles        one "sampled" profile per sample type, in the profile's order, named
@@ -22,12 +23,13 @@
  * for that type are left out. When any sample has a timestamp, samples are written in time
  * order (stable; untimed ones first) so speedscope's "Time Order" view replays them.
  * startValue is 0 and endValue the sum of the weights (int64 wrap-around, as pprof sums),
- * as speedscope itself does for pprof. unit maps the sample type's unit: nanoseconds, microseconds, milliseconds,
- * seconds and bytes (also their short forms ns, us, ms, s, B) pass through, anything else
- * ("count", ...) becomes "none". Strings are valid JSON for any bytes: bytes that are not
- * well-formed UTF-8 become U+FFFD.
+ * as speedscope itself does for pprof. unit maps the sample type's unit: nanoseconds,
+ * microseconds, milliseconds, seconds and bytes (also their short forms ns, us, ms, s, B)
+ * pass through, anything else ("count", ...) becomes "none". Strings are valid JSON for
+ * any bytes: bytes that are not well-formed UTF-8 become U+FFFD.
  *
- * 0, SC_EINVAL (vi out of range) or SC_ENOMEM, with detail in err. */
+ * 0, SC_EINVAL (vi out of range), SC_ELIMIT (over 4 GB of frame lists) or SC_ENOMEM, with
+ * detail in err. */
 int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, struct sc_buf *out,
                         char *err);
 
