@@ -12,13 +12,23 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
+static int64_t round_count(double c)
+{
+    if (c >= 9.2e18)
+        return INT64_MAX;
+    return (int64_t)llround(c);
+}
+
 /* Parses the trailing count of s[0..*len) as flamegraph.pl's /^(.*)\s+?(\d+(?:\.\d*)?)$/
  * does: digits with an optional fraction, preceded by one whitespace character that ends
- * the stack. On success shortens *len to the stack and returns 1. */
-static int trailing_count(const char *s, size_t *len, double *count)
+ * the stack. Whole numbers are taken exactly (Perl keeps them as integers; a double would
+ * round those past 2^53), saturating at INT64_MAX; fractions are rounded.
+ * On success shortens *len to the stack and returns 1. */
+static int trailing_count(const char *s, size_t *len, int64_t *count)
 {
     size_t e = *len;
     size_t d = e;
+    int fraction = 0;
     while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
         d--;
     if (d > 0 && s[d - 1] == '.') {
@@ -29,23 +39,30 @@ static int trailing_count(const char *s, size_t *len, double *count)
         if (i == d - 1)
             return 0;
         d = i;
+        fraction = 1;
     }
     if (d == e || d == 0 || !is_space(s[d - 1]))
         return 0;
-    char tmp[64];
-    size_t n = e - d < sizeof tmp - 1 ? e - d : sizeof tmp - 1;
-    memcpy(tmp, s + d, n);
-    tmp[n] = 0;
-    *count = strtod(tmp, NULL);
+    if (fraction) {
+        char tmp[64];
+        size_t n = e - d < sizeof tmp - 1 ? e - d : sizeof tmp - 1;
+        memcpy(tmp, s + d, n);
+        tmp[n] = 0;
+        *count = round_count(strtod(tmp, NULL));
+    } else {
+        int64_t v = 0;
+        for (size_t i = d; i < e; i++) {
+            int digit = s[i] - '0';
+            if (v > (INT64_MAX - digit) / 10) {
+                v = INT64_MAX;
+                break;
+            }
+            v = v * 10 + digit;
+        }
+        *count = v;
+    }
     *len = d - 1;
     return 1;
-}
-
-static int64_t round_count(double c)
-{
-    if (c >= 9.2e18)
-        return INT64_MAX;
-    return (int64_t)llround(c);
 }
 
 int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
@@ -66,7 +83,7 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
         size_t len = (size_t)(e - s);
         while (len > 0 && (s[len - 1] == '\r' || s[len - 1] == ' ' || s[len - 1] == '\t'))
             len--;
-        double c1, c2 = 0;
+        int64_t c1, c2 = 0;
         if (len == 0 || s[0] == '#' || !trailing_count(s, &len, &c1)) {
             s = next;
             continue;
@@ -160,10 +177,10 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
         /* "stack a b": a is the base, b the value (difffolded.pl's order) */
         int64_t vals[2];
         if (differential) {
-            vals[0] = round_count(c2);
-            vals[1] = round_count(c1);
+            vals[0] = c2;
+            vals[1] = c1;
         } else {
-            vals[0] = round_count(c1);
+            vals[0] = c1;
         }
         int64_t si = sc_profile_add_sample(p, frames, nf, vals, 0);
         if (si < 0) {
@@ -184,6 +201,13 @@ out:
 }
 
 /* ---- writer ---- */
+
+/* Values are any int64 (pprof's may be negative or huge): sum them with int64 wrap-around,
+ * as Go's pprof does, since signed overflow is undefined behaviour in C. */
+static int64_t add_wrap(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
 
 struct line {
     uint32_t off, len; /* stack text in the text buffer */
@@ -257,7 +281,7 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
             if (o->nlocs == s->nlocs &&
                 memcmp(p->sample_locs + o->loc_start, p->sample_locs + s->loc_start,
                        s->nlocs * sizeof(uint32_t)) == 0) {
-                sum[*slot] += v;
+                sum[*slot] = add_wrap(sum[*slot], v);
                 break;
             }
             h++;
@@ -284,15 +308,18 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
         lines[u].len = (uint32_t)(text.len - off);
         lines[u].value = sum[u];
     }
-    /* Pass 3: sort, merge equal texts (different locations can print the same), write. */
-    qsort_r(lines, nuniq, sizeof *lines, cmp_lines, text.data);
+    /* Pass 3: sort, merge equal texts (different locations can print the same), write.
+     * text.data is still NULL when every stack is empty (samples without locations), and
+     * NULL + 0 is undefined behaviour. */
+    char *tx = text.data ? text.data : (char *)"";
+    qsort_r(lines, nuniq, sizeof *lines, cmp_lines, tx);
     for (uint32_t u = 0; u < nuniq;) {
         int64_t v = lines[u].value;
         uint32_t k = u + 1;
         while (k < nuniq && lines[k].len == lines[u].len &&
-               memcmp(text.data + lines[k].off, text.data + lines[u].off, lines[u].len) == 0)
-            v += lines[k++].value;
-        sc_buf_append(out, text.data + lines[u].off, lines[u].len);
+               memcmp(tx + lines[k].off, tx + lines[u].off, lines[u].len) == 0)
+            v = add_wrap(v, lines[k++].value);
+        sc_buf_append(out, tx + lines[u].off, lines[u].len);
         sc_buf_putc(out, ' ');
         sc_buf_put_i64(out, v);
         sc_buf_putc(out, '\n');

@@ -156,7 +156,10 @@ int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *ou
         }
         uint32_t isize = (uint32_t)src[n - 4] | (uint32_t)src[n - 3] << 8 |
                          (uint32_t)src[n - 2] << 16 | (uint32_t)src[n - 1] << 24;
-        size_t want = len + (isize ? isize : 4096);
+        /* DEFLATE expands at most 1032:1, so a larger ISIZE is a lie that would have a few
+         * hostile bytes allocate up to max_out at once: fall back to growing. */
+        size_t guess = isize && isize / 1032 <= n ? isize : 4096;
+        size_t want = len + guess;
         if (want < len + n * 2)
             want = len + n * 2; /* ISIZE of a multi-member file describes the last member */
         for (;;) {

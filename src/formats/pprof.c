@@ -627,9 +627,13 @@ static int decode(struct dec *d, const void *buf, size_t n)
         (rc = check_limit(d, c.sample_types, 1u << 16, "sample types")))
         return rc;
     /* Everything below is bounded by the input size: each counted element took at least
-     * one byte of it. */
-    if (c.sample_values > c.samples * c.sample_types && c.sample_types)
-        return BAD(d, "more sample values than samples times sample types");
+     * one byte of it. Values are allocated as samples x sample types, which is not (a few
+     * bytes of empty samples and empty types multiply to gigabytes), so they must match the
+     * values actually present: every sample has exactly one per type (dec_sample checks). */
+    if (c.sample_values != c.samples * c.sample_types)
+        return BAD(d, "%llu sample values for %llu samples of %llu sample types",
+                   (unsigned long long)c.sample_values, (unsigned long long)c.samples,
+                   (unsigned long long)c.sample_types);
 
     ALLOC(p->sample_types, c.sample_types);
     ALLOC(p->samples, c.samples);

@@ -72,18 +72,25 @@ static int64_t child(struct sc_tree *t, uint32_t parent, uint32_t name)
     return i;
 }
 
+/* Values are any int64 (pprof's may be negative or huge): sum them with int64 wrap-around,
+ * as Go's pprof does, since signed overflow is undefined behaviour in C. */
+static int64_t add_wrap(int64_t a, int64_t b)
+{
+    return (int64_t)((uint64_t)a + (uint64_t)b);
+}
+
 int sc_tree_add(struct sc_tree *t, const uint32_t *names, uint32_t n, int64_t value)
 {
     uint32_t cur = 0;
-    t->nodes[0].total += value;
+    t->nodes[0].total = add_wrap(t->nodes[0].total, value);
     for (uint32_t i = 0; i < n; i++) {
         int64_t c = child(t, cur, names[i]);
         if (c < 0)
             return (int)c;
         cur = (uint32_t)c;
-        t->nodes[cur].total += value;
+        t->nodes[cur].total = add_wrap(t->nodes[cur].total, value);
     }
-    t->nodes[cur].self += value;
+    t->nodes[cur].self = add_wrap(t->nodes[cur].self, value);
     return 0;
 }
 
@@ -175,8 +182,12 @@ int64_t sc_stackwalk_sample(struct sc_stackwalk *w, uint32_t si)
     for (uint32_t k = s->nlocs; k-- > 0;) {
         uint32_t li = p->sample_locs[s->loc_start + k];
         const struct sc_location *l = &p->locations[li];
-        uint32_t need = n + (l->nlines ? l->nlines : 1);
+        /* 64-bit: a deep sample of locations with many inlined lines can pass 2^32 frames,
+         * and a wrapped count would under-size the array */
+        uint64_t need = (uint64_t)n + (l->nlines ? l->nlines : 1);
         if (need > w->cap) {
+            if (need > UINT32_MAX / 8)
+                return SC_ELIMIT;
             uint32_t ncap = w->cap;
             while (ncap < need)
                 ncap *= 2;

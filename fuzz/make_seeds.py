@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""make_seeds.py - writes the fuzz seed corpora in fuzz/corpus/<target>/.
+
+Seeds are small (a few KB): hand-written edge cases plus excerpts of ../shared/testdata when
+it is there. The corpus is committed; rerun this only to change it:
+    python3 fuzz/make_seeds.py [TESTDATA_DIR]
+"""
+import gzip
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTDATA = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "shared", "testdata")
+
+
+# ---- a tiny protobuf writer, enough for profile.proto ----
+
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def tag(num, wt):
+    return varint(num << 3 | wt)
+
+
+def f_varint(num, v):
+    return tag(num, 0) + varint(v)
+
+
+def f_bytes(num, b):
+    return tag(num, 2) + varint(len(b)) + b
+
+
+def f_packed(num, vals):
+    return f_bytes(num, b"".join(varint(v) for v in vals))
+
+
+def value_type(t, u):
+    return f_varint(1, t) + f_varint(2, u)
+
+
+def function(fid, name, system_name=0, filename=0, start_line=0):
+    return f_bytes(5, f_varint(1, fid) + f_varint(2, name) + (f_varint(3, system_name) if system_name else b"")
+                   + (f_varint(4, filename) if filename else b"") + (f_varint(5, start_line) if start_line else b""))
+
+
+def line(fid, ln=0, col=0):
+    return f_bytes(4, (f_varint(1, fid) if fid else b"") + (f_varint(2, ln) if ln else b"")
+                   + (f_varint(3, col) if col else b""))
+
+
+def location(lid, lines, mapping=0, address=0):
+    body = f_varint(1, lid)
+    if mapping:
+        body += f_varint(2, mapping)
+    if address:
+        body += f_varint(3, address)
+    return f_bytes(4, body + b"".join(lines))
+
+
+def mapping(mid, start, limit, filename=0, build_id=0):
+    return f_bytes(3, f_varint(1, mid) + f_varint(2, start) + f_varint(3, limit)
+                   + (f_varint(5, filename) if filename else b"") + (f_varint(6, build_id) if build_id else b""))
+
+
+def sample(locs, vals, labels=(), packed=True):
+    if packed:
+        body = f_packed(1, locs) + f_packed(2, vals)
+    else:
+        body = b"".join(f_varint(1, x) for x in locs) + b"".join(f_varint(2, x) for x in vals)
+    for lb in labels:
+        body += f_bytes(3, b"".join(f_varint(k, v) for k, v in lb.items()))
+    return f_bytes(2, body)
+
+
+def strings(table):
+    return b"".join(f_bytes(6, s) for s in table)
+
+
+def pprof_seeds():
+    s = [b"", b"samples", b"count", b"cpu", b"nanoseconds", b"main", b"main.go", b"work",
+         b"inlined", b"/bin/app", b"thread", b"bytes", b"\xff\xfe bad utf8 \"q\" \\ \n", b"caf\xc3\xa9 \xe2\x82\xac"]
+    types = f_bytes(1, value_type(1, 2)) + f_bytes(1, value_type(3, 4))
+    one_type = f_bytes(1, value_type(1, 2))
+    funcs = function(1, 5, 5, 6, 10) + function(2, 7, 0, 6, 20) + function(3, 8, 0, 6, 30) + function(4, 12) + function(5, 13)
+    locs = (location(1, [line(1, 11)], 1, 0x1000) + location(2, [line(3, 31), line(2, 21)], 1, 0x2000)
+            + location(3, [], 1, 0x3000) + location(4, [line(4), line(5)]) + location(5, [line(0, 5)], 0, 0x5000))
+    maps = mapping(1, 0x1000, 0x9000, 9, 0)
+    samples = (sample([2, 1], [3, 30000000]) + sample([3, 2, 1], [1, 10000000], [{1: 10, 2: 7}, {1: 10, 3: 42, 4: 11}])
+               + sample([4, 5, 1], [0, 5], packed=False) + sample([1], [2, 20]))
+    out = {}
+    out["inline-labels"] = (types + samples + maps + locs + funcs + strings(s) + f_varint(9, 1700000000000000000)
+                            + f_varint(10, 10 ** 10) + f_bytes(11, value_type(3, 4)) + f_varint(12, 10000000)
+                            + f_varint(13, 5) + f_varint(14, 3))
+    # references before definitions, and ids far too big for a dense table
+    out["sparse-ids"] = (strings(s) + sample([7 << 33, 7 << 33], [9]) + location(7 << 33, [line(1 << 40, 1)])
+                         + function(1 << 40, 5) + one_type)
+    out["empty-type"] = f_bytes(1, value_type(0, 0))
+    out["no-types"] = sample([], []) + strings([b""])
+    out["negative-values"] = (one_type + function(1, 5) + location(1, [line(1)]) + sample([1], [-5])
+                              + sample([1], [5]) + sample([1], [(1 << 63) - 1]) + sample([1], [(1 << 63) - 1])
+                              + strings(s))
+    out["unknown-fields"] = (one_type + f_varint(99, 1) + tag(98, 1) + b"\0" * 8 + tag(97, 5) + b"\0" * 4
+                             + f_bytes(96, b"xyz") + function(1, 5) + location(1, [line(1)]) + sample([1], [1])
+                             + strings(s))
+    for name in ("mem-sort.pb.gz", "mem-strconv.pb.gz"):
+        path = os.path.join(TESTDATA, "pprof", name)
+        if os.path.exists(path):
+            with open(path, "rb") as fh:
+                out[name.replace(".pb.gz", "")] = gzip.decompress(fh.read())
+    return out
+
+
+FOLDED = {
+    "simple": b"main;work;inner 10\nmain;work 5\nmain;other 3\n",
+    "comments-blank-crlf": b"# a comment\n\nmain;a 1\r\nmain;b  2 \r\n  \nmain;a 4\n",
+    "differential": b"main;a 1 2\nmain;b 3 0\nmain;a;c 0 7\n",
+    "fractions": b"a;b 1.5\na;b 2.\na 0.4\nb .5\n",
+    "odd-frames": b";; 1\na;;b 2\n 3\nx y z 4\n\xff\xfe;\xc3\xa9\xe2\x82\xac 5\nq\t\"\\ 6\n",
+    "no-count": b"main;a\nmain;b x\n\nmain;c 9",
+    "huge-counts": b"a 9223372036854775807\na 9223372036854775807\nb 99999999999999999999999\n",
+    "deep": b";".join(b"f%d" % i for i in range(300)) + b" 1\n",
+    "java-names": b"java;Ljava/lang/Thread;.run;Lcom/x/Y;.z_[j];do_syscall_64_[k] 12\n"
+                  b"swapper;cpu_startup_entry;do_idle 40\n",
+}
+
+PERF_HAND = [
+    b"prog 123/456 [001] 1.000001: 1 cycles:\n\tffffffff81000000 do_syscall_64+0x10 ([kernel.kallsyms])\n"
+    b"\t400123 main+0x3 (/bin/prog)\n\n",
+    b"java 99 cycles:\n\t7f0000001000 Ljava/lang/Thread;::run (/tmp/perf-99.map)\n"
+    b"\t7f0000002000 [unknown] (/tmp/perf-99.map)\n\n",
+    b"a b c 5 [000] 2.5: cpu-clock:\n\t1 f (x)\n\t2 g+0x1 (y)\n\n"
+    b"a b c 5 [000] 2.6: 3 page-faults:\n\t1 f (x)\n\n",
+    b"swapper     0 [000]   759.337518:    2004008 cpu-clock:pppH: \n"
+    b"\tffffffff821f2c2b pv_native_safe_halt+0xb ([kernel.kallsyms])\n\n",
+]
+
+
+def perf_excerpt():
+    path = os.path.join(TESTDATA, "perf", "system-wide-go-xz.perf.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as fh:
+        blocks = fh.read().split(b"\n\n")
+    # one idle, one xz and a few Go samples: every header and frame shape in the file
+    picked, kinds = [], set()
+    for b in blocks:
+        comm = b.split(None, 1)[0] if b.strip() else b""
+        if comm not in kinds or (comm == b"goload" and len(picked) < 8):
+            kinds.add(comm)
+            picked.append(b)
+        if sum(len(x) for x in picked) > 3000:
+            break
+    return b"\n\n".join(picked) + b"\n\n"
+
+
+def write(target, name, data):
+    d = os.path.join(HERE, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as fh:
+        fh.write(data)
+
+
+def main():
+    pp = pprof_seeds()
+    for k, v in pp.items():
+        write("pprof", k, v)
+    for k, v in FOLDED.items():
+        write("folded", k, v)
+    perf = list(PERF_HAND)
+    ex = perf_excerpt()
+    if ex:
+        perf.append(ex)
+    for i, v in enumerate(perf):
+        # fuzz_perf takes its options from the first byte: a few combinations
+        write("perf", "seed-%d" % i, bytes([[0, 1, 3, 4, 8, 16, 31][i % 7]]) + v)
+    # detect: every format, gzipped and not, and concatenated gzip members
+    write("detect", "pprof-raw", pp["inline-labels"])
+    write("detect", "pprof-gz", gzip.compress(pp["inline-labels"]))
+    if "mem-sort" in pp:
+        write("detect", "mem-sort-gz", gzip.compress(pp["mem-sort"]))
+    write("detect", "folded", FOLDED["simple"])
+    write("detect", "folded-gz-2members", gzip.compress(b"a;b 1\n") + gzip.compress(b"a;c 2\n") + b"\0\0")
+    write("detect", "perf", PERF_HAND[0] + PERF_HAND[3])
+    if ex:
+        write("detect", "perf-excerpt-gz", gzip.compress(ex))
+    write("detect", "empty", b"")
+
+
+if __name__ == "__main__":
+    main()
