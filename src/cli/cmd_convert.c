@@ -3,6 +3,7 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/pprof.h"
+#include "formats/speedscope.h"
 #include "formats/svg.h"
 #include "model/error.h"
 
@@ -21,6 +22,8 @@ static const char usage[] =
     "  pprof       gzipped profile.proto with every sample type, opens in go tool pprof;\n"
     "              perf script samples keep comm, pid and tid as labels\n"
     "  folded      \"frame;frame;frame count\" lines of one sample type (FlameGraph's input)\n"
+    "  speedscope  speedscope's JSON format (https://www.speedscope.app), every sample type\n"
+    "              as its own profile, the chosen one active\n"
     "  svg         an interactive flame graph (see 'scorch flamegraph' for its options)\n"
     "\n"
     "options:\n"
@@ -62,8 +65,9 @@ int cmd_convert(int argc, char **argv)
         }
     }
     if (!to)
-        return cli_usage("convert", "--to is required (pprof, folded, svg)");
-    if (strcmp(to, "pprof") && strcmp(to, "folded") && strcmp(to, "svg"))
+        return cli_usage("convert", "--to is required (pprof, folded, speedscope, svg)");
+    if (strcmp(to, "pprof") && strcmp(to, "folded") && strcmp(to, "svg") &&
+        strcmp(to, "speedscope"))
         return cli_usage("convert", "unknown output format '%s'", to);
     if (argc - optind > 1)
         return cli_usage("convert", "takes one input");
@@ -94,6 +98,10 @@ int cmd_convert(int argc, char **argv)
         sc_buf_release(&raw);
         if (rc && !err[0])
             snprintf(err, sizeof err, "%s", sc_strerror(rc));
+    } else if (!strcmp(to, "speedscope")) {
+        int vi = sc_profile_sample_index(p, sample_index, err);
+        const char *base = strrchr(in, '/');
+        rc = vi < 0 ? vi : sc_speedscope_write(p, vi, base ? base + 1 : in, &out, err);
     } else if (!strcmp(to, "svg")) {
         int vi = sc_profile_sample_index(p, sample_index, err);
         struct sc_svg_opts so;

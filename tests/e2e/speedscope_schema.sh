@@ -2,9 +2,6 @@
 # speedscope_schema.sh - scorch's speedscope output checked against speedscope's own JSON
 # schema (npm package speedscope@1.25.0, validated with ajv) for every pprof file in the test
 # data and a folded file, and its per-type totals against `go tool pprof -raw`.
-#
-# Converts with `scorch convert --to speedscope` once that command knows the format, until
-# then with tests/speedscope/driver.c built against the product's core library.
 set -u
 
 src=${SCORCH_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -35,18 +32,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-if "$scorch" convert --help 2>&1 | grep -q speedscope; then
-    convert() { "$scorch" convert --to speedscope "$1" -o "$2"; }
-    echo "converting with $scorch convert --to speedscope" >&2
-else
-    [ -f "$build/libscorch_core.a" ] || skip "no $build/libscorch_core.a to build the driver with"
-    # shellcheck disable=SC2046
-    cc -std=c11 -D_GNU_SOURCE -I"$src/src" -o "$tmp/driver" "$dir/driver.c" \
-        "$build/libscorch_core.a" $(pkg-config --libs libdeflate libzstd libxxhash) -lpthread -lm ||
-        { echo "cannot build tests/speedscope/driver.c" >&2; exit 1; }
-    convert() { "$tmp/driver" "$1" "$2"; }
-    echo "converting with tests/speedscope/driver.c (scorch convert has no speedscope yet)" >&2
-fi
+[ -x "$scorch" ] || { echo "FAIL: no scorch binary at $scorch" >&2; exit 1; }
+convert() { "$scorch" convert --to speedscope "$1" -o "$2"; }
 
 fail=0
 mkdir "$tmp/out"
