@@ -83,10 +83,14 @@ int cmd_top(int argc, char **argv)
     struct sc_profile *merged = NULL;
     int nfiles = argc - optind;
     const char *only = nfiles == 0 ? "-" : NULL;
+    /* One input is reported straight from its buffer (pprof samples are decoded on each
+     * pass instead of stored: O(input) memory); several are merged, which needs them
+     * stored. */
+    struct sc_decode_opts dopts = {.lazy_samples = nfiles <= 1};
     for (int i = optind; i < argc || only; i++) {
         const char *path = only ? only : argv[i];
         struct sc_profile *p;
-        if (sc_load(path, NULL, &p, err)) {
+        if (sc_load(path, &dopts, &p, err)) {
             sc_profile_free(merged);
             return cli_error("%s", err);
         }

@@ -71,7 +71,7 @@ struct field {
 };
 
 /* Reads the next field. 1 when one was read, 0 at the end, -1 on malformed input. */
-static int rd_field(struct rd *r, struct field *f)
+static inline __attribute__((always_inline)) int rd_field(struct rd *r, struct field *f)
 {
     if (r->p >= r->end)
         return 0;
@@ -80,6 +80,7 @@ static int rd_field(struct rd *r, struct field *f)
         return -1;
     f->num = (uint32_t)(tag >> 3);
     f->wt = (int)(tag & 7);
+    f->payload.p = f->payload.end = NULL;
     switch (f->wt) {
     case WT_VARINT:
         return rd_varint(r, &f->v) ? -1 : 1;
@@ -195,11 +196,14 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
 
 struct counts {
     uint64_t sample_types, samples, sample_locs, sample_values, labels;
+    uint64_t max_sample_locs; /* in one sample */
     uint64_t mappings, locations, lines, functions, strings, comments;
     uint64_t max_mapping_id, max_location_id, max_function_id;
 };
 
 struct dec {
+    int lazy; /* leave samples in the buffer (sc_pprof_decode_lazy) */
+    uint64_t nsamples, max_sample_locs;
     struct sc_profile *p;
     const struct sc_limits *lim;
     char *err;
@@ -238,10 +242,11 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
             struct rd s = f.payload;
             struct field g;
             int j;
+            uint64_t here = 0;
             while ((j = rd_field(&s, &g)) > 0) {
                 uint64_t n = g.wt == WT_LEN ? packed_count(&g.payload) : 1;
                 if (g.num == 1)
-                    c->sample_locs += n;
+                    here += n;
                 else if (g.num == 2)
                     c->sample_values += n;
                 else if (g.num == 3)
@@ -249,6 +254,9 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
             }
             if (j < 0)
                 return BAD(d, "truncated sample %llu", (unsigned long long)c->samples);
+            c->sample_locs += here;
+            if (here > c->max_sample_locs)
+                c->max_sample_locs = here;
             break;
         }
         case 3:
@@ -527,18 +535,24 @@ static int dec_label(struct dec *d, struct rd r, struct sc_label *lb)
     return k < 0 ? BAD(d, "truncated label") : 0;
 }
 
-static int dec_sample(struct dec *d, struct rd r)
+/* Where dec_sample() puts one sample: location indexes (room for loc_cap), values (room
+ * for the number of sample types) and labels (room for label_cap; NULL to skip them). */
+struct sample_out {
+    uint32_t *locs;
+    uint64_t loc_cap;
+    uint32_t nlocs;
+    int64_t *vals;
+    struct sc_label *labels;
+    uint64_t label_cap;
+    uint32_t nlabels;
+};
+
+/* Decodes sample number `index` (for messages) from r into o. */
+static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_out *o)
 {
-    struct sc_profile *p = d->p;
-    uint32_t nt = p->nsample_types;
-    struct sc_sample *s = &p->samples[p->nsamples];
-    int64_t *vals = p->values + (size_t)p->nsamples * nt;
-    s->loc_start = p->nsample_locs;
-    s->nlocs = 0;
-    s->label_start = p->nlabels;
-    s->nlabels = 0;
-    s->time_ns = 0;
+    uint32_t nt = d->p->nsample_types;
     uint32_t nvals = 0;
+    o->nlocs = o->nlabels = 0;
     struct field f;
     int k, rc;
     while ((k = rd_field(&r, &f)) > 0) {
@@ -551,8 +565,10 @@ static int dec_sample(struct dec *d, struct rd r)
                     if (!li)
                         return BAD(d, "sample refers to unknown location id %llu",
                                    (unsigned long long)id);
-                    p->sample_locs[p->nsample_locs++] = li - 1;
-                    s->nlocs++;
+                    if (o->nlocs >= o->loc_cap)
+                        return BAD(d, "sample %u has more location ids than counted",
+                                   (unsigned)index);
+                    o->locs[o->nlocs++] = li - 1;
                 },
                 return BAD(d, "bad sample location ids"));
             break;
@@ -562,34 +578,61 @@ static int dec_sample(struct dec *d, struct rd r)
                 {
                     if (nvals >= nt)
                         return BAD(d, "sample %u has more values than the %u sample types",
-                                   (unsigned)p->nsamples, (unsigned)nt);
-                    vals[nvals++] = (int64_t)v;
+                                   (unsigned)index, (unsigned)nt);
+                    o->vals[nvals++] = (int64_t)v;
                 },
                 return BAD(d, "bad sample values"));
             break;
         case 3:
             if (f.wt != WT_LEN)
                 return BAD(d, "label is not a message");
-            rc = dec_label(d, f.payload, &p->labels[p->nlabels]);
+            if (!o->labels)
+                break;
+            if (o->nlabels >= o->label_cap)
+                return BAD(d, "sample %u has more labels than counted", (unsigned)index);
+            rc = dec_label(d, f.payload, &o->labels[o->nlabels]);
             if (rc)
                 return rc;
-            p->nlabels++;
-            s->nlabels++;
+            o->nlabels++;
             break;
         }
     }
     if (k < 0)
         return BAD(d, "truncated sample");
     if (nvals != nt)
-        return BAD(d, "sample %u has %u values for %u sample types", (unsigned)p->nsamples,
+        return BAD(d, "sample %u has %u values for %u sample types", (unsigned)index,
                    (unsigned)nvals, (unsigned)nt);
-    if (s->nlocs > d->lim->max_stack_depth)
+    if (o->nlocs > d->lim->max_stack_depth)
         return sc_errf(d->err, SC_ELIMIT, "sample with %u locations is deeper than %u",
-                       (unsigned)s->nlocs, (unsigned)d->lim->max_stack_depth);
-    if (s->nlabels > d->lim->max_labels)
+                       (unsigned)o->nlocs, (unsigned)d->lim->max_stack_depth);
+    if (o->nlabels > d->lim->max_labels)
         return sc_errf(d->err, SC_ELIMIT, "sample with %u labels has more than %u",
-                       (unsigned)s->nlabels, (unsigned)d->lim->max_labels);
-    p->nsamples++;
+                       (unsigned)o->nlabels, (unsigned)d->lim->max_labels);
+    return 0;
+}
+
+/* Decodes a sample into the profile's arrays (sized exactly by the counting pass). */
+static int store_sample(struct dec *d, struct rd r)
+{
+    struct sc_profile *p = d->p;
+    struct sample_out o = {
+        .locs = p->sample_locs + p->nsample_locs,
+        .loc_cap = p->sample_locs_cap - p->nsample_locs,
+        .vals = p->values + (size_t)p->nsamples * p->nsample_types,
+        .labels = p->labels + p->nlabels,
+        .label_cap = p->labels_cap - p->nlabels,
+    };
+    int rc = dec_sample(d, r, p->nsamples, &o);
+    if (rc)
+        return rc;
+    struct sc_sample *s = &p->samples[p->nsamples++];
+    s->loc_start = p->nsample_locs;
+    s->nlocs = o.nlocs;
+    s->label_start = p->nlabels;
+    s->nlabels = o.nlabels;
+    s->time_ns = 0;
+    p->nsample_locs += o.nlocs;
+    p->nlabels += o.nlabels;
     return 0;
 }
 
@@ -636,13 +679,17 @@ static int decode(struct dec *d, const void *buf, size_t n)
                    (unsigned long long)c.sample_types);
 
     ALLOC(p->sample_types, c.sample_types);
-    ALLOC(p->samples, c.samples);
-    p->samples_cap = (uint32_t)c.samples;
-    ALLOC(p->values, c.samples * c.sample_types);
-    ALLOC(p->sample_locs, c.sample_locs);
-    p->sample_locs_cap = (uint32_t)c.sample_locs;
-    ALLOC(p->labels, c.labels);
-    p->labels_cap = (uint32_t)c.labels;
+    if (!d->lazy) {
+        ALLOC(p->samples, c.samples);
+        p->samples_cap = (uint32_t)c.samples;
+        ALLOC(p->values, c.samples * c.sample_types);
+        ALLOC(p->sample_locs, c.sample_locs);
+        p->sample_locs_cap = (uint32_t)c.sample_locs;
+        ALLOC(p->labels, c.labels);
+        p->labels_cap = (uint32_t)c.labels;
+    }
+    d->nsamples = c.samples;
+    d->max_sample_locs = c.max_sample_locs;
     ALLOC(p->mappings, c.mappings);
     p->mappings_cap = (uint32_t)c.mappings;
     ALLOC(p->locations, c.locations);
@@ -750,26 +797,95 @@ static int decode(struct dec *d, const void *buf, size_t n)
         if (f.num == 4 && (rc = dec_location(d, f.payload)))
             return rc;
 
-    /* sweep 3: samples */
+    /* sweep 3: samples, unless they stay in the buffer */
     r = all;
-    while (rd_field(&r, &f) > 0)
-        if (f.num == 2 && (rc = dec_sample(d, f.payload)))
+    while (!d->lazy && rd_field(&r, &f) > 0)
+        if (f.num == 2 && (rc = store_sample(d, f.payload)))
             return rc;
 
     return sc_profile_validate(p, d->err) ? SC_EFORMAT : 0;
 }
 
-int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
-                    char *err)
+/* Lazily decoded samples: the location id map survives the decode, and each walk decodes
+ * the sample messages again into scratch arrays. */
+struct lazy {
+    struct sc_sample_source base;
+    struct dec d; /* read-only during walks: each walk copies it */
+    struct rd all;
+};
+
+static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint32_t nparts,
+                        sc_sample_visit visit, void *ctx, char *err)
+{
+    const struct lazy *z = (const struct lazy *)src;
+    /* Each walk has its own decoder state and scratch, so parts can run concurrently. */
+    struct dec d = z->d;
+    d.err = err;
+    uint64_t n = z->d.nsamples;
+    uint64_t lo = part * n / nparts, hi = (part + 1) * n / nparts;
+    uint32_t *locs = malloc((z->d.max_sample_locs + 1) * sizeof *locs);
+    int64_t *vals = malloc(((size_t)z->d.p->nsample_types + 1) * sizeof *vals);
+    int rc = 0;
+    if (!locs || !vals) {
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct rd r = z->all;
+    struct field f;
+    uint64_t i = 0;
+    while (i < hi && rd_field(&r, &f) > 0) {
+        if (f.num != 2)
+            continue;
+        if (i++ < lo)
+            continue;
+        struct sample_out o = {.locs = locs, .loc_cap = z->d.max_sample_locs, .vals = vals};
+        rc = dec_sample(&d, f.payload, (uint32_t)(i - 1), &o);
+        if (!rc)
+            rc = visit(ctx, o.locs, o.nlocs, o.vals);
+        if (rc)
+            break;
+    }
+out:
+    free(locs);
+    free(vals);
+    return rc;
+}
+
+static void lazy_release(struct sc_sample_source *src)
+{
+    struct lazy *z = (struct lazy *)src;
+    idmap_release(&z->d.loc_ids);
+    free(z);
+}
+
+static int pprof_decode(const void *buf, size_t n, const struct sc_limits *lim,
+                        struct sc_profile *p, int lazy, char *err)
 {
     struct dec d;
     memset(&d, 0, sizeof d);
     d.p = p;
     d.lim = lim ? lim : &sc_limits_cli;
     d.err = err;
+    d.lazy = lazy;
     int rc = decode(&d, buf, n);
     idmap_release(&d.fn_ids);
     idmap_release(&d.map_ids);
+    if (rc == 0 && lazy) {
+        struct lazy *z = calloc(1, sizeof *z);
+        if (!z) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        } else {
+            z->base.foreach = lazy_foreach;
+            z->base.release = lazy_release;
+            z->base.nsamples = (uint32_t)d.nsamples;
+            z->d = d;
+            z->d.err = NULL;
+            z->all.p = buf;
+            z->all.end = (const uint8_t *)buf + n;
+            p->lazy = &z->base;
+            return 0; /* z owns loc_ids now */
+        }
+    }
     idmap_release(&d.loc_ids);
     if (rc == SC_EFORMAT && err && strncmp(err, "malformed pprof", 15) != 0) {
         char tmp[SC_ERR_LEN];
@@ -777,6 +893,18 @@ int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, stru
         sc_errf(err, rc, "malformed pprof: %.*s", SC_ERR_LEN - 20, tmp);
     }
     return rc;
+}
+
+int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
+                    char *err)
+{
+    return pprof_decode(buf, n, lim, p, 0, err);
+}
+
+int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
+                         struct sc_profile *p, char *err)
+{
+    return pprof_decode(buf, n, lim, p, 1, err);
 }
 
 int sc_pprof_looks_valid(const void *buf, size_t n)

@@ -17,6 +17,13 @@
 int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
                     char *err);
 
+/* Like sc_pprof_decode() but leaves the samples in buf: p->nsamples stays 0 and p->lazy
+ * decodes them on each sc_profile_foreach_sample() walk (without labels), so memory is
+ * O(input) rather than O(samples). Malformed samples surface as errors of the walk. For
+ * one-pass reports over big profiles (`scorch top`). */
+int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
+                         struct sc_profile *p, char *err);
+
 /* Appends p as an uncompressed profile.proto message to out. Location, function and
  * mapping ids are written as index + 1. 0 or SC_ENOMEM. */
 int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *out);

@@ -135,6 +135,45 @@ static int cmp_rows(const void *a, const void *b)
 
 static int cmp_order(const void *a, const void *b, void *rows);
 
+/* One thread's share of the flat/cum pass. */
+struct compute_walk {
+    const struct rowmap *m;
+    int64_t *flat, *cum; /* per row */
+    uint32_t *seen;      /* row -> stamp of the last sample that counted it */
+    uint32_t stamp;
+    int vi;
+    int64_t total;
+};
+
+/* Threads for the sample walks, and the size below which one is enough. */
+#define TOP_THREADS 4
+#define TOP_MIN_SAMPLES_PER_THREAD 20000
+
+static int compute_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
+{
+    struct compute_walk *w = ctx;
+    int64_t v = values[w->vi];
+    w->stamp++;
+    if (v == 0)
+        return 0;
+    const struct rowmap *m = w->m;
+    w->total += abs64(v);
+    if (nlocs == 0)
+        return 0;
+    w->flat[m->rows[m->loc_start[locs[0]]]] += v;
+    for (uint32_t k = 0; k < nlocs; k++) {
+        uint32_t l = locs[k];
+        const uint32_t *r = m->rows + m->loc_start[l];
+        for (uint32_t j = 0, n = m->loc_n[l]; j < n; j++) {
+            if (w->seen[r[j]] != w->stamp) {
+                w->seen[r[j]] = w->stamp;
+                w->cum[r[j]] += v;
+            }
+        }
+    }
+    return 0;
+}
+
 int sc_top_compute(const struct sc_profile *p, int vi, struct sc_top *t, char *err)
 {
     memset(t, 0, sizeof *t);
@@ -154,29 +193,42 @@ int sc_top_compute(const struct sc_profile *p, int vi, struct sc_top *t, char *e
         rc = SC_ENOMEM;
         goto out;
     }
-    uint32_t nt = p->nsample_types;
-    /* flat, cum and total in one pass; cum counts a row once per sample (stamps) */
-    for (uint32_t i = 0; i < p->nsamples; i++) {
-        int64_t v = p->values[(size_t)i * nt + (uint32_t)vi];
-        if (v == 0)
-            continue;
-        t->total += abs64(v);
-        const struct sc_sample *s = &p->samples[i];
-        const uint32_t *locs = p->sample_locs + s->loc_start;
-        if (s->nlocs == 0)
-            continue;
-        t->rows[m.rows[m.loc_start[locs[0]]]].flat += v;
-        uint32_t stamp = i + 1;
-        for (uint32_t k = 0; k < s->nlocs; k++) {
-            uint32_t l = locs[k];
-            const uint32_t *r = m.rows + m.loc_start[l];
-            for (uint32_t j = 0; j < m.loc_n[l]; j++) {
-                if (seen[r[j]] != stamp) {
-                    seen[r[j]] = stamp;
-                    t->rows[r[j]].cum += v;
-                }
-            }
+    /* flat, cum and total in one pass; cum counts a row once per sample (stamps). Each
+     * thread sums into its own arrays, added up afterwards. */
+    uint32_t nth = sc_profile_walk_threads(p, TOP_THREADS, 2 * TOP_MIN_SAMPLES_PER_THREAD);
+    struct compute_walk walks[TOP_THREADS];
+    void *ctxs[TOP_THREADS];
+    memset(walks, 0, sizeof walks);
+    for (uint32_t k = 0; k < nth; k++) {
+        walks[k].m = &m;
+        walks[k].vi = vi;
+        walks[k].flat = calloc(nrows + 1, sizeof *walks[k].flat);
+        walks[k].cum = calloc(nrows + 1, sizeof *walks[k].cum);
+        walks[k].seen = k ? calloc(nrows + 1, sizeof *walks[k].seen) : seen;
+        ctxs[k] = &walks[k];
+        if (!walks[k].flat || !walks[k].cum || !walks[k].seen)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    if (!rc)
+        rc = sc_profile_foreach_sample_parallel(p, nth, compute_visit, ctxs, err);
+    for (uint32_t k = 0; k < nth; k++) {
+        for (uint32_t r = 0; !rc && r < nrows; r++) {
+            t->rows[r].flat += walks[k].flat[r];
+            t->rows[r].cum += walks[k].cum[r];
         }
+        t->total += walks[k].total;
+        free(walks[k].flat);
+        free(walks[k].cum);
+        if (k)
+            free(walks[k].seen);
+    }
+    if (rc) {
+        free(m.loc_start);
+        free(m.loc_n);
+        free(m.rows);
+        free(seen);
+        sc_strtab_release(&names);
+        return rc;
     }
     /* Keep rows that saw a value, sorted like pprof. */
     /* rows remember their id in `cum`'s neighbour field until sorted: use pos */
@@ -288,6 +340,62 @@ static inline void count_edge(struct edge *ed, uint32_t stamp, int inlined, int6
         ed->inlined = 0;
 }
 
+/* What the label walk needs of a location, packed for locality. */
+struct loc_sum {
+    uint32_t first, last;           /* outermost / innermost shown row, UINT32_MAX: none */
+    uint32_t ie_start, ie_end;      /* its edges into targets in the intra array */
+    uint32_t cache_parent, cache_edge; /* the edge from its last caller, cached */
+    int first_inl;                  /* the outermost shown row sits inlined */
+};
+
+struct intra {
+    uint32_t edge;
+    int inlined;
+};
+
+/* One thread's share of the label pass: its own edges (the shared intra edges are
+ * pre-created in every copy with the same indexes) and its own location caches. */
+struct label_walk {
+    struct edges e;
+    const uint8_t *target;
+    struct loc_sum *sums;
+    const struct intra *ie;
+    uint32_t stamp;
+    int vi;
+};
+
+static int label_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
+{
+    struct label_walk *w = ctx;
+    int64_t v = values[w->vi];
+    uint32_t stamp = ++w->stamp;
+    if (v == 0)
+        return 0;
+    struct edge *ev = w->e.ev;
+    uint32_t parent = UINT32_MAX;
+    for (uint32_t k = nlocs; k-- > 0;) { /* root to leaf, as pprof */
+        struct loc_sum *ls = &w->sums[locs[k]];
+        uint32_t f = ls->first;
+        if (f == UINT32_MAX)
+            continue;
+        if (w->target[f] && parent != UINT32_MAX && parent != f) {
+            if (ls->cache_parent != parent) {
+                int64_t x = edge_index(&w->e, parent, f);
+                if (x < 0)
+                    return (int)x;
+                ev = w->e.ev;
+                ls->cache_parent = parent;
+                ls->cache_edge = (uint32_t)x;
+            }
+            count_edge(&ev[ls->cache_edge], stamp, ls->first_inl, v);
+        }
+        for (uint32_t x = ls->ie_start; x < ls->ie_end; x++)
+            count_edge(&ev[w->ie[x].edge], stamp, w->ie[x].inlined, v);
+        parent = ls->last;
+    }
+    return 0;
+}
+
 int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
                          const uint8_t *keep, double edgefraction)
 {
@@ -299,22 +407,12 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
      * row (the caller of the next location), and the edges inside into targets. */
     uint32_t nl = p->nlocations;
     uint8_t *target = calloc((size_t)t->nids + 1, 1);
-    uint32_t *first = malloc(((size_t)nl + 1) * sizeof *first);
-    uint32_t *last = malloc(((size_t)nl + 1) * sizeof *last);
-    uint8_t *first_inl = malloc((size_t)nl + 1);
-    uint32_t *ie_start = malloc(((size_t)nl + 2) * sizeof *ie_start);
-    struct intra {
-        uint32_t edge;
-        int inlined;
-    } *ie = malloc(((size_t)p->nlines + 1) * sizeof *ie);
-    /* one-entry cache per location of the edge from its last caller */
-    uint32_t *cache_parent = malloc(((size_t)nl + 1) * sizeof *cache_parent);
-    uint32_t *cache_edge = malloc(((size_t)nl + 1) * sizeof *cache_edge);
+    struct loc_sum *sums = malloc(((size_t)nl + 1) * sizeof *sums);
+    struct intra *ie = malloc(((size_t)p->nlines + 1) * sizeof *ie);
     struct edges e;
     memset(&e, 0, sizeof e);
     int rc = SC_ENOMEM;
-    if (!target || !first || !last || !first_inl || !ie_start || !ie || !cache_parent ||
-        !cache_edge)
+    if (!target || !sums || !ie)
         goto out;
     int any = 0;
     for (uint32_t l = 0; l < nl; l++)
@@ -329,15 +427,16 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
     for (uint32_t l = 0; l < nl; l++) {
         const uint32_t *r = t->loc_rows + t->loc_start[l];
         uint32_t n = t->loc_n[l], prev = UINT32_MAX;
-        first[l] = UINT32_MAX;
-        ie_start[l] = nie;
+        struct loc_sum *ls = &sums[l];
+        ls->first = UINT32_MAX;
+        ls->ie_start = nie;
         for (uint32_t j = n; j-- > 0;) { /* outer to inner */
             uint32_t id = r[j], pos = t->pos[id];
             if (pos == UINT32_MAX || (keep && !keep[pos]))
                 continue;
             if (prev == UINT32_MAX) {
-                first[l] = id;
-                first_inl[l] = j + 1 < n;
+                ls->first = id;
+                ls->first_inl = j + 1 < n;
             } else if (target[id] && prev != id) {
                 int64_t x = edge_index(&e, prev, id);
                 if (x < 0) {
@@ -349,40 +448,74 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
             }
             prev = id;
         }
-        last[l] = prev;
-        cache_parent[l] = UINT32_MAX;
+        ls->last = prev;
+        ls->ie_end = nie;
+        ls->cache_parent = UINT32_MAX;
     }
-    ie_start[nl] = nie;
-    uint32_t nt = p->nsample_types;
-    for (uint32_t i = 0; i < p->nsamples; i++) {
-        int64_t v = p->values[(size_t)i * nt + (uint32_t)vi];
-        if (v == 0)
+    uint32_t nth = sc_profile_walk_threads(p, TOP_THREADS, 2 * TOP_MIN_SAMPLES_PER_THREAD);
+    struct label_walk walks[TOP_THREADS];
+    void *ctxs[TOP_THREADS];
+    memset(walks, 0, sizeof walks);
+    for (uint32_t k = 0; k < nth && rc == 0; k++) {
+        walks[k].target = target;
+        walks[k].ie = ie;
+        walks[k].vi = vi;
+        ctxs[k] = &walks[k];
+        if (k == 0) {
+            walks[0].e = e;
+            walks[0].sums = sums;
+            memset(&e, 0, sizeof e); /* walks[0] owns them now */
+            sums = NULL;
             continue;
-        const struct sc_sample *s = &p->samples[i];
-        const uint32_t *locs = p->sample_locs + s->loc_start;
-        uint32_t parent = UINT32_MAX, stamp = i + 1;
-        for (uint32_t k = s->nlocs; k-- > 0;) { /* root to leaf, as pprof */
-            uint32_t l = locs[k];
-            uint32_t f = first[l];
-            if (f == UINT32_MAX)
+        }
+        walks[k].sums = malloc(((size_t)nl + 1) * sizeof *walks[k].sums);
+        walks[k].e.ev = malloc(((size_t)walks[0].e.n + 1) * sizeof *walks[k].e.ev);
+        if (!walks[k].sums || !walks[k].e.ev) {
+            rc = SC_ENOMEM;
+            break;
+        }
+        memcpy(walks[k].sums, walks[0].sums, (size_t)nl * sizeof *walks[k].sums);
+        memcpy(walks[k].e.ev, walks[0].e.ev, (size_t)walks[0].e.n * sizeof *walks[k].e.ev);
+        walks[k].e.n = walks[k].e.cap = walks[0].e.n;
+        /* same keys, same indexes: the intra edges' indexes stay valid in every copy */
+        for (uint32_t j = 0; walks[0].e.map.mask && j <= walks[0].e.map.mask && !rc; j++)
+            if (walks[0].e.map.vals[j] != UINT32_MAX &&
+                !sc_map64_upsert(&walks[k].e.map, walks[0].e.map.keys[j],
+                                 walks[0].e.map.vals[j], NULL))
+                rc = SC_ENOMEM;
+    }
+    if (!rc)
+        rc = sc_profile_foreach_sample_parallel(p, nth, label_visit, ctxs, NULL);
+    /* fold the other threads' edges into thread 0's: weights add, "always inlined" ands */
+    for (uint32_t k = 1; k < nth && !rc; k++) {
+        struct edges *o = &walks[k].e;
+        for (uint32_t j = 0; o->map.mask && j <= o->map.mask && !rc; j++) {
+            if (o->map.vals[j] == UINT32_MAX)
                 continue;
-            if (target[f] && parent != UINT32_MAX && parent != f) {
-                if (cache_parent[l] != parent) {
-                    int64_t x = edge_index(&e, parent, f);
-                    if (x < 0) {
-                        rc = (int)x;
-                        goto out;
-                    }
-                    cache_parent[l] = parent;
-                    cache_edge[l] = (uint32_t)x;
-                }
-                count_edge(&e.ev[cache_edge[l]], stamp, first_inl[l], v);
+            const struct edge *src = &o->ev[o->map.vals[j]];
+            if (src->stamp == 0)
+                continue; /* never counted in this part */
+            uint64_t key = o->map.keys[j];
+            int64_t x = edge_index(&walks[0].e, (uint32_t)(key >> 32), (uint32_t)key);
+            if (x < 0) {
+                rc = (int)x;
+                break;
             }
-            for (uint32_t x = ie_start[l]; x < ie_start[l + 1]; x++)
-                count_edge(&e.ev[ie[x].edge], stamp, ie[x].inlined, v);
-            parent = last[l];
+            struct edge *dst = &walks[0].e.ev[x];
+            dst->weight += src->weight;
+            dst->inlined &= src->inlined;
+            dst->stamp |= 1; /* counted somewhere */
         }
     }
+    for (uint32_t k = 1; k < nth; k++) {
+        sc_map64_release(&walks[k].e.map);
+        free(walks[k].e.ev);
+        free(walks[k].sums);
+    }
+    e = walks[0].e;
+    sums = walks[0].sums;
+    if (rc)
+        goto out;
     /* pprof then drops edges lighter than edgefraction of the shown flat total */
     int64_t flat_all = 0;
     for (uint32_t i = 0; i < t->n; i++)
@@ -393,8 +526,8 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
         if (e.map.vals[j] == UINT32_MAX)
             continue;
         const struct edge *ed = &e.ev[e.map.vals[j]];
-        if (abs64(ed->weight) < cutoff)
-            continue;
+        if (ed->stamp == 0 || abs64(ed->weight) < cutoff)
+            continue; /* never in a sample (made ahead for a location), or too light */
         struct sc_top_row *row = &t->rows[t->pos[(uint32_t)e.map.keys[j]]];
         if (ed->inlined)
             row->inline_in = 1;
@@ -404,13 +537,8 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
 out:
     sc_map64_release(&e.map);
     free(e.ev);
-    free(cache_parent);
-    free(cache_edge);
     free(target);
-    free(first);
-    free(last);
-    free(first_inl);
-    free(ie_start);
+    free(sums);
     free(ie);
     return rc;
 }

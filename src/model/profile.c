@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Grows *arr (elements of size sz, capacity *cap) to hold need elements. */
 static int grow(void *arr, uint32_t *cap, uint64_t need, size_t sz)
@@ -130,6 +132,8 @@ void sc_profile_free(struct sc_profile *p)
     free(p->functions);
     free(p->mappings);
     free(p->comments);
+    if (p->lazy)
+        p->lazy->release(p->lazy);
     for (uint32_t i = 0; i < p->nowned; i++) {
         if (p->owned[i].mapped_len)
             munmap(p->owned[i].ptr, p->owned[i].mapped_len);
@@ -277,6 +281,101 @@ int sc_profile_add_label(struct sc_profile *p, uint32_t key, uint32_t str, int64
     l->num_unit = num_unit;
     p->samples[p->nsamples - 1].nlabels++;
     return 0;
+}
+
+uint32_t sc_profile_nsamples(const struct sc_profile *p)
+{
+    return p->lazy ? p->lazy->nsamples : p->nsamples;
+}
+
+int sc_profile_foreach_sample(const struct sc_profile *p, sc_sample_visit visit, void *ctx,
+                              char *err)
+{
+    return sc_profile_foreach_sample_part(p, 0, 1, visit, ctx, err);
+}
+
+int sc_profile_foreach_sample_part(const struct sc_profile *p, uint32_t part, uint32_t nparts,
+                                   sc_sample_visit visit, void *ctx, char *err)
+{
+    if (nparts == 0 || part >= nparts)
+        return SC_EINVAL;
+    if (p->lazy)
+        return p->lazy->foreach(p->lazy, part, nparts, visit, ctx, err);
+    uint32_t lo = (uint32_t)((uint64_t)part * p->nsamples / nparts);
+    uint32_t hi = (uint32_t)((uint64_t)(part + 1) * p->nsamples / nparts);
+    for (uint32_t i = lo; i < hi; i++) {
+        const struct sc_sample *s = &p->samples[i];
+        int rc = visit(ctx, p->sample_locs + s->loc_start, s->nlocs,
+                       p->values + (size_t)i * p->nsample_types);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct part_job {
+    const struct sc_profile *p;
+    uint32_t part, nparts;
+    sc_sample_visit visit;
+    void *ctx;
+    int rc;
+    char err[SC_ERR_LEN];
+};
+
+static void *part_main(void *arg)
+{
+    struct part_job *j = arg;
+    j->err[0] = 0;
+    j->rc = sc_profile_foreach_sample_part(j->p, j->part, j->nparts, j->visit, j->ctx, j->err);
+    return NULL;
+}
+
+int sc_profile_foreach_sample_parallel(const struct sc_profile *p, uint32_t nparts,
+                                       sc_sample_visit visit, void **ctxs, char *err)
+{
+    if (nparts <= 1)
+        return sc_profile_foreach_sample(p, visit, ctxs[0], err);
+    struct part_job *jobs = calloc(nparts, sizeof *jobs);
+    pthread_t *tids = calloc(nparts, sizeof *tids);
+    char *started = calloc(nparts, 1);
+    if (!jobs || !tids || !started) {
+        free(jobs);
+        free(tids);
+        free(started);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < nparts; i++)
+        jobs[i] = (struct part_job){p, i, nparts, visit, ctxs[i], 0, ""};
+    /* a thread that cannot start runs its part here instead */
+    for (uint32_t i = 1; i < nparts; i++)
+        started[i] = pthread_create(&tids[i], NULL, part_main, &jobs[i]) == 0;
+    part_main(&jobs[0]);
+    for (uint32_t i = 1; i < nparts; i++) {
+        if (started[i])
+            pthread_join(tids[i], NULL);
+        else
+            part_main(&jobs[i]);
+    }
+    int rc = 0;
+    for (uint32_t i = 0; i < nparts && !rc; i++) {
+        rc = jobs[i].rc;
+        if (rc && err)
+            memcpy(err, jobs[i].err, SC_ERR_LEN);
+    }
+    free(jobs);
+    free(tids);
+    free(started);
+    return rc;
+}
+
+uint32_t sc_profile_walk_threads(const struct sc_profile *p, uint32_t max, uint32_t min_samples)
+{
+    if (sc_profile_nsamples(p) < min_samples)
+        return 1;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1)
+        n = 1;
+    return n < (long)max ? (uint32_t)n : max;
 }
 
 int sc_profile_sample_index(const struct sc_profile *p, const char *name, char *err)

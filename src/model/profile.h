@@ -76,6 +76,23 @@ struct sc_sample {
     int64_t time_ns;               /* 0 = no timestamp */
 };
 
+/* Called for each sample by sc_profile_foreach_sample(): leaf-first location indexes and
+ * one value per sample type. Return 0 to go on, anything else stops the walk and is
+ * returned. */
+typedef int (*sc_sample_visit)(void *ctx, const uint32_t *locs, uint32_t nlocs,
+                               const int64_t *values);
+
+/* Samples that are not stored in the profile but decoded again on each walk (see
+ * sc_pprof_decode_lazy): memory stays O(input) however many samples there are. */
+struct sc_sample_source {
+    /* visits part `part` of `nparts` contiguous parts of the samples; may run concurrently
+     * for different parts */
+    int (*foreach)(const struct sc_sample_source *src, uint32_t part, uint32_t nparts,
+                   sc_sample_visit visit, void *ctx, char *err);
+    void (*release)(struct sc_sample_source *src);
+    uint32_t nsamples;
+};
+
 struct sc_profile {
     struct sc_arena arena;
     struct sc_strtab strings;
@@ -109,6 +126,10 @@ struct sc_profile {
     int64_t time_nanos, duration_nanos;
     struct sc_value_type period_type;
     int64_t period;
+
+    /* When set, the samples live here instead of in samples/values/sample_locs (which are
+     * then empty): only sc_profile_foreach_sample() sees them. Released with the profile. */
+    struct sc_sample_source *lazy;
 
     /* Buffers adopted by the profile (freed with it) because strings point into them. */
     struct sc_owned {
@@ -157,6 +178,29 @@ int sc_profile_add_label(struct sc_profile *p, uint32_t key, uint32_t str, int64
 
 /* Reserve capacity up front (avoid regrowth when counts are known). 0 or SC_ENOMEM. */
 int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t nlocs);
+
+/* Number of samples, stored or lazy. */
+uint32_t sc_profile_nsamples(const struct sc_profile *p);
+
+/* Calls visit(ctx, ...) for every sample in order, stored or lazy. Returns 0, visit's
+ * non-zero result, or an SC_E* from decoding lazy samples (detail in err). */
+int sc_profile_foreach_sample(const struct sc_profile *p, sc_sample_visit visit, void *ctx,
+                              char *err);
+
+/* The same for part `part` (0-based) of `nparts` contiguous parts: samples
+ * [part * n / nparts, (part + 1) * n / nparts). Different parts may be walked by different
+ * threads at the same time; visit then gets each thread's own ctx. */
+int sc_profile_foreach_sample_part(const struct sc_profile *p, uint32_t part, uint32_t nparts,
+                                   sc_sample_visit visit, void *ctx, char *err);
+
+/* Walks all samples in nparts parts on nparts threads (part 0 on the calling thread),
+ * part i calling visit(ctxs[i], ...). Returns 0 or the first failure (detail in err). */
+int sc_profile_foreach_sample_parallel(const struct sc_profile *p, uint32_t nparts,
+                                       sc_sample_visit visit, void **ctxs, char *err);
+
+/* How many threads a sample walk should use: the online CPUs, at most max, and 1 for
+ * fewer than min_samples samples (threads cost more than they save on small inputs). */
+uint32_t sc_profile_walk_threads(const struct sc_profile *p, uint32_t max, uint32_t min_samples);
 
 /* Index of the sample type called `name` (e.g. "alloc_space"), or of the default sample type
  * when name is NULL or empty: default_sample_type if set, else the last type.
