@@ -307,6 +307,30 @@ static void test_wire_variants(void)
     sc_buf_release(&l);
 }
 
+/* Collects every visited sample as "v0,v1|loc,loc;" text, so walks can be compared. */
+struct collect {
+    struct sc_buf out;
+    uint32_t nt;
+    uint32_t count;
+};
+
+static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *vals)
+{
+    struct collect *c = ctx;
+    for (uint32_t i = 0; i < c->nt; i++) {
+        sc_buf_put_i64(&c->out, vals[i]);
+        sc_buf_putc(&c->out, ',');
+    }
+    sc_buf_putc(&c->out, '|');
+    for (uint32_t i = 0; i < nlocs; i++) {
+        sc_buf_put_u64(&c->out, locs[i]);
+        sc_buf_putc(&c->out, ',');
+    }
+    sc_buf_putc(&c->out, ';');
+    c->count++;
+    return 0;
+}
+
 static void test_errors(void)
 {
     char err[SC_ERR_LEN] = "";
@@ -323,6 +347,16 @@ static void test_errors(void)
     T_CHECK(decode(b.data, b.len, &rc, err) == NULL);
     T_EQ_INT(rc, SC_EFORMAT);
     T_CHECK(strstr(err, "unknown location id 42") != NULL);
+    /* lazily, the same sample fails when walked, not when decoded */
+    struct sc_profile *lz = sc_profile_new();
+    T_EQ_INT(sc_pprof_decode_lazy(b.data, b.len, &sc_limits_cli, lz, err), 0);
+    struct collect c = {SC_BUF_INIT, 1, 0};
+    err[0] = 0;
+    T_EQ_INT(sc_profile_foreach_sample(lz, collect_visit, &c, err), SC_EFORMAT);
+    T_CHECK(strstr(err, "unknown location id 42") != NULL);
+    T_EQ_INT(c.count, 0);
+    sc_buf_release(&c.out);
+    sc_profile_free(lz);
     /* a string index past the table */
     b.len = 0;
     put_bytes(&b, 6, "", 0);
@@ -408,11 +442,82 @@ static void test_testdata_roundtrip(void)
     T_CHECK(files >= 10);
 }
 
+static int stop_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *vals)
+{
+    (void)locs, (void)nlocs, (void)vals;
+    return ++*(int *)ctx == 3 ? 42 : 0;
+}
+
+/* Lazy decoding visits exactly the samples a materialized decode stores, in order, whole
+ * or in parts (concurrently), and stores none itself. */
+static void test_lazy_samples(void)
+{
+    struct sc_profile *rich = rich_profile();
+    struct sc_buf b = SC_BUF_INIT;
+    T_EQ_INT(sc_pprof_encode(rich, &b), 0);
+    const char *real = t_testdata("pprof/synthetic-allocs-100k.pb.gz");
+    struct sc_input in;
+    char err[SC_ERR_LEN] = "";
+    void *raw = NULL;
+    size_t rawlen = 0;
+    if (real && sc_input_read(real, 1 << 30, &in, err) == 0) {
+        T_EQ_INT(sc_gunzip(in.data, in.len, 1 << 30, &raw, &rawlen, err), 0);
+        sc_input_release(&in);
+    }
+    struct {
+        const void *data;
+        size_t len;
+    } cases[2] = {{b.data, b.len}, {raw, rawlen}};
+    for (int c = 0; c < 2; c++) {
+        if (!cases[c].data)
+            continue;
+        struct sc_profile *m = sc_profile_new(), *z = sc_profile_new();
+        T_EQ_INT(sc_pprof_decode(cases[c].data, cases[c].len, &sc_limits_cli, m, err), 0);
+        T_EQ_INT(sc_pprof_decode_lazy(cases[c].data, cases[c].len, &sc_limits_cli, z, err), 0);
+        T_EQ_INT(z->nsamples, 0);
+        T_CHECK(z->samples == NULL && z->sample_locs == NULL);
+        T_EQ_INT(sc_profile_nsamples(z), m->nsamples);
+        struct collect a = {SC_BUF_INIT, m->nsample_types, 0};
+        struct collect l = {SC_BUF_INIT, z->nsample_types, 0};
+        T_EQ_INT(sc_profile_foreach_sample(m, collect_visit, &a, err), 0);
+        T_EQ_INT(sc_profile_foreach_sample(z, collect_visit, &l, err), 0);
+        T_EQ_INT(a.count, m->nsamples);
+        T_CHECK(a.out.len == l.out.len && !memcmp(a.out.data, l.out.data, a.out.len));
+        /* three parts walked on three threads, concatenated, are the whole walk */
+        for (int lazy = 0; lazy < 2; lazy++) {
+            struct collect parts[3] = {{SC_BUF_INIT, m->nsample_types, 0},
+                                       {SC_BUF_INIT, m->nsample_types, 0},
+                                       {SC_BUF_INIT, m->nsample_types, 0}};
+            void *ctxs[3] = {&parts[0], &parts[1], &parts[2]};
+            T_EQ_INT(sc_profile_foreach_sample_parallel(lazy ? z : m, 3, collect_visit, ctxs, err),
+                     0);
+            struct sc_buf all = SC_BUF_INIT;
+            for (int k = 0; k < 3; k++) {
+                sc_buf_append(&all, parts[k].out.data, parts[k].out.len);
+                sc_buf_release(&parts[k].out);
+            }
+            T_CHECK(all.len == a.out.len && !memcmp(all.data, a.out.data, a.out.len));
+            sc_buf_release(&all);
+        }
+        /* a visitor's non-zero result stops the walk and comes back */
+        int seen = 0;
+        T_EQ_INT(sc_profile_foreach_sample(z, stop_visit, &seen, err), m->nsamples >= 3 ? 42 : 0);
+        sc_buf_release(&a.out);
+        sc_buf_release(&l.out);
+        sc_profile_free(m);
+        sc_profile_free(z);
+    }
+    free(raw);
+    sc_buf_release(&b);
+    sc_profile_free(rich);
+}
+
 int main(void)
 {
     T_RUN(test_roundtrip_all_fields);
     T_RUN(test_wire_variants);
     T_RUN(test_errors);
     T_RUN(test_testdata_roundtrip);
+    T_RUN(test_lazy_samples);
     return t_done();
 }
