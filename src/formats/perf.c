@@ -1,10 +1,1115 @@
-/* perf.c - `perf script` parser (stackcollapse-perf.pl semantics). */
+/* perf.c - `perf script` text decoded with the meaning of FlameGraph's stackcollapse-perf.pl. */
 #include "formats/perf.h"
 #include "model/error.h"
+#include "model/hash.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The Perl script is a line-by-line state machine, and this file reproduces it exactly:
+ *
+ *   line starts with '#'            skipped
+ *   empty line                      if a process frame is set: the stack (process frame
+ *                                   first) is counted with the period, then all is reset
+ *   /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/  a sample header: comm, pid, tid (no tid, or tid "0",
+ *                                   means tid = pid and pid = "?"). When the line also
+ *                                   matches /:\s*(\d+)*\s+(\S+):\s*$/ it names a period and
+ *                                   an event; a header of another event than the kept one
+ *                                   changes nothing at all. Otherwise it sets the process
+ *                                   frame and the period (absent or "0" = 1), and leaves
+ *                                   the stack as it is.
+ *   /^\s*(\w+)\s*(.+) \((.*)\)/     a stack line (address, symbol, dso), ignored unless a
+ *                                   process frame is set; its frames go on top of the
+ *                                   stack (callers come later in the text)
+ *   anything else                   warned about and skipped
+ *
+ * So the state after an empty line is always the initial one (a stack only grows while a
+ * process frame is set, and counting clears both), except for the event filter, which is
+ * the event of the first header that names one. That is what lets us split the input at
+ * empty lines and parse the pieces in parallel, once the first event is known: it is found
+ * by a quick scan of the headers before the split.
+ *
+ * Perl's regexes are emulated with their backtracking worked out by hand (see the match_*
+ * functions); \s, \d and \w are ASCII classes, as Perl uses them on bytes. */
+
+#define MAX_LINE ((size_t)1 << 20)
+#define MIN_CHUNK ((size_t)512 << 10) /* below this a thread costs more than it saves */
+#define MAX_THREADS 16
+
+static inline int is_ws(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static inline int is_digit(unsigned char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static inline int is_word(unsigned char c)
+{
+    return is_digit(c) || c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+}
+
+static inline int is_lower_hex(unsigned char c)
+{
+    return is_digit(c) || (c >= 'a' && c <= 'f');
+}
+
+struct span {
+    const char *p;
+    size_t n;
+};
+
+static int span_eq(struct span s, const char *lit, size_t n)
+{
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+/* ---- header lines ---- */
+
+struct header {
+    struct span comm, pid, tid; /* pid.p == NULL: "?" */
+    size_t after;               /* offset just past the pid/tid token */
+};
+
+/* /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/ on s[0..n), s[0] not whitespace. The lazy comm ends at
+ * the first whitespace at offset >= 2 whose whitespace run is followed by a token of the
+ * form digits, slashes, digits, itself followed by whitespace: a shorter whitespace run
+ * would leave whitespace where a digit must be, and the token must end at whitespace. */
+static int match_header(const char *s, size_t n, struct header *h)
+{
+    size_t i = 1;
+    for (;;) {
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        size_t r = i; /* a whitespace run starts here */
+        while (i < n && is_ws((unsigned char)s[i]))
+            i++;
+        if (i >= n)
+            return 0;
+        size_t t0 = i, l = r < 2 ? 2 : r;
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        if (l >= t0 || i >= n)
+            continue; /* the run has no offset >= 2, or the token is not followed by space */
+        size_t k = t0;
+        while (k < i && is_digit((unsigned char)s[k]))
+            k++;
+        if (k == t0)
+            continue;
+        size_t pid_end = k;
+        while (k < i && s[k] == '/')
+            k++;
+        size_t tid0 = k;
+        while (k < i && is_digit((unsigned char)s[k]))
+            k++;
+        if (k != i)
+            continue;
+        h->comm = (struct span){s, l};
+        h->pid = (struct span){s + t0, pid_end - t0};
+        h->tid = (struct span){s + tid0, i - tid0};
+        h->after = i;
+        /* Perl's `not $tid`: undefined, or the string "0" */
+        if (h->tid.n == 0 || span_eq(h->tid, "0", 1)) {
+            h->tid = h->pid;
+            h->pid.p = NULL;
+            h->pid.n = 0;
+        }
+        return 1;
+    }
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/: the last token must end with ':' (the event is the rest of it)
+ * and be preceded by ':', optional whitespace, optional digits (the period) and
+ * whitespace. Only one ':' can start a match: the stretch between it and the event holds
+ * only whitespace and digits, so it is the maximal such stretch. */
+static int match_event(const char *s, size_t n, struct span *event, struct span *period)
+{
+    size_t e1 = n;
+    while (e1 > 0 && is_ws((unsigned char)s[e1 - 1]))
+        e1--;
+    if (e1 < 2 || s[e1 - 1] != ':')
+        return 0;
+    size_t e0 = e1 - 1;
+    while (e0 > 0 && !is_ws((unsigned char)s[e0 - 1]))
+        e0--;
+    if (e0 == 0 || e1 - e0 < 2)
+        return 0;
+    size_t q = e0;
+    while (q > 0 && (is_ws((unsigned char)s[q - 1]) || is_digit((unsigned char)s[q - 1])))
+        q--;
+    if (q == 0 || s[q - 1] != ':')
+        return 0;
+    size_t k = q;
+    while (k < e0 && is_ws((unsigned char)s[k]))
+        k++;
+    size_t d0 = k;
+    while (k < e0 && is_digit((unsigned char)s[k]))
+        k++;
+    size_t d1 = k;
+    while (k < e0 && is_ws((unsigned char)s[k]))
+        k++;
+    if (k != e0)
+        return 0;
+    *event = (struct span){s + e0, e1 - 1 - e0};
+    *period = (struct span){s + d0, d1 - d0};
+    return 1;
+}
+
+static int64_t parse_i64(struct span d)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        if (v > (uint64_t)INT64_MAX / 10)
+            return INT64_MAX;
+        v = v * 10 + (uint64_t)(d.p[i] - '0');
+    }
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* perf's "seconds.micros:" field (not something the Perl script reads): the first token
+ * after the pid/tid of the form digits '.' digits, optionally followed by ':'. */
+static int64_t header_time(const char *s, size_t n, size_t i)
+{
+    while (i < n) {
+        while (i < n && is_ws((unsigned char)s[i]))
+            i++;
+        size_t t0 = i;
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        size_t k = t0;
+        uint64_t sec = 0;
+        while (k < i && is_digit((unsigned char)s[k]) && sec < 10000000000ull)
+            sec = sec * 10 + (uint64_t)(s[k++] - '0');
+        if (k == t0 || k >= i || s[k] != '.')
+            continue;
+        size_t f0 = ++k;
+        uint64_t frac = 0, scale = 1000000000;
+        while (k < i && is_digit((unsigned char)s[k])) {
+            if (scale > 1) {
+                scale /= 10;
+                frac += (uint64_t)(s[k] - '0') * scale;
+            }
+            k++;
+        }
+        if (k == f0 || (k < i && !(s[k] == ':' && k + 1 == i)) || sec >= 9000000000ull)
+            continue;
+        return (int64_t)(sec * 1000000000ull + frac);
+    }
+    return 0;
+}
+
+/* ---- stack lines ---- */
+
+/* /^\s*(\w+)\s*(.+) \((.*)\)/, not anchored at the end. Greedy (.+) and (.*) put the dso
+ * between the last " (" that has a ')' after it and the last ')'. If that " (" comes too
+ * early for (.+) to hold a character, the engine backtracks: first the whitespace after
+ * the address gives way, then the address loses its last character. */
+static int match_frame(const char *s, size_t n, struct span *pc, struct span *raw,
+                       struct span *mod)
+{
+    size_t a = 0;
+    while (a < n && is_ws((unsigned char)s[a]))
+        a++;
+    size_t bmax = a;
+    while (bmax < n && is_word((unsigned char)s[bmax]))
+        bmax++;
+    if (bmax == a)
+        return 0;
+    const char *rp = memrchr(s + bmax, ')', n - bmax);
+    if (!rp)
+        return 0;
+    size_t r = (size_t)(rp - s), d = 0;
+    const char *op = s + r;
+    for (;;) {
+        op = memrchr(s + bmax, '(', (size_t)(op - (s + bmax)));
+        if (!op || op - s < 1)
+            return 0;
+        if (op[-1] == ' ') {
+            d = (size_t)(op - s) - 1;
+            break;
+        }
+    }
+    size_t cmax = bmax;
+    while (cmax < n && is_ws((unsigned char)s[cmax]))
+        cmax++;
+    size_t b = bmax, c;
+    if (d >= cmax + 1)
+        c = cmax;
+    else if (d >= bmax + 1)
+        c = d - 1;
+    else if (d == bmax && bmax >= a + 2)
+        c = b = bmax - 1;
+    else
+        return 0;
+    *pc = (struct span){s + a, b - a};
+    *raw = (struct span){s + c, d - c};
+    *mod = (struct span){s + d + 2, r - d - 2};
+    return 1;
+}
+
+/* s/\+0x[\da-f]+$// */
+static void strip_offset(struct span *raw)
+{
+    size_t h = raw->n;
+    while (h > 0 && is_lower_hex((unsigned char)raw->p[h - 1]))
+        h--;
+    if (h < raw->n && h >= 3 && memcmp(raw->p + h - 3, "+0x", 3) == 0)
+        raw->n = h - 3;
+}
+
+static const char *find2(const char *s, size_t n, char a, char b)
+{
+    while (n >= 2) {
+        const char *p = memchr(s, a, n - 1);
+        if (!p)
+            return NULL;
+        if (p[1] == b)
+            return p;
+        n -= (size_t)(p + 1 - s);
+        s = p + 1;
+    }
+    return NULL;
+}
+
+static int contains(const char *s, size_t n, const char *lit, size_t ln)
+{
+    return ln <= n && memmem(s, n, lit, ln) != NULL;
+}
+
+/* The generic tidy's cut: unless the name looks like a Go method (/\.\(.*\)\./), drop
+ * everything from the first '(' that does not open "(anonymous namespace)". */
+static size_t paren_cut(const char *s, size_t n)
+{
+    const char *go = find2(s, n, '.', '(');
+    if (go && find2(go + 2, n - (size_t)(go + 2 - s), ')', '.'))
+        return n;
+    static const char anon[] = "anonymous namespace)";
+    for (const char *p = s; (p = memchr(p, '(', n - (size_t)(p - s))) != NULL; p++) {
+        size_t rest = n - (size_t)(p + 1 - s);
+        if (!(rest >= sizeof anon - 1 && memcmp(p + 1, anon, sizeof anon - 1) == 0))
+            return (size_t)(p - s);
+    }
+    return n;
+}
+
+/* m:/tmp/perf-\d+\.map: */
+static int is_jit_dso(struct span m)
+{
+    const char *s = m.p, *e = m.p + m.n;
+    while ((s = memmem(s, (size_t)(e - s), "/tmp/perf-", 10)) != NULL) {
+        const char *d = s + 10, *k = d;
+        while (k < e && is_digit((unsigned char)*k))
+            k++;
+        if (k > d && e - k >= 4 && memcmp(k, ".map", 4) == 0)
+            return 1;
+        s++;
+    }
+    return 0;
+}
+
+/* ---- per-thread parser ---- */
+
+/* A string of a worker: frames, process frames and comms, pointing into the input or the
+ * worker's arena. */
+struct wstr {
+    const char *ptr;
+    uint32_t len;
+    uint32_t frame; /* used as a frame */
+};
+
+/* Open addressing over (bytes -> u32); ptr == NULL marks an empty slot. */
+struct entry {
+    uint64_t hash;
+    const char *ptr;
+    uint32_t len, val;
+};
+
+struct table {
+    struct entry *e;
+    uint32_t mask, count;
+};
+
+struct wsample {
+    uint32_t off, n; /* frames (worker string ids, leaf first) in the worker's pool */
+    uint32_t comm;
+    int64_t period, time_ns, pid, tid; /* pid -1: none */
+};
+
+struct group {
+    uint32_t off, n; /* a stack line's frames in the worker's gids */
+};
+
+struct worker {
+    const char *start, *end;
+    uint64_t first_line; /* line number of start, filled in after the parse */
+    const struct sc_perf_opts *opts;
+    const struct sc_limits *lim;
+    struct span event; /* the kept event; p == NULL: none known */
+    int last;          /* the input's last piece, which may end inside a sample */
+
+    struct sc_arena arena;
+    struct table strtab;
+    struct wstr *strs;
+    uint32_t nstrs, capstrs;
+
+    /* stack lines seen before (per java flag): their frames, as the same bytes give the same
+     * frames; switched off when it does not pay */
+    struct table lcache[2];
+    struct group *groups;
+    uint32_t ngroups, capgroups;
+    uint32_t *gids;
+    uint32_t ngids, capgids;
+    int cache_on;
+    uint64_t lookups, hits;
+
+    /* the sample being read */
+    int have_pname, java;
+    uint32_t pname, comm;
+    int64_t period, time_ns, pid, tid;
+    uint32_t cur; /* its frames start here in pool */
+
+    struct wsample *samples;
+    uint32_t nsamples, capsamples;
+    uint32_t *pool;
+    uint32_t npool, cappool;
+
+    char *scr[2];
+    size_t scrcap;
+
+    uint64_t lines, unrecognized, other_events;
+    struct span other_event;
+    int unterminated;
+
+    int rc;
+    uint64_t err_line; /* relative to first_line */
+    char err[SC_ERR_LEN];
+};
+
+static int grow_arr(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
+{
+    if (need <= *cap)
+        return 0;
+    if (need > UINT32_MAX / 2)
+        return SC_ELIMIT;
+    uint64_t ncap = *cap ? *cap : 64;
+    while (ncap < need)
+        ncap *= 2;
+    void **p = arrp;
+    void *np = realloc(*p, (size_t)ncap * sz);
+    if (!np)
+        return SC_ENOMEM;
+    *p = np;
+    *cap = (uint32_t)ncap;
+    return 0;
+}
+
+static int table_rehash(struct table *t)
+{
+    uint64_t cap = t->mask ? ((uint64_t)t->mask + 1) * 2 : 256;
+    if (cap > (1u << 30))
+        return SC_ELIMIT;
+    struct entry *e = calloc((size_t)cap, sizeof *e);
+    if (!e)
+        return SC_ENOMEM;
+    uint32_t mask = (uint32_t)cap - 1;
+    if (t->e) {
+        for (uint32_t i = 0; i <= t->mask; i++) {
+            if (!t->e[i].ptr)
+                continue;
+            uint32_t j = (uint32_t)t->e[i].hash & mask;
+            while (e[j].ptr)
+                j = (j + 1) & mask;
+            e[j] = t->e[i];
+        }
+    }
+    free(t->e);
+    t->e = e;
+    t->mask = mask;
+    return 0;
+}
+
+/* Finds s, or claims an empty slot for it (*found = 0, val to be set by the caller).
+ * NULL when out of memory. The slot is valid until the next call. */
+static struct entry *table_get(struct table *t, uint64_t h, const char *s, uint32_t n,
+                               int *found)
+{
+    if ((t->count + 1) * 2 > t->mask + 1 && table_rehash(t))
+        return NULL;
+    for (uint32_t j = (uint32_t)h & t->mask;; j = (j + 1) & t->mask) {
+        struct entry *e = &t->e[j];
+        if (!e->ptr) {
+            e->hash = h;
+            e->ptr = s ? s : "";
+            e->len = n;
+            t->count++;
+            *found = 0;
+            return e;
+        }
+        if (e->hash == h && e->len == n && memcmp(e->ptr, s, n) == 0) {
+            *found = 1;
+            return e;
+        }
+    }
+}
+
+static void table_release(struct table *t)
+{
+    free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+static int fail(struct worker *w, int code, const char *fmt, const char *arg)
+{
+    if (!w->rc) {
+        w->rc = code;
+        w->err_line = w->lines;
+        snprintf(w->err, sizeof w->err, fmt, arg);
+    }
+    return code;
+}
+
+static int oom(struct worker *w)
+{
+    return fail(w, SC_ENOMEM, "%s", "out of memory");
+}
+
+/* Interns s; copy says s lives in scratch space and must be copied when new. Returns the
+ * worker's string id or a negative SC_E*. */
+static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
+{
+    int found;
+    struct entry *e = table_get(&w->strtab, sc_hash64(s, n), s, (uint32_t)n, &found);
+    if (!e)
+        return oom(w);
+    if (found)
+        return e->val;
+    if (copy) {
+        char *c = sc_arena_strndup(&w->arena, s, n);
+        if (!c)
+            return oom(w);
+        e->ptr = c;
+    }
+    if (grow_arr(&w->strs, &w->capstrs, (uint64_t)w->nstrs + 1, sizeof *w->strs))
+        return oom(w);
+    w->strs[w->nstrs] = (struct wstr){e->ptr, (uint32_t)n, 0};
+    e->val = w->nstrs;
+    return w->nstrs++;
+}
+
+static int scratch(struct worker *w, size_t need)
+{
+    if (need <= w->scrcap)
+        return 0;
+    size_t cap = w->scrcap ? w->scrcap : 256;
+    while (cap < need)
+        cap *= 2;
+    for (int i = 0; i < 2; i++) {
+        char *p = realloc(w->scr[i], cap);
+        if (!p)
+            return oom(w);
+        w->scr[i] = p;
+    }
+    w->scrcap = cap;
+    return 0;
+}
+
+static int append(struct worker *w, uint32_t id)
+{
+    if (w->npool == w->cappool &&
+        grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
+        return oom(w);
+    w->pool[w->npool++] = id;
+    w->strs[id].frame = 1;
+    return 0;
+}
+
+/* Pushes a frame, leaving room for the process frame that ends every stack. */
+static int push(struct worker *w, uint32_t id)
+{
+    if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
+        return fail(w, SC_ELIMIT, "%s", "stack too deep");
+    return append(w, id);
+}
+
+/* The frame one "->"-separated piece of a symbol becomes (the script's loop body). */
+static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inlined, struct span pc,
+                          struct span mod, int *kind)
+{
+    char *a = w->scr[0], *b = w->scr[1];
+    const char *t = f;
+    size_t tl = fl;
+    int where = 0; /* 0 input, 1 scr[0], 2 scr[1] */
+    if (fl == 9 && memcmp(f, "[unknown]", 9) == 0) {
+        size_t k = 0;
+        a[k++] = '[';
+        if (!span_eq(mod, "[unknown]", 9)) {
+            const char *slash = memrchr(mod.p, '/', mod.n);
+            const char *base = slash ? slash + 1 : mod.p;
+            memcpy(a + k, base, (size_t)(mod.p + mod.n - base));
+            k += (size_t)(mod.p + mod.n - base);
+        } else {
+            memcpy(a + k, "unknown", 7);
+            k += 7;
+        }
+        if (w->opts->addrs) {
+            a[k++] = ' ';
+            a[k++] = '<';
+            memcpy(a + k, pc.p, pc.n);
+            k += pc.n;
+            a[k++] = '>';
+        }
+        a[k++] = ']';
+        t = a;
+        tl = k;
+        where = 1;
+    }
+    if (memchr(t, '(', tl))
+        tl = paren_cut(t, tl);
+    if (memchr(t, ';', tl) || memchr(t, '"', tl) || memchr(t, '\'', tl)) {
+        size_t k = 0;
+        for (size_t i = 0; i < tl; i++) {
+            char c = t[i];
+            if (c == '"' || c == '\'')
+                continue;
+            b[k++] = c == ';' ? ':' : c;
+        }
+        t = b;
+        tl = k;
+        where = 2;
+    }
+    if (w->java && tl > 0 && t[0] == 'L' && memchr(t, '/', tl)) {
+        t++;
+        tl--;
+    }
+    const char *suffix = NULL;
+    if (inlined) {
+        if (!contains(t, tl, "_[i]", 4))
+            suffix = "_[i]";
+    } else {
+        if (*kind < 0) {
+            *kind = 0;
+            if (w->opts->kernel && mod.n > 0 &&
+                (mod.p[0] == '[' || (mod.n >= 7 && memcmp(mod.p + mod.n - 7, "vmlinux", 7) == 0)) &&
+                !contains(mod.p, mod.n, "unknown", 7))
+                *kind = 1;
+            else if (w->opts->jit && is_jit_dso(mod))
+                *kind = 2;
+        }
+        if (*kind == 1)
+            suffix = "_[k]";
+        else if (*kind == 2 && !contains(t, tl, "_[j]", 4))
+            suffix = "_[j]";
+    }
+    if (suffix) {
+        if (where != 2) {
+            memcpy(b, t, tl);
+            t = b;
+            where = 2;
+        }
+        memcpy((char *)t + tl, suffix, 4);
+        tl += 4;
+    }
+    return intern(w, t, tl, where != 0);
+}
+
+/* A stack line: pushes its frames (leaf first) onto the current stack. */
+static int parse_stack_line(struct worker *w, const char *s, size_t n)
+{
+    struct span pc, raw, mod;
+    if (!match_frame(s, n, &pc, &raw, &mod)) {
+        w->unrecognized++;
+        return 0;
+    }
+    strip_offset(&raw);
+    if (raw.n > 0 && raw.p[0] == '(')
+        return 0; /* a process name */
+    /* split /->/ drops trailing empty fields (and so yields nothing for "" or "->") */
+    while (raw.n >= 2 && raw.p[raw.n - 2] == '-' && raw.p[raw.n - 1] == '>')
+        raw.n -= 2;
+    if (raw.n == 0)
+        return 0;
+    if (scratch(w, n + 16))
+        return w->rc;
+    uint32_t first = w->npool;
+    int kind = -1, i = 0;
+    const char *f = raw.p, *e = raw.p + raw.n;
+    for (;; i++) {
+        const char *arrow = find2(f, (size_t)(e - f), '-', '>');
+        const char *fe = arrow ? arrow : e;
+        int64_t id = make_frame(w, f, (size_t)(fe - f), i > 0, pc, mod, &kind);
+        if (id < 0 || push(w, (uint32_t)id))
+            return w->rc;
+        if (!arrow)
+            break;
+        f = arrow + 2;
+    }
+    /* "a->b" is a calling b inlined: b is nearer the leaf */
+    for (uint32_t lo = first, hi = w->npool - 1; lo < hi; lo++, hi--) {
+        uint32_t t = w->pool[lo];
+        w->pool[lo] = w->pool[hi];
+        w->pool[hi] = t;
+    }
+    return 0;
+}
+
+static int stack_line(struct worker *w, const char *s, size_t n)
+{
+    if (!w->have_pname)
+        return 0;
+    if (!w->cache_on)
+        return parse_stack_line(w, s, n);
+    /* Most stack lines repeat byte for byte (same address, symbol and dso). */
+    if ((++w->lookups & 0xffff) == 0 && w->hits < w->lookups / 4)
+        w->cache_on = 0;
+    int found;
+    struct entry *e = table_get(&w->lcache[w->java], sc_hash64(s, n), s, (uint32_t)n, &found);
+    if (!e)
+        return oom(w);
+    if (found) {
+        const struct group *g = &w->groups[e->val];
+        w->hits++;
+        if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
+            return fail(w, SC_ELIMIT, "%s", "stack too deep");
+        if (grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
+            return oom(w);
+        memcpy(w->pool + w->npool, w->gids + g->off, g->n * sizeof *w->pool);
+        w->npool += g->n;
+        return 0;
+    }
+    if (grow_arr(&w->groups, &w->capgroups, (uint64_t)w->ngroups + 1, sizeof *w->groups))
+        return oom(w);
+    e->val = w->ngroups++;
+    uint32_t before = w->npool;
+    if (parse_stack_line(w, s, n))
+        return w->rc;
+    uint32_t k = w->npool - before;
+    if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
+        return oom(w);
+    memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+    w->groups[w->ngroups - 1] = (struct group){w->ngids, k};
+    w->ngids += k;
+    return 0;
+}
+
+/* A line that starts with a non-space: a sample header, or else maybe a stack line. */
+static int header_line(struct worker *w, const char *s, size_t n)
+{
+    struct header h;
+    if (!match_header(s, n, &h))
+        return stack_line(w, s, n);
+    struct span ev, per;
+    int64_t period = 1;
+    if (match_event(s, n, &ev, &per)) {
+        if (w->event.p && !(ev.n == w->event.n && memcmp(ev.p, w->event.p, ev.n) == 0)) {
+            if (!w->other_events++)
+                w->other_event = ev;
+            return 0;
+        }
+        if (per.n > 0 && !span_eq(per, "0", 1))
+            period = parse_i64(per);
+    }
+    const struct sc_perf_opts *o = w->opts;
+    int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
+    if (comm < 0)
+        return w->rc;
+    int64_t pname = comm;
+    if (o->pid || o->tid || memchr(h.comm.p, ' ', h.comm.n)) {
+        if (scratch(w, n + 8))
+            return w->rc;
+        char *b = w->scr[0];
+        size_t k = 0;
+        for (size_t i = 0; i < h.comm.n; i++)
+            b[k++] = h.comm.p[i] == ' ' ? '_' : h.comm.p[i];
+        if (o->pid || o->tid) {
+            b[k++] = '-';
+            if (h.pid.p) {
+                memcpy(b + k, h.pid.p, h.pid.n);
+                k += h.pid.n;
+            } else {
+                b[k++] = '?';
+            }
+            if (o->tid) {
+                b[k++] = '/';
+                memcpy(b + k, h.tid.p, h.tid.n);
+                k += h.tid.n;
+            }
+        }
+        pname = intern(w, b, k, 1);
+        if (pname < 0)
+            return w->rc;
+    }
+    w->have_pname = 1;
+    w->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
+    w->pname = (uint32_t)pname;
+    w->comm = (uint32_t)comm;
+    w->period = period;
+    w->pid = h.pid.p ? parse_i64(h.pid) : -1;
+    w->tid = parse_i64(h.tid);
+    w->time_ns = header_time(s, n, h.after);
+    return 0;
+}
+
+/* An empty line: the sample, if any, is complete. */
+static int end_sample(struct worker *w)
+{
+    if (!w->have_pname)
+        return 0;
+    if (append(w, w->pname))
+        return w->rc;
+    if (w->nsamples >= w->lim->max_samples)
+        return fail(w, SC_ELIMIT, "%s", "too many samples");
+    if (grow_arr(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
+        return oom(w);
+    w->samples[w->nsamples++] = (struct wsample){
+        w->cur, w->npool - w->cur, w->comm, w->period, w->time_ns, w->pid, w->tid,
+    };
+    w->cur = w->npool;
+    w->have_pname = 0;
+    return 0;
+}
+
+static void *parse_piece(void *arg)
+{
+    struct worker *w = arg;
+    const char *s = w->start, *end = w->end;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - s);
+        w->lines++;
+        if (n > MAX_LINE) {
+            fail(w, SC_ELIMIT, "%s", "line longer than 1 MiB");
+            break;
+        }
+        int rc;
+        if (n == 0)
+            rc = end_sample(w);
+        else if (*s == '#')
+            rc = 0;
+        else if (is_ws((unsigned char)*s))
+            rc = stack_line(w, s, n);
+        else
+            rc = header_line(w, s, n);
+        if (rc)
+            break;
+        s = nl ? nl + 1 : end;
+    }
+    if (!w->rc && w->have_pname) {
+        /* only the last piece can end inside a sample; the script never counts it */
+        w->unterminated = 1;
+        w->npool = w->cur;
+        w->have_pname = 0;
+    }
+    return NULL;
+}
+
+static void worker_release(struct worker *w)
+{
+    sc_arena_release(&w->arena);
+    table_release(&w->strtab);
+    table_release(&w->lcache[0]);
+    table_release(&w->lcache[1]);
+    free(w->strs);
+    free(w->groups);
+    free(w->gids);
+    free(w->samples);
+    free(w->pool);
+    free(w->scr[0]);
+    free(w->scr[1]);
+}
+
+/* The event of the first header that names one: the script keeps only that event's
+ * samples unless told which. */
+static int first_event(const char *s, const char *end, struct span *ev)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - s);
+        struct header h;
+        struct span per;
+        if (n > 0 && *s != '#' && !is_ws((unsigned char)*s) && n <= MAX_LINE &&
+            match_header(s, n, &h) && match_event(s, n, ev, &per))
+            return 1;
+        s = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* Piece boundaries: just after an empty line, so every piece starts in the initial state. */
+static int split_input(const char *buf, size_t n, int want, const char **cuts)
+{
+    int k = 1;
+    cuts[0] = buf;
+    for (int i = 1; i < want; i++) {
+        const char *from = buf + (size_t)((double)n * i / want);
+        if (from < cuts[k - 1])
+            from = cuts[k - 1];
+        const char *p = memmem(from, (size_t)(buf + n - from), "\n\n", 2);
+        if (!p || p + 2 >= buf + n)
+            break;
+        cuts[k++] = p + 2;
+    }
+    cuts[k] = buf + n;
+    return k;
+}
+
+static int choose_threads(const struct sc_perf_opts *o, size_t n)
+{
+    if (o->threads > 0)
+        return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t by_size = n / MIN_CHUNK;
+    int t = cpus > 0 ? (int)cpus : 1;
+    if (t > MAX_THREADS)
+        t = MAX_THREADS;
+    if ((size_t)t > by_size)
+        t = by_size ? (int)by_size : 1;
+    return t;
+}
+
+/* ---- building the profile ---- */
+
+static int copy_name(char *dst, size_t cap, struct span s)
+{
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    memcpy(dst, s.p, n);
+    dst[n] = 0;
+    return (int)n;
+}
+
+static int set_types(struct sc_profile *p, struct span event, const struct wsample *first,
+                     char *err)
+{
+    char name[256];
+    if (event.p) {
+        const char *colon = memchr(event.p, ':', event.n);
+        struct span base = {event.p, colon ? (size_t)(colon - event.p) : event.n};
+        copy_name(name, sizeof name, base);
+    } else {
+        strcpy(name, "events");
+    }
+    const char *unit =
+        strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0 ? "nanoseconds"
+                                                                            : "count";
+    if (sc_profile_add_sample_type(p, "samples", "count") < 0 ||
+        sc_profile_add_sample_type(p, name, unit) < 0)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    p->default_sample_type = p->sample_types[1].type;
+    p->period_type = p->sample_types[1];
+    p->period = first ? first->period : 0;
+    return 0;
+}
+
+static int build(struct worker *ws, int nw, struct span event, struct sc_profile *p,
+                 const struct sc_limits *lim, char *err)
+{
+    uint64_t nsamples = 0, nlocs = 0;
+    const struct wsample *first = NULL;
+    for (int k = 0; k < nw; k++) {
+        nsamples += ws[k].nsamples;
+        nlocs += ws[k].npool;
+        if (!first && ws[k].nsamples)
+            first = &ws[k].samples[0];
+    }
+    if (nsamples > lim->max_samples)
+        return sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)lim->max_samples);
+    if (nsamples > UINT32_MAX / 4 || nlocs > UINT32_MAX / 2)
+        return sc_errf(err, SC_ELIMIT, "too many samples");
+    int rc = set_types(p, event, first, err);
+    if (rc)
+        return rc;
+    int64_t kcomm = sc_profile_intern(p, "comm", 4), kpid = sc_profile_intern(p, "pid", 3),
+            ktid = sc_profile_intern(p, "tid", 3);
+    if (kcomm < 0 || kpid < 0 || ktid < 0)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+
+    /* worker string id -> profile string (gstr) and, for frames, location (gloc) */
+    uint32_t *gstr[MAX_THREADS] = {0}, *gloc[MAX_THREADS] = {0}, *loc_of_str = NULL;
+    uint32_t nloc_of_str = 0;
+    rc = 0;
+    for (int k = 0; k < nw && !rc; k++) {
+        struct worker *w = &ws[k];
+        gstr[k] = malloc(((size_t)w->nstrs + 1) * sizeof *gstr[k]);
+        gloc[k] = malloc(((size_t)w->nstrs + 1) * sizeof *gloc[k]);
+        if (!gstr[k] || !gloc[k]) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
+        }
+        for (uint32_t i = 0; i < w->nstrs; i++) {
+            int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
+            if (g < 0) {
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                break;
+            }
+            if (p->strings.n > lim->max_strings) {
+                rc = sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)lim->max_strings);
+                break;
+            }
+            gstr[k][i] = (uint32_t)g;
+            if (!w->strs[i].frame)
+                continue;
+            if ((uint64_t)g >= nloc_of_str) {
+                uint32_t ncap = nloc_of_str ? nloc_of_str : 1024;
+                while (ncap <= (uint64_t)g)
+                    ncap *= 2;
+                uint32_t *nl = realloc(loc_of_str, ncap * sizeof *nl);
+                if (!nl) {
+                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                    break;
+                }
+                memset(nl + nloc_of_str, 0, (ncap - nloc_of_str) * sizeof *nl);
+                loc_of_str = nl;
+                nloc_of_str = ncap;
+            }
+            if (!loc_of_str[g]) {
+                if (p->nfunctions >= lim->max_functions || p->nlocations >= lim->max_locations) {
+                    rc = sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
+                                 (unsigned)lim->max_functions);
+                    break;
+                }
+                int64_t fn = sc_profile_add_function(p, (uint32_t)g, 0);
+                int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(p, (uint32_t)fn);
+                if (li < 0) {
+                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                    break;
+                }
+                loc_of_str[g] = (uint32_t)li + 1;
+            }
+            gloc[k][i] = loc_of_str[g] - 1;
+        }
+    }
+    free(loc_of_str);
+    uint32_t nlabels_per = lim->max_labels < 3 ? lim->max_labels : 3;
+    if (!rc && nsamples > 0) {
+        if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
+            grow_arr(&p->labels, &p->labels_cap, nsamples * nlabels_per + 1, sizeof *p->labels))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < nw && !rc; k++) {
+        const struct worker *w = &ws[k];
+        const uint32_t *gl = gloc[k];
+        for (uint32_t i = 0; i < w->nsamples; i++) {
+            const struct wsample *ws_ = &w->samples[i];
+            struct sc_sample *s = &p->samples[p->nsamples];
+            s->loc_start = p->nsample_locs;
+            s->nlocs = ws_->n;
+            s->label_start = p->nlabels;
+            s->time_ns = ws_->time_ns;
+            uint32_t *dst = p->sample_locs + p->nsample_locs;
+            const uint32_t *src = w->pool + ws_->off;
+            for (uint32_t j = 0; j < ws_->n; j++)
+                dst[j] = gl[src[j]];
+            p->nsample_locs += ws_->n;
+            int64_t *v = p->values + (size_t)p->nsamples * 2;
+            v[0] = 1;
+            v[1] = ws_->period;
+            struct sc_label *l = p->labels + p->nlabels;
+            uint32_t nl = 0;
+            if (nl < nlabels_per)
+                l[nl++] = (struct sc_label){(uint32_t)kcomm, gstr[k][ws_->comm], 0, 0};
+            if (ws_->pid >= 0 && nl < nlabels_per)
+                l[nl++] = (struct sc_label){(uint32_t)kpid, 0, ws_->pid, 0};
+            if (nl < nlabels_per)
+                l[nl++] = (struct sc_label){(uint32_t)ktid, 0, ws_->tid, 0};
+            s->nlabels = nl;
+            p->nlabels += nl;
+            p->nsamples++;
+        }
+    }
+    for (int k = 0; k < nw; k++) {
+        free(gstr[k]);
+        free(gloc[k]);
+    }
+    return rc;
+}
+
+int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts,
+                      const struct sc_limits *lim, struct sc_profile *p,
+                      struct sc_perf_stats *stats, char *err)
+{
+    static const struct sc_perf_opts defaults;
+    if (!opts)
+        opts = &defaults;
+    if (!lim)
+        lim = &sc_limits_cli;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (n > lim->max_input)
+        return sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", n,
+                       (unsigned long long)lim->max_input);
+    if (!buf)
+        buf = "";
+
+    struct span event = {NULL, 0};
+    if (opts->event && *opts->event)
+        event = (struct span){opts->event, strlen(opts->event)};
+    else
+        first_event(buf, buf + n, &event);
+
+    const char *cuts[MAX_THREADS + 1];
+    int nw = split_input(buf, n, choose_threads(opts, n), cuts);
+    struct worker ws[MAX_THREADS];
+    memset(ws, 0, sizeof ws);
+    for (int k = 0; k < nw; k++) {
+        struct worker *w = &ws[k];
+        w->start = cuts[k];
+        w->end = cuts[k + 1];
+        w->opts = opts;
+        w->lim = lim;
+        w->event = event;
+        w->last = k == nw - 1;
+        w->cache_on = 1;
+        sc_arena_init(&w->arena);
+    }
+    pthread_t tids[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int k = 1; k < nw; k++)
+        started[k] = pthread_create(&tids[k], NULL, parse_piece, &ws[k]) == 0;
+    parse_piece(&ws[0]);
+    for (int k = 1; k < nw; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            parse_piece(&ws[k]);
+    }
+
+    int rc = 0;
+    uint64_t line = 1;
+    for (int k = 0; k < nw; k++) {
+        if (ws[k].rc) {
+            rc = sc_errf(err, ws[k].rc, "line %llu: %s",
+                         (unsigned long long)(line + ws[k].err_line - 1), ws[k].err);
+            break;
+        }
+        line += ws[k].lines;
+    }
+    if (!rc)
+        rc = build(ws, nw, event, p, lim, err);
+    if (stats) {
+        stats->samples = rc ? 0 : p->nsamples;
+        if (event.p)
+            copy_name(stats->event, sizeof stats->event, event);
+        for (int k = 0; k < nw; k++) {
+            stats->unrecognized += ws[k].unrecognized;
+            if (ws[k].other_events && !stats->other_events)
+                copy_name(stats->other_event, sizeof stats->other_event, ws[k].other_event);
+            stats->other_events += ws[k].other_events;
+            stats->unterminated |= ws[k].unterminated;
+        }
+    }
+    for (int k = 0; k < nw; k++)
+        worker_release(&ws[k]);
+    return rc;
+}
 
 int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
                    const struct sc_limits *lim, struct sc_profile *p, char *err)
 {
-    (void)buf, (void)n, (void)opts, (void)lim, (void)p;
-    return sc_errf(err, SC_EUNSUPPORTED, "perf script input is not supported yet");
+    return sc_perf_decode_ex(buf, n, opts, lim, p, NULL, err);
 }
