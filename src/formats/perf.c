@@ -335,13 +335,23 @@ struct table {
 };
 
 struct wsample {
-    uint32_t off, n; /* frames (worker string ids, leaf first) in the worker's pool */
-    uint32_t comm;
+    uint32_t off, n; /* frames but the process frame (worker string ids, leaf first) in pool */
+    uint32_t pname, comm;
     int64_t period, time_ns, pid, tid; /* pid -1: none */
 };
 
 struct group {
-    uint32_t off, n; /* a stack line's frames in the worker's gids */
+    uint32_t off, n; /* frames of a stack line (in gids) or of a sample body (in pool) */
+};
+
+/* A cache of byte strings (stack lines, sample bodies) whose frames are known, one table
+ * per java flag (which changes the frames); it switches itself off when it does not pay. */
+struct cache {
+    struct table t[2];
+    struct group *v;
+    uint32_t n, cap;
+    int off;
+    uint64_t lookups, hits;
 };
 
 struct worker {
@@ -357,21 +367,19 @@ struct worker {
     struct wstr *strs;
     uint32_t nstrs, capstrs;
 
-    /* stack lines seen before (per java flag): their frames, as the same bytes give the same
-     * frames; switched off when it does not pay */
-    struct table lcache[2];
-    struct group *groups;
-    uint32_t ngroups, capgroups;
-    uint32_t *gids;
+    /* Stack lines and whole sample bodies repeat byte for byte (same addresses, symbols and
+     * dsos), and the same bytes give the same frames. */
+    struct cache lcache, bcache;
+    uint32_t *gids; /* frames of cached lines */
     uint32_t ngids, capgids;
-    int cache_on;
-    uint64_t lookups, hits;
 
     /* the sample being read */
     int have_pname, java;
     uint32_t pname, comm;
     int64_t period, time_ns, pid, tid;
     uint32_t cur; /* its frames start here in pool */
+    struct header prev; /* the previous header, whose comm and process frame ids are: */
+    uint32_t prev_comm, prev_pname;
 
     struct wsample *samples;
     uint32_t nsamples, capsamples;
@@ -463,6 +471,42 @@ static void table_release(struct table *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Looks s up. Returns 1 with *g set when it is known; 0 when not, with *fresh the index of
+ * a new group for the caller to fill in (UINT32_MAX when the cache is off); SC_ENOMEM. */
+static int cache_get(struct cache *c, int java, const char *s, size_t n, struct group **g,
+                     uint32_t *fresh)
+{
+    *fresh = UINT32_MAX;
+    if (c->off)
+        return 0;
+    if ((++c->lookups & 0xfff) == 0 && c->hits < c->lookups / 4) {
+        c->off = 1;
+        return 0;
+    }
+    int found;
+    struct entry *e = table_get(&c->t[java], sc_hash64(s, n), s, (uint32_t)n, &found);
+    if (!e)
+        return SC_ENOMEM;
+    if (found) {
+        c->hits++;
+        *g = &c->v[e->val];
+        return 1;
+    }
+    if (grow_arr(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v))
+        return SC_ENOMEM;
+    e->val = *fresh = c->n;
+    c->v[c->n++] = (struct group){0, 0};
+    return 0;
+}
+
+static void cache_release(struct cache *c)
+{
+    table_release(&c->t[0]);
+    table_release(&c->t[1]);
+    free(c->v);
+    memset(c, 0, sizeof *c);
+}
+
 static int fail(struct worker *w, int code, const char *fmt, const char *arg)
 {
     if (!w->rc) {
@@ -518,22 +562,17 @@ static int scratch(struct worker *w, size_t need)
     return 0;
 }
 
-static int append(struct worker *w, uint32_t id)
+/* Pushes a frame, leaving room for the process frame that ends every stack. */
+static int push(struct worker *w, uint32_t id)
 {
+    if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
+        return fail(w, SC_ELIMIT, "%s", "stack too deep");
     if (w->npool == w->cappool &&
         grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
         return oom(w);
     w->pool[w->npool++] = id;
     w->strs[id].frame = 1;
     return 0;
-}
-
-/* Pushes a frame, leaving room for the process frame that ends every stack. */
-static int push(struct worker *w, uint32_t id)
-{
-    if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
-        return fail(w, SC_ELIMIT, "%s", "stack too deep");
-    return append(w, id);
 }
 
 /* The frame one "->"-separated piece of a symbol becomes (the script's loop body). */
@@ -661,18 +700,12 @@ static int stack_line(struct worker *w, const char *s, size_t n)
 {
     if (!w->have_pname)
         return 0;
-    if (!w->cache_on)
-        return parse_stack_line(w, s, n);
-    /* Most stack lines repeat byte for byte (same address, symbol and dso). */
-    if ((++w->lookups & 0xffff) == 0 && w->hits < w->lookups / 4)
-        w->cache_on = 0;
-    int found;
-    struct entry *e = table_get(&w->lcache[w->java], sc_hash64(s, n), s, (uint32_t)n, &found);
-    if (!e)
+    struct group *g;
+    uint32_t fresh;
+    int hit = cache_get(&w->lcache, w->java, s, n, &g, &fresh);
+    if (hit < 0)
         return oom(w);
-    if (found) {
-        const struct group *g = &w->groups[e->val];
-        w->hits++;
+    if (hit) {
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
             return fail(w, SC_ELIMIT, "%s", "stack too deep");
         if (grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
@@ -681,22 +714,56 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         w->npool += g->n;
         return 0;
     }
-    if (grow_arr(&w->groups, &w->capgroups, (uint64_t)w->ngroups + 1, sizeof *w->groups))
-        return oom(w);
-    e->val = w->ngroups++;
     uint32_t before = w->npool;
     if (parse_stack_line(w, s, n))
         return w->rc;
-    uint32_t k = w->npool - before;
-    if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
-        return oom(w);
-    memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
-    w->groups[w->ngroups - 1] = (struct group){w->ngids, k};
-    w->ngids += k;
+    if (fresh != UINT32_MAX) {
+        uint32_t k = w->npool - before;
+        if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
+            return oom(w);
+        memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+        w->lcache.v[fresh] = (struct group){w->ngids, k};
+        w->ngids += k;
+    }
     return 0;
 }
 
-/* A line that starts with a non-space: a sample header, or else maybe a stack line. */
+static int same_span(struct span a, struct span b)
+{
+    return a.n == b.n && (a.p == b.p || (a.p && b.p && memcmp(a.p, b.p, a.n) == 0));
+}
+
+/* The process frame of a header: comm, comm-pid or comm-pid/tid with spaces made '_'. */
+static int64_t process_frame(struct worker *w, const struct header *h, int64_t comm)
+{
+    const struct sc_perf_opts *o = w->opts;
+    if (!o->pid && !o->tid && !memchr(h->comm.p, ' ', h->comm.n))
+        return comm;
+    if (scratch(w, h->comm.n + h->pid.n + h->tid.n + 8))
+        return w->rc;
+    char *b = w->scr[0];
+    size_t k = 0;
+    for (size_t i = 0; i < h->comm.n; i++)
+        b[k++] = h->comm.p[i] == ' ' ? '_' : h->comm.p[i];
+    if (o->pid || o->tid) {
+        b[k++] = '-';
+        if (h->pid.p) {
+            memcpy(b + k, h->pid.p, h->pid.n);
+            k += h->pid.n;
+        } else {
+            b[k++] = '?';
+        }
+        if (o->tid) {
+            b[k++] = '/';
+            memcpy(b + k, h->tid.p, h->tid.n);
+            k += h->tid.n;
+        }
+    }
+    return intern(w, b, k, 1);
+}
+
+/* A line that starts with a non-space: a sample header, or else maybe a stack line.
+ * Returns 1 when it was a header of a kept event, 0 or SC_E*. */
 static int header_line(struct worker *w, const char *s, size_t n)
 {
     struct header h;
@@ -713,44 +780,40 @@ static int header_line(struct worker *w, const char *s, size_t n)
         if (per.n > 0 && !span_eq(per, "0", 1))
             period = parse_i64(per);
     }
-    const struct sc_perf_opts *o = w->opts;
-    int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
-    if (comm < 0)
-        return w->rc;
-    int64_t pname = comm;
-    if (o->pid || o->tid || memchr(h.comm.p, ' ', h.comm.n)) {
-        if (scratch(w, n + 8))
-            return w->rc;
-        char *b = w->scr[0];
-        size_t k = 0;
-        for (size_t i = 0; i < h.comm.n; i++)
-            b[k++] = h.comm.p[i] == ' ' ? '_' : h.comm.p[i];
-        if (o->pid || o->tid) {
-            b[k++] = '-';
-            if (h.pid.p) {
-                memcpy(b + k, h.pid.p, h.pid.n);
-                k += h.pid.n;
-            } else {
-                b[k++] = '?';
-            }
-            if (o->tid) {
-                b[k++] = '/';
-                memcpy(b + k, h.tid.p, h.tid.n);
-                k += h.tid.n;
-            }
-        }
-        pname = intern(w, b, k, 1);
+    /* consecutive samples are mostly of the same thread */
+    if (!(w->prev.comm.p && same_span(h.comm, w->prev.comm) && same_span(h.pid, w->prev.pid) &&
+          same_span(h.tid, w->prev.tid))) {
+        int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
+        int64_t pname = comm < 0 ? comm : process_frame(w, &h, comm);
         if (pname < 0)
             return w->rc;
+        w->prev = h;
+        w->prev_comm = (uint32_t)comm;
+        w->prev_pname = (uint32_t)pname;
+        w->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
+        w->pid = h.pid.p ? parse_i64(h.pid) : -1;
+        w->tid = parse_i64(h.tid);
     }
     w->have_pname = 1;
-    w->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
-    w->pname = (uint32_t)pname;
-    w->comm = (uint32_t)comm;
+    w->pname = w->prev_pname;
+    w->comm = w->prev_comm;
     w->period = period;
-    w->pid = h.pid.p ? parse_i64(h.pid) : -1;
-    w->tid = parse_i64(h.tid);
     w->time_ns = header_time(s, n, h.after);
+    return 1;
+}
+
+static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
+{
+    if (w->nsamples >= w->lim->max_samples)
+        return fail(w, SC_ELIMIT, "%s", "too many samples");
+    if (w->nsamples == w->capsamples &&
+        grow_arr(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
+        return oom(w);
+    w->samples[w->nsamples++] = (struct wsample){
+        off, nframes, w->pname, w->comm, w->period, w->time_ns, w->pid, w->tid,
+    };
+    w->strs[w->pname].frame = 1;
+    w->have_pname = 0;
     return 0;
 }
 
@@ -759,18 +822,53 @@ static int end_sample(struct worker *w)
 {
     if (!w->have_pname)
         return 0;
-    if (append(w, w->pname))
-        return w->rc;
-    if (w->nsamples >= w->lim->max_samples)
-        return fail(w, SC_ELIMIT, "%s", "too many samples");
-    if (grow_arr(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
-        return oom(w);
-    w->samples[w->nsamples++] = (struct wsample){
-        w->cur, w->npool - w->cur, w->comm, w->period, w->time_ns, w->pid, w->tid,
-    };
+    uint32_t off = w->cur;
     w->cur = w->npool;
-    w->have_pname = 0;
-    return 0;
+    return record_sample(w, off, w->npool - off);
+}
+
+/* Right after a kept header, with an empty stack: when stack lines and then an empty line
+ * follow, they give the frames the same bytes gave before, if they came before. Returns
+ * where to go on, or NULL to go on line by line (or on error, with w->rc set). */
+static const char *sample_body(struct worker *w, const char *b0, const char *end)
+{
+    if (w->bcache.off)
+        return NULL;
+    const char *s = b0;
+    uint64_t k = 0;
+    while (s < end && *s != '\n') {
+        if (!is_ws((unsigned char)*s))
+            return NULL; /* not a plain sample: a header, a comment, ... */
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl || (size_t)(nl - s) > MAX_LINE)
+            return NULL;
+        s = nl + 1;
+        k++;
+    }
+    if (s >= end)
+        return NULL; /* no empty line follows */
+    struct group *g;
+    uint32_t fresh;
+    int hit = cache_get(&w->bcache, w->java, b0, (size_t)(s - b0), &g, &fresh);
+    if (hit < 0) {
+        oom(w);
+        return NULL;
+    }
+    if (hit) {
+        w->lines += k + 1;
+        return record_sample(w, g->off, g->n) ? NULL : s + 1;
+    }
+    for (const char *l = b0; l < s;) {
+        const char *nl = memchr(l, '\n', (size_t)(s - l));
+        w->lines++;
+        if (stack_line(w, l, (size_t)(nl - l)))
+            return NULL;
+        l = nl + 1;
+    }
+    w->lines++;
+    if (fresh != UINT32_MAX)
+        w->bcache.v[fresh] = (struct group){w->cur, w->npool - w->cur};
+    return end_sample(w) ? NULL : s + 1;
 }
 
 static void *parse_piece(void *arg)
@@ -787,17 +885,27 @@ static void *parse_piece(void *arg)
             break;
         }
         int rc;
-        if (n == 0)
+        const char *line = s;
+        s = nl ? nl + 1 : end;
+        if (n == 0) {
             rc = end_sample(w);
-        else if (*s == '#')
+        } else if (*line == '#') {
             rc = 0;
-        else if (is_ws((unsigned char)*s))
-            rc = stack_line(w, s, n);
-        else
-            rc = header_line(w, s, n);
+        } else if (is_ws((unsigned char)*line)) {
+            rc = stack_line(w, line, n);
+        } else {
+            rc = header_line(w, line, n);
+            if (rc == 1 && w->npool == w->cur) {
+                const char *next = sample_body(w, s, end);
+                if (w->rc)
+                    break;
+                if (next)
+                    s = next;
+            }
+            rc = rc < 0 ? rc : 0;
+        }
         if (rc)
             break;
-        s = nl ? nl + 1 : end;
     }
     if (!w->rc && w->have_pname) {
         /* only the last piece can end inside a sample; the script never counts it */
@@ -812,10 +920,9 @@ static void worker_release(struct worker *w)
 {
     sc_arena_release(&w->arena);
     table_release(&w->strtab);
-    table_release(&w->lcache[0]);
-    table_release(&w->lcache[1]);
+    cache_release(&w->lcache);
+    cache_release(&w->bcache);
     free(w->strs);
-    free(w->groups);
     free(w->gids);
     free(w->samples);
     free(w->pool);
@@ -913,7 +1020,8 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
     const struct wsample *first = NULL;
     for (int k = 0; k < nw; k++) {
         nsamples += ws[k].nsamples;
-        nlocs += ws[k].npool;
+        for (uint32_t i = 0; i < ws[k].nsamples; i++)
+            nlocs += ws[k].samples[i].n + 1;
         if (!first && ws[k].nsamples)
             first = &ws[k].samples[0];
     }
@@ -995,28 +1103,29 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
         const struct worker *w = &ws[k];
         const uint32_t *gl = gloc[k];
         for (uint32_t i = 0; i < w->nsamples; i++) {
-            const struct wsample *ws_ = &w->samples[i];
+            const struct wsample *sm = &w->samples[i];
             struct sc_sample *s = &p->samples[p->nsamples];
             s->loc_start = p->nsample_locs;
-            s->nlocs = ws_->n;
+            s->nlocs = sm->n + 1;
             s->label_start = p->nlabels;
-            s->time_ns = ws_->time_ns;
+            s->time_ns = sm->time_ns;
             uint32_t *dst = p->sample_locs + p->nsample_locs;
-            const uint32_t *src = w->pool + ws_->off;
-            for (uint32_t j = 0; j < ws_->n; j++)
+            const uint32_t *src = w->pool + sm->off;
+            for (uint32_t j = 0; j < sm->n; j++)
                 dst[j] = gl[src[j]];
-            p->nsample_locs += ws_->n;
+            dst[sm->n] = gl[sm->pname];
+            p->nsample_locs += sm->n + 1;
             int64_t *v = p->values + (size_t)p->nsamples * 2;
             v[0] = 1;
-            v[1] = ws_->period;
+            v[1] = sm->period;
             struct sc_label *l = p->labels + p->nlabels;
             uint32_t nl = 0;
             if (nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)kcomm, gstr[k][ws_->comm], 0, 0};
-            if (ws_->pid >= 0 && nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)kpid, 0, ws_->pid, 0};
+                l[nl++] = (struct sc_label){(uint32_t)kcomm, gstr[k][sm->comm], 0, 0};
+            if (sm->pid >= 0 && nl < nlabels_per)
+                l[nl++] = (struct sc_label){(uint32_t)kpid, 0, sm->pid, 0};
             if (nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)ktid, 0, ws_->tid, 0};
+                l[nl++] = (struct sc_label){(uint32_t)ktid, 0, sm->tid, 0};
             s->nlabels = nl;
             p->nlabels += nl;
             p->nsamples++;
@@ -1064,7 +1173,6 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
         w->lim = lim;
         w->event = event;
         w->last = k == nw - 1;
-        w->cache_on = 1;
         sc_arena_init(&w->arena);
     }
     pthread_t tids[MAX_THREADS];
