@@ -389,6 +389,14 @@ struct worker {
     char *scr[2];
     size_t scrcap;
 
+    uint64_t nlocs, with_pid; /* sample_locs the samples need; samples with a pid */
+
+    /* building the profile: worker string id -> profile string and location; where this
+     * worker's samples, locations and labels go */
+    struct sc_profile *p;
+    uint32_t *gstr, *gloc;
+    uint32_t sample_base, loc_base, label_base, nlabels_per, kcomm, kpid, ktid;
+
     uint64_t lines, unrecognized, other_events;
     struct span other_event;
     int unterminated;
@@ -812,6 +820,8 @@ static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
     w->samples[w->nsamples++] = (struct wsample){
         off, nframes, w->pname, w->comm, w->period, w->time_ns, w->pid, w->tid,
     };
+    w->nlocs += nframes + 1;
+    w->with_pid += w->pid >= 0;
     w->strs[w->pname].frame = 1;
     w->have_pname = 0;
     return 0;
@@ -928,6 +938,8 @@ static void worker_release(struct worker *w)
     free(w->pool);
     free(w->scr[0]);
     free(w->scr[1]);
+    free(w->gstr);
+    free(w->gloc);
 }
 
 /* The event of the first header that names one: the script keeps only that event's
@@ -1013,22 +1025,127 @@ static int set_types(struct sc_profile *p, struct span event, const struct wsamp
     return 0;
 }
 
+/* Runs fn on every worker, in parallel when threads can be had. */
+static void run_all(struct worker *ws, int nw, void *(*fn)(void *))
+{
+    pthread_t tids[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int k = 1; k < nw; k++)
+        started[k] = pthread_create(&tids[k], NULL, fn, &ws[k]) == 0;
+    fn(&ws[0]);
+    for (int k = 1; k < nw; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            fn(&ws[k]);
+    }
+}
+
+/* Maps a worker's strings to the profile's, making a function and location of each frame
+ * (in the order workers met them, so the profile does not depend on the thread count). */
+static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of_str,
+                       uint32_t *nloc_of_str, const struct sc_limits *lim, char *err)
+{
+    w->gstr = malloc(((size_t)w->nstrs + 1) * sizeof *w->gstr);
+    w->gloc = malloc(((size_t)w->nstrs + 1) * sizeof *w->gloc);
+    if (!w->gstr || !w->gloc)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < w->nstrs; i++) {
+        int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
+        if (g < 0)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (p->strings.n > lim->max_strings)
+            return sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)lim->max_strings);
+        w->gstr[i] = (uint32_t)g;
+        if (!w->strs[i].frame)
+            continue;
+        if ((uint64_t)g >= *nloc_of_str) {
+            uint32_t ncap = *nloc_of_str ? *nloc_of_str : 1024;
+            while (ncap <= (uint64_t)g)
+                ncap *= 2;
+            uint32_t *nl = realloc(*loc_of_str, ncap * sizeof *nl);
+            if (!nl)
+                return sc_errf(err, SC_ENOMEM, "out of memory");
+            memset(nl + *nloc_of_str, 0, (ncap - *nloc_of_str) * sizeof *nl);
+            *loc_of_str = nl;
+            *nloc_of_str = ncap;
+        }
+        if (!(*loc_of_str)[g]) {
+            if (p->nfunctions >= lim->max_functions || p->nlocations >= lim->max_locations)
+                return sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
+                               (unsigned)(lim->max_functions < lim->max_locations
+                                              ? lim->max_functions
+                                              : lim->max_locations));
+            int64_t fn = sc_profile_add_function(p, (uint32_t)g, 0);
+            int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(p, (uint32_t)fn);
+            if (li < 0)
+                return sc_errf(err, SC_ENOMEM, "out of memory");
+            (*loc_of_str)[g] = (uint32_t)li + 1;
+        }
+        w->gloc[i] = (*loc_of_str)[g] - 1;
+    }
+    return 0;
+}
+
+/* Writes a worker's samples into the profile's arrays, at the worker's offsets. */
+static void *fill_piece(void *arg)
+{
+    struct worker *w = arg;
+    struct sc_profile *p = w->p;
+    const uint32_t *gl = w->gloc;
+    uint32_t loc = w->loc_base, lab = w->label_base;
+    for (uint32_t i = 0; i < w->nsamples; i++) {
+        const struct wsample *sm = &w->samples[i];
+        struct sc_sample *s = &p->samples[w->sample_base + i];
+        s->loc_start = loc;
+        s->nlocs = sm->n + 1;
+        s->label_start = lab;
+        s->time_ns = sm->time_ns;
+        uint32_t *dst = p->sample_locs + loc;
+        const uint32_t *src = w->pool + sm->off;
+        for (uint32_t j = 0; j < sm->n; j++)
+            dst[j] = gl[src[j]];
+        dst[sm->n] = gl[sm->pname];
+        loc += sm->n + 1;
+        int64_t *v = p->values + (size_t)(w->sample_base + i) * 2;
+        v[0] = 1;
+        v[1] = sm->period;
+        struct sc_label *l = p->labels + lab;
+        uint32_t nl = 0;
+        if (nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->kcomm, w->gstr[sm->comm], 0, 0};
+        if (sm->pid >= 0 && nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->kpid, 0, sm->pid, 0};
+        if (nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->ktid, 0, sm->tid, 0};
+        s->nlabels = nl;
+        lab += nl;
+    }
+    return NULL;
+}
+
 static int build(struct worker *ws, int nw, struct span event, struct sc_profile *p,
                  const struct sc_limits *lim, char *err)
 {
-    uint64_t nsamples = 0, nlocs = 0;
+    uint32_t per = lim->max_labels < 3 ? lim->max_labels : 3;
+    uint32_t with = per, without = per < 2 ? per : 2; /* labels of samples with/without pid */
+    uint64_t nsamples = 0, nlocs = 0, nlabels = 0;
     const struct wsample *first = NULL;
     for (int k = 0; k < nw; k++) {
-        nsamples += ws[k].nsamples;
-        for (uint32_t i = 0; i < ws[k].nsamples; i++)
-            nlocs += ws[k].samples[i].n + 1;
-        if (!first && ws[k].nsamples)
-            first = &ws[k].samples[0];
+        struct worker *w = &ws[k];
+        w->sample_base = (uint32_t)nsamples;
+        w->loc_base = (uint32_t)nlocs;
+        w->label_base = (uint32_t)nlabels;
+        nsamples += w->nsamples;
+        nlocs += w->nlocs;
+        nlabels += w->with_pid * with + (w->nsamples - w->with_pid) * without;
+        if (!first && w->nsamples)
+            first = &w->samples[0];
+        if (nsamples > lim->max_samples)
+            return sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)lim->max_samples);
+        if (nsamples > UINT32_MAX / 4 || nlocs > UINT32_MAX / 2 || nlabels > UINT32_MAX / 2)
+            return sc_errf(err, SC_ELIMIT, "too many samples");
     }
-    if (nsamples > lim->max_samples)
-        return sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)lim->max_samples);
-    if (nsamples > UINT32_MAX / 4 || nlocs > UINT32_MAX / 2)
-        return sc_errf(err, SC_ELIMIT, "too many samples");
     int rc = set_types(p, event, first, err);
     if (rc)
         return rc;
@@ -1036,106 +1153,29 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
             ktid = sc_profile_intern(p, "tid", 3);
     if (kcomm < 0 || kpid < 0 || ktid < 0)
         return sc_errf(err, SC_ENOMEM, "out of memory");
-
-    /* worker string id -> profile string (gstr) and, for frames, location (gloc) */
-    uint32_t *gstr[MAX_THREADS] = {0}, *gloc[MAX_THREADS] = {0}, *loc_of_str = NULL;
-    uint32_t nloc_of_str = 0;
-    rc = 0;
-    for (int k = 0; k < nw && !rc; k++) {
-        struct worker *w = &ws[k];
-        gstr[k] = malloc(((size_t)w->nstrs + 1) * sizeof *gstr[k]);
-        gloc[k] = malloc(((size_t)w->nstrs + 1) * sizeof *gloc[k]);
-        if (!gstr[k] || !gloc[k]) {
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-            break;
-        }
-        for (uint32_t i = 0; i < w->nstrs; i++) {
-            int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
-            if (g < 0) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            if (p->strings.n > lim->max_strings) {
-                rc = sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)lim->max_strings);
-                break;
-            }
-            gstr[k][i] = (uint32_t)g;
-            if (!w->strs[i].frame)
-                continue;
-            if ((uint64_t)g >= nloc_of_str) {
-                uint32_t ncap = nloc_of_str ? nloc_of_str : 1024;
-                while (ncap <= (uint64_t)g)
-                    ncap *= 2;
-                uint32_t *nl = realloc(loc_of_str, ncap * sizeof *nl);
-                if (!nl) {
-                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                    break;
-                }
-                memset(nl + nloc_of_str, 0, (ncap - nloc_of_str) * sizeof *nl);
-                loc_of_str = nl;
-                nloc_of_str = ncap;
-            }
-            if (!loc_of_str[g]) {
-                if (p->nfunctions >= lim->max_functions || p->nlocations >= lim->max_locations) {
-                    rc = sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
-                                 (unsigned)lim->max_functions);
-                    break;
-                }
-                int64_t fn = sc_profile_add_function(p, (uint32_t)g, 0);
-                int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(p, (uint32_t)fn);
-                if (li < 0) {
-                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                    break;
-                }
-                loc_of_str[g] = (uint32_t)li + 1;
-            }
-            gloc[k][i] = loc_of_str[g] - 1;
-        }
-    }
+    uint32_t *loc_of_str = NULL, nloc_of_str = 0;
+    for (int k = 0; k < nw && !rc; k++)
+        rc = map_strings(&ws[k], p, &loc_of_str, &nloc_of_str, lim, err);
     free(loc_of_str);
-    uint32_t nlabels_per = lim->max_labels < 3 ? lim->max_labels : 3;
-    if (!rc && nsamples > 0) {
-        if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
-            grow_arr(&p->labels, &p->labels_cap, nsamples * nlabels_per + 1, sizeof *p->labels))
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-    }
-    for (int k = 0; k < nw && !rc; k++) {
-        const struct worker *w = &ws[k];
-        const uint32_t *gl = gloc[k];
-        for (uint32_t i = 0; i < w->nsamples; i++) {
-            const struct wsample *sm = &w->samples[i];
-            struct sc_sample *s = &p->samples[p->nsamples];
-            s->loc_start = p->nsample_locs;
-            s->nlocs = sm->n + 1;
-            s->label_start = p->nlabels;
-            s->time_ns = sm->time_ns;
-            uint32_t *dst = p->sample_locs + p->nsample_locs;
-            const uint32_t *src = w->pool + sm->off;
-            for (uint32_t j = 0; j < sm->n; j++)
-                dst[j] = gl[src[j]];
-            dst[sm->n] = gl[sm->pname];
-            p->nsample_locs += sm->n + 1;
-            int64_t *v = p->values + (size_t)p->nsamples * 2;
-            v[0] = 1;
-            v[1] = sm->period;
-            struct sc_label *l = p->labels + p->nlabels;
-            uint32_t nl = 0;
-            if (nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)kcomm, gstr[k][sm->comm], 0, 0};
-            if (sm->pid >= 0 && nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)kpid, 0, sm->pid, 0};
-            if (nl < nlabels_per)
-                l[nl++] = (struct sc_label){(uint32_t)ktid, 0, sm->tid, 0};
-            s->nlabels = nl;
-            p->nlabels += nl;
-            p->nsamples++;
-        }
-    }
+    if (rc || nsamples == 0)
+        return rc;
+    if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
+        grow_arr(&p->labels, &p->labels_cap, nlabels + 1, sizeof *p->labels))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (int k = 0; k < nw; k++) {
-        free(gstr[k]);
-        free(gloc[k]);
+        struct worker *w = &ws[k];
+        w->p = p;
+        w->nlabels_per = per;
+        w->kcomm = (uint32_t)kcomm;
+        w->kpid = (uint32_t)kpid;
+        w->ktid = (uint32_t)ktid;
     }
-    return rc;
+    /* most of the time here goes to faulting in fresh pages: worth the threads */
+    run_all(ws, nw, fill_piece);
+    p->nsamples = (uint32_t)nsamples;
+    p->nsample_locs = (uint32_t)nlocs;
+    p->nlabels = (uint32_t)nlabels;
+    return 0;
 }
 
 int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts,
@@ -1175,17 +1215,7 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
         w->last = k == nw - 1;
         sc_arena_init(&w->arena);
     }
-    pthread_t tids[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (int k = 1; k < nw; k++)
-        started[k] = pthread_create(&tids[k], NULL, parse_piece, &ws[k]) == 0;
-    parse_piece(&ws[0]);
-    for (int k = 1; k < nw; k++) {
-        if (started[k])
-            pthread_join(tids[k], NULL);
-        else
-            parse_piece(&ws[k]);
-    }
+    run_all(ws, nw, parse_piece);
 
     int rc = 0;
     uint64_t line = 1;
