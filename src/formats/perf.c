@@ -125,38 +125,43 @@ static int match_header(const char *s, size_t n, struct header *h)
 
 /* /:\s*(\d+)*\s+(\S+):\s*$/: the last token must end with ':' (the event is the rest of it)
  * and be preceded by ':', optional whitespace, optional digits (the period) and
- * whitespace. Only one ':' can start a match: the stretch between it and the event holds
- * only whitespace and digits, so it is the maximal such stretch. */
-static int match_event(const char *s, size_t n, struct span *event, struct span *period)
+ * whitespace. Only one ':' can start a match: what lies between it and the event is
+ * whitespace and digits, so it is the maximal such stretch before the event. hint, when
+ * not NULL, is the event most lines name, which saves a scan. *colon is the offset of the
+ * ':' (which ends perf's timestamp). */
+static int match_event(const char *s, size_t n, const struct span *hint, struct span *event,
+                       struct span *period, size_t *colon)
 {
     size_t e1 = n;
     while (e1 > 0 && is_ws((unsigned char)s[e1 - 1]))
         e1--;
     if (e1 < 2 || s[e1 - 1] != ':')
         return 0;
-    size_t e0 = e1 - 1;
-    while (e0 > 0 && !is_ws((unsigned char)s[e0 - 1]))
-        e0--;
+    size_t e0;
+    if (hint && e1 >= hint->n + 2 && is_ws((unsigned char)s[e1 - 2 - hint->n]) &&
+        memcmp(s + e1 - 1 - hint->n, hint->p, hint->n) == 0) {
+        e0 = e1 - 1 - hint->n;
+    } else {
+        e0 = e1 - 1;
+        while (e0 > 0 && !is_ws((unsigned char)s[e0 - 1]))
+            e0--;
+    }
     if (e0 == 0 || e1 - e0 < 2)
         return 0;
-    size_t q = e0;
-    while (q > 0 && (is_ws((unsigned char)s[q - 1]) || is_digit((unsigned char)s[q - 1])))
+    size_t q = e0 - 1; /* s[q] is whitespace */
+    while (q > 0 && is_ws((unsigned char)s[q - 1]))
+        q--;
+    size_t d1 = q;
+    while (q > 0 && is_digit((unsigned char)s[q - 1]))
+        q--;
+    size_t d0 = q;
+    while (q > 0 && is_ws((unsigned char)s[q - 1]))
         q--;
     if (q == 0 || s[q - 1] != ':')
         return 0;
-    size_t k = q;
-    while (k < e0 && is_ws((unsigned char)s[k]))
-        k++;
-    size_t d0 = k;
-    while (k < e0 && is_digit((unsigned char)s[k]))
-        k++;
-    size_t d1 = k;
-    while (k < e0 && is_ws((unsigned char)s[k]))
-        k++;
-    if (k != e0)
-        return 0;
     *event = (struct span){s + e0, e1 - 1 - e0};
     *period = (struct span){s + d0, d1 - d0};
+    *colon = q - 1;
     return 1;
 }
 
@@ -171,34 +176,54 @@ static int64_t parse_i64(struct span d)
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* perf's "seconds.micros:" field (not something the Perl script reads): the first token
- * after the pid/tid of the form digits '.' digits, optionally followed by ':'. */
-static int64_t header_time(const char *s, size_t n, size_t i)
+static const uint32_t pow10[10] = {1,      10,      100,      1000,      10000,
+                                   100000, 1000000, 10000000, 100000000, 1000000000};
+
+/* seconds.fraction in s[t0..t1) as nanoseconds, or -1. */
+static int64_t parse_time(const char *s, size_t t0, size_t t1)
 {
+    size_t k = t0;
+    uint64_t sec = 0;
+    while (k < t1 && is_digit((unsigned char)s[k]) && sec < 1000000000ull)
+        sec = sec * 10 + (uint64_t)(s[k++] - '0');
+    if (k == t0 || k >= t1 || s[k] != '.' || sec > 9000000000ull)
+        return -1;
+    size_t f0 = ++k;
+    uint64_t frac = 0;
+    while (k < t1 && is_digit((unsigned char)s[k])) {
+        if (k - f0 < 9)
+            frac = frac * 10 + (uint64_t)(s[k] - '0');
+        k++;
+    }
+    if (k == f0 || k != t1)
+        return -1;
+    return (int64_t)(sec * 1000000000ull + frac * pow10[9 - (k - f0 < 9 ? k - f0 : 9)]);
+}
+
+/* perf's "seconds.micros:" field (not something the Perl script reads): the token that
+ * ends with the ':' before the period and event (colon, when not 0), where perf prints it,
+ * else the first token after the pid/tid of the form digits '.' digits, optionally followed
+ * by ':'. */
+static int64_t header_time(const char *s, size_t n, size_t i, size_t colon)
+{
+    if (colon > i) {
+        size_t t0 = colon;
+        while (t0 > i && !is_ws((unsigned char)s[t0 - 1]))
+            t0--;
+        int64_t t = parse_time(s, t0, colon);
+        if (t >= 0)
+            return t;
+    }
     while (i < n) {
         while (i < n && is_ws((unsigned char)s[i]))
             i++;
         size_t t0 = i;
         while (i < n && !is_ws((unsigned char)s[i]))
             i++;
-        size_t k = t0;
-        uint64_t sec = 0;
-        while (k < i && is_digit((unsigned char)s[k]) && sec < 10000000000ull)
-            sec = sec * 10 + (uint64_t)(s[k++] - '0');
-        if (k == t0 || k >= i || s[k] != '.')
-            continue;
-        size_t f0 = ++k;
-        uint64_t frac = 0, scale = 1000000000;
-        while (k < i && is_digit((unsigned char)s[k])) {
-            if (scale > 1) {
-                scale /= 10;
-                frac += (uint64_t)(s[k] - '0') * scale;
-            }
-            k++;
-        }
-        if (k == f0 || (k < i && !(s[k] == ':' && k + 1 == i)) || sec >= 9000000000ull)
-            continue;
-        return (int64_t)(sec * 1000000000ull + frac);
+        size_t t1 = i > t0 && s[i - 1] == ':' ? i - 1 : i;
+        int64_t t = parse_time(s, t0, t1);
+        if (t >= 0)
+            return t;
     }
     return 0;
 }
@@ -342,6 +367,8 @@ struct wsample {
 
 struct group {
     uint32_t off, n; /* frames of a stack line (in gids) or of a sample body (in pool) */
+    const char *body; /* a sample body: its bytes and lines */
+    uint32_t len, nlines;
 };
 
 /* A cache of byte strings (stack lines, sample bodies) whose frames are known, one table
@@ -370,7 +397,8 @@ struct worker {
     /* Stack lines and whole sample bodies repeat byte for byte (same addresses, symbols and
      * dsos), and the same bytes give the same frames. */
     struct cache lcache, bcache;
-    uint32_t *gids; /* frames of cached lines */
+    struct table firsts[2]; /* first line of a sample body -> the last body (bcache group) */
+    uint32_t *gids;         /* frames of cached lines */
     uint32_t ngids, capgids;
 
     /* the sample being read */
@@ -378,8 +406,13 @@ struct worker {
     uint32_t pname, comm;
     int64_t period, time_ns, pid, tid;
     uint32_t cur; /* its frames start here in pool */
-    struct header prev; /* the previous header, whose comm and process frame ids are: */
-    uint32_t prev_comm, prev_pname;
+    struct thread {
+        struct header h; /* a recent header's comm, pid and tid, and what they gave */
+        uint32_t comm, pname;
+        int java;
+        int64_t pid, tid;
+    } threads[8];
+    uint32_t nthreads;
 
     struct wsample *samples;
     uint32_t nsamples, capsamples;
@@ -503,7 +536,7 @@ static int cache_get(struct cache *c, int java, const char *s, size_t n, struct 
     if (grow_arr(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v))
         return SC_ENOMEM;
     e->val = *fresh = c->n;
-    c->v[c->n++] = (struct group){0, 0};
+    c->v[c->n++] = (struct group){0, 0, NULL, 0, 0};
     return 0;
 }
 
@@ -730,7 +763,7 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
             return oom(w);
         memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
-        w->lcache.v[fresh] = (struct group){w->ngids, k};
+        w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0};
         w->ngids += k;
     }
     return 0;
@@ -779,7 +812,8 @@ static int header_line(struct worker *w, const char *s, size_t n)
         return stack_line(w, s, n);
     struct span ev, per;
     int64_t period = 1;
-    if (match_event(s, n, &ev, &per)) {
+    size_t colon = 0;
+    if (match_event(s, n, w->event.p ? &w->event : NULL, &ev, &per, &colon)) {
         if (w->event.p && !(ev.n == w->event.n && memcmp(ev.p, w->event.p, ev.n) == 0)) {
             if (!w->other_events++)
                 w->other_event = ev;
@@ -788,25 +822,37 @@ static int header_line(struct worker *w, const char *s, size_t n)
         if (per.n > 0 && !span_eq(per, "0", 1))
             period = parse_i64(per);
     }
-    /* consecutive samples are mostly of the same thread */
-    if (!(w->prev.comm.p && same_span(h.comm, w->prev.comm) && same_span(h.pid, w->prev.pid) &&
-          same_span(h.tid, w->prev.tid))) {
+    /* samples come from a few threads at a time: remember the last ones */
+    struct thread *t = NULL;
+    for (uint32_t i = 0; i < w->nthreads && i < 8; i++) {
+        struct thread *c = &w->threads[i];
+        if (same_span(h.comm, c->h.comm) && same_span(h.pid, c->h.pid) &&
+            same_span(h.tid, c->h.tid)) {
+            t = c;
+            break;
+        }
+    }
+    if (!t) {
         int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
         int64_t pname = comm < 0 ? comm : process_frame(w, &h, comm);
         if (pname < 0)
             return w->rc;
-        w->prev = h;
-        w->prev_comm = (uint32_t)comm;
-        w->prev_pname = (uint32_t)pname;
-        w->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
-        w->pid = h.pid.p ? parse_i64(h.pid) : -1;
-        w->tid = parse_i64(h.tid);
+        t = &w->threads[w->nthreads++ % 8];
+        t->h = h;
+        t->comm = (uint32_t)comm;
+        t->pname = (uint32_t)pname;
+        t->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
+        t->pid = h.pid.p ? parse_i64(h.pid) : -1;
+        t->tid = parse_i64(h.tid);
     }
+    w->java = t->java;
+    w->pid = t->pid;
+    w->tid = t->tid;
     w->have_pname = 1;
-    w->pname = w->prev_pname;
-    w->comm = w->prev_comm;
+    w->pname = t->pname;
+    w->comm = t->comm;
     w->period = period;
-    w->time_ns = header_time(s, n, h.after);
+    w->time_ns = header_time(s, n, h.after, colon);
     return 1;
 }
 
@@ -844,8 +890,33 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
 {
     if (w->bcache.off)
         return NULL;
+    /* Fast path: the last body that began with the same line, if it is here again and an
+     * empty line follows it. Its lines were all stack lines, so these are too. */
+    struct entry *fe = NULL;
+    if (b0 < end && *b0 != '\n' && is_ws((unsigned char)*b0)) {
+        const char *nl = memchr(b0, '\n', (size_t)(end - b0));
+        if (!nl || (size_t)(nl - b0) > MAX_LINE)
+            return NULL;
+        int found;
+        fe = table_get(&w->firsts[w->java], sc_hash64(b0, (size_t)(nl - b0)), b0,
+                       (uint32_t)(nl - b0), &found);
+        if (!fe) {
+            oom(w);
+            return NULL;
+        }
+        if (!found) {
+            fe->val = UINT32_MAX;
+        } else if (fe->val != UINT32_MAX) {
+            const struct group *g = &w->bcache.v[fe->val];
+            if ((size_t)(end - b0) > g->len && memcmp(b0, g->body, g->len) == 0 &&
+                b0[g->len] == '\n') {
+                w->lines += g->nlines + 1;
+                return record_sample(w, g->off, g->n) ? NULL : b0 + g->len + 1;
+            }
+        }
+    }
     const char *s = b0;
-    uint64_t k = 0;
+    uint32_t k = 0;
     while (s < end && *s != '\n') {
         if (!is_ws((unsigned char)*s))
             return NULL; /* not a plain sample: a header, a comment, ... */
@@ -865,6 +936,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         return NULL;
     }
     if (hit) {
+        if (fe)
+            fe->val = (uint32_t)(g - w->bcache.v);
         w->lines += k + 1;
         return record_sample(w, g->off, g->n) ? NULL : s + 1;
     }
@@ -876,8 +949,12 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         l = nl + 1;
     }
     w->lines++;
-    if (fresh != UINT32_MAX)
-        w->bcache.v[fresh] = (struct group){w->cur, w->npool - w->cur};
+    if (fresh != UINT32_MAX) {
+        w->bcache.v[fresh] =
+            (struct group){w->cur, w->npool - w->cur, b0, (uint32_t)(s - b0), k};
+        if (fe)
+            fe->val = fresh;
+    }
     return end_sample(w) ? NULL : s + 1;
 }
 
@@ -932,6 +1009,8 @@ static void worker_release(struct worker *w)
     table_release(&w->strtab);
     cache_release(&w->lcache);
     cache_release(&w->bcache);
+    table_release(&w->firsts[0]);
+    table_release(&w->firsts[1]);
     free(w->strs);
     free(w->gids);
     free(w->samples);
@@ -952,8 +1031,9 @@ static int first_event(const char *s, const char *end, struct span *ev)
         size_t n = (size_t)(le - s);
         struct header h;
         struct span per;
+        size_t colon;
         if (n > 0 && *s != '#' && !is_ws((unsigned char)*s) && n <= MAX_LINE &&
-            match_header(s, n, &h) && match_event(s, n, ev, &per))
+            match_header(s, n, &h) && match_event(s, n, NULL, ev, &per, &colon))
             return 1;
         s = nl ? nl + 1 : end;
     }
