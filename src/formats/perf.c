@@ -747,6 +747,8 @@ static int stack_line(struct worker *w, const char *s, size_t n)
     if (hit < 0)
         return oom(w);
     if (hit) {
+        if (g->n == 0)
+            return 0;
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
             return fail(w, SC_ELIMIT, "%s", "stack too deep");
         if (grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
@@ -762,7 +764,8 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         uint32_t k = w->npool - before;
         if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
             return oom(w);
-        memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+        if (k)
+            memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
         w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0};
         w->ngids += k;
     }
