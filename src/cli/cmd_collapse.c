@@ -152,6 +152,12 @@ static int collapse_perf(int argc, char **argv)
                 st.event, (unsigned long long)st.other_events, st.other_event);
     if (o.event && st.samples == 0 && st.other_events)
         fprintf(stderr, "scorch: warning: no samples of event '%s'\n", o.event);
+    if (st.unrecognized)
+        fprintf(stderr, "scorch: warning: skipped %llu unrecognized line%s\n",
+                (unsigned long long)st.unrecognized, st.unrecognized == 1 ? "" : "s");
+    if (st.unterminated)
+        fprintf(stderr, "scorch: warning: the last sample has no empty line after it: not "
+                        "counted, as stackcollapse-perf.pl does not\n");
     int vi = sc_profile_sample_index(p, NULL, err);
     if (vi < 0 || sc_folded_write(p, vi, &out, err)) {
         status = cli_error("%s", err);

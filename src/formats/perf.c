@@ -39,24 +39,38 @@
 #define MIN_CHUNK ((size_t)512 << 10) /* below this a thread costs more than it saves */
 #define MAX_THREADS 16
 
+/* Character classes, as a table the hot loops index. TIDY marks what the symbol tidying
+ * looks for. */
+enum { C_WS = 1, C_DIGIT = 2, C_WORD = 4, C_HEX = 8, C_TIDY = 16 };
+#define CLS(c)                                                                                     \
+    (((c) == ' ' || ((c) >= '\t' && (c) <= '\r') ? C_WS : 0) |                                     \
+     ((c) >= '0' && (c) <= '9' ? C_DIGIT | C_WORD | C_HEX : 0) |                                   \
+     (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || (c) == '_' ? C_WORD : 0) |       \
+     ((c) >= 'a' && (c) <= 'f' ? C_HEX : 0) |                                                      \
+     ((c) == '(' || (c) == ';' || (c) == '"' || (c) == '\'' ? C_TIDY : 0))
+#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
+#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
+#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
+static const unsigned char cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
+
 static inline int is_ws(unsigned char c)
 {
-    return c == ' ' || (c >= '\t' && c <= '\r');
+    return cls[c] & C_WS;
 }
 
 static inline int is_digit(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return cls[c] & C_DIGIT;
 }
 
 static inline int is_word(unsigned char c)
 {
-    return is_digit(c) || c == '_' || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z');
+    return cls[c] & C_WORD;
 }
 
 static inline int is_lower_hex(unsigned char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'f');
+    return cls[c] & C_HEX;
 }
 
 struct span {
@@ -230,19 +244,38 @@ static int64_t header_time(const char *s, size_t n, size_t i, size_t colon)
 
 /* ---- stack lines ---- */
 
+/* Where a stack line's address ends: s[a..bmax) is the \w run after the leading whitespace,
+ * s[bmax..cmax) the whitespace after it. */
+struct frame_pos {
+    size_t a, bmax, cmax;
+};
+
+static void frame_pos(const char *s, size_t n, struct frame_pos *fp)
+{
+    size_t i = 0;
+    while (i < n && is_ws((unsigned char)s[i]))
+        i++;
+    fp->a = i;
+    while (i < n && is_word((unsigned char)s[i]))
+        i++;
+    fp->bmax = i;
+    while (i < n && is_ws((unsigned char)s[i]))
+        i++;
+    fp->cmax = i;
+}
+
 /* /^\s*(\w+)\s*(.+) \((.*)\)/, not anchored at the end. Greedy (.+) and (.*) put the dso
  * between the last " (" that has a ')' after it and the last ')'. If that " (" comes too
  * early for (.+) to hold a character, the engine backtracks: first the whitespace after
- * the address gives way, then the address loses its last character. */
-static int match_frame(const char *s, size_t n, struct span *pc, struct span *raw,
-                       struct span *mod)
+ * the address gives way, then the address loses its last character.
+ * Returns 1 for the usual match (the symbol starts at cmax), 2 for a match by
+ * backtracking, 0 for no match decided by s[cmax - 1..n), -1 for no match decided by
+ * bytes before that: a line's frames depend on s[cmax - 1..n) alone (and the address,
+ * with --addrs) unless this returns 2 or -1. */
+static int match_frame(const char *s, size_t n, const struct frame_pos *fp, struct span *pc,
+                       struct span *raw, struct span *mod)
 {
-    size_t a = 0;
-    while (a < n && is_ws((unsigned char)s[a]))
-        a++;
-    size_t bmax = a;
-    while (bmax < n && is_word((unsigned char)s[bmax]))
-        bmax++;
+    size_t a = fp->a, bmax = fp->bmax, cmax = fp->cmax;
     if (bmax == a)
         return 0;
     const char *rp = memrchr(s + bmax, ')', n - bmax);
@@ -259,22 +292,22 @@ static int match_frame(const char *s, size_t n, struct span *pc, struct span *ra
             break;
         }
     }
-    size_t cmax = bmax;
-    while (cmax < n && is_ws((unsigned char)s[cmax]))
-        cmax++;
     size_t b = bmax, c;
-    if (d >= cmax + 1)
+    int how = 2;
+    if (d >= cmax + 1) {
         c = cmax;
-    else if (d >= bmax + 1)
+        how = 1;
+    } else if (d >= bmax + 1) {
         c = d - 1;
-    else if (d == bmax && bmax >= a + 2)
+    } else if (d == bmax && bmax >= a + 2) {
         c = b = bmax - 1;
-    else
-        return 0;
+    } else {
+        return -1;
+    }
     *pc = (struct span){s + a, b - a};
     *raw = (struct span){s + c, d - c};
     *mod = (struct span){s + d + 2, r - d - 2};
-    return 1;
+    return how;
 }
 
 /* s/\+0x[\da-f]+$// */
@@ -366,9 +399,11 @@ struct wsample {
 };
 
 struct group {
-    uint32_t off, n; /* frames of a stack line (in gids) or of a sample body (in pool) */
-    const char *body; /* a sample body: its bytes and lines */
+    uint32_t off, n;       /* frames of a stack line (in gids) or of a sample body (in pool) */
+    const char *body;      /* a sample body: its bytes and lines */
     uint32_t len, nlines;
+    uint32_t unrecognized; /* lines in it the script does not recognize */
+    int nocache;           /* a stack line whose frames cannot be cached */
 };
 
 /* A cache of byte strings (stack lines, sample bodies) whose frames are known, one table
@@ -536,7 +571,7 @@ static int cache_get(struct cache *c, int java, const char *s, size_t n, struct 
     if (grow_arr(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v))
         return SC_ENOMEM;
     e->val = *fresh = c->n;
-    c->v[c->n++] = (struct group){0, 0, NULL, 0, 0};
+    c->v[c->n++] = (struct group){0, 0, NULL, 0, 0, 0, 0};
     return 0;
 }
 
@@ -648,9 +683,12 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
         tl = k;
         where = 1;
     }
-    if (memchr(t, '(', tl))
+    unsigned char seen = 0;
+    for (size_t i = 0; i < tl; i++)
+        seen |= cls[(unsigned char)t[i]];
+    if ((seen & C_TIDY) && memchr(t, '(', tl))
         tl = paren_cut(t, tl);
-    if (memchr(t, ';', tl) || memchr(t, '"', tl) || memchr(t, '\'', tl)) {
+    if ((seen & C_TIDY) && (memchr(t, ';', tl) || memchr(t, '"', tl) || memchr(t, '\'', tl))) {
         size_t k = 0;
         for (size_t i = 0; i < tl; i++) {
             char c = t[i];
@@ -697,11 +735,14 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
     return intern(w, t, tl, where != 0);
 }
 
-/* A stack line: pushes its frames (leaf first) onto the current stack. */
-static int parse_stack_line(struct worker *w, const char *s, size_t n)
+/* A stack line: pushes its frames (leaf first) onto the current stack. Returns 0 or SC_E*;
+ * *how is what match_frame() said. */
+static int parse_stack_line(struct worker *w, const char *s, size_t n,
+                            const struct frame_pos *fp, int *how)
 {
     struct span pc, raw, mod;
-    if (!match_frame(s, n, &pc, &raw, &mod)) {
+    *how = match_frame(s, n, fp, &pc, &raw, &mod);
+    if (*how <= 0) {
         w->unrecognized++;
         return 0;
     }
@@ -737,16 +778,30 @@ static int parse_stack_line(struct worker *w, const char *s, size_t n)
     return 0;
 }
 
+/* A stack line. The same text after the address gives the same frames (unless --addrs
+ * shows the address, or the regex backtracks into it): those are cached. */
 static int stack_line(struct worker *w, const char *s, size_t n)
 {
-    if (!w->have_pname)
+    struct frame_pos fp;
+    frame_pos(s, n, &fp);
+    if (fp.bmax == fp.a) {
+        w->unrecognized++;
         return 0;
+    }
+    if (!w->have_pname) {
+        /* ignored, but the script still warns about what it does not recognize */
+        struct span pc, raw, mod;
+        w->unrecognized += match_frame(s, n, &fp, &pc, &raw, &mod) <= 0;
+        return 0;
+    }
+    size_t k0 = w->opts->addrs ? 0 : fp.cmax - 1;
     struct group *g;
     uint32_t fresh;
-    int hit = cache_get(&w->lcache, w->java, s, n, &g, &fresh);
+    int how, hit = cache_get(&w->lcache, w->java, s + k0, n - k0, &g, &fresh);
     if (hit < 0)
         return oom(w);
-    if (hit) {
+    if (hit && !g->nocache) {
+        w->unrecognized += g->unrecognized;
         if (g->n == 0)
             return 0;
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
@@ -758,17 +813,21 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         return 0;
     }
     uint32_t before = w->npool;
-    if (parse_stack_line(w, s, n))
+    if (parse_stack_line(w, s, n, &fp, &how))
         return w->rc;
-    if (fresh != UINT32_MAX) {
-        uint32_t k = w->npool - before;
-        if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
-            return oom(w);
-        if (k)
-            memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
-        w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0};
-        w->ngids += k;
+    if (fresh == UINT32_MAX)
+        return 0;
+    if ((how == 2 || how < 0) && k0 > 0) {
+        w->lcache.v[fresh].nocache = 1; /* parse each time */
+        return 0;
     }
+    uint32_t k = w->npool - before;
+    if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
+        return oom(w);
+    if (k)
+        memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+    w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0, how <= 0, 0};
+    w->ngids += k;
     return 0;
 }
 
@@ -914,6 +973,7 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
             if ((size_t)(end - b0) > g->len && memcmp(b0, g->body, g->len) == 0 &&
                 b0[g->len] == '\n') {
                 w->lines += g->nlines + 1;
+                w->unrecognized += g->unrecognized;
                 return record_sample(w, g->off, g->n) ? NULL : b0 + g->len + 1;
             }
         }
@@ -929,8 +989,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         s = nl + 1;
         k++;
     }
-    if (s >= end)
-        return NULL; /* no empty line follows */
+    if (s >= end || s - b0 > INT32_MAX)
+        return NULL; /* no empty line follows (or too long a body to cache) */
     struct group *g;
     uint32_t fresh;
     int hit = cache_get(&w->bcache, w->java, b0, (size_t)(s - b0), &g, &fresh);
@@ -942,8 +1002,10 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         if (fe)
             fe->val = (uint32_t)(g - w->bcache.v);
         w->lines += k + 1;
+        w->unrecognized += g->unrecognized;
         return record_sample(w, g->off, g->n) ? NULL : s + 1;
     }
+    uint64_t unrec = w->unrecognized;
     for (const char *l = b0; l < s;) {
         const char *nl = memchr(l, '\n', (size_t)(s - l));
         w->lines++;
@@ -953,8 +1015,9 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
     }
     w->lines++;
     if (fresh != UINT32_MAX) {
-        w->bcache.v[fresh] =
-            (struct group){w->cur, w->npool - w->cur, b0, (uint32_t)(s - b0), k};
+        w->bcache.v[fresh] = (struct group){
+            w->cur, w->npool - w->cur, b0, (uint32_t)(s - b0), k, (uint32_t)(w->unrecognized - unrec), 0,
+        };
         if (fe)
             fe->val = fresh;
     }
