@@ -37,12 +37,12 @@ int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
 
 /* What the decoder saw besides the samples it kept, for the warnings a CLI prints. */
 struct sc_perf_stats {
-    uint64_t samples;          /* samples kept */
-    uint64_t other_events;     /* sample headers skipped because of their event */
-    uint64_t unrecognized;     /* lines the Perl script would warn about ("Unrecognized line") */
-    int unterminated;          /* 1 when the input ended inside a sample, which was dropped */
-    char event[64];            /* the event kept, "" when no header named one (truncated) */
-    char other_event[64];      /* the first event skipped (truncated) */
+    uint64_t samples;      /* samples kept */
+    uint64_t other_events; /* sample headers skipped because of their event */
+    uint64_t unrecognized; /* lines the Perl script would warn about ("Unrecognized line") */
+    int unterminated;      /* 1 when the input ended inside a sample, which was dropped */
+    char event[64];        /* the event kept, "" when no header named one (truncated) */
+    char other_event[64];  /* the first event skipped (truncated) */
 };
 
 /* sc_perf_decode() that also fills *stats (when not NULL). */

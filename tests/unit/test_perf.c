@@ -101,8 +101,8 @@ static void test_events(void)
     struct sc_perf_opts cc = {.event = "cpu-clock"};
     T_COLLAPSE("a1 1 1.0: 5 cpu-clock:pppH:\n\t1 f (/x)\n\n", &cc, "");
     /* a header of another event changes nothing: its frames join the open sample */
-    T_COLLAPSE("a1 1 1.0: 5 cycles:\n\t1 f (/x)\na1 1 2.0: 7 instructions:\n\t1 g (/x)\n\n",
-               &opts0, "a1;g;f 5\n");
+    T_COLLAPSE("a1 1 1.0: 5 cycles:\n\t1 f (/x)\na1 1 2.0: 7 instructions:\n\t1 g (/x)\n\n", &opts0,
+               "a1;g;f 5\n");
     /* two headers without an empty line between: one stack, the last header's process */
     T_COLLAPSE("a1 1 1.0: 5 cycles:\n\t1 f (/x)\nb2 2 2.0: 7 cycles:\n\t1 g (/x)\n\n", &opts0,
                "b2;g;f 7\n");
@@ -253,8 +253,7 @@ static void test_model(void)
     char err[SC_ERR_LEN];
     struct sc_profile *p = decode(in, strlen(in), &opts0, NULL, err);
     T_CHECK(p != NULL);
-    if (!p)
-        return;
+    if (!p) return;
     T_EQ_INT(p->nsample_types, 2);
     T_EQ_MEM(sc_profile_str(p, p->sample_types[0].type).ptr,
              sc_profile_str(p, p->sample_types[0].type).len, "samples");
@@ -263,8 +262,8 @@ static void test_model(void)
     T_EQ_MEM(sc_profile_str(p, p->sample_types[1].unit).ptr,
              sc_profile_str(p, p->sample_types[1].unit).len, "nanoseconds");
     T_EQ_INT(sc_profile_sample_index(p, NULL, err), 1);
-    T_EQ_MEM(sc_profile_str(p, p->period_type.type).ptr,
-             sc_profile_str(p, p->period_type.type).len, "cpu-clock");
+    T_EQ_MEM(sc_profile_str(p, p->period_type.type).ptr, sc_profile_str(p, p->period_type.type).len,
+             "cpu-clock");
     T_EQ_INT(p->period, 2004008);
     T_EQ_INT(p->nsamples, 3);
     T_EQ_INT(p->values[0], 1);
@@ -289,8 +288,7 @@ static void test_model(void)
     T_EQ_INT(p->sample_locs[p->samples[1].loc_start], p->sample_locs[p->samples[2].loc_start]);
     /* labels: comm as printed, pid only when the header has one */
     const struct sc_label *l;
-    T_CHECK(find_label(p, 0, "comm", &l) && l->str &&
-            sc_profile_str(p, l->str).len == 9 &&
+    T_CHECK(find_label(p, 0, "comm", &l) && l->str && sc_profile_str(p, l->str).len == 9 &&
             memcmp(sc_profile_str(p, l->str).ptr, "V8 Worker", 9) == 0);
     T_CHECK(find_label(p, 0, "pid", &l) && l->str == 0 && l->num == 24636);
     T_CHECK(find_label(p, 0, "tid", &l) && l->str == 0 && l->num == 25607);
@@ -320,6 +318,35 @@ static void test_model(void)
     /* empty input: an empty profile with its sample types */
     p = decode("", 0, &opts0, NULL, err);
     T_CHECK(p && p->nsamples == 0 && p->nsample_types == 2);
+    sc_profile_free(p);
+}
+
+/* Headers that differ from a recent one only in the timestamp take a shortcut: it must
+ * give what a full parse gives. */
+static void test_header_templates(void)
+{
+    const char *in = "a1 7 [000] 1.000001: 5 cycles:\n\t1 f (/x)\n\n"
+                     "a1 7 [000] 2.5: 6 cycles:\n\t1 f (/x)\n\n"
+                     "a1 7 [000] 3.25: 6 cycles:\n\t1 f (/x)\n\n"
+                     "a1 7 [000] 4: 6 cycles:\n\n"
+                     "a1 7 [000] 5.5: 6 instructions:\n\n"
+                     "a1 7 [000] 6.5: 6 instructions:\n\n"
+                     "a1 7 [001] 7.5: 6 cycles:\n\n"
+                     "a1 7 [000] 8.5: 6 cycles: \n\n"
+                     "a1 7 [000] 9.5:6 cycles:\n\n";
+    static const int64_t times[] = {1000001000LL, 2500000000LL, 3250000000LL, 0,
+                                    7500000000LL, 8500000000LL, 9500000000LL};
+    static const int64_t periods[] = {5, 6, 6, 6, 6, 6, 6};
+    struct sc_perf_stats st;
+    char err[SC_ERR_LEN];
+    struct sc_profile *p = sc_profile_new();
+    T_EQ_INT(sc_perf_decode_ex(in, strlen(in), NULL, NULL, p, &st, err), 0);
+    T_EQ_INT(p->nsamples, 7);
+    T_EQ_INT(st.other_events, 2);
+    for (uint32_t i = 0; i < p->nsamples && i < 7; i++) {
+        T_EQ_INT(p->samples[i].time_ns, times[i]);
+        T_EQ_INT(p->values[i * 2 + 1], periods[i]);
+    }
     sc_profile_free(p);
 }
 
@@ -373,8 +400,9 @@ static uint32_t rnd(void)
 static void test_malformed(void)
 {
     char err[SC_ERR_LEN];
-    const char *good = "java 24636/25607 [000] 1.5: 7 cycles:\n\t1 Lf;(x)->g->h+0x1 (/tmp/perf-1.map)\n"
-                       "\t2 [unknown] ([unknown])\n\n";
+    const char *good =
+        "java 24636/25607 [000] 1.5: 7 cycles:\n\t1 Lf;(x)->g->h+0x1 (/tmp/perf-1.map)\n"
+        "\t2 [unknown] ([unknown])\n\n";
     size_t gl = strlen(good);
     struct sc_perf_opts all = {.pid = 1, .tid = 1, .kernel = 1, .jit = 1, .addrs = 1};
     /* every truncation */
@@ -427,15 +455,13 @@ static void test_threads(void)
 {
     struct sc_buf in = SC_BUF_INIT;
     for (int i = 0; i < 20000; i++) {
-        sc_buf_printf(&in, "p%d %d/%d [00%d] %d.%06d: %d cpu-clock:\n", i % 7, i % 3, i % 11,
-                      i % 4, i / 1000, i % 1000000, 1 + i % 13);
+        sc_buf_printf(&in, "p%d %d/%d [00%d] %d.%06d: %d cpu-clock:\n", i % 7, i % 3, i % 11, i % 4,
+                      i / 1000, i % 1000000, 1 + i % 13);
         for (int f = 0; f < 1 + i % 9; f++)
             sc_buf_printf(&in, "\t%x f%d+0x%x (%s)\n", f * 16 + i % 5, (i + f) % 23, f,
                           f % 3 ? "[kernel.kallsyms]" : "/tmp/perf-9.map");
-        if (i % 17 == 0)
-            sc_buf_puts(&in, "# comment\n");
-        if (i % 29 != 0)
-            sc_buf_puts(&in, "\n");
+        if (i % 17 == 0) sc_buf_puts(&in, "# comment\n");
+        if (i % 29 != 0) sc_buf_puts(&in, "\n");
     }
     struct sc_perf_opts o = {.tid = 1, .kernel = 1, .jit = 1, .threads = 1};
     char *want = collapse_n(in.data, in.len, &o);
@@ -486,6 +512,7 @@ int main(void)
     T_RUN(test_sample_ends);
     T_RUN(test_caches);
     T_RUN(test_model);
+    T_RUN(test_header_templates);
     T_RUN(test_limits);
     T_RUN(test_malformed);
     T_RUN(test_threads);
