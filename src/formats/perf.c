@@ -398,11 +398,9 @@ struct cache {
 
 struct worker {
     const char *start, *end;
-    uint64_t first_line; /* line number of start, filled in after the parse */
     const struct sc_perf_opts *opts;
     const struct sc_limits *lim;
     struct span event; /* the kept event; p == NULL: none known */
-    int last;          /* the input's last piece, which may end inside a sample */
 
     struct sc_arena arena;
     struct table strtab;
@@ -462,7 +460,7 @@ struct worker {
     int unterminated;
 
     int rc;
-    uint64_t err_line; /* relative to first_line */
+    uint64_t err_line; /* in this piece, from 1 */
     char err[SC_ERR_LEN];
 };
 
@@ -1339,7 +1337,6 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
         w->opts = opts;
         w->lim = lim;
         w->event = event;
-        w->last = k == nw - 1;
         sc_arena_init(&w->arena);
     }
     run_all(ws, nw, parse_piece);
