@@ -153,8 +153,8 @@ static int collapse_perf(int argc, char **argv)
         fprintf(stderr, "scorch: warning: skipped %llu unrecognized line%s\n",
                 (unsigned long long)st.unrecognized, st.unrecognized == 1 ? "" : "s");
     if (st.unterminated)
-        fprintf(stderr, "scorch: warning: the last sample has no empty line after it: not "
-                        "counted, as stackcollapse-perf.pl does not\n");
+        fprintf(stderr, "scorch: warning: no empty line ends the last sample, so (as with "
+                        "stackcollapse-perf.pl) it is not counted\n");
     int vi = sc_profile_sample_index(p, NULL, err);
     if (vi < 0 || sc_folded_write(p, vi, &out, err)) {
         status = cli_error("%s", err);
