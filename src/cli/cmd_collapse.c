@@ -1,125 +1,179 @@
-/* cmd_collapse.c - `scorch collapse perf`: perf script to folded stacks (stackcollapse-perf.pl). */
+/* cmd_collapse.c - `scorch collapse perf`: perf script text to folded stacks. */
 #include "cli/cli.h"
 #include "formats/folded.h"
 #include "formats/input.h"
+#include "formats/perf.h"
 #include "model/error.h"
 
+#include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char help[] =
+static const char help_collapse[] =
     "usage: scorch collapse perf [options] [FILE]\n"
     "\n"
-    "Folds `perf script` output into stacks, one \"frame;frame;frame count\" line each,\n"
-    "the same lines FlameGraph's stackcollapse-perf.pl prints with the same options.\n"
+    "Folds stack samples into one line per distinct stack, \"frame;frame;frame count\",\n"
+    "sorted, on stdout. The only collapser is 'perf'.\n"
+    "\n"
+    "'scorch collapse perf --help' lists its options.\n";
+
+static const char help_perf[] =
+    "usage: scorch collapse perf [--pid] [--tid] [--kernel] [--jit] [--all] [--addrs]\n"
+    "                            [--event-filter EVENT] [FILE]\n"
+    "\n"
+    "Reads `perf script` output and prints folded stacks, \"proc;caller;...;callee count\",\n"
+    "sorted, one line per distinct stack. A drop-in replacement for FlameGraph's\n"
+    "stackcollapse-perf.pl: the same flags print the same lines, only much faster.\n"
     "FILE may be gzip-compressed; '-' or no FILE reads stdin.\n"
     "\n"
-    "options:\n"
-    "  --pid                 process frame is comm-pid\n"
-    "  --tid                 process frame is comm-pid/tid\n"
-    "  --kernel              annotate kernel frames with _[k]\n"
-    "  --jit                 annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
-    "  --all                 --kernel and --jit\n"
-    "  --addrs               keep the address of frames without a symbol\n"
-    "  --event-filter EVENT  only samples of EVENT (default: the first event seen)\n"
-    "  --threads N           decoder threads (default: by input size and CPUs)\n"
-    "  -h, --help            this help\n";
+    "  --pid                  name the process frame comm-PID\n"
+    "  --tid                  name the process frame comm-PID/TID\n"
+    "  --kernel               annotate kernel frames with _[k]\n"
+    "  --jit                  annotate JIT frames (/tmp/perf-PID.map) with _[j]\n"
+    "  --all                  both annotations (--kernel --jit)\n"
+    "  --addrs                keep raw addresses of unknown symbols: [dso <addr>]\n"
+    "  --event-filter EVENT   keep samples of EVENT, as perf names it in each sample\n"
+    "                         header (e.g. cycles, cpu-clock:pppH); by default only the\n"
+    "                         first event seen is kept\n"
+    "  --threads N            parse with N threads (default: one per CPU for big inputs)\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "Counts are summed periods (1 per sample when perf printed no period). As with the Perl\n"
+    "script, a sample counts only once a blank line ends it. perf script must print both\n"
+    "pid and tid (e.g. perf script -F comm,pid,tid,cpu,time,event,ip,sym,dso) for --pid\n"
+    "and --tid to show them; otherwise the pid reads '?'.\n"
+    "The script's --inline, --context and --srcline (which run addr2line) are not\n"
+    "supported.\n";
 
-/* Matches --name and --name=value; *val is set for the latter, or from the next argument
- * when the option needs one. Returns 1 on a match, -1 when a needed value is missing. */
-static int opt_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0)
-        return 0;
-    if (a[n] == '=') {
-        *val = a + n + 1;
-        return 1;
-    }
-    if (a[n] != 0)
-        return 0;
-    if (*i + 1 >= argc)
-        return -1;
-    *val = argv[++*i];
-    return 1;
-}
+enum { OPT_EVENT = 256, OPT_THREADS, OPT_UNSUPPORTED };
 
 static int collapse_perf(int argc, char **argv)
 {
-    struct sc_decode_opts o = {0};
-    o.format = SC_FMT_PERF;
-    const char *path = NULL;
-    int only_files = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        int r;
-        if (only_files || a[0] != '-' || strcmp(a, "-") == 0) {
-            if (path)
-                return cli_usage("collapse perf", "more than one input file");
-            path = a;
-        } else if (!strcmp(a, "--")) {
-            only_files = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            return cli_help(help);
-        } else if (!strcmp(a, "--pid")) {
-            o.perf.pid = 1;
-        } else if (!strcmp(a, "--tid")) {
-            o.perf.tid = 1;
-        } else if (!strcmp(a, "--kernel")) {
-            o.perf.kernel = 1;
-        } else if (!strcmp(a, "--jit")) {
-            o.perf.jit = 1;
-        } else if (!strcmp(a, "--all")) {
-            o.perf.kernel = o.perf.jit = 1;
-        } else if (!strcmp(a, "--addrs")) {
-            o.perf.addrs = 1;
-        } else if ((r = opt_value(argc, argv, &i, "--event-filter", &val)) != 0) {
-            if (r < 0)
-                return cli_usage("collapse perf", "--event-filter needs an event name");
-            o.perf.event = val;
-        } else if ((r = opt_value(argc, argv, &i, "--threads", &val)) != 0) {
+    static const struct option longopts[] = {
+        {"pid", no_argument, NULL, 'p'},
+        {"tid", no_argument, NULL, 't'},
+        {"kernel", no_argument, NULL, 'k'},
+        {"jit", no_argument, NULL, 'j'},
+        {"all", no_argument, NULL, 'a'},
+        {"addrs", no_argument, NULL, 'A'},
+        {"event-filter", required_argument, NULL, OPT_EVENT},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"inline", no_argument, NULL, OPT_UNSUPPORTED},
+        {"context", no_argument, NULL, OPT_UNSUPPORTED},
+        {"srcline", no_argument, NULL, OPT_UNSUPPORTED},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *cmd = "collapse perf";
+    struct sc_perf_opts o = {0};
+    int c, li;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &li)) != -1) {
+        switch (c) {
+        case 'p':
+            o.pid = 1;
+            break;
+        case 't':
+            o.tid = 1;
+            break;
+        case 'k':
+            o.kernel = 1;
+            break;
+        case 'j':
+            o.jit = 1;
+            break;
+        case 'a':
+            o.kernel = o.jit = 1;
+            break;
+        case 'A':
+            o.addrs = 1;
+            break;
+        case OPT_EVENT:
+            o.event = optarg;
+            break;
+        case OPT_THREADS: {
             char *end;
-            long t = r > 0 ? strtol(val, &end, 10) : -1;
-            if (r < 0 || *val == 0 || *end != 0 || t < 1 || t > 64)
-                return cli_usage("collapse perf", "--threads needs a number from 1 to 64");
-            o.perf.threads = (int)t;
-        } else if (!strcmp(a, "--inline") || !strcmp(a, "--context") || !strcmp(a, "--srcline")) {
-            return cli_usage("collapse perf", "'%s' is not supported", a);
-        } else {
-            return cli_usage("collapse perf", "unknown option '%s'", a);
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 64)
+                return cli_usage(cmd, "--threads wants a number from 1 to 64, not '%s'", optarg);
+            o.threads = (int)n;
+            break;
+        }
+        case OPT_UNSUPPORTED:
+            return cli_usage(cmd, "%s needs addr2line and is not supported", argv[optind - 1]);
+        case 'h':
+            return cli_help(help_perf);
+        default:
+            if (optopt == OPT_EVENT || optopt == OPT_THREADS)
+                return cli_usage(cmd, "%s needs a value", argv[optind - 1]);
+            return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (argc - optind > 1) return cli_usage(cmd, "one input file at most, got %d", argc - optind);
+    const char *path = optind < argc ? argv[optind] : "-";
+
+    const struct sc_limits *lim = &sc_limits_cli;
     char err[SC_ERR_LEN] = "";
-    struct sc_profile *p = NULL;
-    if (sc_load(path, &o, &p, err))
-        return cli_error("%s", err);
-    struct sc_buf out = SC_BUF_INIT;
-    int rc = sc_folded_write(p, 0, &out, err);
-    sc_profile_free(p);
-    if (rc) {
-        sc_buf_release(&out);
-        return cli_error("collapse: %s", err);
+    struct sc_input in;
+    if (sc_input_read(path, lim->max_input, &in, err)) return cli_error("%s", err);
+    const char *data = in.data;
+    size_t len = in.len;
+    void *raw = NULL;
+    if (sc_is_gzip(data, len)) {
+        size_t rawlen;
+        int rc = sc_gunzip(data, len, lim->max_decompressed, &raw, &rawlen, err);
+        sc_input_release(&in);
+        if (rc) return cli_error("cannot read '%s': %s", path, err);
+        data = raw;
+        len = rawlen;
     }
-    rc = cli_write(NULL, &out);
+    struct sc_profile *p = sc_profile_new();
+    struct sc_perf_stats st;
+    struct sc_buf out = SC_BUF_INIT;
+    int status = 0;
+    if (!p) {
+        status = cli_error("out of memory");
+        goto done;
+    }
+    if (sc_perf_decode_ex(data, len, &o, lim, p, &st, err)) {
+        status = cli_error("cannot read '%s': %s", path, err);
+        goto done;
+    }
+    /* the Perl script's one warning, made informative */
+    if (st.other_events && !o.event)
+        fprintf(stderr,
+                "scorch: warning: kept only samples of event '%s'; skipped %llu of other "
+                "events such as '%s' (see --event-filter)\n",
+                st.event, (unsigned long long)st.other_events, st.other_event);
+    if (o.event && st.samples == 0 && st.other_events)
+        fprintf(stderr, "scorch: warning: no samples of event '%s'\n", o.event);
+    if (st.unrecognized)
+        fprintf(stderr, "scorch: warning: skipped %llu unrecognized line%s\n",
+                (unsigned long long)st.unrecognized, st.unrecognized == 1 ? "" : "s");
+    if (st.unterminated)
+        fprintf(stderr, "scorch: warning: no empty line ends the last sample, so (as with "
+                        "stackcollapse-perf.pl) it is not counted\n");
+    int vi = sc_profile_sample_index(p, NULL, err);
+    if (vi < 0 || sc_folded_write(p, vi, &out, err)) {
+        status = cli_error("%s", err);
+        goto done;
+    }
+    status = cli_write(NULL, &out);
+done:
     sc_buf_release(&out);
-    return rc;
+    sc_profile_free(p);
+    free(raw);
+    sc_input_release(&in);
+    return status;
 }
 
 int cmd_collapse(int argc, char **argv)
 {
-    static const char top_help[] =
-        "usage: scorch collapse perf [options] [FILE]\n"
-        "\n"
-        "Folds stack samples into \"frame;frame;frame count\" lines. Collapsers:\n"
-        "  perf    `perf script` output, as FlameGraph's stackcollapse-perf.pl\n"
-        "\n"
-        "'scorch collapse perf --help' lists its options.\n";
-    if (argc < 2)
-        return cli_usage("collapse", "which collapser? (perf)");
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
-        return cli_help(top_help);
-    if (!strcmp(argv[1], "perf"))
-        return collapse_perf(argc - 1, argv + 1);
-    return cli_usage("collapse", "unknown collapser '%s' (known: perf)", argv[1]);
+    if (argc < 2) return cli_usage("collapse", "which collapser? the only one is 'perf'");
+    const char *name = argv[1];
+    if (!strcmp(name, "-h") || !strcmp(name, "--help")) return cli_help(help_collapse);
+    if (!strcmp(name, "perf")) return collapse_perf(argc - 1, argv + 1);
+    return cli_usage("collapse", "unknown collapser '%s' (the only one is 'perf')", name);
 }

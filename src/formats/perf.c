@@ -1,1268 +1,1375 @@
-/* perf.c - `perf script` text parser with the meaning of FlameGraph's stackcollapse-perf.pl. */
+/* perf.c - `perf script` text decoded with the meaning of FlameGraph's stackcollapse-perf.pl. */
 #include "formats/perf.h"
 #include "model/error.h"
 #include "model/hash.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/*
- * The script reads its input line by line and classifies each line with a few regular
- * expressions. Users compare our output with the script's, so this file emulates those
- * expressions exactly, corner cases of their backtracking included, rather than parsing
- * what perf "means":
+/* The Perl script is a line-by-line state machine, and this file reproduces it exactly:
  *
- *   LINE (first rule that matches)           MEANING
- *   /^#/                                     comment
- *   empty                                    end of sample: "pname;frames... period" counts
- *   /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/          header: comm, pid[/tid]; event and period
- *                                            come from /:\s*(\d+)*\s+(\S+):\s*$/ on the
- *                                            same line
- *   /^\s*(\w+)\s*(.+) \((.*)\)/              frame: address, symbol[+0xoff], (dso); perf
- *                                            prints the leaf first
- *   anything else                            ignored (the script warns on stderr)
+ *   line starts with '#'            skipped
+ *   empty line                      if a process frame is set: the stack (process frame
+ *                                   first) is counted with the period, then all is reset
+ *   /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/  a sample header: comm, pid, tid (no tid, or tid "0",
+ *                                   means tid = pid and pid = "?"). When the line also
+ *                                   matches /:\s*(\d+)*\s+(\S+):\s*$/ it names a period and
+ *                                   an event; a header of another event than the kept one
+ *                                   changes nothing at all. Otherwise it sets the process
+ *                                   frame and the period (absent or "0" = 1), and leaves
+ *                                   the stack as it is.
+ *   /^\s*(\w+)\s*(.+) \((.*)\)/     a stack line (address, symbol, dso), ignored unless a
+ *                                   process frame is set; its frames go on top of the
+ *                                   stack (callers come later in the text)
+ *   anything else                   warned about and skipped
  *
- * Quirks kept on purpose: a header does not clear frames read since the last blank line;
- * a header of another event is skipped entirely (the previous header stays in force); the
- * last sample counts only if a blank line follows it; a tid of "0" means "no tid"; a
- * period of "0" or none counts 1; comm has at least two characters.
+ * So the state after an empty line is always the initial one (a stack only grows while a
+ * process frame is set, and counting clears both), except for the event filter, which is
+ * the event of the first header that names one. That is what lets us split the input at
+ * empty lines and parse the pieces in parallel, once the first event is known: it is found
+ * by a quick scan of the headers before the split.
  *
- * Every blank line resets the parser's state (a frame line only counts after a header,
- * and a blank line after a header always records and clears). So once the one thing that
- * crosses blank lines is known, the default event filter (the first event any header
- * names), the input is cut at blank lines into chunks that threads parse independently
- * into chunk-local tables. The main thread interns the chunks' few distinct frames into
- * the profile; then the threads translate their samples into ranges of the profile's
- * arrays.
- */
+ * Perl's regexes are emulated with their backtracking worked out by hand (see the match_*
+ * functions); \s, \d and \w are ASCII classes, as Perl uses them on bytes. */
 
-#define MIN_CHUNK (2u << 20) /* bytes per thread below which another thread does not pay */
-#define MAX_THREADS 64
+#define MAX_LINE ((size_t)1 << 20)
+#define MIN_CHUNK ((size_t)512 << 10) /* below this a thread costs more than it saves */
+#define MAX_THREADS 16
 
-/* ---- the script's character classes (Perl's \s, \d, \w on byte strings) ---- */
+/* Character classes, as a table the hot loops index. TIDY marks what the symbol tidying
+ * looks for. */
+enum { C_WS = 1, C_DIGIT = 2, C_WORD = 4, C_HEX = 8, C_TIDY = 16 };
+#define CLS(c)                                                                                     \
+    (((c) == ' ' || ((c) >= '\t' && (c) <= '\r') ? C_WS : 0) |                                     \
+     ((c) >= '0' && (c) <= '9' ? C_DIGIT | C_WORD | C_HEX : 0) |                                   \
+     (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || (c) == '_' ? C_WORD : 0) |       \
+     ((c) >= 'a' && (c) <= 'f' ? C_HEX : 0) |                                                      \
+     ((c) == '(' || (c) == ';' || (c) == '"' || (c) == '\'' ? C_TIDY : 0))
+#define CLS4(c) CLS(c), CLS((c) + 1), CLS((c) + 2), CLS((c) + 3)
+#define CLS16(c) CLS4(c), CLS4((c) + 4), CLS4((c) + 8), CLS4((c) + 12)
+#define CLS64(c) CLS16(c), CLS16((c) + 16), CLS16((c) + 32), CLS16((c) + 48)
+static const unsigned char cls[256] = {CLS64(0), CLS64(64), CLS64(128), CLS64(192)};
 
-static inline int is_space(unsigned char c)
+static inline int is_ws(unsigned char c)
 {
-    return c == ' ' || (c >= '\t' && c <= '\r');
+    return cls[c] & C_WS;
 }
 
 static inline int is_digit(unsigned char c)
 {
-    return c >= '0' && c <= '9';
+    return cls[c] & C_DIGIT;
 }
 
 static inline int is_word(unsigned char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    return cls[c] & C_WORD;
 }
 
-static inline int is_lhex(unsigned char c)
+static inline int is_lower_hex(unsigned char c)
 {
-    return is_digit(c) || (c >= 'a' && c <= 'f');
+    return cls[c] & C_HEX;
 }
 
-static const char *skip_space(const char *s, const char *e)
-{
-    while (s < e && is_space((unsigned char)*s))
-        s++;
-    return s;
-}
-
-static const char *skip_digits(const char *s, const char *e)
-{
-    while (s < e && is_digit((unsigned char)*s))
-        s++;
-    return s;
-}
-
-static int mem_has(const char *s, size_t n, const char *needle)
-{
-    return memmem(s, n, needle, strlen(needle)) != NULL;
-}
-
-/* Digits as an integer, saturating (Perl would turn huge ones into floats). */
-static int64_t parse_u(const char *s, const char *e)
-{
-    uint64_t v = 0;
-    for (; s < e; s++) {
-        if (v > (uint64_t)INT64_MAX / 10)
-            return INT64_MAX;
-        v = v * 10 + (uint64_t)(*s - '0');
-        if (v > (uint64_t)INT64_MAX)
-            return INT64_MAX;
-    }
-    return (int64_t)v;
-}
-
-/* ---- the three regular expressions ---- */
-
-struct header {
-    const char *comm_end; /* comm is [line, comm_end) */
-    const char *pid, *pid_end;
-    const char *tid, *tid_end; /* tid == NULL: none */
-    const char *rest;          /* just past the match */
+struct span {
+    const char *p;
+    size_t n;
 };
 
-/* The part after comm: \s+(\d+)[/]*(\d+)*\s+ starting at the digits j. */
-static int match_ids(const char *j, const char *e, struct header *h)
+static int span_eq(struct span s, const char *lit, size_t n)
 {
-    const char *k = skip_digits(j, e);
-    if (k == j || k == e)
-        return 0;
-    h->pid = j;
-    h->pid_end = k;
-    h->tid = NULL;
-    if (is_space((unsigned char)*k)) {
-        h->rest = skip_space(k, e);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+/* ---- header lines ---- */
+
+struct header {
+    struct span comm, pid, tid; /* pid.p == NULL: "?" */
+    size_t after;               /* offset just past the pid/tid token */
+};
+
+/* /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/ on s[0..n), s[0] not whitespace. The lazy comm ends at
+ * the first whitespace at offset >= 2 whose whitespace run is followed by a token of the
+ * form digits, slashes, digits, itself followed by whitespace: a shorter whitespace run
+ * would leave whitespace where a digit must be, and the token must end at whitespace. */
+static int match_header(const char *s, size_t n, struct header *h)
+{
+    size_t i = 1;
+    for (;;) {
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        size_t r = i; /* a whitespace run starts here */
+        while (i < n && is_ws((unsigned char)s[i]))
+            i++;
+        if (i >= n) return 0;
+        size_t t0 = i, l = r < 2 ? 2 : r;
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        if (l >= t0 || i >= n)
+            continue; /* the run has no offset >= 2, or the token is not followed by space */
+        size_t k = t0;
+        while (k < i && is_digit((unsigned char)s[k]))
+            k++;
+        if (k == t0) continue;
+        size_t pid_end = k;
+        while (k < i && s[k] == '/')
+            k++;
+        size_t tid0 = k;
+        while (k < i && is_digit((unsigned char)s[k]))
+            k++;
+        if (k != i) continue;
+        h->comm = (struct span){s, l};
+        h->pid = (struct span){s + t0, pid_end - t0};
+        h->tid = (struct span){s + tid0, i - tid0};
+        h->after = i;
+        /* Perl's `not $tid`: undefined, or the string "0" */
+        if (h->tid.n == 0 || span_eq(h->tid, "0", 1)) {
+            h->tid = h->pid;
+            h->pid.p = NULL;
+            h->pid.n = 0;
+        }
         return 1;
     }
-    if (*k != '/')
-        return 0;
-    const char *m = k;
-    while (m < e && *m == '/')
-        m++;
-    if (m == e)
-        return 0;
-    if (is_space((unsigned char)*m)) {
-        h->rest = skip_space(m, e);
-        return 1;
+}
+
+/* /:\s*(\d+)*\s+(\S+):\s*$/: the last token must end with ':' (the event is the rest of it)
+ * and be preceded by ':', optional whitespace, optional digits (the period) and
+ * whitespace. Only one ':' can start a match: what lies between it and the event is
+ * whitespace and digits, so it is the maximal such stretch before the event. hint, when
+ * not NULL, is the event most lines name, which saves a scan. *colon is the offset of the
+ * ':' (which ends perf's timestamp). */
+static int match_event(const char *s, size_t n, const struct span *hint, struct span *event,
+                       struct span *period, size_t *colon)
+{
+    size_t e1 = n;
+    while (e1 > 0 && is_ws((unsigned char)s[e1 - 1]))
+        e1--;
+    if (e1 < 2 || s[e1 - 1] != ':') return 0;
+    size_t e0;
+    if (hint && e1 >= hint->n + 2 && is_ws((unsigned char)s[e1 - 2 - hint->n]) &&
+        memcmp(s + e1 - 1 - hint->n, hint->p, hint->n) == 0) {
+        e0 = e1 - 1 - hint->n;
+    } else {
+        e0 = e1 - 1;
+        while (e0 > 0 && !is_ws((unsigned char)s[e0 - 1]))
+            e0--;
     }
-    const char *q = skip_digits(m, e);
-    if (q == m || q == e || !is_space((unsigned char)*q))
-        return 0;
-    h->tid = m;
-    h->tid_end = q;
-    h->rest = skip_space(q, e);
+    if (e0 == 0 || e1 - e0 < 2) return 0;
+    size_t q = e0 - 1; /* s[q] is whitespace */
+    while (q > 0 && is_ws((unsigned char)s[q - 1]))
+        q--;
+    size_t d1 = q;
+    while (q > 0 && is_digit((unsigned char)s[q - 1]))
+        q--;
+    size_t d0 = q;
+    while (q > 0 && is_ws((unsigned char)s[q - 1]))
+        q--;
+    if (q == 0 || s[q - 1] != ':') return 0;
+    *event = (struct span){s + e0, e1 - 1 - e0};
+    *period = (struct span){s + d0, d1 - d0};
+    *colon = q - 1;
     return 1;
 }
 
-/* /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/. The lazy comm ends at the first whitespace (at offset
- * 2 or later) after which the rest matches; every start inside one whitespace run leads
- * to the same digits, so trying each run once keeps this linear. */
-static int match_header(const char *s, const char *e, struct header *h)
+static int64_t parse_i64(struct span d)
 {
-    if (e - s < 3 || is_space((unsigned char)*s))
-        return 0;
-    const char *c = s + 2;
-    while (c < e) {
-        if (!is_space((unsigned char)*c)) {
-            c++;
-            continue;
-        }
-        const char *j = skip_space(c, e);
-        if (match_ids(j, e, h)) {
-            h->comm_end = c;
-            return 1;
-        }
-        c = j;
+    uint64_t v = 0;
+    for (size_t i = 0; i < d.n; i++) {
+        if (v > (uint64_t)INT64_MAX / 10) return INT64_MAX;
+        v = v * 10 + (uint64_t)(d.p[i] - '0');
+    }
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static const uint32_t pow10[10] = {1,      10,      100,      1000,      10000,
+                                   100000, 1000000, 10000000, 100000000, 1000000000};
+
+/* seconds.fraction in s[t0..t1) as nanoseconds, or -1. */
+static int64_t parse_time(const char *s, size_t t0, size_t t1)
+{
+    size_t k = t0;
+    uint64_t sec = 0;
+    while (k < t1 && is_digit((unsigned char)s[k]) && sec < 1000000000ull)
+        sec = sec * 10 + (uint64_t)(s[k++] - '0');
+    if (k == t0 || k >= t1 || s[k] != '.' || sec > 9000000000ull) return -1;
+    size_t f0 = ++k;
+    uint64_t frac = 0;
+    while (k < t1 && is_digit((unsigned char)s[k])) {
+        if (k - f0 < 9) frac = frac * 10 + (uint64_t)(s[k] - '0');
+        k++;
+    }
+    if (k == f0 || k != t1) return -1;
+    return (int64_t)(sec * 1000000000ull + frac * pow10[9 - (k - f0 < 9 ? k - f0 : 9)]);
+}
+
+/* perf's "seconds.micros:" field (not something the Perl script reads): the token that
+ * ends with the ':' before the period and event (colon, when not 0), where perf prints it,
+ * else the first token after the pid/tid of the form digits '.' digits, optionally followed
+ * by ':'. */
+static int64_t header_time(const char *s, size_t n, size_t i, size_t colon)
+{
+    if (colon > i) {
+        size_t t0 = colon;
+        while (t0 > i && !is_ws((unsigned char)s[t0 - 1]))
+            t0--;
+        int64_t t = parse_time(s, t0, colon);
+        if (t >= 0) return t;
+    }
+    while (i < n) {
+        while (i < n && is_ws((unsigned char)s[i]))
+            i++;
+        size_t t0 = i;
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        size_t t1 = i > t0 && s[i - 1] == ':' ? i - 1 : i;
+        int64_t t = parse_time(s, t0, t1);
+        if (t >= 0) return t;
     }
     return 0;
 }
 
-struct event {
-    const char *name, *name_end;
-    const char *period, *period_end; /* may be empty */
+/* ---- stack lines ---- */
+
+/* Where a stack line's address ends: s[a..bmax) is the \w run after the leading whitespace,
+ * s[bmax..cmax) the whitespace after it. */
+struct frame_pos {
+    size_t a, bmax, cmax;
 };
 
-/* /:\s*(\d+)*\s+(\S+):\s*$/: the last word ends with ':' and is the event; before it come
- * whitespace, optional digits (the period), optional whitespace and a ':'. */
-static int match_event(const char *s, const char *e, struct event *ev)
+static void frame_pos(const char *s, size_t n, struct frame_pos *fp)
 {
-    const char *t1 = e;
-    while (t1 > s && is_space((unsigned char)t1[-1]))
-        t1--;
-    const char *t0 = t1;
-    while (t0 > s && !is_space((unsigned char)t0[-1]))
-        t0--;
-    if (t1 - t0 < 2 || t1[-1] != ':' || t0 == s)
-        return 0;
-    const char *k = t0;
-    while (k > s && is_space((unsigned char)k[-1]))
-        k--;
-    const char *d = k;
-    while (d > s && is_digit((unsigned char)d[-1]))
-        d--;
-    const char *w = d;
-    if (d != k)
-        while (w > s && is_space((unsigned char)w[-1]))
-            w--;
-    if (w == s || w[-1] != ':')
-        return 0;
-    ev->name = t0;
-    ev->name_end = t1 - 1;
-    ev->period = d;
-    ev->period_end = k;
-    return 1;
+    size_t i = 0;
+    while (i < n && is_ws((unsigned char)s[i]))
+        i++;
+    fp->a = i;
+    while (i < n && is_word((unsigned char)s[i]))
+        i++;
+    fp->bmax = i;
+    while (i < n && is_ws((unsigned char)s[i]))
+        i++;
+    fp->cmax = i;
 }
 
-struct frame {
-    const char *pc, *pc_end;
-    const char *raw, *raw_end;
-    const char *mod, *mod_end;
-};
-
-/* /^\s*(\w+)\s*(.+) \((.*)\)/ with Perl's preferences: the longest word, then the
- * longest run of spaces, then the last " (" that a ')' follows, then the last ')'. When
- * the " (" sits right after the word, backtracking shortens the space run or the word to
- * give (.+) its one character. Offsets are used below to avoid pointers before s. */
-static int match_frame(const char *s, const char *e, struct frame *f)
+/* /^\s*(\w+)\s*(.+) \((.*)\)/, not anchored at the end. Greedy (.+) and (.*) put the dso
+ * between the last " (" that has a ')' after it and the last ')'. If that " (" comes too
+ * early for (.+) to hold a character, the engine backtracks: first the whitespace after
+ * the address gives way, then the address loses its last character.
+ * Returns 1 for the usual match (the symbol starts at cmax), 2 for a match by
+ * backtracking, 0 for no match decided by s[cmax - 1..n), -1 for no match decided by
+ * bytes before that: a line's frames depend on s[cmax - 1..n) alone (and the address,
+ * with --addrs) unless this returns 2 or -1. */
+static int match_frame(const char *s, size_t n, const struct frame_pos *fp, struct span *pc,
+                       struct span *raw, struct span *mod)
 {
-    size_t n = (size_t)(e - s);
-    size_t a0 = (size_t)(skip_space(s, e) - s);
-    if (a0 == n || !is_word((unsigned char)s[a0]))
-        return 0;
-    size_t w = a0;
-    while (w < n && is_word((unsigned char)s[w]))
-        w++;
-    size_t rp = n;
-    while (rp > 0 && s[rp - 1] != ')')
-        rp--;
-    if (rp < w + 3) /* need " (" at or after w, then ')' */
-        return 0;
-    size_t close = rp - 1, q = close - 2;
+    size_t a = fp->a, bmax = fp->bmax, cmax = fp->cmax;
+    if (bmax == a) return 0;
+    const char *rp = memrchr(s + bmax, ')', n - bmax);
+    if (!rp) return 0;
+    size_t r = (size_t)(rp - s), d = 0;
+    const char *op = s + r;
     for (;;) {
-        if (s[q] == ' ' && s[q + 1] == '(')
+        op = memrchr(s + bmax, '(', (size_t)(op - (s + bmax)));
+        if (!op || op - s < 1) return 0;
+        if (op[-1] == ' ') {
+            d = (size_t)(op - s) - 1;
             break;
-        if (q == w)
-            return 0;
-        q--;
+        }
     }
-    size_t r0 = (size_t)(skip_space(s + w, e) - s);
-    f->pc = s + a0;
-    f->pc_end = s + w;
-    if (q >= r0 + 1) {
-        f->raw = s + r0;
-    } else if (q >= w + 1) {
-        f->raw = s + q - 1;
+    size_t b = bmax, c;
+    int how = 2;
+    if (d >= cmax + 1) {
+        c = cmax;
+        how = 1;
+    } else if (d >= bmax + 1) {
+        c = d - 1;
+    } else if (d == bmax && bmax >= a + 2) {
+        c = b = bmax - 1;
     } else {
-        if (w - a0 < 2)
-            return 0;
-        f->pc_end = s + w - 1;
-        f->raw = s + w - 1;
+        return -1;
     }
-    f->raw_end = s + q;
-    f->mod = s + q + 2;
-    f->mod_end = s + close;
-    return 1;
+    *pc = (struct span){s + a, b - a};
+    *raw = (struct span){s + c, d - c};
+    *mod = (struct span){s + d + 2, r - d - 2};
+    return how;
 }
 
-/* ---- chunk-local parsing ---- */
+/* s/\+0x[\da-f]+$// */
+static void strip_offset(struct span *raw)
+{
+    size_t h = raw->n;
+    while (h > 0 && is_lower_hex((unsigned char)raw->p[h - 1]))
+        h--;
+    if (h < raw->n && h >= 3 && memcmp(raw->p + h - 3, "+0x", 3) == 0) raw->n = h - 3;
+}
 
-struct ctx {
-    const struct sc_perf_opts *o;
-    const struct sc_limits *lim;
-    const char *buf;
-    size_t n;
-    const char *event; /* the event filter, NULL = none seen */
-    size_t event_len;
-};
+static const char *find2(const char *s, size_t n, char a, char b)
+{
+    while (n >= 2) {
+        const char *p = memchr(s, a, n - 1);
+        if (!p) return NULL;
+        if (p[1] == b) return p;
+        n -= (size_t)(p + 1 - s);
+        s = p + 1;
+    }
+    return NULL;
+}
 
-/* Chunks build samples in the profile's own layout, with chunk-local numbers that the
- * merge translates: a sample's loc_start and label_start count from the chunk's start, a
- * label's key is one of these, and a comm label's str is a chunk name. */
-enum { L_COMM, L_PID, L_TID, L_EVENT, L_NKEYS };
+static int contains(const char *s, size_t n, const char *lit, size_t ln)
+{
+    return ln <= n && memmem(s, n, lit, ln) != NULL;
+}
 
-/* What the last accepted header said. */
-struct head {
-    uint32_t comm; /* chunk name */
-    int has_pid, has_event;
-    int64_t pid, tid, value, time_ns;
-};
+/* The generic tidy's cut: unless the name looks like a Go method (/\.\(.*\)\./), drop
+ * everything from the first '(' that does not open "(anonymous namespace)". */
+static size_t paren_cut(const char *s, size_t n)
+{
+    const char *go = find2(s, n, '.', '(');
+    if (go && find2(go + 2, n - (size_t)(go + 2 - s), ')', '.')) return n;
+    static const char anon[] = "anonymous namespace)";
+    for (const char *p = s; (p = memchr(p, '(', n - (size_t)(p - s))) != NULL; p++) {
+        size_t rest = n - (size_t)(p + 1 - s);
+        if (!(rest >= sizeof anon - 1 && memcmp(p + 1, anon, sizeof anon - 1) == 0))
+            return (size_t)(p - s);
+    }
+    return n;
+}
 
-/* A frame line parsed before: identical lines (same address, symbol and dso) are the
- * common case, so their result is looked up instead of recomputed. */
-struct seen_line {
-    const char *text;
+/* m:/tmp/perf-\d+\.map: */
+static int is_jit_dso(struct span m)
+{
+    const char *s = m.p, *e = m.p + m.n;
+    while ((s = memmem(s, (size_t)(e - s), "/tmp/perf-", 10)) != NULL) {
+        const char *d = s + 10, *k = d;
+        while (k < e && is_digit((unsigned char)*k))
+            k++;
+        if (k > d && e - k >= 4 && memcmp(k, ".map", 4) == 0) return 1;
+        s++;
+    }
+    return 0;
+}
+
+/* ---- per-thread parser ---- */
+
+/* A string of a worker: frames, process frames and comms, pointing into the input or the
+ * worker's arena. */
+struct wstr {
+    const char *ptr;
     uint32_t len;
-    uint32_t java; /* the script tidies Java names only in processes called java* */
-    uint32_t loc;  /* chunk location + 1; 0: the line adds no frame */
+    uint32_t frame; /* used as a frame */
 };
 
-struct lloc {
-    uint32_t first, n; /* chunk->loc_names[first..first+n), the caller first */
+/* Open addressing over (bytes -> u32); ptr == NULL marks an empty slot. */
+struct entry {
+    uint64_t hash;
+    const char *ptr;
+    uint32_t len, val;
 };
 
-struct chunk {
-    const struct ctx *ctx;
-    const char *begin, *end;
-    int rc;
-    const char *err_at; /* where parsing failed, for the line number */
-    char err[SC_ERR_LEN];
+struct table {
+    struct entry *e;
+    uint32_t mask, count;
+};
+
+struct wsample {
+    uint32_t off, n; /* frames but the process frame (worker string ids, leaf first) in pool */
+    uint32_t pname, comm;
+    int64_t period, time_ns, pid, tid; /* pid -1: none */
+};
+
+struct group {
+    uint32_t off, n;  /* frames of a stack line (in gids) or of a sample body (in pool) */
+    const char *body; /* a sample body: its bytes and lines */
+    uint32_t len, nlines;
+    uint32_t unrecognized; /* lines in it the script does not recognize */
+    int nocache;           /* a stack line whose frames cannot be cached */
+};
+
+/* A cache of byte strings (stack lines, sample bodies) whose frames are known, one table
+ * per java flag (which changes the frames); it switches itself off when it does not pay. */
+struct cache {
+    struct table t[2];
+    struct group *v;
+    uint32_t n, cap;
+    int off;
+    uint64_t lookups, hits;
+};
+
+struct worker {
+    const char *start, *end;
+    const struct sc_perf_opts *opts;
+    const struct sc_limits *lim;
+    struct span event; /* the kept event; p == NULL: none known */
 
     struct sc_arena arena;
-    struct sc_strtab names; /* frame names and comms */
+    struct table strtab;
+    struct wstr *strs;
+    uint32_t nstrs, capstrs;
 
-    struct sc_map64 seen_index;
-    struct seen_line *seen;
-    uint32_t nseen, seen_cap;
-
-    uint32_t *single; /* name -> location + 1 of the one-frame location of that name */
-    uint32_t single_cap;
-    struct lloc *locs;
-    uint32_t nlocs, locs_cap;
-    uint32_t *loc_names;
-    uint32_t nloc_names, loc_names_cap;
-
-    uint32_t *stack; /* every sample's locations, leaf first, sample after sample */
-    uint32_t nstack, stack_cap;
-    struct sc_sample *samples;
-    int64_t *values; /* as many as samples_cap */
-    uint32_t nsamples, samples_cap;
-    struct sc_label *labels;
-    uint32_t nlabels, labels_cap;
-    int has_period;
+    /* Stack lines and whole sample bodies repeat byte for byte (same addresses, symbols and
+     * dsos), and the same bytes give the same frames. */
+    struct cache lcache, bcache;
+    struct table firsts[2]; /* first line of a sample body -> the last body (bcache group) */
+    uint32_t *gids;         /* frames of cached lines */
+    uint32_t ngids, capgids;
 
     /* the sample being read */
-    int in_sample;
-    int java;
-    uint32_t sample_first;
-    uint32_t pname_loc;
-    struct head cur;
-    struct sc_buf pname, last_pname; /* the process frame, and the last one built */
-    uint32_t last_pname_loc;
-    const char *last_comm;
-    size_t last_comm_len;
-    uint32_t last_comm_name;
+    int have_pname, java;
+    uint32_t pname, comm;
+    int64_t period, time_ns, pid, tid;
+    uint32_t cur; /* its frames start here in pool */
+    struct thread {
+        struct header h; /* a recent header's comm, pid and tid, and what they gave */
+        uint32_t comm, pname;
+        int java;
+        int64_t pid, tid;
+    } threads[8];
+    uint32_t nthreads;
+    /* Recent headers of the usual shape, "... TIME: PERIOD EVENT:". A header with the same
+     * bytes before the timestamp and from the ':' after it parses the same: match_header's
+     * match ends before the timestamp, match_event's starts at that ':'. */
+    struct tmpl {
+        const char *line;
+        size_t t0, colon, n;
+        int kept;
+        int64_t period, pid, tid;
+        uint32_t pname, comm;
+        int java;
+    } tmpls[8];
+    uint32_t ntmpls;
 
-    struct sc_buf scratch;
-    const char **fields; /* a frame line's "->" fields: start, end, start, end... */
-    uint32_t fields_cap;
-    uint32_t *fnames; /* their names */
-    uint32_t fnames_cap;
+    struct wsample *samples;
+    uint32_t nsamples, capsamples;
+    uint32_t *pool;
+    uint32_t npool, cappool;
 
-    /* filled by the merge */
-    uint32_t *name_map; /* chunk name -> profile string */
-    uint32_t *loc_map;  /* chunk location -> profile location */
-    uint32_t sample_base, locs_base, labels_base;
+    char *scr[2];
+    size_t scrcap;
+
+    uint64_t nlocs, with_pid; /* sample_locs the samples need; samples with a pid */
+
+    /* building the profile: worker string id -> profile string and location; where this
+     * worker's samples, locations and labels go */
+    struct sc_profile *p;
+    uint32_t *gstr, *gloc;
+    uint32_t sample_base, loc_base, label_base, nlabels_per, kcomm, kpid, ktid;
+
+    uint64_t lines, unrecognized, other_events;
+    struct span other_event;
+    int unterminated;
+
+    int rc;
+    uint64_t err_line; /* in this piece, from 1 */
+    char err[SC_ERR_LEN];
 };
 
-static int grow(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
+static int grow_arr(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
 {
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return SC_ELIMIT;
+    if (need <= *cap) return 0;
+    if (need > UINT32_MAX / 2) return SC_ELIMIT;
     uint64_t ncap = *cap ? *cap : 64;
     while (ncap < need)
         ncap *= 2;
     void **p = arrp;
     void *np = realloc(*p, (size_t)ncap * sz);
-    if (!np)
-        return SC_ENOMEM;
+    if (!np) return SC_ENOMEM;
     *p = np;
     *cap = (uint32_t)ncap;
     return 0;
 }
 
-static int fail(struct chunk *c, const char *at, int code, const char *what)
+static int table_rehash(struct table *t)
 {
-    c->err_at = at;
-    return sc_errf(c->err, code, "%s", what);
-}
-
-static int64_t intern(struct chunk *c, const char *s, size_t len)
-{
-    int64_t id = sc_strtab_intern(&c->names, s, len);
-    if (id >= 0 && c->names.n > c->ctx->lim->max_strings)
-        return SC_ELIMIT;
-    return id;
-}
-
-static int64_t new_loc(struct chunk *c, const uint32_t *names, uint32_t n)
-{
-    if (c->nlocs >= c->ctx->lim->max_locations)
-        return SC_ELIMIT;
-    int rc = grow(&c->locs, &c->locs_cap, (uint64_t)c->nlocs + 1, sizeof *c->locs);
-    if (!rc)
-        rc = grow(&c->loc_names, &c->loc_names_cap, (uint64_t)c->nloc_names + n,
-                  sizeof *c->loc_names);
-    if (rc)
-        return rc;
-    c->locs[c->nlocs].first = c->nloc_names;
-    c->locs[c->nlocs].n = n;
-    memcpy(c->loc_names + c->nloc_names, names, n * sizeof *names);
-    c->nloc_names += n;
-    return c->nlocs++;
-}
-
-/* The location holding just the frame `name`, made once per name. */
-static int64_t single_loc(struct chunk *c, uint32_t name)
-{
-    if (name >= c->single_cap) {
-        uint32_t old = c->single_cap;
-        int rc = grow(&c->single, &c->single_cap, (uint64_t)name + 1, sizeof *c->single);
-        if (rc)
-            return rc;
-        memset(c->single + old, 0, (c->single_cap - old) * sizeof *c->single);
-    }
-    if (c->single[name])
-        return c->single[name] - 1;
-    int64_t l = new_loc(c, &name, 1);
-    if (l >= 0)
-        c->single[name] = (uint32_t)l + 1;
-    return l;
-}
-
-/* The script's tidy_generic and tidy_java steps on one function name, in place. */
-static void tidy(struct sc_buf *b, int java)
-{
-    if (!b->data)
-        return;
-    char *s = b->data;
-    size_t n = b->len;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == ';')
-            s[i] = ':';
-    /* a Go method such as "net/http.(*Client).Do" keeps its parentheses: m/\.\(.*\)\./
-     * holds when the last ")." starts two or more bytes after the first ".(" */
-    int go = 0;
-    const char *open = n >= 4 ? memmem(s, n, ".(", 2) : NULL;
-    if (open) {
-        size_t i = (size_t)(open - s);
-        for (size_t j = n - 2; j >= i + 2 && !go; j--)
-            go = s[j] == ')' && s[j + 1] == '.';
-    }
-    if (!go) {
-        /* s/\((?!anonymous namespace\)).*$// (the "$" is implied) */
-        static const char anon[] = "anonymous namespace)";
-        for (size_t i = 0; i < n; i++) {
-            if (s[i] != '(')
-                continue;
-            if (n - i - 1 >= sizeof anon - 1 && memcmp(s + i + 1, anon, sizeof anon - 1) == 0)
-                continue;
-            n = i;
-            break;
+    uint64_t cap = t->mask ? ((uint64_t)t->mask + 1) * 2 : 256;
+    if (cap > (1u << 30)) return SC_ELIMIT;
+    struct entry *e = calloc((size_t)cap, sizeof *e);
+    if (!e) return SC_ENOMEM;
+    uint32_t mask = (uint32_t)cap - 1;
+    if (t->e) {
+        for (uint32_t i = 0; i <= t->mask; i++) {
+            if (!t->e[i].ptr) continue;
+            uint32_t j = (uint32_t)t->e[i].hash & mask;
+            while (e[j].ptr)
+                j = (j + 1) & mask;
+            e[j] = t->e[i];
         }
     }
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i] != '"' && s[i] != '\'')
-            s[o++] = s[i];
-    n = o;
-    if (java && n > 0 && s[0] == 'L' && memchr(s, '/', n)) {
-        memmove(s, s + 1, n - 1);
-        n--;
-    }
-    b->len = n;
-    if (b->data)
-        b->data[n] = 0;
-}
-
-static int is_perf_map(const char *s, size_t n)
-{
-    /* m:/tmp/perf-\d+\.map: */
-    static const char pre[] = "/tmp/perf-";
-    const char *e = s + n;
-    for (const char *p = s; (p = memmem(p, (size_t)(e - p), pre, sizeof pre - 1)); p++) {
-        const char *d = p + sizeof pre - 1, *de = skip_digits(d, e);
-        if (de > d && e - de >= 4 && memcmp(de, ".map", 4) == 0)
-            return 1;
-    }
+    free(t->e);
+    t->e = e;
+    t->mask = mask;
     return 0;
 }
 
-/* Runs the script's frame-line logic: returns the chunk location + 1 of the frames the
- * line adds, 0 when it adds none, or a negative SC_E* (with c->err set when the reason
- * is more than the code says). */
-static int64_t frame_loc(struct chunk *c, const char *s, const char *e)
+/* Finds s, or claims an empty slot for it (*found = 0, val to be set by the caller).
+ * NULL when out of memory. The slot is valid until the next call. */
+static struct entry *table_get(struct table *t, uint64_t h, const char *s, uint32_t n, int *found)
 {
-    const struct sc_perf_opts *o = c->ctx->o;
-    struct frame f;
-    if (!match_frame(s, e, &f))
-        return 0; /* "Unrecognized line" */
-    const char *raw = f.raw, *raw_end = f.raw_end;
-    /* s/\+0x[\da-f]+$// */
-    const char *h = raw_end;
-    while (h > raw && is_lhex((unsigned char)h[-1]))
-        h--;
-    if (h < raw_end && h - raw >= 3 && memcmp(h - 3, "+0x", 3) == 0)
-        raw_end = h - 3;
-    if (raw < raw_end && *raw == '(')
-        return 0; /* the script skips process names */
-    /* split /\->/ keeps leading empty fields and drops trailing ones */
-    uint32_t nf = 0;
-    for (const char *p = raw;;) {
-        const char *a = raw_end - p >= 2 ? memmem(p, (size_t)(raw_end - p), "->", 2) : NULL;
-        int rc = grow(&c->fields, &c->fields_cap, (uint64_t)nf * 2 + 2, sizeof *c->fields);
-        if (rc)
-            return rc;
-        c->fields[(size_t)nf * 2] = p;
-        c->fields[(size_t)nf * 2 + 1] = a ? a : raw_end;
-        nf++;
-        if (!a)
-            break;
-        p = a + 2;
+    if ((t->count + 1) * 2 > t->mask + 1 && table_rehash(t)) return NULL;
+    for (uint32_t j = (uint32_t)h & t->mask;; j = (j + 1) & t->mask) {
+        struct entry *e = &t->e[j];
+        if (!e->ptr) {
+            e->hash = h;
+            e->ptr = s ? s : "";
+            e->len = n;
+            t->count++;
+            *found = 0;
+            return e;
+        }
+        if (e->hash == h && e->len == n && memcmp(e->ptr, s, n) == 0) {
+            *found = 1;
+            return e;
+        }
     }
-    while (nf > 0 && c->fields[(size_t)nf * 2 - 2] == c->fields[(size_t)nf * 2 - 1])
-        nf--;
-    if (nf == 0)
+}
+
+static void table_release(struct table *t)
+{
+    free(t->e);
+    memset(t, 0, sizeof *t);
+}
+
+/* Looks s up. Returns 1 with *g set when it is known; 0 when not, with *fresh the index of
+ * a new group for the caller to fill in (UINT32_MAX when the cache is off); SC_ENOMEM. */
+static int cache_get(struct cache *c, int java, const char *s, size_t n, struct group **g,
+                     uint32_t *fresh)
+{
+    *fresh = UINT32_MAX;
+    if (c->off) return 0;
+    if ((++c->lookups & 0xfff) == 0 && c->hits < c->lookups / 4) {
+        c->off = 1;
         return 0;
-    if (nf > c->ctx->lim->max_stack_depth) {
-        c->err_at = s;
-        return sc_errf(c->err, SC_ELIMIT, "stack deeper than %u frames",
-                       (unsigned)c->ctx->lim->max_stack_depth);
     }
-    if (grow(&c->fnames, &c->fnames_cap, nf, sizeof *c->fnames))
-        return SC_ENOMEM;
-    uint32_t *names = c->fnames;
-    size_t mod_len = (size_t)(f.mod_end - f.mod);
-    int kernel = o->kernel && mod_len > 0 &&
-                 (f.mod[0] == '[' ||
-                  (mod_len >= 7 && memcmp(f.mod_end - 7, "vmlinux", 7) == 0)) &&
-                 !mem_has(f.mod, mod_len, "unknown");
-    int jit = o->jit && is_perf_map(f.mod, mod_len);
-    struct sc_buf *b = &c->scratch;
-    for (uint32_t i = 0; i < nf; i++) {
-        const char *fs = c->fields[(size_t)i * 2], *fe = c->fields[(size_t)i * 2 + 1];
-        b->len = 0;
-        if (fe - fs == 9 && memcmp(fs, "[unknown]", 9) == 0) {
-            sc_buf_putc(b, '[');
-            if (mod_len == 9 && memcmp(f.mod, "[unknown]", 9) == 0) {
-                sc_buf_puts(b, "unknown");
-            } else {
-                const char *base = f.mod_end;
-                while (base > f.mod && base[-1] != '/')
-                    base--;
-                sc_buf_append(b, base, (size_t)(f.mod_end - base));
-            }
-            if (o->addrs) {
-                sc_buf_puts(b, " <");
-                sc_buf_append(b, f.pc, (size_t)(f.pc_end - f.pc));
-                sc_buf_putc(b, '>');
-            }
-            sc_buf_putc(b, ']');
-        } else {
-            sc_buf_append(b, fs, (size_t)(fe - fs));
-        }
-        if (b->oom)
-            return SC_ENOMEM;
-        tidy(b, c->java);
-        if (i > 0) {
-            if (!mem_has(b->data ? b->data : "", b->len, "_[i]"))
-                sc_buf_puts(b, "_[i]");
-        } else if (kernel) {
-            sc_buf_puts(b, "_[k]");
-        } else if (jit) {
-            if (!mem_has(b->data ? b->data : "", b->len, "_[j]"))
-                sc_buf_puts(b, "_[j]");
-        }
-        if (b->oom)
-            return SC_ENOMEM;
-        int64_t id = intern(c, b->data ? b->data : "", b->len);
-        if (id < 0)
-            return id;
-        names[i] = (uint32_t)id;
+    int found;
+    struct entry *e = table_get(&c->t[java], sc_hash64(s, n), s, (uint32_t)n, &found);
+    if (!e) return SC_ENOMEM;
+    if (found) {
+        c->hits++;
+        *g = &c->v[e->val];
+        return 1;
     }
-    int64_t l = nf == 1 ? single_loc(c, names[0]) : new_loc(c, names, nf);
-    return l < 0 ? l : l + 1;
-}
-
-static int push_loc(struct chunk *c, const char *at, uint32_t loc)
-{
-    if (c->nstack - c->sample_first >= c->ctx->lim->max_stack_depth) {
-        c->err_at = at;
-        return sc_errf(c->err, SC_ELIMIT, "stack deeper than %u frames",
-                       (unsigned)c->ctx->lim->max_stack_depth);
-    }
-    if (c->nstack == c->stack_cap &&
-        grow(&c->stack, &c->stack_cap, (uint64_t)c->nstack + 1, sizeof *c->stack))
-        return fail(c, at, SC_ENOMEM, "out of memory");
-    c->stack[c->nstack++] = loc;
+    if (grow_arr(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v)) return SC_ENOMEM;
+    e->val = *fresh = c->n;
+    c->v[c->n++] = (struct group){0, 0, NULL, 0, 0, 0, 0};
     return 0;
 }
 
-static int on_frame(struct chunk *c, const char *s, const char *e)
+static void cache_release(struct cache *c)
 {
-    size_t len = (size_t)(e - s);
-    if (len > UINT32_MAX)
-        return fail(c, s, SC_ELIMIT, "line longer than 4 GiB");
-    uint64_t key = sc_hash64(s, len);
-    for (;;) {
-        uint32_t *slot = sc_map64_get(&c->seen_index, key);
-        if (!slot)
-            break;
-        const struct seen_line *sl = &c->seen[*slot];
-        if (sl->len == len && sl->java == (uint32_t)c->java && memcmp(sl->text, s, len) == 0)
-            return sl->loc ? push_loc(c, s, sl->loc - 1) : 0;
-        key++;
-    }
-    int64_t loc = frame_loc(c, s, e);
-    if (loc < 0 && c->err_at)
-        return (int)loc;
-    if (loc == SC_ELIMIT)
-        return fail(c, s, SC_ELIMIT, "too many distinct frames or strings");
-    if (loc < 0)
-        return fail(c, s, (int)loc, "out of memory");
-    if (grow(&c->seen, &c->seen_cap, (uint64_t)c->nseen + 1, sizeof *c->seen) ||
-        !sc_map64_upsert(&c->seen_index, key, c->nseen, NULL))
-        return fail(c, s, SC_ENOMEM, "out of memory");
-    /* a copy close to the other seen lines stays in cache; the first occurrence in the
-     * input is far behind by the time the line comes again */
-    const char *copy = sc_arena_strndup(&c->arena, s, len);
-    if (!copy)
-        return fail(c, s, SC_ENOMEM, "out of memory");
-    struct seen_line *sl = &c->seen[c->nseen++];
-    sl->text = copy;
-    sl->len = (uint32_t)len;
-    sl->java = (uint32_t)c->java;
-    sl->loc = (uint32_t)loc;
-    return loc ? push_loc(c, s, (uint32_t)loc - 1) : 0;
-}
-
-/* The timestamp perf prints before the event ("12345.678901:"), in nanoseconds. */
-static int64_t header_time(const char *s, const char *e)
-{
-    for (int tok = 0; tok < 4 && s < e; tok++) {
-        s = skip_space(s, e);
-        const char *t = s;
-        while (s < e && !is_space((unsigned char)*s))
-            s++;
-        if (s - t < 2 || s[-1] != ':')
-            continue;
-        const char *dot = skip_digits(t, s - 1);
-        if (dot == t || dot == s - 1 || *dot != '.')
-            return 0;
-        const char *fe = skip_digits(dot + 1, s - 1);
-        if (fe != s - 1 || fe == dot + 1 || dot - t > 9)
-            return 0;
-        int64_t ns = parse_u(t, dot) * 1000000000;
-        int64_t scale = 100000000;
-        for (const char *d = dot + 1; d < fe && scale > 0; d++, scale /= 10)
-            ns += (*d - '0') * scale;
-        return ns;
-    }
-    return 0;
-}
-
-static int on_header(struct chunk *c, const char *s, const char *e, const struct header *h)
-{
-    const struct ctx *x = c->ctx;
-    const struct sc_perf_opts *o = x->o;
-    struct event ev;
-    int has_event = match_event(s, e, &ev);
-    if (has_event && x->event &&
-        ((size_t)(ev.name_end - ev.name) != x->event_len ||
-         memcmp(ev.name, x->event, x->event_len) != 0))
-        return 0; /* another event: the line is ignored, as if absent */
-
-    int has_tid = h->tid != NULL;
-    const char *pid = h->pid, *pid_end = h->pid_end;
-    const char *tid = h->tid, *tid_end = h->tid_end;
-    /* the script: `if (not $tid) { $tid = $pid; $pid = "?" }`, and "0" is false */
-    if (!has_tid || (tid_end - tid == 1 && *tid == '0')) {
-        tid = pid;
-        tid_end = pid_end;
-        pid = "?";
-        pid_end = pid + 1;
-    }
-    struct sc_buf *b = &c->pname;
-    b->len = 0;
-    sc_buf_append(b, s, (size_t)(h->comm_end - s));
-    if (o->tid || o->pid) {
-        sc_buf_putc(b, '-');
-        sc_buf_append(b, pid, (size_t)(pid_end - pid));
-        if (o->tid) {
-            sc_buf_putc(b, '/');
-            sc_buf_append(b, tid, (size_t)(tid_end - tid));
-        }
-    }
-    if (b->oom)
-        return fail(c, s, SC_ENOMEM, "out of memory");
-    for (size_t i = 0; i < b->len; i++)
-        if (b->data[i] == ' ')
-            b->data[i] = '_';
-    c->java = b->len >= 4 && memcmp(b->data, "java", 4) == 0;
-
-    /* consecutive samples usually come from the same thread */
-    if (!(c->last_pname_loc && b->len == c->last_pname.len &&
-          memcmp(b->data, c->last_pname.data, b->len) == 0)) {
-        int64_t id = intern(c, b->data, b->len);
-        int64_t l = id < 0 ? id : single_loc(c, (uint32_t)id);
-        if (l < 0)
-            return fail(c, s, (int)l, l == SC_ELIMIT ? "too many distinct frames or strings"
-                                                     : "out of memory");
-        c->last_pname.len = 0;
-        sc_buf_append(&c->last_pname, b->data, b->len);
-        if (c->last_pname.oom)
-            return fail(c, s, SC_ENOMEM, "out of memory");
-        c->last_pname_loc = (uint32_t)l + 1;
-    }
-    c->pname_loc = c->last_pname_loc - 1;
-    size_t comm_len = (size_t)(h->comm_end - s);
-    if (!(c->last_comm && comm_len == c->last_comm_len &&
-          memcmp(s, c->last_comm, comm_len) == 0)) {
-        int64_t id = intern(c, s, comm_len);
-        if (id < 0)
-            return fail(c, s, (int)id, "out of memory");
-        c->last_comm = s;
-        c->last_comm_len = comm_len;
-        c->last_comm_name = (uint32_t)id;
-    }
-
-    struct head *cur = &c->cur;
-    cur->comm = c->last_comm_name;
-    cur->has_pid = has_tid;
-    cur->has_event = has_event;
-    if (has_tid) {
-        cur->pid = parse_u(h->pid, h->pid_end);
-        cur->tid = parse_u(h->tid, h->tid_end);
-    } else {
-        cur->pid = 0;
-        cur->tid = parse_u(h->pid, h->pid_end);
-    }
-    cur->value = 1;
-    if (has_event) {
-        size_t pl = (size_t)(ev.period_end - ev.period);
-        if (pl > 0) {
-            c->has_period = 1;
-            if (!(pl == 1 && *ev.period == '0'))
-                cur->value = parse_u(ev.period, ev.period_end);
-        }
-    }
-    cur->time_ns = header_time(h->rest, e);
-    c->in_sample = 1;
-    return 0;
-}
-
-static int on_blank(struct chunk *c, const char *at)
-{
-    if (!c->in_sample)
-        return 0;
-    int rc = push_loc(c, at, c->pname_loc);
-    if (rc)
-        return rc;
-    if (c->nsamples >= c->ctx->lim->max_samples)
-        return fail(c, at, SC_ELIMIT, "too many samples");
-    if (c->nsamples == c->samples_cap) {
-        uint32_t cap = c->samples_cap;
-        if (grow(&c->samples, &cap, (uint64_t)c->nsamples + 1, sizeof *c->samples))
-            return fail(c, at, SC_ENOMEM, "out of memory");
-        int64_t *v = realloc(c->values, (size_t)cap * sizeof *v);
-        if (!v)
-            return fail(c, at, SC_ENOMEM, "out of memory");
-        c->values = v;
-        c->samples_cap = cap;
-    }
-    if (grow(&c->labels, &c->labels_cap, (uint64_t)c->nlabels + L_NKEYS, sizeof *c->labels))
-        return fail(c, at, SC_ENOMEM, "out of memory");
-    const struct head *h = &c->cur;
-    struct sc_sample *sm = &c->samples[c->nsamples];
-    c->values[c->nsamples++] = h->value;
-    sm->loc_start = c->sample_first;
-    sm->nlocs = c->nstack - c->sample_first;
-    sm->label_start = c->nlabels;
-    sm->time_ns = h->time_ns;
-    struct sc_label *l = c->labels + c->nlabels;
-    uint32_t nl = 0;
-    l[nl++] = (struct sc_label){L_COMM, h->comm, 0, 0};
-    if (h->has_pid)
-        l[nl++] = (struct sc_label){L_PID, 0, h->pid, 0};
-    l[nl++] = (struct sc_label){L_TID, 0, h->tid, 0};
-    if (h->has_event)
-        l[nl++] = (struct sc_label){L_EVENT, 0, 0, 0};
-    sm->nlabels = nl;
-    c->nlabels += nl;
-    c->sample_first = c->nstack;
-    c->in_sample = 0;
-    return 0;
-}
-
-static int parse_chunk(struct chunk *c)
-{
-    const char *s = c->begin, *end = c->end;
-    int rc = 0;
-    while (s < end && rc == 0) {
-        const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        if (e == s) {
-            rc = on_blank(c, s);
-        } else if (*s == '#') {
-            /* comment */
-        } else if (is_space((unsigned char)*s)) {
-            /* a header starts with \S: this can only be a frame */
-            if (c->in_sample)
-                rc = on_frame(c, s, e);
-        } else {
-            struct header h;
-            if (match_header(s, e, &h))
-                rc = on_header(c, s, e, &h);
-            else if (c->in_sample)
-                rc = on_frame(c, s, e);
-        }
-        s = nl ? nl + 1 : end;
-    }
-    /* a sample without a blank line after it is not counted */
-    c->nstack = c->sample_first;
-    c->in_sample = 0;
-    return rc;
-}
-
-static void chunk_init(struct chunk *c, const struct ctx *x, const char *b, const char *e)
-{
+    table_release(&c->t[0]);
+    table_release(&c->t[1]);
+    free(c->v);
     memset(c, 0, sizeof *c);
-    c->ctx = x;
-    c->begin = b;
-    c->end = e;
-    sc_arena_init(&c->arena);
-    c->names.arena = &c->arena;
-    sc_map64_init(&c->seen_index);
-    sc_buf_init(&c->pname);
-    sc_buf_init(&c->last_pname);
-    sc_buf_init(&c->scratch);
 }
 
-static void chunk_release(struct chunk *c)
+static int fail(struct worker *w, int code, const char *fmt, const char *arg)
 {
-    sc_strtab_release(&c->names);
-    sc_arena_release(&c->arena);
-    sc_map64_release(&c->seen_index);
-    free(c->seen);
-    free(c->single);
-    free(c->locs);
-    free(c->loc_names);
-    free(c->stack);
-    free(c->samples);
-    free(c->values);
-    free(c->labels);
-    sc_buf_release(&c->pname);
-    sc_buf_release(&c->last_pname);
-    sc_buf_release(&c->scratch);
-    free(c->fields);
-    free(c->fnames);
-    free(c->name_map);
-    free(c->loc_map);
-}
-
-/* ---- merge into the profile ---- */
-
-struct merge {
-    struct sc_profile *p;
-    const struct sc_limits *lim;
-    uint32_t *fn_of_str; /* profile string -> function + 1 */
-    uint32_t nfn_of_str;
-    uint32_t *loc_of_fn; /* function -> one-line location + 1 */
-    uint32_t nloc_of_fn;
-    struct sc_map64 multi; /* hash of a function list -> location, for inlined frames */
-    uint32_t *fns;
-    uint32_t fns_cap;
-    uint32_t keys[L_NKEYS]; /* label key strings */
-    uint32_t event;
-};
-
-static int64_t function_of(struct merge *m, uint32_t str)
-{
-    struct sc_profile *p = m->p;
-    if (str >= m->nfn_of_str) {
-        uint32_t old = m->nfn_of_str;
-        int rc = grow(&m->fn_of_str, &m->nfn_of_str, (uint64_t)str + 1, sizeof *m->fn_of_str);
-        if (rc)
-            return rc;
-        memset(m->fn_of_str + old, 0, (m->nfn_of_str - old) * sizeof *m->fn_of_str);
+    if (!w->rc) {
+        w->rc = code;
+        w->err_line = w->lines;
+        snprintf(w->err, sizeof w->err, fmt, arg);
     }
-    if (m->fn_of_str[str])
-        return m->fn_of_str[str] - 1;
-    if (p->nfunctions >= m->lim->max_functions)
-        return SC_ELIMIT;
-    int64_t fn = sc_profile_add_function(p, str, 0);
-    if (fn >= 0)
-        m->fn_of_str[str] = (uint32_t)fn + 1;
-    return fn;
+    return code;
 }
 
-/* A location whose lines are fns (the caller first, as the script prints them). */
-static int64_t location_of(struct merge *m, const uint32_t *fns, uint32_t n)
+static int oom(struct worker *w)
 {
-    struct sc_profile *p = m->p;
-    uint64_t key = 0;
-    if (n == 1) {
-        if (fns[0] >= m->nloc_of_fn) {
-            uint32_t old = m->nloc_of_fn;
-            int rc = grow(&m->loc_of_fn, &m->nloc_of_fn, (uint64_t)fns[0] + 1,
-                          sizeof *m->loc_of_fn);
-            if (rc)
-                return rc;
-            memset(m->loc_of_fn + old, 0, (m->nloc_of_fn - old) * sizeof *m->loc_of_fn);
+    return fail(w, SC_ENOMEM, "%s", "out of memory");
+}
+
+/* Interns s; copy says s lives in scratch space and must be copied when new. Returns the
+ * worker's string id or a negative SC_E*. */
+static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
+{
+    int found;
+    struct entry *e = table_get(&w->strtab, sc_hash64(s, n), s, (uint32_t)n, &found);
+    if (!e) return oom(w);
+    if (found) return e->val;
+    if (copy) {
+        char *c = sc_arena_strndup(&w->arena, s, n);
+        if (!c) return oom(w);
+        e->ptr = c;
+    }
+    if (grow_arr(&w->strs, &w->capstrs, (uint64_t)w->nstrs + 1, sizeof *w->strs)) return oom(w);
+    w->strs[w->nstrs] = (struct wstr){e->ptr, (uint32_t)n, 0};
+    e->val = w->nstrs;
+    return w->nstrs++;
+}
+
+static int scratch(struct worker *w, size_t need)
+{
+    if (need <= w->scrcap) return 0;
+    size_t cap = w->scrcap ? w->scrcap : 256;
+    while (cap < need)
+        cap *= 2;
+    for (int i = 0; i < 2; i++) {
+        char *p = realloc(w->scr[i], cap);
+        if (!p) return oom(w);
+        w->scr[i] = p;
+    }
+    w->scrcap = cap;
+    return 0;
+}
+
+/* Pushes a frame, leaving room for the process frame that ends every stack. */
+static int push(struct worker *w, uint32_t id)
+{
+    if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
+        return fail(w, SC_ELIMIT, "%s", "stack too deep");
+    if (w->npool == w->cappool &&
+        grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
+        return oom(w);
+    w->pool[w->npool++] = id;
+    w->strs[id].frame = 1;
+    return 0;
+}
+
+/* The frame one "->"-separated piece of a symbol becomes (the script's loop body). */
+static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inlined, struct span pc,
+                          struct span mod, int *kind)
+{
+    char *a = w->scr[0], *b = w->scr[1];
+    const char *t = f;
+    size_t tl = fl;
+    int where = 0; /* 0 input, 1 scr[0], 2 scr[1] */
+    if (fl == 9 && memcmp(f, "[unknown]", 9) == 0) {
+        size_t k = 0;
+        a[k++] = '[';
+        if (!span_eq(mod, "[unknown]", 9)) {
+            const char *slash = memrchr(mod.p, '/', mod.n);
+            const char *base = slash ? slash + 1 : mod.p;
+            memcpy(a + k, base, (size_t)(mod.p + mod.n - base));
+            k += (size_t)(mod.p + mod.n - base);
+        } else {
+            memcpy(a + k, "unknown", 7);
+            k += 7;
         }
-        if (m->loc_of_fn[fns[0]])
-            return m->loc_of_fn[fns[0]] - 1;
+        if (w->opts->addrs) {
+            a[k++] = ' ';
+            a[k++] = '<';
+            memcpy(a + k, pc.p, pc.n);
+            k += pc.n;
+            a[k++] = '>';
+        }
+        a[k++] = ']';
+        t = a;
+        tl = k;
+        where = 1;
+    }
+    unsigned char seen = 0;
+    for (size_t i = 0; i < tl; i++)
+        seen |= cls[(unsigned char)t[i]];
+    if ((seen & C_TIDY) && memchr(t, '(', tl)) tl = paren_cut(t, tl);
+    if ((seen & C_TIDY) && (memchr(t, ';', tl) || memchr(t, '"', tl) || memchr(t, '\'', tl))) {
+        size_t k = 0;
+        for (size_t i = 0; i < tl; i++) {
+            char c = t[i];
+            if (c == '"' || c == '\'') continue;
+            b[k++] = c == ';' ? ':' : c;
+        }
+        t = b;
+        tl = k;
+        where = 2;
+    }
+    if (w->java && tl > 0 && t[0] == 'L' && memchr(t, '/', tl)) {
+        t++;
+        tl--;
+    }
+    const char *suffix = NULL;
+    if (inlined) {
+        if (!contains(t, tl, "_[i]", 4)) suffix = "_[i]";
     } else {
-        key = sc_hash64(fns, n * sizeof *fns);
-        for (;;) {
-            uint32_t *slot = sc_map64_get(&m->multi, key);
-            if (!slot)
-                break;
-            const struct sc_location *l = &p->locations[*slot];
-            int same = l->nlines == n;
-            for (uint32_t i = 0; same && i < n; i++)
-                same = p->lines[l->line_start + i].function == fns[n - 1 - i] + 1;
-            if (same)
-                return *slot;
-            key++;
+        if (*kind < 0) {
+            *kind = 0;
+            if (w->opts->kernel && mod.n > 0 &&
+                (mod.p[0] == '[' || (mod.n >= 7 && memcmp(mod.p + mod.n - 7, "vmlinux", 7) == 0)) &&
+                !contains(mod.p, mod.n, "unknown", 7))
+                *kind = 1;
+            else if (w->opts->jit && is_jit_dso(mod))
+                *kind = 2;
         }
+        if (*kind == 1)
+            suffix = "_[k]";
+        else if (*kind == 2 && !contains(t, tl, "_[j]", 4))
+            suffix = "_[j]";
     }
-    if (p->nlocations >= m->lim->max_locations)
-        return SC_ELIMIT;
-    int rc = grow(&p->locations, &p->locations_cap, (uint64_t)p->nlocations + 1,
-                  sizeof *p->locations);
-    if (!rc)
-        rc = grow(&p->lines, &p->lines_cap, (uint64_t)p->nlines + n, sizeof *p->lines);
-    if (rc)
-        return rc;
-    struct sc_location *l = &p->locations[p->nlocations];
-    memset(l, 0, sizeof *l);
-    l->id = p->nlocations + 1;
-    l->line_start = p->nlines;
-    l->nlines = n;
-    for (uint32_t i = 0; i < n; i++) {
-        /* the model wants the innermost (inlined) frame first */
-        struct sc_line *ln = &p->lines[p->nlines++];
-        memset(ln, 0, sizeof *ln);
-        ln->function = fns[n - 1 - i] + 1;
-    }
-    uint32_t li = p->nlocations++;
-    if (n == 1)
-        m->loc_of_fn[fns[0]] = li + 1;
-    else if (!sc_map64_upsert(&m->multi, key, li, NULL))
-        return SC_ENOMEM;
-    return li;
-}
-
-/* Interns a chunk's names and locations into the profile (single-threaded). */
-static int merge_tables(struct merge *m, struct chunk *c, char *err)
-{
-    c->name_map = malloc((c->names.n ? c->names.n : 1) * sizeof *c->name_map);
-    c->loc_map = malloc((c->nlocs ? c->nlocs : 1) * sizeof *c->loc_map);
-    if (!c->name_map || !c->loc_map)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
-    for (uint32_t i = 0; i < c->names.n; i++) {
-        int64_t s = sc_profile_intern(m->p, c->names.v[i].ptr, c->names.v[i].len);
-        if (s < 0)
-            return sc_errf(err, (int)s, "out of memory");
-        c->name_map[i] = (uint32_t)s;
-    }
-    if (m->p->strings.n > m->lim->max_strings)
-        return sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)m->lim->max_strings);
-    for (uint32_t i = 0; i < c->nlocs; i++) {
-        const struct lloc *l = &c->locs[i];
-        if (grow(&m->fns, &m->fns_cap, l->n, sizeof *m->fns))
-            return sc_errf(err, SC_ENOMEM, "out of memory");
-        for (uint32_t j = 0; j < l->n; j++) {
-            int64_t fn = function_of(m, c->name_map[c->loc_names[l->first + j]]);
-            if (fn == SC_ELIMIT)
-                return sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
-                               (unsigned)m->lim->max_functions);
-            if (fn < 0)
-                return sc_errf(err, (int)fn, "out of memory");
-            m->fns[j] = (uint32_t)fn;
+    if (suffix) {
+        if (where != 2) {
+            memcpy(b, t, tl);
+            t = b;
+            where = 2;
         }
-        int64_t li = location_of(m, m->fns, l->n);
-        if (li == SC_ELIMIT)
-            return sc_errf(err, SC_ELIMIT, "more than %u locations",
-                           (unsigned)m->lim->max_locations);
-        if (li < 0)
-            return sc_errf(err, (int)li, "out of memory");
-        c->loc_map[i] = (uint32_t)li;
+        memcpy((char *)t + tl, suffix, 4);
+        tl += 4;
     }
-    return 0;
+    return intern(w, t, tl, where != 0);
 }
 
-struct fill_job {
-    const struct merge *m;
-    struct chunk *c;
-};
-
-/* Translates a chunk's samples into its range of the profile's arrays (runs in threads:
- * it only writes that range and reads tables nobody writes any more). Chunk 0's arrays
- * are the profile's, so it translates in place. */
-static void fill(const struct merge *m, struct chunk *c)
+/* A stack line: pushes its frames (leaf first) onto the current stack. Returns 0 or SC_E*;
+ * *how is what match_frame() said. */
+static int parse_stack_line(struct worker *w, const char *s, size_t n, const struct frame_pos *fp,
+                            int *how)
 {
-    struct sc_profile *p = m->p;
-    uint32_t *locs = p->sample_locs + c->locs_base;
-    for (uint32_t i = 0; i < c->nstack; i++)
-        locs[i] = c->loc_map[c->stack[i]];
-    struct sc_sample *s = p->samples + c->sample_base;
-    int64_t *v = p->values + c->sample_base;
-    for (uint32_t i = 0; i < c->nsamples; i++) {
-        s[i] = c->samples[i];
-        s[i].loc_start += c->locs_base;
-        s[i].label_start += c->labels_base;
-        v[i] = c->values[i];
-    }
-    struct sc_label *l = p->labels + c->labels_base;
-    for (uint32_t i = 0; i < c->nlabels; i++) {
-        struct sc_label x = c->labels[i];
-        if (x.key == L_COMM)
-            x.str = c->name_map[x.str];
-        else if (x.key == L_EVENT)
-            x.str = m->event;
-        x.key = m->keys[x.key];
-        l[i] = x;
-    }
-}
-
-/* Grows chunk 0's arrays to hold every chunk's samples and hands them to the (empty)
- * profile, which saves a copy of the largest arrays. 0 or SC_ENOMEM. */
-static int adopt_arrays(struct sc_profile *p, struct chunk *c0, uint64_t ns, uint64_t nlocs,
-                        uint64_t nlabels)
-{
-    if (ns == 0)
+    struct span pc, raw, mod;
+    *how = match_frame(s, n, fp, &pc, &raw, &mod);
+    if (*how <= 0) {
+        w->unrecognized++;
         return 0;
-    struct sc_sample *s = realloc(c0->samples, (size_t)ns * sizeof *s);
-    if (!s)
-        return SC_ENOMEM;
-    c0->samples = s;
-    int64_t *v = realloc(c0->values, (size_t)ns * sizeof *v);
-    if (!v)
-        return SC_ENOMEM;
-    c0->values = v;
-    uint32_t *l = realloc(c0->stack, (size_t)(nlocs ? nlocs : 1) * sizeof *l);
-    if (!l)
-        return SC_ENOMEM;
-    c0->stack = l;
-    struct sc_label *lb = realloc(c0->labels, (size_t)nlabels * sizeof *lb);
-    if (!lb)
-        return SC_ENOMEM;
-    c0->labels = lb;
-    p->samples = s;
-    p->values = v;
-    p->samples_cap = (uint32_t)ns;
-    p->sample_locs = l;
-    p->sample_locs_cap = (uint32_t)(nlocs ? nlocs : 1);
-    p->labels = lb;
-    p->labels_cap = (uint32_t)nlabels;
+    }
+    strip_offset(&raw);
+    if (raw.n > 0 && raw.p[0] == '(') return 0; /* a process name */
+    /* split /->/ drops trailing empty fields (and so yields nothing for "" or "->") */
+    while (raw.n >= 2 && raw.p[raw.n - 2] == '-' && raw.p[raw.n - 1] == '>')
+        raw.n -= 2;
+    if (raw.n == 0) return 0;
+    if (scratch(w, n + 16)) return w->rc;
+    uint32_t first = w->npool;
+    int kind = -1, i = 0;
+    const char *f = raw.p, *e = raw.p + raw.n;
+    for (;; i++) {
+        const char *arrow = find2(f, (size_t)(e - f), '-', '>');
+        const char *fe = arrow ? arrow : e;
+        int64_t id = make_frame(w, f, (size_t)(fe - f), i > 0, pc, mod, &kind);
+        if (id < 0 || push(w, (uint32_t)id)) return w->rc;
+        if (!arrow) break;
+        f = arrow + 2;
+    }
+    /* "a->b" is a calling b inlined: b is nearer the leaf */
+    for (uint32_t lo = first, hi = w->npool - 1; lo < hi; lo++, hi--) {
+        uint32_t t = w->pool[lo];
+        w->pool[lo] = w->pool[hi];
+        w->pool[hi] = t;
+    }
     return 0;
 }
 
-static void *parse_thread(void *arg)
+/* A stack line. The same text after the address gives the same frames (unless --addrs
+ * shows the address, or the regex backtracks into it): those are cached. */
+static int stack_line(struct worker *w, const char *s, size_t n)
 {
-    struct chunk *c = arg;
-    c->rc = parse_chunk(c);
-    return NULL;
-}
-
-static void *fill_thread(void *arg)
-{
-    struct fill_job *j = arg;
-    fill(j->m, j->c);
-    return NULL;
-}
-
-/* Runs fn on every element of args (size sz each), in threads where possible. */
-static void run_all(void *(*fn)(void *), void *args, size_t sz, uint32_t n)
-{
-    pthread_t th[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (uint32_t i = 1; i < n; i++)
-        started[i] = pthread_create(&th[i], NULL, fn, (char *)args + i * sz) == 0;
-    fn(args);
-    for (uint32_t i = 1; i < n; i++) {
-        if (started[i])
-            pthread_join(th[i], NULL);
-        else
-            fn((char *)args + i * sz);
+    struct frame_pos fp;
+    frame_pos(s, n, &fp);
+    if (fp.bmax == fp.a) {
+        w->unrecognized++;
+        return 0;
     }
+    if (!w->have_pname) {
+        /* ignored, but the script still warns about what it does not recognize */
+        struct span pc, raw, mod;
+        w->unrecognized += match_frame(s, n, &fp, &pc, &raw, &mod) <= 0;
+        return 0;
+    }
+    size_t k0 = w->opts->addrs ? 0 : fp.cmax - 1;
+    struct group *g;
+    uint32_t fresh;
+    int how, hit = cache_get(&w->lcache, w->java, s + k0, n - k0, &g, &fresh);
+    if (hit < 0) return oom(w);
+    if (hit && !g->nocache) {
+        w->unrecognized += g->unrecognized;
+        if (g->n == 0) return 0;
+        if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
+            return fail(w, SC_ELIMIT, "%s", "stack too deep");
+        if (grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
+            return oom(w);
+        memcpy(w->pool + w->npool, w->gids + g->off, g->n * sizeof *w->pool);
+        w->npool += g->n;
+        return 0;
+    }
+    uint32_t before = w->npool;
+    if (parse_stack_line(w, s, n, &fp, &how)) return w->rc;
+    if (fresh == UINT32_MAX) return 0;
+    if ((how == 2 || how < 0) && k0 > 0) {
+        w->lcache.v[fresh].nocache = 1; /* parse each time */
+        return 0;
+    }
+    uint32_t k = w->npool - before;
+    if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids)) return oom(w);
+    if (k) memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+    w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0, how <= 0, 0};
+    w->ngids += k;
+    return 0;
 }
 
-/* The first event any header names: the script's default filter. */
-static void first_event(struct ctx *x)
+static int same_span(struct span a, struct span b)
 {
-    const char *s = x->buf, *end = x->buf + x->n;
+    return a.n == b.n && (a.p == b.p || (a.p && b.p && memcmp(a.p, b.p, a.n) == 0));
+}
+
+/* The process frame of a header: comm, comm-pid or comm-pid/tid with spaces made '_'. */
+static int64_t process_frame(struct worker *w, const struct header *h, int64_t comm)
+{
+    const struct sc_perf_opts *o = w->opts;
+    if (!o->pid && !o->tid && !memchr(h->comm.p, ' ', h->comm.n)) return comm;
+    if (scratch(w, h->comm.n + h->pid.n + h->tid.n + 8)) return w->rc;
+    char *b = w->scr[0];
+    size_t k = 0;
+    for (size_t i = 0; i < h->comm.n; i++)
+        b[k++] = h->comm.p[i] == ' ' ? '_' : h->comm.p[i];
+    if (o->pid || o->tid) {
+        b[k++] = '-';
+        if (h->pid.p) {
+            memcpy(b + k, h->pid.p, h->pid.n);
+            k += h->pid.n;
+        } else {
+            b[k++] = '?';
+        }
+        if (o->tid) {
+            b[k++] = '/';
+            memcpy(b + k, h->tid.p, h->tid.n);
+            k += h->tid.n;
+        }
+    }
+    return intern(w, b, k, 1);
+}
+
+/* A header like a recent one but for its timestamp: sets the sample up and returns 1, or
+ * 2 for a header of another event; 0 when there is none such. */
+static int header_like(struct worker *w, const char *s, size_t n)
+{
+    for (uint32_t i = 0; i < w->ntmpls && i < 8; i++) {
+        const struct tmpl *m = &w->tmpls[i];
+        if (n <= m->t0 || memcmp(s, m->line, m->t0) != 0) continue;
+        size_t c = m->t0;
+        while (c < n && is_digit((unsigned char)s[c]))
+            c++;
+        if (c < n && s[c] == '.') c++;
+        while (c < n && is_digit((unsigned char)s[c]))
+            c++;
+        if (c >= n || s[c] != ':' || n - c != m->n - m->colon ||
+            memcmp(s + c, m->line + m->colon, n - c) != 0)
+            continue;
+        int64_t t = parse_time(s, m->t0, c);
+        if (t < 0) continue;
+        if (!m->kept) {
+            w->other_events++;
+            return 2;
+        }
+        w->java = m->java;
+        w->pid = m->pid;
+        w->tid = m->tid;
+        w->have_pname = 1;
+        w->pname = m->pname;
+        w->comm = m->comm;
+        w->period = m->period;
+        w->time_ns = t;
+        return 1;
+    }
+    return 0;
+}
+
+/* A line that starts with a non-space: a sample header, or else maybe a stack line.
+ * Returns 1 when it was a header of a kept event, 0 or SC_E*. */
+static int header_line(struct worker *w, const char *s, size_t n)
+{
+    int like = header_like(w, s, n);
+    if (like) return like == 1;
+    struct header h;
+    if (!match_header(s, n, &h)) return stack_line(w, s, n);
+    struct span ev, per;
+    int64_t period = 1;
+    size_t colon = 0;
+    int kept = 1;
+    if (match_event(s, n, w->event.p ? &w->event : NULL, &ev, &per, &colon)) {
+        if (w->event.p && !(ev.n == w->event.n && memcmp(ev.p, w->event.p, ev.n) == 0)) {
+            if (!w->other_events++) w->other_event = ev;
+            kept = 0;
+        } else if (per.n > 0 && !span_eq(per, "0", 1)) {
+            period = parse_i64(per);
+        }
+    }
+    /* samples come from a few threads at a time: remember the last ones */
+    struct thread *t = NULL;
+    for (uint32_t i = 0; kept && i < w->nthreads && i < 8; i++) {
+        struct thread *c = &w->threads[i];
+        if (same_span(h.comm, c->h.comm) && same_span(h.pid, c->h.pid) &&
+            same_span(h.tid, c->h.tid)) {
+            t = c;
+            break;
+        }
+    }
+    if (kept && !t) {
+        int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
+        int64_t pname = comm < 0 ? comm : process_frame(w, &h, comm);
+        if (pname < 0) return w->rc;
+        t = &w->threads[w->nthreads++ % 8];
+        t->h = h;
+        t->comm = (uint32_t)comm;
+        t->pname = (uint32_t)pname;
+        t->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
+        t->pid = h.pid.p ? parse_i64(h.pid) : -1;
+        t->tid = parse_i64(h.tid);
+    }
+    /* the timestamp ending at the event's ':' makes a template */
+    size_t t0 = colon;
+    while (t0 > h.after && !is_ws((unsigned char)s[t0 - 1]))
+        t0--;
+    if (colon > h.after && t0 > h.after && parse_time(s, t0, colon) >= 0) {
+        struct tmpl *m = &w->tmpls[w->ntmpls++ % 8];
+        *m = (struct tmpl){s, t0, colon, n, kept, period, 0, 0, 0, 0, 0};
+        if (kept) {
+            m->pid = t->pid;
+            m->tid = t->tid;
+            m->pname = t->pname;
+            m->comm = t->comm;
+            m->java = t->java;
+        }
+    }
+    if (!kept) return 0;
+    w->java = t->java;
+    w->pid = t->pid;
+    w->tid = t->tid;
+    w->have_pname = 1;
+    w->pname = t->pname;
+    w->comm = t->comm;
+    w->period = period;
+    w->time_ns = header_time(s, n, h.after, colon);
+    return 1;
+}
+
+static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
+{
+    if (w->nsamples >= w->lim->max_samples) return fail(w, SC_ELIMIT, "%s", "too many samples");
+    if (w->nsamples == w->capsamples &&
+        grow_arr(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
+        return oom(w);
+    w->samples[w->nsamples++] = (struct wsample){
+        off, nframes, w->pname, w->comm, w->period, w->time_ns, w->pid, w->tid,
+    };
+    w->nlocs += nframes + 1;
+    w->with_pid += w->pid >= 0;
+    w->strs[w->pname].frame = 1;
+    w->have_pname = 0;
+    return 0;
+}
+
+/* An empty line: the sample, if any, is complete. */
+static int end_sample(struct worker *w)
+{
+    if (!w->have_pname) return 0;
+    uint32_t off = w->cur;
+    w->cur = w->npool;
+    return record_sample(w, off, w->npool - off);
+}
+
+/* Right after a kept header, with an empty stack: when stack lines and then an empty line
+ * follow, they give the frames the same bytes gave before, if they came before. Returns
+ * where to go on, or NULL to go on line by line (or on error, with w->rc set). */
+static const char *sample_body(struct worker *w, const char *b0, const char *end)
+{
+    if (w->bcache.off) return NULL;
+    /* Fast path: the last body that began with the same line, if it is here again and an
+     * empty line follows it. Its lines were all stack lines, so these are too. */
+    struct entry *fe = NULL;
+    if (b0 < end && *b0 != '\n' && is_ws((unsigned char)*b0)) {
+        const char *nl = memchr(b0, '\n', (size_t)(end - b0));
+        if (!nl || (size_t)(nl - b0) > MAX_LINE) return NULL;
+        int found;
+        fe = table_get(&w->firsts[w->java], sc_hash64(b0, (size_t)(nl - b0)), b0,
+                       (uint32_t)(nl - b0), &found);
+        if (!fe) {
+            oom(w);
+            return NULL;
+        }
+        if (!found) {
+            fe->val = UINT32_MAX;
+        } else if (fe->val != UINT32_MAX) {
+            const struct group *g = &w->bcache.v[fe->val];
+            if ((size_t)(end - b0) > g->len && memcmp(b0, g->body, g->len) == 0 &&
+                b0[g->len] == '\n') {
+                w->lines += g->nlines + 1;
+                w->unrecognized += g->unrecognized;
+                return record_sample(w, g->off, g->n) ? NULL : b0 + g->len + 1;
+            }
+        }
+    }
+    const char *s = b0;
+    uint32_t k = 0;
+    while (s < end && *s != '\n') {
+        if (!is_ws((unsigned char)*s))
+            return NULL; /* not a plain sample: a header, a comment, ... */
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl || (size_t)(nl - s) > MAX_LINE) return NULL;
+        s = nl + 1;
+        k++;
+    }
+    if (s >= end || s - b0 > INT32_MAX)
+        return NULL; /* no empty line follows (or too long a body to cache) */
+    struct group *g;
+    uint32_t fresh;
+    int hit = cache_get(&w->bcache, w->java, b0, (size_t)(s - b0), &g, &fresh);
+    if (hit < 0) {
+        oom(w);
+        return NULL;
+    }
+    if (hit) {
+        if (fe) fe->val = (uint32_t)(g - w->bcache.v);
+        w->lines += k + 1;
+        w->unrecognized += g->unrecognized;
+        return record_sample(w, g->off, g->n) ? NULL : s + 1;
+    }
+    uint64_t unrec = w->unrecognized;
+    for (const char *l = b0; l < s;) {
+        const char *nl = memchr(l, '\n', (size_t)(s - l));
+        w->lines++;
+        if (stack_line(w, l, (size_t)(nl - l))) return NULL;
+        l = nl + 1;
+    }
+    w->lines++;
+    if (fresh != UINT32_MAX) {
+        w->bcache.v[fresh] = (struct group){
+            w->cur, w->npool - w->cur,
+            b0,     (uint32_t)(s - b0),
+            k,      (uint32_t)(w->unrecognized - unrec),
+            0,
+        };
+        if (fe) fe->val = fresh;
+    }
+    return end_sample(w) ? NULL : s + 1;
+}
+
+static void *parse_piece(void *arg)
+{
+    struct worker *w = arg;
+    const char *s = w->start, *end = w->end;
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
-        const char *e = nl ? nl : end;
-        struct header h;
-        struct event ev;
-        if (e > s && *s != '#' && !is_space((unsigned char)*s) && match_header(s, e, &h) &&
-            match_event(s, e, &ev)) {
-            x->event = ev.name;
-            x->event_len = (size_t)(ev.name_end - ev.name);
-            return;
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - s);
+        w->lines++;
+        if (n > MAX_LINE) {
+            fail(w, SC_ELIMIT, "%s", "line longer than 1 MiB");
+            break;
         }
+        int rc;
+        const char *line = s;
+        s = nl ? nl + 1 : end;
+        if (n == 0) {
+            rc = end_sample(w);
+        } else if (*line == '#') {
+            rc = 0;
+        } else if (is_ws((unsigned char)*line)) {
+            rc = stack_line(w, line, n);
+        } else {
+            rc = header_line(w, line, n);
+            if (rc == 1 && w->npool == w->cur) {
+                const char *next = sample_body(w, s, end);
+                if (w->rc) break;
+                if (next) s = next;
+            }
+            rc = rc < 0 ? rc : 0;
+        }
+        if (rc) break;
+    }
+    if (!w->rc && w->have_pname) {
+        /* only the last piece can end inside a sample; the script never counts it */
+        w->unterminated = 1;
+        w->npool = w->cur;
+        w->have_pname = 0;
+    }
+    return NULL;
+}
+
+static void worker_release(struct worker *w)
+{
+    sc_arena_release(&w->arena);
+    table_release(&w->strtab);
+    cache_release(&w->lcache);
+    cache_release(&w->bcache);
+    table_release(&w->firsts[0]);
+    table_release(&w->firsts[1]);
+    free(w->strs);
+    free(w->gids);
+    free(w->samples);
+    free(w->pool);
+    free(w->scr[0]);
+    free(w->scr[1]);
+    free(w->gstr);
+    free(w->gloc);
+}
+
+/* The event of the first header that names one: the script keeps only that event's
+ * samples unless told which. */
+static int first_event(const char *s, const char *end, struct span *ev)
+{
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        size_t n = (size_t)(le - s);
+        struct header h;
+        struct span per;
+        size_t colon;
+        if (n > 0 && *s != '#' && !is_ws((unsigned char)*s) && n <= MAX_LINE &&
+            match_header(s, n, &h) && match_event(s, n, NULL, ev, &per, &colon))
+            return 1;
         s = nl ? nl + 1 : end;
     }
+    return 0;
 }
 
-/* Offset just past the first blank line at or after off (n when there is none). */
-static size_t after_blank(const char *buf, size_t n, size_t off)
+/* Piece boundaries: just after an empty line, so every piece starts in the initial state. */
+static int split_input(const char *buf, size_t n, int want, const char **cuts)
 {
-    while (off + 1 < n) {
-        const char *nl = memchr(buf + off, '\n', n - off - 1);
-        if (!nl)
+    int k = 1;
+    cuts[0] = buf;
+    for (int i = 1; i < want; i++) {
+        const char *from = buf + (size_t)((double)n * i / want);
+        if (from < cuts[k - 1]) from = cuts[k - 1];
+        const char *p = memmem(from, (size_t)(buf + n - from), "\n\n", 2);
+        if (!p || p + 2 >= buf + n) break;
+        cuts[k++] = p + 2;
+    }
+    cuts[k] = buf + n;
+    return k;
+}
+
+static int choose_threads(const struct sc_perf_opts *o, size_t n)
+{
+    if (o->threads > 0) return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t by_size = n / MIN_CHUNK;
+    int t = cpus > 0 ? (int)cpus : 1;
+    if (t > MAX_THREADS) t = MAX_THREADS;
+    if ((size_t)t > by_size) t = by_size ? (int)by_size : 1;
+    return t;
+}
+
+/* ---- building the profile ---- */
+
+static int copy_name(char *dst, size_t cap, struct span s)
+{
+    size_t n = s.n < cap - 1 ? s.n : cap - 1;
+    memcpy(dst, s.p, n);
+    dst[n] = 0;
+    return (int)n;
+}
+
+static int set_types(struct sc_profile *p, struct span event, const struct wsample *first,
+                     char *err)
+{
+    char name[256];
+    if (event.p) {
+        const char *colon = memchr(event.p, ':', event.n);
+        struct span base = {event.p, colon ? (size_t)(colon - event.p) : event.n};
+        copy_name(name, sizeof name, base);
+    } else {
+        strcpy(name, "events");
+    }
+    const char *unit =
+        strcmp(name, "cpu-clock") == 0 || strcmp(name, "task-clock") == 0 ? "nanoseconds" : "count";
+    if (sc_profile_add_sample_type(p, "samples", "count") < 0 ||
+        sc_profile_add_sample_type(p, name, unit) < 0)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    p->default_sample_type = p->sample_types[1].type;
+    p->period_type = p->sample_types[1];
+    p->period = first ? first->period : 0;
+    return 0;
+}
+
+/* Runs fn on every worker, in parallel when threads can be had. */
+static void run_all(struct worker *ws, int nw, void *(*fn)(void *))
+{
+    pthread_t tids[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int k = 1; k < nw; k++)
+        started[k] = pthread_create(&tids[k], NULL, fn, &ws[k]) == 0;
+    fn(&ws[0]);
+    for (int k = 1; k < nw; k++) {
+        if (started[k])
+            pthread_join(tids[k], NULL);
+        else
+            fn(&ws[k]);
+    }
+}
+
+/* Maps a worker's strings to the profile's, making a function and location of each frame
+ * (in the order workers met them, so the profile does not depend on the thread count). */
+static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of_str,
+                       uint32_t *nloc_of_str, const struct sc_limits *lim, char *err)
+{
+    w->gstr = malloc(((size_t)w->nstrs + 1) * sizeof *w->gstr);
+    w->gloc = malloc(((size_t)w->nstrs + 1) * sizeof *w->gloc);
+    if (!w->gstr || !w->gloc) return sc_errf(err, SC_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < w->nstrs; i++) {
+        int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
+        if (g < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (p->strings.n > lim->max_strings)
+            return sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)lim->max_strings);
+        w->gstr[i] = (uint32_t)g;
+        if (!w->strs[i].frame) continue;
+        if ((uint64_t)g >= *nloc_of_str) {
+            uint32_t ncap = *nloc_of_str ? *nloc_of_str : 1024;
+            while (ncap <= (uint64_t)g)
+                ncap *= 2;
+            uint32_t *nl = realloc(*loc_of_str, ncap * sizeof *nl);
+            if (!nl) return sc_errf(err, SC_ENOMEM, "out of memory");
+            memset(nl + *nloc_of_str, 0, (ncap - *nloc_of_str) * sizeof *nl);
+            *loc_of_str = nl;
+            *nloc_of_str = ncap;
+        }
+        if (!(*loc_of_str)[g]) {
+            if (p->nfunctions >= lim->max_functions || p->nlocations >= lim->max_locations)
+                return sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
+                               (unsigned)(lim->max_functions < lim->max_locations
+                                              ? lim->max_functions
+                                              : lim->max_locations));
+            int64_t fn = sc_profile_add_function(p, (uint32_t)g, 0);
+            int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(p, (uint32_t)fn);
+            if (li < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+            (*loc_of_str)[g] = (uint32_t)li + 1;
+        }
+        w->gloc[i] = (*loc_of_str)[g] - 1;
+    }
+    return 0;
+}
+
+/* Writes a worker's samples into the profile's arrays, at the worker's offsets. */
+static void *fill_piece(void *arg)
+{
+    struct worker *w = arg;
+    struct sc_profile *p = w->p;
+    const uint32_t *gl = w->gloc;
+    uint32_t loc = w->loc_base, lab = w->label_base;
+    for (uint32_t i = 0; i < w->nsamples; i++) {
+        const struct wsample *sm = &w->samples[i];
+        struct sc_sample *s = &p->samples[w->sample_base + i];
+        s->loc_start = loc;
+        s->nlocs = sm->n + 1;
+        s->label_start = lab;
+        s->time_ns = sm->time_ns;
+        uint32_t *dst = p->sample_locs + loc;
+        const uint32_t *src = w->pool + sm->off;
+        for (uint32_t j = 0; j < sm->n; j++)
+            dst[j] = gl[src[j]];
+        dst[sm->n] = gl[sm->pname];
+        loc += sm->n + 1;
+        int64_t *v = p->values + (size_t)(w->sample_base + i) * 2;
+        v[0] = 1;
+        v[1] = sm->period;
+        struct sc_label *l = p->labels + lab;
+        uint32_t nl = 0;
+        if (nl < w->nlabels_per) l[nl++] = (struct sc_label){w->kcomm, w->gstr[sm->comm], 0, 0};
+        if (sm->pid >= 0 && nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->kpid, 0, sm->pid, 0};
+        if (nl < w->nlabels_per) l[nl++] = (struct sc_label){w->ktid, 0, sm->tid, 0};
+        s->nlabels = nl;
+        lab += nl;
+    }
+    return NULL;
+}
+
+static int build(struct worker *ws, int nw, struct span event, struct sc_profile *p,
+                 const struct sc_limits *lim, char *err)
+{
+    uint32_t per = lim->max_labels < 3 ? lim->max_labels : 3;
+    uint32_t with = per, without = per < 2 ? per : 2; /* labels of samples with/without pid */
+    uint64_t nsamples = 0, nlocs = 0, nlabels = 0;
+    const struct wsample *first = NULL;
+    for (int k = 0; k < nw; k++) {
+        struct worker *w = &ws[k];
+        w->sample_base = (uint32_t)nsamples;
+        w->loc_base = (uint32_t)nlocs;
+        w->label_base = (uint32_t)nlabels;
+        nsamples += w->nsamples;
+        nlocs += w->nlocs;
+        nlabels += w->with_pid * with + (w->nsamples - w->with_pid) * without;
+        if (!first && w->nsamples) first = &w->samples[0];
+        if (nsamples > lim->max_samples)
+            return sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)lim->max_samples);
+        if (nsamples > UINT32_MAX / 4 || nlocs > UINT32_MAX / 2 || nlabels > UINT32_MAX / 2)
+            return sc_errf(err, SC_ELIMIT, "too many samples");
+    }
+    int rc = set_types(p, event, first, err);
+    if (rc) return rc;
+    int64_t kcomm = sc_profile_intern(p, "comm", 4), kpid = sc_profile_intern(p, "pid", 3),
+            ktid = sc_profile_intern(p, "tid", 3);
+    if (kcomm < 0 || kpid < 0 || ktid < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+    uint32_t *loc_of_str = NULL, nloc_of_str = 0;
+    for (int k = 0; k < nw && !rc; k++)
+        rc = map_strings(&ws[k], p, &loc_of_str, &nloc_of_str, lim, err);
+    free(loc_of_str);
+    if (rc || nsamples == 0) return rc;
+    if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
+        grow_arr(&p->labels, &p->labels_cap, nlabels + 1, sizeof *p->labels))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    for (int k = 0; k < nw; k++) {
+        struct worker *w = &ws[k];
+        w->p = p;
+        w->nlabels_per = per;
+        w->kcomm = (uint32_t)kcomm;
+        w->kpid = (uint32_t)kpid;
+        w->ktid = (uint32_t)ktid;
+    }
+    /* most of the time here goes to faulting in fresh pages: worth the threads */
+    run_all(ws, nw, fill_piece);
+    p->nsamples = (uint32_t)nsamples;
+    p->nsample_locs = (uint32_t)nlocs;
+    p->nlabels = (uint32_t)nlabels;
+    return 0;
+}
+
+int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts,
+                      const struct sc_limits *lim, struct sc_profile *p,
+                      struct sc_perf_stats *stats, char *err)
+{
+    static const struct sc_perf_opts defaults;
+    if (!opts) opts = &defaults;
+    if (!lim) lim = &sc_limits_cli;
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (n > lim->max_input)
+        return sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", n,
+                       (unsigned long long)lim->max_input);
+    if (!buf) buf = "";
+
+    struct span event = {NULL, 0};
+    if (opts->event && *opts->event)
+        event = (struct span){opts->event, strlen(opts->event)};
+    else
+        first_event(buf, buf + n, &event);
+
+    const char *cuts[MAX_THREADS + 1];
+    int nw = split_input(buf, n, choose_threads(opts, n), cuts);
+    struct worker ws[MAX_THREADS];
+    memset(ws, 0, sizeof ws);
+    for (int k = 0; k < nw; k++) {
+        struct worker *w = &ws[k];
+        w->start = cuts[k];
+        w->end = cuts[k + 1];
+        w->opts = opts;
+        w->lim = lim;
+        w->event = event;
+        sc_arena_init(&w->arena);
+    }
+    run_all(ws, nw, parse_piece);
+
+    int rc = 0;
+    uint64_t line = 1;
+    for (int k = 0; k < nw; k++) {
+        if (ws[k].rc) {
+            rc = sc_errf(err, ws[k].rc, "line %llu: %s",
+                         (unsigned long long)(line + ws[k].err_line - 1), ws[k].err);
             break;
-        size_t i = (size_t)(nl - buf);
-        if (buf[i + 1] == '\n')
-            return i + 2;
-        off = i + 1;
+        }
+        line += ws[k].lines;
     }
-    return n;
-}
-
-static uint32_t choose_threads(const struct sc_perf_opts *o, size_t n)
-{
-    long t = o->threads;
-    if (t <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        t = (long)(n / MIN_CHUNK);
-        if (t > cpus)
-            t = cpus;
+    if (!rc) rc = build(ws, nw, event, p, lim, err);
+    if (stats) {
+        stats->samples = rc ? 0 : p->nsamples;
+        if (event.p) copy_name(stats->event, sizeof stats->event, event);
+        for (int k = 0; k < nw; k++) {
+            stats->unrecognized += ws[k].unrecognized;
+            if (ws[k].other_events && !stats->other_events)
+                copy_name(stats->other_event, sizeof stats->other_event, ws[k].other_event);
+            stats->other_events += ws[k].other_events;
+            stats->unterminated |= ws[k].unterminated;
+        }
     }
-    if (t < 1)
-        t = 1;
-    if (t > MAX_THREADS)
-        t = MAX_THREADS;
-    return (uint32_t)t;
-}
-
-static unsigned long long line_number(const char *buf, const char *at)
-{
-    unsigned long long line = 1;
-    for (const char *s = buf; s < at && (s = memchr(s, '\n', (size_t)(at - s))); s++)
-        line++;
-    return line;
+    for (int k = 0; k < nw; k++)
+        worker_release(&ws[k]);
+    return rc;
 }
 
 int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
                    const struct sc_limits *lim, struct sc_profile *p, char *err)
 {
-    static const struct sc_perf_opts no_opts;
-    if (p->nsamples || p->samples || p->sample_locs || p->labels || p->nsample_types)
-        return sc_errf(err, SC_EINVAL, "perf script decodes into an empty profile only");
-    struct ctx x = {opts ? opts : &no_opts, lim ? lim : &sc_limits_cli, buf, n, NULL, 0};
-    if (x.o->event && *x.o->event) {
-        x.event = x.o->event;
-        x.event_len = strlen(x.o->event);
-    } else {
-        first_event(&x);
-    }
-
-    uint32_t nt = choose_threads(x.o, n);
-    struct chunk *ch = calloc(nt, sizeof *ch);
-    struct fill_job *jobs = calloc(nt, sizeof *jobs);
-    struct merge m = {.p = p, .lim = x.lim};
-    sc_map64_init(&m.multi);
-    int rc = 0;
-    if (!ch || !jobs) {
-        free(ch);
-        free(jobs);
-        return sc_errf(err, SC_ENOMEM, "out of memory");
-    }
-    size_t start = 0;
-    for (uint32_t i = 0; i < nt; i++) {
-        size_t stop = i + 1 == nt ? n : after_blank(buf, n, n / nt * (i + 1));
-        if (stop < start)
-            stop = start;
-        chunk_init(&ch[i], &x, buf + start, buf + stop);
-        start = stop;
-    }
-    run_all(parse_thread, ch, sizeof *ch, nt);
-
-    uint64_t nsamples = 0, nlocs = 0, nlabels = 0;
-    int has_period = 0;
-    for (uint32_t i = 0; i < nt; i++) {
-        struct chunk *c = &ch[i];
-        if (c->rc) {
-            rc = sc_errf(err, c->rc, "line %llu: %s",
-                         line_number(buf, c->err_at ? c->err_at : buf), c->err);
-            goto out;
-        }
-        c->sample_base = (uint32_t)nsamples;
-        c->locs_base = (uint32_t)nlocs;
-        c->labels_base = (uint32_t)nlabels;
-        nsamples += c->nsamples;
-        nlocs += c->nstack;
-        nlabels += c->nlabels;
-        has_period |= c->has_period;
-        if (nsamples > x.lim->max_samples) {
-            rc = sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)x.lim->max_samples);
-            goto out;
-        }
-        if (nlocs > UINT32_MAX / 2 || nlabels > UINT32_MAX / 2) {
-            rc = sc_errf(err, SC_ELIMIT, "more than %u frames or labels in all",
-                         (unsigned)(UINT32_MAX / 2));
-            goto out;
-        }
-    }
-
-    /* the script sums periods when perf printed them, else counts samples. The type is
-     * the event without perf's modifiers ("cpu-clock:pppH" -> "cpu-clock"); the software
-     * clock events count nanoseconds, which lets reports print times. */
-    if (has_period && x.event) {
-        size_t tlen = 0;
-        while (tlen < x.event_len && x.event[tlen] != ':')
-            tlen++;
-        char *type = malloc(tlen + 1);
-        if (type) {
-            memcpy(type, x.event, tlen);
-            type[tlen] = 0;
-            int clock = !strcmp(type, "cpu-clock") || !strcmp(type, "task-clock");
-            rc = sc_profile_add_sample_type(p, type, clock ? "nanoseconds" : "count");
-            if (rc >= 0) {
-                p->period_type = p->sample_types[0];
-                p->default_sample_type = p->sample_types[0].type;
-            }
-            free(type);
-        } else {
-            rc = SC_ENOMEM;
-        }
-    } else {
-        rc = sc_profile_add_sample_type(p, "samples", "count");
-    }
-    static const char *const key_names[L_NKEYS] = {"comm", "pid", "tid", "event"};
-    for (int i = 0; i < L_NKEYS && rc >= 0; i++) {
-        int64_t k = sc_profile_intern(p, key_names[i], strlen(key_names[i]));
-        rc = k < 0 ? (int)k : 0;
-        m.keys[i] = k < 0 ? 0 : (uint32_t)k;
-    }
-    int64_t ev = x.event ? sc_profile_intern(p, x.event, x.event_len) : 0;
-    if (rc < 0 || ev < 0) {
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    rc = 0;
-    m.event = (uint32_t)ev;
-
-    for (uint32_t i = 0; i < nt; i++)
-        if ((rc = merge_tables(&m, &ch[i], err)))
-            goto out;
-    /* the chunks' own tables are not needed any more: free them before the big arrays */
-    for (uint32_t i = 0; i < nt; i++) {
-        struct chunk *c = &ch[i];
-        sc_map64_release(&c->seen_index);
-        free(c->seen);
-        c->seen = NULL;
-        free(c->single);
-        c->single = NULL;
-    }
-    if (adopt_arrays(p, &ch[0], nsamples, nlocs, nlabels)) {
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (uint32_t i = 0; i < nt; i++) {
-        jobs[i].m = &m;
-        jobs[i].c = &ch[i];
-    }
-    run_all(fill_thread, jobs, sizeof *jobs, nt);
-    if (nsamples) {
-        /* the profile owns chunk 0's arrays now */
-        ch[0].samples = NULL;
-        ch[0].values = NULL;
-        ch[0].stack = NULL;
-        ch[0].labels = NULL;
-    }
-    p->nsamples = (uint32_t)nsamples;
-    p->nsample_locs = (uint32_t)nlocs;
-    p->nlabels = (uint32_t)nlabels;
-
-out:
-    for (uint32_t i = 0; i < nt; i++)
-        chunk_release(&ch[i]);
-    free(ch);
-    free(jobs);
-    free(m.fn_of_str);
-    free(m.loc_of_fn);
-    free(m.fns);
-    sc_map64_release(&m.multi);
-    return rc;
+    return sc_perf_decode_ex(buf, n, opts, lim, p, NULL, err);
 }

@@ -3,35 +3,51 @@
 #define SC_PERF_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "formats/input.h"
 #include "model/profile.h"
 
-/* Decodes perf script output into p, which must be fresh (no sample types or samples yet;
- * SC_EINVAL otherwise). The result, written out with sc_folded_write(), is the same
- * multiset of lines stackcollapse-perf.pl prints with the same options, quirks included
- * (see perf.c): the root frame is the process (comm, comm-pid or comm-pid/tid, spaces
- * made '_', "?" for a pid perf did not print), symbols are tidied the same way,
- * kernel/JIT frames annotated on request, and only samples of the first event seen (or
- * opts->event) are kept. Differences: --inline, --context and --srcline are not
- * supported; a period written with leading zeros only ("00") is 0, a sample the folded
- * writer drops (the script prints "stack 0"); periods past 2^63 saturate (the script
- * goes to floating point).
+/* Decodes perf script output into p (a fresh profile). The result, written out with
+ * sc_folded_write() at the default sample index, is the same multiset of lines
+ * stackcollapse-perf.pl prints with the same options (--pid, --tid, --kernel, --jit, --addrs,
+ * --event-filter): the root frame is the process (comm, comm-pid or comm-pid/tid, spaces
+ * made '_'), symbols are tidied the same way, kernel/JIT/inlined frames annotated the same
+ * way, and only samples of the first event seen (or opts->event, compared with the whole
+ * event token such as "cpu-clock:pppH") are kept. As in the Perl script, a sample counts
+ * only once a blank line ends it, so a last sample cut off by the end of the input is
+ * dropped; lines the script would not recognize are skipped.
  *
- * Model: one function per distinct frame name; one location per distinct frame or
- * "caller->callee" inline chain, the chain's frames as its lines (innermost first); samples list
- * locations leaf first, the process frame last. Sample type: "samples/count" when no
- * header has a period, else "<event>/count" holding the period as the script sums it (1
- * where a header has none). Each sample keeps its timestamp (time_ns, seconds since boot
- * as perf prints them; 0 when the header has none) and labels comm (string, as printed),
- * pid (number, only when perf printed pid/tid), tid (number) and event (string, when the
- * header names one). Frame and string names are copied into the profile's arena, so buf
- * need not outlive p.
+ * Model: one function and one location per distinct frame string; a sample's locations
+ * are leaf first with the process frame outermost. Two sample types: 0 "samples/count"
+ * (1 per sample) and 1 "<event>/<unit>" holding the period as the Perl script sums it
+ * (1 when absent or "0"), where <event> is the event name before any ':' modifier
+ * ("cpu-clock"), or "events" when no header names one, and <unit> is "nanoseconds" for
+ * cpu-clock and task-clock, else "count". Type 1 is the default and the period type. Each
+ * sample keeps its timestamp (time_ns, seconds since boot as perf prints them; 0 if none)
+ * and labels comm (string), pid (number, absent when the header has no separate pid) and
+ * tid (number).
  *
- * opts may be NULL (all off); opts->threads 0 picks a thread count from the input size
- * and the CPUs; the result does not depend on it. lim may be NULL (sc_limits_cli).
- * 0 or SC_E* with detail in err ("line N: why" where a line is to blame). */
+ * opts may be NULL (the script's defaults); opts->threads picks how many threads parse
+ * (0 = choose from the input size and the CPUs). Strings are copied into p, so buf may be
+ * freed after the call. Lines longer than 1 MiB and inputs beyond lim fail with SC_ELIMIT.
+ * Returns 0 or SC_E* with detail in err. */
 int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
                    const struct sc_limits *lim, struct sc_profile *p, char *err);
+
+/* What the decoder saw besides the samples it kept, for the warnings a CLI prints. */
+struct sc_perf_stats {
+    uint64_t samples;      /* samples kept */
+    uint64_t other_events; /* sample headers skipped because of their event */
+    uint64_t unrecognized; /* lines the Perl script would warn about ("Unrecognized line") */
+    int unterminated;      /* 1 when the input ended inside a sample, which was dropped */
+    char event[64];        /* the event kept, "" when no header named one (truncated) */
+    char other_event[64];  /* the first event skipped (truncated) */
+};
+
+/* sc_perf_decode() that also fills *stats (when not NULL). */
+int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts,
+                      const struct sc_limits *lim, struct sc_profile *p,
+                      struct sc_perf_stats *stats, char *err);
 
 #endif
