@@ -1237,9 +1237,8 @@ static void *fill_piece(void *arg)
         s->label_start = lab;
         s->time_ns = sm->time_ns;
         uint32_t *dst = p->sample_locs + loc;
-        const uint32_t *src = w->pool + sm->off;
-        for (uint32_t j = 0; j < sm->n; j++)
-            dst[j] = gl[src[j]];
+        for (uint32_t j = 0; j < sm->n; j++) /* (no pool when no sample has frames) */
+            dst[j] = gl[w->pool[sm->off + j]];
         dst[sm->n] = gl[sm->pname];
         loc += sm->n + 1;
         int64_t *v = p->values + (size_t)(w->sample_base + i) * 2;
