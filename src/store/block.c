@@ -1,0 +1,251 @@
+/* block.c - encoding and decoding of compressed sample blocks (layout in block.h). */
+#include "store/block.h"
+#include "model/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+enum { CODEC_RAW = 0, CODEC_ZSTD = 1 };
+
+void sc_put_uvarint(struct sc_buf *b, uint64_t v)
+{
+    char tmp[10];
+    int n = 0;
+    while (v >= 0x80) {
+        tmp[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    tmp[n++] = (char)v;
+    sc_buf_append(b, tmp, (size_t)n);
+}
+
+int sc_get_uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (p >= end)
+            return -1;
+        uint8_t c = *p++;
+        x |= (uint64_t)(c & 0x7f) << shift;
+        if (c < 0x80) {
+            *pp = p;
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level)
+{
+    if (b->format != SC_BLOCK_AGG && b->format != SC_BLOCK_TIMED)
+        return SC_EINVAL;
+    struct sc_buf raw = SC_BUF_INIT;
+    sc_buf_putc(&raw, (char)b->format);
+    sc_put_uvarint(&raw, b->n);
+    sc_put_uvarint(&raw, b->ncols);
+    uint32_t prev = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        if (b->format == SC_BLOCK_AGG) {
+            if (i && b->stacks[i] <= prev) {
+                sc_buf_release(&raw);
+                return SC_EINVAL; /* must be strictly ascending */
+            }
+            sc_put_uvarint(&raw, b->stacks[i] - prev);
+        } else {
+            sc_put_uvarint(&raw, sc_zigzag((int64_t)b->stacks[i] - (int64_t)prev));
+        }
+        prev = b->stacks[i];
+    }
+    if (b->format == SC_BLOCK_TIMED) {
+        int64_t pt = 0;
+        for (uint32_t i = 0; i < b->n; i++) {
+            if (i && b->times[i] < pt) {
+                sc_buf_release(&raw);
+                return SC_EINVAL;
+            }
+            sc_put_uvarint(&raw, i ? (uint64_t)(b->times[i] - pt) : sc_zigzag(b->times[i]));
+            pt = b->times[i];
+        }
+    }
+    for (size_t k = 0; k < (size_t)b->ncols * b->n; k++)
+        sc_put_uvarint(&raw, sc_zigzag(b->values[k]));
+    if (raw.oom) {
+        sc_buf_release(&raw);
+        return SC_ENOMEM;
+    }
+    int rc = 0;
+    if (raw.len < 64 || zstd_level <= 0) {
+        sc_buf_putc(out, CODEC_RAW);
+        sc_buf_append(out, raw.data, raw.len);
+    } else {
+        size_t bound = ZSTD_compressBound(raw.len);
+        if (sc_buf_reserve(out, bound + 1) == 0) {
+            out->data[out->len] = CODEC_ZSTD;
+            size_t got =
+                ZSTD_compress(out->data + out->len + 1, bound, raw.data, raw.len, zstd_level);
+            if (ZSTD_isError(got))
+                rc = SC_EINTERNAL;
+            else
+                out->len += got + 1;
+        }
+    }
+    sc_buf_release(&raw);
+    return rc ? rc : out->oom ? SC_ENOMEM : 0;
+}
+
+void sc_block_release(struct sc_block *b)
+{
+    free(b->stacks);
+    free(b->times);
+    free(b->values);
+    memset(b, 0, sizeof *b);
+}
+
+int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
+                    char *err)
+{
+    memset(b, 0, sizeof *b);
+    const uint8_t *in = data;
+    if (len < 1)
+        return sc_errf(err, SC_EFORMAT, "empty sample block");
+    void *plain = NULL;
+    const uint8_t *p, *end;
+    if (in[0] == CODEC_RAW) {
+        p = in + 1;
+        end = in + len;
+    } else if (in[0] == CODEC_ZSTD) {
+        unsigned long long size = ZSTD_getFrameContentSize(in + 1, len - 1);
+        /* every row takes at least 2 bytes per column plus one for its stack */
+        unsigned long long most = 16 + (unsigned long long)max_rows * 40;
+        if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > most)
+            return sc_errf(err, SC_EFORMAT, "corrupt sample block");
+        plain = malloc(size ? size : 1);
+        if (!plain)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
+        size_t got = ZSTD_decompress(plain, size, in + 1, len - 1);
+        if (ZSTD_isError(got) || got != size) {
+            free(plain);
+            return sc_errf(err, SC_EFORMAT, "corrupt sample block");
+        }
+        p = plain;
+        end = p + got;
+    } else {
+        return sc_errf(err, SC_EFORMAT, "unknown sample block codec %u", in[0]);
+    }
+    int rc = SC_EFORMAT;
+    uint64_t n, t;
+    if (p >= end)
+        goto bad;
+    b->format = *p++;
+    if ((b->format != SC_BLOCK_AGG && b->format != SC_BLOCK_TIMED) || sc_get_uvarint(&p, end, &n) ||
+        sc_get_uvarint(&p, end, &t))
+        goto bad;
+    /* each row costs at least one byte per stack and per column: bounds both counts */
+    if (n > max_rows || t > 4096 || n * (t + 1) > (uint64_t)(end - p)) {
+        rc = n > max_rows ? SC_ELIMIT : SC_EFORMAT;
+        goto bad;
+    }
+    b->n = (uint32_t)n;
+    b->ncols = (uint32_t)t;
+    b->stacks = malloc((n ? n : 1) * sizeof *b->stacks);
+    b->values = malloc((n * t + 1) * sizeof *b->values);
+    if (b->format == SC_BLOCK_TIMED)
+        b->times = malloc((n ? n : 1) * sizeof *b->times);
+    if (!b->stacks || !b->values || (b->format == SC_BLOCK_TIMED && !b->times)) {
+        rc = SC_ENOMEM;
+        goto bad;
+    }
+    uint64_t prev = 0, v;
+    for (uint32_t i = 0; i < n; i++) {
+        if (sc_get_uvarint(&p, end, &v))
+            goto bad;
+        if (b->format == SC_BLOCK_AGG) {
+            prev += v;
+            if (i && v == 0)
+                goto bad;
+        } else {
+            prev = (uint64_t)((int64_t)prev + sc_unzigzag(v));
+        }
+        if (prev > UINT32_MAX)
+            goto bad;
+        b->stacks[i] = (uint32_t)prev;
+    }
+    if (b->format == SC_BLOCK_TIMED) {
+        int64_t tm = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            if (sc_get_uvarint(&p, end, &v))
+                goto bad;
+            tm = i ? tm + (int64_t)v : sc_unzigzag(v);
+            b->times[i] = tm;
+        }
+    }
+    for (uint64_t k = 0; k < n * t; k++) {
+        if (sc_get_uvarint(&p, end, &v))
+            goto bad;
+        b->values[k] = sc_unzigzag(v);
+    }
+    if (p != end)
+        goto bad;
+    free(plain);
+    return 0;
+bad:
+    free(plain);
+    sc_block_release(b);
+    if (rc == SC_ENOMEM)
+        return sc_errf(err, rc, "out of memory");
+    if (rc == SC_ELIMIT)
+        return sc_errf(err, rc, "sample block has more than %u rows", (unsigned)max_rows);
+    return sc_errf(err, SC_EFORMAT, "corrupt sample block");
+}
+
+struct row_ref {
+    uint32_t stack, row;
+};
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const struct row_ref *x = a, *y = b;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+int sc_block_normalize(struct sc_block *b)
+{
+    uint32_t n = b->n, t = b->ncols;
+    if (n <= 1)
+        return 0;
+    struct row_ref *r = malloc((size_t)n * sizeof *r);
+    int64_t *vals = malloc((size_t)n * t * sizeof *vals + 1);
+    if (!r || !vals) {
+        free(r);
+        free(vals);
+        return SC_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        r[i] = (struct row_ref){b->stacks[i], i};
+    qsort(r, n, sizeof *r, cmp_ref);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (m && b->stacks[m - 1] == r[i].stack) {
+            for (uint32_t c = 0; c < t; c++)
+                vals[(size_t)c * n + m - 1] = (int64_t)((uint64_t)vals[(size_t)c * n + m - 1] +
+                                                        (uint64_t)b->values[(size_t)c * n + r[i].row]);
+            continue;
+        }
+        b->stacks[m] = r[i].stack;
+        for (uint32_t c = 0; c < t; c++)
+            vals[(size_t)c * n + m] = b->values[(size_t)c * n + r[i].row];
+        m++;
+    }
+    /* compact columns from stride n to stride m */
+    for (uint32_t c = 0; c < t; c++)
+        memmove(b->values + (size_t)c * m, vals + (size_t)c * n, m * sizeof *vals);
+    b->n = m;
+    free(r);
+    free(vals);
+    return 0;
+}

@@ -1,0 +1,140 @@
+/* store.h - where profiles are kept: one small interface, SQLite (embedded) behind it. */
+#ifndef SC_STORE_H
+#define SC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/profile.h"
+
+/* A store keeps profiles by series and time. A series is a tenant plus a set of labels
+ * (service_name, job, instance, ...); each written profile also has a profile name
+ * ("cpu", "heap", ...) and keeps all of its sample types, each addressable as the profile
+ * type id "<profile>:<sample_type>" (e.g. "heap:inuse_space").
+ *
+ * Frames and stacks are content-addressed: a frame's id is the hash of its function name,
+ * file, line and binary, a stack's id the hash of its frames (sc_stack_id), so any writer
+ * computes the same ids without coordination; each is stored once however many profiles
+ * use it.
+ *
+ * Reads merge: the samples of every profile of the chosen series and type in [from, until)
+ * are summed per stack, except gauge types (inuse_*, goroutine, threadcreate), which are
+ * averaged over the profiles of each series and then summed across series. The store keeps
+ * per-minute and per-hour rollups so long ranges read few blocks.
+ *
+ * Thread safety: every function may be called from any thread concurrently; writes are
+ * group-committed (one fsync for all writes waiting at that moment). */
+struct sc_store;
+
+struct sc_store_opts {
+    const char *dir;         /* data directory (created if missing) */
+    int64_t retention_ns;    /* profiles older than this go; 0 = keep forever */
+    int zstd_level;          /* block compression, default 3 */
+    int durable;             /* 1 (default): fsync every commit (synchronous=FULL) */
+    int background;          /* 1: a thread compacts rollups and applies retention */
+};
+
+void sc_store_opts_init(struct sc_store_opts *o);
+
+/* Opens (or creates) a store. 0 or SC_E* with detail in err; close with sc_store_close. */
+int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
+/* Waits for in-flight writes, stops the background thread, closes. NULL is fine. */
+void sc_store_close(struct sc_store *s);
+
+struct sc_label_pair {
+    const char *name, *value;
+};
+
+/* One profile to write. The labels need not be sorted; names must be unique. */
+struct sc_store_write {
+    const char *tenant;                 /* NULL or "" = the default tenant */
+    const struct sc_label_pair *labels;
+    uint32_t nlabels;
+    const char *profile;                /* profile name: "cpu", "heap", ... */
+    int64_t time_ns;                    /* when the profile starts */
+    int64_t duration_ns;
+    const struct sc_profile *p;         /* every sample type is kept; samples may be lazy */
+    int64_t time_shift_ns;              /* added to sample timestamps (a whole number of s) */
+};
+
+/* Writes one profile durably: when it returns 0 the profile survives a crash. Samples with
+ * a zero value in every type are dropped; samples with timestamps keep them. 0 or SC_E*. */
+int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err);
+
+/* A profile type present in the store. */
+struct sc_store_type {
+    const char *id;          /* "heap:inuse_space" */
+    const char *profile;     /* "heap" */
+    const char *sample_type; /* "inuse_space" */
+    const char *unit;        /* "bytes" */
+    int gauge;               /* averaged over time within a series */
+};
+
+/* A series: its id and its labels in canonical form {a="x",b="y"} (sorted, escaped). */
+struct sc_store_series {
+    uint64_t id;
+    const char *labels;
+};
+
+/* Listing callbacks get strings valid only during the call; return non-zero to stop. */
+typedef int (*sc_store_type_cb)(void *ctx, const struct sc_store_type *t);
+typedef int (*sc_store_series_cb)(void *ctx, const struct sc_store_series *s);
+typedef int (*sc_store_str_cb)(void *ctx, const char *s);
+
+/* Profile types of a tenant (sorted by id). */
+int sc_store_types(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
+                   char *err);
+/* Label names, and the values of one label name, of a tenant's series (sorted). */
+int sc_store_label_names(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
+                         char *err);
+int sc_store_label_values(struct sc_store *s, const char *tenant, const char *name,
+                          sc_store_str_cb cb, void *ctx, char *err);
+/* Series of a tenant with profiles of type `type` (NULL: any) in [from, until). */
+int sc_store_series_list(struct sc_store *s, const char *tenant, const char *type, int64_t from,
+                         int64_t until, sc_store_series_cb cb, void *ctx, char *err);
+
+/* What to read: series chosen by the caller (from sc_store_series_list and a selector). */
+struct sc_store_query {
+    const char *tenant;
+    const uint64_t *series;
+    uint32_t nseries;
+    const char *type; /* profile type id */
+    int64_t from_ns, until_ns;
+    int raw_only;     /* ignore rollups (tests compare both paths) */
+};
+
+/* Merges the query's profiles into a new profile with one sample type (the query's) and
+ * one sample per distinct stack. 0, SC_ENOTFOUND (unknown type), or SC_E*. */
+int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
+                   char *err);
+
+/* Totals per step: values[i * nsteps + k] for series q->series[i] and the step starting at
+ * from + k * step (sum of the step's profiles, or their average for gauges; 0 when none).
+ * nsteps = ceil((until - from) / step). The caller allocates values. */
+int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
+                      int64_t *values, char *err);
+
+/* The timestamped samples of the query's profiles (perf script, `record`) with their times
+ * in [from, until), one sample each with time_ns set, in time order within each profile:
+ * the input of the heatmap and of sub-second flame graphs. Profiles without timestamps
+ * contribute nothing. 0, SC_ENOTFOUND (unknown type) or SC_E*. */
+int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
+                   char *err);
+
+/* Builds rollups for buckets that changed (all of them when force; otherwise those more
+ * than a minute old) and applies retention as of now_ns. The background thread calls it;
+ * tests and benchmarks call it directly. 0 or SC_E*. */
+int sc_store_compact(struct sc_store *s, int64_t now_ns, int force, char *err);
+
+/* Store statistics for /metrics and benchmarks. */
+struct sc_store_stats {
+    uint64_t profiles, series, stacks, frames, rollups;
+    uint64_t bytes_on_disk;
+};
+int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err);
+
+/* Content-addressed ids (stable across machines and versions: never change them). */
+uint64_t sc_frame_id(const char *function, size_t flen, const char *file, size_t filelen,
+                     int64_t line, const char *binary, size_t blen);
+
+#endif

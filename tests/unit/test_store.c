@@ -1,0 +1,552 @@
+/* test_store.c - sample blocks and the SQLite store: what is written is what comes back. */
+#include "t.h"
+
+#include "formats/folded.h"
+#include "formats/input.h"
+#include "formats/pprof.h"
+#include "model/error.h"
+#include "model/merge.h"
+#include "store/block.h"
+#include "store/store.h"
+#include "store/store_int.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NS 1000000000LL
+#define T0 (1700000000LL * NS)
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-store-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        T_SKIP("cannot create a temporary directory");
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+static struct sc_store *open_store(const char *dir, int background)
+{
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = dir;
+    o.background = background;
+    o.retention_ns = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    if (sc_store_open(&o, &s, err))
+        fprintf(stderr, "open: %s\n", err);
+    return s;
+}
+
+static struct sc_profile *folded(const char *text)
+{
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN];
+    if (sc_folded_decode(text, strlen(text), &sc_limits_cli, p, err)) {
+        sc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int write_profile(struct sc_store *s, const char *service, const char *profile,
+                         int64_t t, const struct sc_profile *p)
+{
+    struct sc_label_pair labels[2] = {{"service_name", service}, {"env", "test"}};
+    struct sc_store_write w = {NULL, labels, 2, profile, t, 10 * NS, p, 0};
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_store_write(s, &w, err);
+    if (rc)
+        fprintf(stderr, "write: %s\n", err);
+    return rc;
+}
+
+struct ids {
+    uint64_t ids[64];
+    uint32_t n;
+};
+
+static int collect_series(void *ctx, const struct sc_store_series *se)
+{
+    struct ids *x = ctx;
+    if (x->n < 64)
+        x->ids[x->n++] = se->id;
+    return 0;
+}
+
+static struct sc_profile *merge(struct sc_store *s, const char *type, int64_t from, int64_t until,
+                                int raw_only)
+{
+    struct ids ids = {{0}, 0};
+    char err[SC_ERR_LEN] = "";
+    if (sc_store_series_list(s, NULL, type, from, until, collect_series, &ids, err))
+        return NULL;
+    struct sc_store_query q = {NULL, ids.ids, ids.n, type, from, until, raw_only};
+    struct sc_profile *out = NULL;
+    if (sc_store_merge(s, &q, &out, err))
+        fprintf(stderr, "merge: %s\n", err);
+    return out;
+}
+
+/* The folded text of a profile's value column, for comparisons. */
+static char *folded_text(const struct sc_profile *p, int vi)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    char err[SC_ERR_LEN];
+    if (sc_folded_write(p, vi, &b, err)) {
+        sc_buf_release(&b);
+        return strdup("(error)");
+    }
+    if (!b.data)
+        return strdup("");
+    return sc_buf_detach(&b, NULL);
+}
+
+static void test_block(void)
+{
+    uint32_t stacks[] = {9, 3, 3, 7, 1};
+    int64_t vals[] = {1, 2, 3, 4, -5, /* col 1 */ 10, 20, 30, 40, 50};
+    struct sc_block b = {SC_BLOCK_AGG, 5, 2, malloc(sizeof stacks), NULL, malloc(sizeof vals)};
+    memcpy(b.stacks, stacks, sizeof stacks);
+    memcpy(b.values, vals, sizeof vals);
+    T_EQ_INT(sc_block_normalize(&b), 0);
+    T_EQ_INT(b.n, 4);
+    uint32_t want_s[] = {1, 3, 7, 9};
+    int64_t want_v[] = {-5, 5, 4, 1, 50, 50, 40, 10};
+    T_CHECK(!memcmp(b.stacks, want_s, sizeof want_s));
+    T_CHECK(!memcmp(b.values, want_v, sizeof want_v));
+    for (int level = 0; level < 2; level++) {
+        struct sc_buf enc = SC_BUF_INIT;
+        T_EQ_INT(sc_block_encode(&b, &enc, level ? 3 : 0), 0);
+        struct sc_block d;
+        char err[SC_ERR_LEN];
+        T_EQ_INT(sc_block_decode(enc.data, enc.len, 100, &d, err), 0);
+        T_EQ_INT(d.n, 4);
+        T_CHECK(!memcmp(d.stacks, want_s, sizeof want_s) && !memcmp(d.values, want_v, sizeof want_v));
+        sc_block_release(&d);
+        /* every truncation is an error, never a crash */
+        for (size_t cut = 0; cut < enc.len; cut++)
+            T_CHECK(sc_block_decode(enc.data, cut, 100, &d, err) != 0);
+        /* a row limit below n refuses */
+        T_EQ_INT(sc_block_decode(enc.data, enc.len, 3, &d, err), SC_ELIMIT);
+        sc_buf_release(&enc);
+    }
+    sc_block_release(&b);
+    /* a big timed block compresses and round-trips */
+    uint32_t n = 5000;
+    struct sc_block t = {SC_BLOCK_TIMED, n, 1, malloc(n * 4), malloc(n * 8), malloc(n * 8)};
+    for (uint32_t i = 0; i < n; i++) {
+        t.stacks[i] = (i * 7919) % 300;
+        t.times[i] = T0 + (int64_t)i * 10101010;
+        t.values[i] = 10000000;
+    }
+    struct sc_buf enc = SC_BUF_INIT;
+    T_EQ_INT(sc_block_encode(&t, &enc, 3), 0);
+    T_CHECK(enc.len < n); /* well under a byte a row: times and values repeat */
+    struct sc_block d;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_block_decode(enc.data, enc.len, n, &d, err), 0);
+    T_CHECK(d.n == n && !memcmp(d.times, t.times, n * 8) && !memcmp(d.stacks, t.stacks, n * 4));
+    sc_block_release(&d);
+    sc_block_release(&t);
+    sc_buf_release(&enc);
+}
+
+static void test_ids_and_labels(void)
+{
+    /* fields cannot shift into each other */
+    T_CHECK(sc_frame_id("ab", 2, "c", 1, 1, "", 0) != sc_frame_id("a", 1, "bc", 2, 1, "", 0));
+    T_CHECK(sc_frame_id("a", 1, "b", 1, 1, "x", 1) != sc_frame_id("a", 1, "b", 1, 2, "x", 1));
+    T_EQ_INT(sc_frame_id("main", 4, "m.go", 4, 7, "app", 3),
+             sc_frame_id("main", 4, "m.go", 4, 7, "app", 3));
+    struct sc_label_pair p[3] = {{"z", "1"}, {"a", "q\"u\\o\nte"}, {"m", ""}};
+    struct sc_buf b = SC_BUF_INIT;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_labels_canonical(p, 3, &b, err), 0);
+    T_EQ_STR(b.data, "{a=\"q\\\"u\\\\o\\nte\",m=\"\",z=\"1\"}");
+    struct sc_buf tmp = SC_BUF_INIT;
+    struct sc_label_pair back[4];
+    T_EQ_INT(sc_labels_parse_canonical(b.data, &tmp, back, 4), 3);
+    T_EQ_STR(back[0].value, "q\"u\\o\nte");
+    T_EQ_STR(back[2].name, "z");
+    struct sc_label_pair dup[2] = {{"a", "1"}, {"a", "2"}};
+    b.len = 0;
+    T_EQ_INT(sc_labels_canonical(dup, 2, &b, err), SC_EINVAL);
+    sc_buf_release(&b);
+    sc_buf_release(&tmp);
+    T_CHECK(sc_type_is_gauge("heap", "inuse_space") && !sc_type_is_gauge("heap", "alloc_space"));
+}
+
+/* Write, merge, list, rollups, gauges, timeline, reopen. */
+static void test_store_basics(void)
+{
+    struct sc_store *s = open_store(tmpdir, 0);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    struct sc_profile *a = folded("main;work;hot 70\nmain;work;cold 20\nmain;idle 10\n");
+    struct sc_profile *b = folded("main;work;hot 5\nmain;gc 3\n");
+    /* 3 profiles a minute for 2 hours, alternating a/b, two services */
+    int64_t start = 1700002800LL * NS; /* 1700002800 is a whole hour */
+    T_EQ_INT(start / NS % 3600, 0);
+    int n = 0;
+    for (int i = 0; i < 360; i++) {
+        int64_t t = start + (int64_t)i * 20 * NS;
+        if (write_profile(s, i % 3 ? "api" : "db", "cpu", t, i % 2 ? b : a))
+            break;
+        n++;
+    }
+    T_EQ_INT(n, 360);
+    /* types and labels */
+    struct sc_buf seen = SC_BUF_INIT;
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    struct ids ids = {{0}, 0};
+    T_EQ_INT(sc_store_series_list(s, NULL, "cpu:samples", start, start + 7200 * NS, collect_series,
+                                  &ids, err),
+             0);
+    T_EQ_INT(ids.n, 2);
+    T_EQ_INT(sc_store_series_list(s, NULL, "cpu:nope", start, start + 7200 * NS, collect_series,
+                                  &ids, err),
+             0);
+    T_EQ_INT(ids.n, 2);
+    sc_buf_release(&seen);
+
+    /* expected totals: 180 a's (100 each) and 180 b's (8 each) */
+    int64_t from = start, until = start + 7200 * NS;
+    struct sc_profile *raw = merge(s, "cpu:samples", from, until, 1);
+    T_CHECK(raw != NULL);
+    char *fraw = raw ? folded_text(raw, 0) : strdup("");
+    T_EQ_STR(fraw, "main;gc 540\nmain;idle 1800\nmain;work;cold 3600\nmain;work;hot 13500\n");
+    /* rollups answer the same, for aligned and unaligned ranges */
+    T_EQ_INT(sc_store_compact(s, start + 10 * 3600 * NS, 1, err), 0);
+    struct sc_store_stats st;
+    T_EQ_INT(sc_store_stats(s, &st, err), 0);
+    T_EQ_INT(st.profiles, 360);
+    T_EQ_INT(st.rollups, 2 * (120 + 2)); /* per service: 120 minutes + 2 hours */
+    struct sc_profile *rolled = merge(s, "cpu:samples", from, until, 0);
+    char *froll = rolled ? folded_text(rolled, 0) : strdup("");
+    T_EQ_STR(froll, fraw);
+    int64_t ranges[][2] = {{from + 7 * NS, until - 13 * NS},
+                           {from + 3599 * NS, from + 3601 * NS},
+                           {from + 60 * NS, from + 3660 * NS},
+                           {from - 3600 * NS, from + 1}};
+    for (int r = 0; r < 4; r++) {
+        struct sc_profile *x = merge(s, "cpu:samples", ranges[r][0], ranges[r][1], 1);
+        struct sc_profile *y = merge(s, "cpu:samples", ranges[r][0], ranges[r][1], 0);
+        char *fx = x ? folded_text(x, 0) : strdup("x");
+        char *fy = y ? folded_text(y, 0) : strdup("y");
+        T_EQ_STR(fy, fx);
+        free(fx);
+        free(fy);
+        sc_profile_free(x);
+        sc_profile_free(y);
+    }
+    /* a write after compaction makes its buckets dirty again: still exact */
+    T_EQ_INT(write_profile(s, "api", "cpu", start + 100 * NS, a), 0);
+    struct sc_profile *after = merge(s, "cpu:samples", from, until, 0);
+    char *fafter = after ? folded_text(after, 0) : strdup("");
+    T_EQ_STR(fafter,
+             "main;gc 540\nmain;idle 1810\nmain;work;cold 3620\nmain;work;hot 13570\n");
+    free(fafter);
+    sc_profile_free(after);
+
+    /* timeline: 2 series, 1 h steps, sums */
+    int64_t vals[4];
+    uint64_t sid[2] = {ids.ids[0], ids.ids[1]};
+    struct sc_store_query q = {NULL, sid, 2, "cpu:samples", from, until, 0};
+    T_EQ_INT(sc_store_timeline(s, &q, 3600 * NS, vals, err), 0);
+    T_EQ_INT(vals[0] + vals[1] + vals[2] + vals[3], 180 * 100 + 180 * 8 + 100);
+
+    /* gauges are averaged per series, then summed */
+    struct sc_profile *h[2] = {folded("main;cache 100\n"), folded("main;cache 300\nmain;buf 50\n")};
+    for (int k = 0; k < 2; k++) {
+        h[k]->sample_types[0].type = (uint32_t)sc_profile_intern(h[k], "inuse_space", 11);
+        h[k]->sample_types[0].unit = (uint32_t)sc_profile_intern(h[k], "bytes", 5);
+        T_EQ_INT(write_profile(s, "api", "heap", start + (int64_t)k * 60 * NS, h[k]), 0);
+    }
+    struct sc_profile *g = merge(s, "heap:inuse_space", from, until, 0);
+    char *fg = g ? folded_text(g, 0) : strdup("");
+    T_EQ_STR(fg, "main;buf 25\nmain;cache 200\n");
+    free(fg);
+    sc_profile_free(g);
+    sc_profile_free(h[0]);
+    sc_profile_free(h[1]);
+    sc_store_close(s);
+
+    /* everything survives a reopen */
+    s = open_store(tmpdir, 0);
+    T_CHECK(s != NULL);
+    if (s) {
+        struct sc_profile *re = merge(s, "cpu:samples", from + 7 * NS, until, 0);
+        char *fre = re ? folded_text(re, 0) : strdup("");
+        struct sc_profile *re2 = merge(s, "cpu:samples", from + 7 * NS, until, 1);
+        char *fre2 = re2 ? folded_text(re2, 0) : strdup("x");
+        T_EQ_STR(fre, fre2);
+        T_CHECK(strlen(fre) > 10);
+        free(fre);
+        free(fre2);
+        sc_profile_free(re);
+        sc_profile_free(re2);
+        /* writing the same stacks again creates no new stacks */
+        struct sc_store_stats st2;
+        T_EQ_INT(sc_store_stats(s, &st2, err), 0);
+        T_EQ_INT(write_profile(s, "api", "cpu", start, a), 0);
+        struct sc_store_stats st3;
+        T_EQ_INT(sc_store_stats(s, &st3, err), 0);
+        T_EQ_INT(st3.stacks, st2.stacks);
+        T_EQ_INT(st3.profiles, st2.profiles + 1);
+        sc_store_close(s);
+    }
+    (void)rc;
+    free(fraw);
+    free(froll);
+    sc_profile_free(raw);
+    sc_profile_free(rolled);
+    sc_profile_free(a);
+    sc_profile_free(b);
+}
+
+static int collect_str(void *ctx, const char *s)
+{
+    struct sc_buf *b = ctx;
+    sc_buf_puts(b, s);
+    sc_buf_putc(b, ';');
+    return 0;
+}
+
+static int collect_type(void *ctx, const struct sc_store_type *t)
+{
+    struct sc_buf *b = ctx;
+    sc_buf_printf(b, "%s/%s/%d;", t->id, t->unit, t->gauge);
+    return 0;
+}
+
+/* Every real profile: write it whole and in pieces; each sample type reads back equal. */
+static void test_testdata_roundtrip(void)
+{
+    const char *dir = t_testdata("pprof");
+    if (!dir) {
+        fprintf(stderr, "  (../shared/testdata absent: real-data round trips skipped)\n");
+        return;
+    }
+    char dpath[4096];
+    snprintf(dpath, sizeof dpath, "%s", dir);
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/rt", tmpdir);
+    struct sc_store *s = open_store(sdir, 0);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    DIR *d = opendir(dpath);
+    struct dirent *e;
+    int files = 0;
+    int64_t t = 1700003000LL * NS;
+    char err[SC_ERR_LEN] = "";
+    while (d && (e = readdir(d))) {
+        if (!strstr(e->d_name, ".pb.gz"))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dpath, e->d_name);
+        struct sc_profile *p;
+        if (sc_load(path, NULL, &p, err)) {
+            T_CHECK(0);
+            continue;
+        }
+        /* split: samples i % 3 == k go to a profile at t + k minutes */
+        struct sc_profile *parts[3];
+        for (int k = 0; k < 3; k++) {
+            parts[k] = sc_profile_new();
+            T_EQ_INT(sc_profile_append(parts[k], p, err), 0);
+            for (uint32_t i = 0; i < parts[k]->nsamples; i++)
+                if ((int)(i % 3) != k)
+                    for (uint32_t c = 0; c < parts[k]->nsample_types; c++)
+                        parts[k]->values[(size_t)i * parts[k]->nsample_types + c] = 0;
+        }
+        char service[300];
+        snprintf(service, sizeof service, "%s", e->d_name);
+        const char *profile = strncmp(e->d_name, "cpu", 3) ? "memory" : "process_cpu";
+        T_EQ_INT(write_profile(s, service, profile, t, p), 0);
+        for (int k = 0; k < 3; k++)
+            T_EQ_INT(write_profile(s, service, profile, t + 3600 * NS + k * 60 * NS, parts[k]), 0);
+        T_EQ_INT(sc_store_compact(s, t + 100 * 3600 * NS, 1, err), 0);
+        for (uint32_t vi = 0; vi < p->nsample_types; vi++) {
+            struct sc_str tn = sc_profile_str(p, p->sample_types[vi].type);
+            char type[256];
+            snprintf(type, sizeof type, "%s:%.*s", profile, (int)tn.len, tn.ptr);
+            struct ids ids = {{0}, 0};
+            T_EQ_INT(sc_store_series_list(s, NULL, type, t, t + 1, collect_series, &ids, err), 0);
+            /* the series with data at t is this file's (earlier files are 10 h apart) */
+            char *want = folded_text(p, (int)vi);
+            for (uint32_t k = 0; k < ids.n; k++) {
+                struct sc_store_query q1 = {NULL, &ids.ids[k], 1, type, t, t + 1, 0};
+                struct sc_store_query q2 = {NULL, &ids.ids[k], 1, type, t + 3600 * NS,
+                                            t + 7200 * NS, 0};
+                struct sc_profile *whole = NULL, *split = NULL;
+                if (sc_store_merge(s, &q1, &whole, err) || sc_store_merge(s, &q2, &split, err)) {
+                    T_CHECK(0);
+                    fprintf(stderr, "  %s\n", err);
+                    continue;
+                }
+                char *fw = folded_text(whole, 0), *fs = folded_text(split, 0);
+                if (strcmp(fw, want) == 0) {
+                    /* gauges average over the 3 parts: a third of the whole */
+                    int gauge = sc_type_is_gauge(profile, type + strlen(profile) + 1);
+                    if (!gauge)
+                        T_CHECK(strcmp(fs, want) == 0);
+                    files += vi == 0;
+                }
+                free(fw);
+                free(fs);
+                sc_profile_free(whole);
+                sc_profile_free(split);
+            }
+            free(want);
+        }
+        for (int k = 0; k < 3; k++)
+            sc_profile_free(parts[k]);
+        sc_profile_free(p);
+        t += 10 * 3600 * NS;
+    }
+    if (d)
+        closedir(d);
+    T_CHECK(files >= 10);
+    struct sc_buf types = SC_BUF_INIT, names = SC_BUF_INIT, values = SC_BUF_INIT;
+    T_EQ_INT(sc_store_types(s, NULL, collect_type, &types, err), 0);
+    T_CHECK(types.data && strstr(types.data, "memory:inuse_space/bytes/1;") &&
+            strstr(types.data, "process_cpu:cpu/nanoseconds/0;"));
+    T_EQ_INT(sc_store_label_names(s, NULL, collect_str, &names, err), 0);
+    T_EQ_STR(names.data, "env;service_name;");
+    T_EQ_INT(sc_store_label_values(s, NULL, "env", collect_str, &values, err), 0);
+    T_EQ_STR(values.data, "test;");
+    /* another tenant sees nothing */
+    names.len = 0;
+    if (names.data)
+        names.data[0] = 0;
+    T_EQ_INT(sc_store_label_names(s, "other", collect_str, &names, err), 0);
+    T_EQ_INT(names.len, 0);
+    sc_buf_release(&types);
+    sc_buf_release(&names);
+    sc_buf_release(&values);
+    sc_store_close(s);
+}
+
+/* Timestamped samples (perf script) keep their times, shifted as asked. */
+static void test_timed(void)
+{
+    const char *perf = "app 1 [000] 10.250000: 1 cpu-clock:\n\tffff f1 (/bin/x)\n\n"
+                       "app 1 [000] 10.750000: 1 cpu-clock:\n\tffff f2 (/bin/x)\n\n"
+                       "app 1 [000] 11.500000: 1 cpu-clock:\n\tffff f1 (/bin/x)\n\n";
+    struct sc_input in = {(void *)perf, strlen(perf), SC_INPUT_BORROWED};
+    struct sc_profile *p = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_decode(&in, NULL, &p, err), 0);
+    if (!p)
+        return;
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/timed", tmpdir);
+    struct sc_store *s = open_store(sdir, 0);
+    struct sc_label_pair labels[1] = {{"service_name", "host"}};
+    int64_t shift = 1700000000LL * NS;
+    struct sc_store_write w = {NULL, labels, 1, "cpu", shift + 10 * NS, 2 * NS, p, shift};
+    T_EQ_INT(sc_store_write(s, &w, err), 0);
+    uint64_t sid = 0;
+    struct ids ids = {{0}, 0};
+    T_EQ_INT(sc_store_series_list(s, NULL, NULL, 0, INT64_MAX, collect_series, &ids, err), 0);
+    T_EQ_INT(ids.n, 1);
+    sid = ids.ids[0];
+    struct sc_store_query q = {NULL, &sid, 1, "cpu:samples", shift, shift + 100 * NS, 0};
+    struct sc_profile *t = NULL;
+    T_EQ_INT(sc_store_timed(s, &q, &t, err), 0);
+    if (t) {
+        T_EQ_INT(t->nsamples, 3);
+        if (t->nsamples == 3) {
+            T_EQ_INT(t->samples[0].time_ns, shift + 10250000000LL);
+            T_EQ_INT(t->samples[2].time_ns, shift + 11500000000LL);
+        }
+        char *f = folded_text(t, 0);
+        T_EQ_STR(f, "app;f1 2\napp;f2 1\n");
+        free(f);
+        sc_profile_free(t);
+    }
+    /* a narrower range keeps only its samples */
+    q.from_ns = shift + 10500000000LL;
+    T_EQ_INT(sc_store_timed(s, &q, &t, err), 0);
+    T_EQ_INT(t ? t->nsamples : 0, 2);
+    sc_profile_free(t);
+    sc_store_close(s);
+    sc_profile_free(p);
+}
+
+/* A write that returned survives kill -9 of the writing process. */
+static void test_kill9(void)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/kill", tmpdir);
+    int fds[2];
+    T_CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        struct sc_store *s = open_store(sdir, 1);
+        struct sc_profile *a = folded("main;work 1\n");
+        for (int i = 0;; i++) {
+            if (!s || write_profile(s, "svc", "cpu", T0 + (int64_t)i * NS, a))
+                _exit(1);
+            if (write(fds[1], &i, sizeof i) != sizeof i)
+                _exit(1);
+        }
+    }
+    close(fds[1]);
+    int last = -1, v;
+    while (last < 40 && read(fds[0], &v, sizeof v) == sizeof v)
+        last = v;
+    kill(pid, SIGKILL);
+    /* whatever was acknowledged until the kill */
+    while (read(fds[0], &v, sizeof v) == sizeof v)
+        last = v;
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    T_CHECK(last >= 40);
+    struct sc_store *s = open_store(sdir, 0);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    struct sc_store_stats st;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_store_stats(s, &st, err), 0);
+    T_CHECK(st.profiles >= (uint64_t)last + 1);
+    struct sc_profile *m = merge(s, "cpu:samples", T0, T0 + 100000 * NS, 1);
+    char *f = m ? folded_text(m, 0) : strdup("");
+    char want[64];
+    snprintf(want, sizeof want, "main;work %llu\n", (unsigned long long)st.profiles);
+    T_EQ_STR(f, want);
+    free(f);
+    sc_profile_free(m);
+    sc_store_close(s);
+}
+
+int main(void)
+{
+    make_tmpdir();
+    T_RUN(test_block);
+    T_RUN(test_ids_and_labels);
+    T_RUN(test_store_basics);
+    T_RUN(test_testdata_roundtrip);
+    T_RUN(test_timed);
+    T_RUN(test_kill9);
+    rm_rf(tmpdir);
+    return t_done();
+}
