@@ -201,51 +201,60 @@ bad:
     return sc_errf(err, SC_EFORMAT, "corrupt sample block");
 }
 
-struct row_ref {
-    uint32_t stack, row;
-};
-
-static int cmp_ref(const void *a, const void *b)
-{
-    const struct row_ref *x = a, *y = b;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
+/* Sorts rows by stack (LSD radix sort on (stack << 32 | row) keys: stable, no comparator
+ * calls), then sums rows with equal stacks. */
 int sc_block_normalize(struct sc_block *b)
 {
     uint32_t n = b->n, t = b->ncols;
     if (n <= 1)
         return 0;
-    struct row_ref *r = malloc((size_t)n * sizeof *r);
+    uint64_t *k = malloc((size_t)n * sizeof *k), *tmp = malloc((size_t)n * sizeof *tmp);
     int64_t *vals = malloc((size_t)n * t * sizeof *vals + 1);
-    if (!r || !vals) {
-        free(r);
+    if (!k || !tmp || !vals) {
+        free(k);
+        free(tmp);
         free(vals);
         return SC_ENOMEM;
     }
-    for (uint32_t i = 0; i < n; i++)
-        r[i] = (struct row_ref){b->stacks[i], i};
-    qsort(r, n, sizeof *r, cmp_ref);
+    uint32_t maxs = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        k[i] = (uint64_t)b->stacks[i] << 32 | i;
+        if (b->stacks[i] > maxs)
+            maxs = b->stacks[i];
+    }
+    /* only the stack bytes need sorting: rows start in order and the sort is stable */
+    for (int shift = 32; shift < 64 && (maxs >> (shift - 32)) != 0; shift += 8) {
+        uint32_t count[257] = {0};
+        for (uint32_t i = 0; i < n; i++)
+            count[((k[i] >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            count[d + 1] += count[d];
+        for (uint32_t i = 0; i < n; i++)
+            tmp[count[(k[i] >> shift) & 0xff]++] = k[i];
+        uint64_t *x = k;
+        k = tmp;
+        tmp = x;
+    }
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (m && b->stacks[m - 1] == r[i].stack) {
+        uint32_t stack = (uint32_t)(k[i] >> 32), row = (uint32_t)k[i];
+        if (m && b->stacks[m - 1] == stack) {
             for (uint32_t c = 0; c < t; c++)
                 vals[(size_t)c * n + m - 1] = (int64_t)((uint64_t)vals[(size_t)c * n + m - 1] +
-                                                        (uint64_t)b->values[(size_t)c * n + r[i].row]);
+                                                        (uint64_t)b->values[(size_t)c * n + row]);
             continue;
         }
-        b->stacks[m] = r[i].stack;
+        b->stacks[m] = stack;
         for (uint32_t c = 0; c < t; c++)
-            vals[(size_t)c * n + m] = b->values[(size_t)c * n + r[i].row];
+            vals[(size_t)c * n + m] = b->values[(size_t)c * n + row];
         m++;
     }
-    /* compact columns from stride n to stride m */
+    /* columns from stride n to stride m */
     for (uint32_t c = 0; c < t; c++)
         memmove(b->values + (size_t)c * m, vals + (size_t)c * n, m * sizeof *vals);
     b->n = m;
-    free(r);
+    free(k);
+    free(tmp);
     free(vals);
     return 0;
 }

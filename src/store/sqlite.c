@@ -625,9 +625,8 @@ struct wctx {
     struct sc_store *s;
     const struct sc_profile *p;
     uint64_t *line_hash;   /* per profile line (location lines), frame hash */
-    uint32_t *line_id;     /* per profile line, frame id */
+    uint32_t *line_loc;    /* per profile line, its location */
     uint64_t *loc_noline;  /* per location without lines: frame hash */
-    uint32_t *loc_noline_id;
     /* rows */
     uint32_t *stacks;
     int64_t *times;
@@ -635,8 +634,11 @@ struct wctx {
     uint32_t n, cap;
     uint32_t nt;
     uint64_t *hbuf; /* scratch: a stack's frame hashes */
-    uint32_t *fbuf; /* scratch: its frame ids << 1 | inlined */
     uint32_t hcap;
+    uint64_t *shash;  /* per row: stack hash */
+    uint32_t *soff;   /* per row: its frames in frames[soff[i] .. soff[i + 1]) */
+    uint32_t *frames; /* frame refs (see collect_visit), leaf first */
+    uint32_t nframes, frames_cap;
     int timed;
     int64_t shift;
     int rc;
@@ -699,135 +701,93 @@ static int64_t frame_id_locked(struct sc_store *s, uint64_t h, struct sc_str fn,
     return rc ? rc : (int64_t)f->id;
 }
 
-static int resolve_frames(struct wctx *w)
+/* Frame hashes of every line and line-less location (no ids: those are looked up only for
+ * stacks the store has not seen, see resolve_stacks). */
+static int hash_frames(struct wctx *w)
 {
     const struct sc_profile *p = w->p;
     struct sc_store *s = w->s;
     w->line_hash = malloc(((size_t)p->nlines + 1) * sizeof *w->line_hash);
-    w->line_id = malloc(((size_t)p->nlines + 1) * sizeof *w->line_id);
     w->loc_noline = malloc(((size_t)p->nlocations + 1) * sizeof *w->loc_noline);
-    w->loc_noline_id = malloc(((size_t)p->nlocations + 1) * sizeof *w->loc_noline_id);
-    if (!w->line_hash || !w->line_id || !w->loc_noline || !w->loc_noline_id)
+    w->line_loc = malloc(((size_t)p->nlines + 1) * sizeof *w->line_loc);
+    /* string hashes once per function and per mapping, not per line */
+    uint64_t *fh = malloc(((size_t)p->nfunctions + 1) * 2 * sizeof *fh);
+    uint64_t *mh = malloc(((size_t)p->nmappings + 1) * sizeof *mh);
+    if (!w->line_hash || !w->line_loc || !w->loc_noline || !fh || !mh) {
+        free(fh);
+        free(mh);
         return SC_ENOMEM;
+    }
+    for (uint32_t f = 0; f < p->nfunctions; f++) {
+        struct sc_str n = sc_function_name(p, f);
+        struct sc_str file = sc_profile_str(p, p->functions[f].filename);
+        fh[2 * f] = n.len ? sc_hash64(n.ptr, n.len) : 0;
+        fh[2 * f + 1] = sc_hash64(file.ptr, file.len);
+    }
+    for (uint32_t m = 0; m < p->nmappings; m++) {
+        struct sc_str file = sc_profile_str(p, p->mappings[m].filename);
+        mh[m] = sc_hash64(file.ptr, file.len);
+    }
+    uint64_t h_empty = sc_hash64("", 0);
     char abuf[32];
-    /* hashes outside the lock, ids inside */
     for (uint32_t i = 0; i < p->nlocations; i++) {
         const struct sc_location *l = &p->locations[i];
-        struct sc_str fn, file, bin;
-        int64_t line;
+        uint64_t hb = l->mapping ? mh[l->mapping - 1] : h_empty;
+        uint64_t haddr = 0;
         if (l->nlines == 0) {
-            frame_strings(p, l, NULL, abuf, sizeof abuf, &fn, &file, &line, &bin);
-            w->loc_noline[i] = sc_frame_id(fn.ptr, fn.len, file.ptr, file.len, line, bin.ptr,
-                                           bin.len);
+            int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
+            w->loc_noline[i] = sc_frame_id_from(sc_hash64(abuf, (size_t)k), h_empty, hb, 0);
         }
         for (uint32_t j = 0; j < l->nlines; j++) {
             const struct sc_line *ln = &p->lines[l->line_start + j];
-            frame_strings(p, l, ln, abuf, sizeof abuf, &fn, &file, &line, &bin);
-            w->line_hash[l->line_start + j] =
-                sc_frame_id(fn.ptr, fn.len, file.ptr, file.len, line, bin.ptr, bin.len);
-        }
-    }
-    pthread_mutex_lock(&s->mu);
-    int64_t rc = 0;
-    for (uint32_t i = 0; i < p->nlocations && rc >= 0; i++) {
-        const struct sc_location *l = &p->locations[i];
-        struct sc_str fn, file, bin;
-        int64_t line;
-        if (l->nlines == 0) {
-            frame_strings(p, l, NULL, abuf, sizeof abuf, &fn, &file, &line, &bin);
-            rc = frame_id_locked(s, w->loc_noline[i], fn, file, line, bin);
-            if (rc >= 0)
-                w->loc_noline_id[i] = (uint32_t)rc;
-        }
-        for (uint32_t j = 0; j < l->nlines && rc >= 0; j++) {
-            const struct sc_line *ln = &p->lines[l->line_start + j];
-            uint32_t *slot = sc_map64_get(&s->frame_ids, w->line_hash[l->line_start + j]);
-            if (slot) {
-                w->line_id[l->line_start + j] = *slot;
-                continue;
+            w->line_loc[l->line_start + j] = i;
+            uint64_t hf, hfile = h_empty;
+            int64_t line = 0;
+            if (ln->function && fh[2 * (ln->function - 1)]) {
+                hf = fh[2 * (ln->function - 1)];
+                hfile = fh[2 * (ln->function - 1) + 1];
+                line = ln->line;
+            } else {
+                /* nameless: named by its address, as frame_strings() does */
+                if (!haddr) {
+                    int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
+                    haddr = sc_hash64(abuf, (size_t)k);
+                }
+                hf = haddr;
+                if (ln->function) {
+                    hfile = fh[2 * (ln->function - 1) + 1];
+                    line = ln->line;
+                }
             }
-            frame_strings(p, l, ln, abuf, sizeof abuf, &fn, &file, &line, &bin);
-            rc = frame_id_locked(s, w->line_hash[l->line_start + j], fn, file, line, bin);
-            if (rc >= 0)
-                w->line_id[l->line_start + j] = (uint32_t)rc;
+            w->line_hash[l->line_start + j] = sc_frame_id_from(hf, hfile, hb, line);
         }
     }
-    pthread_mutex_unlock(&s->mu);
-    return rc < 0 ? (int)rc : 0;
+    free(fh);
+    free(mh);
+    (void)s;
+    return 0;
 }
 
-/* Stack id for the sample, creating a pending stack when new. */
-static int64_t stack_for(struct wctx *w, const uint32_t *locs, uint32_t nlocs)
+/* Frame id of a frame reference (see collect_visit), creating the frame when new; mu held. */
+static int64_t frame_of_ref(struct wctx *w, uint32_t ref)
 {
     const struct sc_profile *p = w->p;
-    uint32_t nf = 0;
-    for (uint32_t k = 0; k < nlocs; k++) {
-        const struct sc_location *l = &p->locations[locs[k]];
-        uint32_t need = nf + (l->nlines ? l->nlines : 1);
-        if (need > w->hcap) {
-            uint32_t c = w->hcap ? w->hcap : 64;
-            while (c < need)
-                c *= 2;
-            uint64_t *h = realloc(w->hbuf, c * sizeof *h);
-            if (h)
-                w->hbuf = h;
-            uint32_t *f = realloc(w->fbuf, c * sizeof *f);
-            if (f)
-                w->fbuf = f;
-            if (!h || !f)
-                return SC_ENOMEM;
-            w->hcap = c;
-        }
-        if (l->nlines == 0) {
-            w->hbuf[nf] = w->loc_noline[locs[k]];
-            w->fbuf[nf++] = w->loc_noline_id[locs[k]] << 1;
-            continue;
-        }
-        for (uint32_t j = 0; j < l->nlines; j++) {
-            int inl = j + 1 < l->nlines;
-            uint64_t h = w->line_hash[l->line_start + j];
-            /* little-endian bytes: the hash is defined on bytes, not on host words */
-            uint64_t e = h ^ (inl ? SC_INLINE_SALT : 0);
-            w->hbuf[nf] = e;
-            w->fbuf[nf++] = w->line_id[l->line_start + j] << 1 | (uint32_t)inl;
-        }
-    }
-    uint64_t sh = sc_hash64(w->hbuf, nf * sizeof *w->hbuf);
-    struct sc_store *s = w->s;
-    pthread_mutex_lock(&s->mu);
-    uint32_t *slot = sc_map64_get(&s->stack_ids, sh);
-    int64_t id;
-    if (slot) {
-        id = *slot;
-    } else if (s->next_stack >= UINT32_MAX / 4) {
-        id = SC_ELIMIT;
-    } else {
-        struct pend_stack *st = calloc(1, sizeof *st);
-        id = SC_ENOMEM;
-        if (st) {
-            st->id = s->next_stack;
-            st->hash = sh;
-            for (uint32_t i = 0; i < nf; i++)
-                sc_put_uvarint(&st->blob, w->fbuf[i]);
-            if (!st->blob.oom && sc_map64_upsert(&s->stack_ids, sh, st->id, NULL)) {
-                s->next_stack++;
-                st->next = s->pstacks;
-                s->pstacks = st;
-                id = st->id;
-                pthread_mutex_lock(&s->cache_mu);
-                if (cache_stack(s, st->id, (const uint8_t *)st->blob.data, st->blob.len))
-                    id = SC_ENOMEM;
-                pthread_mutex_unlock(&s->cache_mu);
-            } else {
-                sc_buf_release(&st->blob);
-                free(st);
-            }
-        }
-    }
-    pthread_mutex_unlock(&s->mu);
-    return id;
+    uint32_t r = ref & 0x7fffffffu;
+    uint64_t h = r < p->nlines ? w->line_hash[r] : w->loc_noline[r - p->nlines];
+    uint32_t *slot = sc_map64_get(&w->s->frame_ids, h);
+    if (slot)
+        return *slot;
+    char abuf[32];
+    struct sc_str fn, file, bin;
+    int64_t line;
+    const struct sc_location *l = &p->locations[r < p->nlines ? w->line_loc[r] : r - p->nlines];
+    frame_strings(p, l, r < p->nlines ? &p->lines[r] : NULL, abuf, sizeof abuf, &fn, &file, &line,
+                  &bin);
+    return frame_id_locked(w->s, h, fn, file, line, bin);
 }
 
+/* Records a sample: its stack's hash and frames (resolved to ids later, under one lock
+ * for the whole profile) and its values. */
 static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
 {
     struct wctx *w = ctx;
@@ -836,9 +796,52 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         any |= values[c] != 0;
     if (!any)
         return 0;
-    int64_t id = stack_for(w, locs, nlocs);
-    if (id < 0)
-        return (int)id;
+    const struct sc_profile *p = w->p;
+    uint64_t nf = 0;
+    for (uint32_t k = 0; k < nlocs; k++)
+        nf += p->locations[locs[k]].nlines ? p->locations[locs[k]].nlines : 1;
+    if (nf > w->hcap) {
+        uint64_t c = w->hcap ? w->hcap : 64;
+        while (c < nf)
+            c *= 2;
+        if (c > UINT32_MAX / 8)
+            return SC_ELIMIT;
+        uint64_t *h = realloc(w->hbuf, c * sizeof *h);
+        if (!h)
+            return SC_ENOMEM;
+        w->hbuf = h;
+        w->hcap = (uint32_t)c;
+    }
+    if (w->nframes + nf > w->frames_cap) {
+        uint64_t c = w->frames_cap ? w->frames_cap : 16384;
+        while (c < w->nframes + nf)
+            c *= 2;
+        if (c > UINT32_MAX / 4)
+            return SC_ELIMIT;
+        uint32_t *f = realloc(w->frames, c * sizeof *f);
+        if (!f)
+            return SC_ENOMEM;
+        w->frames = f;
+        w->frames_cap = (uint32_t)c;
+    }
+    uint32_t *fb = w->frames + w->nframes;
+    nf = 0;
+    for (uint32_t k = 0; k < nlocs; k++) {
+        const struct sc_location *l = &p->locations[locs[k]];
+        /* refs: a line index, or nlines + the location index for a location without
+         * lines; bit 31 marks a frame inlined into the next */
+        if (l->nlines == 0) {
+            w->hbuf[nf] = w->loc_noline[locs[k]];
+            fb[nf++] = p->nlines + locs[k];
+            continue;
+        }
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            int inl = j + 1 < l->nlines;
+            /* the stack id hashes the frame ids' bytes, little-endian (x86 and arm64) */
+            w->hbuf[nf] = w->line_hash[l->line_start + j] ^ (inl ? SC_INLINE_SALT : 0);
+            fb[nf++] = (l->line_start + j) | (inl ? 0x80000000u : 0);
+        }
+    }
     if (w->n == w->cap) {
         uint32_t c = w->cap ? w->cap * 2 : 1024;
         uint32_t *st = realloc(w->stacks, c * sizeof *st);
@@ -850,15 +853,72 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         int64_t *t = realloc(w->times, c * sizeof *t);
         if (t)
             w->times = t;
-        if (!st || !v || !t)
+        uint64_t *sh = realloc(w->shash, c * sizeof *sh);
+        if (sh)
+            w->shash = sh;
+        uint32_t *so = realloc(w->soff, ((size_t)c + 1) * sizeof *so);
+        if (so)
+            w->soff = so;
+        if (!st || !v || !t || !sh || !so)
             return SC_ENOMEM;
         w->cap = c;
     }
-    w->stacks[w->n] = (uint32_t)id;
+    w->shash[w->n] = sc_hash64(w->hbuf, (size_t)nf * sizeof *w->hbuf);
+    w->soff[w->n] = w->nframes;
+    w->nframes += (uint32_t)nf;
+    w->soff[w->n + 1] = w->nframes;
     memcpy(w->values + (size_t)w->n * w->nt, values, w->nt * sizeof *values);
     w->times[w->n] = 0;
     w->n++;
     return 0;
+}
+
+/* Turns the collected stack hashes into stack ids, creating pending stacks for new ones. */
+static int resolve_stacks(struct wctx *w)
+{
+    struct sc_store *s = w->s;
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+        uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
+        if (slot) {
+            w->stacks[i] = *slot;
+            continue;
+        }
+        if (s->next_stack >= UINT32_MAX / 4) {
+            rc = SC_ELIMIT;
+            break;
+        }
+        struct pend_stack *st = calloc(1, sizeof *st);
+        if (!st) {
+            rc = SC_ENOMEM;
+            break;
+        }
+        st->id = s->next_stack;
+        st->hash = w->shash[i];
+        for (uint32_t k = w->soff[i]; k < w->soff[i + 1] && rc == 0; k++) {
+            int64_t fid = frame_of_ref(w, w->frames[k]);
+            if (fid < 0)
+                rc = (int)fid;
+            else
+                sc_put_uvarint(&st->blob, (uint64_t)fid << 1 | (w->frames[k] >> 31));
+        }
+        if (rc || st->blob.oom || !sc_map64_upsert(&s->stack_ids, st->hash, st->id, NULL)) {
+            sc_buf_release(&st->blob);
+            free(st);
+            rc = rc ? rc : SC_ENOMEM;
+            break;
+        }
+        s->next_stack++;
+        st->next = s->pstacks;
+        s->pstacks = st;
+        w->stacks[i] = st->id;
+        pthread_mutex_lock(&s->cache_mu);
+        rc = cache_stack(s, st->id, (const uint8_t *)st->blob.data, st->blob.len);
+        pthread_mutex_unlock(&s->cache_mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 /* Stored samples carry their timestamps; lazy ones (pprof) never have any. */
@@ -1237,12 +1297,14 @@ int sc_store_write(struct sc_store *s, const struct sc_store_write *wr, char *er
     w.p = p;
     w.nt = p->nsample_types;
     w.shift = wr->time_shift_ns;
-    rc = resolve_frames(&w);
+    rc = hash_frames(&w);
     if (rc) {
         rc = sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
         goto out;
     }
     rc = sc_profile_foreach_sample(p, collect_visit, &w, err);
+    if (rc == 0)
+        rc = resolve_stacks(&w);
     if (rc) {
         if (rc != SC_EFORMAT)
             rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
@@ -1286,14 +1348,15 @@ out:
     sc_buf_release(&pw.totals);
     sc_buf_release(&pw.block);
     free(w.line_hash);
-    free(w.line_id);
+    free(w.line_loc);
     free(w.loc_noline);
-    free(w.loc_noline_id);
     free(w.stacks);
     free(w.times);
     free(w.values);
     free(w.hbuf);
-    free(w.fbuf);
+    free(w.shash);
+    free(w.soff);
+    free(w.frames);
     return rc;
 }
 

@@ -16,33 +16,25 @@ void sc_store_opts_init(struct sc_store_opts *o)
     o->background = 1;
 }
 
-/* A frame id hashes the four fields as length-prefixed byte strings (lengths and the line
- * as 8-byte little-endian integers), so no choice of strings can collide by shifting bytes
- * between fields. */
+/* A frame id is XXH3 over 32 bytes: the XXH3 of the function name, of the file name and
+ * of the binary, and the line, each 8 bytes little-endian. Hashing the strings separately
+ * lets a writer hash each function name once per profile, and no choice of strings can
+ * collide by shifting bytes between fields. */
+uint64_t sc_frame_id_from(uint64_t hfunction, uint64_t hfile, uint64_t hbinary, int64_t line)
+{
+    uint64_t parts[4] = {hfunction, hfile, hbinary, (uint64_t)line};
+    unsigned char b[32];
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 8; k++)
+            b[8 * i + k] = (unsigned char)(parts[i] >> (8 * k));
+    return sc_hash64(b, sizeof b);
+}
+
 uint64_t sc_frame_id(const char *function, size_t flen, const char *file, size_t filelen,
                      int64_t line, const char *binary, size_t blen)
 {
-    size_t n = 32 + flen + filelen + blen;
-    unsigned char stackbuf[512];
-    unsigned char *b = n <= sizeof stackbuf ? stackbuf : malloc(n);
-    if (!b)
-        return 0;
-    size_t o = 0;
-    uint64_t parts[3] = {flen, filelen, blen};
-    const char *strs[3] = {function, file, binary};
-    for (int i = 0; i < 3; i++) {
-        for (int k = 0; k < 8; k++)
-            b[o++] = (unsigned char)(parts[i] >> (8 * k));
-        if (parts[i])
-            memcpy(b + o, strs[i], parts[i]);
-        o += parts[i];
-    }
-    for (int k = 0; k < 8; k++)
-        b[o++] = (unsigned char)((uint64_t)line >> (8 * k));
-    uint64_t h = sc_hash64(b, o);
-    if (b != stackbuf)
-        free(b);
-    return h;
+    return sc_frame_id_from(sc_hash64(function, flen), sc_hash64(file, filelen),
+                            sc_hash64(binary, blen), line);
 }
 
 static int cmp_pairs(const void *a, const void *b)

@@ -136,5 +136,7 @@ int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err);
 /* Content-addressed ids (stable across machines and versions: never change them). */
 uint64_t sc_frame_id(const char *function, size_t flen, const char *file, size_t filelen,
                      int64_t line, const char *binary, size_t blen);
+/* The same from the fields' own sc_hash64 values (see store.c for the definition). */
+uint64_t sc_frame_id_from(uint64_t hfunction, uint64_t hfile, uint64_t hbinary, int64_t line);
 
 #endif
