@@ -70,8 +70,31 @@ int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level
             pt = b->times[i];
         }
     }
-    for (size_t k = 0; k < (size_t)b->ncols * b->n; k++)
-        sc_put_uvarint(&raw, sc_zigzag(b->values[k]));
+    uint64_t divs[4096];
+    if (b->ncols > 4096) {
+        sc_buf_release(&raw);
+        return SC_EINVAL;
+    }
+    for (uint32_t c = 0; c < b->ncols; c++) {
+        uint64_t g = 0;
+        for (uint32_t i = 0; i < b->n && g != 1; i++) {
+            int64_t v = b->values[(size_t)c * b->n + i];
+            uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+            while (a) { /* gcd(g, a) */
+                uint64_t r = g % a;
+                g = a;
+                a = r;
+            }
+        }
+        divs[c] = g ? g : 1;
+        /* INT64_MIN / -1 style surprises: only divide when it is exact and safe */
+        if (divs[c] > (uint64_t)INT64_MAX)
+            divs[c] = 1;
+        sc_put_uvarint(&raw, divs[c]);
+    }
+    for (uint32_t c = 0; c < b->ncols; c++)
+        for (uint32_t i = 0; i < b->n; i++)
+            sc_put_uvarint(&raw, sc_zigzag(b->values[(size_t)c * b->n + i] / (int64_t)divs[c]));
     if (raw.oom) {
         sc_buf_release(&raw);
         return SC_ENOMEM;
@@ -182,11 +205,18 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
             b->times[i] = tm;
         }
     }
-    for (uint64_t k = 0; k < n * t; k++) {
-        if (sc_get_uvarint(&p, end, &v))
+    uint64_t divs[4096];
+    for (uint64_t c = 0; c < t; c++) {
+        if (sc_get_uvarint(&p, end, &divs[c]) || divs[c] == 0 || divs[c] > (uint64_t)INT64_MAX)
             goto bad;
-        b->values[k] = sc_unzigzag(v);
     }
+    for (uint64_t c = 0; c < t; c++)
+        for (uint64_t i = 0; i < n; i++) {
+            if (sc_get_uvarint(&p, end, &v))
+                goto bad;
+            /* wrap-around like the writer's sums; no signed overflow */
+            b->values[c * n + i] = (int64_t)((uint64_t)sc_unzigzag(v) * divs[c]);
+        }
     if (p != end)
         goto bad;
     free(plain);

@@ -23,7 +23,10 @@
  *                            format 2: zz deltas from the previous row's stack
  *   .       n vars   format 2 only: time deltas in ns from the block's base time (first row)
  *                    or the previous row (others)
- *   .       t*n zz   values, column after column; a column's row i belongs to stack i
+ *   .       t vars   per column, a divisor d >= 1 (the GCD of the column: CPU time in ns is
+ *                    a multiple of the sampling period, so d = 10000000 turns 4-byte values
+ *                    into 1-byte ones)
+ *   .       t*n zz   values / d, column after column; a column's row i belongs to stack i
  *
  * The compressed block is: 1 byte codec (0 = stored, 1 = zstd) + payload. Blocks of a few
  * dozen bytes are stored raw (zstd's frame header would cost more than it saves). */

@@ -20,7 +20,7 @@
  *       (the column sums); block = a sample block (block.h), stacks as stacks.id
  *   rollups(series_id, kind_id, res, bucket, nprofiles, totals BLOB, block BLOB)
  *       PRIMARY KEY(series_id, kind_id, res, bucket): the aggregated block of every
- *       profile with time in [bucket, bucket + res) s, res 60 or 3600
+ *       profile with time in [bucket, bucket + res) s, res 600 or 3600
  *   dirty(series_id, kind_id, res, bucket) PRIMARY KEY(all): buckets whose rollup is
  *       missing or stale; written in the same transaction as the profile that made it so
  *
@@ -1156,7 +1156,7 @@ static int commit_batch(struct sc_store *s, struct pend_write *batch, char *err)
     PREP("INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)");
     for (struct pend_write *w = batch; w && !rc; w = w->next) {
         int64_t secs = floor_div(w->time_ns, 1000000000LL);
-        static const int res[2] = {SC_ROLLUP_MINUTE, SC_ROLLUP_HOUR};
+        static const int res[2] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR};
         for (int k = 0; k < 2 && !rc; k++) {
             sqlite3_bind_int64(st, 1, w->series_id);
             sqlite3_bind_int64(st, 2, w->kind_id);
@@ -1706,14 +1706,15 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
         goto out;
     }
     /* Walk [from, until) left to right: a full clean hour from its rollup, else a full
-     * clean minute from its rollup, else raw profiles up to the next minute boundary. */
+     * clean ten minutes from its rollup, else raw profiles up to the next ten-minute
+     * boundary. */
     int64_t t = from;
     const int64_t NS = 1000000000LL;
     while (t < until && rc == 0) {
         int64_t secs = floor_div(t, NS);
         int used = 0;
         if (!raw_only && t % NS == 0) {
-            static const int res[2] = {SC_ROLLUP_HOUR, SC_ROLLUP_MINUTE};
+            static const int res[2] = {SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
             for (int k = 0; k < 2 && !used; k++) {
                 int64_t r = res[k];
                 if (secs % r != 0 || t + r * NS > until)
@@ -1737,7 +1738,7 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
         }
         if (used)
             continue;
-        int64_t next = (floor_div(t, 60 * NS) + 1) * 60 * NS;
+        int64_t next = (floor_div(t, SC_ROLLUP_SHORT * NS) + 1) * SC_ROLLUP_SHORT * NS;
         if (next > until || raw_only)
             next = until;
         sqlite3_bind_int64(pq, 1, (int64_t)series);
@@ -2133,7 +2134,7 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
     sqlite3_stmt *st = NULL;
     int rc = 0;
     const int64_t NS = 1000000000LL;
-    if (res == SC_ROLLUP_MINUTE)
+    if (res == SC_ROLLUP_SHORT)
         rc = sqlite3_prepare_v2(db,
                                 "SELECT block, 1 FROM profiles WHERE series_id=? AND kind_id=? "
                                 "AND time_ns >= ? AND time_ns < ?",
@@ -2141,14 +2142,14 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
     else
         rc = sqlite3_prepare_v2(db,
                                 "SELECT block, nprofiles FROM rollups WHERE series_id=? AND "
-                                "kind_id=? AND res=60 AND bucket >= ? AND bucket < ?",
+                                "kind_id=? AND res=600 AND bucket >= ? AND bucket < ?",
                                 -1, &st, NULL);
     if (rc != SQLITE_OK)
         return sqlerr(err, db, "compacting");
     sqlite3_bind_int64(st, 1, series);
     sqlite3_bind_int64(st, 2, kind);
-    sqlite3_bind_int64(st, 3, res == SC_ROLLUP_MINUTE ? bucket * NS : bucket);
-    sqlite3_bind_int64(st, 4, res == SC_ROLLUP_MINUTE ? (bucket + res) * NS : bucket + res);
+    sqlite3_bind_int64(st, 3, res == SC_ROLLUP_SHORT ? bucket * NS : bucket);
+    sqlite3_bind_int64(st, 4, res == SC_ROLLUP_SHORT ? (bucket + res) * NS : bucket + res);
     struct sc_block all = {.format = SC_BLOCK_AGG};
     uint32_t cap = 0, ncols = 0;
     int64_t nprofiles = 0;
@@ -2260,7 +2261,7 @@ int sc_store_compact(struct sc_store *s, int64_t now, int force, char *err)
     /* minutes first, then hours whose minutes are all clean; batches keep each write
      * transaction short so ingest is never blocked for long */
     for (int level = 0; level < 2 && rc == 0; level++) {
-        int64_t res = level == 0 ? SC_ROLLUP_MINUTE : SC_ROLLUP_HOUR;
+        int64_t res = level == 0 ? SC_ROLLUP_SHORT : SC_ROLLUP_HOUR;
         for (;;) {
             pthread_mutex_lock(&s->wdb_mu);
             sqlite3 *db = s->wdb;
@@ -2268,11 +2269,11 @@ int sc_store_compact(struct sc_store *s, int64_t now, int force, char *err)
             int64_t cutoff = force ? INT64_MAX / NS : floor_div(now, NS) - res - 60;
             const char *sql =
                 level == 0
-                    ? "SELECT series_id, kind_id, bucket FROM dirty WHERE res=60 AND bucket < ? "
+                    ? "SELECT series_id, kind_id, bucket FROM dirty WHERE res=600 AND bucket < ? "
                       "LIMIT 256"
                     : "SELECT d.series_id, d.kind_id, d.bucket FROM dirty d WHERE d.res=3600 AND "
                       "d.bucket < ? AND NOT EXISTS (SELECT 1 FROM dirty m WHERE "
-                      "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=60 AND "
+                      "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=600 AND "
                       "m.bucket >= d.bucket AND m.bucket < d.bucket + 3600) LIMIT 64";
             int64_t (*rows)[3] = malloc(256 * sizeof *rows);
             int nrows = 0;

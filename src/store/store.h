@@ -20,7 +20,7 @@
  * Reads merge: the samples of every profile of the chosen series and type in [from, until)
  * are summed per stack, except gauge types (inuse_*, goroutine, threadcreate), which are
  * averaged over the profiles of each series and then summed across series. The store keeps
- * per-minute and per-hour rollups so long ranges read few blocks.
+ * ten-minute and hour rollups so long ranges read few blocks.
  *
  * Thread safety: every function may be called from any thread concurrently; writes are
  * group-committed (one fsync for all writes waiting at that moment). */

@@ -234,7 +234,7 @@ static void test_store_basics(void)
     struct sc_store_stats st;
     T_EQ_INT(sc_store_stats(s, &st, err), 0);
     T_EQ_INT(st.profiles, 360);
-    T_EQ_INT(st.rollups, 2 * (120 + 2)); /* per service: 120 minutes + 2 hours */
+    T_EQ_INT(st.rollups, 2 * (12 + 2)); /* per service: 12 ten-minute buckets + 2 hours */
     struct sc_profile *rolled = merge(s, "cpu:samples", from, until, 0);
     char *froll = rolled ? folded_text(rolled, 0) : strdup("");
     T_EQ_STR(froll, fraw);
