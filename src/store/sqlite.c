@@ -1705,11 +1705,40 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
         rc = sqlerr(err, db, "reading profiles");
         goto out;
     }
+    /* Only the span that holds profiles needs walking (ranges like [0, forever) are
+     * common). */
+    const int64_t NS = 1000000000LL;
+    {
+        sqlite3_stmt *mm;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT min(time_ns), max(time_ns) FROM profiles WHERE "
+                               "series_id=? AND kind_id=? AND time_ns >= ? AND time_ns < ?",
+                               -1, &mm, NULL) != SQLITE_OK) {
+            rc = sqlerr(err, db, "reading profiles");
+            goto out;
+        }
+        sqlite3_bind_int64(mm, 1, (int64_t)series);
+        sqlite3_bind_int64(mm, 2, kc->kind);
+        sqlite3_bind_int64(mm, 3, from);
+        sqlite3_bind_int64(mm, 4, until);
+        int have = sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL;
+        int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
+        int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
+        sqlite3_finalize(mm);
+        if (!have)
+            goto out;
+        /* keep bucket alignment where the range allows it: start at lo's hour */
+        int64_t lo_al = floor_div(lo, SC_ROLLUP_HOUR * NS) * SC_ROLLUP_HOUR * NS;
+        if (lo_al > from)
+            from = lo_al;
+        int64_t hi_al = (floor_div(hi, SC_ROLLUP_HOUR * NS) + 1) * SC_ROLLUP_HOUR * NS;
+        if (hi_al < until)
+            until = hi_al;
+    }
     /* Walk [from, until) left to right: a full clean hour from its rollup, else a full
      * clean ten minutes from its rollup, else raw profiles up to the next ten-minute
      * boundary. */
     int64_t t = from;
-    const int64_t NS = 1000000000LL;
     while (t < until && rc == 0) {
         int64_t secs = floor_div(t, NS);
         int used = 0;

@@ -1,0 +1,446 @@
+/* ingest.c - Pyroscope-style pushes (and every other source) decoded into the store. */
+#include "ingest/ingest.h"
+#include "formats/folded.h"
+#include "formats/perf.h"
+#include "formats/pprof.h"
+#include "model/error.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_LABELS 48
+#define MAX_LABEL_LEN 1024
+
+/* Known name suffixes: profile name, sample type, unit (Pyroscope's client naming). */
+static const struct suffix {
+    const char *suffix, *profile, *type, *unit;
+} suffixes[] = {
+    {"cpu", "cpu", "cpu", "nanoseconds"},
+    {"itimer", "cpu", "cpu", "nanoseconds"},
+    {"wall", "wall", "wall", "nanoseconds"},
+    {"alloc_objects", "heap", "alloc_objects", "count"},
+    {"alloc_space", "heap", "alloc_space", "bytes"},
+    {"inuse_objects", "heap", "inuse_objects", "count"},
+    {"inuse_space", "heap", "inuse_space", "bytes"},
+    {"goroutines", "goroutine", "goroutine", "count"},
+    {"mutex_count", "mutex", "contentions", "count"},
+    {"mutex_duration", "mutex", "delay", "nanoseconds"},
+    {"block_count", "block", "contentions", "count"},
+    {"block_duration", "block", "delay", "nanoseconds"},
+};
+
+static const struct suffix *find_suffix(const char *s)
+{
+    for (size_t i = 0; s && i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (!strcmp(s, suffixes[i].suffix))
+            return &suffixes[i];
+    return NULL;
+}
+
+static int valid_label_name(const char *s, size_t n)
+{
+    if (n == 0 || n > 256 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+int sc_ingest_parse_name(const char *name, struct sc_buf *buf, struct sc_label_pair *labels,
+                         uint32_t max, const char **suffix, char *err)
+{
+    *suffix = NULL;
+    if (!name || !*name)
+        return sc_errf(err, SC_EINVAL, "missing 'name' (application name)");
+    size_t len = strlen(name);
+    if (len > 65536)
+        return sc_errf(err, SC_ELIMIT, "name is longer than 65536 bytes");
+    const char *brace = strchr(name, '{');
+    size_t applen = brace ? (size_t)(brace - name) : len;
+    while (applen && name[applen - 1] == ' ')
+        applen--;
+    if (applen == 0)
+        return sc_errf(err, SC_EINVAL, "empty application name in '%.64s'", name);
+    if (applen > MAX_LABEL_LEN)
+        return sc_errf(err, SC_ELIMIT, "application name is longer than %d bytes", MAX_LABEL_LEN);
+    /* copy everything into buf first (pointers taken once it stops moving) */
+    buf->len = 0;
+    if (sc_buf_reserve(buf, len + 2 * max + 16))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    char *d = buf->data;
+    size_t o = 0;
+    size_t offs[2 * MAX_LABELS + 2];
+    uint32_t n = 0;
+    /* service_name, without a known suffix */
+    size_t keep = applen;
+    const char *dot = memrchr(name, '.', applen);
+    char sfx[32] = "";
+    if (dot && (size_t)(name + applen - dot - 1) < sizeof sfx) {
+        snprintf(sfx, sizeof sfx, "%.*s", (int)(name + applen - dot - 1), dot + 1);
+        if (find_suffix(sfx))
+            keep = (size_t)(dot - name);
+        else
+            sfx[0] = 0;
+    }
+    offs[0] = o;
+    memcpy(d + o, "service_name", 13);
+    o += 13;
+    offs[1] = o;
+    memcpy(d + o, name, keep);
+    o += keep;
+    d[o++] = 0;
+    n = 1;
+    size_t sfx_off = o;
+    memcpy(d + o, sfx, strlen(sfx) + 1);
+    o += strlen(sfx) + 1;
+    if (brace) {
+        const char *p = brace + 1, *end = name + len;
+        if (end[-1] != '}')
+            return sc_errf(err, SC_EINVAL, "name: missing '}' in '%.64s'", name);
+        end--;
+        while (p < end) {
+            while (p < end && (*p == ' ' || *p == ','))
+                p++;
+            if (p >= end)
+                break;
+            const char *eq = memchr(p, '=', (size_t)(end - p));
+            if (!eq)
+                return sc_errf(err, SC_EINVAL, "name: label without '=' at offset %zu",
+                               (size_t)(p - name));
+            const char *k = p, *ke = eq;
+            while (ke > k && ke[-1] == ' ')
+                ke--;
+            const char *v = eq + 1;
+            while (v < end && *v == ' ')
+                v++;
+            const char *ve;
+            int quoted = v < end && *v == '"';
+            if (quoted) {
+                v++;
+                ve = memchr(v, '"', (size_t)(end - v));
+                if (!ve)
+                    return sc_errf(err, SC_EINVAL, "name: unterminated quote");
+                p = ve + 1;
+            } else {
+                ve = memchr(v, ',', (size_t)(end - v));
+                if (!ve)
+                    ve = end;
+                p = ve;
+                while (ve > v && ve[-1] == ' ')
+                    ve--;
+            }
+            if (!valid_label_name(k, (size_t)(ke - k)))
+                return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
+                               (int)(ke - k < 64 ? ke - k : 64), k);
+            if ((size_t)(ve - v) > MAX_LABEL_LEN)
+                return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
+                               (int)(ke - k < 64 ? ke - k : 64), k, MAX_LABEL_LEN);
+            if (n >= max || n >= MAX_LABELS)
+                return sc_errf(err, SC_ELIMIT, "more than %u labels",
+                               (unsigned)(max < MAX_LABELS ? max : MAX_LABELS));
+            /* a name's own service_name overrides nothing: the app name wins */
+            if ((size_t)(ke - k) == 12 && !memcmp(k, "service_name", 12))
+                continue;
+            offs[2 * n] = o;
+            memcpy(d + o, k, (size_t)(ke - k));
+            o += (size_t)(ke - k);
+            d[o++] = 0;
+            offs[2 * n + 1] = o;
+            memcpy(d + o, v, (size_t)(ve - v));
+            o += (size_t)(ve - v);
+            d[o++] = 0;
+            for (uint32_t i = 1; i < n; i++)
+                if (!strcmp(d + offs[2 * i], d + offs[2 * n]))
+                    return sc_errf(err, SC_EINVAL, "name: duplicate label '%s'", d + offs[2 * n]);
+            n++;
+        }
+    }
+    buf->len = o;
+    for (uint32_t i = 0; i < n; i++) {
+        labels[i].name = d + offs[2 * i];
+        labels[i].value = d + offs[2 * i + 1];
+    }
+    *suffix = d[sfx_off] ? d + sfx_off : NULL;
+    return (int)n;
+}
+
+/* Unix time in s, ms, us or ns by magnitude (Pyroscope clients send seconds). */
+static int parse_time(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (*end || v < 0)
+        return -1;
+    if (v < 1e11)
+        *out = (int64_t)(v * 1e9);
+    else if (v < 1e14)
+        *out = (int64_t)(v * 1e6);
+    else if (v < 1e17)
+        *out = (int64_t)(v * 1e3);
+    else
+        *out = (int64_t)v;
+    return 0;
+}
+
+/* Folded or lines input into a profile with Pyroscope's meaning of units and sampleRate. */
+static int decode_text(const char *body, size_t len, int lines, const struct sc_ingest_req *r,
+                       const struct suffix *sfx, int64_t rate, const struct sc_limits *lim,
+                       struct sc_profile *p, char *err)
+{
+    struct sc_buf conv = SC_BUF_INIT;
+    const char *text = body;
+    size_t tlen = len;
+    if (lines) {
+        /* "a;b;c" per line, each a sample of count 1 */
+        for (size_t off = 0; off < len;) {
+            const char *nl = memchr(body + off, '\n', len - off);
+            size_t e = nl ? (size_t)(nl - body) : len;
+            size_t l = e - off;
+            while (l && (body[off + l - 1] == '\r' || body[off + l - 1] == ' '))
+                l--;
+            if (l) {
+                sc_buf_append(&conv, body + off, l);
+                sc_buf_puts(&conv, " 1\n");
+            }
+            off = e + 1;
+        }
+        if (conv.oom) {
+            sc_buf_release(&conv);
+            return sc_errf(err, SC_ENOMEM, "out of memory");
+        }
+        text = conv.data ? conv.data : "";
+        tlen = conv.len;
+    }
+    struct sc_profile *tmp = sc_profile_new();
+    int rc = tmp ? sc_folded_decode(text, tlen, lim, tmp, err) : SC_ENOMEM;
+    sc_buf_release(&conv);
+    if (rc) {
+        sc_profile_free(tmp);
+        return rc == SC_ENOMEM ? sc_errf(err, rc, "out of memory") : rc;
+    }
+    if (tmp->nsample_types != 1) {
+        sc_profile_free(tmp);
+        return sc_errf(err, SC_EFORMAT, "folded lines with two counts cannot be ingested");
+    }
+    /* sample types: cpu-like data keeps the sample count and its time; other units one
+     * type named after the suffix or the units */
+    const char *units = r->units && *r->units ? r->units : "samples";
+    int cpu = (!sfx && !strcmp(units, "samples")) ||
+              (sfx && (!strcmp(sfx->profile, "cpu") || !strcmp(sfx->profile, "wall")));
+    if (cpu) {
+        const char *tn = sfx ? sfx->type : "cpu";
+        if (sc_profile_add_sample_type(p, "samples", "count") < 0 ||
+            sc_profile_add_sample_type(p, tn, "nanoseconds") < 0)
+            rc = SC_ENOMEM;
+        else
+            p->default_sample_type = p->sample_types[1].type;
+        p->period_type = p->sample_types[1];
+        p->period = 1000000000LL / rate;
+    } else {
+        const char *tn = sfx ? sfx->type : units;
+        const char *un = sfx ? sfx->unit
+                             : !strcmp(units, "bytes") ? "bytes"
+                                                       : !strcmp(units, "lock_nanoseconds") ||
+                                                                 !strcmp(units, "nanoseconds")
+                                                             ? "nanoseconds"
+                                                             : "count";
+        if (sc_profile_add_sample_type(p, tn, un) < 0)
+            rc = SC_ENOMEM;
+    }
+    /* move functions/locations over by appending with the new value columns */
+    if (rc == 0) {
+        p->functions = tmp->functions;
+        p->nfunctions = p->functions_cap = tmp->nfunctions;
+        p->locations = tmp->locations;
+        p->nlocations = p->locations_cap = tmp->nlocations;
+        p->lines = tmp->lines;
+        p->nlines = p->lines_cap = tmp->nlines;
+        tmp->functions = NULL;
+        tmp->locations = NULL;
+        tmp->lines = NULL;
+        tmp->nfunctions = tmp->nlocations = tmp->nlines = 0;
+        /* function names are strings of tmp: re-intern into p */
+        for (uint32_t i = 0; i < p->nfunctions && rc == 0; i++) {
+            struct sc_str nm = sc_profile_str(tmp, p->functions[i].name);
+            int64_t id = sc_profile_intern(p, nm.ptr, nm.len);
+            if (id < 0)
+                rc = SC_ENOMEM;
+            else
+                p->functions[i].name = p->functions[i].system_name = (uint32_t)id;
+            p->functions[i].filename = 0;
+        }
+        for (uint32_t i = 0; i < tmp->nsamples && rc == 0; i++) {
+            const struct sc_sample *sm = &tmp->samples[i];
+            int64_t v[2] = {tmp->values[i], tmp->values[i] * (1000000000LL / rate)};
+            if (sc_profile_add_sample(p, tmp->sample_locs + sm->loc_start, sm->nlocs, v, 0) < 0)
+                rc = SC_ENOMEM;
+        }
+    }
+    sc_profile_free(tmp);
+    return rc ? sc_errf(err, rc, "out of memory") : 0;
+}
+
+static int has_type(const struct sc_profile *p, const char *name)
+{
+    size_t n = strlen(name);
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
+        if (t.len == n && !memcmp(t.ptr, name, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* The profile name a pprof describes itself as. */
+static const char *pprof_profile_name(const struct sc_profile *p)
+{
+    struct sc_str pt = sc_profile_str(p, p->period_type.type);
+    if ((pt.len == 3 && !memcmp(pt.ptr, "cpu", 3)) || has_type(p, "cpu"))
+        return "cpu";
+    if (has_type(p, "wall"))
+        return "wall";
+    if (has_type(p, "alloc_space") || has_type(p, "inuse_space") ||
+        (pt.len == 5 && !memcmp(pt.ptr, "space", 5)) || has_type(p, "space"))
+        return "heap";
+    if (has_type(p, "goroutine") || has_type(p, "goroutines"))
+        return "goroutine";
+    if (has_type(p, "threadcreate"))
+        return "threadcreate";
+    if (has_type(p, "contentions") && has_type(p, "delay"))
+        return "mutex";
+    return NULL;
+}
+
+int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
+              struct sc_ingest_result *res, char *err)
+{
+    memset(res, 0, sizeof *res);
+    struct sc_buf namebuf = SC_BUF_INIT;
+    struct sc_label_pair labels[MAX_LABELS + 8];
+    const char *suffix = NULL;
+    int nl = sc_ingest_parse_name(r->name, &namebuf, labels, MAX_LABELS, &suffix, err);
+    if (nl < 0) {
+        sc_buf_release(&namebuf);
+        return nl;
+    }
+    const struct suffix *sfx = find_suffix(suffix);
+    int64_t from = 0, until = 0;
+    int rc = 0;
+    if (r->from && parse_time(r->from, &from))
+        rc = sc_errf(err, SC_EINVAL, "bad 'from' '%.32s' (unix seconds)", r->from);
+    else if (r->until && parse_time(r->until, &until))
+        rc = sc_errf(err, SC_EINVAL, "bad 'until' '%.32s' (unix seconds)", r->until);
+    int64_t rate = 100;
+    if (!rc && r->sample_rate && *r->sample_rate) {
+        char *end;
+        long long v = strtoll(r->sample_rate, &end, 10);
+        if (*end || v <= 0 || v > 1000000000)
+            rc = sc_errf(err, SC_EINVAL, "bad 'sampleRate' '%.32s'", r->sample_rate);
+        else
+            rate = v;
+    }
+    const char *format = r->format && *r->format ? r->format : "folded";
+    enum sc_format fmt = SC_FMT_UNKNOWN;
+    int lines = 0;
+    if (!rc) {
+        if (!strcmp(format, "pprof"))
+            fmt = SC_FMT_PPROF;
+        else if (!strcmp(format, "folded"))
+            fmt = SC_FMT_FOLDED;
+        else if (!strcmp(format, "lines"))
+            fmt = SC_FMT_FOLDED, lines = 1;
+        else if (!strcmp(format, "perf_script"))
+            fmt = SC_FMT_PERF;
+        else
+            rc = sc_errf(err, SC_EUNSUPPORTED,
+                         "unsupported format '%.32s' (pprof, folded, lines, perf_script)", format);
+    }
+    if (rc) {
+        sc_buf_release(&namebuf);
+        return rc;
+    }
+    /* decompress once here so folded/lines conversion sees text */
+    struct sc_profile *p = NULL;
+    void *plain = NULL;
+    size_t plen = r->len;
+    const void *body = r->body;
+    if (r->len > lim->max_input) {
+        sc_buf_release(&namebuf);
+        return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", r->len,
+                       (unsigned long long)lim->max_input);
+    }
+    if (sc_is_gzip(body, r->len)) {
+        rc = sc_gunzip(body, r->len, lim->max_decompressed, &plain, &plen, err);
+        body = plain;
+    }
+    if (!rc && fmt == SC_FMT_FOLDED) {
+        p = sc_profile_new();
+        rc = p ? decode_text(body ? body : "", plen, lines, r, sfx, rate, lim, p, err)
+               : sc_errf(err, SC_ENOMEM, "out of memory");
+        if (rc) {
+            sc_profile_free(p);
+            p = NULL;
+        }
+    } else if (!rc) {
+        /* the profile borrows the plain bytes (freed below, after the write) */
+        struct sc_input in = {(void *)body, plen, SC_INPUT_BORROWED};
+        struct sc_decode_opts o = {.limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF};
+        rc = sc_decode(&in, &o, &p, err);
+    }
+    const char *profile = r->profile_name;
+    if (!rc && !profile)
+        profile = sfx ? sfx->profile : fmt == SC_FMT_PPROF ? pprof_profile_name(p) : "cpu";
+    if (!rc && !profile)
+        profile = "profile"; /* a pprof of no kind we know */
+    if (!rc && sc_profile_nsamples(p) == 0 && p->nsample_types == 0)
+        rc = sc_errf(err, SC_EFORMAT, "empty profile");
+    /* labels: the name's, spy_name, the caller's */
+    if (!rc && r->spy_name && *r->spy_name && nl < MAX_LABELS)
+        labels[nl++] = (struct sc_label_pair){"spy_name", r->spy_name};
+    for (uint32_t i = 0; !rc && i < r->nextra; i++) {
+        int dup = 0;
+        for (int k = 0; k < nl && !dup; k++)
+            dup = !strcmp(labels[k].name, r->extra_labels[i].name);
+        if (dup)
+            continue; /* the name's own labels win */
+        if (nl >= MAX_LABELS + 8)
+            rc = sc_errf(err, SC_ELIMIT, "too many labels");
+        else
+            labels[nl++] = r->extra_labels[i];
+    }
+    if (!rc) {
+        int64_t t = from ? from : p->time_nanos;
+        int64_t dur = until > from ? until - from : p->duration_nanos;
+        /* perf script timestamps count from boot: shift them by whole seconds so the first
+         * sample lands in the push's first second and sub-second offsets stay exact */
+        int64_t shift = 0;
+        if (fmt == SC_FMT_PERF && p->nsamples && p->samples[0].time_ns) {
+            int64_t first = p->samples[0].time_ns;
+            for (uint32_t i = 1; i < p->nsamples; i++)
+                if (p->samples[i].time_ns && p->samples[i].time_ns < first)
+                    first = p->samples[i].time_ns;
+            if (!t)
+                t = (int64_t)time(NULL) * 1000000000LL;
+            shift = (t / 1000000000LL - first / 1000000000LL) * 1000000000LL;
+        }
+        if (!t)
+            t = (int64_t)time(NULL) * 1000000000LL;
+        struct sc_store_write w = {r->tenant, labels, (uint32_t)nl, profile, t, dur, p, shift};
+        rc = sc_store_write(s, &w, err);
+        if (!rc) {
+            res->samples = sc_profile_nsamples(p);
+            snprintf(res->profile, sizeof res->profile, "%s", profile);
+            snprintf(res->service, sizeof res->service, "%s", labels[0].value);
+        }
+    }
+    sc_profile_free(p);
+    free(plain);
+    sc_buf_release(&namebuf);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/* ingest.h - the one write path: a pushed, scraped or uploaded profile into the store. */
+#ifndef SC_INGEST_H
+#define SC_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "formats/input.h"
+#include "store/store.h"
+
+/* A push in Pyroscope's protocol (POST /ingest), already taken apart by the HTTP layer.
+ * Strings may be NULL for "absent". Semantics follow Pyroscope's server:
+ *
+ *   name       "app.cpu{env=prod,region=eu}": app becomes the label service_name, the
+ *              braces' pairs become labels (names may contain dots: otel.scope.name), and a
+ *              known last dotted part of app (cpu, wall, itimer, alloc_objects, alloc_space,
+ *              inuse_objects, inuse_space, goroutines, mutex_count, mutex_duration,
+ *              block_count, block_duration) names the profile type and is dropped from
+ *              service_name
+ *   from/until unix seconds (or ms/ns by magnitude); the profile's time and duration
+ *   format     pprof, folded (default), lines (one stack per line, count 1), perf_script
+ *   sampleRate Hz (default 100): folded/lines CPU counts become nanoseconds too
+ *   spyName    kept as the label spy_name
+ *   units      samples (default), objects, bytes, goroutines, ... for folded/lines
+ *   aggregationType  sum (default) or average (a gauge)
+ *
+ * The profile name stored is the name's suffix when known, else derived from a pprof's
+ * period and sample types (cpu, heap, mutex, block, goroutine, threadcreate, wall), else
+ * "cpu" for folded/lines samples. */
+struct sc_ingest_req {
+    const char *tenant;
+    const char *name;
+    const char *from, *until;
+    const char *format;
+    const char *sample_rate;
+    const char *spy_name;
+    const char *units;
+    const char *aggregation;
+    const void *body; /* the profile (gzip or not); borrowed */
+    size_t len;
+    const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
+    const struct sc_label_pair *extra_labels; /* added to the name's labels (scraper) */
+    uint32_t nextra;
+};
+
+struct sc_ingest_result {
+    uint32_t samples;        /* samples stored */
+    char profile[64];        /* the profile name used */
+    char service[256];       /* service_name */
+};
+
+/* Decodes and stores one push. lim bounds the body (size, decompressed size, counts).
+ * 0, or SC_EINVAL (bad parameters: 400), SC_EFORMAT (bad body: 400), SC_ELIMIT (413/400),
+ * SC_EUNSUPPORTED (format: 415) or a store error, with a one-line reason in err. */
+int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
+              struct sc_ingest_result *res, char *err);
+
+/* Parses a Pyroscope name into service name, labels and suffix; strings go into buf.
+ * Returns the number of labels (service_name first) or SC_EINVAL with a reason. */
+int sc_ingest_parse_name(const char *name, struct sc_buf *buf, struct sc_label_pair *labels,
+                         uint32_t max, const char **suffix, char *err);
+
+#endif

@@ -1,0 +1,251 @@
+/* test_ingest.c - Pyroscope pushes: names, formats, units, time shifts, bad input. */
+#include "t.h"
+
+#include "formats/folded.h"
+#include "formats/input.h"
+#include "ingest/ingest.h"
+#include "model/error.h"
+
+#define NS 1000000000LL
+
+static char tmpdir[256];
+
+static struct sc_store *open_store(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-ingest-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        T_SKIP("no temporary directory");
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = tmpdir;
+    o.background = 0;
+    o.retention_ns = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN];
+    if (sc_store_open(&o, &s, err))
+        fprintf(stderr, "open: %s\n", err);
+    return s;
+}
+
+static void test_names(void)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    struct sc_label_pair l[16];
+    const char *sfx;
+    char err[SC_ERR_LEN] = "";
+    int n = sc_ingest_parse_name("my.awesome.app.cpu{env=staging, region=us-west-1}", &b, l, 16,
+                                 &sfx, err);
+    T_EQ_INT(n, 3);
+    if (n == 3) {
+        T_EQ_STR(l[0].name, "service_name");
+        T_EQ_STR(l[0].value, "my.awesome.app");
+        T_EQ_STR(l[1].name, "env");
+        T_EQ_STR(l[1].value, "staging");
+        T_EQ_STR(l[2].value, "us-west-1");
+        T_EQ_STR(sfx, "cpu");
+    }
+    /* an unknown last part stays in the name; dotted label names and quoted values */
+    n = sc_ingest_parse_name("svc.v2{otel.scope.name=\"a,b\",x=1}", &b, l, 16, &sfx, err);
+    T_EQ_INT(n, 3);
+    if (n == 3) {
+        T_EQ_STR(l[0].value, "svc.v2");
+        T_CHECK(sfx == NULL);
+        T_EQ_STR(l[1].name, "otel.scope.name");
+        T_EQ_STR(l[1].value, "a,b");
+    }
+    n = sc_ingest_parse_name("app.alloc_space", &b, l, 16, &sfx, err);
+    T_EQ_INT(n, 1);
+    T_EQ_STR(sfx, "alloc_space");
+    T_EQ_INT(sc_ingest_parse_name("", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_EQ_INT(sc_ingest_parse_name("app{x}", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_EQ_INT(sc_ingest_parse_name("app{a=1", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_EQ_INT(sc_ingest_parse_name("app{a=1,a=2}", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_CHECK(strstr(err, "duplicate") != NULL);
+    T_EQ_INT(sc_ingest_parse_name("app{1bad=x}", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_EQ_INT(sc_ingest_parse_name("app{a=1,b=2,c=3}", &b, l, 3, &sfx, err), SC_ELIMIT);
+    sc_buf_release(&b);
+}
+
+struct ids {
+    uint64_t id[16];
+    uint32_t n;
+};
+static int collect(void *ctx, const struct sc_store_series *s)
+{
+    struct ids *x = ctx;
+    if (x->n < 16)
+        x->id[x->n++] = s->id;
+    return 0;
+}
+
+static char *merged(struct sc_store *s, const char *tenant, const char *type)
+{
+    struct ids ids = {{0}, 0};
+    char err[SC_ERR_LEN] = "";
+    sc_store_series_list(s, tenant, type, 0, INT64_MAX, collect, &ids, err);
+    struct sc_store_query q = {tenant, ids.id, ids.n, type, 0, INT64_MAX, 0};
+    struct sc_profile *p = NULL;
+    if (sc_store_merge(s, &q, &p, err))
+        return strdup(err);
+    struct sc_buf b = SC_BUF_INIT;
+    sc_folded_write(p, 0, &b, err);
+    sc_profile_free(p);
+    return b.data ? b.data : strdup("");
+}
+
+static void test_pushes(void)
+{
+    struct sc_store *s = open_store();
+    if (!s)
+        return;
+    const struct sc_limits *lim = &sc_limits_cli;
+    char err[SC_ERR_LEN] = "";
+    struct sc_ingest_result res;
+    /* folded CPU at 100 Hz: samples and nanoseconds */
+    const char *folded = "main;work 7\nmain;idle 3\n";
+    struct sc_ingest_req r = {.name = "shop.cpu{env=prod}", .from = "1700000000",
+                              .until = "1700000010", .format = "folded", .sample_rate = "100",
+                              .body = folded, .len = strlen(folded)};
+    T_EQ_INT(sc_ingest(s, &r, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "cpu");
+    T_EQ_STR(res.service, "shop");
+    char *f = merged(s, NULL, "cpu:samples");
+    T_EQ_STR(f, "main;idle 3\nmain;work 7\n");
+    free(f);
+    f = merged(s, NULL, "cpu:cpu");
+    T_EQ_STR(f, "main;idle 30000000\nmain;work 70000000\n");
+    free(f);
+    /* lines: one sample per line, at 50 Hz */
+    const char *lines = "a;b\na;b\na;c\n";
+    struct sc_ingest_req r2 = {.name = "lines", .from = "1700000000000", .format = "lines",
+                               .sample_rate = "50", .body = lines, .len = strlen(lines)};
+    T_EQ_INT(sc_ingest(s, &r2, lim, &res, err), 0);
+    f = merged(s, NULL, "cpu:cpu");
+    T_CHECK(strstr(f, "a;b 40000000\n") && strstr(f, "a;c 20000000\n"));
+    free(f);
+    /* memory units by suffix */
+    const char *mem = "main;alloc 4096\n";
+    struct sc_ingest_req r3 = {.name = "shop.alloc_space{env=prod}", .from = "1700000000",
+                               .body = mem, .len = strlen(mem), .units = "bytes"};
+    T_EQ_INT(sc_ingest(s, &r3, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "heap");
+    f = merged(s, NULL, "heap:alloc_space");
+    T_EQ_STR(f, "main;alloc 4096\n");
+    free(f);
+    /* tenants do not see each other */
+    struct sc_ingest_req r4 = r;
+    r4.tenant = "acme";
+    r4.body = "x;y 1\n";
+    r4.len = 6;
+    T_EQ_INT(sc_ingest(s, &r4, lim, &res, err), 0);
+    f = merged(s, "acme", "cpu:samples");
+    T_EQ_STR(f, "x;y 1\n");
+    free(f);
+    f = merged(s, NULL, "cpu:samples");
+    T_CHECK(strstr(f, "x;y") == NULL);
+    free(f);
+    /* perf script: times shifted by whole seconds into the push's first second */
+    const char *perf = "prog 7 [000] 5000.250000: 1 cpu-clock:\n\tffff hot (/bin/prog)\n\n"
+                       "prog 7 [000] 5000.750000: 1 cpu-clock:\n\tffff hot (/bin/prog)\n\n";
+    struct sc_ingest_req r5 = {.name = "host", .from = "1700000100", .format = "perf_script",
+                               .body = perf, .len = strlen(perf)};
+    T_EQ_INT(sc_ingest(s, &r5, lim, &res, err), 0);
+    struct ids ids = {{0}, 0};
+    sc_store_series_list(s, NULL, "cpu:cpu-clock", 0, INT64_MAX, collect, &ids, err);
+    T_EQ_INT(ids.n, 1);
+    struct sc_store_query q = {NULL, ids.id, ids.n, "cpu:cpu-clock", 0, INT64_MAX, 0};
+    struct sc_profile *t = NULL;
+    T_EQ_INT(sc_store_timed(s, &q, &t, err), 0);
+    if (t && t->nsamples == 2) {
+        T_EQ_INT(t->samples[0].time_ns, 1700000100LL * NS + 250000000LL);
+        T_EQ_INT(t->samples[1].time_ns, 1700000100LL * NS + 750000000LL);
+    } else {
+        T_CHECK(0);
+    }
+    sc_profile_free(t);
+
+    /* bad input: a clear error each */
+    struct sc_ingest_req bad = r;
+    bad.format = "trie";
+    T_EQ_INT(sc_ingest(s, &bad, lim, &res, err), SC_EUNSUPPORTED);
+    bad = r;
+    bad.from = "yesterday";
+    T_EQ_INT(sc_ingest(s, &bad, lim, &res, err), SC_EINVAL);
+    T_CHECK(strstr(err, "from") != NULL);
+    bad = r;
+    bad.format = "pprof";
+    bad.body = "\x0a\x05garbage";
+    bad.len = 9;
+    T_EQ_INT(sc_ingest(s, &bad, lim, &res, err), SC_EFORMAT);
+    bad = r;
+    bad.name = NULL;
+    T_EQ_INT(sc_ingest(s, &bad, lim, &res, err), SC_EINVAL);
+    /* a gzip bomb stops at the decompressed limit */
+    struct sc_buf zeros = SC_BUF_INIT, gz = SC_BUF_INIT;
+    sc_buf_reserve(&zeros, 8 << 20);
+    memset(zeros.data, 'a', 8 << 20);
+    zeros.len = 8 << 20;
+    sc_gzip(zeros.data, zeros.len, 6, &gz);
+    struct sc_limits small = sc_limits_cli;
+    small.max_decompressed = 1 << 20;
+    bad = r;
+    bad.body = gz.data;
+    bad.len = gz.len;
+    T_EQ_INT(sc_ingest(s, &bad, &small, &res, err), SC_ELIMIT);
+    sc_buf_release(&zeros);
+    sc_buf_release(&gz);
+    sc_store_close(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    T_EQ_INT(system(cmd), 0);
+}
+
+/* Real Go profiles pushed as pprof: the profile name comes from the pprof itself. */
+static void test_pprof_pushes(void)
+{
+    const char *cpu = t_testdata("pprof/cpu-sort.pb.gz");
+    if (!cpu) {
+        fprintf(stderr, "  (../shared/testdata absent: pprof pushes skipped)\n");
+        return;
+    }
+    char cpath[4096];
+    snprintf(cpath, sizeof cpath, "%s", cpu);
+    const char *mem = t_testdata("pprof/mem-sort.pb.gz");
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s", mem);
+    struct sc_store *s = open_store();
+    if (!s)
+        return;
+    const char *paths[2] = {cpath, mpath}, *want[2] = {"cpu", "heap"};
+    for (int i = 0; i < 2; i++) {
+        struct sc_input in;
+        char err[SC_ERR_LEN] = "";
+        T_EQ_INT(sc_input_read(paths[i], 1 << 30, &in, err), 0);
+        struct sc_ingest_req r = {.name = "sorter{job=bench}", .from = "1700000000",
+                                  .until = "1700000010", .format = "pprof", .spy_name = "gospy",
+                                  .body = in.data, .len = in.len};
+        struct sc_ingest_result res;
+        T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);
+        T_EQ_STR(res.profile, want[i]);
+        T_CHECK(res.samples > 20);
+        sc_input_release(&in);
+    }
+    char *f = merged(s, NULL, "heap:alloc_space");
+    T_CHECK(strstr(f, "sort_test.BenchmarkSortInt1K_Sorted") != NULL);
+    free(f);
+    f = merged(s, NULL, "cpu:cpu");
+    T_CHECK(strstr(f, "sort.symMerge") != NULL);
+    free(f);
+    sc_store_close(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    T_EQ_INT(system(cmd), 0);
+}
+
+int main(void)
+{
+    T_RUN(test_names);
+    T_RUN(test_pushes);
+    T_RUN(test_pprof_pushes);
+    return t_done();
+}
