@@ -1,0 +1,134 @@
+/* cmd_server.c - `scorch server`: the HTTP API, ingest and the web UI over the store. */
+#include "cli/cli.h"
+#include "model/error.h"
+#include "server/config.h"
+#include "server/server.h"
+
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: scorch server [--config FILE] [--data DIR] [--listen ADDR] [--storage ENGINE]\n"
+    "                     [--clickhouse-url URL]\n"
+    "\n"
+    "Keeps profiles and serves them: Pyroscope-compatible pushes to POST /ingest, the HTTP\n"
+    "API under /api/v1/, Prometheus metrics at /metrics, and the web UI at /.\n"
+    "\n"
+    "options:\n"
+    "  --config FILE        YAML configuration (scrape_configs, auth, storage, server)\n"
+    "  --data DIR           where the embedded store keeps its files (default ./data)\n"
+    "  --listen ADDR        host:port to listen on (default 127.0.0.1:4040; :0 picks a port)\n"
+    "  --storage ENGINE     sqlite (default) or clickhouse\n"
+    "  --clickhouse-url URL ClickHouse's HTTP interface, for --storage clickhouse\n"
+    "  --retention DUR      keep profiles this long (default 30d; the config's storage.retention)\n"
+    "  --no-fsync           do not fsync commits (faster; a crash may lose recent writes)\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "SIGTERM or SIGINT stop the server gracefully: it stops accepting, finishes requests and\n"
+    "writes in flight and closes the store. A bearer token is required on every route but\n"
+    "/metrics and /healthz when auth.token or auth.token_file is configured.\n";
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+int cmd_server(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, 0, 'c'},  {"data", required_argument, 0, 'd'},
+        {"listen", required_argument, 0, 'l'},  {"storage", required_argument, 0, 's'},
+        {"clickhouse-url", required_argument, 0, 'u'}, {"retention", required_argument, 0, 'r'},
+        {"no-fsync", no_argument, 0, 'F'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *config = NULL, *data = NULL, *listen = NULL, *storage = NULL, *churl = NULL;
+    const char *retention = NULL;
+    int nofsync = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            config = optarg;
+            break;
+        case 'd':
+            data = optarg;
+            break;
+        case 'l':
+            listen = optarg;
+            break;
+        case 's':
+            storage = optarg;
+            break;
+        case 'u':
+            churl = optarg;
+            break;
+        case 'r':
+            retention = optarg;
+            break;
+        case 'F':
+            nofsync = 1;
+            break;
+        case 'h':
+            return cli_help(usage);
+        default:
+            return cli_usage("server", "bad option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage("server", "unexpected argument '%s'", argv[optind]);
+    char err[SC_ERR_LEN] = "";
+    struct sc_config cf;
+    memset(&cf, 0, sizeof cf);
+    if (config && sc_config_load(config, &cf, err)) {
+        sc_config_release(&cf);
+        return cli_error("%s", err);
+    }
+    const char *engine = storage ? storage : cf.storage_engine ? cf.storage_engine : "sqlite";
+    if (strcmp(engine, "sqlite")) {
+        sc_config_release(&cf);
+        (void)churl;
+        return cli_error("storage engine '%s' is not available yet (sqlite is)", engine);
+    }
+    struct sc_server_opts o;
+    sc_server_opts_init(&o);
+    o.config_path = config;
+    if (listen)
+        o.listen = listen;
+    else if (cf.listen)
+        o.listen = cf.listen;
+    o.data_dir = data ? data : cf.storage_path ? cf.storage_path : "./data";
+    if (cf.retention_ns)
+        o.retention_ns = cf.retention_ns;
+    if (retention) {
+        struct sc_config tmp;
+        char y[128];
+        snprintf(y, sizeof y, "storage: {retention: %s}", retention);
+        if (sc_config_parse(y, strlen(y), "--retention", &tmp, err)) {
+            sc_config_release(&cf);
+            return cli_usage("server", "bad --retention '%s' (like 30d, 12h)", retention);
+        }
+        o.retention_ns = tmp.retention_ns;
+        sc_config_release(&tmp);
+    }
+    o.token = cf.auth_token;
+    o.durable = !nofsync;
+    o.source_roots = (const char *const *)cf.source_roots;
+    o.nsource_roots = cf.nsource_roots;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    int rc = sc_server_run(&o, &stop_flag, err);
+    sc_config_release(&cf);
+    if (rc)
+        return cli_error("%s", err);
+    return 0;
+}

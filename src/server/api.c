@@ -1,0 +1,720 @@
+/* api.c - the HTTP API's handlers: ingest, listings, render, timeline, diff, heatmap... */
+#include "formats/folded.h"
+#include "formats/pprof.h"
+#include "formats/speedscope.h"
+#include "formats/svg.h"
+#include "formats/top.h"
+#include "ingest/ingest.h"
+#include "model/error.h"
+#include "query/callgraph.h"
+#include "query/diff.h"
+#include "query/filter.h"
+#include "query/flame.h"
+#include "query/heatmap.h"
+#include "query/selector.h"
+#include "query/source.h"
+#include "query/timespec.h"
+#include "server/server_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NS 1000000000LL
+#define DEFAULT_MAX_NODES 8192
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+/* ---- ingest ---- */
+
+int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
+{
+    struct sc_server *srv = r->srv;
+    double t0 = sc_server_now();
+    const struct sc_buf *body = r->pp ? &r->part_profile : &r->body;
+    if (r->pp && r->part_profile.len == 0)
+        return sc_resp_error(w, 400, "multipart body without a 'profile' part");
+    struct sc_ingest_req q = {
+        .tenant = r->tenant,
+        .name = sc_req_arg(r, "name"),
+        .from = sc_req_arg(r, "from"),
+        .until = sc_req_arg(r, "until"),
+        .format = sc_req_arg(r, "format"),
+        .sample_rate = sc_req_arg(r, "sampleRate"),
+        .spy_name = sc_req_arg(r, "spyName"),
+        .units = sc_req_arg(r, "units"),
+        .aggregation = sc_req_arg(r, "aggregationType"),
+        .body = body->data ? body->data : "",
+        .len = body->len,
+    };
+    /* a multipart push is a pprof unless told otherwise (Pyroscope's clients) */
+    if (r->pp && !q.format)
+        q.format = "pprof";
+    struct sc_ingest_result res;
+    char err[SC_ERR_LEN] = "";
+    struct sc_limits lim = srv->opts.limits;
+    int rc = sc_ingest(srv->store, &q, &lim, &res, err);
+    sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    atomic_fetch_add(&srv->metrics.ingest_ok, 1);
+    atomic_fetch_add(&srv->metrics.ingest_bytes, body->len);
+    atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
+    sc_buf_printf(&w->body, "{\"samples\":%u,\"profile\":\"", (unsigned)res.samples);
+    sc_buf_put_json_str(&w->body, res.profile, strlen(res.profile));
+    sc_buf_puts(&w->body, "\"}\n");
+    return 0;
+}
+
+/* ---- listings ---- */
+
+struct list_ctx {
+    struct sc_buf *out;
+    int n;
+};
+
+static int put_type(void *ctx, const struct sc_store_type *t)
+{
+    struct list_ctx *c = ctx;
+    struct sc_buf *o = c->out;
+    sc_buf_puts(o, c->n++ ? ",{\"id\":\"" : "{\"id\":\"");
+    sc_buf_put_json_str(o, t->id, strlen(t->id));
+    sc_buf_puts(o, "\",\"profile\":\"");
+    sc_buf_put_json_str(o, t->profile, strlen(t->profile));
+    sc_buf_puts(o, "\",\"sample_type\":\"");
+    sc_buf_put_json_str(o, t->sample_type, strlen(t->sample_type));
+    sc_buf_puts(o, "\",\"unit\":\"");
+    sc_buf_put_json_str(o, t->unit, strlen(t->unit));
+    sc_buf_printf(o, "\",\"aggregation\":\"%s\"}", t->gauge ? "average" : "sum");
+    return 0;
+}
+
+int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
+{
+    char err[SC_ERR_LEN] = "";
+    struct list_ctx c = {&w->body, 0};
+    sc_buf_putc(&w->body, '[');
+    int rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_buf_puts(&w->body, "]\n");
+    return 0;
+}
+
+static int put_str(void *ctx, const char *s)
+{
+    struct list_ctx *c = ctx;
+    sc_buf_puts(c->out, c->n++ ? ",\"" : "\"");
+    sc_buf_put_json_str(c->out, s, strlen(s));
+    sc_buf_putc(c->out, '"');
+    return 0;
+}
+
+int sc_api_labels(struct sc_req *r, struct sc_resp *w)
+{
+    char err[SC_ERR_LEN] = "";
+    struct list_ctx c = {&w->body, 0};
+    sc_buf_putc(&w->body, '[');
+    int rc = sc_store_label_names(r->srv->store, r->tenant, put_str, &c, err);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_buf_puts(&w->body, "]\n");
+    return 0;
+}
+
+int sc_api_label_values(struct sc_req *r, struct sc_resp *w)
+{
+    const char *name = sc_req_arg(r, "name");
+    if (!name || !*name)
+        return sc_resp_error(w, 400, "missing 'name' (a label name)");
+    char err[SC_ERR_LEN] = "";
+    struct list_ctx c = {&w->body, 0};
+    sc_buf_putc(&w->body, '[');
+    int rc = sc_store_label_values(r->srv->store, r->tenant, name, put_str, &c, err);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_buf_puts(&w->body, "]\n");
+    return 0;
+}
+
+/* ---- resolving a query: selector, type, range -> series ---- */
+
+struct sel {
+    struct sc_selector *selector;
+    const char *type;
+    int64_t from, until;
+    uint64_t *ids;
+    char **labels; /* canonical text per id */
+    uint32_t n, cap;
+    int oom;
+};
+
+static void sel_release(struct sel *s)
+{
+    sc_selector_free(s->selector);
+    for (uint32_t i = 0; i < s->n; i++)
+        free(s->labels[i]);
+    free(s->labels);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+static int collect_series(void *ctx, const struct sc_store_series *se)
+{
+    struct sel *s = ctx;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    int ok = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(s->selector, &l);
+    sc_labels_release(&l);
+    if (!ok)
+        return 0;
+    if (s->n == s->cap) {
+        uint32_t c = s->cap ? s->cap * 2 : 64;
+        uint64_t *ni = realloc(s->ids, c * sizeof *ni);
+        if (ni)
+            s->ids = ni;
+        char **nl = realloc(s->labels, c * sizeof *nl);
+        if (nl)
+            s->labels = nl;
+        if (!ni || !nl) {
+            s->oom = 1;
+            return 1;
+        }
+        s->cap = c;
+    }
+    s->labels[s->n] = strdup(se->labels);
+    if (!s->labels[s->n]) {
+        s->oom = 1;
+        return 1;
+    }
+    s->ids[s->n++] = se->id;
+    return 0;
+}
+
+/* Reads query/type/from/until (names prefixed with prefix, e.g. "base_", falling back to
+ * the plain ones) and finds the matching series. On failure fills w and returns non-zero. */
+static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, struct sel *s)
+{
+    char name[64], err[SC_ERR_LEN] = "";
+    memset(s, 0, sizeof *s);
+#define ARG(n)                                                                                     \
+    (snprintf(name, sizeof name, "%s%s", prefix, n),                                               \
+     sc_req_arg(r, name) ? sc_req_arg(r, name) : sc_req_arg(r, n))
+    const char *query = ARG("query");
+    const char *type = sc_req_arg(r, "type");
+    const char *from = ARG("from"), *until = ARG("until");
+#undef ARG
+    if (!type || !*type) {
+        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
+                              "/api/v1/profile_types)");
+        return -1;
+    }
+    s->type = type;
+    if (sc_selector_parse(query ? query : "{}", &s->selector, err)) {
+        sc_resp_error(w, 400, "%s", err);
+        return -1;
+    }
+    int64_t now = wall_ns();
+    s->from = now - 3600 * NS;
+    s->until = now;
+    if (from && sc_time_parse(from, now, &s->from, err)) {
+        sc_resp_error(w, 400, "bad '%sfrom': %s", prefix, err);
+        return -1;
+    }
+    if (until && sc_time_parse(until, now, &s->until, err)) {
+        sc_resp_error(w, 400, "bad '%suntil': %s", prefix, err);
+        return -1;
+    }
+    if (s->until <= s->from) {
+        sc_resp_error(w, 400, "'%suntil' must be after '%sfrom'", prefix, prefix);
+        return -1;
+    }
+    if (s->until - s->from > r->srv->opts.max_range_ns) {
+        sc_resp_error(w, 400, "time range of %lld s is more than the limit of %lld s",
+                      (long long)((s->until - s->from) / NS),
+                      (long long)(r->srv->opts.max_range_ns / NS));
+        return -1;
+    }
+    int rc = sc_store_series_list(r->srv->store, r->tenant, type, s->from, s->until,
+                                  collect_series, s, err);
+    if (rc || s->oom) {
+        sc_resp_code(w, rc ? rc : SC_ENOMEM, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Merges the selection and applies focus/ignore/hide/show. NULL + w filled on failure;
+ * an empty selection gives an empty profile of the type. */
+static struct sc_profile *merged(struct sc_req *r, struct sc_resp *w, const struct sel *s)
+{
+    char err[SC_ERR_LEN] = "";
+    struct sc_store_query q = {r->tenant, s->ids, s->n, s->type, s->from, s->until, 0};
+    struct sc_profile *p = NULL;
+    int rc = s->n ? sc_store_merge(r->srv->store, &q, &p, err) : 0;
+    if (rc == SC_ENOTFOUND || (!rc && !p)) {
+        /* nothing in range: an empty profile, so every format still answers */
+        sc_profile_free(p);
+        p = sc_profile_new();
+        const char *colon = strchr(s->type, ':');
+        if (!p || sc_profile_add_sample_type(p, colon ? colon + 1 : s->type, "count") < 0) {
+            sc_profile_free(p);
+            sc_resp_error(w, 500, "out of memory");
+            return NULL;
+        }
+        rc = 0;
+    }
+    if (rc) {
+        sc_resp_code(w, rc, err);
+        return NULL;
+    }
+    struct sc_filter_opts fo = {sc_req_arg(r, "focus"), sc_req_arg(r, "ignore"),
+                                sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
+    if (fo.focus || fo.ignore || fo.hide || fo.show) {
+        rc = sc_profile_filter(p, &fo, NULL, err);
+        if (rc) {
+            sc_profile_free(p);
+            sc_resp_code(w, rc, err);
+            return NULL;
+        }
+    }
+    return p;
+}
+
+static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || v > max || s[0] == '-')
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* ---- render ---- */
+
+int sc_api_render(struct sc_req *r, struct sc_resp *w)
+{
+    const char *format = sc_req_arg(r, "format");
+    if (!format)
+        format = "json";
+    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    const char *mn = sc_req_arg(r, "maxNodes");
+    if (mn && parse_uint(mn, UINT32_MAX, &max_nodes))
+        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s'", mn);
+    if (max_nodes > r->srv->opts.max_nodes || (mn && max_nodes == 0))
+        return sc_resp_error(w, 400, "maxNodes %s is more than the limit of %u (maxNodes)", mn,
+                             (unsigned)r->srv->opts.max_nodes);
+    static const char *const formats[] = {"json", "tsv", "top", "pprof", "folded", "svg",
+                                          "speedscope", "dot"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        known |= !strcmp(format, formats[i]);
+    if (!known)
+        return sc_resp_error(w, 400,
+                             "unknown format '%.32s' (json, tsv, top, pprof, folded, svg, "
+                             "speedscope, dot)",
+                             format);
+    struct sel s;
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return 0;
+    }
+    struct sc_profile *p = merged(r, w, &s);
+    sel_release(&s);
+    if (!p)
+        return 0;
+    char err[SC_ERR_LEN] = "";
+    int rc = 0;
+    if (!strcmp(format, "json")) {
+        w->content_type = "application/json";
+        rc = sc_flame_json(p, 0, (uint32_t)max_nodes, &w->body, err);
+    } else if (!strcmp(format, "tsv") || !strcmp(format, "top")) {
+        struct sc_top t;
+        rc = sc_top_compute(p, 0, &t, err);
+        if (!rc) {
+            struct sc_top_opts o = {.format = !strcmp(format, "tsv") ? SC_TOP_TSV : SC_TOP_JSON};
+            sc_top_write(p, 0, &t, &o, &w->body);
+            w->content_type = !strcmp(format, "tsv") ? "text/tab-separated-values; charset=utf-8"
+                                                    : "application/json";
+        }
+        sc_top_release(&t);
+    } else if (!strcmp(format, "pprof")) {
+        struct sc_buf raw = SC_BUF_INIT;
+        rc = sc_pprof_encode(p, &raw);
+        if (!rc)
+            rc = sc_gzip(raw.data, raw.len, 6, &w->body);
+        sc_buf_release(&raw);
+        w->content_type = "application/octet-stream";
+    } else if (!strcmp(format, "folded")) {
+        rc = sc_folded_write(p, 0, &w->body, err);
+        w->content_type = "text/plain; charset=utf-8";
+    } else if (!strcmp(format, "svg")) {
+        struct sc_svg_opts so;
+        sc_svg_opts_init(&so);
+        so.title = sc_req_arg(r, "title");
+        rc = sc_svg_write(p, 0, &so, &w->body, err);
+        rc = rc > 0 ? 0 : rc;
+        w->content_type = "image/svg+xml";
+    } else if (!strcmp(format, "speedscope")) {
+        rc = sc_speedscope_write(p, 0, "scorch", &w->body, err);
+        w->content_type = "application/json";
+    } else {
+        struct sc_callgraph_opts co = SC_CALLGRAPH_OPTS_INIT;
+        rc = sc_callgraph_dot(p, 0, &co, &w->body, err);
+        w->content_type = "text/vnd.graphviz; charset=utf-8";
+    }
+    sc_profile_free(p);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    return 0;
+}
+
+/* ---- timeline ---- */
+
+int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
+{
+    struct sel s;
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return 0;
+    }
+    char err[SC_ERR_LEN] = "";
+    int64_t step = 0;
+    const char *st = sc_req_arg(r, "step");
+    if (st && sc_duration_parse(st, &step, err)) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "bad 'step': %s", err);
+    }
+    int64_t span = s.until - s.from;
+    if (step <= 0) {
+        /* about 120 points, whole seconds, at least 10 s */
+        step = span / 120 / NS * NS;
+        if (step < 10 * NS)
+            step = 10 * NS;
+    }
+    if (span / step > 10000) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "%lld steps is more than the limit of 10000 (step)",
+                             (long long)(span / step));
+    }
+    uint32_t nsteps = (uint32_t)((span + step - 1) / step);
+    /* group_by=LABEL sums series with the same value of that label into one line */
+    const char *group = sc_req_arg(r, "group_by");
+    int64_t *vals = calloc((size_t)(s.n ? s.n : 1) * nsteps, sizeof *vals);
+    if (!vals) {
+        sel_release(&s);
+        return sc_resp_error(w, 500, "out of memory");
+    }
+    struct sc_store_query q = {r->tenant, s.ids, s.n, s.type, s.from, s.until, 0};
+    int rc = s.n ? sc_store_timeline(r->srv->store, &q, step, vals, err) : 0;
+    if (rc) {
+        free(vals);
+        sel_release(&s);
+        return sc_resp_code(w, rc, err);
+    }
+    struct sc_buf *o = &w->body;
+    sc_buf_puts(o, "{\"timestamps\":[");
+    for (uint32_t k = 0; k < nsteps; k++) {
+        if (k)
+            sc_buf_putc(o, ',');
+        sc_buf_put_i64(o, (s.from + (int64_t)k * step) / NS);
+    }
+    sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(step / NS));
+    /* lines: one per series, or per group value */
+    uint32_t nlines = 0;
+    uint32_t *line_of = malloc(((size_t)s.n + 1) * sizeof *line_of);
+    char **keys = calloc((size_t)s.n + 1, sizeof *keys);
+    for (uint32_t i = 0; line_of && keys && i < s.n; i++) {
+        char *key = NULL;
+        if (group && *group) {
+            struct sc_labels l;
+            sc_labels_init(&l);
+            struct sc_str v = {"", 0};
+            if (sc_labels_parse(s.labels[i], &l, err) == 0)
+                sc_labels_get(&l, group, strlen(group), &v);
+            key = strndup(v.ptr, v.len);
+            sc_labels_release(&l);
+        } else {
+            key = strdup(s.labels[i]);
+        }
+        uint32_t j = 0;
+        while (j < nlines && key && strcmp(keys[j], key))
+            j++;
+        if (j == nlines) {
+            keys[nlines++] = key;
+        } else {
+            free(key);
+        }
+        line_of[i] = j;
+    }
+    for (uint32_t j = 0; line_of && keys && j < nlines; j++) {
+        sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
+        if (group && *group) {
+            sc_buf_puts(o, "{\"");
+            sc_buf_put_json_str(o, group, strlen(group));
+            sc_buf_puts(o, "\":\"");
+            sc_buf_put_json_str(o, keys[j], strlen(keys[j]));
+            sc_buf_puts(o, "\"}");
+        } else {
+            struct sc_labels l;
+            sc_labels_init(&l);
+            sc_labels_parse(keys[j], &l, err);
+            sc_buf_putc(o, '{');
+            for (uint32_t k = 0; k < l.n; k++) {
+                sc_buf_puts(o, k ? ",\"" : "\"");
+                sc_buf_put_json_str(o, l.v[k].name.ptr, l.v[k].name.len);
+                sc_buf_puts(o, "\":\"");
+                sc_buf_put_json_str(o, l.v[k].value.ptr, l.v[k].value.len);
+                sc_buf_putc(o, '"');
+            }
+            sc_buf_putc(o, '}');
+            sc_labels_release(&l);
+        }
+        sc_buf_puts(o, ",\"values\":[");
+        for (uint32_t k = 0; k < nsteps; k++) {
+            int64_t v = 0;
+            for (uint32_t i = 0; i < s.n; i++)
+                if (line_of[i] == j)
+                    v += vals[(size_t)i * nsteps + k];
+            if (k)
+                sc_buf_putc(o, ',');
+            sc_buf_put_i64(o, v);
+        }
+        sc_buf_puts(o, "]}");
+    }
+    sc_buf_puts(o, "]}\n");
+    for (uint32_t j = 0; keys && j < nlines; j++)
+        free(keys[j]);
+    free(keys);
+    free(line_of);
+    free(vals);
+    sel_release(&s);
+    return 0;
+}
+
+/* ---- diff ---- */
+
+int sc_api_diff(struct sc_req *r, struct sc_resp *w)
+{
+    const char *format = sc_req_arg(r, "format");
+    if (!format)
+        format = "json";
+    if (strcmp(format, "json") && strcmp(format, "tsv") && strcmp(format, "flame") &&
+        strcmp(format, "folded"))
+        return sc_resp_error(w, 400, "unknown format '%.32s' (json, tsv, flame, folded)", format);
+    const char *norm = sc_req_arg(r, "normalize");
+    int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
+    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    const char *mn = sc_req_arg(r, "maxNodes");
+    if (mn && (parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
+        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
+                             (unsigned)r->srv->opts.max_nodes);
+    struct sel bs, ns;
+    if (resolve(r, w, "base_", &bs)) {
+        sel_release(&bs);
+        return 0;
+    }
+    if (resolve(r, w, "", &ns)) {
+        sel_release(&bs);
+        sel_release(&ns);
+        return 0;
+    }
+    struct sc_profile *base = merged(r, w, &bs);
+    struct sc_profile *p = base ? merged(r, w, &ns) : NULL;
+    sel_release(&bs);
+    sel_release(&ns);
+    char err[SC_ERR_LEN] = "";
+    int rc = 0;
+    if (base && p) {
+        if (!strcmp(format, "flame")) {
+            rc = sc_flame_diff_json(base, 0, p, 0, (uint32_t)max_nodes, normalize, &w->body, err);
+        } else if (!strcmp(format, "folded")) {
+            rc = sc_diff_stacks(base, 0, p, 0, normalize, &w->body, err);
+            w->content_type = "text/plain; charset=utf-8";
+        } else {
+            struct sc_diff d;
+            rc = sc_diff_compute(base, 0, p, 0, normalize, &d, err);
+            if (!rc)
+                sc_diff_write(&d, !strcmp(format, "tsv") ? SC_DIFF_TSV : SC_DIFF_JSON, 0,
+                              &w->body);
+            sc_diff_release(&d);
+            if (!strcmp(format, "tsv"))
+                w->content_type = "text/tab-separated-values; charset=utf-8";
+        }
+    }
+    sc_profile_free(base);
+    sc_profile_free(p);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    return 0;
+}
+
+/* ---- heatmap ---- */
+
+int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
+{
+    uint64_t rows = SC_HEATMAP_DEFAULT_ROWS;
+    const char *ra = sc_req_arg(r, "rows");
+    if (ra && (parse_uint(ra, SC_HEATMAP_MAX_ROWS, &rows) || rows == 0))
+        return sc_resp_error(w, 400, "bad 'rows' '%.32s' (1..%d)", ra, SC_HEATMAP_MAX_ROWS);
+    struct sel s;
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return 0;
+    }
+    char err[SC_ERR_LEN] = "";
+    struct sc_store_query q = {r->tenant, s.ids, s.n, s.type, s.from, s.until, 0};
+    struct sc_profile *p = NULL;
+    int rc = s.n ? sc_store_timed(r->srv->store, &q, &p, err) : 0;
+    sel_release(&s);
+    if (rc && rc != SC_ENOTFOUND)
+        return sc_resp_code(w, rc, err);
+    struct sc_heatmap h;
+    if (p) {
+        rc = sc_heatmap_from_profile(p, (uint32_t)rows, SC_HEATMAP_MAX_COLS, &h, err);
+    } else {
+        rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
+        if (!rc)
+            rc = sc_heatmap_finish(&h, err);
+    }
+    sc_profile_free(p);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_heatmap_write_json(&h, &w->body);
+    sc_heatmap_release(&h);
+    return 0;
+}
+
+/* ---- call graph ---- */
+
+int sc_api_callgraph(struct sc_req *r, struct sc_resp *w)
+{
+    const char *format = sc_req_arg(r, "format");
+    if (!format)
+        format = "svg";
+    if (strcmp(format, "svg") && strcmp(format, "dot"))
+        return sc_resp_error(w, 400, "unknown format '%.32s' (svg, dot)", format);
+    struct sc_callgraph_opts co = SC_CALLGRAPH_OPTS_INIT;
+    const char *nc = sc_req_arg(r, "nodecount");
+    uint64_t v;
+    if (nc) {
+        if (parse_uint(nc, SC_CALLGRAPH_SVG_MAX_NODES, &v))
+            return sc_resp_error(w, 400, "bad 'nodecount' '%.32s' (0..%d)", nc,
+                                 SC_CALLGRAPH_SVG_MAX_NODES);
+        co.nodecount = (uint32_t)v;
+    }
+    struct sel s;
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return 0;
+    }
+    struct sc_profile *p = merged(r, w, &s);
+    sel_release(&s);
+    if (!p)
+        return 0;
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    if (!strcmp(format, "dot")) {
+        rc = sc_callgraph_dot(p, 0, &co, &w->body, err);
+        w->content_type = "text/vnd.graphviz; charset=utf-8";
+    } else {
+        rc = sc_callgraph_svg(p, 0, &co, &w->body, err);
+        w->content_type = "image/svg+xml";
+    }
+    sc_profile_free(p);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    return 0;
+}
+
+/* ---- source ---- */
+
+int sc_api_source(struct sc_req *r, struct sc_resp *w)
+{
+    const char *fn = sc_req_arg(r, "function");
+    if (!fn || !*fn)
+        return sc_resp_error(w, 400, "missing 'function' (a function name)");
+    struct sel s;
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return 0;
+    }
+    struct sc_profile *p = merged(r, w, &s);
+    sel_release(&s);
+    if (!p)
+        return 0;
+    struct sc_source_opts so = {0};
+    so.function = fn;
+    so.roots = r->srv->opts.source_roots;
+    so.nroots = r->srv->opts.nsource_roots;
+    so.max_functions = 20;
+    struct sc_source src;
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_source_compute(p, 0, &so, &src, err);
+    if (!rc)
+        sc_source_write_json(p, 0, &src, &w->body);
+    sc_source_release(&src);
+    sc_profile_free(p);
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    return 0;
+}
+
+/* the series listing sits here because it uses the selector */
+int sc_api_series(struct sc_req *r, struct sc_resp *w)
+{
+    struct sel s;
+    /* type is optional here: any type */
+    const char *type = sc_req_arg(r, "type");
+    char err[SC_ERR_LEN] = "";
+    memset(&s, 0, sizeof s);
+    const char *query = sc_req_arg(r, "query");
+    if (sc_selector_parse(query ? query : "{}", &s.selector, err)) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "%s", err);
+    }
+    int64_t now = wall_ns();
+    s.from = now - 3600 * NS;
+    s.until = now;
+    const char *from = sc_req_arg(r, "from"), *until = sc_req_arg(r, "until");
+    if ((from && sc_time_parse(from, now, &s.from, err)) ||
+        (until && sc_time_parse(until, now, &s.until, err))) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "bad time: %s", err);
+    }
+    int rc = sc_store_series_list(r->srv->store, r->tenant, type && *type ? type : NULL, s.from,
+                                  s.until, collect_series, &s, err);
+    if (rc || s.oom) {
+        sel_release(&s);
+        return sc_resp_code(w, rc ? rc : SC_ENOMEM, err);
+    }
+    struct sc_buf *o = &w->body;
+    sc_buf_putc(o, '[');
+    for (uint32_t i = 0; i < s.n; i++) {
+        struct sc_labels l;
+        sc_labels_init(&l);
+        sc_labels_parse(s.labels[i], &l, err);
+        sc_buf_puts(o, i ? ",{\"labels\":{" : "{\"labels\":{");
+        for (uint32_t k = 0; k < l.n; k++) {
+            sc_buf_puts(o, k ? ",\"" : "\"");
+            sc_buf_put_json_str(o, l.v[k].name.ptr, l.v[k].name.len);
+            sc_buf_puts(o, "\":\"");
+            sc_buf_put_json_str(o, l.v[k].value.ptr, l.v[k].value.len);
+            sc_buf_putc(o, '"');
+        }
+        sc_buf_puts(o, "}}");
+        sc_labels_release(&l);
+    }
+    sc_buf_puts(o, "]\n");
+    sel_release(&s);
+    return 0;
+}

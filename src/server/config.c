@@ -1,0 +1,481 @@
+/* config.c - YAML configuration through libyaml's document API. */
+#include "server/config.h"
+#include "model/error.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct ctx {
+    yaml_document_t *doc;
+    const char *name;
+    char *err;
+};
+
+static int fail(struct ctx *c, yaml_node_t *n, const char *fmt, const char *what)
+{
+    char msg[SC_ERR_LEN];
+    snprintf(msg, sizeof msg, fmt, what);
+    return sc_errf(c->err, SC_EINVAL, "config '%s' line %lu: %s", c->name,
+                   n ? (unsigned long)n->start_mark.line + 1 : 0UL, msg);
+}
+
+static const char *scalar(yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* Durations like Prometheus's: 15s, 1m30s, 2h, 30d, 500ms; a bare number is seconds. */
+static int parse_duration(const char *s, int64_t *out)
+{
+    if (!s || !*s)
+        return -1;
+    int64_t total = 0;
+    const char *p = s;
+    char *end;
+    double v = strtod(p, &end);
+    if (*end == 0) {
+        *out = (int64_t)(v * 1e9);
+        return v >= 0 ? 0 : -1;
+    }
+    while (*p) {
+        long long n = strtoll(p, &end, 10);
+        if (end == p || n < 0)
+            return -1;
+        p = end;
+        int64_t unit;
+        if (!strncmp(p, "ms", 2)) {
+            unit = 1000000LL;
+            p += 2;
+        } else if (*p == 's') {
+            unit = 1000000000LL;
+            p++;
+        } else if (*p == 'm') {
+            unit = 60 * 1000000000LL;
+            p++;
+        } else if (*p == 'h') {
+            unit = 3600 * 1000000000LL;
+            p++;
+        } else if (*p == 'd') {
+            unit = 86400 * 1000000000LL;
+            p++;
+        } else if (*p == 'w') {
+            unit = 7 * 86400 * 1000000000LL;
+            p++;
+        } else {
+            return -1;
+        }
+        if (n > INT64_MAX / unit || total > INT64_MAX - n * unit)
+            return -1;
+        total += n * unit;
+    }
+    *out = total;
+    return 0;
+}
+
+static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
+{
+    const char *s = scalar(n);
+    if (!s) {
+        *rc = fail(c, n, "'%s' must be a string", key);
+        return NULL;
+    }
+    char *d = strdup(s);
+    if (!d)
+        *rc = sc_errf(c->err, SC_ENOMEM, "out of memory");
+    return d;
+}
+
+/* The first line of a file (a token), without its newline. */
+static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "cannot read token file '%s': %s", path, strerror(errno));
+        *rc = fail(c, n, "%s", msg);
+        return NULL;
+    }
+    char line[4096] = "";
+    if (!fgets(line, sizeof line, f))
+        line[0] = 0;
+    fclose(f);
+    size_t l = strlen(line);
+    while (l && (line[l - 1] == '\n' || line[l - 1] == '\r' || line[l - 1] == ' '))
+        line[--l] = 0;
+    if (!l) {
+        *rc = fail(c, n, "token file '%s' is empty", path);
+        return NULL;
+    }
+    return strdup(line);
+}
+
+#define FOR_PAIRS(c, map, k, v)                                                                    \
+    for (yaml_node_pair_t *pr_ = (map)->data.mapping.pairs.start;                                 \
+         pr_ < (map)->data.mapping.pairs.top &&                                                    \
+         ((k) = yaml_document_get_node((c)->doc, pr_->key),                                        \
+         (v) = yaml_document_get_node((c)->doc, pr_->value), 1);                                   \
+         pr_++)
+
+uint32_t sc_config_profile_bit(const char *name)
+{
+    static const char *const names[] = {"cpu",   "heap",  "allocs",      "goroutine",
+                                        "mutex", "block", "threadcreate"};
+    for (uint32_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return 1u << i;
+    return 0;
+}
+
+static int strlist(struct ctx *c, yaml_node_t *n, const char *key, char ***out, uint32_t *count)
+{
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail(c, n, "'%s' must be a list", key);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+        const char *s = scalar(e);
+        if (!s || !*s)
+            return fail(c, e, "'%s' entries must be strings", key);
+        char **nl = realloc(*out, (*count + 1) * sizeof *nl);
+        if (!nl)
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        *out = nl;
+        if (!(nl[*count] = strdup(s)))
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        (*count)++;
+    }
+    return 0;
+}
+
+/* A `labels:` mapping, appended to the job's static labels. */
+static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
+{
+    if (v->type != YAML_MAPPING_NODE)
+        return fail(c, v, "'labels' must be a mapping%s", "");
+    yaml_node_t *lk, *lv;
+    FOR_PAIRS(c, v, lk, lv)
+    {
+        const char *ln = scalar(lk), *lvs = scalar(lv);
+        if (!ln || !lvs || !*ln)
+            return fail(c, lk, "labels must be name: value%s", "");
+        char **nn = realloc(j->label_names, (j->nlabels + 1) * sizeof *nn);
+        if (nn)
+            j->label_names = nn;
+        char **nv = nn ? realloc(j->label_values, (j->nlabels + 1) * sizeof *nv) : NULL;
+        if (nv)
+            j->label_values = nv;
+        if (!nn || !nv)
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        j->label_names[j->nlabels] = strdup(ln);
+        j->label_values[j->nlabels] = strdup(lvs);
+        if (!j->label_names[j->nlabels] || !j->label_values[j->nlabels]) {
+            free(j->label_names[j->nlabels]);
+            free(j->label_values[j->nlabels]);
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        }
+        j->nlabels++;
+    }
+    return 0;
+}
+
+static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return fail(c, n, "a scrape config must be a mapping%s", "");
+    j->interval_ns = 15 * 1000000000LL;
+    j->cpu_seconds = 10;
+    j->profiles = SC_PROFILE_ALL;
+    yaml_node_t *k, *v;
+    int rc = 0;
+    FOR_PAIRS(c, n, k, v)
+    {
+        const char *key = scalar(k);
+        if (!key)
+            return fail(c, k, "bad key%s", "");
+        if (!strcmp(key, "job_name")) {
+            j->job_name = dup_scalar(c, v, key, &rc);
+        } else if (!strcmp(key, "scrape_interval") || !strcmp(key, "scrape_timeout")) {
+            int64_t d;
+            if (parse_duration(scalar(v), &d) || d <= 0)
+                return fail(c, v, "bad duration for '%s' (like 15s, 1m)", key);
+            *(!strcmp(key, "scrape_interval") ? &j->interval_ns : &j->timeout_ns) = d;
+        } else if (!strcmp(key, "cpu_seconds")) {
+            int64_t d;
+            if (parse_duration(scalar(v), &d) || d < 1000000000LL || d > 600 * 1000000000LL)
+                return fail(c, v, "'%s' must be 1 to 600 seconds", key);
+            j->cpu_seconds = d / 1000000000LL;
+        } else if (!strcmp(key, "targets")) {
+            rc = strlist(c, v, key, &j->targets, &j->ntargets);
+        } else if (!strcmp(key, "static_configs")) {
+            /* Prometheus's shape: [{targets: [...], labels: {...}}] */
+            if (v->type != YAML_SEQUENCE_NODE)
+                return fail(c, v, "'%s' must be a list", key);
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 !rc && it < v->data.sequence.items.top; it++) {
+                yaml_node_t *sc = yaml_document_get_node(c->doc, *it), *k2, *v2;
+                if (sc->type != YAML_MAPPING_NODE)
+                    return fail(c, sc, "static_configs entries must be mappings%s", "");
+                FOR_PAIRS(c, sc, k2, v2)
+                {
+                    const char *k2s = scalar(k2);
+                    if (k2s && !strcmp(k2s, "targets"))
+                        rc = strlist(c, v2, "targets", &j->targets, &j->ntargets);
+                    else if (k2s && !strcmp(k2s, "labels"))
+                        rc = parse_labels(c, v2, j);
+                    else
+                        return fail(c, k2, "unknown key '%s' in static_configs", k2s ? k2s : "");
+                    if (rc)
+                        return rc;
+                }
+            }
+        } else if (!strcmp(key, "labels")) {
+            rc = parse_labels(c, v, j);
+        } else if (!strcmp(key, "profiles")) {
+            if (v->type != YAML_SEQUENCE_NODE)
+                return fail(c, v, "'%s' must be a list", key);
+            j->profiles = 0;
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 it < v->data.sequence.items.top; it++) {
+                yaml_node_t *e = yaml_document_get_node(c->doc, *it);
+                uint32_t bit = scalar(e) ? sc_config_profile_bit(scalar(e)) : 0;
+                if (!bit)
+                    return fail(c, e,
+                                "unknown profile '%s' (cpu, heap, allocs, goroutine, mutex, "
+                                "block, threadcreate)",
+                                scalar(e) ? scalar(e) : "");
+                j->profiles |= bit;
+            }
+        } else if (!strcmp(key, "scheme")) {
+            j->scheme = dup_scalar(c, v, key, &rc);
+            if (j->scheme && strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
+                return fail(c, v, "scheme must be http or https, not '%s'", j->scheme);
+        } else if (!strcmp(key, "path_prefix") || !strcmp(key, "metrics_path")) {
+            j->path_prefix = dup_scalar(c, v, key, &rc);
+        } else if (!strcmp(key, "bearer_token")) {
+            j->bearer_token = dup_scalar(c, v, key, &rc);
+        } else if (!strcmp(key, "bearer_token_file")) {
+            const char *path = scalar(v);
+            if (!path)
+                return fail(c, v, "'%s' must be a path", key);
+            j->bearer_token = read_token_file(c, v, path, &rc);
+        } else if (!strcmp(key, "basic_auth")) {
+            yaml_node_t *bk, *bv;
+            if (v->type != YAML_MAPPING_NODE)
+                return fail(c, v, "'%s' must be a mapping", key);
+            FOR_PAIRS(c, v, bk, bv)
+            {
+                const char *bks = scalar(bk);
+                if (bks && !strcmp(bks, "username"))
+                    j->basic_user = dup_scalar(c, bv, bks, &rc);
+                else if (bks && !strcmp(bks, "password"))
+                    j->basic_password = dup_scalar(c, bv, bks, &rc);
+                else if (bks && !strcmp(bks, "password_file"))
+                    j->basic_password = read_token_file(c, bv, scalar(bv) ? scalar(bv) : "", &rc);
+                else
+                    return fail(c, bk, "unknown key '%s' in basic_auth", bks ? bks : "");
+            }
+        } else {
+            return fail(c, k, "unknown key '%s' in scrape_configs", key);
+        }
+        if (rc)
+            return rc;
+    }
+    if (!j->job_name || !*j->job_name)
+        return fail(c, n, "a scrape config needs a job_name%s", "");
+    if (j->timeout_ns == 0) {
+        j->timeout_ns = j->interval_ns + j->cpu_seconds * 1000000000LL;
+        if (j->timeout_ns > 120 * 1000000000LL)
+            j->timeout_ns = 120 * 1000000000LL;
+    }
+    return 0;
+}
+
+static int parse_root(struct ctx *c, struct sc_config *cf)
+{
+    yaml_node_t *root = yaml_document_get_root_node(c->doc);
+    if (!root)
+        return 0; /* an empty file is an empty config */
+    if (root->type != YAML_MAPPING_NODE)
+        return fail(c, root, "the top level must be a mapping%s", "");
+    yaml_node_t *k, *v;
+    int rc = 0;
+    FOR_PAIRS(c, root, k, v)
+    {
+        const char *key = scalar(k);
+        if (!key)
+            return fail(c, k, "bad key%s", "");
+        if (!strcmp(key, "scrape_configs")) {
+            if (v->type != YAML_SEQUENCE_NODE)
+                return fail(c, v, "'%s' must be a list", key);
+            for (yaml_node_item_t *it = v->data.sequence.items.start;
+                 it < v->data.sequence.items.top; it++) {
+                struct sc_scrape_job *nj = realloc(cf->jobs, (cf->njobs + 1) * sizeof *nj);
+                if (!nj)
+                    return sc_errf(c->err, SC_ENOMEM, "out of memory");
+                cf->jobs = nj;
+                memset(&nj[cf->njobs], 0, sizeof *nj);
+                cf->njobs++;
+                rc = parse_job(c, yaml_document_get_node(c->doc, *it), &nj[cf->njobs - 1]);
+                if (rc)
+                    return rc;
+            }
+        } else if (!strcmp(key, "remote_write") || !strcmp(key, "auth") ||
+                   !strcmp(key, "storage") || !strcmp(key, "server")) {
+            if (v->type != YAML_MAPPING_NODE)
+                return fail(c, v, "'%s' must be a mapping", key);
+            yaml_node_t *sk, *sv;
+            FOR_PAIRS(c, v, sk, sv)
+            {
+                const char *s = scalar(sk);
+                if (!s)
+                    return fail(c, sk, "bad key%s", "");
+                char sect_key[64];
+                snprintf(sect_key, sizeof sect_key, "%s.%s", key, s);
+                if (!strcmp(sect_key, "remote_write.url"))
+                    cf->remote_url = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "remote_write.token"))
+                    cf->remote_token = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "remote_write.token_file"))
+                    cf->remote_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
+                else if (!strcmp(sect_key, "remote_write.queue_dir"))
+                    cf->remote_queue_dir = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "remote_write.queue_max_bytes")) {
+                    char *end;
+                    const char *x = scalar(sv);
+                    unsigned long long b = x ? strtoull(x, &end, 10) : 0;
+                    if (!x || *end || b == 0)
+                        return fail(c, sv, "'%s' must be a byte count", s);
+                    cf->remote_queue_bytes = b;
+                } else if (!strcmp(sect_key, "auth.token"))
+                    cf->auth_token = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "auth.token_file"))
+                    cf->auth_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
+                else if (!strcmp(sect_key, "storage.engine")) {
+                    cf->storage_engine = dup_scalar(c, sv, s, &rc);
+                    if (cf->storage_engine && strcmp(cf->storage_engine, "sqlite") &&
+                        strcmp(cf->storage_engine, "clickhouse"))
+                        return fail(c, sv, "storage.engine must be sqlite or clickhouse, not '%s'",
+                                    cf->storage_engine);
+                } else if (!strcmp(sect_key, "storage.path"))
+                    cf->storage_path = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "storage.url"))
+                    cf->storage_url = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "storage.retention")) {
+                    if (parse_duration(scalar(sv), &cf->retention_ns) || cf->retention_ns <= 0)
+                        return fail(c, sv, "bad retention '%s' (like 30d, 12h)",
+                                    scalar(sv) ? scalar(sv) : "");
+                } else if (!strcmp(sect_key, "server.listen"))
+                    cf->listen = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "server.source_roots"))
+                    rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
+                else
+                    return fail(c, sk, "unknown key '%s'", sect_key);
+                if (rc)
+                    return rc;
+            }
+        } else {
+            return fail(c, k,
+                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server)",
+                        key);
+        }
+    }
+    return 0;
+}
+
+int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *cf,
+                    char *err)
+{
+    memset(cf, 0, sizeof *cf);
+    cf->retention_ns = (int64_t)30 * 86400 * 1000000000LL;
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int rc = 0;
+    if (!yaml_parser_load(&parser, &doc)) {
+        rc = sc_errf(err, SC_EINVAL, "config '%s' line %lu: %s", name,
+                     (unsigned long)parser.problem_mark.line + 1,
+                     parser.problem ? parser.problem : "bad YAML");
+        yaml_parser_delete(&parser);
+        return rc;
+    }
+    struct ctx c = {&doc, name, err};
+    rc = parse_root(&c, cf);
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+int sc_config_load(const char *path, struct sc_config *cf, char *err)
+{
+    memset(cf, 0, sizeof *cf);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sc_errf(err, SC_ENOTFOUND, "cannot read config '%s': %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 4096;
+            if (cap > (1u << 24)) {
+                free(buf);
+                fclose(f);
+                return sc_errf(err, SC_ELIMIT, "config '%s' is larger than 16 MiB", path);
+            }
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return sc_errf(err, SC_ENOMEM, "out of memory");
+            }
+            buf = nb;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    fclose(f);
+    int rc = sc_config_parse(buf ? buf : "", len, path, cf, err);
+    free(buf);
+    return rc;
+}
+
+static void free_strs(char **v, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void sc_config_release(struct sc_config *c)
+{
+    for (uint32_t i = 0; i < c->njobs; i++) {
+        struct sc_scrape_job *j = &c->jobs[i];
+        free(j->job_name);
+        free_strs(j->targets, j->ntargets);
+        free_strs(j->label_names, j->nlabels);
+        free_strs(j->label_values, j->nlabels);
+        free(j->scheme);
+        free(j->path_prefix);
+        free(j->bearer_token);
+        free(j->basic_user);
+        free(j->basic_password);
+    }
+    free(c->jobs);
+    free(c->remote_url);
+    free(c->remote_token);
+    free(c->remote_queue_dir);
+    free(c->auth_token);
+    free(c->storage_engine);
+    free(c->storage_path);
+    free(c->storage_url);
+    free(c->listen);
+    free_strs(c->source_roots, c->nsource_roots);
+    memset(c, 0, sizeof *c);
+}

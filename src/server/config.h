@@ -1,0 +1,63 @@
+/* config.h - the YAML configuration (Prometheus style): scraping, remote write, auth, store. */
+#ifndef SC_CONFIG_H
+#define SC_CONFIG_H
+
+#include <stdint.h>
+
+/* One scrape job (scrape_configs[i]). */
+struct sc_scrape_job {
+    char *job_name;
+    int64_t interval_ns;   /* scrape_interval, default 15 s */
+    int64_t timeout_ns;    /* scrape_timeout, default: the interval + cpu_seconds, max 2 min */
+    int64_t cpu_seconds;   /* duration of each CPU profile (s), default 10 */
+    char **targets;        /* host:port */
+    uint32_t ntargets;
+    char **label_names, **label_values; /* static labels */
+    uint32_t nlabels;
+    uint32_t profiles;     /* bit set of SC_PROFILE_* (default: all) */
+    char *scheme;          /* http (default) or https */
+    char *path_prefix;     /* default /debug/pprof */
+    char *bearer_token;    /* for the target (bearer_token or bearer_token_file) */
+    char *basic_user, *basic_password;
+};
+
+enum {
+    SC_PROFILE_CPU = 1 << 0,
+    SC_PROFILE_HEAP = 1 << 1,
+    SC_PROFILE_ALLOCS = 1 << 2,
+    SC_PROFILE_GOROUTINE = 1 << 3,
+    SC_PROFILE_MUTEX = 1 << 4,
+    SC_PROFILE_BLOCK = 1 << 5,
+    SC_PROFILE_THREADCREATE = 1 << 6,
+    SC_PROFILE_ALL = (1 << 7) - 1,
+};
+
+struct sc_config {
+    struct sc_scrape_job *jobs;
+    uint32_t njobs;
+    char *remote_url;        /* remote_write.url (agent) */
+    char *remote_token;      /* remote_write token (token or token_file) */
+    char *remote_queue_dir;  /* remote_write.queue_dir: the agent's on-disk queue */
+    uint64_t remote_queue_bytes;
+    char *auth_token;        /* auth.token / auth.token_file (server) */
+    char *storage_engine;    /* sqlite (default) or clickhouse */
+    char *storage_path;      /* storage.path */
+    char *storage_url;       /* storage.url (clickhouse) */
+    int64_t retention_ns;    /* storage.retention, default 30 d */
+    char *listen;            /* server.listen */
+    char **source_roots;     /* server.source_roots */
+    uint32_t nsource_roots;
+};
+
+/* Reads path. Unknown keys are errors (typos should not be silent). 0 or SC_E* with
+ * "config 'x.yaml' line 7: ..." in err. Free with sc_config_release (also on failure). */
+int sc_config_load(const char *path, struct sc_config *c, char *err);
+/* The same from text in memory (tests). */
+int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *c,
+                    char *err);
+void sc_config_release(struct sc_config *c);
+
+/* Profile name -> SC_PROFILE_* bit, 0 when unknown. */
+uint32_t sc_config_profile_bit(const char *name);
+
+#endif

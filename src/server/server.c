@@ -1,0 +1,450 @@
+/* server.c - libmicrohttpd glue: requests, bodies and limits, auth, routes, lifecycle. */
+#include "server/server_int.h"
+#include "model/error.h"
+#include "server/assets.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void sc_server_opts_init(struct sc_server_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->listen = "127.0.0.1:4040";
+    o->data_dir = "./data";
+    o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
+    o->limits = sc_limits_cli;
+    o->limits.max_input = 64u << 20;
+    o->limits.max_decompressed = 512u << 20;
+    o->limits.max_samples = 1u << 20;
+    o->limits.max_locations = 1u << 20;
+    o->limits.max_functions = 1u << 20;
+    o->limits.max_mappings = 1u << 14;
+    o->limits.max_strings = 1u << 21;
+    o->limits.max_stack_depth = 4096;
+    o->limits.max_labels = 64;
+    o->max_body = 64u << 20;
+    o->max_labels = 32;
+    o->max_range_ns = (int64_t)7 * 24 * 3600 * 1000000000LL;
+    o->max_nodes = 100000;
+    o->max_connections = 512;
+    o->durable = 1;
+}
+
+double sc_server_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+const char *sc_req_arg(const struct sc_req *r, const char *name)
+{
+    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+static enum sc_err_reason reason_of(unsigned status)
+{
+    switch (status) {
+    case 401:
+        return SC_REASON_AUTH;
+    case 404:
+    case 405:
+        return SC_REASON_NOT_FOUND;
+    case 413:
+        return SC_REASON_LIMIT;
+    case 415:
+        return SC_REASON_UNSUPPORTED;
+    default:
+        return status >= 500 ? SC_REASON_INTERNAL : SC_REASON_BAD_REQUEST;
+    }
+}
+
+int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
+{
+    char msg[SC_ERR_LEN + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    w->status = status;
+    w->content_type = "application/json";
+    w->body.len = 0;
+    sc_buf_puts(&w->body, "{\"error\":\"");
+    sc_buf_put_json_str(&w->body, msg, strlen(msg));
+    sc_buf_puts(&w->body, "\"}\n");
+    return 0;
+}
+
+int sc_resp_code(struct sc_resp *w, int code, const char *msg)
+{
+    unsigned status;
+    switch (code) {
+    case SC_EINVAL:
+    case SC_EFORMAT:
+        status = 400;
+        break;
+    case SC_ELIMIT:
+        status = 413;
+        break;
+    case SC_ENOTFOUND:
+        status = 404;
+        break;
+    case SC_EUNSUPPORTED:
+        status = 415;
+        break;
+    case SC_EAUTH:
+        status = 401;
+        break;
+    default:
+        status = 500;
+    }
+    return sc_resp_error(w, status, "%s", msg && *msg ? msg : sc_strerror(code));
+}
+
+/* ---- routes ---- */
+
+static int h_healthz(struct sc_req *r, struct sc_resp *w)
+{
+    (void)r;
+    w->content_type = "text/plain; charset=utf-8";
+    sc_buf_puts(&w->body, "ok\n");
+    return 0;
+}
+
+static int h_metrics(struct sc_req *r, struct sc_resp *w)
+{
+    w->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    sc_metrics_render(r->srv, &w->body);
+    return 0;
+}
+
+/* The UI: embedded files; unknown paths that look like UI routes get index.html. */
+static int h_static(struct sc_req *r, struct sc_resp *w)
+{
+    const char *path = r->url;
+    if (!strcmp(path, "/"))
+        path = "/index.html";
+    for (const struct sc_asset *a = sc_assets; a->path; a++) {
+        if (!strcmp(a->path, path)) {
+            w->content_type = a->mime;
+            w->static_data = a->data;
+            w->static_len = a->len;
+            w->cache_control = "no-cache";
+            return 0;
+        }
+    }
+    return sc_resp_error(w, 404, "no such page '%.200s'", r->url);
+}
+
+static const struct route {
+    const char *method, *path;
+    sc_handler fn;
+    int open;  /* no token needed */
+    int query; /* timed in the query latency histogram */
+} routes[] = {
+    {"POST", "/ingest", sc_api_ingest, 0, 0},
+    {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1},
+    {"GET", "/api/v1/labels", sc_api_labels, 0, 1},
+    {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1},
+    {"GET", "/api/v1/series", sc_api_series, 0, 1},
+    {"GET", "/api/v1/render", sc_api_render, 0, 1},
+    {"GET", "/api/v1/timeline", sc_api_timeline, 0, 1},
+    {"GET", "/api/v1/diff", sc_api_diff, 0, 1},
+    {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1},
+    {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1},
+    {"GET", "/api/v1/source", sc_api_source, 0, 1},
+    {"GET", "/metrics", h_metrics, 1, 0},
+    {"GET", "/healthz", h_healthz, 1, 0},
+};
+
+/* Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
+static int token_equal(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++)
+        d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Bearer token from the Authorization header, or the scorch_token cookie the UI uses. */
+static int authorized(const struct sc_req *r)
+{
+    const char *want = r->srv->opts.token;
+    if (!want || !*want)
+        return 1;
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (h && !strncasecmp(h, "Bearer ", 7)) {
+        h += 7;
+        while (*h == ' ')
+            h++;
+        if (token_equal(h, want))
+            return 1;
+    }
+    const char *c = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token");
+    return c && token_equal(c, want);
+}
+
+static enum MHD_Result send(struct MHD_Connection *c, struct sc_resp *w)
+{
+    struct MHD_Response *resp;
+    if (w->static_data) {
+        resp = MHD_create_response_from_buffer(w->static_len, (void *)w->static_data,
+                                               MHD_RESPMEM_PERSISTENT);
+    } else {
+        size_t len;
+        char *data = sc_buf_detach(&w->body, &len);
+        resp = MHD_create_response_from_buffer(len, data ? data : (char *)"",
+                                               data ? MHD_RESPMEM_MUST_FREE
+                                                    : MHD_RESPMEM_PERSISTENT);
+        if (!resp)
+            free(data);
+    }
+    if (!resp)
+        return MHD_NO;
+    MHD_add_response_header(resp, "Content-Type",
+                            w->content_type ? w->content_type : "application/json");
+    if (w->cache_control)
+        MHD_add_response_header(resp, "Cache-Control", w->cache_control);
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void count_error(struct sc_server *srv, unsigned status)
+{
+    if (status >= 400)
+        atomic_fetch_add(&srv->metrics.errors[reason_of(status)], 1);
+}
+
+/* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope). */
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *filename, const char *content_type,
+                               const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding, (void)off;
+    struct sc_req *r = cls;
+    struct sc_buf *b = !strcmp(key, "profile")              ? &r->part_profile
+                       : !strcmp(key, "prev_profile")       ? &r->part_prev
+                       : !strcmp(key, "sample_type_config") ? &r->part_config
+                                                            : NULL;
+    if (!b)
+        return MHD_YES;
+    if (b->len + size > r->srv->opts.max_body) {
+        r->too_large = 1;
+        return MHD_YES;
+    }
+    sc_buf_append(b, data, size);
+    return b->oom ? MHD_NO : MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *size, void **ctx)
+{
+    (void)version;
+    struct sc_server *srv = cls;
+    struct sc_req *r = *ctx;
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r)
+            return MHD_NO;
+        r->srv = srv;
+        r->conn = c;
+        r->method = method;
+        r->url = url;
+        r->t0 = sc_server_now();
+        r->route = -1;
+        *ctx = r;
+        atomic_fetch_add(&srv->metrics.requests, 1);
+        /* refuse a declared oversized body before reading any of it */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl && strtoull(cl, NULL, 10) > srv->opts.max_body) {
+            struct sc_resp w = {0};
+            sc_resp_error(&w, 413, "request body of %s bytes is more than the limit of %llu",
+                          cl, (unsigned long long)srv->opts.max_body);
+            count_error(srv, 413);
+            r->too_large = 2; /* answered */
+            return send(c, &w);
+        }
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
+            r->pp = MHD_create_post_processor(c, 65536, on_part, r);
+            if (!r->pp) {
+                struct sc_resp w = {0};
+                sc_resp_error(&w, 400, "bad multipart/form-data request");
+                count_error(srv, 400);
+                r->too_large = 2;
+                return send(c, &w);
+            }
+        }
+        return MHD_YES;
+    }
+    if (*size) {
+        if (r->too_large) {
+            *size = 0; /* keep reading, keep nothing */
+            return MHD_YES;
+        }
+        if (r->pp) {
+            if (MHD_post_process(r->pp, data, *size) != MHD_YES)
+                r->too_large = r->too_large ? r->too_large : 3;
+        } else if (r->body.len + *size > srv->opts.max_body) {
+            r->too_large = 1;
+            sc_buf_release(&r->body);
+        } else {
+            sc_buf_append(&r->body, data, *size);
+        }
+        *size = 0;
+        return MHD_YES;
+    }
+    if (r->too_large == 2)
+        return MHD_YES; /* already answered */
+    struct sc_resp w = {0};
+    if (r->too_large == 1) {
+        sc_resp_error(&w, 413, "request body is more than the limit of %llu bytes",
+                      (unsigned long long)srv->opts.max_body);
+    } else if (r->too_large == 3 || r->body.oom) {
+        sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
+    } else {
+        const struct route *rt = NULL;
+        int path_match = 0;
+        for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+            if (strcmp(routes[i].path, url))
+                continue;
+            path_match = 1;
+            if (!strcmp(routes[i].method, method)) {
+                rt = &routes[i];
+                r->route = (int)i;
+            }
+        }
+        int is_static = !rt && !path_match && !strcmp(method, "GET") &&
+                        strncmp(url, "/api/", 5) != 0;
+        const char *tenant = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
+        snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
+        if (!rt && !is_static) {
+            if (path_match)
+                sc_resp_error(&w, 405, "method %s not allowed on %s", method, url);
+            else
+                sc_resp_error(&w, 404, "no such endpoint '%.200s'", url);
+        } else if (!(rt && rt->open) && !authorized(r)) {
+            sc_resp_error(&w, 401, "missing or wrong bearer token");
+        } else if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
+            sc_resp_error(&w, 400, "bad X-Scope-OrgID");
+        } else if (rt) {
+            rt->fn(r, &w);
+            if (rt->query)
+                sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
+        } else {
+            h_static(r, &w);
+        }
+    }
+    if (!w.status)
+        w.status = 200;
+    count_error(srv, w.status);
+    return send(c, &w);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    struct sc_req *r = *ctx;
+    if (!r)
+        return;
+    if (r->pp)
+        MHD_destroy_post_processor(r->pp);
+    sc_buf_release(&r->body);
+    sc_buf_release(&r->part_profile);
+    sc_buf_release(&r->part_prev);
+    sc_buf_release(&r->part_config);
+    free(r);
+    *ctx = NULL;
+}
+
+static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    const char *colon = strrchr(listen, ':');
+    if (!colon)
+        return sc_errf(err, SC_EINVAL, "bad listen address '%s' (want host:port)", listen);
+    char host[64];
+    size_t hl = (size_t)(colon - listen);
+    if (hl >= sizeof host)
+        return sc_errf(err, SC_EINVAL, "bad listen address '%s'", listen);
+    memcpy(host, listen, hl);
+    host[hl] = 0;
+    if (hl == 0 || !strcmp(host, "localhost"))
+        snprintf(host, sizeof host, "127.0.0.1");
+    char *end;
+    long port = strtol(colon + 1, &end, 10);
+    if (*end || port < 0 || port > 65535)
+        return sc_errf(err, SC_EINVAL, "bad port in '%s'", listen);
+    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+        return sc_errf(err, SC_EINVAL, "bad listen host '%s' (an IPv4 address)", host);
+    sa->sin_port = htons((uint16_t)port);
+    return 0;
+}
+
+int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, char *err)
+{
+    struct sc_server *srv = calloc(1, sizeof *srv);
+    if (!srv)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    srv->opts = *o;
+    pthread_mutex_init(&srv->stats_mu, NULL);
+    struct sockaddr_in sa;
+    int rc = parse_listen(o->listen, &sa, err);
+    if (!rc) {
+        struct sc_store_opts so;
+        sc_store_opts_init(&so);
+        so.dir = o->data_dir;
+        so.retention_ns = o->retention_ns;
+        so.durable = o->durable;
+        rc = sc_store_open(&so, &srv->store, err);
+    }
+    if (!rc) {
+        /* a thread per connection: handlers block on fsync'd commits and long merges
+         * without holding up other connections */
+        srv->daemon = MHD_start_daemon(
+            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0,
+            NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
+            on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+            (unsigned)1, MHD_OPTION_END);
+        if (!srv->daemon)
+            rc = sc_errf(err, SC_EIO, "cannot listen on %s: %s", o->listen,
+                         errno ? strerror(errno) : "address in use?");
+    }
+    if (!rc) {
+        /* the real port when :0 asked for any */
+        const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+        char host[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
+        fprintf(stderr, "scorch: listening on http://%s:%u (data in %s)\n", host,
+                di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port), o->data_dir);
+        fflush(stderr);
+        while (!*stop) {
+            struct timespec ts = {0, 100 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        fprintf(stderr, "scorch: shutting down\n");
+        /* stop accepting, then finish what is in flight (MHD joins its threads) */
+        MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+        MHD_stop_daemon(srv->daemon);
+        if (ls != MHD_INVALID_SOCKET)
+            close(ls);
+    }
+    sc_store_close(srv->store);
+    pthread_mutex_destroy(&srv->stats_mu);
+    free(srv);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* server.h - `scorch server`: the HTTP API, Pyroscope-compatible ingest and the web UI. */
+#ifndef SC_SERVER_H
+#define SC_SERVER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "formats/input.h"
+
+struct sc_server_opts {
+    const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
+    const char *data_dir;    /* the embedded store's directory */
+    const char *token;       /* bearer token required on every route but /metrics, /healthz */
+    int64_t retention_ns;    /* store retention */
+    struct sc_limits limits; /* what one pushed profile may be */
+    uint64_t max_body;       /* request body bytes */
+    uint32_t max_labels;     /* labels per series */
+    int64_t max_range_ns;    /* the longest query range */
+    uint32_t max_nodes;      /* the most flame graph nodes a query may ask for */
+    uint32_t max_connections;
+    int durable;             /* fsync every commit */
+    const char *const *source_roots; /* directories the source view may read files under */
+    uint32_t nsource_roots;
+    const char *config_path; /* where the config came from, for messages */
+};
+
+/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 512 MiB
+ * decompressed, a million samples), 7-day query ranges, 100,000 flame graph nodes. */
+void sc_server_opts_init(struct sc_server_opts *o);
+
+/* Runs until *stop becomes non-zero (a signal handler sets it), then shuts down gracefully:
+ * stops accepting, finishes requests in flight and their writes, closes the store.
+ * Prints "scorch: listening on http://ADDR" on stderr once ready. 0 or SC_E* (detail). */
+int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, char *err);
+
+#endif

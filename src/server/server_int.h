@@ -1,0 +1,100 @@
+/* server_int.h - what the server's files share: requests, responses, routes, metrics. */
+#ifndef SC_SERVER_INT_H
+#define SC_SERVER_INT_H
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "model/buf.h"
+#include "server/server.h"
+#include "store/store.h"
+
+struct sc_server;
+
+/* One request, from first byte to response. */
+struct sc_req {
+    struct sc_server *srv;
+    struct MHD_Connection *conn;
+    const char *method, *url;
+    char tenant[128];
+    struct sc_buf body;      /* the raw body (not multipart) */
+    int too_large;           /* the body passed max_body: answered 413 at the end */
+    struct MHD_PostProcessor *pp;
+    struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
+    int route;               /* index into the route table, for metrics */
+    double t0;
+};
+
+struct sc_resp {
+    unsigned status;
+    const char *content_type;
+    struct sc_buf body;
+    const unsigned char *static_data; /* instead of body: an embedded asset */
+    size_t static_len;
+    const char *cache_control;
+};
+
+/* Query string argument, NULL when absent. */
+const char *sc_req_arg(const struct sc_req *r, const char *name);
+
+/* Sets a JSON error {"error": msg} with status; returns 0 so handlers can `return`. */
+int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps an SC_E* code to an HTTP status (EINVAL/EFORMAT 400, ELIMIT 413 or 400, ENOTFOUND
+ * 404, EUNSUPPORTED 415, EAUTH 401, others 500) and sets the error. */
+int sc_resp_code(struct sc_resp *w, int code, const char *msg);
+
+/* ---- metrics ---- */
+
+#define SC_METRIC_BUCKETS 12
+struct sc_histogram {
+    _Atomic uint64_t buckets[SC_METRIC_BUCKETS]; /* cumulative at render time */
+    _Atomic uint64_t count;
+    _Atomic uint64_t sum_us;
+};
+
+enum sc_err_reason { SC_REASON_BAD_REQUEST, SC_REASON_FORMAT, SC_REASON_LIMIT, SC_REASON_AUTH,
+                     SC_REASON_UNSUPPORTED, SC_REASON_INTERNAL, SC_REASON_NOT_FOUND, SC_NREASONS };
+
+struct sc_metrics {
+    _Atomic uint64_t ingest_ok, ingest_bytes, ingest_samples;
+    _Atomic uint64_t errors[SC_NREASONS];
+    _Atomic uint64_t requests;
+    struct sc_histogram query, ingest;
+};
+
+void sc_metrics_observe(struct sc_histogram *h, double seconds);
+void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
+
+/* ---- the server ---- */
+
+struct sc_server {
+    struct sc_server_opts opts;
+    struct sc_store *store;
+    struct sc_metrics metrics;
+    struct MHD_Daemon *daemon;
+    /* store statistics are costly: refreshed at most every few seconds */
+    pthread_mutex_t stats_mu;
+    struct sc_store_stats stats;
+    double stats_at;
+};
+
+typedef int (*sc_handler)(struct sc_req *r, struct sc_resp *w);
+
+/* Handlers (api.c). */
+int sc_api_ingest(struct sc_req *r, struct sc_resp *w);
+int sc_api_profile_types(struct sc_req *r, struct sc_resp *w);
+int sc_api_labels(struct sc_req *r, struct sc_resp *w);
+int sc_api_label_values(struct sc_req *r, struct sc_resp *w);
+int sc_api_series(struct sc_req *r, struct sc_resp *w);
+int sc_api_render(struct sc_req *r, struct sc_resp *w);
+int sc_api_timeline(struct sc_req *r, struct sc_resp *w);
+int sc_api_diff(struct sc_req *r, struct sc_resp *w);
+int sc_api_heatmap(struct sc_req *r, struct sc_resp *w);
+int sc_api_callgraph(struct sc_req *r, struct sc_resp *w);
+int sc_api_source(struct sc_req *r, struct sc_resp *w);
+
+double sc_server_now(void);
+
+#endif
