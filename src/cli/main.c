@@ -19,6 +19,7 @@ static const struct cmd {
     {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph"},
     {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
     {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
+    {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},
 };
 
 static void usage(FILE *f)
