@@ -20,6 +20,7 @@ static const struct cmd {
     {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
     {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
     {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},
+    {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)"},
 };
 
 static void usage(FILE *f)
