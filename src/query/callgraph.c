@@ -1694,6 +1694,11 @@ int sc_callgraph_dot(const struct sc_profile *p, int vi, const struct sc_callgra
 /* graphviz keeps global state (error handler, symbol tables) and is not thread-safe */
 static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
 static char gv_msg[SC_ERR_LEN]; /* the first error graphviz reported, under gv_lock */
+/* One context for the life of the process: graphviz 2.42's pango text layout caches a
+ * pointer to the last font name, which the context owns, so freeing the context between
+ * calls makes the next layout read freed memory. Kept, it also saves loading the plugins
+ * on every call. Everything per graph is freed. */
+static GVC_t *gv_ctx;
 
 static int gv_error(char *msg)
 {
@@ -1719,7 +1724,9 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
     gv_msg[0] = 0;
     agusererrf prev = agseterrf(gv_error);
     agerrlevel_t prev_level = agseterr(AGERR);
-    GVC_t *gvc = gvContext();
+    if (!gv_ctx)
+        gv_ctx = gvContext();
+    GVC_t *gvc = gv_ctx;
     Agraph_t *graph = NULL;
     if (!gvc) {
         rc = sc_errf(err, SC_ENOMEM, "cannot start graphviz");
@@ -1752,8 +1759,6 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
 done:
     if (graph)
         agclose(graph);
-    if (gvc)
-        gvFreeContext(gvc);
     agseterr(prev_level);
     agseterrf(prev);
     pthread_mutex_unlock(&gv_lock);

@@ -96,11 +96,14 @@ int sc_callgraph_svg(const struct sc_profile *p, int vi, const struct sc_callgra
                      struct sc_buf *out, char *err);
 
 /* Lays out DOT text with graphviz's "dot" engine in-process (libgvc) and appends the SVG to
- * out. Everything graphviz allocates is freed before returning, so it may be called any
- * number of times. Graphviz keeps global state and is not thread-safe: calls are
- * serialized by a process-wide mutex, so concurrent callers wait for each other (and no
- * other code in the process may use graphviz without that mutex). SC_EFORMAT when
- * graphviz rejects the text (its message in err), SC_ENOMEM, SC_EINTERNAL. */
+ * out. The graph, its layout and the rendered text are freed before returning, so it may
+ * be called any number of times; one graphviz context (plugins, font tables) is created on
+ * the first call and kept for the life of the process, because graphviz's text layout
+ * caches pointers into it across calls. Graphviz keeps global state and is not
+ * thread-safe: calls are serialized by a process-wide mutex, so concurrent callers wait
+ * for each other (and no other code in the process may use graphviz without that mutex).
+ * SC_EFORMAT when graphviz rejects the text (its message in err), SC_ENOMEM,
+ * SC_EINTERNAL. */
 int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, char *err);
 
 /* pprof's short form of a function name (ShortenFunctionName): package paths, Java packages

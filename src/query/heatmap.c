@@ -285,9 +285,14 @@ int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0,
         r0 = r1;
         r1 = t;
     }
-    int64_t base = floor_div(start_ns, NS);
-    *t0_ns = (base + c0) * NS + row_start(rows, r0);
-    *t1_ns = (base + c1) * NS + row_start(rows, r1 + 1);
+    int64_t base = floor_div(start_ns, NS), a, b;
+    if (__builtin_add_overflow(base, (int64_t)c0, &a) || __builtin_mul_overflow(a, NS, &a) ||
+        __builtin_add_overflow(a, row_start(rows, r0), &a) ||
+        __builtin_add_overflow(base, (int64_t)c1, &b) || __builtin_mul_overflow(b, NS, &b) ||
+        __builtin_add_overflow(b, row_start(rows, r1 + 1), &b))
+        return SC_EINVAL;
+    *t0_ns = a;
+    *t1_ns = b;
     return 0;
 }
 
@@ -314,6 +319,8 @@ int sc_heatmap_parse_seconds(const char *s, int64_t *ns)
         return SC_EINVAL;
     for (; fd < 9; fd++)
         frac *= 10;
+    if (sec > (uint64_t)INT64_MAX / NS || sec * NS > (uint64_t)INT64_MAX - frac)
+        return SC_EINVAL;
     int64_t v = (int64_t)(sec * NS + frac);
     *ns = neg ? -v : v;
     return 0;

@@ -87,13 +87,15 @@ void sc_heatmap_write_json(const struct sc_heatmap *h, struct sc_buf *out);
  * cell between them in time order (the rest of c0's second after r0, whole seconds in
  * between, c1's second up to r1), which is one contiguous range. The cells may be given
  * in either order. A sample at t is in the range exactly when its cell is, so a flame
- * graph of [t0, t1) shows the selected samples. 0 or SC_EINVAL for rows out of range. */
+ * graph of [t0, t1) shows the selected samples. 0 or SC_EINVAL for rows out of range (or
+ * times beyond int64 nanoseconds). */
 int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0, uint32_t c1,
                       uint32_t r1, int64_t *t0_ns, int64_t *t1_ns);
 
 /* Parses decimal seconds ("759.337518", "-1.5", "12") into nanoseconds exactly (digits
  * beyond the ninth decimal are cut off), e.g. the "start" of the JSON back into the
- * start_ns that sc_heatmap_select() wants. 0 or SC_EINVAL. */
+ * start_ns that sc_heatmap_select() wants. 0 or SC_EINVAL (not a number, or beyond int64
+ * nanoseconds). */
 int sc_heatmap_parse_seconds(const char *s, int64_t *ns);
 
 #endif
