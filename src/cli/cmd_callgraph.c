@@ -1,4 +1,5 @@
-/* cmd_callgraph.c - `scorch callgraph`: the call graph as DOT or SVG, like go tool pprof -dot/-svg. */
+/* cmd_callgraph.c - `scorch callgraph`: the call graph as DOT or SVG, like go tool pprof -dot/-svg.
+ */
 #include "cli/cli.h"
 #include "formats/input.h"
 #include "model/error.h"
@@ -32,8 +33,7 @@ static int parse_fraction(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (*end || end == s || !(v >= 0 && v <= 1))
-        return -1;
+    if (*end || end == s || !(v >= 0 && v <= 1)) return -1;
     *out = v;
     return 0;
 }
@@ -41,10 +41,14 @@ static int parse_fraction(const char *s, double *out)
 int cmd_callgraph(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"format", required_argument, 0, 'F'},       {"sample-index", required_argument, 0, 's'},
-        {"nodecount", required_argument, 0, 'n'},    {"nodefraction", required_argument, 0, 'f'},
-        {"edgefraction", required_argument, 0, 'e'}, {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},               {0, 0, 0, 0},
+        {"format", required_argument, 0, 'F'},
+        {"sample-index", required_argument, 0, 's'},
+        {"nodecount", required_argument, 0, 'n'},
+        {"nodefraction", required_argument, 0, 'f'},
+        {"edgefraction", required_argument, 0, 'e'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     struct sc_callgraph_opts go = SC_CALLGRAPH_OPTS_INIT;
     const char *sample_index = NULL, *outpath = NULL;
@@ -110,8 +114,7 @@ int cmd_callgraph(int argc, char **argv)
                 return cli_error("cannot merge '%s': %s", path, err);
             }
         }
-        if (only)
-            break;
+        if (only) break;
     }
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {

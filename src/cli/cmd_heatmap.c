@@ -12,7 +12,8 @@ static const char usage[] =
     "usage: scorch heatmap [options] [FILE]\n"
     "\n"
     "Prints FlameScope's sub-second heatmap of the samples in FILE (perf script output, whose\n"
-    "samples carry timestamps) as JSON: {\"start\":S,\"rows\":R,\"cols\":C,\"values\":[[...]...]},\n"
+    "samples carry timestamps) as JSON: "
+    "{\"start\":S,\"rows\":R,\"cols\":C,\"values\":[[...]...]},\n"
     "where values[c][r] counts the non-idle samples in second c after floor(S), in the r-th\n"
     "1/R slice of that second (row 0 = the first slice). Idle samples (the kernel's idle\n"
     "task, as FlameScope recognizes it) are not counted but do stretch the time range.\n"
@@ -26,8 +27,10 @@ static const char usage[] =
 int cmd_heatmap(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"rows", required_argument, 0, 'r'},   {"max-cols", required_argument, 0, 'm'},
-        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'},
+        {"rows", required_argument, 0, 'r'},
+        {"max-cols", required_argument, 0, 'm'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     uint32_t rows = SC_HEATMAP_DEFAULT_ROWS, max_cols = 0;
@@ -61,14 +64,12 @@ int cmd_heatmap(int argc, char **argv)
             return cli_usage("heatmap", "bad option");
         }
     }
-    if (argc - optind > 1)
-        return cli_usage("heatmap", "one input at a time");
+    if (argc - optind > 1) return cli_usage("heatmap", "one input at a time");
     const char *path = optind < argc ? argv[optind] : "-";
     char err[SC_ERR_LEN] = "";
     struct sc_profile *p;
     struct sc_decode_opts dopts = {0}; /* stored samples: they carry the timestamps */
-    if (sc_load(path, &dopts, &p, err))
-        return cli_error("%s", err);
+    if (sc_load(path, &dopts, &p, err)) return cli_error("%s", err);
     struct sc_heatmap h;
     int rc = sc_heatmap_from_profile(p, rows, max_cols, &h, err);
     sc_profile_free(p);

@@ -1,4 +1,5 @@
-/* cmd_list.c - `scorch list`: per-line flat/cum of functions with source, like go tool pprof -list. */
+/* cmd_list.c - `scorch list`: per-line flat/cum of functions with source, like go tool pprof -list.
+ */
 #include "cli/cli.h"
 #include "formats/input.h"
 #include "model/error.h"
@@ -33,8 +34,7 @@ static const char usage[] =
 static int add_paths(const char *s, char ***list, uint32_t *n)
 {
     char *copy = strdup(s);
-    if (!copy)
-        return -1;
+    if (!copy) return -1;
     for (char *tok = strtok(copy, ":"); tok; tok = strtok(NULL, ":")) {
         char **nl = realloc(*list, (*n + 2) * sizeof *nl);
         if (!nl) {
@@ -61,10 +61,14 @@ static void free_list(char **list, uint32_t n)
 int cmd_list(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"exact", no_argument, 0, 'x'},          {"sample-index", required_argument, 0, 's'},
-        {"source-path", required_argument, 0, 'S'}, {"trim-path", required_argument, 0, 'T'},
-        {"format", required_argument, 0, 'F'},   {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
+        {"exact", no_argument, 0, 'x'},
+        {"sample-index", required_argument, 0, 's'},
+        {"source-path", required_argument, 0, 'S'},
+        {"trim-path", required_argument, 0, 'T'},
+        {"format", required_argument, 0, 'F'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     const char *sample_index = NULL, *outpath = NULL;
     int exact = 0, json = 0, c, rc = 1;
@@ -80,12 +84,10 @@ int cmd_list(int argc, char **argv)
             sample_index = optarg;
             break;
         case 'S':
-            if (add_paths(optarg, &roots, &nroots))
-                goto oom;
+            if (add_paths(optarg, &roots, &nroots)) goto oom;
             break;
         case 'T':
-            if (add_paths(optarg, &trims, &ntrims))
-                goto oom;
+            if (add_paths(optarg, &trims, &ntrims)) goto oom;
             break;
         case 'F':
             if (!strcmp(optarg, "text") || !strcmp(optarg, "json")) {
@@ -142,8 +144,7 @@ int cmd_list(int argc, char **argv)
                 goto done;
             }
         }
-        if (only)
-            break;
+        if (only) break;
     }
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {

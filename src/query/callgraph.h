@@ -40,13 +40,16 @@ struct sc_callgraph_opts {
 };
 
 /* pprof's defaults for graphs. */
-#define SC_CALLGRAPH_OPTS_INIT {80, 0.005, 0.001, NULL}
+#define SC_CALLGRAPH_OPTS_INIT                                                                     \
+    {                                                                                              \
+        80, 0.005, 0.001, NULL                                                                     \
+    }
 
 struct sc_callgraph_node {
     struct sc_str name; /* pprof's printable name; points into the profile or the graph */
     int64_t flat, cum;
-    uint8_t nameless;   /* a frame without a function name: name is "[binary]"/"<unknown>" */
-    uint32_t id;        /* internal identity (index into per-identity arrays) */
+    uint8_t nameless; /* a frame without a function name: name is "[binary]"/"<unknown>" */
+    uint32_t id;      /* internal identity (index into per-identity arrays) */
 };
 
 struct sc_callgraph_edge {
@@ -63,10 +66,10 @@ struct sc_callgraph {
     uint32_t nnodes;
     struct sc_callgraph_edge *edges;
     uint32_t nedges;
-    int64_t total;          /* sum of |value| over samples, pprof's report total */
-    uint32_t orig_count;    /* nodes left after the node fraction cut */
-    uint32_t dropped_nodes; /* by the node fraction cut */
-    uint32_t dropped_edges; /* by the final edge fraction cut */
+    int64_t total;               /* sum of |value| over samples, pprof's report total */
+    uint32_t orig_count;         /* nodes left after the node fraction cut */
+    uint32_t dropped_nodes;      /* by the node fraction cut */
+    uint32_t dropped_edges;      /* by the final edge fraction cut */
     struct sc_callgraph_int *in; /* tags and build state for the writers */
 };
 

@@ -27,24 +27,24 @@
  * that sc_heatmap_add fails with SC_ELIMIT instead of allocating, so a year of timestamps
  * is refused, not drawn. */
 
-#define SC_HEATMAP_DEFAULT_ROWS 50      /* FlameScope's: 20 ms slices */
-#define SC_HEATMAP_MAX_ROWS 1000        /* 1 ms slices */
-#define SC_HEATMAP_MAX_COLS 100000      /* a bit more than a day of seconds */
-#define SC_HEATMAP_MAX_CELLS 20000000u  /* 80 MB of counts */
+#define SC_HEATMAP_DEFAULT_ROWS 50     /* FlameScope's: 20 ms slices */
+#define SC_HEATMAP_MAX_ROWS 1000       /* 1 ms slices */
+#define SC_HEATMAP_MAX_COLS 100000     /* a bit more than a day of seconds */
+#define SC_HEATMAP_MAX_CELLS 20000000u /* 80 MB of counts */
 
 struct sc_heatmap {
     /* the result, valid after sc_heatmap_finish() */
     uint32_t rows, cols;
-    int64_t start_ns;   /* the earliest timestamp; 0 when there were no samples */
-    uint32_t *values;   /* cols * rows counts, column after column: values[c * rows + r] */
-    uint64_t samples;   /* samples added */
-    uint64_t idle;      /* of which idle */
+    int64_t start_ns; /* the earliest timestamp; 0 when there were no samples */
+    uint32_t *values; /* cols * rows counts, column after column: values[c * rows + r] */
+    uint64_t samples; /* samples added */
+    uint64_t idle;    /* of which idle */
     /* builder state */
     uint32_t limit_cols; /* the column limit in force */
     int any, error;
     int64_t min_ns, max_ns, lo_sec, hi_sec;
-    int64_t base_sec;   /* the second of column 0 of counts */
-    uint32_t cap_cols;  /* columns allocated in counts */
+    int64_t base_sec;  /* the second of column 0 of counts */
+    uint32_t cap_cols; /* columns allocated in counts */
     uint32_t *counts;
 };
 

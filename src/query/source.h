@@ -36,8 +36,8 @@
  * is not found, the lines that have samples are still returned, without text. */
 
 struct sc_source_opts {
-    const char *function; /* select the function with exactly this name, or */
-    const char *regex;    /* every function whose name matches (PCRE2, unanchored) */
+    const char *function;     /* select the function with exactly this name, or */
+    const char *regex;        /* every function whose name matches (PCRE2, unanchored) */
     const char *const *roots; /* directories where source files are looked up */
     uint32_t nroots;
     const char *const *trim; /* path prefixes removed first (pprof's -trim_path) */
@@ -55,12 +55,12 @@ struct sc_source_line {
 };
 
 struct sc_source_routine {
-    struct sc_str name;  /* the function's name */
-    struct sc_str file;  /* as shown: trimmed and cleaned; empty when the profile has none */
-    int64_t start_line;  /* the function's first line from the profile, 0 = unknown */
+    struct sc_str name; /* the function's name */
+    struct sc_str file; /* as shown: trimmed and cleaned; empty when the profile has none */
+    int64_t start_line; /* the function's first line from the profile, 0 = unknown */
     int64_t flat, cum, lines_cum;
-    int has_text;        /* the source file was read */
-    const char *error;   /* why it was not, e.g. "could not find file x.go on path /src" */
+    int has_text;                 /* the source file was read */
+    const char *error;            /* why it was not, e.g. "could not find file x.go on path /src" */
     struct sc_source_line *lines; /* ascending line numbers */
     uint32_t nlines;
 };
@@ -68,8 +68,8 @@ struct sc_source_routine {
 struct sc_source {
     struct sc_source_routine *routines; /* by name, then file (pprof's order) */
     uint32_t n;
-    int truncated;  /* more routines matched than max_functions */
-    int64_t total;  /* sum of |value| over samples, the report's total */
+    int truncated; /* more routines matched than max_functions */
+    int64_t total; /* sum of |value| over samples, the report's total */
     struct sc_arena arena;
 };
 

@@ -25,7 +25,8 @@ check() { # check FILE GO-ARGS -- SCORCH-ARGS
     done
     shift
     # shellcheck disable=SC2086
-    go tool pprof -dot $goargs "$f" >"$tmp/go.dot" 2>/dev/null || fail "go tool pprof -dot failed on $f"
+    go tool pprof -dot $goargs "$f" >"$tmp/go.dot" 2>/dev/null ||
+        fail "go tool pprof -dot failed on $f"
     "$SCORCH" callgraph "$@" "$f" >"$tmp/sc.dot" || fail "scorch callgraph failed on $f $*"
     python3 "$digest" "$tmp/go.dot" >"$tmp/go.txt"
     python3 "$digest" "$tmp/sc.dot" >"$tmp/sc.txt"
@@ -58,9 +59,11 @@ done
 [ "$cases" -ge 40 ] || fail "expected at least 40 cases, ran $cases"
 
 # SVG: well-formed, and every node of the DOT appears by name (graphviz titles its links)
-for f in "$SCORCH_TESTDATA"/pprof/cpu-sort.pb.gz "$SCORCH_TESTDATA"/pprof/mem-encoding_json.pb.gz; do
+for f in "$SCORCH_TESTDATA"/pprof/cpu-sort.pb.gz "$SCORCH_TESTDATA"/pprof/mem-encoding_json.pb.gz
+do
     "$SCORCH" callgraph "$f" >"$tmp/g.dot"
-    "$SCORCH" callgraph --format svg "$f" >"$tmp/g.svg" || fail "scorch callgraph --format svg failed"
+    "$SCORCH" callgraph --format svg "$f" >"$tmp/g.svg" ||
+        fail "scorch callgraph --format svg failed"
     python3 - "$tmp/g.dot" "$tmp/g.svg" <<'PY' || exit 1
 import re, sys, xml.etree.ElementTree as ET
 dot, svg = open(sys.argv[1]).read(), sys.argv[2]

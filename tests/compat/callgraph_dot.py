@@ -9,7 +9,8 @@ import re
 import sys
 
 NODE = re.compile(r'^N(\d+) \[label="(.*)" id="node\d+" fontsize=(\d+) shape=box '
-                  r'tooltip="(.*) \(([^()]*)\)" color="(#[0-9a-f]{6})" fillcolor="(#[0-9a-f]{6})"\]$')
+                  r'tooltip="(.*) \(([^()]*)\)" '
+                  r'color="(#[0-9a-f]{6})" fillcolor="(#[0-9a-f]{6})"\]$')
 NODELET = re.compile(r'^(N[0-9_N]+) \[label = "(.*)" id="[^"]*" fontsize=8 shape=box3d '
                      r'tooltip="([^"]*)"\]$')
 EDGE = re.compile(r'^(N[0-9_N]+) -> (N[0-9_N]+) \[(.*)\]$')

@@ -57,10 +57,12 @@ done
 [ "$cases" -ge 4 ] || fail "expected at least 4 cases, ran $cases"
 
 # two samples a year apart: refused with a limit error instead of ~32M columns
-printf 'prog 1 [000] 100.000001: 1 cpu-clock:\n\tffffffff81000000 f ([kernel.kallsyms])\n\n' >"$tmp/year.txt"
-printf 'prog 1 [000] 31536100.5: 1 cpu-clock:\n\tffffffff81000000 f ([kernel.kallsyms])\n\n' >>"$tmp/year.txt"
+frame='\tffffffff81000000 f ([kernel.kallsyms])\n\n'
+printf "prog 1 [000] 100.000001: 1 cpu-clock:\n$frame" >"$tmp/year.txt"
+printf "prog 1 [000] 31536100.5: 1 cpu-clock:\n$frame" >>"$tmp/year.txt"
 if "$SCORCH" heatmap "$tmp/year.txt" >"$tmp/out" 2>"$tmp/err"; then
     fail "a year of timestamps was accepted"
 fi
-grep -q "more than" "$tmp/err" || fail "unexpected error for a year of timestamps: $(cat "$tmp/err")"
+grep -q "more than" "$tmp/err" ||
+    fail "unexpected error for a year of timestamps: $(cat "$tmp/err")"
 echo "ok: $cases heatmaps equal to the reference; a year-long trace is refused"

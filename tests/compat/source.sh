@@ -50,7 +50,8 @@ check() { # check FILE REGEX [SAMPLE_TYPE]
 }
 
 for f in "$td"/cpu-*.pb.gz "$td"/mem-*.pb.gz; do
-    for re in 'Benchmark' 'runtime\.(mallocgc|memmove)$' '^(sort|strconv|regexp|compress|encoding)'; do
+    for re in 'Benchmark' 'runtime\.(mallocgc|memmove)$' \
+        '^(sort|strconv|regexp|compress|encoding)'; do
         check "$f" "$re"
     done
 done
@@ -64,7 +65,8 @@ check "$td/cpu-sort.pb.gz" 'sort' samples
 "$SCORCH" list --source-path "$GOSRC" '^(sort|compress/flate)\.' "$td/cpu-sort.pb.gz" \
     "$td/cpu-compress_flate.pb.gz" >"$tmp/std.txt" || fail "scorch list on two inputs failed"
 grep -q '^ROUTINE' "$tmp/std.txt" || fail "no routines listed"
-! grep -q '^ Error: ' "$tmp/std.txt" || fail "standard library sources not found: $(grep -m1 Error "$tmp/std.txt")"
+! grep -q '^ Error: ' "$tmp/std.txt" ||
+    fail "standard library sources not found: $(grep -m1 Error "$tmp/std.txt")"
 
 # JSON: exact integers agreeing with top, and the numbers without the source
 f="$td/cpu-sort.pb.gz"
@@ -85,7 +87,8 @@ for r in w["functions"]:
 for name, rs in files.items():
     flat = sum(r["flat"] for r in rs)
     if len(rs) == 1 and (rs[0]["flat"], rs[0]["cum"]) != top[name]:
-        sys.exit("%s: json flat/cum %s, top says %s" % (name, (rs[0]["flat"], rs[0]["cum"]), top[name]))
+        sys.exit("%s: json flat/cum %s, top says %s"
+                 % (name, (rs[0]["flat"], rs[0]["cum"]), top[name]))
     if flat != top[name][0]:
         sys.exit("%s: json flat %d, top says %d" % (name, flat, top[name][0]))
 for a, b in zip(w["functions"], wo["functions"]):

@@ -66,7 +66,8 @@ static struct sc_profile *new_profile(void)
 static const struct sc_callgraph_node *node(const struct sc_callgraph *g, const char *name)
 {
     for (uint32_t i = 0; i < g->nnodes; i++)
-        if (g->nodes[i].name.len == strlen(name) && !memcmp(g->nodes[i].name.ptr, name, strlen(name)))
+        if (g->nodes[i].name.len == strlen(name) &&
+            !memcmp(g->nodes[i].name.ptr, name, strlen(name)))
             return &g->nodes[i];
     return NULL;
 }
@@ -76,8 +77,7 @@ static const struct sc_callgraph_edge *edge(const struct sc_callgraph *g, const 
 {
     const struct sc_callgraph_node *x = node(g, a), *y = node(g, b);
     for (uint32_t i = 0; x && y && i < g->nedges; i++)
-        if (&g->nodes[g->edges[i].src] == x && &g->nodes[g->edges[i].dst] == y)
-            return &g->edges[i];
+        if (&g->nodes[g->edges[i].src] == x && &g->nodes[g->edges[i].dst] == y) return &g->edges[i];
     return NULL;
 }
 
@@ -331,8 +331,7 @@ static void test_tags(void)
     for (int i = 0; i < 3; i++) {
         sample(p, (uint32_t[]){m, a}, 2, 8192 * (i + 1));
         sc_profile_add_label(p, kb, 0, 8192, 0);
-        if (i == 2)
-            sc_profile_add_label(p, kc, vx, 0, 0);
+        if (i == 2) sc_profile_add_label(p, kc, vx, 0, 0);
     }
     struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
     char *dot = dot_of(p, &o);

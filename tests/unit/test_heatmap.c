@@ -21,8 +21,8 @@ static void test_edges(void)
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_heatmap_init(&h, 50, 0, err), 0);
     /* 20 ms rows: offsets exactly on the edges go up, one nanosecond before stays */
-    int64_t ts[] = {10 * S,       10 * S + 19999999, 10 * S + 20000000, 10 * S + 999999999,
-                    11 * S,       12 * S + 980000000, 12 * S + 979999999};
+    int64_t ts[] = {10 * S, 10 * S + 19999999,  10 * S + 20000000, 10 * S + 999999999,
+                    11 * S, 12 * S + 980000000, 12 * S + 979999999};
     for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++)
         T_EQ_INT(sc_heatmap_add(&h, ts[i], 0), 0);
     T_EQ_INT(sc_heatmap_finish(&h, err), 0);
@@ -77,8 +77,9 @@ static void test_idle_range(void)
     T_EQ_INT(sum, 2);
     struct sc_buf b = SC_BUF_INIT;
     sc_heatmap_write_json(&h, &b);
-    T_CHECK(b.data && !strncmp(b.data, "{\"start\":15.1,\"rows\":10,\"cols\":11,\"values\":"
-                                       "[[0,1,0,0,0,0,0,0,0,0],[0,0,0,0,0,0,0,0,0,0],",
+    T_CHECK(b.data && !strncmp(b.data,
+                               "{\"start\":15.1,\"rows\":10,\"cols\":11,\"values\":"
+                               "[[0,1,0,0,0,0,0,0,0,0],[0,0,0,0,0,0,0,0,0,0],",
                                86));
     sc_buf_release(&b);
     sc_heatmap_release(&h);
@@ -135,7 +136,7 @@ static void test_limits(void)
     T_EQ_INT(h.limit_cols, SC_HEATMAP_MAX_COLS);
     T_EQ_INT(sc_heatmap_add(&h, 1000 * S, 0), 0);
     T_EQ_INT(sc_heatmap_add(&h, (1000 + 365LL * 86400) * S, 0), SC_ELIMIT);
-    T_CHECK(h.cap_cols < 1000); /* nothing big was allocated */
+    T_CHECK(h.cap_cols < 1000);                           /* nothing big was allocated */
     T_EQ_INT(sc_heatmap_add(&h, 1001 * S, 0), SC_ELIMIT); /* sticky */
     T_EQ_INT(sc_heatmap_finish(&h, err), SC_ELIMIT);
     T_CHECK(strstr(err, "more than 100000 seconds") != NULL);
@@ -227,12 +228,14 @@ static void test_idle_rule(void)
 {
     struct sc_profile *p = sc_profile_new();
     sc_profile_add_sample_type(p, "samples", "count");
-    const char *names[] = {"cpuidle_enter_state", "do_idle", "pv_native_safe_halt", "swapper",
-                           "xz_main", "xen_hypercall_sched_op"};
+    const char *names[] = {
+        "cpuidle_enter_state",   "do_idle", "pv_native_safe_halt", "swapper", "xz_main",
+        "xen_hypercall_sched_op"};
     uint32_t loc[6];
     for (int i = 0; i < 6; i++) {
         uint32_t s = (uint32_t)sc_profile_intern(p, names[i], strlen(names[i]));
-        loc[i] = (uint32_t)sc_profile_add_simple_location(p, (uint32_t)sc_profile_add_function(p, s, 0));
+        loc[i] =
+            (uint32_t)sc_profile_add_simple_location(p, (uint32_t)sc_profile_add_function(p, s, 0));
     }
     uint32_t kcomm = (uint32_t)sc_profile_intern(p, "comm", 4);
     uint32_t swapper = (uint32_t)sc_profile_intern(p, "swapper", 7);
@@ -254,8 +257,7 @@ static void test_idle_rule(void)
         for (uint32_t k = 0; k < cases[i].n; k++)
             locs[k] = loc[cases[i].locs[k]];
         sc_profile_add_sample(p, locs, cases[i].n, &v, (10 + i) * S);
-        if (cases[i].comm)
-            sc_profile_add_label(p, kcomm, cases[i].comm, 0, 0);
+        if (cases[i].comm) sc_profile_add_label(p, kcomm, cases[i].comm, 0, 0);
     }
     for (uint32_t i = 0; i < 6; i++)
         T_EQ_INT(sc_heatmap_sample_idle(p, i), cases[i].idle);

@@ -1,4 +1,5 @@
-/* test_source.c - per-line flat/cum, source lookup (roots, trims, suffixes, containment), output. */
+/* test_source.c - per-line flat/cum, source lookup (roots, trims, suffixes, containment), output.
+ */
 #include "t.h"
 
 #include "model/error.h"
@@ -62,24 +63,23 @@ static uint32_t at(struct sc_profile *p, uint32_t f, int64_t line)
 static const struct sc_source_line *line_of(const struct sc_source_routine *r, int64_t n)
 {
     for (uint32_t i = 0; i < r->nlines; i++)
-        if (r->lines[i].line == n)
-            return &r->lines[i];
+        if (r->lines[i].line == n) return &r->lines[i];
     return NULL;
 }
 
-static const char source_text[] = "package x\n"          /* 1 */
-                                  "\n"                   /* 2 */
-                                  "func work() {\n"      /* 3 */
-                                  "\tfor {\n"            /* 4 */
-                                  "\t\tstep()\n"         /* 5 */
-                                  "\t\tstep()\r\n"       /* 6: CR dropped */
-                                  "\t}\n"                /* 7 */
-                                  "}\n"                  /* 8 */
-                                  "\n"                   /* 9 */
-                                  "func step() {\n"      /* 10 */
-                                  "\twork()\n"           /* 11 */
-                                  "}\n"                  /* 12 */
-                                  "// end\n";            /* 13 */
+static const char source_text[] = "package x\n"     /* 1 */
+                                  "\n"              /* 2 */
+                                  "func work() {\n" /* 3 */
+                                  "\tfor {\n"       /* 4 */
+                                  "\t\tstep()\n"    /* 5 */
+                                  "\t\tstep()\r\n"  /* 6: CR dropped */
+                                  "\t}\n"           /* 7 */
+                                  "}\n"             /* 8 */
+                                  "\n"              /* 9 */
+                                  "func step() {\n" /* 10 */
+                                  "\twork()\n"      /* 11 */
+                                  "}\n"             /* 12 */
+                                  "// end\n";       /* 13 */
 
 /* work at lines 5 and 6 calls step (line 11), which recurses into work */
 static struct sc_profile *profile(const char *file, struct sc_profile **out)
@@ -160,10 +160,12 @@ static void test_values(void)
     sc_buf_release(&b);
     sc_buf_init(&b);
     sc_source_write_json(p, 0, &s, &b);
-    T_CHECK(b.data && !strncmp(b.data, "{\"sample_type\":\"cpu\",\"unit\":\"nanoseconds\",\"total\":"
-                                       "1111,\"truncated\":false,\"functions\":[{\"name\":\"x.step\"",
+    T_CHECK(b.data && !strncmp(b.data,
+                               "{\"sample_type\":\"cpu\",\"unit\":\"nanoseconds\",\"total\":"
+                               "1111,\"truncated\":false,\"functions\":[{\"name\":\"x.step\"",
                                100));
-    T_CHECK(b.data && strstr(b.data, "{\"line\":6,\"flat\":10,\"cum\":1010,\"text\":\"\\t\\tstep()\"}"));
+    T_CHECK(b.data &&
+            strstr(b.data, "{\"line\":6,\"flat\":10,\"cum\":1010,\"text\":\"\\t\\tstep()\"}"));
     T_CHECK(b.data && strstr(b.data, "\"lines_cum\":1111,\"source\":true,"));
     sc_buf_release(&b);
     sc_source_release(&s);
@@ -204,22 +206,22 @@ static void test_lookup(void)
     snprintf(root_proj, sizeof root_proj, "%s/proj", tmpdir);
     const char *proj[] = {root_proj};
     struct {
-        const char *file;      /* in the profile */
+        const char *file; /* in the profile */
         const char *const *roots;
         const char *trim;
         int found;
         const char *shown;
     } cases[] = {
         {"x/x.go", roots, NULL, 1, "x/x.go"},
-        {"x/./y/../x.go", roots, NULL, 1, "x/x.go"},           /* cleaned */
-        {"/proc/self/cwd/x/x.go", roots, NULL, 1, "x/x.go"},   /* pprof's trims */
-        {"/build/abc/x/x.go", roots, "/build/abc", 1, "x/x.go"},  /* -trim_path */
+        {"x/./y/../x.go", roots, NULL, 1, "x/x.go"},             /* cleaned */
+        {"/proc/self/cwd/x/x.go", roots, NULL, 1, "x/x.go"},     /* pprof's trims */
+        {"/build/abc/x/x.go", roots, "/build/abc", 1, "x/x.go"}, /* -trim_path */
         {"/home/ci/proj/src/y.go", proj, NULL, 1, "src/y.go"},   /* "/<root base>/" guessed */
         {"/elsewhere/deep/x/x.go", roots, NULL, 1, "/elsewhere/deep/x/x.go"}, /* suffix */
         {"no/such/file.go", roots, NULL, 0, "no/such/file.go"},
-        {"../x/x.go", proj, NULL, 0, "../x/x.go"},             /* outside the root */
-        {"/etc/hostname", roots, NULL, 0, "/etc/hostname"},     /* absolute: not trusted */
-        {"link/hostname", roots, NULL, 0, "link/hostname"},     /* symlink out of the root */
+        {"../x/x.go", proj, NULL, 0, "../x/x.go"},          /* outside the root */
+        {"/etc/hostname", roots, NULL, 0, "/etc/hostname"}, /* absolute: not trusted */
+        {"link/hostname", roots, NULL, 0, "link/hostname"}, /* symlink out of the root */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sc_profile *p = sc_profile_new();
@@ -320,7 +322,6 @@ int main(void)
     T_RUN(test_no_file);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
     return t_done();
 }
