@@ -33,7 +33,7 @@ static char *clean_path(const char *p, size_t n)
     char *out = malloc(n + 2);
     if (!out) return NULL;
     if (n == 0) {
-        strcpy(out, ".");
+        memcpy(out, ".", 2);
         return out;
     }
     int rooted = p[0] == '/';
@@ -43,10 +43,8 @@ static char *clean_path(const char *p, size_t n)
         dotdot = 1;
     }
     while (r < n) {
-        if (p[r] == '/') {
-            r++;
-        } else if (p[r] == '.' && (r + 1 == n || p[r + 1] == '/')) {
-            r++;
+        if (p[r] == '/' || (p[r] == '.' && (r + 1 == n || p[r + 1] == '/'))) {
+            r++; /* empty and "." elements */
         } else if (p[r] == '.' && r + 1 < n && p[r + 1] == '.' && (r + 2 == n || p[r + 2] == '/')) {
             r += 2;
             if (w > dotdot) {
@@ -164,7 +162,7 @@ static char *find_file(const char *shown, const struct sc_source_opts *o, char *
     const char *rel = trim_path(shown, o);
     if (rel[0] == '/') {
         if (o->allow_absolute) return usable(rel, o, NULL, max) ? strdup(rel) : NULL;
-    } else if (o->allow_absolute || (strcmp(rel, "..") && strncmp(rel, "../", 3))) {
+    } else if (o->allow_absolute || (strcmp(rel, "..") != 0 && strncmp(rel, "../", 3) != 0)) {
         for (uint32_t i = 0; i < o->nroots; i++) {
             char *dir = strdup(o->roots[i]);
             while (dir) {
