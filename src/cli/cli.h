@@ -10,6 +10,9 @@ int cmd_flamegraph(int argc, char **argv);
 int cmd_diff_folded(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_callgraph(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_heatmap(int argc, char **argv);
 
 /* Prints "scorch: <message>" on stderr; returns 1, the exit status for failures. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -19,6 +19,9 @@ static const struct cmd {
     {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph"},
     {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
     {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
+    {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},
+    {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)"},
+    {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON"},
 };
 
 static void usage(FILE *f)
