@@ -258,12 +258,13 @@ static int rfc3339(const char *s, size_t n, int64_t *out, char *why, size_t whyl
     }
     int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
                    se - off;
-    /* INT64 nanoseconds span 1677-09-21 to 2262-04-11 */
-    if (secs > INT64_MAX / NS_PER_S - 1 || secs < INT64_MIN / NS_PER_S + 1) {
+    /* int64 nanoseconds span 1677-09-21 to 2262-04-11 */
+    int64_t ns;
+    if (__builtin_mul_overflow(secs, NS_PER_S, &ns) || __builtin_add_overflow(ns, frac, &ns)) {
         snprintf(why, whylen, "out of range (years 1678 to 2262)");
-        return -2;
+        return -1;
     }
-    *out = secs * NS_PER_S + frac;
+    *out = ns;
     return 0;
 }
 
