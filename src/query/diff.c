@@ -215,8 +215,11 @@ static int cmp_lines(const void *a, const void *b, void *arg)
 {
     const char *text = arg;
     const struct stack_line *x = a, *y = b;
-    struct sc_str sx = {text + x->off, (uint32_t)x->len}, sy = {text + y->off, (uint32_t)y->len};
-    return cmp_str(sx, sy);
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = n ? memcmp(text + x->off, text + y->off, n) : 0;
+    if (c)
+        return c;
+    return (x->len > y->len) - (x->len < y->len);
 }
 
 int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
@@ -251,6 +254,8 @@ int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_p
         goto out;
     }
     uint32_t nlines = 0, sp = 0;
+    if (t.nodes[0].self[0] || t.nodes[0].self[1]) /* samples without frames: stack "" */
+        lines[nlines++] = (struct stack_line){0, 0, t.nodes[0].self[0], t.nodes[0].self[1]};
     for (uint32_t c = t.nodes[0].first_child; c; c = t.nodes[c].next_sibling)
         stack[sp++] = c;
     depth[0] = 0; /* a node's depth indexes plen */
@@ -284,7 +289,8 @@ int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_p
     if (nlines > 1)
         qsort_r(lines, nlines, sizeof *lines, cmp_lines, text.data);
     for (uint32_t i = 0; i < nlines; i++) {
-        sc_buf_append(out, text.data + lines[i].off, lines[i].len);
+        if (lines[i].len)
+            sc_buf_append(out, text.data + lines[i].off, lines[i].len);
         sc_buf_putc(out, ' ');
         sc_buf_put_i64(out, lines[i].base);
         sc_buf_putc(out, ' ');

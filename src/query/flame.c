@@ -290,17 +290,17 @@ static int cmp_names(const struct sc_strtab *names, uint32_t a, uint32_t b)
 struct layout {
     const struct sc_flame_tree *t;
     int diff;
-    uint32_t *kids;     /* children of every node, grouped by parent, sorted by name */
-    uint32_t *kid_off;  /* node -> its first child in kids; kid_off[n] = n - 1 */
-    uint32_t *pre;      /* node -> preorder position over sorted children */
+    uint32_t *rank;    /* name -> position among all names sorted bytewise */
+    uint32_t *kids;    /* children of every node, grouped by parent */
+    uint32_t *kid_off; /* node -> its first child in kids; kid_off[n] = n - 1 */
+    uint32_t *popped;  /* maxNodes: node -> the order it was chosen in */
     uint8_t *kept;
 };
 
-static int cmp_kids(const void *a, const void *b, void *arg)
+static int cmp_name_ids(const void *a, const void *b, void *arg)
 {
-    const struct sc_flame_tree *t = arg;
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return cmp_names(&t->names, t->nodes[x].name, t->nodes[y].name);
+    const struct sc_strtab *names = arg;
+    return cmp_names(names, *(const uint32_t *)a, *(const uint32_t *)b);
 }
 
 static inline int64_t weight(const struct layout *L, uint32_t i)
@@ -309,16 +309,18 @@ static inline int64_t weight(const struct layout *L, uint32_t i)
     return L->diff ? add_wrap(nd->total[0], nd->total[1]) : nd->total[1];
 }
 
-/* Heap order for maxNodes: heavier first, then name, then preorder position. */
+/* Heap order for maxNodes: heavier first, then by name, then by when the parent was
+ * chosen (siblings have distinct names), which never depends on the order samples came
+ * in. */
 static int heavier(const struct layout *L, uint32_t a, uint32_t b)
 {
     int64_t wa = weight(L, a), wb = weight(L, b);
     if (wa != wb)
         return wa > wb;
-    int c = cmp_names(&L->t->names, L->t->nodes[a].name, L->t->nodes[b].name);
-    if (c)
-        return c < 0;
-    return L->pre[a] < L->pre[b];
+    uint32_t ra = L->rank[L->t->nodes[a].name], rb = L->rank[L->t->nodes[b].name];
+    if (ra != rb)
+        return ra < rb;
+    return L->popped[L->t->nodes[a].parent] < L->popped[L->t->nodes[b].parent];
 }
 
 static void heap_push(const struct layout *L, uint32_t *h, uint32_t *n, uint32_t v)
@@ -353,19 +355,47 @@ static uint32_t heap_pop(const struct layout *L, uint32_t *h, uint32_t *n)
     return top;
 }
 
-/* Sorted children, preorder positions and the kept set. */
+/* Sorts one parent's children by name rank (most groups are tiny: insertion sort). */
+static void sort_kids(const struct layout *L, uint32_t *k, uint32_t n)
+{
+    const struct sc_flame_node *nodes = L->t->nodes;
+    for (uint32_t i = 1; i < n; i++) {
+        uint32_t v = k[i], r = L->rank[nodes[v].name], j = i;
+        for (; j > 0 && L->rank[nodes[k[j - 1]].name] > r; j--)
+            k[j] = k[j - 1];
+        k[j] = v;
+    }
+}
+
+static int cmp_by_rank(const void *a, const void *b, void *arg)
+{
+    const struct layout *L = arg;
+    uint32_t x = L->rank[L->t->nodes[*(const uint32_t *)a].name];
+    uint32_t y = L->rank[L->t->nodes[*(const uint32_t *)b].name];
+    return (x > y) - (x < y);
+}
+
+/* Name ranks, children grouped by parent, the kept set, and the kept nodes' children
+ * sorted by name. */
 static int plan(struct layout *L, uint32_t max_nodes)
 {
     const struct sc_flame_tree *t = L->t;
-    uint32_t n = t->n;
+    uint32_t n = t->n, nn = t->names.n;
+    uint32_t *by_name = malloc(((size_t)nn + 1) * sizeof *by_name);
+    L->rank = malloc(((size_t)nn + 1) * sizeof *L->rank);
     L->kids = malloc((size_t)n * sizeof *L->kids);
     L->kid_off = calloc((size_t)n + 1, sizeof *L->kid_off);
     L->kept = malloc((size_t)n);
-    uint32_t *stack = malloc((size_t)n * sizeof *stack);
     int rc = SC_ENOMEM;
-    if (!L->kids || !L->kid_off || !L->kept || !stack)
+    uint32_t *heap = NULL;
+    if (!by_name || !L->rank || !L->kids || !L->kid_off || !L->kept)
         goto out;
-    /* group children by parent (counting sort), then sort each group by name */
+    for (uint32_t i = 0; i < nn; i++)
+        by_name[i] = i;
+    qsort_r(by_name, nn, sizeof *by_name, cmp_name_ids, (void *)&t->names);
+    for (uint32_t i = 0; i < nn; i++)
+        L->rank[by_name[i]] = i;
+    /* group children by parent (counting sort) */
     for (uint32_t i = 1; i < n; i++)
         L->kid_off[t->nodes[i].parent + 1]++;
     for (uint32_t i = 0; i < n; i++)
@@ -375,41 +405,57 @@ static int plan(struct layout *L, uint32_t max_nodes)
     for (uint32_t i = n; i-- > 0;)
         L->kid_off[i + 1] = L->kid_off[i];
     L->kid_off[0] = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t a = L->kid_off[i], b = L->kid_off[i + 1];
-        if (b - a > 1)
-            qsort_r(L->kids + a, b - a, sizeof *L->kids, cmp_kids, (void *)t);
-    }
     if (!max_nodes || n <= max_nodes) {
         memset(L->kept, 1, n);
-        rc = 0;
-        goto out;
+    } else {
+        L->popped = malloc((size_t)n * sizeof *L->popped);
+        heap = malloc((size_t)n * sizeof *heap);
+        if (!L->popped || !heap)
+            goto out;
+        memset(L->kept, 0, n);
+        uint32_t hn = 0, nkept = 0;
+        heap_push(L, heap, &hn, 0);
+        while (hn && nkept < max_nodes) {
+            uint32_t v = heap_pop(L, heap, &hn);
+            L->kept[v] = 1;
+            L->popped[v] = nkept++;
+            for (uint32_t k = L->kid_off[v]; k < L->kid_off[v + 1]; k++)
+                heap_push(L, heap, &hn, L->kids[k]);
+        }
     }
-    L->pre = malloc((size_t)n * sizeof *L->pre);
-    if (!L->pre)
-        goto out;
-    uint32_t sp = 0, order = 0;
-    stack[sp++] = 0;
-    while (sp) {
-        uint32_t v = stack[--sp];
-        L->pre[v] = order++;
-        for (uint32_t k = L->kid_off[v + 1]; k-- > L->kid_off[v];)
-            stack[sp++] = L->kids[k];
-    }
-    memset(L->kept, 0, n);
-    uint32_t hn = 0, nkept = 0;
-    heap_push(L, stack, &hn, 0);
-    while (hn && nkept < max_nodes) {
-        uint32_t v = heap_pop(L, stack, &hn);
-        L->kept[v] = 1;
-        nkept++;
-        for (uint32_t k = L->kid_off[v]; k < L->kid_off[v + 1]; k++)
-            heap_push(L, stack, &hn, L->kids[k]);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = L->kid_off[i], b = L->kid_off[i + 1];
+        if (!L->kept[i] || b - a < 2)
+            continue;
+        if (b - a <= 16)
+            sort_kids(L, L->kids + a, b - a);
+        else
+            qsort_r(L->kids + a, b - a, sizeof *L->kids, cmp_by_rank, L);
     }
     rc = 0;
 out:
-    free(stack);
+    free(by_name);
+    free(heap);
     return rc;
+}
+
+/* Decimal digits of v at p; returns the end. */
+static inline char *put_num(char *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    if (v < 0) {
+        *p++ = '-';
+        u = (uint64_t)0 - u;
+    }
+    char tmp[20];
+    int k = 0;
+    do {
+        tmp[k++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (k)
+        *p++ = tmp[--k];
+    return p;
 }
 
 int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json_opts *o,
@@ -424,19 +470,10 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     uint32_t *level = malloc((size_t)n * sizeof *level); /* BFS order of kept nodes */
     uint32_t *name_out = calloc((size_t)t->names.n + 1, sizeof *name_out);
     uint32_t *name_list = malloc(((size_t)t->names.n + 1) * sizeof *name_list);
+    struct sc_buf lv = SC_BUF_INIT;
     int rc = SC_ENOMEM;
     if (!x || !level || !name_out || !name_list || plan(&L, o->max_nodes))
         goto out;
-
-    /* Breadth first: x offsets, self values with left-out children folded in, names in
-     * order of first use. */
-    uint32_t nlevel = 0, nnames = 0;
-    level[nlevel++] = 0;
-    x[0] = 0;
-    name_out[t->nodes[0].name] = ++nnames;
-    name_list[0] = t->nodes[0].name;
-    int64_t max_self = 0;
-    int first_max = 1;
 
     sc_buf_puts(out, "{\"version\":1,");
     if (o->diff)
@@ -452,12 +489,17 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
         sc_buf_put_i64(out, t->nodes[0].total[0]);
         sc_buf_puts(out, o->normalized ? ",\"normalized\":true" : ",\"normalized\":false");
         char num[40];
-        double f = isfinite(o->base_scale) ? o->base_scale : 1;
-        snprintf(num, sizeof num, "%.17g", f);
+        snprintf(num, sizeof num, "%.17g", isfinite(o->base_scale) ? o->base_scale : 1.0);
         sc_buf_printf(out, ",\"base_scale\":%s", num);
     }
-    /* levels are written into their own buffer first: max_self and names come before them */
-    struct sc_buf lv = SC_BUF_INIT;
+
+    /* Breadth first: x offsets, self values with left-out children folded in, names in
+     * order of first use. Levels go to their own buffer: max_self and names come first. */
+    uint32_t nlevel = 0, nnames = 0;
+    level[nlevel++] = 0;
+    x[0] = 0;
+    int64_t max_self = 0;
+    const size_t per_node = o->diff ? 6 * 21 + 6 : 4 * 21 + 4;
     sc_buf_putc(&lv, '[');
     for (uint32_t start = 0; start < nlevel;) {
         uint32_t end = nlevel;
@@ -465,15 +507,15 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
         for (uint32_t q = start; q < end; q++) {
             uint32_t v = level[q];
             const struct sc_flame_node *nd = &t->nodes[v];
-            int64_t self[2] = {nd->total[0], nd->total[1]};
+            int64_t self0 = nd->total[0], self1 = nd->total[1];
             int64_t cx = x[v];
             for (uint32_t k = L.kid_off[v]; k < L.kid_off[v + 1]; k++) {
                 uint32_t c = L.kids[k];
                 if (!L.kept[c])
                     continue;
                 const struct sc_flame_node *cd = &t->nodes[c];
-                self[0] = add_wrap(self[0], -cd->total[0]);
-                self[1] = add_wrap(self[1], -cd->total[1]);
+                self0 = add_wrap(self0, -cd->total[0]);
+                self1 = add_wrap(self1, -cd->total[1]);
                 x[c] = cx;
                 cx = add_wrap(cx, weight(&L, c));
                 level[nlevel++] = c;
@@ -482,25 +524,29 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
                 name_list[nnames] = nd->name;
                 name_out[nd->name] = ++nnames;
             }
-            int64_t ms = o->diff ? add_wrap(self[0], self[1]) : self[1];
-            if (first_max || ms > max_self)
+            int64_t ms = o->diff ? add_wrap(self0, self1) : self1;
+            if (q == 0 || ms > max_self)
                 max_self = ms;
-            first_max = 0;
+            if (sc_buf_reserve(&lv, per_node))
+                goto out;
+            char *p = lv.data + lv.len;
             if (q > start)
-                sc_buf_putc(&lv, ',');
-            sc_buf_put_i64(&lv, x[v]);
-            sc_buf_putc(&lv, ',');
-            sc_buf_put_i64(&lv, nd->total[1]);
-            sc_buf_putc(&lv, ',');
-            sc_buf_put_i64(&lv, self[1]);
-            sc_buf_putc(&lv, ',');
+                *p++ = ',';
+            p = put_num(p, x[v]);
+            *p++ = ',';
+            p = put_num(p, nd->total[1]);
+            *p++ = ',';
+            p = put_num(p, self1);
+            *p++ = ',';
             if (o->diff) {
-                sc_buf_put_i64(&lv, nd->total[0]);
-                sc_buf_putc(&lv, ',');
-                sc_buf_put_i64(&lv, self[0]);
-                sc_buf_putc(&lv, ',');
+                p = put_num(p, nd->total[0]);
+                *p++ = ',';
+                p = put_num(p, self0);
+                *p++ = ',';
             }
-            sc_buf_put_u64(&lv, name_out[nd->name] - 1);
+            p = put_num(p, name_out[nd->name] - 1);
+            *p = 0;
+            lv.len = (size_t)(p - lv.data);
         }
         sc_buf_putc(&lv, ']');
         start = end;
@@ -516,19 +562,19 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
         sc_buf_putc(out, '"');
     }
     sc_buf_puts(out, "],\"levels\":");
-    if (lv.len)
-        sc_buf_append(out, lv.data, lv.len);
+    sc_buf_append(out, lv.data, lv.len);
     sc_buf_puts(out, "}\n");
     rc = lv.oom || out->oom ? SC_ENOMEM : 0;
-    sc_buf_release(&lv);
 out:
+    sc_buf_release(&lv);
     free(x);
     free(level);
     free(name_out);
     free(name_list);
+    free(L.rank);
     free(L.kids);
     free(L.kid_off);
-    free(L.pre);
+    free(L.popped);
     free(L.kept);
     return rc;
 }
