@@ -50,8 +50,9 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
  * frames root first joined by ';' (named as in folded output), one line per stack found
  * on either side, identical stacks summed, stacks that are 0 on both sides left out,
  * sorted bytewise by stack; samples without frames make the empty stack (a line that
- * starts with the space), as in folded output. normalize: base counts multiplied by new total / base total
- * (sums of the values) and rounded to the nearest integer (difffolded.pl -n truncates).
+ * starts with the space), as in folded output. normalize: base counts multiplied by
+ * new total / base total (sums of the values) and rounded to the nearest integer
+ * (difffolded.pl -n truncates).
  * The result feeds `scorch flamegraph` for a differential SVG. 0 or SC_E* (detail in
  * err). */
 int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p,

@@ -173,6 +173,8 @@ static uint32_t labels_find(const struct sc_labels *l, const char *name, size_t 
 int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
                   size_t value_len)
 {
+    if (name_len == 0)
+        return SC_EINVAL; /* no text could name it */
     if (name_len > UINT32_MAX / 2 || value_len > UINT32_MAX / 2)
         return SC_ELIMIT;
     int found;

@@ -33,8 +33,8 @@ void sc_labels_init(struct sc_labels *l);
 void sc_labels_release(struct sc_labels *l);
 
 /* Sets name to value, replacing an earlier value; an empty value removes the name.
- * Names are not validated here (the canonical text quotes names that are not
- * [a-zA-Z_][a-zA-Z0-9_.]*). 0, SC_ENOMEM or SC_ELIMIT. */
+ * Names are not validated beyond being non-empty (the canonical text quotes names that are
+ * not [a-zA-Z_][a-zA-Z0-9_.]*). 0, SC_EINVAL (empty name), SC_ENOMEM or SC_ELIMIT. */
 int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
                   size_t value_len);
 

@@ -101,7 +101,8 @@ static void test_table(void)
     T_EQ_STR(table("q\"\\ 1\n", "", 0, SC_DIFF_JSON, 0),
              "{\"sample_type\":\"samples\",\"unit\":\"count\",\"base_total\":1,\"total\":0,"
              "\"normalized\":false,\"base_scale\":1,\"rows\":["
-             "{\"function\":\"q\\\"\\\\\",\"base_flat\":1,\"flat\":0,\"base_cum\":1,\"cum\":0}]}\n");
+             "{\"function\":\"q\\\"\\\\\",\"base_flat\":1,\"flat\":0,\"base_cum\":1,"
+             "\"cum\":0}]}\n");
     /* negative deltas sort by magnitude, ties by name */
     T_EQ_STR(table("a 5\nb 1\nc 9\n", "a 1\nb 5\nc 9\n", 0, SC_DIFF_TSV, 0),
              "base_flat\tflat\tbase_cum\tcum\tfunction\n"

@@ -91,6 +91,9 @@ static struct sc_profile *fixture(void)
 }
 
 /* "name:flat/cum name:flat/cum ..." of the top report, sorted as top sorts. */
+/* The fixture unfiltered. */
+#define ALL "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30"
+
 static const char *report(const struct sc_profile *p)
 {
     static char buf[1024];
@@ -131,9 +134,9 @@ static const char *run(const char *focus, const char *ignore, const char *hide, 
 static void test_unfiltered(void)
 {
     struct sc_profile *p = fixture();
-    T_EQ_STR(report(p), "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30");
+    T_EQ_STR(report(p), ALL);
     struct sc_filter_result r;
-    T_EQ_STR(run(NULL, "", NULL, NULL, &r), "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30");
+    T_EQ_STR(run(NULL, "", NULL, NULL, &r), ALL);
     T_EQ_INT(r.samples_kept, 7); /* nothing set: nothing changes */
     sc_profile_free(p);
 }
@@ -150,7 +153,7 @@ static void test_focus_ignore(void)
     /* by file name only */
     T_EQ_STR(run("proc\\.go", NULL, NULL, NULL, &r), "runtime.x:3/3 main:0/3");
     /* by the mapping's file: every location in /bin/app; the frameless sample goes */
-    T_EQ_STR(run("bin/app", NULL, NULL, NULL, &r), "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30");
+    T_EQ_STR(run("bin/app", NULL, NULL, NULL, &r), ALL);
     T_EQ_INT(r.samples_kept, 6);
     T_EQ_STR(run("libfoo", NULL, NULL, NULL, &r), "[libfoo.so]:7/7 a:0/7 main:0/7");
     /* not the system name */
@@ -169,7 +172,7 @@ static void test_focus_ignore(void)
     T_EQ_STR(run("^a$", "^c$", "^c$", NULL, &r), "[libfoo.so]:7/7 a:5/12 main:0/12");
     T_EQ_INT(r.hide_matched, 1);
     T_EQ_STR(run("^a$|^main$", "^a$", NULL, NULL, &r), "[app]:4/4 runtime.x:3/3 d:1/1 main:0/8");
-    T_EQ_STR(run(NULL, "nothing", NULL, NULL, &r), "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30");
+    T_EQ_STR(run(NULL, "nothing", NULL, NULL, &r), ALL);
     T_EQ_INT(r.ignore_matched, 0);
     /* case-insensitive flag, as in Go */
     T_EQ_STR(run("(?i)^RUNTIME", NULL, NULL, NULL, &r), "runtime.x:3/3 main:0/3");
@@ -193,7 +196,7 @@ static void test_hide_show(void)
     T_EQ_INT(r.samples_kept, 0);
     T_EQ_STR(run(NULL, NULL, "app", NULL, &r), "[libfoo.so]:7/7");
     T_EQ_INT(r.samples_kept, 1);
-    T_EQ_STR(run(NULL, NULL, "zzz", NULL, &r), "c:10/10 [libfoo.so]:7/7 a:5/22 [app]:4/4 runtime.x:3/3 d:1/1 b:0/10 main:0/30");
+    T_EQ_STR(run(NULL, NULL, "zzz", NULL, &r), ALL);
     T_EQ_INT(r.hide_matched, 0);
     /* show keeps matching lines, lines without a function, and drops address-only
      * locations */

@@ -136,8 +136,9 @@ static void test_inline_and_addresses(void)
     T_EQ_INT(sc_profile_validate(p, err), 0);
     struct sc_buf out = SC_BUF_INIT;
     T_EQ_INT(sc_flame_json(p, 0, 0, &out, err), 0);
-    T_EQ_STR(out.data, "{\"version\":1,\"sample_type\":\"cpu\",\"unit\":\"nanoseconds\",\"total\":8,"
-                       "\"max_self\":7,\"names\":[\"total\",\"0xabc\",\"0xdef\",\"b\",\"c\"],"
+    T_EQ_STR(out.data, "{\"version\":1,\"sample_type\":\"cpu\",\"unit\":\"nanoseconds\","
+                       "\"total\":8,\"max_self\":7,\"names\":[\"total\",\"0xabc\",\"0xdef\","
+                       "\"b\",\"c\"],"
                        "\"levels\":[[0,8,0,0],[0,7,0,1,7,1,1,2],[0,7,0,3],[0,7,7,4]]}\n");
     /* and the folded writer agrees on the frames */
     struct sc_buf f = SC_BUF_INIT;

@@ -116,7 +116,8 @@ static void test_escapes(void)
 {
     struct sc_selector *s;
     char err[SC_ERR_LEN];
-    T_EQ_INT(sc_selector_parse("{a=\"q\\\"b\\\\t\\t\\n\\x41\\101\\u00e9\\U0001F600'\\'\"}", &s, err),
+    T_EQ_INT(sc_selector_parse("{a=\"q\\\"b\\\\t\\t\\n\\x41\\101\\u00e9\\U0001F600'\\'\"}",
+                               &s, err),
              0);
     const struct sc_matcher *m = sc_selector_matcher(s, 0);
     T_EQ_MEM(m->value.ptr, m->value.len, "q\"b\\t\t\nAA\xc3\xa9\xf0\x9f\x98\x80''");
@@ -258,6 +259,7 @@ static void test_labels(void)
     T_EQ_INT(sc_labels_set(&l, "env", 3, "prod", 4), 0);
     T_EQ_INT(sc_labels_set(&l, "app", 3, "api", 3), 0); /* replaces */
     T_EQ_INT(sc_labels_set(&l, "gone", 4, "", 0), 0);   /* empty = absent */
+    T_EQ_INT(sc_labels_set(&l, "", 0, "x", 1), SC_EINVAL);
     T_EQ_INT(l.n, 3);
     struct sc_buf b = SC_BUF_INIT;
     sc_labels_format(&l, &b);
@@ -292,7 +294,8 @@ static void test_labels(void)
     sc_labels_set(&e, "_", 1, "y", 1);
     b.len = 0;
     sc_labels_format(&e, &b);
-    T_EQ_STR(b.data, "{_=\"y\",\"k-8s\"=\"x\",otel.scope.name=\"a\\\"b\\\\c\\nd\\te\\x01\\x7f\xc3\xa9\"}");
+    T_EQ_STR(b.data,
+             "{_=\"y\",\"k-8s\"=\"x\",otel.scope.name=\"a\\\"b\\\\c\\nd\\te\\x01\\x7f\xc3\xa9\"}");
     T_CHECK(sc_labels_hash(&e) == sc_hash64(b.data, b.len));
     struct sc_labels f = set_of(b.data);
     struct sc_buf b2 = SC_BUF_INIT;
