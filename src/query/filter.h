@@ -31,7 +31,8 @@ struct sc_filter_opts {
  * (literals, classes, alternation, anchors, repetition, (?i)) behave the same; `.` does not
  * match a newline and `$` only matches at the very end, as in Go. PCRE2-only constructs
  * (backreferences, lookaround) are accepted, RE2-only ones (\pN without braces is one)
- * may differ. */
+ * may differ. RE2 runs in linear time; a pathological backtracking pattern here stops at
+ * PCRE2's match limit and counts as not matching that name. */
 struct sc_filter; /* opaque: the compiled regexes */
 
 /* Compiles the options. *out is a new filter (free with sc_filter_free), also when no

@@ -449,6 +449,17 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+/* One match of valid UTF-8; when JIT code runs out of its stack, the interpreter (which
+ * uses the heap, up to the context's limit) tries again. */
+static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_data *md,
+                     pcre2_match_context *mctx)
+{
+    int r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK, md, mctx);
+    if (r == PCRE2_ERROR_JIT_STACKLIMIT)
+        r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, mctx);
+    return r >= 0;
+}
+
 /* Matches like Go's regexp: a subject that is not UTF-8 is matched with every byte that
  * starts no valid sequence read as U+FFFD (one character each), as Go decodes it. Returns
  * 1 on a match, 0 on none, on a limit hit or when out of memory. */
@@ -460,7 +471,7 @@ static int re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_d
     while (i < n && (l = utf8_seq(u + i, n - i)) != 0)
         i += l;
     if (i == n)
-        return pcre2_match(re, (PCRE2_SPTR)(n ? s : ""), n, 0, PCRE2_NO_UTF_CHECK, md, mctx) >= 0;
+        return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
     unsigned char *fixed = malloc(n * 3);
     if (!fixed)
         return 0;
@@ -477,7 +488,7 @@ static int re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_d
             i++;
         }
     }
-    int r = pcre2_match(re, fixed, k, 0, PCRE2_NO_UTF_CHECK, md, mctx) >= 0;
+    int r = match_sub(re, fixed, k, md, mctx);
     free(fixed);
     return r;
 }

@@ -248,6 +248,14 @@ static void test_matching(void)
     T_EQ_INT(sc_selector_match_value(s, 0, "xxy", 3), 1);
     T_EQ_INT(sc_selector_match_value(s, 7, "xxy", 3), 0);
     sc_selector_free(s);
+    /* JIT code that runs out of stack hands over to the interpreter */
+    T_EQ_INT(sc_selector_parse("{a=~\"(a|b)*c\"}", &s, err), 0);
+    memset(val, 'a', sizeof val);
+    val[sizeof val - 1] = 'c';
+    T_EQ_INT(sc_selector_match_value(s, 0, val, sizeof val), 1);
+    val[sizeof val - 1] = 'a';
+    T_EQ_INT(sc_selector_match_value(s, 0, val, sizeof val), 0);
+    sc_selector_free(s);
 }
 
 static void test_labels(void)
