@@ -4,8 +4,10 @@
 #include "formats/top.h"
 #include "model/error.h"
 #include "model/merge.h"
+#include "query/filter.h"
 
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +27,68 @@ static const char usage[] =
     "                       (default 0.005, as pprof; 0 shows all)\n"
     "  --format FMT         text (default, pprof's layout), tsv (flat<TAB>cum<TAB>function,\n"
     "                       exact integers in the sample type's unit, every function) or json\n"
+    "  --focus RE           keep only samples with a frame matching RE (function name, file\n"
+    "                       or binary, as pprof -focus)\n"
+    "  --ignore RE          drop samples with a frame matching RE (pprof -ignore)\n"
+    "  --hide RE            remove frames matching RE from the stacks (pprof -hide)\n"
+    "  --show RE            keep only frames matching RE in the stacks (pprof -show)\n"
+    "                       (regexes are PCRE2, which agrees with Go's RE2 on ordinary\n"
+    "                       expressions; percentages stay relative to the unfiltered total)\n"
     "  -o FILE              write to FILE instead of stdout\n"
     "  -h, --help           show this help\n";
+
+/* The report total before filtering: sum of |value| over samples, as sc_top counts it. */
+static int64_t total_of(const struct sc_profile *p, int vi)
+{
+    int64_t total = 0;
+    for (uint32_t s = 0; s < p->nsamples; s++) {
+        int64_t v = p->values[(size_t)s * p->nsample_types + (uint32_t)vi];
+        total += v < 0 ? -v : v;
+    }
+    return total;
+}
+
+/* pprof's "Active filters:" lines, put before "Showing nodes accounting for". */
+static void add_filter_legend(struct sc_buf *out, const struct sc_filter_opts *fo)
+{
+    static const char anchor[] = "Showing nodes accounting for ";
+    size_t at = 0;
+    while (at < out->len && strncmp(out->data + at, anchor, sizeof anchor - 1) != 0) {
+        const char *nl = memchr(out->data + at, '\n', out->len - at);
+        at = nl ? (size_t)(nl - out->data) + 1 : out->len;
+    }
+    if (at >= out->len)
+        return;
+    struct sc_buf legend = SC_BUF_INIT;
+    sc_buf_puts(&legend, "Active filters:\n");
+    const char *what[4] = {fo->focus, fo->ignore, fo->hide, fo->show};
+    static const char *const names[4] = {"focus", "ignore", "hide", "show"};
+    for (int i = 0; i < 4; i++) {
+        if (!what[i] || !*what[i])
+            continue;
+        struct sc_buf item = SC_BUF_INIT;
+        sc_buf_printf(&item, "%s=%s", names[i], what[i]);
+        sc_buf_puts(&legend, "   ");
+        /* pprof cuts at 80 bytes and adds an ellipsis */
+        sc_buf_append(&legend, item.data, item.len > 80 ? 80 : item.len);
+        if (item.len > 80)
+            sc_buf_puts(&legend, "\xe2\x80\xa6");
+        sc_buf_putc(&legend, '\n');
+        sc_buf_release(&item);
+    }
+    struct sc_buf all = SC_BUF_INIT;
+    sc_buf_append(&all, out->data, at);
+    sc_buf_append(&all, legend.data, legend.len);
+    sc_buf_append(&all, out->data + at, out->len - at);
+    sc_buf_release(&legend);
+    if (all.oom) {
+        sc_buf_release(&all);
+        out->oom = 1;
+        return;
+    }
+    sc_buf_release(out);
+    *out = all;
+}
 
 int cmd_top(int argc, char **argv)
 {
@@ -34,8 +96,11 @@ int cmd_top(int argc, char **argv)
         {"sample-index", required_argument, 0, 's'}, {"nodecount", required_argument, 0, 'n'},
         {"nodefraction", required_argument, 0, 'f'}, {"format", required_argument, 0, 'F'},
         {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
+        {"focus", required_argument, 0, 1},          {"ignore", required_argument, 0, 2},
+        {"hide", required_argument, 0, 3},           {"show", required_argument, 0, 4},
         {0, 0, 0, 0},
     };
+    struct sc_filter_opts fo = {0};
     const char *sample_index = NULL, *outpath = NULL;
     struct sc_top_opts to = {.format = SC_TOP_TEXT, .nodefraction = 0.005, .edgefraction = 0.001};
     int c;
@@ -73,6 +138,18 @@ int cmd_top(int argc, char **argv)
         case 'o':
             outpath = optarg;
             break;
+        case 1:
+            fo.focus = optarg;
+            break;
+        case 2:
+            fo.ignore = optarg;
+            break;
+        case 3:
+            fo.hide = optarg;
+            break;
+        case 4:
+            fo.show = optarg;
+            break;
         case 'h':
             return cli_help(usage);
         default:
@@ -80,18 +157,23 @@ int cmd_top(int argc, char **argv)
         }
     }
     char err[SC_ERR_LEN] = "";
+    struct sc_filter *filter = NULL;
+    if (sc_filter_new(&fo, &filter, err))
+        return cli_usage("top", "%s", err);
+    int filtering = sc_filter_active(filter);
     struct sc_profile *merged = NULL;
     int nfiles = argc - optind;
     const char *only = nfiles == 0 ? "-" : NULL;
     /* One input is reported straight from its buffer (pprof samples are decoded on each
-     * pass instead of stored: O(input) memory); several are merged, which needs them
-     * stored. */
-    struct sc_decode_opts dopts = {.lazy_samples = nfiles <= 1};
+     * pass instead of stored: O(input) memory); several are merged, and filters rewrite
+     * samples, which needs them stored. */
+    struct sc_decode_opts dopts = {.lazy_samples = nfiles <= 1 && !filtering};
     for (int i = optind; i < argc || only; i++) {
         const char *path = only ? only : argv[i];
         struct sc_profile *p;
         if (sc_load(path, &dopts, &p, err)) {
             sc_profile_free(merged);
+            sc_filter_free(filter);
             return cli_error("%s", err);
         }
         if (!merged) {
@@ -101,6 +183,7 @@ int cmd_top(int argc, char **argv)
             sc_profile_free(p);
             if (rc) {
                 sc_profile_free(merged);
+                sc_filter_free(filter);
                 return cli_error("cannot merge '%s': %s", path, err);
             }
         }
@@ -110,17 +193,46 @@ int cmd_top(int argc, char **argv)
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {
         sc_profile_free(merged);
+        sc_filter_free(filter);
         return cli_error("%s", err);
     }
+    int64_t total = 0;
+    if (filtering) {
+        total = total_of(merged, vi);
+        struct sc_filter_result fr;
+        int frc = sc_filter_apply(filter, merged, &fr, err);
+        if (frc) {
+            sc_profile_free(merged);
+            sc_filter_free(filter);
+            return cli_error("%s", err);
+        }
+        const char *what[4] = {fo.focus, fo.ignore, fo.hide, fo.show};
+        const uint8_t matched[4] = {fr.focus_matched, fr.ignore_matched, fr.hide_matched,
+                                    fr.show_matched};
+        static const char *const names[4] = {"focus", "ignore", "hide", "show"};
+        for (int i = 0; i < 4; i++)
+            if (what[i] && *what[i] && !matched[i])
+                fprintf(stderr, "scorch: warning: %s expression matched no samples\n", names[i]);
+    }
+    sc_filter_free(filter);
     struct sc_top t;
     int rc = sc_top_compute(merged, vi, &t, err);
     struct sc_buf out = SC_BUF_INIT;
-    if (rc == 0)
+    if (rc == 0) {
+        /* As pprof: percentages (and the node cut's label) stay relative to the whole
+         * profile, and the text says which filters are active. */
+        if (filtering)
+            t.total = total;
         sc_top_write(merged, vi, &t, &to, &out);
+        if (filtering && to.format == SC_TOP_TEXT)
+            add_filter_legend(&out, &fo);
+    }
     sc_top_release(&t);
     sc_profile_free(merged);
     if (rc)
         return cli_error("%s", err);
+    if (out.oom)
+        return cli_error("out of memory");
     rc = cli_write(outpath, &out);
     sc_buf_release(&out);
     return rc;

@@ -1,0 +1,61 @@
+/* diff.h - two profiles compared: per function (flat and cum of each) and per stack. */
+#ifndef SC_DIFF_H
+#define SC_DIFF_H
+
+#include <stdint.h>
+
+#include "model/arena.h"
+#include "model/buf.h"
+#include "model/profile.h"
+
+/* One function of the comparison. flat and cum mean what they mean in `scorch top` (and
+ * `go tool pprof -top`): each side is computed with sc_top_compute, then rows are joined
+ * by function name; a function missing on one side has 0 there. */
+struct sc_diff_row {
+    struct sc_str name; /* in the diff's arena */
+    int64_t base_flat, flat, base_cum, cum;
+};
+
+struct sc_diff {
+    struct sc_diff_row *rows; /* sorted: |flat - base_flat| descending, then name bytewise */
+    uint32_t n;
+    int64_t base_total, total; /* sc_top's totals (sum of |value|); base_total scaled too */
+    int normalized;            /* base values were scaled by base_scale */
+    double base_scale;         /* total / base_total before scaling, or 1 */
+    struct sc_str sample_type, unit; /* the new profile's, in the arena */
+    struct sc_arena arena;
+};
+
+/* Compares base (value column base_vi) with p (column vi); the units must be equal.
+ * normalize: when both totals are positive, every base value (flat, cum and the total) is
+ * multiplied by base_scale = total / base_total and rounded to the nearest integer (halves
+ * away from zero), so that shares compare rather than amounts. 0 or SC_E* with detail in
+ * err. Release with sc_diff_release, also after a failure. */
+int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
+                    int vi, int normalize, struct sc_diff *d, char *err);
+void sc_diff_release(struct sc_diff *d);
+
+enum sc_diff_format { SC_DIFF_TSV, SC_DIFF_JSON };
+
+/* Writes the first `limit` rows (0 = all):
+ * tsv: "base_flat\tflat\tbase_cum\tcum\tfunction" then one line per row, exact integers in
+ *   the sample unit (tabs and newlines in names become spaces);
+ * json: {"sample_type":..,"unit":..,"base_total":B,"total":N,"normalized":false,
+ *   "base_scale":1,"rows":[{"function":..,"base_flat":..,"flat":..,"base_cum":..,
+ *   "cum":..},...]} and a newline. */
+void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limit,
+                   struct sc_buf *out);
+
+/* Per-stack comparison as FlameGraph's difffolded.pl prints it: "stack base new" lines,
+ * frames root first joined by ';' (named as in folded output), one line per stack found
+ * on either side, identical stacks summed, stacks that are 0 on both sides left out,
+ * sorted bytewise by stack; samples without frames make the empty stack (a line that
+ * starts with the space), as in folded output. normalize: base counts multiplied by
+ * new total / base total (sums of the values) and rounded to the nearest integer
+ * (difffolded.pl -n truncates).
+ * The result feeds `scorch flamegraph` for a differential SVG. 0 or SC_E* (detail in
+ * err). */
+int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
+                   int vi, int normalize, struct sc_buf *out, char *err);
+
+#endif

@@ -1,0 +1,780 @@
+/* selector.c - PromQL label matchers: parsing, PCRE2 regexes, canonical label sets. */
+#include "query/selector.h"
+#include "model/error.h"
+#include "model/hash.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* ---- canonical text, written to a buffer or straight into a hash ---- */
+
+struct sink {
+    struct sc_buf *buf;  /* or */
+    XXH3_state_t *hash;
+    char tmp[256];
+    size_t n;
+};
+
+static void sink_flush(struct sink *k)
+{
+    if (k->hash && k->n)
+        XXH3_64bits_update(k->hash, k->tmp, k->n);
+    k->n = 0;
+}
+
+static void sink_put(struct sink *k, const char *p, size_t n)
+{
+    if (k->buf) {
+        sc_buf_append(k->buf, p, n);
+        return;
+    }
+    if (k->n + n > sizeof k->tmp) {
+        sink_flush(k);
+        if (n > sizeof k->tmp) {
+            XXH3_64bits_update(k->hash, p, n);
+            return;
+        }
+    }
+    memcpy(k->tmp + k->n, p, n);
+    k->n += n;
+}
+
+static int is_name_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static int is_name_char(unsigned char c)
+{
+    return is_name_start(c) || (c >= '0' && c <= '9') || c == '.';
+}
+
+static int is_bare_name(const char *s, size_t n)
+{
+    if (n == 0 || !is_name_start((unsigned char)s[0]))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!is_name_char((unsigned char)s[i]))
+            return 0;
+    return 1;
+}
+
+/* "..." with the escapes sc_labels_format documents. */
+static void put_quoted(struct sink *k, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    sink_put(k, "\"", 1);
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+            continue;
+        sink_put(k, s + start, i - start);
+        start = i + 1;
+        char e[4] = {'\\', 0, 0, 0};
+        size_t en = 2;
+        switch (c) {
+        case '"':
+        case '\\':
+            e[1] = (char)c;
+            break;
+        case '\n':
+            e[1] = 'n';
+            break;
+        case '\r':
+            e[1] = 'r';
+            break;
+        case '\t':
+            e[1] = 't';
+            break;
+        default:
+            e[1] = 'x';
+            e[2] = hex[c >> 4];
+            e[3] = hex[c & 15];
+            en = 4;
+        }
+        sink_put(k, e, en);
+    }
+    sink_put(k, s + start, n - start);
+    sink_put(k, "\"", 1);
+}
+
+static void put_name(struct sink *k, struct sc_str name)
+{
+    if (is_bare_name(name.ptr, name.len))
+        sink_put(k, name.ptr, name.len);
+    else
+        put_quoted(k, name.ptr, name.len);
+}
+
+static void labels_canonical(const struct sc_labels *l, struct sink *k)
+{
+    sink_put(k, "{", 1);
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (i)
+            sink_put(k, ",", 1);
+        put_name(k, l->v[i].name);
+        sink_put(k, "=", 1);
+        put_quoted(k, l->v[i].value.ptr, l->v[i].value.len);
+    }
+    sink_put(k, "}", 1);
+}
+
+/* ---- label sets ---- */
+
+void sc_labels_init(struct sc_labels *l)
+{
+    memset(l, 0, sizeof *l);
+    sc_arena_init(&l->arena);
+}
+
+void sc_labels_release(struct sc_labels *l)
+{
+    free(l->v);
+    sc_arena_release(&l->arena);
+    memset(l, 0, sizeof *l);
+}
+
+static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c)
+        return c;
+    return (an > bn) - (an < bn);
+}
+
+/* Index of name in l, or of where it would go (then *found is 0). */
+static uint32_t labels_find(const struct sc_labels *l, const char *name, size_t n, int *found)
+{
+    uint32_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = cmp_bytes(l->v[mid].name.ptr, l->v[mid].name.len, name, n);
+        if (c == 0) {
+            *found = 1;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = 0;
+    return lo;
+}
+
+int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
+                  size_t value_len)
+{
+    if (name_len == 0)
+        return SC_EINVAL; /* no text could name it */
+    if (name_len > UINT32_MAX / 2 || value_len > UINT32_MAX / 2)
+        return SC_ELIMIT;
+    int found;
+    uint32_t at = labels_find(l, name, name_len, &found);
+    if (value_len == 0) {
+        if (found) {
+            memmove(&l->v[at], &l->v[at + 1], (l->n - at - 1) * sizeof *l->v);
+            l->n--;
+        }
+        return 0;
+    }
+    char *v = sc_arena_strndup(&l->arena, value, value_len);
+    if (!v)
+        return SC_ENOMEM;
+    if (found) {
+        l->v[at].value = (struct sc_str){v, (uint32_t)value_len};
+        return 0;
+    }
+    if (l->n >= SC_LABELS_MAX)
+        return SC_ELIMIT;
+    char *nm = sc_arena_strndup(&l->arena, name, name_len);
+    if (!nm)
+        return SC_ENOMEM;
+    if (l->n == l->cap) {
+        uint32_t ncap = l->cap ? l->cap * 2 : 8;
+        struct sc_label_pair *nv = realloc(l->v, ncap * sizeof *nv);
+        if (!nv)
+            return SC_ENOMEM;
+        l->v = nv;
+        l->cap = ncap;
+    }
+    memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof *l->v);
+    l->v[at].name = (struct sc_str){nm, (uint32_t)name_len};
+    l->v[at].value = (struct sc_str){v, (uint32_t)value_len};
+    l->n++;
+    return 0;
+}
+
+int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
+                  struct sc_str *value)
+{
+    int found;
+    uint32_t at = labels_find(l, name, name_len, &found);
+    *value = found ? l->v[at].value : (struct sc_str){"", 0};
+    return found;
+}
+
+void sc_labels_format(const struct sc_labels *l, struct sc_buf *out)
+{
+    struct sink k = {.buf = out};
+    labels_canonical(l, &k);
+}
+
+uint64_t sc_labels_hash(const struct sc_labels *l)
+{
+    XXH3_state_t st;
+    XXH3_INITSTATE(&st);
+    XXH3_64bits_reset(&st);
+    struct sink k = {.hash = &st};
+    labels_canonical(l, &k);
+    sink_flush(&k);
+    return XXH3_64bits_digest(&st);
+}
+
+/* ---- the parser ---- */
+
+struct sc_selector {
+    struct sc_arena arena;
+    struct sc_matcher *m;
+    pcre2_code **re; /* per matcher; NULL for = and != */
+    uint32_t n, cap;
+    pcre2_match_context *mctx;
+};
+
+struct lexer {
+    const char *s;
+    size_t n, i;
+    const char *what; /* "selector" or "label set" */
+    char *err;
+};
+
+/* "bad selector at offset N: <msg>" (and ", got '<text at N>'" when got is set). */
+static int bad(struct lexer *x, size_t at, int got, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int bad(struct lexer *x, size_t at, int got, const char *fmt, ...)
+{
+    if (!x->err)
+        return SC_EFORMAT;
+    char msg[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char near[24] = "end of input";
+    if (at < x->n) {
+        size_t k = 0, j;
+        near[k++] = '\'';
+        for (j = at; j < x->n && j - at < 16; j++) {
+            unsigned char c = (unsigned char)x->s[j];
+            near[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+        }
+        if (j < x->n) {
+            near[k++] = '.';
+            near[k++] = '.';
+        }
+        near[k++] = '\'';
+        near[k] = 0;
+    }
+    if (got)
+        sc_errf(x->err, SC_EFORMAT, "bad %s at offset %zu: %s, got %s", x->what, at, msg, near);
+    else
+        sc_errf(x->err, SC_EFORMAT, "bad %s at offset %zu: %s", x->what, at, msg);
+    return SC_EFORMAT;
+}
+
+static void skip_ws(struct lexer *x)
+{
+    while (x->i < x->n &&
+           (x->s[x->i] == ' ' || x->s[x->i] == '\t' || x->s[x->i] == '\n' || x->s[x->i] == '\r'))
+        x->i++;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static void put_utf8(struct sc_buf *b, uint32_t cp)
+{
+    char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (char)(0xc0 | cp >> 6);
+        u[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (char)(0xe0 | cp >> 12);
+        u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (char)(0xf0 | cp >> 18);
+        u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        u[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    sc_buf_append(b, u, n);
+}
+
+/* A quoted string at x->i (the quote), unescaped into out (which is emptied first). */
+static int lex_string(struct lexer *x, struct sc_buf *out)
+{
+    size_t start = x->i;
+    char q = x->s[x->i++];
+    out->len = 0;
+    sc_buf_append(out, "", 0);
+    if (q == '`') {
+        const char *end = memchr(x->s + x->i, '`', x->n - x->i);
+        if (!end)
+            return bad(x, start, 0, "unterminated string");
+        sc_buf_append(out, x->s + x->i, (size_t)(end - (x->s + x->i)));
+        x->i = (size_t)(end - x->s) + 1;
+        return out->oom ? SC_ENOMEM : 0;
+    }
+    for (;;) {
+        if (x->i >= x->n || x->s[x->i] == '\n')
+            return bad(x, start, 0, "unterminated string");
+        char c = x->s[x->i];
+        if (c == q) {
+            x->i++;
+            break;
+        }
+        if (c != '\\') {
+            size_t j = x->i;
+            while (j < x->n && x->s[j] != q && x->s[j] != '\\' && x->s[j] != '\n')
+                j++;
+            sc_buf_append(out, x->s + x->i, j - x->i);
+            x->i = j;
+            continue;
+        }
+        size_t esc = x->i++;
+        if (x->i >= x->n)
+            return bad(x, start, 0, "unterminated string");
+        char e = x->s[x->i++];
+        int digits = 0, base = 16;
+        switch (e) {
+        case 'a': sc_buf_putc(out, '\a'); break;
+        case 'b': sc_buf_putc(out, '\b'); break;
+        case 'f': sc_buf_putc(out, '\f'); break;
+        case 'n': sc_buf_putc(out, '\n'); break;
+        case 'r': sc_buf_putc(out, '\r'); break;
+        case 't': sc_buf_putc(out, '\t'); break;
+        case 'v': sc_buf_putc(out, '\v'); break;
+        case '\\':
+        case '"':
+        case '\'':
+            sc_buf_putc(out, e);
+            break;
+        case 'x': digits = 2; break;
+        case 'u': digits = 4; break;
+        case 'U': digits = 8; break;
+        default:
+            if (e >= '0' && e <= '7') {
+                digits = 3;
+                base = 8;
+                x->i--;
+                break;
+            }
+            return bad(x, esc, 1, "unknown escape");
+        }
+        if (!digits)
+            continue;
+        uint32_t v = 0;
+        for (int k = 0; k < digits; k++) {
+            int d = x->i < x->n ? hexval(x->s[x->i]) : -1;
+            if (d < 0 || d >= base)
+                return bad(x, esc, 1, "escape needs %d %s digits", digits,
+                           base == 8 ? "octal" : "hex");
+            v = v * (uint32_t)base + (uint32_t)d;
+            x->i++;
+        }
+        if (e == 'u' || e == 'U') {
+            if (v > 0x10ffff || (v >= 0xd800 && v < 0xe000))
+                return bad(x, esc, 1, "escape is not a valid Unicode code point");
+            put_utf8(out, v);
+        } else {
+            if (v > 255)
+                return bad(x, esc, 1, "octal escape above \\377");
+            sc_buf_putc(out, (char)v);
+        }
+    }
+    return out->oom ? SC_ENOMEM : 0;
+}
+
+/* Regexes are anchored at both ends, `.` matches newlines (Prometheus's "^(?s:re)$"); UTF-8
+ * like Go's (re_match). */
+#define RE_FLAGS                                                                                   \
+    (PCRE2_UTF | PCRE2_DOTALL | PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NEVER_BACKSLASH_C |     \
+     PCRE2_DOLLAR_ENDONLY)
+
+/* Length of the UTF-8 sequence (RFC 3629: no overlongs, surrogates or > U+10FFFF) at
+ * s[0..n), or 0 when the bytes there do not form one. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++)
+        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
+            return 0;
+    return len;
+}
+
+/* One match of valid UTF-8; when JIT code runs out of its stack, the interpreter (which
+ * uses the heap, up to the context's limit) tries again. */
+static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_data *md,
+                     pcre2_match_context *mctx)
+{
+    int r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK, md, mctx);
+    if (r == PCRE2_ERROR_JIT_STACKLIMIT)
+        r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, mctx);
+    return r >= 0;
+}
+
+/* Matches like Go's regexp: a subject that is not UTF-8 is matched with every byte that
+ * starts no valid sequence read as U+FFFD (one character each), as Go decodes it. Returns
+ * 1 on a match, 0 on none, on a limit hit or when out of memory. */
+static int re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md,
+                    pcre2_match_context *mctx)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, l;
+    while (i < n && (l = utf8_seq(u + i, n - i)) != 0)
+        i += l;
+    if (i == n)
+        return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
+    unsigned char *fixed = malloc(n * 3);
+    if (!fixed)
+        return 0;
+    size_t k = 0;
+    for (i = 0; i < n;) {
+        l = utf8_seq(u + i, n - i);
+        if (l) {
+            memcpy(fixed + k, u + i, l);
+            k += l;
+            i += l;
+        } else {
+            memcpy(fixed + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            i++;
+        }
+    }
+    int r = match_sub(re, fixed, k, md, mctx);
+    free(fixed);
+    return r;
+}
+
+/* Bounds on one regex match, so that no value or pattern can make matching hang. */
+#define RE_MATCH_LIMIT 1000000
+#define RE_DEPTH_LIMIT 10000
+#define RE_HEAP_LIMIT_KB 16384
+
+static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_buf *name,
+                       enum sc_match_op op, const struct sc_buf *value, size_t value_at,
+                       int compile)
+{
+    if (s->n >= SC_SELECTOR_MAX_MATCHERS) {
+        bad(x, value_at, 0, "more than %d matchers", SC_SELECTOR_MAX_MATCHERS);
+        return SC_ELIMIT;
+    }
+    if (s->n == s->cap) {
+        uint32_t ncap = s->cap ? s->cap * 2 : 4;
+        struct sc_matcher *nm = realloc(s->m, ncap * sizeof *nm);
+        if (nm)
+            s->m = nm;
+        pcre2_code **nr = nm ? realloc(s->re, ncap * sizeof *nr) : NULL;
+        if (!nm || !nr)
+            return sc_errf(x->err, SC_ENOMEM, "out of memory");
+        s->re = nr;
+        s->cap = ncap;
+    }
+    struct sc_matcher *m = &s->m[s->n];
+    const char *nm = sc_arena_strndup(&s->arena, name->data ? name->data : "", name->len);
+    const char *v = sc_arena_strndup(&s->arena, value->data ? value->data : "", value->len);
+    if (!nm || !v)
+        return sc_errf(x->err, SC_ENOMEM, "out of memory");
+    m->name = (struct sc_str){nm, (uint32_t)name->len};
+    m->value = (struct sc_str){v, (uint32_t)value->len};
+    m->op = op;
+    s->re[s->n] = NULL;
+    if (compile && (op == SC_MATCH_RE || op == SC_MATCH_NRE)) {
+        int ecode;
+        PCRE2_SIZE eoff;
+        pcre2_code *re = pcre2_compile((PCRE2_SPTR)v, value->len, RE_FLAGS, &ecode, &eoff, NULL);
+        if (!re) {
+            PCRE2_UCHAR msg[120];
+            pcre2_get_error_message(ecode, msg, sizeof msg);
+            return bad(x, value_at, 0, "bad regex for '%s': %s at offset %zu of the regex", nm,
+                       (const char *)msg, (size_t)eoff);
+        }
+        /* JIT is an optimisation: when it is unavailable the interpreter matches the same */
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+        s->re[s->n] = re;
+        if (!s->mctx) {
+            s->mctx = pcre2_match_context_create(NULL);
+            if (!s->mctx) {
+                s->n++;
+                return sc_errf(x->err, SC_ENOMEM, "out of memory");
+            }
+            pcre2_set_match_limit(s->mctx, RE_MATCH_LIMIT);
+            pcre2_set_depth_limit(s->mctx, RE_DEPTH_LIMIT);
+            pcre2_set_heap_limit(s->mctx, RE_HEAP_LIMIT_KB);
+        }
+    }
+    s->n++;
+    return 0;
+}
+
+/* The grammar of sc_selector_parse. labels_only: only `=`, no regexes compiled. */
+static int parse(struct sc_selector *s, const char *text, int labels_only, char *err)
+{
+    struct lexer x = {text ? text : "", 0, 0, labels_only ? "label set" : "selector", err};
+    x.n = strlen(x.s);
+    if (x.n > SC_SELECTOR_MAX_LEN) {
+        sc_errf(err, SC_ELIMIT, "%s longer than %d bytes", x.what, SC_SELECTOR_MAX_LEN);
+        return SC_ELIMIT;
+    }
+    skip_ws(&x);
+    if (x.i == x.n)
+        return 0;
+    if (x.s[x.i] != '{')
+        return bad(&x, x.i, 1, "expected '{'");
+    x.i++;
+    struct sc_buf name = SC_BUF_INIT, value = SC_BUF_INIT;
+    int rc = 0;
+    for (;;) {
+        skip_ws(&x);
+        if (x.i < x.n && x.s[x.i] == '}')
+            break;
+        /* label name */
+        size_t name_at = x.i;
+        if (x.i < x.n && is_name_start((unsigned char)x.s[x.i])) {
+            size_t j = x.i + 1;
+            while (j < x.n && is_name_char((unsigned char)x.s[j]))
+                j++;
+            name.len = 0;
+            sc_buf_append(&name, x.s + x.i, j - x.i);
+            x.i = j;
+        } else if (x.i < x.n && (x.s[x.i] == '"' || x.s[x.i] == '\'' || x.s[x.i] == '`')) {
+            if ((rc = lex_string(&x, &name)))
+                break;
+            if (name.len == 0) {
+                rc = bad(&x, name_at, 0, "empty label name");
+                break;
+            }
+        } else {
+            rc = bad(&x, x.i, 1, "expected a label name");
+            break;
+        }
+        if (name.oom) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
+        }
+        /* operator */
+        skip_ws(&x);
+        size_t op_at = x.i;
+        enum sc_match_op op;
+        const char *opname;
+        if (x.i + 1 < x.n && x.s[x.i] == '=' && x.s[x.i + 1] == '~') {
+            op = SC_MATCH_RE, opname = "=~", x.i += 2;
+        } else if (x.i + 1 < x.n && x.s[x.i] == '!' && x.s[x.i + 1] == '=') {
+            op = SC_MATCH_NE, opname = "!=", x.i += 2;
+        } else if (x.i + 1 < x.n && x.s[x.i] == '!' && x.s[x.i + 1] == '~') {
+            op = SC_MATCH_NRE, opname = "!~", x.i += 2;
+        } else if (x.i < x.n && x.s[x.i] == '=') {
+            op = SC_MATCH_EQ, opname = "=", x.i += 1;
+        } else {
+            rc = bad(&x, op_at, 1, "expected '=', '!=', '=~' or '!~' after label name");
+            break;
+        }
+        if (labels_only && op != SC_MATCH_EQ) {
+            rc = bad(&x, op_at, 0, "only '=' is allowed in a label set");
+            break;
+        }
+        /* value */
+        skip_ws(&x);
+        size_t value_at = x.i;
+        if (x.i >= x.n || (x.s[x.i] != '"' && x.s[x.i] != '\'' && x.s[x.i] != '`')) {
+            rc = bad(&x, x.i, 1, "expected a quoted value after '%s'", opname);
+            break;
+        }
+        if ((rc = lex_string(&x, &value)))
+            break;
+        if ((rc = add_matcher(s, &x, &name, op, &value, value_at, !labels_only)))
+            break;
+        /* separator */
+        skip_ws(&x);
+        if (x.i < x.n && x.s[x.i] == ',') {
+            x.i++;
+            continue;
+        }
+        if (x.i < x.n && x.s[x.i] == '}')
+            break;
+        rc = bad(&x, x.i, 1, "expected ',' or '}' after a matcher");
+        break;
+    }
+    sc_buf_release(&name);
+    sc_buf_release(&value);
+    if (rc)
+        return rc;
+    x.i++; /* '}' */
+    skip_ws(&x);
+    if (x.i < x.n)
+        return bad(&x, x.i, 1, "unexpected text after '}'");
+    return 0;
+}
+
+void sc_selector_free(struct sc_selector *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->n; i++)
+        pcre2_code_free(s->re[i]);
+    free(s->re);
+    free(s->m);
+    pcre2_match_context_free(s->mctx);
+    sc_arena_release(&s->arena);
+    free(s);
+}
+
+int sc_selector_parse(const char *text, struct sc_selector **out, char *err)
+{
+    *out = NULL;
+    struct sc_selector *s = calloc(1, sizeof *s);
+    if (!s)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    sc_arena_init(&s->arena);
+    int rc = parse(s, text, 0, err);
+    if (rc) {
+        sc_selector_free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int sc_labels_parse(const char *text, struct sc_labels *l, char *err)
+{
+    struct sc_selector s;
+    memset(&s, 0, sizeof s);
+    sc_arena_init(&s.arena);
+    int rc = parse(&s, text, 1, err);
+    for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
+        rc = sc_labels_set(l, s.m[i].name.ptr, s.m[i].name.len, s.m[i].value.ptr,
+                           s.m[i].value.len);
+        if (rc == SC_ELIMIT)
+            sc_errf(err, rc, "more than %d labels", SC_LABELS_MAX);
+        else if (rc)
+            sc_errf(err, rc, "out of memory");
+    }
+    free(s.re);
+    free(s.m);
+    sc_arena_release(&s.arena);
+    return rc;
+}
+
+uint32_t sc_selector_nmatchers(const struct sc_selector *s)
+{
+    return s ? s->n : 0;
+}
+
+const struct sc_matcher *sc_selector_matcher(const struct sc_selector *s, uint32_t i)
+{
+    return s && i < s->n ? &s->m[i] : NULL;
+}
+
+static int match_one(const struct sc_selector *s, uint32_t i, const char *v, size_t n,
+                     pcre2_match_data *md)
+{
+    const struct sc_matcher *m = &s->m[i];
+    switch (m->op) {
+    case SC_MATCH_EQ:
+        return n == m->value.len && memcmp(v, m->value.ptr, n) == 0;
+    case SC_MATCH_NE:
+        return !(n == m->value.len && memcmp(v, m->value.ptr, n) == 0);
+    case SC_MATCH_RE:
+    case SC_MATCH_NRE: {
+        /* A match that runs into a limit (or any other error) counts as no match. */
+        int hit = re_match(s->re[i], v, n, md, s->mctx);
+        return m->op == SC_MATCH_RE ? hit : !hit;
+    }
+    }
+    return 0;
+}
+
+int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value,
+                            size_t len)
+{
+    if (!s || i >= s->n)
+        return 0;
+    pcre2_match_data *md = NULL;
+    if (s->re[i] && !(md = pcre2_match_data_create(1, NULL)))
+        return 0;
+    int r = match_one(s, i, value ? value : "", value ? len : 0, md);
+    pcre2_match_data_free(md);
+    return r;
+}
+
+int sc_selector_match(const struct sc_selector *s, const struct sc_labels *labels)
+{
+    if (!s || s->n == 0)
+        return 1;
+    pcre2_match_data *md = NULL; /* per call, so that threads can share the selector */
+    int ok = 1;
+    for (uint32_t i = 0; ok && i < s->n; i++) {
+        struct sc_str v = {"", 0};
+        if (labels)
+            sc_labels_get(labels, s->m[i].name.ptr, s->m[i].name.len, &v);
+        if (s->re[i] && !md && !(md = pcre2_match_data_create(1, NULL))) {
+            ok = 0;
+            break;
+        }
+        ok = match_one(s, i, v.ptr, v.len, md);
+    }
+    pcre2_match_data_free(md);
+    return ok;
+}
+
+void sc_selector_format(const struct sc_selector *s, struct sc_buf *out)
+{
+    static const char *const ops[] = {"=", "!=", "=~", "!~"};
+    struct sink k = {.buf = out};
+    sink_put(&k, "{", 1);
+    for (uint32_t i = 0; s && i < s->n; i++) {
+        if (i)
+            sink_put(&k, ",", 1);
+        put_name(&k, s->m[i].name);
+        sink_put(&k, ops[s->m[i].op], strlen(ops[s->m[i].op]));
+        put_quoted(&k, s->m[i].value.ptr, s->m[i].value.len);
+    }
+    sink_put(&k, "}", 1);
+}

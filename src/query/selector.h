@@ -1,0 +1,117 @@
+/* selector.h - PromQL label matchers ({a="x", b=~"y|z"}) and the label sets they match. */
+#ifndef SC_SELECTOR_H
+#define SC_SELECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/arena.h"
+#include "model/buf.h"
+#include "model/profile.h"
+
+/* ---- label sets ----
+ *
+ * A series' labels: name/value pairs kept sorted by name (bytewise) with unique names, so
+ * that one set has exactly one canonical text and hash. As in Prometheus, a label with an
+ * empty value is the same as no label: setting a value "" removes the name. Names and
+ * values are copied into the set's arena (NUL-terminated; values may hold NUL bytes, use
+ * the lengths). A plain value type: embed it, sc_labels_init / sc_labels_release. */
+struct sc_label_pair {
+    struct sc_str name, value;
+};
+
+struct sc_labels {
+    struct sc_label_pair *v; /* sorted by name, names unique, values non-empty */
+    uint32_t n, cap;
+    struct sc_arena arena;
+};
+
+/* At most this many labels in one set (sc_labels_set fails with SC_ELIMIT beyond). */
+#define SC_LABELS_MAX 256
+
+void sc_labels_init(struct sc_labels *l);
+void sc_labels_release(struct sc_labels *l);
+
+/* Sets name to value, replacing an earlier value; an empty value removes the name.
+ * Names are not validated beyond being non-empty (the canonical text quotes names that are
+ * not [a-zA-Z_][a-zA-Z0-9_.]*). 0, SC_EINVAL (empty name), SC_ENOMEM or SC_ELIMIT. */
+int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
+                  size_t value_len);
+
+/* Value of name: 1 with *value set, or 0 when absent (*value then is "", length 0). */
+int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
+                  struct sc_str *value);
+
+/* Appends the canonical text: `{a="x",b="y"}` - sorted by name, no spaces, values in double
+ * quotes with \\ \" \n \r \t escaped and other bytes below 0x20 (and 0x7f) as \xHH, bytes
+ * from 0x80 up verbatim; a name that is not [a-zA-Z_][a-zA-Z0-9_.]* is quoted the same way
+ * (Prometheus 3's quoted names). An empty set is `{}`. sc_labels_parse reads it back. The
+ * store uses this text (and sc_labels_hash) as a series' identity: never change it. */
+void sc_labels_format(const struct sc_labels *l, struct sc_buf *out);
+
+/* sc_hash64 of the canonical text, computed without building it. */
+uint64_t sc_labels_hash(const struct sc_labels *l);
+
+/* Parses a label set written as a selector of `=` matchers only (the canonical text, or
+ * any spacing, quoting and order, e.g. `{env="prod", service_name='api'}`) into l, which
+ * must be initialised (labels are added to what it holds). A name given twice keeps the
+ * last value. 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM with detail in err. */
+int sc_labels_parse(const char *text, struct sc_labels *l, char *err);
+
+/* ---- selectors ---- */
+
+enum sc_match_op {
+    SC_MATCH_EQ,  /* =  */
+    SC_MATCH_NE,  /* != */
+    SC_MATCH_RE,  /* =~ */
+    SC_MATCH_NRE, /* !~ */
+};
+
+/* One matcher as written (value unescaped). Strings are NUL-terminated. */
+struct sc_matcher {
+    struct sc_str name, value;
+    enum sc_match_op op;
+};
+
+struct sc_selector; /* opaque: matchers plus their compiled regexes */
+
+/* Limits on what sc_selector_parse accepts. */
+#define SC_SELECTOR_MAX_LEN 16384
+#define SC_SELECTOR_MAX_MATCHERS 64
+
+/* Parses PromQL label matchers: `{name op value, ...}` where
+ * - braces are required; `{}`, an empty string or NULL select everything;
+ * - names are [a-zA-Z_][a-zA-Z0-9_.]* (dots: Pyroscope clients send `otel.scope.name`), or
+ *   a quoted string (Prometheus 3);
+ * - op is =, !=, =~ or !~;
+ * - values are "double" or 'single' quoted with Go's escapes (\a \b \f \n \r \t \v \\ \"
+ *   \' \xHH \ooo \uXXXX \UXXXXXXXX; either quote may be escaped in either kind), or
+ *   `backquoted` raw strings;
+ * - whitespace may surround every token and a trailing comma is allowed.
+ * Regexes are anchored like Prometheus's (the whole value must match, `.` matches newlines)
+ * and compiled with PCRE2 + JIT; RE2 (Go) and PCRE2 agree on ordinary expressions.
+ * On success *out is a new selector (free with sc_selector_free). On error *out is NULL and
+ * err reads e.g. "bad selector at offset 14: expected a quoted value after '=', got 'prod}'".
+ * Returns 0, SC_EFORMAT, SC_ELIMIT or SC_ENOMEM. */
+int sc_selector_parse(const char *text, struct sc_selector **out, char *err);
+void sc_selector_free(struct sc_selector *s);
+
+/* 1 when every matcher holds for labels, else 0. A label that is absent has the value ""
+ * (Prometheus): {a=""} selects series without a, {a!=""} series with it. Thread-safe: many
+ * threads may match with one selector at once. */
+int sc_selector_match(const struct sc_selector *s, const struct sc_labels *labels);
+
+/* The matchers, in the order written, for pushing them down to a database (e.g. `=` as
+ * SQL equality); the pointer lives as long as the selector. */
+uint32_t sc_selector_nmatchers(const struct sc_selector *s);
+const struct sc_matcher *sc_selector_matcher(const struct sc_selector *s, uint32_t i);
+
+/* 1 when matcher i holds for a label value ("" = absent), else 0. */
+int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value,
+                            size_t len);
+
+/* Appends the selector in canonical form: matchers in the order written, `{a="x",b=~"y"}`,
+ * quoted as sc_labels_format quotes. sc_selector_parse reads it back to the same matchers. */
+void sc_selector_format(const struct sc_selector *s, struct sc_buf *out);
+
+#endif
