@@ -142,15 +142,18 @@ static int64_t day0;
 static void *writer(void *arg)
 {
     (void)arg;
-    struct sc_label_pair labels[] = {{"service_name", "checkout"}, {"env", "prod"},
-                                     {"instance", "10.0.0.7:6060"}};
+    struct sc_labels labels;
+    sc_labels_init(&labels);
+    sc_labels_set(&labels, "service_name", 12, "checkout", 8);
+    sc_labels_set(&labels, "env", 3, "prod", 4);
+    sc_labels_set(&labels, "instance", 8, "10.0.0.7:6060", 13);
     for (;;) {
         pthread_mutex_lock(&next_mu);
         int i = next_profile++;
         pthread_mutex_unlock(&next_mu);
         if (i >= total_profiles)
             break;
-        struct sc_store_write w = {NULL, labels, 3, "cpu", day0 + (int64_t)i * 10 * NS, 10 * NS,
+        struct sc_store_write w = {NULL, &labels, "cpu", day0 + (int64_t)i * 10 * NS, 10 * NS,
                                    variants[i % NVARIANTS], 0};
         char err[SC_ERR_LEN];
         if (sc_store_write(store, &w, err)) {
@@ -158,6 +161,7 @@ static void *writer(void *arg)
             exit(1);
         }
     }
+    sc_labels_release(&labels);
     return NULL;
 }
 

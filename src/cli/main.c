@@ -22,12 +22,13 @@ static const struct cmd {
     {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},
     {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)"},
     {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON"},
+    {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: scorch <command> [options] [args]\n\n"
-               "scorch keeps profiles and shows them. Offline commands:\n\n");
+               "scorch keeps profiles and shows them. Commands:\n\n");
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
     fprintf(f, "\nInputs may be pprof (gzipped or not), folded stacks or `perf script` text;\n"

@@ -50,10 +50,10 @@ static int valid_label_name(const char *s, size_t n)
     return 1;
 }
 
-int sc_ingest_parse_name(const char *name, struct sc_buf *buf, struct sc_label_pair *labels,
-                         uint32_t max, const char **suffix, char *err)
+int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t max, char *suffix,
+                         char *err)
 {
-    *suffix = NULL;
+    suffix[0] = 0;
     if (!name || !*name)
         return sc_errf(err, SC_EINVAL, "missing 'name' (application name)");
     size_t len = strlen(name);
@@ -67,105 +67,74 @@ int sc_ingest_parse_name(const char *name, struct sc_buf *buf, struct sc_label_p
         return sc_errf(err, SC_EINVAL, "empty application name in '%.64s'", name);
     if (applen > MAX_LABEL_LEN)
         return sc_errf(err, SC_ELIMIT, "application name is longer than %d bytes", MAX_LABEL_LEN);
-    /* copy everything into buf first (pointers taken once it stops moving) */
-    buf->len = 0;
-    if (sc_buf_reserve(buf, len + 2 * max + 16))
-        return sc_errf(err, SC_ENOMEM, "out of memory");
-    char *d = buf->data;
-    size_t o = 0;
-    size_t offs[2 * MAX_LABELS + 2];
-    uint32_t n = 0;
     /* service_name, without a known suffix */
     size_t keep = applen;
     const char *dot = memrchr(name, '.', applen);
-    char sfx[32] = "";
-    if (dot && (size_t)(name + applen - dot - 1) < sizeof sfx) {
+    if (dot && (size_t)(name + applen - dot - 1) < 32) {
+        char sfx[32];
         snprintf(sfx, sizeof sfx, "%.*s", (int)(name + applen - dot - 1), dot + 1);
-        if (find_suffix(sfx))
+        if (find_suffix(sfx)) {
             keep = (size_t)(dot - name);
-        else
-            sfx[0] = 0;
-    }
-    offs[0] = o;
-    memcpy(d + o, "service_name", 13);
-    o += 13;
-    offs[1] = o;
-    memcpy(d + o, name, keep);
-    o += keep;
-    d[o++] = 0;
-    n = 1;
-    size_t sfx_off = o;
-    memcpy(d + o, sfx, strlen(sfx) + 1);
-    o += strlen(sfx) + 1;
-    if (brace) {
-        const char *p = brace + 1, *end = name + len;
-        if (end[-1] != '}')
-            return sc_errf(err, SC_EINVAL, "name: missing '}' in '%.64s'", name);
-        end--;
-        while (p < end) {
-            while (p < end && (*p == ' ' || *p == ','))
-                p++;
-            if (p >= end)
-                break;
-            const char *eq = memchr(p, '=', (size_t)(end - p));
-            if (!eq)
-                return sc_errf(err, SC_EINVAL, "name: label without '=' at offset %zu",
-                               (size_t)(p - name));
-            const char *k = p, *ke = eq;
-            while (ke > k && ke[-1] == ' ')
-                ke--;
-            const char *v = eq + 1;
-            while (v < end && *v == ' ')
-                v++;
-            const char *ve;
-            int quoted = v < end && *v == '"';
-            if (quoted) {
-                v++;
-                ve = memchr(v, '"', (size_t)(end - v));
-                if (!ve)
-                    return sc_errf(err, SC_EINVAL, "name: unterminated quote");
-                p = ve + 1;
-            } else {
-                ve = memchr(v, ',', (size_t)(end - v));
-                if (!ve)
-                    ve = end;
-                p = ve;
-                while (ve > v && ve[-1] == ' ')
-                    ve--;
-            }
-            if (!valid_label_name(k, (size_t)(ke - k)))
-                return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
-                               (int)(ke - k < 64 ? ke - k : 64), k);
-            if ((size_t)(ve - v) > MAX_LABEL_LEN)
-                return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
-                               (int)(ke - k < 64 ? ke - k : 64), k, MAX_LABEL_LEN);
-            if (n >= max || n >= MAX_LABELS)
-                return sc_errf(err, SC_ELIMIT, "more than %u labels",
-                               (unsigned)(max < MAX_LABELS ? max : MAX_LABELS));
-            /* a name's own service_name overrides nothing: the app name wins */
-            if ((size_t)(ke - k) == 12 && !memcmp(k, "service_name", 12))
-                continue;
-            offs[2 * n] = o;
-            memcpy(d + o, k, (size_t)(ke - k));
-            o += (size_t)(ke - k);
-            d[o++] = 0;
-            offs[2 * n + 1] = o;
-            memcpy(d + o, v, (size_t)(ve - v));
-            o += (size_t)(ve - v);
-            d[o++] = 0;
-            for (uint32_t i = 1; i < n; i++)
-                if (!strcmp(d + offs[2 * i], d + offs[2 * n]))
-                    return sc_errf(err, SC_EINVAL, "name: duplicate label '%s'", d + offs[2 * n]);
-            n++;
+            memcpy(suffix, sfx, strlen(sfx) + 1);
         }
     }
-    buf->len = o;
-    for (uint32_t i = 0; i < n; i++) {
-        labels[i].name = d + offs[2 * i];
-        labels[i].value = d + offs[2 * i + 1];
+    if (sc_labels_set(labels, "service_name", 12, name, keep))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!brace)
+        return 0;
+    const char *p = brace + 1, *end = name + len;
+    if (end[-1] != '}')
+        return sc_errf(err, SC_EINVAL, "name: missing '}' in '%.64s'", name);
+    end--;
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == ','))
+            p++;
+        if (p >= end)
+            break;
+        const char *eq = memchr(p, '=', (size_t)(end - p));
+        if (!eq)
+            return sc_errf(err, SC_EINVAL, "name: label without '=' at offset %zu",
+                           (size_t)(p - name));
+        const char *k = p, *ke = eq;
+        while (ke > k && ke[-1] == ' ')
+            ke--;
+        const char *v = eq + 1;
+        while (v < end && *v == ' ')
+            v++;
+        const char *ve;
+        if (v < end && *v == '"') {
+            v++;
+            ve = memchr(v, '"', (size_t)(end - v));
+            if (!ve)
+                return sc_errf(err, SC_EINVAL, "name: unterminated quote");
+            p = ve + 1;
+        } else {
+            ve = memchr(v, ',', (size_t)(end - v));
+            if (!ve)
+                ve = end;
+            p = ve;
+            while (ve > v && ve[-1] == ' ')
+                ve--;
+        }
+        if (!valid_label_name(k, (size_t)(ke - k)))
+            return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
+                           (int)(ke - k < 64 ? ke - k : 64), k);
+        if ((size_t)(ve - v) > MAX_LABEL_LEN)
+            return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
+                           (int)(ke - k < 64 ? ke - k : 64), k, MAX_LABEL_LEN);
+        /* the application name is the service name: a label cannot override it */
+        if ((size_t)(ke - k) == 12 && !memcmp(k, "service_name", 12))
+            continue;
+        struct sc_str old;
+        if (sc_labels_get(labels, k, (size_t)(ke - k), &old))
+            return sc_errf(err, SC_EINVAL, "name: duplicate label '%.*s'",
+                           (int)(ke - k < 64 ? ke - k : 64), k);
+        if (labels->n >= max)
+            return sc_errf(err, SC_ELIMIT, "more than %u labels", (unsigned)max);
+        if (sc_labels_set(labels, k, (size_t)(ke - k), v, (size_t)(ve - v)))
+            return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    *suffix = d[sfx_off] ? d + sfx_off : NULL;
-    return (int)n;
+    return 0;
 }
 
 /* Unix time in s, ms, us or ns by magnitude (Pyroscope clients send seconds). */
@@ -321,12 +290,12 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
               struct sc_ingest_result *res, char *err)
 {
     memset(res, 0, sizeof *res);
-    struct sc_buf namebuf = SC_BUF_INIT;
-    struct sc_label_pair labels[MAX_LABELS + 8];
-    const char *suffix = NULL;
-    int nl = sc_ingest_parse_name(r->name, &namebuf, labels, MAX_LABELS, &suffix, err);
+    struct sc_labels labels;
+    sc_labels_init(&labels);
+    char suffix[32];
+    int nl = sc_ingest_parse_name(r->name, &labels, MAX_LABELS, suffix, err);
     if (nl < 0) {
-        sc_buf_release(&namebuf);
+        sc_labels_release(&labels);
         return nl;
     }
     const struct suffix *sfx = find_suffix(suffix);
@@ -362,7 +331,7 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
                          "unsupported format '%.32s' (pprof, folded, lines, perf_script)", format);
     }
     if (rc) {
-        sc_buf_release(&namebuf);
+        sc_labels_release(&labels);
         return rc;
     }
     /* decompress once here so folded/lines conversion sees text */
@@ -371,7 +340,7 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     size_t plen = r->len;
     const void *body = r->body;
     if (r->len > lim->max_input) {
-        sc_buf_release(&namebuf);
+        sc_labels_release(&labels);
         return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", r->len,
                        (unsigned long long)lim->max_input);
     }
@@ -400,19 +369,19 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         profile = "profile"; /* a pprof of no kind we know */
     if (!rc && sc_profile_nsamples(p) == 0 && p->nsample_types == 0)
         rc = sc_errf(err, SC_EFORMAT, "empty profile");
-    /* labels: the name's, spy_name, the caller's */
-    if (!rc && r->spy_name && *r->spy_name && nl < MAX_LABELS)
-        labels[nl++] = (struct sc_label_pair){"spy_name", r->spy_name};
-    for (uint32_t i = 0; !rc && i < r->nextra; i++) {
-        int dup = 0;
-        for (int k = 0; k < nl && !dup; k++)
-            dup = !strcmp(labels[k].name, r->extra_labels[i].name);
-        if (dup)
-            continue; /* the name's own labels win */
-        if (nl >= MAX_LABELS + 8)
-            rc = sc_errf(err, SC_ELIMIT, "too many labels");
-        else
-            labels[nl++] = r->extra_labels[i];
+    /* labels: the name's, spy_name, the caller's (the name's win) */
+    if (!rc && r->spy_name && *r->spy_name &&
+        sc_labels_set(&labels, "spy_name", 8, r->spy_name, strlen(r->spy_name)))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    for (uint32_t i = 0; !rc && r->extra_labels && i < r->extra_labels->n; i++) {
+        const struct sc_label_pair *x = &r->extra_labels->v[i];
+        struct sc_str old;
+        if (sc_labels_get(&labels, x->name.ptr, x->name.len, &old))
+            continue;
+        if (labels.n >= MAX_LABELS)
+            rc = sc_errf(err, SC_ELIMIT, "more than %d labels", MAX_LABELS);
+        else if (sc_labels_set(&labels, x->name.ptr, x->name.len, x->value.ptr, x->value.len))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     if (!rc) {
         int64_t t = from ? from : p->time_nanos;
@@ -431,16 +400,18 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         }
         if (!t)
             t = (int64_t)time(NULL) * 1000000000LL;
-        struct sc_store_write w = {r->tenant, labels, (uint32_t)nl, profile, t, dur, p, shift};
+        struct sc_store_write w = {r->tenant, &labels, profile, t, dur, p, shift};
         rc = sc_store_write(s, &w, err);
         if (!rc) {
             res->samples = sc_profile_nsamples(p);
             snprintf(res->profile, sizeof res->profile, "%s", profile);
-            snprintf(res->service, sizeof res->service, "%s", labels[0].value);
+            struct sc_str svc;
+            sc_labels_get(&labels, "service_name", 12, &svc);
+            snprintf(res->service, sizeof res->service, "%.*s", (int)svc.len, svc.ptr);
         }
     }
     sc_profile_free(p);
     free(plain);
-    sc_buf_release(&namebuf);
+    sc_labels_release(&labels);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "formats/input.h"
+#include "model/labels.h"
 #include "store/store.h"
 
 /* A push in Pyroscope's protocol (POST /ingest), already taken apart by the HTTP layer.
@@ -39,8 +40,7 @@ struct sc_ingest_req {
     const void *body; /* the profile (gzip or not); borrowed */
     size_t len;
     const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
-    const struct sc_label_pair *extra_labels; /* added to the name's labels (scraper) */
-    uint32_t nextra;
+    const struct sc_labels *extra_labels; /* added to the name's labels (scraper); may be NULL */
 };
 
 struct sc_ingest_result {
@@ -55,9 +55,10 @@ struct sc_ingest_result {
 int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
               struct sc_ingest_result *res, char *err);
 
-/* Parses a Pyroscope name into service name, labels and suffix; strings go into buf.
- * Returns the number of labels (service_name first) or SC_EINVAL with a reason. */
-int sc_ingest_parse_name(const char *name, struct sc_buf *buf, struct sc_label_pair *labels,
-                         uint32_t max, const char **suffix, char *err);
+/* Parses a Pyroscope name into labels (service_name and the braces' pairs; labels must be
+ * initialised and empty) and the known suffix, copied into suffix (at least 32 bytes; ""
+ * when none). 0 or SC_EINVAL / SC_ELIMIT with a reason. */
+int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t max, char *suffix,
+                         char *err);
 
 #endif

@@ -1,4 +1,4 @@
-/* selector.c - PromQL label matchers: parsing, PCRE2 regexes, canonical label sets. */
+/* selector.c - PromQL label matchers: parsing, PCRE2 regexes; label sets parsed from text. */
 #include "query/selector.h"
 #include "model/error.h"
 #include "model/hash.h"
@@ -10,234 +10,6 @@
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-/* ---- canonical text, written to a buffer or straight into a hash ---- */
-
-struct sink {
-    struct sc_buf *buf;  /* or */
-    XXH3_state_t *hash;
-    char tmp[256];
-    size_t n;
-};
-
-static void sink_flush(struct sink *k)
-{
-    if (k->hash && k->n)
-        XXH3_64bits_update(k->hash, k->tmp, k->n);
-    k->n = 0;
-}
-
-static void sink_put(struct sink *k, const char *p, size_t n)
-{
-    if (k->buf) {
-        sc_buf_append(k->buf, p, n);
-        return;
-    }
-    if (k->n + n > sizeof k->tmp) {
-        sink_flush(k);
-        if (n > sizeof k->tmp) {
-            XXH3_64bits_update(k->hash, p, n);
-            return;
-        }
-    }
-    memcpy(k->tmp + k->n, p, n);
-    k->n += n;
-}
-
-static int is_name_start(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-
-static int is_name_char(unsigned char c)
-{
-    return is_name_start(c) || (c >= '0' && c <= '9') || c == '.';
-}
-
-static int is_bare_name(const char *s, size_t n)
-{
-    if (n == 0 || !is_name_start((unsigned char)s[0]))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if (!is_name_char((unsigned char)s[i]))
-            return 0;
-    return 1;
-}
-
-/* "..." with the escapes sc_labels_format documents. */
-static void put_quoted(struct sink *k, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    sink_put(k, "\"", 1);
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
-            continue;
-        sink_put(k, s + start, i - start);
-        start = i + 1;
-        char e[4] = {'\\', 0, 0, 0};
-        size_t en = 2;
-        switch (c) {
-        case '"':
-        case '\\':
-            e[1] = (char)c;
-            break;
-        case '\n':
-            e[1] = 'n';
-            break;
-        case '\r':
-            e[1] = 'r';
-            break;
-        case '\t':
-            e[1] = 't';
-            break;
-        default:
-            e[1] = 'x';
-            e[2] = hex[c >> 4];
-            e[3] = hex[c & 15];
-            en = 4;
-        }
-        sink_put(k, e, en);
-    }
-    sink_put(k, s + start, n - start);
-    sink_put(k, "\"", 1);
-}
-
-static void put_name(struct sink *k, struct sc_str name)
-{
-    if (is_bare_name(name.ptr, name.len))
-        sink_put(k, name.ptr, name.len);
-    else
-        put_quoted(k, name.ptr, name.len);
-}
-
-static void labels_canonical(const struct sc_labels *l, struct sink *k)
-{
-    sink_put(k, "{", 1);
-    for (uint32_t i = 0; i < l->n; i++) {
-        if (i)
-            sink_put(k, ",", 1);
-        put_name(k, l->v[i].name);
-        sink_put(k, "=", 1);
-        put_quoted(k, l->v[i].value.ptr, l->v[i].value.len);
-    }
-    sink_put(k, "}", 1);
-}
-
-/* ---- label sets ---- */
-
-void sc_labels_init(struct sc_labels *l)
-{
-    memset(l, 0, sizeof *l);
-    sc_arena_init(&l->arena);
-}
-
-void sc_labels_release(struct sc_labels *l)
-{
-    free(l->v);
-    sc_arena_release(&l->arena);
-    memset(l, 0, sizeof *l);
-}
-
-static int cmp_bytes(const char *a, size_t an, const char *b, size_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    if (c)
-        return c;
-    return (an > bn) - (an < bn);
-}
-
-/* Index of name in l, or of where it would go (then *found is 0). */
-static uint32_t labels_find(const struct sc_labels *l, const char *name, size_t n, int *found)
-{
-    uint32_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        int c = cmp_bytes(l->v[mid].name.ptr, l->v[mid].name.len, name, n);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
-}
-
-int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
-                  size_t value_len)
-{
-    if (name_len == 0)
-        return SC_EINVAL; /* no text could name it */
-    if (name_len > UINT32_MAX / 2 || value_len > UINT32_MAX / 2)
-        return SC_ELIMIT;
-    int found;
-    uint32_t at = labels_find(l, name, name_len, &found);
-    if (value_len == 0) {
-        if (found) {
-            memmove(&l->v[at], &l->v[at + 1], (l->n - at - 1) * sizeof *l->v);
-            l->n--;
-        }
-        return 0;
-    }
-    char *v = sc_arena_strndup(&l->arena, value, value_len);
-    if (!v)
-        return SC_ENOMEM;
-    if (found) {
-        l->v[at].value = (struct sc_str){v, (uint32_t)value_len};
-        return 0;
-    }
-    if (l->n >= SC_LABELS_MAX)
-        return SC_ELIMIT;
-    char *nm = sc_arena_strndup(&l->arena, name, name_len);
-    if (!nm)
-        return SC_ENOMEM;
-    if (l->n == l->cap) {
-        uint32_t ncap = l->cap ? l->cap * 2 : 8;
-        struct sc_label_pair *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return SC_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
-    memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof *l->v);
-    l->v[at].name = (struct sc_str){nm, (uint32_t)name_len};
-    l->v[at].value = (struct sc_str){v, (uint32_t)value_len};
-    l->n++;
-    return 0;
-}
-
-int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
-                  struct sc_str *value)
-{
-    int found;
-    uint32_t at = labels_find(l, name, name_len, &found);
-    *value = found ? l->v[at].value : (struct sc_str){"", 0};
-    return found;
-}
-
-void sc_labels_format(const struct sc_labels *l, struct sc_buf *out)
-{
-    struct sink k = {.buf = out};
-    labels_canonical(l, &k);
-}
-
-uint64_t sc_labels_hash(const struct sc_labels *l)
-{
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_64bits_reset(&st);
-    struct sink k = {.hash = &st};
-    labels_canonical(l, &k);
-    sink_flush(&k);
-    return XXH3_64bits_digest(&st);
-}
 
 /* ---- the parser ---- */
 
@@ -577,9 +349,9 @@ static int parse(struct sc_selector *s, const char *text, int labels_only, char 
             break;
         /* label name */
         size_t name_at = x.i;
-        if (x.i < x.n && is_name_start((unsigned char)x.s[x.i])) {
+        if (x.i < x.n && sc_labels_is_name_start((unsigned char)x.s[x.i])) {
             size_t j = x.i + 1;
-            while (j < x.n && is_name_char((unsigned char)x.s[j]))
+            while (j < x.n && sc_labels_is_name_char((unsigned char)x.s[j]))
                 j++;
             name.len = 0;
             sc_buf_append(&name, x.s + x.i, j - x.i);
@@ -767,14 +539,13 @@ int sc_selector_match(const struct sc_selector *s, const struct sc_labels *label
 void sc_selector_format(const struct sc_selector *s, struct sc_buf *out)
 {
     static const char *const ops[] = {"=", "!=", "=~", "!~"};
-    struct sink k = {.buf = out};
-    sink_put(&k, "{", 1);
+    sc_buf_putc(out, '{');
     for (uint32_t i = 0; s && i < s->n; i++) {
         if (i)
-            sink_put(&k, ",", 1);
-        put_name(&k, s->m[i].name);
-        sink_put(&k, ops[s->m[i].op], strlen(ops[s->m[i].op]));
-        put_quoted(&k, s->m[i].value.ptr, s->m[i].value.len);
+            sc_buf_putc(out, ',');
+        sc_labels_put_name(out, s->m[i].name);
+        sc_buf_puts(out, ops[s->m[i].op]);
+        sc_labels_put_quoted(out, s->m[i].value.ptr, s->m[i].value.len);
     }
-    sink_put(&k, "}", 1);
+    sc_buf_putc(out, '}');
 }

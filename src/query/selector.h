@@ -7,50 +7,8 @@
 
 #include "model/arena.h"
 #include "model/buf.h"
+#include "model/labels.h"
 #include "model/profile.h"
-
-/* ---- label sets ----
- *
- * A series' labels: name/value pairs kept sorted by name (bytewise) with unique names, so
- * that one set has exactly one canonical text and hash. As in Prometheus, a label with an
- * empty value is the same as no label: setting a value "" removes the name. Names and
- * values are copied into the set's arena (NUL-terminated; values may hold NUL bytes, use
- * the lengths). A plain value type: embed it, sc_labels_init / sc_labels_release. */
-struct sc_label_pair {
-    struct sc_str name, value;
-};
-
-struct sc_labels {
-    struct sc_label_pair *v; /* sorted by name, names unique, values non-empty */
-    uint32_t n, cap;
-    struct sc_arena arena;
-};
-
-/* At most this many labels in one set (sc_labels_set fails with SC_ELIMIT beyond). */
-#define SC_LABELS_MAX 256
-
-void sc_labels_init(struct sc_labels *l);
-void sc_labels_release(struct sc_labels *l);
-
-/* Sets name to value, replacing an earlier value; an empty value removes the name.
- * Names are not validated beyond being non-empty (the canonical text quotes names that are
- * not [a-zA-Z_][a-zA-Z0-9_.]*). 0, SC_EINVAL (empty name), SC_ENOMEM or SC_ELIMIT. */
-int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const char *value,
-                  size_t value_len);
-
-/* Value of name: 1 with *value set, or 0 when absent (*value then is "", length 0). */
-int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
-                  struct sc_str *value);
-
-/* Appends the canonical text: `{a="x",b="y"}` - sorted by name, no spaces, values in double
- * quotes with \\ \" \n \r \t escaped and other bytes below 0x20 (and 0x7f) as \xHH, bytes
- * from 0x80 up verbatim; a name that is not [a-zA-Z_][a-zA-Z0-9_.]* is quoted the same way
- * (Prometheus 3's quoted names). An empty set is `{}`. sc_labels_parse reads it back. The
- * store uses this text (and sc_labels_hash) as a series' identity: never change it. */
-void sc_labels_format(const struct sc_labels *l, struct sc_buf *out);
-
-/* sc_hash64 of the canonical text, computed without building it. */
-uint64_t sc_labels_hash(const struct sc_labels *l);
 
 /* Parses a label set written as a selector of `=` matchers only (the canonical text, or
  * any spacing, quoting and order, e.g. `{env="prod", service_name='api'}`) into l, which

@@ -16,6 +16,7 @@
 #include "query/timespec.h"
 #include "server/server_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -113,12 +113,13 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
     return strdup(line);
 }
 
-#define FOR_PAIRS(c, map, k, v)                                                                    \
-    for (yaml_node_pair_t *pr_ = (map)->data.mapping.pairs.start;                                 \
-         pr_ < (map)->data.mapping.pairs.top &&                                                    \
-         ((k) = yaml_document_get_node((c)->doc, pr_->key),                                        \
-         (v) = yaml_document_get_node((c)->doc, pr_->value), 1);                                   \
-         pr_++)
+/* Iterates a mapping's pairs; it names the iterator, so loops can nest. */
+#define FOR_PAIRS(c, map, it, k, v)                                                                     \
+    for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                                  \
+         it < (map)->data.mapping.pairs.top &&                                                     \
+         ((k) = yaml_document_get_node((c)->doc, it->key),                                         \
+         (v) = yaml_document_get_node((c)->doc, it->value), 1);                                    \
+         it++)
 
 uint32_t sc_config_profile_bit(const char *name)
 {
@@ -157,7 +158,7 @@ static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
     if (v->type != YAML_MAPPING_NODE)
         return fail(c, v, "'labels' must be a mapping%s", "");
     yaml_node_t *lk, *lv;
-    FOR_PAIRS(c, v, lk, lv)
+    FOR_PAIRS(c, v, it2, lk, lv)
     {
         const char *ln = scalar(lk), *lvs = scalar(lv);
         if (!ln || !lvs || !*ln)
@@ -191,7 +192,7 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
     j->profiles = SC_PROFILE_ALL;
     yaml_node_t *k, *v;
     int rc = 0;
-    FOR_PAIRS(c, n, k, v)
+    FOR_PAIRS(c, n, it3, k, v)
     {
         const char *key = scalar(k);
         if (!key)
@@ -219,7 +220,7 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
                 yaml_node_t *sc = yaml_document_get_node(c->doc, *it), *k2, *v2;
                 if (sc->type != YAML_MAPPING_NODE)
                     return fail(c, sc, "static_configs entries must be mappings%s", "");
-                FOR_PAIRS(c, sc, k2, v2)
+                FOR_PAIRS(c, sc, it4, k2, v2)
                 {
                     const char *k2s = scalar(k2);
                     if (k2s && !strcmp(k2s, "targets"))
@@ -266,7 +267,7 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
             yaml_node_t *bk, *bv;
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
-            FOR_PAIRS(c, v, bk, bv)
+            FOR_PAIRS(c, v, it5, bk, bv)
             {
                 const char *bks = scalar(bk);
                 if (bks && !strcmp(bks, "username"))
@@ -303,7 +304,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
         return fail(c, root, "the top level must be a mapping%s", "");
     yaml_node_t *k, *v;
     int rc = 0;
-    FOR_PAIRS(c, root, k, v)
+    FOR_PAIRS(c, root, it6, k, v)
     {
         const char *key = scalar(k);
         if (!key)
@@ -328,7 +329,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
-            FOR_PAIRS(c, v, sk, sv)
+            FOR_PAIRS(c, v, it7, sk, sv)
             {
                 const char *s = scalar(sk);
                 if (!s)

@@ -2,6 +2,7 @@
 #ifndef SC_CONFIG_H
 #define SC_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* One scrape job (scrape_configs[i]). */

@@ -191,7 +191,7 @@ static int authorized(const struct sc_req *r)
     return c && token_equal(c, want);
 }
 
-static enum MHD_Result send(struct MHD_Connection *c, struct sc_resp *w)
+static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
 {
     struct MHD_Response *resp;
     if (w->static_data) {
@@ -273,7 +273,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                           cl, (unsigned long long)srv->opts.max_body);
             count_error(srv, 413);
             r->too_large = 2; /* answered */
-            return send(c, &w);
+            return send_resp(c, &w);
         }
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
@@ -283,7 +283,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 sc_resp_error(&w, 400, "bad multipart/form-data request");
                 count_error(srv, 400);
                 r->too_large = 2;
-                return send(c, &w);
+                return send_resp(c, &w);
             }
         }
         return MHD_YES;
@@ -349,7 +349,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!w.status)
         w.status = 200;
     count_error(srv, w.status);
-    return send(c, &w);
+    return send_resp(c, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,

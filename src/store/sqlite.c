@@ -5,6 +5,7 @@
  *   meta(key TEXT PRIMARY KEY, value TEXT)            schema_version = 1
  *   series(id INTEGER PRIMARY KEY, hash INTEGER UNIQUE, tenant TEXT, labels TEXT)
  *       hash = sc_hash64(tenant "\0" labels); labels in canonical form {a="x",b="y"}
+ *       (sc_labels_format)
  *   series_labels(series_id, name, value) PRIMARY KEY(series_id, name), index (name, value)
  *   kinds(id INTEGER PRIMARY KEY, profile TEXT, types TEXT, UNIQUE(profile, types))
  *       a profile name with its ordered sample types, types = "type/unit,type/unit"
@@ -72,7 +73,7 @@ struct pend_series {
     uint64_t hash;
     char *tenant, *labels;
     uint32_t npairs;
-    struct sc_label_pair pairs[MAX_LABELS];
+    const char *names[MAX_LABELS], *values[MAX_LABELS]; /* in strings */
     struct sc_buf strings;
 };
 struct kind {
@@ -989,8 +990,8 @@ out:
 }
 
 /* Series and kind ids; mu held. */
-static int64_t series_id_locked(struct sc_store *s, const char *tenant, struct sc_label_pair *pairs,
-                                uint32_t n, const char *canon, uint64_t h)
+static int64_t series_id_locked(struct sc_store *s, const char *tenant,
+                                const struct sc_labels *labels, const char *canon, uint64_t h)
 {
     uint32_t *slot = sc_map64_get(&s->series_ids, h);
     if (slot)
@@ -1002,15 +1003,16 @@ static int64_t series_id_locked(struct sc_store *s, const char *tenant, struct s
     se->hash = h;
     se->tenant = strdup(tenant);
     se->labels = strdup(canon);
-    se->npairs = n;
+    se->npairs = labels->n;
     /* copy the pairs' strings: offsets first, pointers after the buffer stops moving */
     size_t offs[2 * MAX_LABELS];
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < labels->n; i++) {
         offs[2 * i] = se->strings.len;
-        sc_buf_append(&se->strings, pairs[i].name, strlen(pairs[i].name) + 1);
+        sc_buf_append(&se->strings, labels->v[i].name.ptr, labels->v[i].name.len);
+        sc_buf_putc(&se->strings, 0);
         offs[2 * i + 1] = se->strings.len;
-        const char *v = pairs[i].value ? pairs[i].value : "";
-        sc_buf_append(&se->strings, v, strlen(v) + 1);
+        sc_buf_append(&se->strings, labels->v[i].value.ptr, labels->v[i].value.len);
+        sc_buf_putc(&se->strings, 0);
     }
     if (!se->tenant || !se->labels || se->strings.oom ||
         !sc_map64_upsert(&s->series_ids, h, se->id, NULL)) {
@@ -1020,9 +1022,9 @@ static int64_t series_id_locked(struct sc_store *s, const char *tenant, struct s
         free(se);
         return SC_ENOMEM;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        se->pairs[i].name = se->strings.data + offs[2 * i];
-        se->pairs[i].value = se->strings.data + offs[2 * i + 1];
+    for (uint32_t i = 0; i < labels->n; i++) {
+        se->names[i] = se->strings.data + offs[2 * i];
+        se->values[i] = se->strings.data + offs[2 * i + 1];
     }
     s->next_series++;
     se->next = s->pseries;
@@ -1126,8 +1128,8 @@ static int commit_batch(struct sc_store *s, struct pend_write *batch, char *err)
     for (struct pend_series *x = pse; x && !rc; x = x->next)
         for (uint32_t i = 0; i < x->npairs && !rc; i++) {
             sqlite3_bind_int64(st, 1, x->id);
-            sqlite3_bind_text(st, 2, x->pairs[i].name, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 3, x->pairs[i].value, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, x->names[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, x->values[i], -1, SQLITE_STATIC);
             STEP();
         }
     PREP("INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)");
@@ -1254,21 +1256,18 @@ int sc_store_write(struct sc_store *s, const struct sc_store_write *wr, char *er
     const struct sc_profile *p = wr->p;
     if (!wr->profile || !*wr->profile || strchr(wr->profile, ':'))
         return sc_errf(err, SC_EINVAL, "bad profile name '%s'", wr->profile ? wr->profile : "");
-    if (wr->nlabels > MAX_LABELS)
-        return sc_errf(err, SC_ELIMIT, "%u labels is more than %u", (unsigned)wr->nlabels,
-                       MAX_LABELS);
+    if (!wr->labels || wr->labels->n > MAX_LABELS)
+        return sc_errf(err, SC_ELIMIT, "%u labels is more than %u",
+                       wr->labels ? (unsigned)wr->labels->n : 0, MAX_LABELS);
     if (p->nsample_types == 0)
         return sc_errf(err, SC_EINVAL, "profile has no sample types");
-    struct sc_label_pair pairs[MAX_LABELS];
-    memcpy(pairs, wr->labels, wr->nlabels * sizeof *pairs);
     struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT, key = SC_BUF_INIT;
     struct pend_write pw;
     memset(&pw, 0, sizeof pw);
     struct wctx w;
     memset(&w, 0, sizeof w);
-    int rc = sc_labels_canonical(pairs, wr->nlabels, &canon, err);
-    if (rc)
-        goto out;
+    int rc = 0;
+    sc_labels_format(wr->labels, &canon);
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
         struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
@@ -1327,7 +1326,7 @@ int sc_store_write(struct sc_store *s, const struct sc_store_write *wr, char *er
     if (rc)
         goto out;
     pthread_mutex_lock(&s->mu);
-    int64_t sid = series_id_locked(s, tenant, pairs, wr->nlabels, canon.data, sh);
+    int64_t sid = series_id_locked(s, tenant, wr->labels, canon.data, sh);
     int64_t kid = sid < 0 ? sid : kind_id_locked(s, wr->profile, types.data, p->nsample_types);
     pthread_mutex_unlock(&s->mu);
     if (sid < 0 || kid < 0) {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/labels.h"
 #include "model/profile.h"
 
 /* A store keeps profiles by series and time. A series is a tenant plus a set of labels
@@ -41,15 +42,10 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
 /* Waits for in-flight writes, stops the background thread, closes. NULL is fine. */
 void sc_store_close(struct sc_store *s);
 
-struct sc_label_pair {
-    const char *name, *value;
-};
-
-/* One profile to write. The labels need not be sorted; names must be unique. */
+/* One profile to write. */
 struct sc_store_write {
     const char *tenant;                 /* NULL or "" = the default tenant */
-    const struct sc_label_pair *labels;
-    uint32_t nlabels;
+    const struct sc_labels *labels;     /* the series; its canonical text is its identity */
     const char *profile;                /* profile name: "cpu", "heap", ... */
     int64_t time_ns;                    /* when the profile starts */
     int64_t duration_ns;

@@ -11,16 +11,6 @@
  * the same functions with and without inlining are different stacks. */
 #define SC_INLINE_SALT 0x9e3779b97f4a7c15ULL
 
-/* Appends the canonical form of labels, {a="x",b="y"}: sorted by name, values escaped
- * (\\, \", \n). Fails with SC_EINVAL (detail in err) on an empty or duplicate name. The
- * pairs are sorted in place. */
-int sc_labels_canonical(struct sc_label_pair *pairs, uint32_t n, struct sc_buf *out, char *err);
-
-/* Parses a canonical label string back into pairs (strings point into a copy kept in buf).
- * Returns the number of pairs or SC_EFORMAT. */
-int sc_labels_parse_canonical(const char *s, struct sc_buf *buf, struct sc_label_pair *pairs,
-                              uint32_t max);
-
 /* Whether a sample type is a gauge (averaged over time within a series) rather than a
  * cumulative count (summed): Go's inuse_*, goroutine and threadcreate. */
 int sc_type_is_gauge(const char *profile, const char *sample_type);

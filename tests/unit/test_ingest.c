@@ -27,43 +27,54 @@ static struct sc_store *open_store(void)
     return s;
 }
 
+static const char *label(const struct sc_labels *l, const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    struct sc_str v;
+    if (!sc_labels_get(l, name, strlen(name), &v))
+        return NULL;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
+    return buf[k];
+}
+
+static int parse(const char *name, struct sc_labels *l, uint32_t max, char *sfx, char *err)
+{
+    sc_labels_release(l);
+    sc_labels_init(l);
+    return sc_ingest_parse_name(name, l, max, sfx, err);
+}
+
 static void test_names(void)
 {
-    struct sc_buf b = SC_BUF_INIT;
-    struct sc_label_pair l[16];
-    const char *sfx;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char sfx[32];
     char err[SC_ERR_LEN] = "";
-    int n = sc_ingest_parse_name("my.awesome.app.cpu{env=staging, region=us-west-1}", &b, l, 16,
-                                 &sfx, err);
-    T_EQ_INT(n, 3);
-    if (n == 3) {
-        T_EQ_STR(l[0].name, "service_name");
-        T_EQ_STR(l[0].value, "my.awesome.app");
-        T_EQ_STR(l[1].name, "env");
-        T_EQ_STR(l[1].value, "staging");
-        T_EQ_STR(l[2].value, "us-west-1");
-        T_EQ_STR(sfx, "cpu");
-    }
+    T_EQ_INT(parse("my.awesome.app.cpu{env=staging, region=us-west-1}", &l, 16, sfx, err), 0);
+    T_EQ_INT(l.n, 3);
+    T_EQ_STR(label(&l, "service_name"), "my.awesome.app");
+    T_EQ_STR(label(&l, "env"), "staging");
+    T_EQ_STR(label(&l, "region"), "us-west-1");
+    T_EQ_STR(sfx, "cpu");
     /* an unknown last part stays in the name; dotted label names and quoted values */
-    n = sc_ingest_parse_name("svc.v2{otel.scope.name=\"a,b\",x=1}", &b, l, 16, &sfx, err);
-    T_EQ_INT(n, 3);
-    if (n == 3) {
-        T_EQ_STR(l[0].value, "svc.v2");
-        T_CHECK(sfx == NULL);
-        T_EQ_STR(l[1].name, "otel.scope.name");
-        T_EQ_STR(l[1].value, "a,b");
-    }
-    n = sc_ingest_parse_name("app.alloc_space", &b, l, 16, &sfx, err);
-    T_EQ_INT(n, 1);
+    T_EQ_INT(parse("svc.v2{otel.scope.name=\"a,b\",x=1}", &l, 16, sfx, err), 0);
+    T_EQ_INT(l.n, 3);
+    T_EQ_STR(label(&l, "service_name"), "svc.v2");
+    T_EQ_STR(sfx, "");
+    T_EQ_STR(label(&l, "otel.scope.name"), "a,b");
+    T_EQ_INT(parse("app.alloc_space", &l, 16, sfx, err), 0);
+    T_EQ_INT(l.n, 1);
     T_EQ_STR(sfx, "alloc_space");
-    T_EQ_INT(sc_ingest_parse_name("", &b, l, 16, &sfx, err), SC_EINVAL);
-    T_EQ_INT(sc_ingest_parse_name("app{x}", &b, l, 16, &sfx, err), SC_EINVAL);
-    T_EQ_INT(sc_ingest_parse_name("app{a=1", &b, l, 16, &sfx, err), SC_EINVAL);
-    T_EQ_INT(sc_ingest_parse_name("app{a=1,a=2}", &b, l, 16, &sfx, err), SC_EINVAL);
+    T_EQ_INT(parse("", &l, 16, sfx, err), SC_EINVAL);
+    T_EQ_INT(parse("app{x}", &l, 16, sfx, err), SC_EINVAL);
+    T_EQ_INT(parse("app{a=1", &l, 16, sfx, err), SC_EINVAL);
+    T_EQ_INT(parse("app{a=1,a=2}", &l, 16, sfx, err), SC_EINVAL);
     T_CHECK(strstr(err, "duplicate") != NULL);
-    T_EQ_INT(sc_ingest_parse_name("app{1bad=x}", &b, l, 16, &sfx, err), SC_EINVAL);
-    T_EQ_INT(sc_ingest_parse_name("app{a=1,b=2,c=3}", &b, l, 3, &sfx, err), SC_ELIMIT);
-    sc_buf_release(&b);
+    T_EQ_INT(parse("app{1bad=x}", &l, 16, sfx, err), SC_EINVAL);
+    T_EQ_INT(parse("app{a=1,b=2,c=3}", &l, 3, sfx, err), SC_ELIMIT);
+    sc_labels_release(&l);
 }
 
 struct ids {

@@ -11,6 +11,7 @@
 #include "store/store_int.h"
 
 #include <dirent.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,13 +61,28 @@ static struct sc_profile *folded(const char *text)
     return p;
 }
 
+/* A label set from "name", "value", ... pairs. */
+static void labels_of(struct sc_labels *l, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    sc_labels_init(l);
+    for (int i = 0; i < n; i++) {
+        const char *k = va_arg(ap, const char *), *v = va_arg(ap, const char *);
+        sc_labels_set(l, k, strlen(k), v, strlen(v));
+    }
+    va_end(ap);
+}
+
 static int write_profile(struct sc_store *s, const char *service, const char *profile,
                          int64_t t, const struct sc_profile *p)
 {
-    struct sc_label_pair labels[2] = {{"service_name", service}, {"env", "test"}};
-    struct sc_store_write w = {NULL, labels, 2, profile, t, 10 * NS, p, 0};
+    struct sc_labels labels;
+    labels_of(&labels, 2, "service_name", service, "env", "test");
+    struct sc_store_write w = {NULL, &labels, profile, t, 10 * NS, p, 0};
     char err[SC_ERR_LEN] = "";
     int rc = sc_store_write(s, &w, err);
+    sc_labels_release(&labels);
     if (rc)
         fprintf(stderr, "write: %s\n", err);
     return rc;
@@ -170,21 +186,14 @@ static void test_ids_and_labels(void)
     T_CHECK(sc_frame_id("a", 1, "b", 1, 1, "x", 1) != sc_frame_id("a", 1, "b", 1, 2, "x", 1));
     T_EQ_INT(sc_frame_id("main", 4, "m.go", 4, 7, "app", 3),
              sc_frame_id("main", 4, "m.go", 4, 7, "app", 3));
-    struct sc_label_pair p[3] = {{"z", "1"}, {"a", "q\"u\\o\nte"}, {"m", ""}};
+    struct sc_labels l;
+    labels_of(&l, 3, "z", "1", "a", "q\"u\\o\nte", "m", "");
     struct sc_buf b = SC_BUF_INIT;
-    char err[SC_ERR_LEN];
-    T_EQ_INT(sc_labels_canonical(p, 3, &b, err), 0);
-    T_EQ_STR(b.data, "{a=\"q\\\"u\\\\o\\nte\",m=\"\",z=\"1\"}");
-    struct sc_buf tmp = SC_BUF_INIT;
-    struct sc_label_pair back[4];
-    T_EQ_INT(sc_labels_parse_canonical(b.data, &tmp, back, 4), 3);
-    T_EQ_STR(back[0].value, "q\"u\\o\nte");
-    T_EQ_STR(back[2].name, "z");
-    struct sc_label_pair dup[2] = {{"a", "1"}, {"a", "2"}};
-    b.len = 0;
-    T_EQ_INT(sc_labels_canonical(dup, 2, &b, err), SC_EINVAL);
+    sc_labels_format(&l, &b);
+    /* an empty value is no label (Prometheus) */
+    T_EQ_STR(b.data, "{a=\"q\\\"u\\\\o\\nte\",z=\"1\"}");
     sc_buf_release(&b);
-    sc_buf_release(&tmp);
+    sc_labels_release(&l);
     T_CHECK(sc_type_is_gauge("heap", "inuse_space") && !sc_type_is_gauge("heap", "alloc_space"));
 }
 
@@ -457,10 +466,12 @@ static void test_timed(void)
     char sdir[512];
     snprintf(sdir, sizeof sdir, "%s/timed", tmpdir);
     struct sc_store *s = open_store(sdir, 0);
-    struct sc_label_pair labels[1] = {{"service_name", "host"}};
+    struct sc_labels labels;
+    labels_of(&labels, 1, "service_name", "host");
     int64_t shift = 1700000000LL * NS;
-    struct sc_store_write w = {NULL, labels, 1, "cpu", shift + 10 * NS, 2 * NS, p, shift};
+    struct sc_store_write w = {NULL, &labels, "cpu", shift + 10 * NS, 2 * NS, p, shift};
     T_EQ_INT(sc_store_write(s, &w, err), 0);
+    sc_labels_release(&labels);
     uint64_t sid = 0;
     struct ids ids = {{0}, 0};
     T_EQ_INT(sc_store_series_list(s, NULL, NULL, 0, INT64_MAX, collect_series, &ids, err), 0);
@@ -524,9 +535,11 @@ static void test_perf_roundtrip(void)
         int64_t t = (1700000000LL + (int64_t)f * 86400) * NS;
         int64_t first = p->nsamples ? p->samples[0].time_ns : 0;
         int64_t shift = t - first / NS * NS;
-        struct sc_label_pair labels[1] = {{"service_name", service}};
-        struct sc_store_write w = {NULL, labels, 1, "perf", t, 0, p, shift};
+        struct sc_labels labels;
+        labels_of(&labels, 1, "service_name", service);
+        struct sc_store_write w = {NULL, &labels, "perf", t, 0, p, shift};
         T_EQ_INT(sc_store_write(s, &w, err), 0);
+        sc_labels_release(&labels);
         struct ids ids = {{0}, 0};
         T_EQ_INT(sc_store_series_list(s, NULL, type, t - 86400 * NS, t + 86400 * NS, collect_series,
                                       &ids, err),
