@@ -6,7 +6,7 @@ BUILD     ?= build
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_OPT ?=
 
-.PHONY: all build deps deps-test test test-quick asan fuzz run clean format tidy
+.PHONY: all build deps deps-run deps-test test test-quick asan fuzz run clean format tidy
 
 all: build
 
@@ -40,8 +40,12 @@ test: deps-test asan fuzz
 test-quick: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'asan|fuzz' $(CTEST_ARGS)
 
-run: build
-	@echo "scorch: 'make run' starts the server once it exists (see README); the CLI is ready: $(BUILD)/scorch --help"
+# The server on 127.0.0.1:4040 with ./data, plus the demo Go service feeding it.
+run: deps-run build
+	@scripts/run.sh
+
+deps-run:
+	@scripts/install-deps.sh run
 
 format:
 	@clang-format -i src/*/*.c src/*/*.h tests/unit/*.c tests/unit/*.h fuzz/*.c

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs the Debian packages scorch needs to build and test; skips what is present.
-# Runs as root on Debian 12. Usage: scripts/install-deps.sh [build|test|all]  (default: all)
+# Runs as root on Debian 12. Usage: scripts/install-deps.sh [build|run|test|all]  (default: all)
 set -eu
 
 build_pkgs="cmake make gcc pkg-config libdeflate-dev libzstd-dev libxxhash-dev
@@ -9,10 +9,12 @@ build_pkgs="cmake make gcc pkg-config libdeflate-dev libzstd-dev libxxhash-dev
 test_pkgs="clang libclang-rt-14-dev golang-go python3 perl linux-perf graphviz
  nodejs npm chromium clickhouse-server"
 
+run_pkgs="golang-go curl"
 case "${1:-all}" in
 build) want="$build_pkgs" ;;
+run) want="$build_pkgs $run_pkgs" ;;
 test | all) want="$build_pkgs $test_pkgs" ;;
-*) echo "usage: $0 [build|test|all]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|run|test|all]" >&2; exit 2 ;;
 esac
 
 missing=""

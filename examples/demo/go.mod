@@ -1,0 +1,3 @@
+module scorch.example/demo
+
+go 1.19
