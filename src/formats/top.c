@@ -635,7 +635,8 @@ static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
     }
     if (min == 0)
         min = t->total;
-    const char *ounit = shown ? sc_units_pick(min, t->total, unit) : unit;
+    /* with no rows pprof keeps its "minimum" setting: every value scaled on its own */
+    const char *ounit = shown ? sc_units_pick(min, t->total, unit) : "minimum";
 
     if (o->file_label) {
         sc_buf_printf(out, "File: %s\n", o->file_label);
