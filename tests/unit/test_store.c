@@ -570,6 +570,44 @@ static void test_perf_roundtrip(void)
         fprintf(stderr, "  (../shared/testdata absent: perf round trips skipped)\n");
 }
 
+/* Retention drops profiles and rollups older than the window, keeps the rest. */
+static void test_retention(void)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/retention", tmpdir);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = sdir;
+    o.background = 0;
+    o.retention_ns = 24 * 3600 * NS; /* a day */
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sc_profile *a = folded("main;old 1\n"), *b = folded("main;new 1\n");
+    int64_t now = 1700100000LL * NS;
+    for (int i = 0; i < 50; i++) {
+        T_EQ_INT(write_profile(s, "svc", "cpu", now - 3 * 86400 * NS + i * NS, a), 0);
+        T_EQ_INT(write_profile(s, "svc", "cpu", now - 3600 * NS + i * NS, b), 0);
+    }
+    T_EQ_INT(sc_store_compact(s, now - 2 * 86400 * NS, 1, err), 0); /* rollups for both */
+    struct sc_store_stats st;
+    T_EQ_INT(sc_store_stats(s, &st, err), 0);
+    T_EQ_INT(st.profiles, 100);
+    T_EQ_INT(sc_store_compact(s, now, 0, err), 0); /* retention as of now */
+    T_EQ_INT(sc_store_stats(s, &st, err), 0);
+    T_EQ_INT(st.profiles, 50);
+    struct sc_profile *m = merge(s, "cpu:samples", 0, now + NS, 0);
+    char *f = m ? folded_text(m, 0) : strdup("");
+    T_EQ_STR(f, "main;new 50\n"); /* nothing old, from raw profiles or rollups */
+    free(f);
+    sc_profile_free(m);
+    sc_profile_free(a);
+    sc_profile_free(b);
+    sc_store_close(s);
+}
+
 /* A write that returned survives kill -9 of the writing process. */
 static void test_kill9(void)
 {
@@ -628,6 +666,7 @@ int main(void)
     T_RUN(test_testdata_roundtrip);
     T_RUN(test_timed);
     T_RUN(test_perf_roundtrip);
+    T_RUN(test_retention);
     T_RUN(test_kill9);
     rm_rf(tmpdir);
     return t_done();
