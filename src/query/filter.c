@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include "query/regex.h"
 
 enum { RE_FOCUS, RE_IGNORE, RE_HIDE, RE_SHOW, NRE };
 
@@ -21,74 +20,6 @@ struct sc_filter {
 /* Go's regexp semantics where PCRE2 has a switch for them: UTF-8 (re_match), `$` only at
  * the end, no \C; unanchored search like MatchString. */
 #define RE_FLAGS (PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C)
-
-/* Length of the UTF-8 sequence (RFC 3629: no overlongs, surrogates or > U+10FFFF) at
- * s[0..n), or 0 when the bytes there do not form one. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
-            return 0;
-    return len;
-}
-
-/* One match of valid UTF-8; when JIT code runs out of its stack, the interpreter (which
- * uses the heap, up to the context's limit) tries again. */
-static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_data *md,
-                     pcre2_match_context *mctx)
-{
-    int r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK, md, mctx);
-    if (r == PCRE2_ERROR_JIT_STACKLIMIT)
-        r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, mctx);
-    return r >= 0;
-}
-
-/* Matches like Go's regexp: a subject that is not UTF-8 is matched with every byte that
- * starts no valid sequence read as U+FFFD (one character each), as Go decodes it. Returns
- * 1 on a match, 0 on none, on a limit hit or when out of memory. */
-static int re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md,
-                    pcre2_match_context *mctx)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, l;
-    while (i < n && (l = utf8_seq(u + i, n - i)) != 0)
-        i += l;
-    if (i == n)
-        return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
-    unsigned char *fixed = malloc(n * 3);
-    if (!fixed)
-        return 0;
-    size_t k = 0;
-    for (i = 0; i < n;) {
-        l = utf8_seq(u + i, n - i);
-        if (l) {
-            memcpy(fixed + k, u + i, l);
-            k += l;
-            i += l;
-        } else {
-            memcpy(fixed + k, "\xef\xbf\xbd", 3);
-            k += 3;
-            i++;
-        }
-    }
-    int r = match_sub(re, fixed, k, md, mctx);
-    free(fixed);
-    return r;
-}
 
 /* Bounds on one match, so that no pattern can make filtering hang on a long name. */
 #define RE_MATCH_LIMIT 10000000
@@ -166,7 +97,7 @@ static uint8_t str_bits(struct run *r, uint32_t si)
     b = COMPUTED;
     struct sc_str s = sc_profile_str(r->p, si);
     for (int i = 0; i < NRE; i++)
-        if (r->f->re[i] && re_match(r->f->re[i], s.ptr, s.len, r->md, r->f->mctx))
+        if (r->f->re[i] && sc_re_match(r->f->re[i], s.ptr, s.len, r->md, r->f->mctx))
             b |= (uint8_t)(1u << i);
     r->str_bits[si] = b;
     return b;

@@ -8,8 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include "query/regex.h"
 
 /* ---- the parser ---- */
 
@@ -196,74 +195,6 @@ static int lex_string(struct lexer *x, struct sc_buf *out)
 #define RE_FLAGS                                                                                   \
     (PCRE2_UTF | PCRE2_DOTALL | PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NEVER_BACKSLASH_C |     \
      PCRE2_DOLLAR_ENDONLY)
-
-/* Length of the UTF-8 sequence (RFC 3629: no overlongs, surrogates or > U+10FFFF) at
- * s[0..n), or 0 when the bytes there do not form one. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    if (n < len)
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
-            return 0;
-    return len;
-}
-
-/* One match of valid UTF-8; when JIT code runs out of its stack, the interpreter (which
- * uses the heap, up to the context's limit) tries again. */
-static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_data *md,
-                     pcre2_match_context *mctx)
-{
-    int r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK, md, mctx);
-    if (r == PCRE2_ERROR_JIT_STACKLIMIT)
-        r = pcre2_match(re, s, n, 0, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, mctx);
-    return r >= 0;
-}
-
-/* Matches like Go's regexp: a subject that is not UTF-8 is matched with every byte that
- * starts no valid sequence read as U+FFFD (one character each), as Go decodes it. Returns
- * 1 on a match, 0 on none, on a limit hit or when out of memory. */
-static int re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md,
-                    pcre2_match_context *mctx)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, l;
-    while (i < n && (l = utf8_seq(u + i, n - i)) != 0)
-        i += l;
-    if (i == n)
-        return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
-    unsigned char *fixed = malloc(n * 3);
-    if (!fixed)
-        return 0;
-    size_t k = 0;
-    for (i = 0; i < n;) {
-        l = utf8_seq(u + i, n - i);
-        if (l) {
-            memcpy(fixed + k, u + i, l);
-            k += l;
-            i += l;
-        } else {
-            memcpy(fixed + k, "\xef\xbf\xbd", 3);
-            k += 3;
-            i++;
-        }
-    }
-    int r = match_sub(re, fixed, k, md, mctx);
-    free(fixed);
-    return r;
-}
 
 /* Bounds on one regex match, so that no value or pattern can make matching hang. */
 #define RE_MATCH_LIMIT 1000000
@@ -496,7 +427,7 @@ static int match_one(const struct sc_selector *s, uint32_t i, const char *v, siz
     case SC_MATCH_RE:
     case SC_MATCH_NRE: {
         /* A match that runs into a limit (or any other error) counts as no match. */
-        int hit = re_match(s->re[i], v, n, md, s->mctx);
+        int hit = sc_re_match(s->re[i], v, n, md, s->mctx);
         return m->op == SC_MATCH_RE ? hit : !hit;
     }
     }
