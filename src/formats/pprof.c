@@ -239,6 +239,14 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
             if (f.wt != WT_LEN)
                 return BAD(d, "sample is not a message");
             c->samples++;
+            if (d->lazy) {
+                /* walks check each sample; a location id takes a byte at least, so the
+                 * payload length bounds the scratch a walk needs */
+                uint64_t len = (uint64_t)(f.payload.end - f.payload.p);
+                if (len > c->max_sample_locs)
+                    c->max_sample_locs = len;
+                break;
+            }
             struct rd s = f.payload;
             struct field g;
             int j;
@@ -673,7 +681,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
      * one byte of it. Values are allocated as samples x sample types, which is not (a few
      * bytes of empty samples and empty types multiply to gigabytes), so they must match the
      * values actually present: every sample has exactly one per type (dec_sample checks). */
-    if (c.sample_values != c.samples * c.sample_types)
+    if (!d->lazy && c.sample_values != c.samples * c.sample_types)
         return BAD(d, "%llu sample values for %llu samples of %llu sample types",
                    (unsigned long long)c.sample_values, (unsigned long long)c.samples,
                    (unsigned long long)c.sample_types);
@@ -911,21 +919,27 @@ int sc_pprof_looks_valid(const void *buf, size_t n)
 {
     struct rd r = {buf, (const uint8_t *)buf + n};
     struct field f;
-    int k, fields = 0;
+    int k = 0, known = 0;
     if (n == 0)
         return 0;
-    while ((k = rd_field(&r, &f)) > 0) {
-        fields++;
-        if (f.num < 1 || f.num > 14)
-            return 0;
+    /* The first fields decide: text practically never parses as thousands of well-formed
+     * fields with profile.proto's wire types, and a damaged pprof then fails to decode
+     * with a clear error rather than as "unrecognized format". Unknown field numbers (from
+     * newer writers) pass with any wire type. */
+    for (int fields = 0; fields < 4096 && (k = rd_field(&r, &f)) > 0; fields++) {
+        if (f.num > 14)
+            continue;
         /* message and string fields are LEN; scalars varint (or packed comments) */
         int want_len = f.num <= 6 || f.num == 11;
         if (want_len && f.wt != WT_LEN)
             return 0;
         if (!want_len && f.wt != WT_VARINT && !(f.num == 13 && f.wt == WT_LEN))
             return 0;
+        known++;
     }
-    return k == 0 && fields > 0;
+    if (r.p < r.end && k <= 0)
+        return 0; /* stopped at a malformed field */
+    return known > 0;
 }
 
 /* ---- encoder ---- */
