@@ -81,6 +81,7 @@ static inline __attribute__((always_inline)) int rd_field(struct rd *r, struct f
     f->num = (uint32_t)(tag >> 3);
     f->wt = (int)(tag & 7);
     f->payload.p = f->payload.end = NULL;
+    f->v = 0;
     switch (f->wt) {
     case WT_VARINT:
         return rd_varint(r, &f->v) ? -1 : 1;
@@ -564,6 +565,37 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
     struct field f;
     int k, rc;
     while ((k = rd_field(&r, &f)) > 0) {
+        if (f.num == 1 && f.wt == WT_LEN && d->loc_ids.use_dense) {
+            /* the common case, packed ids numbered densely: a tight loop with 1- and
+             * 2-byte varints inline (profiles are mostly made of these ids) */
+            const uint8_t *p = f.payload.p, *e = f.payload.end;
+            const uint32_t *dense = d->loc_ids.dense;
+            uint64_t nd = d->loc_ids.ndense;
+            while (p < e) {
+                uint64_t id;
+                if (p[0] < 0x80) {
+                    id = p[0];
+                    p++;
+                } else if (p + 1 < e && p[1] < 0x80) {
+                    id = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+                    p += 2;
+                } else {
+                    struct rd t = {p, e};
+                    if (rd_varint(&t, &id))
+                        return BAD(d, "bad sample location ids");
+                    p = t.p;
+                }
+                uint32_t li = id < nd ? dense[id] : 0;
+                if (!li)
+                    return BAD(d, "sample refers to unknown location id %llu",
+                               (unsigned long long)id);
+                if (o->nlocs >= o->loc_cap)
+                    return BAD(d, "sample %u has more location ids than counted",
+                               (unsigned)index);
+                o->locs[o->nlocs++] = li - 1;
+            }
+            continue;
+        }
         switch (f.num) {
         case 1:
             FOR_EACH_SCALAR(

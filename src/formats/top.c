@@ -10,9 +10,10 @@
 #include <time.h>
 
 /* Row of every line of every location, flattened: loc_start[l] .. + loc_n[l], innermost
- * first like the lines. */
+ * first like the lines; single[l] is the row of a one-line location (most of them),
+ * UINT32_MAX otherwise, saving two lookups on the hot path. */
 struct rowmap {
-    uint32_t *loc_start, *loc_n, *rows;
+    uint32_t *loc_start, *loc_n, *rows, *single;
 };
 
 static int64_t abs64(int64_t v)
@@ -72,8 +73,9 @@ static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_
     uint32_t *fn_row = malloc(((size_t)p->nfunctions + 1) * sizeof *fn_row);
     m->loc_start = malloc(((size_t)p->nlocations + 1) * sizeof *m->loc_start);
     m->loc_n = malloc(((size_t)p->nlocations + 1) * sizeof *m->loc_n);
+    m->single = malloc(((size_t)p->nlocations + 1) * sizeof *m->single);
     m->rows = malloc(((size_t)p->nlines + p->nlocations + 1) * sizeof *m->rows);
-    if (!fn_row || !m->loc_start || !m->loc_n || !m->rows) {
+    if (!fn_row || !m->loc_start || !m->loc_n || !m->rows || !m->single) {
         free(fn_row);
         return SC_ENOMEM;
     }
@@ -110,6 +112,7 @@ static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_
             m->rows[k++] = (uint32_t)r;
         }
         m->loc_n[i] = k - m->loc_start[i];
+        m->single[i] = m->loc_n[i] == 1 ? m->rows[m->loc_start[i]] : UINT32_MAX;
     }
     free(fn_row);
     return 0;
@@ -163,6 +166,14 @@ static int compute_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     w->flat[m->rows[m->loc_start[locs[0]]]] += v;
     for (uint32_t k = 0; k < nlocs; k++) {
         uint32_t l = locs[k];
+        uint32_t r1 = m->single[l];
+        if (r1 != UINT32_MAX) {
+            if (w->seen[r1] != w->stamp) {
+                w->seen[r1] = w->stamp;
+                w->cum[r1] += v;
+            }
+            continue;
+        }
         const uint32_t *r = m->rows + m->loc_start[l];
         for (uint32_t j = 0, n = m->loc_n[l]; j < n; j++) {
             if (w->seen[r[j]] != w->stamp) {
@@ -226,6 +237,7 @@ int sc_top_compute(const struct sc_profile *p, int vi, struct sc_top *t, char *e
         free(m.loc_start);
         free(m.loc_n);
         free(m.rows);
+        free(m.single);
         free(seen);
         sc_strtab_release(&names);
         return rc;
@@ -280,6 +292,7 @@ out:
     free(m.loc_start);
     free(m.loc_n);
     free(m.rows);
+    free(m.single);
     free(seen);
     /* names' strings live in t->arena or the profile; only the table itself goes */
     sc_strtab_release(&names);
@@ -358,6 +371,7 @@ struct intra {
 struct label_walk {
     struct edges e;
     const uint8_t *target;
+    const uint32_t *hot; /* per location: (last shown row + 1) << 1 | needs edge work */
     struct loc_sum *sums;
     const struct intra *ie;
     uint32_t stamp;
@@ -374,10 +388,15 @@ static int label_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const in
     struct edge *ev = w->e.ev;
     uint32_t parent = UINT32_MAX;
     for (uint32_t k = nlocs; k-- > 0;) { /* root to leaf, as pprof */
+        /* most locations only pass the caller on: one small array read for them */
+        uint32_t h = w->hot[locs[k]];
+        if (!(h & 1)) {
+            if (h)
+                parent = (h >> 1) - 1;
+            continue;
+        }
         struct loc_sum *ls = &w->sums[locs[k]];
         uint32_t f = ls->first;
-        if (f == UINT32_MAX)
-            continue;
         if (w->target[f] && parent != UINT32_MAX && parent != f) {
             if (ls->cache_parent != parent) {
                 int64_t x = edge_index(&w->e, parent, f);
@@ -408,11 +427,12 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
     uint32_t nl = p->nlocations;
     uint8_t *target = calloc((size_t)t->nids + 1, 1);
     struct loc_sum *sums = malloc(((size_t)nl + 1) * sizeof *sums);
+    uint32_t *hot = malloc(((size_t)nl + 1) * sizeof *hot);
     struct intra *ie = malloc(((size_t)p->nlines + 1) * sizeof *ie);
     struct edges e;
     memset(&e, 0, sizeof e);
     int rc = SC_ENOMEM;
-    if (!target || !sums || !ie)
+    if (!target || !sums || !ie || !hot)
         goto out;
     int any = 0;
     for (uint32_t l = 0; l < nl; l++)
@@ -451,6 +471,8 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
         ls->last = prev;
         ls->ie_end = nie;
         ls->cache_parent = UINT32_MAX;
+        int work = ls->first != UINT32_MAX && (target[ls->first] || ls->ie_start != ls->ie_end);
+        hot[l] = (ls->first == UINT32_MAX ? 0 : (prev + 1) << 1) | (uint32_t)work;
     }
     uint32_t nth = sc_profile_walk_threads(p, TOP_THREADS, 2 * TOP_MIN_SAMPLES_PER_THREAD);
     struct label_walk walks[TOP_THREADS];
@@ -458,6 +480,7 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
     memset(walks, 0, sizeof walks);
     for (uint32_t k = 0; k < nth && rc == 0; k++) {
         walks[k].target = target;
+        walks[k].hot = hot;
         walks[k].ie = ie;
         walks[k].vi = vi;
         ctxs[k] = &walks[k];
@@ -539,6 +562,7 @@ out:
     free(e.ev);
     free(target);
     free(sums);
+    free(hot);
     free(ie);
     return rc;
 }
