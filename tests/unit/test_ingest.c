@@ -464,11 +464,50 @@ static void test_client_pprofs(void)
     T_EQ_INT(system(cmd), 0);
 }
 
+/* sample_type_config is untrusted JSON: every truncation and many random byte changes of a
+ * valid one parse or fail cleanly, never reading past the part (ASan checks the copies). */
+static void test_config_mutations(void)
+{
+    const char *cfg = "{\"contentions\": {\"display-name\": \"block_count\", \"units\": "
+                      "\"lock_samples\", \"cumulative\": false, \"x\": \"\\u00e9\\\"\"},\n "
+                      "\"delay\": {\"display-name\":\"block_duration\",\"sampled\": true}}";
+    size_t n = strlen(cfg);
+    struct sc_ingest_req r = {.name = "a", .format = "pprof", .body = "\x0a\x05garbage", .len = 9};
+    struct sc_ingest_result res;
+    char err[SC_ERR_LEN];
+    unsigned seed = 12345;
+    int bad_config = 0, bad_body = 0;
+    for (size_t i = 0; i < n + 3000; i++) {
+        size_t len = i <= n ? i : n;
+        char *c = malloc(len ? len : 1);
+        memcpy(c, cfg, len);
+        if (i > n) {
+            for (int k = 0; k < 1 + (int)(i % 3); k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % len;
+                seed = seed * 1103515245u + 12345u;
+                c[at] = "{}[]\":,\\ tfnu0aZ\x80"[(seed >> 8) % 18];
+            }
+        }
+        r.sample_type_config = c;
+        r.sample_type_config_len = len;
+        /* a config that parses reaches the body, which does not decode: nothing is written */
+        int rc = sc_ingest(NULL, &r, &sc_limits_cli, &res, err);
+        T_CHECK(rc == SC_EINVAL || rc == SC_EFORMAT);
+        bad_config += rc == SC_EINVAL;
+        bad_body += rc == SC_EFORMAT;
+        free(c);
+    }
+    /* both outcomes happen: truncations fail, the whole config and some mutations parse */
+    T_CHECK(bad_config > 100 && bad_body > 10);
+}
+
 int main(void)
 {
     T_RUN(test_names);
     T_RUN(test_pushes);
     T_RUN(test_pprof_pushes);
     T_RUN(test_client_pprofs);
+    T_RUN(test_config_mutations);
     return t_done();
 }
