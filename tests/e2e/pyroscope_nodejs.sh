@@ -6,7 +6,9 @@
 #      (tsv, json) puts burnCpu on top of the time profiles and allocateLots of the heap;
 #   2. a server with auth.token_file: the client's authToken and tenantID push into that
 #      tenant, other tenants and token-less requests see nothing;
-#   3. the same server refuses a client with the wrong token (nothing stored).
+#   3. the same server refuses a client with the wrong token (nothing stored);
+# and a Go client's multipart push (sample_type_config names a block profile; prev_profile
+# is refused).
 # Installs the client there with npm on first use; skips (77) without node/npm or npm.
 set -eu
 
@@ -68,6 +70,9 @@ n=$(node check.js metric "$url" scorch_ingest_profiles_total)
 [ "$n" -ge 4 ] || fail "only $n pushes were stored (want >= 4)"
 echo "stored $n pushes" >&2
 node check.js open "$url" || fail "checks on the pushed data failed"
+# what the Go client sends: multipart with sample_type_config (pprof built with pprof-format,
+# which the Node.js client depends on)
+node check.js multipart "$url" || fail "multipart checks failed"
 stop_server open
 
 # 2. auth.token_file, the client's authToken and tenantID (X-Scope-OrgID)

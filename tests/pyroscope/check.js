@@ -3,6 +3,8 @@
 // Usage: node check.js open URL            (series, labels, types, render tsv/json)
 //        node check.js auth URL TOKEN TENANT (401 without the token; tenant isolation)
 //        node check.js metric URL NAME      (prints a /metrics counter's value)
+//        node check.js multipart URL        (a Go client's multipart push with
+//                                            sample_type_config; prev_profile refused)
 'use strict';
 
 const [mode, base, token, tenant] = process.argv.slice(2);
@@ -144,13 +146,65 @@ async function auth() {
     check(other2.length === 0, 'another tenant sees none either');
 }
 
+// What Go clients send: multipart/form-data with the gzipped pprof in "profile", a
+// sample_type_config naming the (otherwise mutex-like) profile "block", times in ns.
+async function multipart() {
+    const { Profile, StringTable, ValueType, Sample, Location, Line, Function: Fn } =
+        require('pprof-format');
+    const zlib = require('node:zlib');
+    const st = new StringTable();
+    const fns = ['main.main', 'main.worker', 'sync.(*Mutex).Lock'].map(
+        (n, i) => new Fn({ id: i + 1, name: st.dedup(n), filename: st.dedup('main.go') }));
+    const locs = fns.map((f, i) => new Location({ id: i + 1, line: [new Line({ functionId: f.id, line: 10 + i })] }));
+    const contentions = new ValueType({ type: st.dedup('contentions'), unit: st.dedup('count') });
+    const delay = new ValueType({ type: st.dedup('delay'), unit: st.dedup('nanoseconds') });
+    const prof = new Profile({
+        sampleType: [contentions, delay],
+        sample: [new Sample({ locationId: [3, 2, 1], value: [7, 7000000] })],
+        location: locs,
+        function: fns,
+        stringTable: st,
+        periodType: contentions,
+        period: 1,
+    });
+    const gz = zlib.gzipSync(Buffer.from(prof.encode()));
+    const config = { contentions: { 'display-name': 'block_count', units: 'lock_samples' },
+                     delay: { 'display-name': 'block_duration', units: 'lock_nanoseconds' } };
+    const now = BigInt(Date.now()) * 1000000n;
+    const params = new URLSearchParams({
+        name: 'goapp{env=prod,otel.scope.name=y}', from: String(now - 10000000000n),
+        until: String(now), spyName: 'gospy', sampleRate: '100', units: '', aggregationType: '' });
+    const form = new FormData();
+    form.append('profile', new Blob([gz]), 'profile.pprof');
+    form.append('sample_type_config', new Blob([JSON.stringify(config)]), 'sample_type_config.json');
+    let res = await fetch(`${base}/ingest?${params}`, { method: 'POST', body: form });
+    const body = await res.text();
+    check(res.status === 200 && JSON.parse(body).profile === 'block', `multipart push: 200, profile block (${res.status} ${body.trim()})`);
+    const types = await getJSON('/api/v1/profile_types');
+    check(types.some((t) => t.id === 'block:delay' && t.unit === 'nanoseconds'), 'type block:delay in nanoseconds');
+    const sel = q('{service_name="goapp",otel.scope.name="y"}');
+    const rows = tsvRows((await get(`/api/v1/render?query=${sel}&type=block:delay&format=tsv`)).body);
+    check(rows.length === 3 && rows[0].fn === 'sync.(*Mutex).Lock' && rows[0].flat === 7000000,
+          `render block:delay: sync.(*Mutex).Lock 7000000 (${JSON.stringify(rows[0])})`);
+    // prev_profile (cumulative profiles of old clients) is refused
+    form.append('prev_profile', new Blob([gz]), 'profile.pprof');
+    res = await fetch(`${base}/ingest?${params}`, { method: 'POST', body: form });
+    const err = await res.text();
+    check(res.status === 415 && /prev_profile/.test(err), `prev_profile refused: ${res.status} ${err.trim()}`);
+    // a multipart body without a profile part
+    const empty = new FormData();
+    empty.append('other', 'x');
+    res = await fetch(`${base}/ingest?${params}`, { method: 'POST', body: empty });
+    check(res.status === 400, `multipart without 'profile': 400 (${(await res.text()).trim()})`);
+}
+
 async function metric() {
     const r = await get('/metrics');
     const m = r.body.split('\n').find((x) => x.startsWith(token + ' ') || x.startsWith(token + '{'));
     console.log(m ? m.split(' ').pop() : '0');
 }
 
-({ open, auth, metric })[mode]()
+({ open, auth, metric, multipart })[mode]()
     .then(() => process.exit(failures ? 1 : 0))
     .catch((e) => {
         console.error('FAIL: ' + (e.stack || e));
