@@ -6,6 +6,7 @@
 #include "model/error.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,8 +144,18 @@ static int parse_time(const char *s, int64_t *out)
     if (!s || !*s)
         return -1;
     char *end;
+    /* integers exactly (Go clients send nanoseconds, more digits than a double keeps) */
+    errno = 0;
+    long long iv = strtoll(s, &end, 10);
+    if (!*end && !errno && iv >= 0) {
+        *out = iv < 100000000000LL      ? iv * 1000000000LL
+               : iv < 100000000000000LL ? iv * 1000000LL
+               : iv < 100000000000000000LL ? iv * 1000LL
+                                           : iv;
+        return 0;
+    }
     double v = strtod(s, &end);
-    if (*end || v < 0)
+    if (*end || v < 0 || v > 9e18)
         return -1;
     if (v < 1e11)
         *out = (int64_t)(v * 1e9);
@@ -266,16 +277,34 @@ static int has_type(const struct sc_profile *p, const char *name)
     return 0;
 }
 
-/* The profile name a pprof describes itself as. */
+static int str_is(struct sc_str s, const char *z)
+{
+    size_t n = strlen(z);
+    return s.len == n && !memcmp(s.ptr, z, n);
+}
+
+/* The profile name a pprof describes itself as. The period type names the sampler first:
+ * a Node.js wall profile (period wall) that also carries cpu time stays "wall", as in
+ * Pyroscope; the sample types decide when the period type says nothing. */
 static const char *pprof_profile_name(const struct sc_profile *p)
 {
+    static const struct {
+        const char *period, *profile;
+    } by_period[] = {
+        {"cpu", "cpu"},           {"wall", "wall"},          {"space", "heap"},
+        {"inuse_space", "heap"},  {"alloc_space", "heap"},   {"goroutine", "goroutine"},
+        {"goroutines", "goroutine"}, {"threadcreate", "threadcreate"},
+        {"contentions", "mutex"},
+    };
     struct sc_str pt = sc_profile_str(p, p->period_type.type);
-    if ((pt.len == 3 && !memcmp(pt.ptr, "cpu", 3)) || has_type(p, "cpu"))
+    for (size_t i = 0; i < sizeof by_period / sizeof by_period[0]; i++)
+        if (str_is(pt, by_period[i].period))
+            return by_period[i].profile;
+    if (has_type(p, "cpu"))
         return "cpu";
     if (has_type(p, "wall"))
         return "wall";
-    if (has_type(p, "alloc_space") || has_type(p, "inuse_space") ||
-        (pt.len == 5 && !memcmp(pt.ptr, "space", 5)) || has_type(p, "space"))
+    if (has_type(p, "alloc_space") || has_type(p, "inuse_space") || has_type(p, "space"))
         return "heap";
     if (has_type(p, "goroutine") || has_type(p, "goroutines"))
         return "goroutine";
@@ -283,6 +312,166 @@ static const char *pprof_profile_name(const struct sc_profile *p)
         return "threadcreate";
     if (has_type(p, "contentions") && has_type(p, "delay"))
         return "mutex";
+    return NULL;
+}
+
+/* ---- Pyroscope's sample_type_config part ----
+ * {"<sample type>": {"units": "...", "display-name": "...", "aggregation": "average",
+ *  "cumulative": true, "sampled": true}, ...}: Go clients name their block and mutex
+ * profiles (identical pprofs) only here, by display names such as "block_count". */
+
+#define STC_MAX 32
+
+struct stc_entry {
+    char type[64], display[64];
+    int cumulative;
+};
+
+struct stc {
+    struct stc_entry e[STC_MAX];
+    uint32_t n;
+};
+
+struct json {
+    const char *p, *end;
+};
+
+static void json_ws(struct json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+        j->p++;
+}
+
+/* A string into out (truncated to cap - 1; escapes kept simple: \uXXXX becomes '?'). */
+static int json_str(struct json *j, char *out, size_t cap)
+{
+    json_ws(j);
+    if (j->p >= j->end || *j->p != '"')
+        return -1;
+    j->p++;
+    size_t n = 0;
+    while (j->p < j->end && *j->p != '"') {
+        char c = *j->p++;
+        if (c == '\\') {
+            if (j->p >= j->end)
+                return -1;
+            c = *j->p++;
+            if (c == 'u') {
+                if (j->end - j->p < 4)
+                    return -1;
+                j->p += 4;
+                c = '?';
+            } else if (c == 'n') {
+                c = '\n';
+            } else if (c == 't') {
+                c = '\t';
+            } else if (c != '"' && c != '\\' && c != '/' && c != 'b' && c != 'f' && c != 'r') {
+                return -1;
+            }
+        }
+        if (n + 1 < cap)
+            out[n++] = c;
+    }
+    if (j->p >= j->end)
+        return -1;
+    j->p++;
+    out[n] = 0;
+    return 0;
+}
+
+/* Skips a scalar (number, true, false, null); sets *truth for true. */
+static int json_scalar(struct json *j, int *truth)
+{
+    json_ws(j);
+    const char *s = j->p;
+    while (j->p < j->end && (isalnum((unsigned char)*j->p) || *j->p == '-' || *j->p == '+' ||
+                             *j->p == '.'))
+        j->p++;
+    if (j->p == s)
+        return -1;
+    *truth = j->p - s == 4 && !memcmp(s, "true", 4);
+    return 0;
+}
+
+static int json_expect(struct json *j, char c)
+{
+    json_ws(j);
+    if (j->p >= j->end || *j->p != c)
+        return -1;
+    j->p++;
+    return 0;
+}
+
+/* 1 when the next character is c (consumed), else 0. */
+static int json_take(struct json *j, char c)
+{
+    json_ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return 1;
+    }
+    return 0;
+}
+
+static int parse_stc(const char *text, size_t len, struct stc *out, char *err)
+{
+    memset(out, 0, sizeof *out);
+    struct json j = {text, text + len};
+    char key[64], val[64];
+    if (json_expect(&j, '{'))
+        goto bad;
+    if (!json_take(&j, '}')) {
+        do {
+            struct stc_entry e;
+            memset(&e, 0, sizeof e);
+            if (json_str(&j, e.type, sizeof e.type) || json_expect(&j, ':') ||
+                json_expect(&j, '{'))
+                goto bad;
+            if (!json_take(&j, '}')) {
+                do {
+                    if (json_str(&j, key, sizeof key) || json_expect(&j, ':'))
+                        goto bad;
+                    json_ws(&j);
+                    int truth = 0;
+                    if (j.p < j.end && *j.p == '"') {
+                        if (json_str(&j, val, sizeof val))
+                            goto bad;
+                        if (!strcmp(key, "display-name"))
+                            snprintf(e.display, sizeof e.display, "%s", val);
+                    } else if (json_scalar(&j, &truth)) {
+                        goto bad;
+                    } else if (!strcmp(key, "cumulative")) {
+                        e.cumulative = truth;
+                    }
+                } while (json_take(&j, ','));
+                if (json_expect(&j, '}'))
+                    goto bad;
+            }
+            if (out->n < STC_MAX)
+                out->e[out->n++] = e;
+        } while (json_take(&j, ','));
+        if (json_expect(&j, '}'))
+            goto bad;
+    }
+    json_ws(&j);
+    if (j.p != j.end)
+        goto bad;
+    return 0;
+bad:
+    return sc_errf(err, SC_EINVAL, "bad sample_type_config at offset %zu (want JSON like "
+                                   "{\"delay\": {\"display-name\": \"block_duration\"}})",
+                   (size_t)(j.p - text));
+}
+
+/* The profile a sample_type_config names through its display names (block_count ->
+ * block), considering only the types the pprof has; NULL when it names none. */
+static const char *stc_profile_name(const struct stc *c, const struct sc_profile *p)
+{
+    for (uint32_t i = 0; i < c->n; i++) {
+        const struct suffix *sx = find_suffix(c->e[i].display);
+        if (sx && has_type(p, c->e[i].type))
+            return sx->profile;
+    }
     return NULL;
 }
 
@@ -330,6 +519,17 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
             rc = sc_errf(err, SC_EUNSUPPORTED,
                          "unsupported format '%.32s' (pprof, folded, lines, perf_script)", format);
     }
+    if (!rc && r->prev_profile_len)
+        rc = sc_errf(err, SC_EUNSUPPORTED,
+                     "prev_profile is not supported (cumulative profiles): send deltas, as "
+                     "current Pyroscope clients do");
+    struct stc stc = {0};
+    if (!rc && r->sample_type_config_len) {
+        if (r->sample_type_config_len > 65536)
+            rc = sc_errf(err, SC_ELIMIT, "sample_type_config is longer than 65536 bytes");
+        else
+            rc = parse_stc(r->sample_type_config, r->sample_type_config_len, &stc, err);
+    }
     if (rc) {
         sc_labels_release(&labels);
         return rc;
@@ -359,12 +559,17 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     } else if (!rc) {
         /* the profile borrows the plain bytes (freed below, after the write) */
         struct sc_input in = {(void *)body, plen, SC_INPUT_BORROWED};
-        struct sc_decode_opts o = {.limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF};
+        struct sc_decode_opts o = {
+            .limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF};
         rc = sc_decode(&in, &o, &p, err);
     }
     const char *profile = r->profile_name;
+    if (!rc && !profile && sfx)
+        profile = sfx->profile;
+    if (!rc && !profile && fmt == SC_FMT_PPROF)
+        profile = stc.n ? stc_profile_name(&stc, p) : NULL;
     if (!rc && !profile)
-        profile = sfx ? sfx->profile : fmt == SC_FMT_PPROF ? pprof_profile_name(p) : "cpu";
+        profile = fmt == SC_FMT_PPROF ? pprof_profile_name(p) : "cpu";
     if (!rc && !profile)
         profile = "profile"; /* a pprof of no kind we know */
     if (!rc && sc_profile_nsamples(p) == 0 && p->nsample_types == 0)

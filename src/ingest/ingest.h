@@ -25,9 +25,16 @@
  *   units      samples (default), objects, bytes, goroutines, ... for folded/lines
  *   aggregationType  sum (default) or average (a gauge)
  *
- * The profile name stored is the name's suffix when known, else derived from a pprof's
- * period and sample types (cpu, heap, mutex, block, goroutine, threadcreate, wall), else
- * "cpu" for folded/lines samples. */
+ * Multipart pushes (Go clients) may add a sample_type_config part, JSON like
+ * {"delay": {"display-name": "block_duration", "units": "lock_nanoseconds"}}: a display
+ * name that is a known suffix names the profile (block and mutex pprofs look alike
+ * otherwise). A prev_profile part (old clients' cumulative profiles, which the server would
+ * have to subtract) is refused with SC_EUNSUPPORTED, as Pyroscope does.
+ *
+ * The profile name stored is the name's suffix when known, else the sample_type_config's,
+ * else derived from a pprof's period type (cpu, wall, space -> heap, contentions -> mutex,
+ * goroutine, threadcreate) or sample types, else "profile"; folded/lines samples are "cpu"
+ * unless the suffix or units say otherwise. */
 struct sc_ingest_req {
     const char *tenant;
     const char *name;
@@ -39,6 +46,9 @@ struct sc_ingest_req {
     const char *aggregation;
     const void *body; /* the profile (gzip or not); borrowed */
     size_t len;
+    const char *sample_type_config; /* multipart part (JSON), may be NULL; borrowed */
+    size_t sample_type_config_len;
+    size_t prev_profile_len; /* size of a multipart prev_profile part (0: none) */
     const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
     const struct sc_labels *extra_labels; /* added to the name's labels (scraper); may be NULL */
 };

@@ -52,6 +52,9 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
         .aggregation = sc_req_arg(r, "aggregationType"),
         .body = body->data ? body->data : "",
         .len = body->len,
+        .sample_type_config = r->part_config.data,
+        .sample_type_config_len = r->part_config.len,
+        .prev_profile_len = r->part_prev.len,
     };
     /* a multipart push is a pprof unless told otherwise (Pyroscope's clients) */
     if (r->pp && !q.format)

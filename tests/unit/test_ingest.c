@@ -3,6 +3,7 @@
 
 #include "formats/folded.h"
 #include "formats/input.h"
+#include "formats/pprof.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
 
@@ -253,10 +254,260 @@ static void test_pprof_pushes(void)
     T_EQ_INT(system(cmd), 0);
 }
 
+/* A gzipped pprof with one stack main;hot, the given period type and sample types (ntypes
+ * names, unit "count" unless the name is wall/cpu/delay: nanoseconds, or ends in space:
+ * bytes), each value 10 * (i + 1). Free with sc_buf_release. */
+static struct sc_buf make_pprof(const char *period, const char *const *types, int ntypes)
+{
+    struct sc_profile *p = sc_profile_new();
+    for (int i = 0; i < ntypes; i++) {
+        const char *t = types[i];
+        const char *unit = !strcmp(t, "wall") || !strcmp(t, "cpu") || !strcmp(t, "delay")
+                               ? "nanoseconds"
+                           : strstr(t, "space") ? "bytes"
+                                                : "count";
+        sc_profile_add_sample_type(p, t, unit);
+        if (!strcmp(t, period))
+            p->period_type = p->sample_types[i];
+    }
+    p->period = 1000;
+    uint32_t locs[2];
+    const char *names[2] = {"hot", "main"};
+    for (int i = 0; i < 2; i++) {
+        int64_t nm = sc_profile_intern(p, names[i], strlen(names[i]));
+        int64_t fn = sc_profile_add_function(p, (uint32_t)nm, 0);
+        locs[i] = (uint32_t)sc_profile_add_simple_location(p, (uint32_t)fn);
+    }
+    int64_t v[8];
+    for (int i = 0; i < ntypes; i++)
+        v[i] = 10 * (i + 1);
+    sc_profile_add_sample(p, locs, 2, v, 0);
+    struct sc_buf raw = SC_BUF_INIT, gz = SC_BUF_INIT;
+    sc_pprof_encode(p, &raw);
+    sc_gzip(raw.data, raw.len, 6, &gz);
+    sc_buf_release(&raw);
+    sc_profile_free(p);
+    return gz;
+}
+
+struct type_list {
+    char ids[32][64];
+    int gauge[32];
+    int n;
+};
+static int collect_type(void *ctx, const struct sc_store_type *t)
+{
+    struct type_list *l = ctx;
+    if (l->n < 32) {
+        snprintf(l->ids[l->n], sizeof l->ids[0], "%s", t->id);
+        l->gauge[l->n++] = t->gauge;
+    }
+    return 0;
+}
+
+/* 1 when the tenant's store has type id, with its gauge flag in *gauge. */
+static int has_type_id(struct sc_store *s, const char *tenant, const char *id, int *gauge)
+{
+    struct type_list l;
+    memset(&l, 0, sizeof l);
+    char err[SC_ERR_LEN];
+    sc_store_types(s, tenant, collect_type, &l, err);
+    for (int i = 0; i < l.n; i++)
+        if (!strcmp(l.ids[i], id)) {
+            if (gauge)
+                *gauge = l.gauge[i];
+            return 1;
+        }
+    return 0;
+}
+
+/* What Pyroscope's clients send: the Node.js client's wall (period wall, with cpu time) and
+ * heap (inuse_*) pprofs; the Go client's multipart pushes with sample_type_config naming
+ * block and mutex profiles, nanosecond times, and prev_profile (refused). */
+static void test_client_pprofs(void)
+{
+    struct sc_store *s = open_store();
+    if (!s)
+        return;
+    char err[SC_ERR_LEN] = "";
+    struct sc_ingest_result res;
+    const struct sc_limits *lim = &sc_limits_cli;
+
+    /* Node.js wall profile: period wall, types samples, wall, cpu -> "wall" */
+    const char *wall[] = {"samples", "wall", "cpu"};
+    struct sc_buf b = make_pprof("wall", wall, 3);
+    struct sc_ingest_req r = {.tenant = "n",
+                              .name = "nodeapp{region=eu,otel.scope.name=x}",
+                              .from = "1700000000",
+                              .until = "1700000010",
+                              .format = "pprof",
+                              .sample_rate = "17",
+                              .spy_name = "nodespy",
+                              .body = b.data,
+                              .len = b.len};
+    T_EQ_INT(sc_ingest(s, &r, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "wall");
+    T_EQ_STR(res.service, "nodeapp");
+    int gauge = -1;
+    T_CHECK(has_type_id(s, "n", "wall:wall", &gauge));
+    T_EQ_INT(gauge, 0);
+    T_CHECK(has_type_id(s, "n", "wall:cpu", NULL));
+    T_CHECK(has_type_id(s, "n", "wall:samples", NULL));
+    T_CHECK(!has_type_id(s, "n", "cpu:cpu", NULL));
+    /* sampleRate does not scale a pprof: the values are the profile's own */
+    char *f = merged(s, "n", "wall:cpu");
+    T_EQ_STR(f, "main;hot 30\n");
+    free(f);
+    sc_buf_release(&b);
+
+    /* a Go CPU profile (period cpu) is still "cpu" */
+    const char *cpu[] = {"samples", "cpu"};
+    b = make_pprof("cpu", cpu, 2);
+    r.body = b.data;
+    r.len = b.len;
+    T_EQ_INT(sc_ingest(s, &r, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "cpu");
+    sc_buf_release(&b);
+
+    /* Node.js heap: inuse_objects, inuse_space (period inuse_space) -> heap, a gauge */
+    const char *heap[] = {"inuse_objects", "inuse_space"};
+    b = make_pprof("inuse_space", heap, 2);
+    r.body = b.data;
+    r.len = b.len;
+    r.sample_rate = NULL;
+    T_EQ_INT(sc_ingest(s, &r, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "heap");
+    gauge = -1;
+    T_CHECK(has_type_id(s, "n", "heap:inuse_space", &gauge));
+    T_EQ_INT(gauge, 1);
+    sc_buf_release(&b);
+
+    /* Go block and mutex pprofs look alike: sample_type_config's display names decide */
+    const char *lock[] = {"contentions", "delay"};
+    b = make_pprof("contentions", lock, 2);
+    const char *block_cfg = "{\"contentions\": {\"display-name\": \"block_count\", \"units\": "
+                            "\"lock_samples\", \"cumulative\": false},\n \"delay\": "
+                            "{\"display-name\":\"block_duration\",\"units\":\"lock_nanoseconds\","
+                            "\"sampled\": true, \"x\": 1.5e3, \"y\": null}}";
+    struct sc_ingest_req g = {.tenant = "g",
+                              .name = "goapp{env=prod}",
+                              .from = "1700000000123456789",
+                              .until = "1700000010123456789",
+                              .spy_name = "gospy",
+                              .format = "pprof",
+                              .units = "",
+                              .aggregation = "",
+                              .body = b.data,
+                              .len = b.len,
+                              .sample_type_config = block_cfg,
+                              .sample_type_config_len = strlen(block_cfg)};
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "block");
+    T_CHECK(has_type_id(s, "g", "block:delay", NULL));
+    T_CHECK(has_type_id(s, "g", "block:contentions", NULL));
+    /* nanosecond times are kept exactly */
+    struct ids ids = {{0}, 0};
+    sc_store_series_list(s, "g", "block:delay", 1700000000123456789LL, 1700000000123456790LL,
+                         collect, &ids, err);
+    T_EQ_INT(ids.n, 1);
+    ids.n = 0;
+    sc_store_series_list(s, "g", "block:delay", 1700000000123456790LL, 1700000000123456791LL,
+                         collect, &ids, err);
+    T_EQ_INT(ids.n, 0);
+    const char *mutex_cfg = "{\"contentions\":{\"display-name\":\"mutex_count\"},"
+                            "\"delay\":{\"display-name\":\"mutex_duration\"}}";
+    g.sample_type_config = mutex_cfg;
+    g.sample_type_config_len = strlen(mutex_cfg);
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "mutex");
+    /* without a config the period type says mutex */
+    g.sample_type_config = NULL;
+    g.sample_type_config_len = 0;
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "mutex");
+    /* a config that names nothing we know, or only types the pprof lacks, changes nothing */
+    const char *other = "{\"cpu\":{\"display-name\":\"block_count\"},\"delay\":{\"units\":\"x\"}}";
+    g.sample_type_config = other;
+    g.sample_type_config_len = strlen(other);
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "mutex");
+    /* the name's suffix wins over everything */
+    g.name = "goapp.block_count{env=prod}";
+    g.sample_type_config = mutex_cfg;
+    g.sample_type_config_len = strlen(mutex_cfg);
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "block");
+    T_EQ_STR(res.service, "goapp");
+    g.name = "goapp{env=prod}";
+    /* bad configs and prev_profile: clear errors */
+    const char *bad[] = {"", "[]", "{", "{\"a\":1}", "{\"a\":{\"b\"}}", "{\"a\":{}} x",
+                         "{\"a\":{\"b\":\"\\q\"}}", "{\"a\":{\"b\":\"unterminated}}"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        g.sample_type_config = bad[i];
+        g.sample_type_config_len = strlen(bad[i]);
+        /* "" is "no config" */
+        T_EQ_INT(sc_ingest(s, &g, lim, &res, err), i == 0 ? 0 : SC_EINVAL);
+        if (i)
+            T_CHECK(strstr(err, "sample_type_config") != NULL);
+    }
+    g.sample_type_config = "{}";
+    g.sample_type_config_len = 2;
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), 0);
+    g.prev_profile_len = 100;
+    T_EQ_INT(sc_ingest(s, &g, lim, &res, err), SC_EUNSUPPORTED);
+    T_CHECK(strstr(err, "prev_profile") != NULL);
+    sc_buf_release(&b);
+
+    sc_store_close(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    T_EQ_INT(system(cmd), 0);
+}
+
+/* sample_type_config is untrusted JSON: every truncation and many random byte changes of a
+ * valid one parse or fail cleanly, never reading past the part (ASan checks the copies). */
+static void test_config_mutations(void)
+{
+    const char *cfg = "{\"contentions\": {\"display-name\": \"block_count\", \"units\": "
+                      "\"lock_samples\", \"cumulative\": false, \"x\": \"\\u00e9\\\"\"},\n "
+                      "\"delay\": {\"display-name\":\"block_duration\",\"sampled\": true}}";
+    size_t n = strlen(cfg);
+    struct sc_ingest_req r = {.name = "a", .format = "pprof", .body = "\x0a\x05garbage", .len = 9};
+    struct sc_ingest_result res;
+    char err[SC_ERR_LEN];
+    unsigned seed = 12345;
+    int bad_config = 0, bad_body = 0;
+    for (size_t i = 0; i < n + 3000; i++) {
+        size_t len = i <= n ? i : n;
+        char *c = malloc(len ? len : 1);
+        memcpy(c, cfg, len);
+        if (i > n) {
+            for (int k = 0; k < 1 + (int)(i % 3); k++) {
+                seed = seed * 1103515245u + 12345u;
+                size_t at = (seed >> 8) % len;
+                seed = seed * 1103515245u + 12345u;
+                c[at] = "{}[]\":,\\ tfnu0aZ\x80"[(seed >> 8) % 18];
+            }
+        }
+        r.sample_type_config = c;
+        r.sample_type_config_len = len;
+        /* a config that parses reaches the body, which does not decode: nothing is written */
+        int rc = sc_ingest(NULL, &r, &sc_limits_cli, &res, err);
+        T_CHECK(rc == SC_EINVAL || rc == SC_EFORMAT);
+        bad_config += rc == SC_EINVAL;
+        bad_body += rc == SC_EFORMAT;
+        free(c);
+    }
+    /* both outcomes happen: truncations fail, the whole config and some mutations parse */
+    T_CHECK(bad_config > 100 && bad_body > 10);
+}
+
 int main(void)
 {
     T_RUN(test_names);
     T_RUN(test_pushes);
     T_RUN(test_pprof_pushes);
+    T_RUN(test_client_pprofs);
+    T_RUN(test_config_mutations);
     return t_done();
 }
