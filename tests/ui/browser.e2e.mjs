@@ -366,6 +366,27 @@ test("brushing the timeline selects the range the flame graph and table show", a
     await page.waitForFunction(() => new URL(location.href).searchParams.get("from") === "now-1h");
 });
 
+test("timeline lines per label value; flame graph detail", async () => {
+    await open({ query: APP, type: "cpu:cpu", from: "now-1h", until: "now" });
+    assert.equal(await page.locator(".tl-legend .tl-key").count(), 3);
+    await page.locator(".group-by").selectOption("env");
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("group_by") === "env");
+    await page.waitForFunction(() => document.querySelectorAll(".tl-legend .tl-key").length === 1);
+    assert.equal(await page.locator(".tl-legend").textContent(), "env=test");
+    const before = +(await page.getByTestId("flamegraph").getAttribute("data-nodes"));
+    const renders = [];
+    const onReq = (r) => { if (r.url().includes("format=json")) renders.push(new URL(r.url())); };
+    page.on("request", onReq);
+    const t = await loadedAt();
+    await page.getByTestId("max-nodes").selectOption("100000");
+    await loaded(t);
+    page.off("request", onReq);
+    assert.equal(params().get("maxNodes"), "100000");
+    assert.equal(renders[0].searchParams.get("maxNodes"), "100000");
+    const nodes = +(await page.getByTestId("flamegraph").getAttribute("data-nodes"));
+    assert.ok(nodes >= before && before > 100, `${before} -> ${nodes} nodes`);
+});
+
 test("autocomplete of label names and values; Enter runs the query", async () => {
     await open({ query: "", type: "cpu:cpu", from: "now-1h", until: "now" });
     const input = page.getByTestId("query-input");

@@ -71,7 +71,10 @@ export function showMenu(items, clientX, clientY) {
     menuEl.querySelector("button")?.focus();
     const onDown = (e) => { if (!menuEl?.contains(e.target)) hideMenu(); };
     const onKey = (e) => {
-        if (e.key === "Escape") hideMenu();
+        if (e.key === "Escape") {
+            e.stopImmediatePropagation();
+            hideMenu();
+        }
         if (e.key === "ArrowDown" || e.key === "ArrowUp") {
             const bs = [...menuEl.querySelectorAll("button")];
             const i = bs.indexOf(document.activeElement);

@@ -61,6 +61,12 @@ export function createExplore(root, ctx) {
         ["flame", "Flame graph", "flame graph only"]]);
     el.orient = seg("orient", [["icicle", "Icicle", "root on top"],
         ["flame", "Flame", "root at the bottom"]]);
+    el.detail = h("select", {
+        class: "detail", "aria-label": "flame graph detail", dataset: { testid: "max-nodes" },
+        title: "how many frames the server sends: the lightest are merged into their callers",
+        onchange: () => store.set({ maxNodes: el.detail.value }),
+    }, [["", "8k frames"], ["32768", "32k frames"], ["100000", "100k frames"]].map(([v, t]) =>
+        h("option", { value: v }, t)));
     el.exports = h("span", { class: "exports" }, "Export ",
         EXPORTS.map((x) => h("a", { class: "button small", download: x.file, title: x.title,
                                     dataset: { format: x.format, testid: "export-" + x.format } },
@@ -68,7 +74,7 @@ export function createExplore(root, ctx) {
     el.filters = h("div", { class: "filters", hidden: true });
     el.toolbar = h("div", { class: "profile-toolbar" },
         h("span", { class: "search-box" }, el.search, el.share),
-        el.layout, el.orient, el.exports);
+        el.layout, el.orient, el.detail, el.exports);
 
     el.tableHost = h("div", { class: "tt-host" });
     el.tableMsg = h("div", { class: "panel-msg", hidden: true });
@@ -293,6 +299,9 @@ export function createExplore(root, ctx) {
             b.classList.toggle("on", b.dataset.value === st.orient);
         el.split.className = "split layout-" + st.layout + (el.split.classList.contains("loading") ? " loading" : "");
         if (document.activeElement !== el.search) el.search.value = st.search;
+        if (![...el.detail.options].some((o) => o.value === st.maxNodes))
+            el.detail.append(h("option", { value: st.maxNodes }, st.maxNodes + " frames"));
+        el.detail.value = st.maxNodes;
         if (refresh) fillGroupBy(st);
         else el.groupBy.value = st.group_by;
         renderSelInfo(st);

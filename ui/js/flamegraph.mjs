@@ -42,7 +42,10 @@ export class FlameGraph {
         this.octx = this.overlay.getContext("2d");
         this.scroller.addEventListener("scroll", () => this.requestDraw(), { passive: true });
         this.overlay.addEventListener("mousemove", (e) => this.onMove(e));
-        this.overlay.addEventListener("mouseleave", (e) => this.setHover(-1, e));
+        this.overlay.addEventListener("mouseleave", (e) => {
+            this.lastMove = null;
+            this.setHover(-1, e);
+        });
         this.overlay.addEventListener("click", (e) => {
             const id = this.pick(e);
             if (id >= 0 && this.opts.onClick) this.opts.onClick(id, e);
@@ -86,6 +89,8 @@ export class FlameGraph {
     setZoom(id) {
         if (!this.model) return;
         this.view = zoomView(this.model, id);
+        // what is under the pointer changed with the view
+        if (this.lastMove) this.setHover(this.pick(this.lastMove), this.lastMove);
         this.requestDraw();
     }
 
@@ -280,6 +285,7 @@ export class FlameGraph {
     }
 
     onMove(e) {
+        this.lastMove = { clientX: e.clientX, clientY: e.clientY };
         this.setHover(this.pick(e), e);
     }
 
