@@ -18,7 +18,8 @@ const TEXT = "#1b1b1b";
 export class FlameGraph {
     // host: an element to fill; opts: rowHeight, orient ("icicle" | "flame"), maxHeight()
     // (px), onHover(id, event) (id -1 when leaving), onClick(id, event),
-    // onContext(id, event), label (aria label).
+    // onContext(id, event), label (aria label), nodeColor(model, id) (a colour per node,
+    // e.g. a diff's red and blue; default: by the frame's package).
     constructor(host, opts = {}) {
         this.opts = { rowHeight: 18, orient: "icicle", maxHeight: () => 600, ...opts };
         this.host = host;
@@ -173,6 +174,8 @@ export class FlameGraph {
         const { x0, w, depth: zd } = this.view;
         const x1 = x0 + w, k = W / w;
         const xs = m.x, ts = m.total, names = m.name, colors = this.colors;
+        const nodeColor = this.opts.nodeColor;
+        const color = nodeColor ? (i) => nodeColor(m, i) : (i) => colors[names[i]];
         const matched = this.matched;
         const firstRow = Math.max(0, Math.floor(scroll / rowH));
         const lastRow = Math.min(m.nlevels - 1, Math.floor((scroll + H - 1) / rowH));
@@ -202,7 +205,7 @@ export class FlameGraph {
                     if (runStart >= 0 && px <= runEnd + 0.5) {
                         if (px + pw > runEnd) runEnd = px + pw;
                         if (hit && !runMatch && matched) {
-                            runColor = colors[names[i]];
+                            runColor = color(i);
                             runMatch = true;
                         }
                     } else {
@@ -210,12 +213,12 @@ export class FlameGraph {
                         runStart = px;
                         runEnd = px + pw;
                         runMatch = hit && !!matched;
-                        runColor = hit ? colors[names[i]] : DIM_COLOR;
+                        runColor = hit ? color(i) : DIM_COLOR;
                     }
                     continue;
                 }
                 if (runStart >= 0) flush();
-                ctx.fillStyle = hit ? colors[names[i]] : DIM_COLOR;
+                ctx.fillStyle = hit ? color(i) : DIM_COLOR;
                 ctx.fillRect(px, y, pw - 1, rowH - 1);
                 if (pw >= minText) labels.push(px, y, i, hit);
             }
