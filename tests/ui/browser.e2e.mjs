@@ -473,6 +473,9 @@ test("upload by the picker and by dropping a file", async () => {
     assert.match(params().get("type"), /^heap:/);
     assert.ok(+(await page.getByTestId("flamegraph").getAttribute("data-nodes")) > 5);
     assert.match(await page.locator("#status").textContent(), /Uploaded/);
+    // shown around the upload's time: an absolute range, readable in the custom inputs
+    assert.match(params().get("from"), /^\d{10}$/);
+    assert.match(await page.locator("#from-input").inputValue(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.ok(await page.getByTestId("top-table").locator("tbody tr").count() > 3);
     await shot("13-uploaded");
     // drop folded stacks on the page

@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    isRelative, parseDuration, parseTime, presetOf, PRESETS, toUnixSeconds,
+    displayTime, isRelative, parseDuration, parseTime, presetOf, PRESETS, toUnixSeconds,
 } from "../../ui/js/timespec.mjs";
 
 const NOW = Date.UTC(2026, 10, 30, 6, 0, 0); // 2026-11-30T06:00:00Z
@@ -48,4 +48,8 @@ test("relative ranges and presets", () => {
     assert.equal(presetOf("now-6h", "now").label, "Last 6 hours");
     assert.equal(presetOf("now-6h", "now-1h"), null);
     assert.equal(toUnixSeconds(1700000000999), "1700000000");
+    assert.equal(displayTime("1700000000"), "2023-11-14T22:13:20Z");
+    assert.equal(displayTime("1700000000123"), "2023-11-14T22:13:20.123Z");
+    assert.equal(displayTime("now-1h"), "now-1h");
+    assert.equal(parseTime(displayTime("1796021114"), 0), 1796021114000);
 });

@@ -3,7 +3,7 @@
 
 import { h, replace } from "./dom.mjs";
 import { applyCompletion, completionContext, filterCompletions } from "./selector.mjs";
-import { isRelative, parseTime, presetOf, PRESETS } from "./timespec.mjs";
+import { displayTime, isRelative, parseTime, presetOf, PRESETS } from "./timespec.mjs";
 import { formatDateTime } from "./format.mjs";
 
 export class QueryBar {
@@ -73,8 +73,13 @@ export class QueryBar {
     }
 
     applyCustom() {
-        const from = this.fromInput.value.trim() || "now-1h";
-        const until = this.untilInput.value.trim() || "now";
+        // unchanged inputs keep the URL's spelling of the time
+        const keep = (inp, cur) => {
+            const v = inp.value.trim();
+            return cur && v === displayTime(cur) ? cur : v;
+        };
+        const from = keep(this.fromInput, this.state && this.state.from) || "now-1h";
+        const until = keep(this.untilInput, this.state && this.state.until) || "now";
         const now = Date.now();
         const a = parseTime(from, now), b = parseTime(until, now);
         if (Number.isNaN(a) || Number.isNaN(b)) {
@@ -120,8 +125,8 @@ export class QueryBar {
             this.rangeSelect.value = "custom";
             this.custom.hidden = false;
         }
-        this.fromInput.value = state.from;
-        this.untilInput.value = state.until;
+        this.fromInput.value = displayTime(state.from);
+        this.untilInput.value = displayTime(state.until);
         this.fromInput.title = describeTime(state.from);
         this.untilInput.title = describeTime(state.until);
     }

@@ -87,3 +87,11 @@ export function toLocalInput(ms) {
     return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:` +
         `${p(d.getMinutes())}`;
 }
+
+// A time for an input box: unix timestamps read better as RFC 3339 UTC (which the API takes
+// as well); other spellings stay as they are.
+export function displayTime(s) {
+    if (!/^\d+(\.\d+)?$/.test(String(s))) return s;
+    const t = parseTime(s, Date.now());
+    return Number.isNaN(t) ? s : new Date(t).toISOString().replace(/\.000Z$/, "Z");
+}
