@@ -1,0 +1,80 @@
+#!/bin/sh
+# ui_browser.sh - the web UI, for real: runs the UI's unit tests (node --test tests/ui/*.test.mjs),
+# then starts `scorch server` on a fresh store, pushes the shared pprof test data and a Go
+# program's profiles through /ingest, and drives the page in headless Chromium
+# (tests/ui/browser.e2e.mjs): every hook of CONTRACT.md that part 1 owns, zoom, search,
+# brushing, upload... Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core
+# in tests/ui on first use.
+set -u
+. "$SCORCH_SRC/tests/lib.sh"
+: "${SCORCH:?set SCORCH to the scorch binary}"
+need_cmd node "Debian's nodejs (scripts/install-deps.sh installs it)"
+
+# the pure logic first: it needs nothing but node
+SCORCH_TESTDATA=${SCORCH_TESTDATA:-} node --test "$SCORCH_SRC"/tests/ui/*.test.mjs >&2 ||
+    fail "UI unit tests (node --test tests/ui/*.test.mjs)"
+
+chromium=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$chromium" ] || skip "no chromium at $chromium (scripts/install-deps.sh installs it)"
+need_cmd npm "Debian's npm"
+need_cmd curl "Debian's curl"
+need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
+need_testdata pprof
+
+cd "$SCORCH_SRC/tests/ui" || fail "no tests/ui"
+if [ ! -d node_modules/playwright-core ]; then
+    echo "installing playwright-core in tests/ui ..." >&2
+    npm ci --no-audit --no-fund >&2 || skip "cannot install playwright-core from the npm registry"
+fi
+
+tmp=$(mktemp -d)
+server_pid=
+cleanup() {
+    [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+"$SCORCH" server --data "$tmp/data" --listen 127.0.0.1:0 2>"$tmp/server.log" &
+server_pid=$!
+url=
+for _ in $(seq 100); do
+    url=$(sed -n 's/^scorch: listening on \(http:[^ ]*\).*/\1/p' "$tmp/server.log")
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2>/dev/null || { cat "$tmp/server.log" >&2; fail "the server exited"; }
+    sleep 0.1
+done
+[ -n "$url" ] || { cat "$tmp/server.log" >&2; fail "the server did not say where it listens"; }
+
+# push FILE NAME(url-encoded) FROM [FORMAT]
+push() {
+    code=$(curl -s -o "$tmp/push.out" -w '%{http_code}' --data-binary "@$1" \
+        "$url/ingest?name=$2&format=${4:-pprof}&from=$3") || fail "cannot push $1"
+    [ "$code" = 200 ] || { cat "$tmp/push.out" >&2; fail "push of $1 answered $code"; }
+}
+now=$(date +%s)
+# service "app": three benchmarks' CPU profiles every 10 minutes over the last hour
+for i in 0 1 2 3 4 5; do
+    for b in sort regexp strconv; do
+        push "$SCORCH_TESTDATA/pprof/cpu-$b.pb.gz" "app.cpu%7Benv%3Dtest%2Cbench%3D$b%7D" \
+            $((now - 3300 + i * 600))
+    done
+done
+push "$SCORCH_TESTDATA/pprof/mem-sort.pb.gz" "app%7Benv%3Dtest%2Cbench%3Dsort%7D" $((now - 900))
+
+# service "goprog": a Go program with a known hot spot (main.burn), profiled here
+export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mod=mod GOPROXY=off
+mkdir "$tmp/goprog" && cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/goprog/"
+(cd "$tmp/goprog" && go build -o prog .) || fail "go build of tests/data/goprog failed"
+"$tmp/goprog/prog" "$tmp/goprog" || fail "the Go program failed"
+push "$tmp/goprog/cpu.pb.gz" "goprog.cpu%7Benv%3Dtest%7D" $((now - 600))
+push "$tmp/goprog/mem.pb.gz" "goprog%7Benv%3Dtest%7D" $((now - 600))
+
+artifacts=${SCORCH_BUILD:-$SCORCH_SRC/build}/ui-artifacts
+mkdir -p "$artifacts"
+SCORCH_URL="$url/" ARTIFACTS=$artifacts CHROMIUM=$chromium \
+    UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" \
+    node --test --test-concurrency=1 browser.e2e.mjs >&2 ||
+    { tail -20 "$tmp/server.log" >&2; fail "browser tests (screenshots in $artifacts)"; }
+echo "ok: the web UI works in Chromium; screenshots in $artifacts"

@@ -1,0 +1,71 @@
+// helpers.mjs - shared by the UI unit tests: flame graph documents from folded stacks, laid
+// out as the server lays them out (docs/api-flamegraph.md), and a seeded random generator.
+
+// The flame graph JSON document (version 1) of folded lines "a;b;c 12".
+export function flameDoc(folded) {
+    const root = { name: "total", total: 0, self: 0, kids: new Map() };
+    for (const line of folded.trim().split("\n")) {
+        const sp = line.lastIndexOf(" ");
+        const v = Number(line.slice(sp + 1));
+        let t = root;
+        t.total += v;
+        for (const f of line.slice(0, sp).split(";").filter(Boolean)) {
+            if (!t.kids.has(f)) t.kids.set(f, { name: f, total: 0, self: 0, kids: new Map() });
+            t = t.kids.get(f);
+            t.total += v;
+        }
+        t.self += v;
+    }
+    const names = [], idx = new Map();
+    const nameId = (s) => {
+        if (!idx.has(s)) {
+            idx.set(s, names.length);
+            names.push(s);
+        }
+        return idx.get(s);
+    };
+    const levels = [];
+    let cur = [{ t: root, x: 0 }];
+    let maxSelf = 0;
+    while (cur.length) {
+        const l = [], next = [];
+        for (const { t, x } of cur) {
+            l.push(x, t.total, t.self, nameId(t.name));
+            maxSelf = Math.max(maxSelf, t.self);
+            let cx = x;
+            for (const k of [...t.kids.keys()].sort()) {
+                next.push({ t: t.kids.get(k), x: cx });
+                cx += t.kids.get(k).total;
+            }
+        }
+        levels.push(l);
+        cur = next;
+    }
+    return { version: 1, sample_type: "samples", unit: "count", total: root.total,
+             max_self: maxSelf, names, levels };
+}
+
+// A small seeded generator (mulberry32), so random tests repeat.
+export function rng(seed) {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+// Random folded stacks: n lines over a vocabulary of f0..f(k-1), depth up to maxDepth.
+export function randomFolded(seed, n, k = 12, maxDepth = 10) {
+    const r = rng(seed);
+    const lines = [];
+    for (let i = 0; i < n; i++) {
+        const d = 1 + Math.floor(r() * maxDepth);
+        const st = [];
+        for (let j = 0; j < d; j++) st.push("f" + Math.floor(r() * k));
+        lines.push(st.join(";") + " " + (1 + Math.floor(r() * 100)));
+    }
+    return lines.join("\n");
+}

@@ -1,0 +1,74 @@
+// upload_format.test.mjs - which /ingest format an uploaded file is, and its label name.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { gzipSync } from "node:zlib";
+import { readFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { detectFormat, isGzip, labelSafeName, sniffFormat } from "../../ui/js/upload-format.mjs";
+import { typeCandidates } from "../../ui/js/upload.mjs";
+
+const enc = (s) => new TextEncoder().encode(s);
+const PERF = `xz 1234/1235 [001] 12345.678901: 10101010 cpu-clock:
+\t    4f2a10 lzma_main+0x20 (/usr/lib/liblzma.so.5)
+\t    7f00 __libc_start_main+0xf3 (/usr/lib/libc.so.6)
+
+`;
+const FOLDED = "main;a;b 10\nmain;c 3\n";
+// a pprof's first bytes: sample_type {type: 1, unit: 2}, then a sample
+const PPROF = new Uint8Array([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x04, 0x08, 0x01, 0x10, 0x0a]);
+
+test("sniffing raw bytes", () => {
+    assert.equal(sniffFormat(enc(PERF)), "perf_script");
+    assert.equal(sniffFormat(enc("app 99 123.456: cpu-clock:\n")), "perf_script");
+    assert.equal(sniffFormat(enc(FOLDED)), "folded");
+    assert.equal(sniffFormat(enc("")), "folded");
+    assert.equal(sniffFormat(PPROF), "pprof");
+    assert.ok(isGzip(gzipSync(enc(FOLDED))));
+    assert.ok(!isGzip(enc(FOLDED)));
+});
+
+test("detection: a pprof name decides, otherwise the (gunzipped) content", async () => {
+    assert.equal(await detectFormat("cpu.pb.gz", enc(FOLDED)), "pprof");
+    assert.equal(await detectFormat("x.pprof", PPROF), "pprof");
+    assert.equal(await detectFormat("profile", PPROF), "pprof");
+    assert.equal(await detectFormat("out.txt", enc(PERF)), "perf_script");
+    assert.equal(await detectFormat("stacks.folded", enc(FOLDED)), "folded");
+    assert.equal(await detectFormat("stacks.gz", gzipSync(enc(FOLDED))), "folded");
+    assert.equal(await detectFormat("perf.gz", gzipSync(enc(PERF))), "perf_script");
+    assert.equal(await detectFormat("cpu", gzipSync(PPROF)), "pprof");
+    assert.equal(await detectFormat("broken", new Uint8Array([0x1f, 0x8b, 1, 2, 3])), "pprof");
+});
+
+test("real test data, when present", async (t) => {
+    const dir = process.env.SCORCH_TESTDATA;
+    if (!dir || !existsSync(join(dir, "pprof"))) {
+        t.skip("../shared/testdata is absent");
+        return;
+    }
+    const pb = readFileSync(join(dir, "pprof/cpu-sort.pb.gz"));
+    assert.equal(await detectFormat("upload.bin", new Uint8Array(pb)), "pprof");
+    const perf = readFileSync(join(dir, "perf/system-wide-go-xz.perf.txt"));
+    assert.equal(await detectFormat("capture.txt", new Uint8Array(perf)), "perf_script");
+});
+
+test("file names as label values", () => {
+    assert.equal(labelSafeName("cpu.pb.gz"), "cpu.pb.gz");
+    assert.equal(labelSafeName('a "b", {c}.txt'), "a _b__ _c_.txt");
+    assert.equal(labelSafeName("C:\\tmp\\x.pb"), "x.pb");
+    assert.equal(labelSafeName("x".repeat(500)).length, 200);
+    assert.equal(labelSafeName("a\nb"), "a_b");
+});
+
+test("which type of an upload to show first", () => {
+    const types = [
+        { id: "heap:alloc_objects", profile: "heap", sample_type: "alloc_objects" },
+        { id: "heap:inuse_space", profile: "heap", sample_type: "inuse_space" },
+        { id: "heap:alloc_space", profile: "heap", sample_type: "alloc_space" },
+        { id: "cpu:samples", profile: "cpu", sample_type: "samples" },
+        { id: "cpu:cpu", profile: "cpu", sample_type: "cpu" },
+    ];
+    assert.deepEqual(typeCandidates(types, "heap").map((t) => t.id),
+        ["heap:inuse_space", "heap:alloc_space", "heap:alloc_objects"]);
+    assert.deepEqual(typeCandidates(types, "cpu").map((t) => t.id), ["cpu:cpu", "cpu:samples"]);
+    assert.deepEqual(typeCandidates(types, "mutex"), []);
+});

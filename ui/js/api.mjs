@@ -1,0 +1,103 @@
+// api.mjs - the server's HTTP API: URLs for a view state, fetches with the bearer token,
+// and errors that carry the server's message ({"error": "..."}).
+
+const TOKEN_KEY = "scorch_token";
+
+// An API failure: status (0 for a network failure) and the server's own message.
+export class ApiError extends Error {
+    constructor(status, message) {
+        super(message);
+        this.name = "ApiError";
+        this.status = status;
+    }
+}
+
+// path?params, leaving out empty parameters; relative, so the UI works under a prefix.
+export function apiUrl(path, params = {}) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(params))
+        if (v !== undefined && v !== null && v !== "") p.set(k, String(v));
+    const q = p.toString();
+    return q ? path + "?" + q : path;
+}
+
+// The range a state's profile shows: the timeline's selection, else from/until.
+export function profileRange(state) {
+    if (state.sel_from && state.sel_until) return { from: state.sel_from, until: state.sel_until };
+    return { from: state.from, until: state.until };
+}
+
+// Parameters of /api/v1/render (and its exports) for a state.
+export function renderParams(state, extra = {}) {
+    const r = profileRange(state);
+    return {
+        query: state.query, type: state.type, from: r.from, until: r.until,
+        focus: state.focus, ignore: state.ignore, hide: state.hide, ...extra,
+    };
+}
+
+// Parameters of /api/v1/timeline for a state (the whole range, no filters).
+export function timelineParams(state) {
+    return { query: state.query, type: state.type, from: state.from, until: state.until,
+             group_by: state.group_by };
+}
+
+// The client: json(path, params, {signal}), text(...), post(path, params, body).
+// storage is localStorage (or a stand-in), doc the document (for the cookie); onAuth is
+// called on 401 answers.
+export function createApi({ fetchFn = globalThis.fetch.bind(globalThis), storage = null,
+                            doc = null, onAuth = null } = {}) {
+    const api = {
+        token() {
+            try {
+                return (storage && storage.getItem(TOKEN_KEY)) || "";
+            } catch {
+                return "";
+            }
+        },
+        // Saves the token (empty: forgets it). The cookie lets plain links (exports) and
+        // page loads through too: the server reads both.
+        setToken(t) {
+            try {
+                if (t) storage && storage.setItem(TOKEN_KEY, t);
+                else storage && storage.removeItem(TOKEN_KEY);
+            } catch { /* private mode: the header still works for this page */ }
+            if (doc) {
+                doc.cookie = t ? `${TOKEN_KEY}=${encodeURIComponent(t)}; path=/; SameSite=Strict`
+                    : `${TOKEN_KEY}=; path=/; max-age=0; SameSite=Strict`;
+            }
+        },
+        async request(method, path, params, { signal, body, headers = {} } = {}) {
+            const h = { ...headers };
+            const t = api.token();
+            if (t) h.Authorization = "Bearer " + t;
+            let res;
+            try {
+                res = await fetchFn(apiUrl(path, params), { method, headers: h, body, signal });
+            } catch (e) {
+                if (e && e.name === "AbortError") throw e;
+                throw new ApiError(0, "cannot reach the scorch server (" + (e.message || e) + ")");
+            }
+            if (!res.ok) {
+                let msg = res.statusText || "error";
+                try {
+                    const j = JSON.parse(await res.text());
+                    if (j && j.error) msg = j.error;
+                } catch { /* not JSON: keep the status text */ }
+                if (res.status === 401 && onAuth) onAuth();
+                throw new ApiError(res.status, msg);
+            }
+            return res;
+        },
+        async json(path, params, opts) {
+            return (await api.request("GET", path, params, opts)).json();
+        },
+        async text(path, params, opts) {
+            return (await api.request("GET", path, params, opts)).text();
+        },
+        async post(path, params, body, opts = {}) {
+            return (await api.request("POST", path, params, { ...opts, body })).json();
+        },
+    };
+    return api;
+}

@@ -1,0 +1,188 @@
+// main.mjs - the page: state from the URL, the query bar, the views (explore; part 2 adds
+// diff, heatmap, call graph and source), upload, the API token.
+
+import { createApi } from "./api.mjs";
+import { h, replace } from "./dom.mjs";
+import { createExplore } from "./explore.mjs";
+import { QueryBar } from "./querybar.mjs";
+import { createStore, DEFAULTS } from "./state.mjs";
+import { setupUpload, typeCandidates } from "./upload.mjs";
+
+// The views by URL name (state.view). Each create(root, ctx) returns {update(state, prev,
+// how), destroy()}.
+const VIEWS = {
+    explore: { label: "Explore", create: createExplore },
+};
+
+const $ = (id) => document.getElementById(id);
+const store = createStore(window);
+const api = createApi({ storage: safeStorage(), doc: document, onAuth: () => askToken(true) });
+let types = [];
+let labelsPromise = null;
+let current = null; // {name, view}
+
+function safeStorage() {
+    try {
+        return window.localStorage;
+    } catch {
+        return null;
+    }
+}
+
+// ---- status line (upload progress, errors that belong to no panel) ----
+let statusTimer = 0;
+function status(msg, kind = "ok") {
+    const el = $("status");
+    clearTimeout(statusTimer);
+    if (!msg) {
+        el.hidden = true;
+        return;
+    }
+    el.className = "status " + kind;
+    replace(el, msg, h("button", { type: "button", class: "close", "aria-label": "dismiss",
+                                   onclick: () => { el.hidden = true; } }, "×"));
+    el.hidden = false;
+    if (kind === "ok") statusTimer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+
+// ---- token ----
+function askToken(needed) {
+    const box = $("auth");
+    if (needed && !box.hidden) return; // already asking: every failed request lands here
+    const input = h("input", { type: "password", id: "token-input", placeholder: "API token",
+                               autocomplete: "current-password", "aria-label": "API token" });
+    const save = (e) => {
+        e.preventDefault();
+        api.setToken(input.value.trim());
+        box.hidden = true;
+        reload();
+    };
+    replace(box, h("form", { class: "auth-form", onsubmit: save },
+        h("span", null, needed ? "This server needs an API token (auth.token_file in its config). "
+            : "The API token sent as Authorization: Bearer, kept in this browser. "),
+        input, h("button", { type: "submit" }, "Save"),
+        api.token() ? h("button", { type: "button", onclick: () => {
+            api.setToken("");
+            box.hidden = true;
+            reload();
+        } }, "Forget") : null,
+        h("button", { type: "button", class: "close", "aria-label": "close",
+                      onclick: () => { box.hidden = true; } }, "×")));
+    box.hidden = false;
+    input.focus();
+}
+
+// ---- data shared by the views ----
+async function loadTypes() {
+    types = await api.json("api/v1/profile_types");
+    qb.setTypes(types);
+    return types;
+}
+
+function labels() {
+    if (!labelsPromise) {
+        labelsPromise = api.json("api/v1/labels").catch((e) => {
+            labelsPromise = null;
+            throw e;
+        });
+    }
+    return labelsPromise;
+}
+
+function defaultType(ts) {
+    const profiles = [...new Set(ts.map((t) => t.profile))];
+    const p = profiles.includes("cpu") ? "cpu" : profiles.includes("process_cpu") ? "process_cpu"
+        : profiles[0];
+    const c = typeCandidates(ts, p);
+    return c.length ? c[0].id : "";
+}
+
+// ---- views ----
+function renderNav(state) {
+    replace($("views"), Object.entries(VIEWS).map(([name, v]) => h("button", {
+        type: "button", class: "tab" + (state.view === name ? " on" : ""),
+        "aria-current": state.view === name ? "page" : null,
+        onclick: () => store.set({ view: name }),
+    }, v.label)));
+}
+
+function showView(state, prev, how) {
+    const name = VIEWS[state.view] ? state.view : "explore";
+    if (!current || current.name !== name) {
+        if (current) current.view.destroy();
+        current = { name, view: VIEWS[name].create($("main"), {
+            store, api, types: () => types, labels, onQueryError: (m) => qb.setError(m),
+        }) };
+        prev = null;
+    }
+    const note = $("view-note");
+    note.hidden = name === state.view;
+    if (!note.hidden) note.textContent = `The "${state.view}" view is not part of this build; showing explore.`;
+    current.view.update(state, prev, how);
+}
+
+function title(state) {
+    const bits = [state.type, state.query].filter(Boolean).join(" ");
+    document.title = bits ? `${bits} · scorch` : "scorch";
+}
+
+function render(state, prev, how) {
+    qb.apply(state);
+    renderNav(state);
+    title(state);
+    showView(state, prev, how);
+}
+
+async function reload() {
+    labelsPromise = null;
+    qb.forget();
+    try {
+        await loadTypes();
+        status("");
+    } catch (e) {
+        if (e.status !== 401) status("Cannot list profile types: " + e.message, "error");
+    }
+    const s = store.get();
+    if (!s.type && types.length) store.set({ type: defaultType(types) }, { push: false });
+    else store.refresh();
+}
+
+// ---- start ----
+const qb = new QueryBar($("querybar"), {
+    api,
+    onQuery: (q) => {
+        qb.setError("");
+        if (q === store.get().query) store.refresh();
+        else store.set({ query: q, sel_from: "", sel_until: "", zoom: "", sandwich: "" });
+    },
+    onType: (t) => store.set({ type: t, zoom: "", sandwich: "" }),
+    onRange: (from, until) => store.set({ from, until, sel_from: "", sel_until: "" }),
+    onRefresh: () => reload(),
+});
+$("refresh").addEventListener("click", (e) => {
+    e.preventDefault();
+    const q = $("query-input").value.trim();
+    if (q !== store.get().query) qb.submit();
+    else reload();
+});
+$("token-button").addEventListener("click", () => askToken(false));
+setupUpload($("upload"), $("drop"), { api, store, loadTypes, status });
+store.subscribe(render);
+
+(async () => {
+    try {
+        await loadTypes();
+    } catch (e) {
+        if (e.status !== 401) status("Cannot list profile types: " + e.message, "error");
+    }
+    const s = store.get();
+    if (!s.type && types.length) {
+        store.set({ type: defaultType(types) }, { push: false });
+    } else {
+        store.normalize();
+        render(s, null, "refresh");
+    }
+})();
+
+// for tests and the console
+window.scorch = { store, api, DEFAULTS, get view() { return current && current.view; } };

@@ -1,0 +1,129 @@
+// state.mjs - the view state, which lives in the URL's query string so that a link
+// reproduces a view; parse/serialize are pure, createStore ties them to the history.
+
+// Every parameter with its default. The first eight are CONTRACT.md's; the rest are the
+// UI's own. Order here is the order in the URL.
+export const DEFAULTS = Object.freeze({
+    view: "explore", // explore, diff, heatmap, callgraph, source
+    query: "", // label selector; "" = {} (every series)
+    type: "", // profile type id, e.g. cpu:cpu; "" = chosen from /api/v1/profile_types
+    from: "now-1h",
+    until: "now",
+    base_query: "", // comparisons: "" = query
+    base_from: "",
+    base_until: "",
+    sel_from: "", // a range brushed on the timeline (unix seconds) that the profile shows
+    sel_until: "",
+    group_by: "", // timeline: one line per value of this label
+    focus: "", // pprof's filters (regexes), passed to the render API
+    ignore: "",
+    hide: "",
+    search: "", // flame graph search (a regex, or text when it is not one)
+    zoom: "", // the zoomed frame: its stack, names joined by ';' from the root's child
+    sandwich: "", // a function shown with its callers and callees
+    layout: "both", // both, flame, table
+    orient: "icicle", // icicle (root on top) or flame (root at the bottom)
+    sort: "-self", // top table: column, '-' for descending
+    maxNodes: "", // flame graph node limit; "" = the server's default
+});
+
+export const KEYS = Object.keys(DEFAULTS);
+
+export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source"];
+const CHOICES = {
+    view: VIEWS,
+    layout: ["both", "flame", "table"],
+    orient: ["icicle", "flame"],
+};
+// Written even when at their default, so a URL says which range it shows.
+const ALWAYS = new Set(["from", "until"]);
+
+// The state of a query string ("?a=b&..." or "a=b"); unknown keys are dropped, bad
+// choices fall back to the default.
+export function parseState(search) {
+    const p = new URLSearchParams(search || "");
+    const s = { ...DEFAULTS };
+    for (const k of KEYS) {
+        const v = p.get(k);
+        if (v === null) continue;
+        if (CHOICES[k] && !CHOICES[k].includes(v)) continue;
+        s[k] = v;
+    }
+    if (!/^-?(name|self|self_pct|total|total_pct)$/.test(s.sort)) s.sort = DEFAULTS.sort;
+    if (s.maxNodes && !/^\d+$/.test(s.maxNodes)) s.maxNodes = "";
+    return s;
+}
+
+// The query string of a state ("?view=..."): parameters at their default are left out,
+// except from and until.
+export function stateToSearch(state) {
+    const p = new URLSearchParams();
+    for (const k of KEYS) {
+        const v = state[k] ?? DEFAULTS[k];
+        if (v === DEFAULTS[k] && !ALWAYS.has(k)) continue;
+        if (v === "" && ALWAYS.has(k)) continue;
+        p.set(k, v);
+    }
+    const q = p.toString();
+    // braces, quotes and commas of selectors stay readable in the address bar
+    return q ? "?" + q.replace(/%7B/g, "{").replace(/%7D/g, "}").replace(/%2C/g, ",")
+        .replace(/%3A/g, ":") : "";
+}
+
+// True when the two states differ in one of keys.
+export function changed(a, b, keys) {
+    return keys.some((k) => (a ? a[k] : undefined) !== (b ? b[k] : undefined));
+}
+
+// The comparison side of a state (CONTRACT: base_query defaults to query).
+export function baseOf(state) {
+    return {
+        query: state.base_query || state.query,
+        from: state.base_from || state.from,
+        until: state.base_until || state.until,
+    };
+}
+
+// The store: the current state, changes that push or replace a history entry, and
+// subscribers called with (state, previous, how) after every change, including
+// back/forward (how = "pop") and refreshes (how = "refresh", same state, new data).
+export function createStore(win) {
+    let state = parseState(win.location.search);
+    const subs = [];
+    const notify = (prev, how) => {
+        for (const f of subs.slice()) f(state, prev, how);
+    };
+    const write = (push) => {
+        const url = win.location.pathname + stateToSearch(state) + win.location.hash;
+        if (push) win.history.pushState(null, "", url);
+        else win.history.replaceState(null, "", url);
+    };
+    win.addEventListener("popstate", () => {
+        const prev = state;
+        state = parseState(win.location.search);
+        notify(prev, "pop");
+    });
+    return {
+        get: () => state,
+        // patch: the keys to change; opts.push (default true) adds a history entry
+        set(patch, opts = {}) {
+            const prev = state;
+            const next = { ...state, ...patch };
+            if (!changed(prev, next, KEYS)) return;
+            state = next;
+            write(opts.push !== false);
+            notify(prev, opts.push !== false ? "push" : "replace");
+        },
+        refresh() {
+            notify(state, "refresh");
+        },
+        subscribe(f) {
+            subs.push(f);
+            return () => subs.splice(subs.indexOf(f), 1);
+        },
+        // writes the current state into the URL (normalises it) without notifying
+        normalize() {
+            write(false);
+        },
+    };
+}

@@ -1,0 +1,251 @@
+// timeline.mjs - the timeline canvas: one line per series (or label value) over the range,
+// a tooltip with the values under the pointer, and a brush that selects a range.
+
+import { SERIES_COLORS } from "./colors.mjs";
+import { formatDateTime, formatTick, formatValue } from "./format.mjs";
+import { h, hideTooltip, showTooltip } from "./dom.mjs";
+import {
+    brushRange, bucketAt, limitSeries, linearScale, maxValue, seriesNames, timeTicks,
+    valueTicks,
+} from "./timeline-model.mjs";
+
+const PAD = { left: 64, right: 12, top: 10, bottom: 22 };
+const FONT = "11px system-ui, sans-serif";
+
+export class Timeline {
+    // host: the element to fill; opts.onSelect([from, until] unix s, or null to clear),
+    // opts.height (css px).
+    constructor(host, opts = {}) {
+        this.opts = { height: 150, ...opts };
+        this.host = host;
+        this.data = null;
+        this.selection = null; // [from, until] unix s
+        this.drag = null;
+        this.hoverT = null;
+        this.canvas = h("canvas", { class: "tl-canvas", role: "img", "aria-label": "timeline" });
+        this.legend = h("div", { class: "tl-legend" });
+        host.append(this.canvas, this.legend);
+        this.ctx = this.canvas.getContext("2d");
+        this.canvas.addEventListener("mousedown", (e) => this.onDown(e));
+        this.canvas.addEventListener("mousemove", (e) => this.onMove(e));
+        this.canvas.addEventListener("mouseleave", () => {
+            this.hoverT = null;
+            hideTooltip();
+            if (!this.drag) this.draw();
+        });
+        this.onUp = (e) => this.finishDrag(e);
+        this.onDragMove = (e) => this.onMove(e);
+        this.resizeObserver = new ResizeObserver(() => this.draw());
+        this.resizeObserver.observe(host);
+    }
+
+    // data: the /api/v1/timeline answer; unit: the type's unit.
+    setData(data, unit) {
+        this.unit = unit;
+        if (!data || !data.timestamps || !data.timestamps.length) {
+            this.data = null;
+        } else {
+            const step = data.step || (data.timestamps.length > 1
+                ? data.timestamps[1] - data.timestamps[0] : 10);
+            const lines = limitSeries(data.series || [], SERIES_COLORS.length);
+            const names = seriesNames(lines);
+            lines.forEach((l, i) => {
+                l.name = names[i];
+                l.color = SERIES_COLORS[i % SERIES_COLORS.length];
+            });
+            const t0 = data.timestamps[0];
+            this.data = { ts: data.timestamps, step, lines, t0,
+                          t1: t0 + data.timestamps.length * step };
+        }
+        this.renderLegend();
+        this.draw();
+    }
+
+    setSelection(sel) {
+        this.selection = sel;
+        this.draw();
+    }
+
+    renderLegend() {
+        this.legend.textContent = "";
+        if (!this.data) return;
+        for (const l of this.data.lines) {
+            this.legend.append(h("span", { class: "tl-key", title: l.name },
+                h("i", { style: { background: l.color } }), l.name));
+        }
+    }
+
+    geometry() {
+        const W = Math.max(100, this.host.clientWidth);
+        const H = this.opts.height;
+        const d = this.data;
+        const x = linearScale(d ? d.t0 : 0, d ? d.t1 : 1, PAD.left, W - PAD.right);
+        return { W, H, x };
+    }
+
+    draw() {
+        const { W, H, x } = this.geometry();
+        const dpr = window.devicePixelRatio || 1;
+        if (this.canvas.width !== Math.round(W * dpr) || this.canvas.height !== Math.round(H * dpr)) {
+            this.canvas.width = Math.round(W * dpr);
+            this.canvas.height = Math.round(H * dpr);
+            this.canvas.style.width = W + "px";
+            this.canvas.style.height = H + "px";
+        }
+        const c = this.ctx;
+        c.setTransform(dpr, 0, 0, dpr, 0, 0);
+        c.clearRect(0, 0, W, H);
+        c.font = FONT;
+        const d = this.data;
+        if (!d) return;
+        const top = PAD.top, bottom = H - PAD.bottom;
+        const vt = valueTicks(maxValue(d.lines), this.unit, 4);
+        const y = linearScale(0, vt.top, bottom, top);
+        // grid and value axis
+        c.strokeStyle = "#e6e6e6";
+        c.fillStyle = "#666";
+        c.lineWidth = 1;
+        c.textAlign = "right";
+        c.textBaseline = "middle";
+        for (const v of vt.ticks) {
+            const py = Math.round(y.to(v)) + 0.5;
+            c.beginPath();
+            c.moveTo(PAD.left, py);
+            c.lineTo(W - PAD.right, py);
+            c.stroke();
+            c.fillText(formatValue(v, this.unit, vt.scale), PAD.left - 6, py);
+        }
+        // time axis
+        const tz = -new Date(d.t0 * 1000).getTimezoneOffset() * 60;
+        const tt = timeTicks(d.t0, d.t1, W - PAD.left - PAD.right, tz);
+        c.textAlign = "center";
+        c.textBaseline = "top";
+        for (const t of tt.ticks) {
+            const px = Math.round(x.to(t)) + 0.5;
+            c.beginPath();
+            c.moveTo(px, bottom);
+            c.lineTo(px, bottom + 4);
+            c.stroke();
+            const label = formatTick(t, tt.interval);
+            const half = c.measureText(label).width / 2;
+            if (px - half >= 0 && px + half <= W) c.fillText(label, px, bottom + 6);
+        }
+        // selection below the lines
+        const sel = this.drag ? this.dragRange() : this.selection;
+        if (sel) {
+            const a = Math.max(PAD.left, x.to(sel[0])), b = Math.min(W - PAD.right, x.to(sel[1]));
+            c.fillStyle = "rgba(30, 120, 220, 0.14)";
+            c.fillRect(a, top, Math.max(1, b - a), bottom - top);
+            c.strokeStyle = "rgba(30, 120, 220, 0.7)";
+            c.beginPath();
+            c.moveTo(Math.round(a) + 0.5, top);
+            c.lineTo(Math.round(a) + 0.5, bottom);
+            c.moveTo(Math.round(b) - 0.5, top);
+            c.lineTo(Math.round(b) - 0.5, bottom);
+            c.stroke();
+        }
+        // lines: a point per bucket, at its middle; a lone point gets a dot
+        c.lineWidth = 1.6;
+        c.lineJoin = "round";
+        for (const l of d.lines) {
+            c.strokeStyle = l.color;
+            c.fillStyle = l.color;
+            c.beginPath();
+            for (let k = 0; k < d.ts.length; k++) {
+                const px = x.to(d.ts[k] + d.step / 2), py = y.to(l.values[k] || 0);
+                if (k === 0) c.moveTo(px, py);
+                else c.lineTo(px, py);
+            }
+            c.stroke();
+            if (d.ts.length < 60) {
+                for (let k = 0; k < d.ts.length; k++) {
+                    if (!l.values[k]) continue;
+                    c.beginPath();
+                    c.arc(x.to(d.ts[k] + d.step / 2), y.to(l.values[k]), 2.2, 0, 2 * Math.PI);
+                    c.fill();
+                }
+            }
+        }
+        // the bucket under the pointer
+        if (this.hoverT !== null && !this.drag) {
+            const k = bucketAt(d.ts, d.step, this.hoverT);
+            const px = Math.round(x.to(d.ts[k] + d.step / 2)) + 0.5;
+            c.strokeStyle = "rgba(0,0,0,0.35)";
+            c.lineWidth = 1;
+            c.beginPath();
+            c.moveTo(px, top);
+            c.lineTo(px, bottom);
+            c.stroke();
+        }
+        c.strokeStyle = "#bbb";
+        c.beginPath();
+        c.moveTo(PAD.left, bottom + 0.5);
+        c.lineTo(W - PAD.right, bottom + 0.5);
+        c.stroke();
+    }
+
+    eventX(e) {
+        return e.clientX - this.canvas.getBoundingClientRect().left;
+    }
+
+    onDown(e) {
+        if (e.button !== 0 || !this.data) return;
+        e.preventDefault();
+        this.drag = { a: this.eventX(e), b: this.eventX(e) };
+        hideTooltip();
+        window.addEventListener("mousemove", this.onDragMove);
+        window.addEventListener("mouseup", this.onUp);
+    }
+
+    dragRange() {
+        const { x } = this.geometry();
+        const a = Math.min(this.drag.a, this.drag.b), b = Math.max(this.drag.a, this.drag.b);
+        return [x.from(a), x.from(b)];
+    }
+
+    finishDrag(e) {
+        window.removeEventListener("mousemove", this.onDragMove);
+        window.removeEventListener("mouseup", this.onUp);
+        if (!this.drag) return;
+        this.drag.b = this.eventX(e);
+        const { x } = this.geometry();
+        const r = brushRange(this.drag.a, this.drag.b, x, this.data.t0, this.data.t1);
+        this.drag = null;
+        if (r || this.selection) {
+            this.selection = r;
+            if (this.opts.onSelect) this.opts.onSelect(r);
+        }
+        this.draw();
+    }
+
+    onMove(e) {
+        if (!this.data) return;
+        const px = this.eventX(e);
+        if (this.drag) {
+            this.drag.b = Math.max(PAD.left, Math.min(this.geometry().W - PAD.right, px));
+            this.draw();
+            return;
+        }
+        const { x } = this.geometry();
+        const t = x.from(px);
+        if (t < this.data.t0 || t > this.data.t1) {
+            this.hoverT = null;
+            hideTooltip();
+            this.draw();
+            return;
+        }
+        this.hoverT = t;
+        this.draw();
+        const d = this.data, k = bucketAt(d.ts, d.step, t);
+        const rows = d.lines.map((l) => ({ l, v: l.values[k] || 0 })).sort((a, b) => b.v - a.v);
+        showTooltip(h("div", { class: "tl-tip" },
+            h("div", { class: "tip-title" }, formatDateTime(d.ts[k]), " – ",
+                formatDateTime(d.ts[k] + d.step).slice(11)),
+            rows.slice(0, 12).map(({ l, v }) => h("div", { class: "tip-row" },
+                h("i", { style: { background: l.color } }),
+                h("span", { class: "tip-name" }, l.name),
+                h("b", null, formatValue(v, this.unit)))),
+            rows.length > 12 ? h("div", { class: "tip-more" }, `and ${rows.length - 12} more`) : null,
+        ), e.clientX, e.clientY);
+    }
+}
