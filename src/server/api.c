@@ -198,27 +198,32 @@ static int collect_series(void *ctx, const struct sc_store_series *se)
     return 0;
 }
 
-/* Reads query/type/from/until (names prefixed with prefix, e.g. "base_", falling back to
- * the plain ones) and finds the matching series. On failure fills w and returns non-zero. */
-static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, struct sel *s)
+/* Query argument prefix+n (e.g. "base_from"), falling back to the plain n. */
+static const char *arg_prefixed(struct sc_req *r, const char *prefix, const char *n)
 {
-    char name[64], err[SC_ERR_LEN] = "";
-    memset(s, 0, sizeof *s);
-#define ARG(n)                                                                                     \
-    (snprintf(name, sizeof name, "%s%s", prefix, n),                                               \
-     sc_req_arg(r, name) ? sc_req_arg(r, name) : sc_req_arg(r, n))
-    const char *query = ARG("query");
-    const char *type = sc_req_arg(r, "type");
-    const char *from = ARG("from"), *until = ARG("until");
-#undef ARG
-    if (!type || !*type) {
-        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
-                              "/api/v1/profile_types)");
-        return -1;
-    }
-    s->type = type;
-    if (sc_selector_parse(query ? query : "{}", &s->selector, err)) {
-        sc_resp_error(w, 400, "%s", err);
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", prefix, n);
+    const char *v = sc_req_arg(r, name);
+    return v ? v : sc_req_arg(r, n);
+}
+
+/* Parses the selector and the time range (default: the last hour) named with prefix into
+ * s; the range must be non-empty and within the server's limit. On failure fills w and
+ * returns non-zero. */
+static int parse_selection(struct sc_req *r, struct sc_resp *w, const char *prefix,
+                           struct sel *s)
+{
+    char err[SC_ERR_LEN] = "";
+    const char *query = arg_prefixed(r, prefix, "query");
+    const char *from = arg_prefixed(r, prefix, "from"), *until = arg_prefixed(r, prefix, "until");
+    int rc = sc_selector_parse(query ? query : "{}", &s->selector, err);
+    if (rc) {
+        /* selector errors say where; say which selector when there are two */
+        const char *q = *prefix ? "'base_query': " : "";
+        if (rc == SC_ELIMIT)
+            sc_resp_limit(w, "%s%s", q, err);
+        else
+            sc_resp_error(w, 400, "%s%s", q, err);
         return -1;
     }
     int64_t now = wall_ns();
@@ -236,12 +241,31 @@ static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, stru
         sc_resp_error(w, 400, "'%suntil' must be after '%sfrom'", prefix, prefix);
         return -1;
     }
-    if (s->until - s->from > r->srv->opts.max_range_ns) {
-        sc_resp_error(w, 400, "time range of %lld s is more than the limit of %lld s",
-                      (long long)((s->until - s->from) / NS),
+    /* unsigned: from and until may be far apart enough to overflow a difference */
+    if ((uint64_t)s->until - (uint64_t)s->from > (uint64_t)r->srv->opts.max_range_ns) {
+        sc_resp_limit(w, "time range of %llu s is more than the limit of %lld s",
+                      (unsigned long long)(((uint64_t)s->until - (uint64_t)s->from) / NS),
                       (long long)(r->srv->opts.max_range_ns / NS));
         return -1;
     }
+    return 0;
+}
+
+/* Reads query/type/from/until (names prefixed with prefix, e.g. "base_", falling back to
+ * the plain ones) and finds the matching series. On failure fills w and returns non-zero. */
+static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, struct sel *s)
+{
+    char err[SC_ERR_LEN] = "";
+    memset(s, 0, sizeof *s);
+    const char *type = sc_req_arg(r, "type");
+    if (!type || !*type) {
+        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
+                              "/api/v1/profile_types)");
+        return -1;
+    }
+    s->type = type;
+    if (parse_selection(r, w, prefix, s))
+        return -1;
     int rc = sc_store_series_list(r->srv->store, r->tenant, type, s->from, s->until,
                                   collect_series, s, err);
     if (rc || s->oom) {
@@ -309,10 +333,11 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
         format = "json";
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && parse_uint(mn, UINT32_MAX, &max_nodes))
-        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s'", mn);
-    if (max_nodes > r->srv->opts.max_nodes || (mn && max_nodes == 0))
-        return sc_resp_error(w, 400, "maxNodes %s is more than the limit of %u (maxNodes)", mn,
+    if (mn && (parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
+        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
+                             (unsigned)r->srv->opts.max_nodes);
+    if (max_nodes > r->srv->opts.max_nodes)
+        return sc_resp_limit(w, "maxNodes %s is more than the limit of %u", mn,
                              (unsigned)r->srv->opts.max_nodes);
     static const char *const formats[] = {"json", "tsv", "top", "pprof", "folded", "svg",
                                           "speedscope", "dot"};
@@ -404,7 +429,7 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
     }
     if (span / step > 10000) {
         sel_release(&s);
-        return sc_resp_error(w, 400, "%lld steps is more than the limit of 10000 (step)",
+        return sc_resp_limit(w, "%lld steps is more than the limit of 10000 (step)",
                              (long long)(span / step));
     }
     uint32_t nsteps = (uint32_t)((span + step - 1) / step);
@@ -678,19 +703,9 @@ int sc_api_series(struct sc_req *r, struct sc_resp *w)
     const char *type = sc_req_arg(r, "type");
     char err[SC_ERR_LEN] = "";
     memset(&s, 0, sizeof s);
-    const char *query = sc_req_arg(r, "query");
-    if (sc_selector_parse(query ? query : "{}", &s.selector, err)) {
+    if (parse_selection(r, w, "", &s)) {
         sel_release(&s);
-        return sc_resp_error(w, 400, "%s", err);
-    }
-    int64_t now = wall_ns();
-    s.from = now - 3600 * NS;
-    s.until = now;
-    const char *from = sc_req_arg(r, "from"), *until = sc_req_arg(r, "until");
-    if ((from && sc_time_parse(from, now, &s.from, err)) ||
-        (until && sc_time_parse(until, now, &s.until, err))) {
-        sel_release(&s);
-        return sc_resp_error(w, 400, "bad time: %s", err);
+        return 0;
     }
     int rc = sc_store_series_list(r->srv->store, r->tenant, type && *type ? type : NULL, s.from,
                                   s.until, collect_series, &s, err);

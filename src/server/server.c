@@ -12,6 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Why a request's body is being discarded (struct sc_req.body_state). */
+enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BODY_OOM };
+
+/* How long a push waits for its share of the ingest budget before a 503. */
+#define ADMIT_WAIT_S 10
+
 void sc_server_opts_init(struct sc_server_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -29,6 +35,8 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->limits.max_stack_depth = 4096;
     o->limits.max_labels = 64;
     o->max_body = 64u << 20;
+    o->max_body_total = 4 * o->max_body;
+    o->ingest_budget = o->max_body + o->limits.max_decompressed;
     o->max_labels = 32;
     o->max_range_ns = (int64_t)7 * 24 * 3600 * 1000000000LL;
     o->max_nodes = 100000;
@@ -60,6 +68,8 @@ static enum sc_err_reason reason_of(unsigned status)
         return SC_REASON_LIMIT;
     case 415:
         return SC_REASON_UNSUPPORTED;
+    case 503:
+        return SC_REASON_BUSY;
     default:
         return status >= 500 ? SC_REASON_INTERNAL : SC_REASON_BAD_REQUEST;
     }
@@ -84,27 +94,44 @@ int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
 int sc_resp_code(struct sc_resp *w, int code, const char *msg)
 {
     unsigned status;
+    enum sc_err_reason reason;
     switch (code) {
     case SC_EINVAL:
+        status = 400, reason = SC_REASON_BAD_REQUEST;
+        break;
     case SC_EFORMAT:
-        status = 400;
+        status = 400, reason = SC_REASON_FORMAT;
         break;
     case SC_ELIMIT:
-        status = 413;
+        status = 413, reason = SC_REASON_LIMIT;
         break;
     case SC_ENOTFOUND:
-        status = 404;
+        status = 404, reason = SC_REASON_NOT_FOUND;
         break;
     case SC_EUNSUPPORTED:
-        status = 415;
+        status = 415, reason = SC_REASON_UNSUPPORTED;
         break;
     case SC_EAUTH:
-        status = 401;
+        status = 401, reason = SC_REASON_AUTH;
         break;
     default:
-        status = 500;
+        status = 500, reason = SC_REASON_INTERNAL;
     }
-    return sc_resp_error(w, status, "%s", msg && *msg ? msg : sc_strerror(code));
+    sc_resp_error(w, status, "%s", msg && *msg ? msg : sc_strerror(code));
+    w->reason = (int)reason + 1;
+    return 0;
+}
+
+int sc_resp_limit(struct sc_resp *w, const char *fmt, ...)
+{
+    char msg[SC_ERR_LEN + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sc_resp_error(w, 400, "%s", msg);
+    w->reason = SC_REASON_LIMIT + 1;
+    return 0;
 }
 
 /* ---- routes ---- */
@@ -145,22 +172,23 @@ static int h_static(struct sc_req *r, struct sc_resp *w)
 static const struct route {
     const char *method, *path;
     sc_handler fn;
-    int open;  /* no token needed */
-    int query; /* timed in the query latency histogram */
+    int open;   /* no token needed */
+    int query;  /* timed in the query latency histogram */
+    int ingest; /* decodes a pushed body: admitted against the ingest budget */
 } routes[] = {
-    {"POST", "/ingest", sc_api_ingest, 0, 0},
-    {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1},
-    {"GET", "/api/v1/labels", sc_api_labels, 0, 1},
-    {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1},
-    {"GET", "/api/v1/series", sc_api_series, 0, 1},
-    {"GET", "/api/v1/render", sc_api_render, 0, 1},
-    {"GET", "/api/v1/timeline", sc_api_timeline, 0, 1},
-    {"GET", "/api/v1/diff", sc_api_diff, 0, 1},
-    {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1},
-    {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1},
-    {"GET", "/api/v1/source", sc_api_source, 0, 1},
-    {"GET", "/metrics", h_metrics, 1, 0},
-    {"GET", "/healthz", h_healthz, 1, 0},
+    {"POST", "/ingest", sc_api_ingest, 0, 0, 1},
+    {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1, 0},
+    {"GET", "/api/v1/labels", sc_api_labels, 0, 1, 0},
+    {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1, 0},
+    {"GET", "/api/v1/series", sc_api_series, 0, 1, 0},
+    {"GET", "/api/v1/render", sc_api_render, 0, 1, 0},
+    {"GET", "/api/v1/timeline", sc_api_timeline, 0, 1, 0},
+    {"GET", "/api/v1/diff", sc_api_diff, 0, 1, 0},
+    {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1, 0},
+    {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1, 0},
+    {"GET", "/api/v1/source", sc_api_source, 0, 1, 0},
+    {"GET", "/metrics", h_metrics, 1, 0, 0},
+    {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
@@ -212,16 +240,94 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
                             w->content_type ? w->content_type : "application/json");
     if (w->cache_control)
         MHD_add_response_header(resp, "Cache-Control", w->cache_control);
+    if (w->allow)
+        MHD_add_response_header(resp, "Allow", w->allow);
+    if (w->status == 503)
+        MHD_add_response_header(resp, "Retry-After", "1");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-static void count_error(struct sc_server *srv, unsigned status)
+static void count_error(struct sc_server *srv, const struct sc_resp *w)
 {
-    if (status >= 400)
-        atomic_fetch_add(&srv->metrics.errors[reason_of(status)], 1);
+    if (w->status < 400)
+        return;
+    int reason = w->reason ? w->reason - 1 : (int)reason_of(w->status);
+    atomic_fetch_add(&srv->metrics.errors[reason], 1);
+}
+
+/* ---- memory admission ----
+ * Bodies are buffered whole and a push is inflated and decoded whole, so memory grows with
+ * the requests in flight, not only with one request's limits. Two budgets bound the total:
+ * body bytes being received by all requests (max_body_total: a request that would pass it
+ * is answered 503), and the worst-case memory of the pushes being decoded (ingest_budget:
+ * a push waits for its share, up to ADMIT_WAIT_S, then 503). */
+
+/* Counts n more body bytes of r against the in-flight total; 0 (and nothing counted) when
+ * that would pass it. A refused charge never inflates the total, so requests receiving at
+ * the same moment are not refused for each other's refusals. */
+static int charge(struct sc_req *r, size_t n)
+{
+    struct sc_server *srv = r->srv;
+    uint64_t cur = atomic_load(&srv->body_bytes);
+    do {
+        if (cur + n > srv->opts.max_body_total)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&srv->body_bytes, &cur, cur + n));
+    r->charged += n;
+    return 1;
+}
+
+/* Takes what r buffered off the in-flight total (first: freeing takes a while) and frees it. */
+static void release_bodies(struct sc_req *r)
+{
+    atomic_fetch_sub(&r->srv->body_bytes, r->charged);
+    r->charged = 0;
+    sc_buf_release(&r->body);
+    sc_buf_release(&r->part_profile);
+    sc_buf_release(&r->part_prev);
+    sc_buf_release(&r->part_config);
+}
+
+/* Worst-case memory of decoding r's push: the body plus what it may inflate to (DEFLATE
+ * expands at most 1032:1, and never past the decompressed limit); at most the budget, so a
+ * big push runs alone instead of never. */
+static uint64_t ingest_cost(const struct sc_req *r)
+{
+    const struct sc_server_opts *o = &r->srv->opts;
+    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
+    uint64_t len = b->len, out = len;
+    if (b->data && sc_is_gzip(b->data, b->len))
+        out = len > o->limits.max_decompressed / 1032 ? o->limits.max_decompressed : len * 1032;
+    uint64_t cost = len + out;
+    return cost < o->ingest_budget ? cost : o->ingest_budget;
+}
+
+/* Waits until cost fits in the ingest budget or nothing else is admitted; non-zero after
+ * ADMIT_WAIT_S seconds. */
+static int admit(struct sc_server *srv, uint64_t cost)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ADMIT_WAIT_S;
+    int rc = 0;
+    pthread_mutex_lock(&srv->admit_mu);
+    while (rc == 0 && srv->admitted && srv->admitted + cost > srv->opts.ingest_budget)
+        rc = pthread_cond_timedwait(&srv->admit_cv, &srv->admit_mu, &until);
+    if (rc == 0)
+        srv->admitted += cost;
+    pthread_mutex_unlock(&srv->admit_mu);
+    return rc;
+}
+
+static void unadmit(struct sc_server *srv, uint64_t cost)
+{
+    pthread_mutex_lock(&srv->admit_mu);
+    srv->admitted -= cost;
+    pthread_cond_broadcast(&srv->admit_cv);
+    pthread_mutex_unlock(&srv->admit_mu);
 }
 
 /* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope). */
@@ -236,14 +342,17 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
                        : !strcmp(key, "prev_profile")       ? &r->part_prev
                        : !strcmp(key, "sample_type_config") ? &r->part_config
                                                             : NULL;
-    if (!b)
+    if (!b || r->body_state)
         return MHD_YES;
-    if (b->len + size > r->srv->opts.max_body) {
-        r->too_large = 1;
-        return MHD_YES;
-    }
-    sc_buf_append(b, data, size);
-    return b->oom ? MHD_NO : MHD_YES;
+    if (b->len + size > r->srv->opts.max_body)
+        r->body_state = BODY_TOO_LARGE;
+    else if (!charge(r, size))
+        r->body_state = BODY_BUSY;
+    else if (sc_buf_append(b, data, size), b->oom)
+        r->body_state = BODY_OOM;
+    if (r->body_state)
+        release_bodies(r);
+    return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -269,10 +378,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         if (cl && strtoull(cl, NULL, 10) > srv->opts.max_body) {
             struct sc_resp w = {0};
-            sc_resp_error(&w, 413, "request body of %s bytes is more than the limit of %llu",
+            sc_resp_error(&w, 413, "request body of %.32s bytes is more than the limit of %llu",
                           cl, (unsigned long long)srv->opts.max_body);
-            count_error(srv, 413);
-            r->too_large = 2; /* answered */
+            count_error(srv, &w);
+            r->body_state = BODY_ANSWERED;
             return send_resp(c, &w);
         }
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
@@ -280,38 +389,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             r->pp = MHD_create_post_processor(c, 65536, on_part, r);
             if (!r->pp) {
                 struct sc_resp w = {0};
-                sc_resp_error(&w, 400, "bad multipart/form-data request");
-                count_error(srv, 400);
-                r->too_large = 2;
+                sc_resp_error(&w, 400, "bad multipart/form-data request (no boundary?)");
+                count_error(srv, &w);
+                r->body_state = BODY_ANSWERED;
                 return send_resp(c, &w);
             }
         }
         return MHD_YES;
     }
     if (*size) {
-        if (r->too_large) {
+        if (r->body_state) {
             *size = 0; /* keep reading, keep nothing */
             return MHD_YES;
         }
         if (r->pp) {
-            if (MHD_post_process(r->pp, data, *size) != MHD_YES)
-                r->too_large = r->too_large ? r->too_large : 3;
+            if (MHD_post_process(r->pp, data, *size) != MHD_YES && !r->body_state)
+                r->body_state = BODY_BAD_MULTIPART;
         } else if (r->body.len + *size > srv->opts.max_body) {
-            r->too_large = 1;
-            sc_buf_release(&r->body);
-        } else {
-            sc_buf_append(&r->body, data, *size);
+            r->body_state = BODY_TOO_LARGE;
+        } else if (!charge(r, *size)) {
+            r->body_state = BODY_BUSY;
+        } else if (sc_buf_append(&r->body, data, *size), r->body.oom) {
+            r->body_state = BODY_OOM;
         }
+        if (r->body_state)
+            release_bodies(r);
         *size = 0;
         return MHD_YES;
     }
-    if (r->too_large == 2)
-        return MHD_YES; /* already answered */
+    if (r->body_state == BODY_ANSWERED)
+        return MHD_YES;
     struct sc_resp w = {0};
-    if (r->too_large == 1) {
+    uint64_t cost = 0;
+    if (r->body_state == BODY_TOO_LARGE) {
         sc_resp_error(&w, 413, "request body is more than the limit of %llu bytes",
                       (unsigned long long)srv->opts.max_body);
-    } else if (r->too_large == 3 || r->body.oom) {
+    } else if (r->body_state == BODY_BUSY) {
+        sc_resp_error(&w, 503, "server busy: more than %llu bytes of request bodies in flight",
+                      (unsigned long long)srv->opts.max_body_total);
+    } else if (r->body_state == BODY_OOM) {
+        sc_resp_error(&w, 503, "out of memory receiving the request body");
+    } else if (r->body_state == BODY_BAD_MULTIPART) {
         sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
     } else {
         const struct route *rt = NULL;
@@ -330,16 +448,27 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         const char *tenant = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
         snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
         if (!rt && !is_static) {
-            if (path_match)
-                sc_resp_error(&w, 405, "method %s not allowed on %s", method, url);
-            else
+            if (path_match) {
+                sc_resp_error(&w, 405, "method %.16s not allowed on %s", method, url);
+                for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
+                    if (!strcmp(routes[i].path, url))
+                        w.allow = routes[i].method;
+            } else {
                 sc_resp_error(&w, 404, "no such endpoint '%.200s'", url);
+            }
         } else if (!(rt && rt->open) && !authorized(r)) {
             sc_resp_error(&w, 401, "missing or wrong bearer token");
         } else if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
-            sc_resp_error(&w, 400, "bad X-Scope-OrgID");
+            sc_resp_error(&w, 400, "bad X-Scope-OrgID (one line of at most %zu bytes)",
+                          sizeof r->tenant - 1);
+        } else if (rt && rt->ingest && (cost = ingest_cost(r), admit(srv, cost))) {
+            sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
+                                   "(worst case %llu bytes); retry later",
+                          ADMIT_WAIT_S, (unsigned long long)cost);
         } else if (rt) {
             rt->fn(r, &w);
+            if (rt->ingest)
+                unadmit(srv, cost);
             if (rt->query)
                 sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
         } else {
@@ -348,7 +477,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!w.status)
         w.status = 200;
-    count_error(srv, w.status);
+    count_error(srv, &w);
     return send_resp(c, &w);
 }
 
@@ -361,10 +490,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         return;
     if (r->pp)
         MHD_destroy_post_processor(r->pp);
-    sc_buf_release(&r->body);
-    sc_buf_release(&r->part_profile);
-    sc_buf_release(&r->part_prev);
-    sc_buf_release(&r->part_config);
+    release_bodies(r);
     free(r);
     *ctx = NULL;
 }
@@ -401,6 +527,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         return sc_errf(err, SC_ENOMEM, "out of memory");
     srv->opts = *o;
     pthread_mutex_init(&srv->stats_mu, NULL);
+    pthread_mutex_init(&srv->admit_mu, NULL);
+    pthread_cond_init(&srv->admit_cv, NULL);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
     if (!rc) {
@@ -418,6 +546,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0,
             NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
             on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+            /* room for long query strings (a Pyroscope name with many labels): longer
+             * request heads get libmicrohttpd's own 414/431 */
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
             (unsigned)1, MHD_OPTION_END);
         if (!srv->daemon)
@@ -445,6 +576,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     }
     sc_store_close(srv->store);
     pthread_mutex_destroy(&srv->stats_mu);
+    pthread_mutex_destroy(&srv->admit_mu);
+    pthread_cond_destroy(&srv->admit_cv);
     free(srv);
     return rc;
 }
