@@ -95,18 +95,6 @@ static int put_type(void *ctx, const struct sc_store_type *t)
     return 0;
 }
 
-int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
-{
-    char err[SC_ERR_LEN] = "";
-    struct list_ctx c = {&w->body, 0};
-    sc_buf_putc(&w->body, '[');
-    int rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
-    if (rc)
-        return sc_resp_code(w, rc, err);
-    sc_buf_puts(&w->body, "]\n");
-    return 0;
-}
-
 static int put_str(void *ctx, const char *s)
 {
     struct list_ctx *c = ctx;
@@ -732,5 +720,72 @@ int sc_api_series(struct sc_req *r, struct sc_resp *w)
     }
     sc_buf_puts(o, "]\n");
     sel_release(&s);
+    return 0;
+}
+
+/* ---- profile types (here because profile_types?query= uses the selector) ---- */
+
+/* profile_types?query=: a type is listed when a series matching the selector has it. */
+struct types_ctx {
+    struct sc_req *r;
+    const struct sc_selector *selector;
+    int64_t from, until;
+    struct list_ctx out;
+    int found, rc;
+    char *err;
+};
+
+static int match_any(void *ctx, const struct sc_store_series *se)
+{
+    struct types_ctx *c = ctx;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    c->found = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(c->selector, &l);
+    sc_labels_release(&l);
+    return c->found;
+}
+
+static int put_type_if_selected(void *ctx, const struct sc_store_type *t)
+{
+    struct types_ctx *c = ctx;
+    c->found = 0;
+    c->rc = sc_store_series_list(c->r->srv->store, c->r->tenant, t->id, c->from, c->until,
+                                 match_any, c, c->err);
+    if (c->rc)
+        return 1;
+    return c->found ? put_type(&c->out, t) : 0;
+}
+
+int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
+{
+    char err[SC_ERR_LEN] = "";
+    const char *query = sc_req_arg(r, "query");
+    sc_buf_putc(&w->body, '[');
+    int rc;
+    if (query && *query) {
+        /* over all time unless from/until say otherwise */
+        struct sel s;
+        memset(&s, 0, sizeof s);
+        if (parse_selection(r, w, "", &s)) {
+            sel_release(&s);
+            return 0;
+        }
+        struct types_ctx c = {r, s.selector, INT64_MIN, INT64_MAX, {&w->body, 0}, 0, 0, err};
+        if (sc_req_arg(r, "from") || sc_req_arg(r, "until")) {
+            c.from = s.from;
+            c.until = s.until;
+        }
+        rc = sc_store_types(r->srv->store, r->tenant, put_type_if_selected, &c, err);
+        if (!rc)
+            rc = c.rc;
+        sel_release(&s);
+    } else {
+        struct list_ctx c = {&w->body, 0};
+        rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
+    }
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_buf_puts(&w->body, "]\n");
     return 0;
 }
