@@ -4,6 +4,7 @@
 #include "server/assets.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@ enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BO
 
 /* How long a push waits for its share of the ingest budget before a 503. */
 #define ADMIT_WAIT_S 10
+/* How long a stopping server lets requests in flight finish before it closes them. */
+#define DRAIN_S 3
 
 void sc_server_opts_init(struct sc_server_opts *o)
 {
@@ -373,6 +376,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->t0 = sc_server_now();
         r->route = -1;
         *ctx = r;
+        atomic_fetch_add(&srv->inflight, 1);
         atomic_fetch_add(&srv->metrics.requests, 1);
         /* refuse a declared oversized body before reading any of it */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
@@ -484,7 +488,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)c, (void)toe;
     struct sc_req *r = *ctx;
     if (!r)
         return;
@@ -493,6 +497,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     release_bodies(r);
     free(r);
     *ctx = NULL;
+    atomic_fetch_sub(&((struct sc_server *)cls)->inflight, 1);
 }
 
 static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
@@ -568,8 +573,23 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             nanosleep(&ts, NULL);
         }
         fprintf(stderr, "scorch: shutting down\n");
-        /* stop accepting, then finish what is in flight (MHD joins its threads) */
+        /* stop accepting, let requests in flight finish and send their answers (a push
+         * that was stored is acknowledged), then close what is left: idle keep-alive
+         * connections, and requests still running after DRAIN_S */
         MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+        /* refuse new connections now (and reset those waiting in the backlog) rather than
+         * leave them waiting for the drain; the socket is closed after MHD_stop_daemon, as
+         * libmicrohttpd asks */
+        if (ls != MHD_INVALID_SOCKET)
+            shutdown(ls, SHUT_RDWR);
+        double deadline = sc_server_now() + DRAIN_S;
+        while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline) {
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&srv->inflight) > 0)
+            fprintf(stderr, "scorch: closing %u requests still in flight\n",
+                    (unsigned)atomic_load(&srv->inflight));
         MHD_stop_daemon(srv->daemon);
         if (ls != MHD_INVALID_SOCKET)
             close(ls);

@@ -89,6 +89,7 @@ struct sc_server {
     /* memory admission (server.c): body bytes being received by all requests, and the
      * worst-case bytes of the ingests being decoded */
     _Atomic uint64_t body_bytes;
+    _Atomic uint32_t inflight; /* requests begun and not completed (graceful shutdown) */
     pthread_mutex_t admit_mu;
     pthread_cond_t admit_cv;
     uint64_t admitted;
