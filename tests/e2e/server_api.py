@@ -6,6 +6,7 @@ and compared with `go tool pprof -raw` (via tests/compat/pprof_raw.py), `scorch 
 restart on the same data. Exits 77 after the parts that need neither, when the test data
 or go is missing."""
 import gzip
+import http.client
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ import xml.etree.ElementTree as ET
 from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import (Server, check, diff_tables, expect_error, fail, flat_cum_from_raw,
+from server_common import (Server, check, diff_tables, enc, expect_error, fail, flat_cum_from_raw,
                            go_raw, gunzip_check, main_wrapper, parse_tsv_rows, pprof_totals,
                            raw_types, run)
 
@@ -163,6 +164,40 @@ def synthetic_checks(srv, pushes):
     diff_tables(tsv, want, "synthetic folded pushes: render tsv")
     js = json.loads(render(srv, "synth", "cpu:samples", "json"))
     check_flame(js, 145, "synthetic json")
+    # times as unix seconds, milliseconds, RFC 3339 and now-<duration> select the same
+    t_first = pushes.list[-2]["t"]
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t_first))
+    base = render(srv, "synth", "cpu:samples", "tsv", **{"from": str(t_first),
+                                                         "until": str(t_first + 1)})
+    check(parse_tsv_rows(base.decode()) == {"main": (0, 45), "work": (10, 40),
+                                            "leaf": (30, 30), "idle": (5, 5)},
+          "synthetic first push alone: %s" % base)
+    for f, u in ((str(t_first * 1000), str((t_first + 1) * 1000)), (iso, str(t_first + 1)),
+                 ("now-%ds" % (NOW + 1 - t_first + 60), "now-%ds" % (NOW - t_first - 30))):
+        got = render(srv, "synth", "cpu:samples", "tsv", **{"from": f, "until": u})
+        check(got == base, "from=%s until=%s selects differently" % (f, u))
+    # one keep-alive connection, requests of every kind in a row
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+    for k in range(30):
+        if k % 3 == 0:
+            c.request("POST", "/ingest?" + enc({"name": "keepalive", "format": "folded",
+                                                "from": str(T0 + k)}), body=b"k;a 1\n")
+        elif k % 3 == 1:
+            c.request("GET", "/api/v1/render?" + enc(dict(query=q("keepalive"), format="tsv",
+                                                          type="cpu:samples", **RANGE)))
+        else:
+            c.request("GET", "/nope")
+        resp = c.getresponse()
+        body = resp.read()
+        want = 404 if k % 3 == 2 else 200
+        check(resp.status == want, "keep-alive request %d: %d %s" % (k, resp.status, body[:100]))
+        if k % 3 == 1:
+            got = parse_tsv_rows(body.decode())
+            check(got == {"k": (0, k // 3 + 1), "a": (k // 3 + 1, k // 3 + 1)},
+                  "keep-alive render %d: %s" % (k, got))
+    c.close()
+    pushes.list += [dict(name="keepalive")] * 10
+    pushes.bytes += 10 * len(b"k;a 1\n")
     # cpu:cpu is the count in nanoseconds at the default 100 Hz
     tl = srv.json("/api/v1/timeline", dict(query=q("synth"), type="cpu:cpu", step="60s", **RANGE))
     check(len(tl["series"]) == 1, "synthetic timeline: %d series" % len(tl["series"]))
@@ -270,7 +305,7 @@ def run_all(srv):
     for name in ("service_name", "job", "env", "otel.scope.name"):
         check(name in labels, "labels lacks %r: %s" % (name, labels))
     services = set(srv.json("/api/v1/label_values", {"name": "service_name"}))
-    want_services = {"synth", "dotted"} | {p["service"] for p in pprofs}
+    want_services = {"synth", "dotted", "keepalive"} | {p["service"] for p in pprofs}
     if HAVE_TD:
         want_services |= {p["service"] for p in perfs} | {"folded-java", "gauge-app", "diff-app"}
     check(services == want_services, "label_values service_name: %s, want %s"
@@ -288,7 +323,7 @@ def run_all(srv):
         return sorted(s["labels"]["service_name"] for s in got)
 
     cpu_pprof = sorted(p["service"] for p in pprofs if p["service"].startswith("cpu-"))
-    allsvc = sorted(want_services - {"dotted"})
+    allsvc = sorted(want_services - {"dotted", "keepalive"})
     cases = [
         ('{job="test"}', None, allsvc),
         ('{service_name="synth"}', None, ["synth"]),
@@ -397,7 +432,19 @@ def run_all(srv):
         js = json.loads(render(srv, "gauge-app", "heap:inuse_space", "json"))
         check(abs(js["total"] - (g[0][3] + g[1][3]) / 2) <= 200,
               "gauge render total %d, want about %d" % (js["total"], (g[0][3] + g[1][3]) / 2))
-    print("timeline: totals equal the pushed profiles'; gauges average")
+    # group_by sums series per value of a label
+    tl = srv.json("/api/v1/timeline", dict(query='{service_name=~"cpu-.*|diff-app"}',
+                                           type="cpu:samples", step="60s", group_by="job",
+                                           **RANGE))
+    check([s_["labels"] for s_ in tl["series"]] == [{"job": "test"}],
+          "group_by=job lines: %s" % [s_["labels"] for s_ in tl["series"]])
+    want = sum(pprof_totals(open(p["path"], "rb").read())[0] for p in pprofs
+               if p["service"].startswith("cpu-"))
+    want += sum(pprof_totals(open(os.path.join(TD, "pprof", n + ".pb.gz"), "rb").read())[0]
+                for n in ("cpu-sort", "cpu-strconv"))
+    check(sum(tl["series"][0]["values"]) == want, "group_by total %d, want %d"
+          % (sum(tl["series"][0]["values"]), want))
+    print("timeline: totals equal the pushed profiles'; gauges average; group_by sums")
 
     # ---- diff between two pushes of one series ----
     a, b = diff_times
@@ -609,13 +656,18 @@ def auth():
             st, _, data = srv.request(method, path, params, body=body,
                                       headers={"Authorization": "Bearer " + tok})
             check(st == 200, "%s %s with the token: %d %s" % (method, path, st, data[:200]))
+        # the UI's cookie works like the header
+        st, _, _ = srv.request("GET", "/api/v1/labels", headers={"Cookie": "scorch_token=" + tok})
+        check(st == 200, "the scorch_token cookie: %d" % st)
+        st, _, _ = srv.request("GET", "/api/v1/labels", headers={"Cookie": "scorch_token=x"})
+        check(st == 401, "a wrong scorch_token cookie: %d" % st)
         for path in ("/metrics", "/healthz"):
             st, _, _ = srv.request("GET", path)
             check(st == 200, "%s needs no token, got %d" % (path, st))
         m = srv.metrics()
-        check(m['scorch_http_errors_total{reason="auth"}'] == len(endpoints) * len(bad),
+        check(m['scorch_http_errors_total{reason="auth"}'] == len(endpoints) * len(bad) + 1,
               "auth errors counted %s, want %d" % (m['scorch_http_errors_total{reason="auth"}'],
-                                                   len(endpoints) * len(bad)))
+                                                   len(endpoints) * len(bad) + 1))
         check(m["scorch_ingest_profiles_total"] == 1, "refused pushes were stored")
         tsv = parse_tsv_rows(srv.ok("/api/v1/render", dict(r, format="tsv"), headers={
             "Authorization": "Bearer " + tok}).decode())

@@ -70,8 +70,38 @@ def run_all(srv):
                     break
                 time.sleep(0.01)  # refused while stopping: do not spin
 
+    reads = []  # (thread, functions seen) of reads answered before SIGTERM
+    read_errors = []
+
+    def reader(i):
+        # reads while pushes land: each answer is a consistent snapshot (every push whole,
+        # value 1) and never loses pushes an earlier answer had
+        q = '{service_name="shut",thread="%d"}' % i
+        seen = set()
+        while not stop.is_set() and time.time() < t_term[0]:
+            t_read = time.time()
+            try:
+                st, _, data = srv.request("GET", "/api/v1/render", dict(
+                    query=q, type="cpu:samples", format="tsv", **RANGE), timeout=REQ_TIMEOUT)
+            except OSError:
+                break
+            if time.time() >= t_term[0]:
+                break
+            if st != 200:
+                read_errors.append((st, data[:100]))
+                break
+            tsv = parse_tsv_rows(data.decode())
+            fns = {f for f in tsv if f.startswith("p")}
+            bad = [f for f in fns if tsv[f] != (1, 1)]
+            if bad or not seen <= fns:
+                read_errors.append(("inconsistent", bad[:3], sorted(seen - fns)[:3]))
+                break
+            seen = fns
+            reads.append((i, t_read, fns))
+
     threads = [threading.Thread(target=client, args=(i,), daemon=True)
                for i in range(THREADS)]
+    threads += [threading.Thread(target=reader, args=(i,), daemon=True) for i in (0, 1)]
     for t in threads:
         t.start()
     # a stalled upload (half a body, then nothing) and an idle keep-alive connection: the
@@ -110,6 +140,14 @@ def run_all(srv):
     inflight_acked = sum(1 for x in inflight if x[2] == 200)
     # requests sent while the server was stopping (refused: it no longer accepts)
     stopping = [x for r in results for x in r if t_term[0] <= x[4] < t_exit]
+    check(not read_errors, "reads during the pushes: %s" % read_errors[:3])
+    check(len(reads) >= 10, "only %d reads during the pushes" % len(reads))
+    # read your writes: a push answered 200 before a read began is in that read
+    for i, t_read, fns in reads:
+        done = {"p%d" % k for k, fmt, st, dur, t0 in results[i]
+                if st == 200 and fmt == "folded" and t0 + dur < t_read}
+        check(done <= fns, "a read of thread %d misses %d pushes acknowledged before it"
+              % (i, len(done - fns)))
     other = [x for r in results for x in r if x[2] not in (200, None)]
     check(not other, "pushes answered neither 200 nor a dropped connection: %s" % other[:3])
     check(inflight_ok > 20, "only %d pushes before SIGTERM" % inflight_ok)
@@ -152,6 +190,7 @@ def run_all(srv):
           % (len(missing), missing[:10]))
     rc, _ = srv.stop()
     check(rc == 0, "second exit status %s" % rc)
+    print("%d consistent reads during the pushes" % len(reads))
     print("%d pushes answered 200, all stored (%d small ones found); of the %d in flight at "
           "SIGTERM %d were answered 200; %d sent while stopping; exit 0 in %.2f s"
           % (acked, stored_total, len(inflight), inflight_acked, len(stopping), secs))
