@@ -6,6 +6,7 @@
 #include "formats/top.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/hash.h"
 #include "query/callgraph.h"
 #include "query/diff.h"
 #include "query/filter.h"
@@ -23,6 +24,8 @@
 
 #define NS 1000000000LL
 #define DEFAULT_MAX_NODES 8192
+/* The most series x steps values a timeline reads (8 bytes each, and ~10 in JSON). */
+#define TIMELINE_MAX_CELLS (1 << 22)
 
 static int64_t wall_ns(void)
 {
@@ -408,12 +411,22 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sel_release(&s);
         return sc_resp_error(w, 400, "bad 'step': %s", err);
     }
+    if (st && step < NS) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)",
+                             st);
+    }
     int64_t span = s.until - s.from;
     if (step <= 0) {
-        /* about 120 points, whole seconds, at least 10 s */
+        /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
         step = span / 120 / NS * NS;
         if (step < 10 * NS)
             step = 10 * NS;
+        uint64_t cells = (uint64_t)(s.n ? s.n : 1) * (uint64_t)((span + step - 1) / step);
+        if (cells > TIMELINE_MAX_CELLS) {
+            uint64_t fit = TIMELINE_MAX_CELLS / (s.n ? s.n : 1);
+            step = (span / (int64_t)(fit ? fit : 1) / NS + 1) * NS;
+        }
     }
     if (span / step > 10000) {
         sel_release(&s);
@@ -421,8 +434,18 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
                              (long long)(span / step));
     }
     uint32_t nsteps = (uint32_t)((span + step - 1) / step);
+    /* the store answers per series: series x steps values, whatever the grouping */
+    if ((uint64_t)s.n * nsteps > TIMELINE_MAX_CELLS) {
+        uint32_t n = s.n;
+        sel_release(&s);
+        return sc_resp_limit(w,
+                             "%u series x %u steps is more than the limit of %d points "
+                             "(a larger step, or a narrower query)",
+                             n, nsteps, TIMELINE_MAX_CELLS);
+    }
     /* group_by=LABEL sums series with the same value of that label into one line */
     const char *group = sc_req_arg(r, "group_by");
+    int grouped = group && *group;
     int64_t *vals = calloc((size_t)(s.n ? s.n : 1) * nsteps, sizeof *vals);
     if (!vals) {
         sel_release(&s);
@@ -435,6 +458,53 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sel_release(&s);
         return sc_resp_code(w, rc, err);
     }
+    /* lines: one per series, or one per value of the group_by label (series without it
+     * share the line of ""); a hash map finds a value's line, so this is linear */
+    uint32_t nlines = grouped ? 0 : s.n;
+    uint32_t *line_of = malloc(((size_t)s.n + 1) * sizeof *line_of);
+    char **keys = calloc((size_t)s.n + 1, sizeof *keys);
+    struct sc_map64 lines;
+    sc_map64_init(&lines);
+    int oom = !line_of || !keys;
+    for (uint32_t i = 0; !oom && i < s.n; i++) {
+        if (!grouped) {
+            line_of[i] = i; /* a series' labels are unique */
+            continue;
+        }
+        struct sc_labels l;
+        sc_labels_init(&l);
+        struct sc_str v = {"", 0};
+        if (sc_labels_parse(s.labels[i], &l, err) == 0)
+            sc_labels_get(&l, group, strlen(group), &v);
+        int added;
+        uint32_t *slot = sc_map64_upsert(&lines, sc_hash64(v.ptr, v.len), nlines, &added);
+        uint32_t j = slot ? *slot : 0;
+        if (slot && !added && (strlen(keys[j]) != v.len || memcmp(keys[j], v.ptr, v.len))) {
+            /* two values with one hash: look the slow way */
+            for (j = 0; j < nlines; j++)
+                if (strlen(keys[j]) == v.len && !memcmp(keys[j], v.ptr, v.len))
+                    break;
+        }
+        if (slot && j == nlines && !(keys[nlines++] = strndup(v.ptr, v.len)))
+            slot = NULL;
+        oom = !slot;
+        line_of[i] = j;
+        sc_labels_release(&l);
+    }
+    int64_t *sums = oom ? NULL : calloc((size_t)(nlines ? nlines : 1) * nsteps, sizeof *sums);
+    if (!sums) {
+        for (uint32_t j = 0; keys && j < nlines && grouped; j++)
+            free(keys[j]);
+        free(keys);
+        free(line_of);
+        free(vals);
+        sc_map64_release(&lines);
+        sel_release(&s);
+        return sc_resp_error(w, 500, "out of memory");
+    }
+    for (uint32_t i = 0; i < s.n; i++)
+        for (uint32_t k = 0; k < nsteps; k++)
+            sums[(size_t)line_of[i] * nsteps + k] += vals[(size_t)i * nsteps + k];
     struct sc_buf *o = &w->body;
     sc_buf_puts(o, "{\"timestamps\":[");
     for (uint32_t k = 0; k < nsteps; k++) {
@@ -443,36 +513,9 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sc_buf_put_i64(o, (s.from + (int64_t)k * step) / NS);
     }
     sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(step / NS));
-    /* lines: one per series, or per group value */
-    uint32_t nlines = 0;
-    uint32_t *line_of = malloc(((size_t)s.n + 1) * sizeof *line_of);
-    char **keys = calloc((size_t)s.n + 1, sizeof *keys);
-    for (uint32_t i = 0; line_of && keys && i < s.n; i++) {
-        char *key = NULL;
-        if (group && *group) {
-            struct sc_labels l;
-            sc_labels_init(&l);
-            struct sc_str v = {"", 0};
-            if (sc_labels_parse(s.labels[i], &l, err) == 0)
-                sc_labels_get(&l, group, strlen(group), &v);
-            key = strndup(v.ptr, v.len);
-            sc_labels_release(&l);
-        } else {
-            key = strdup(s.labels[i]);
-        }
-        uint32_t j = 0;
-        while (j < nlines && key && strcmp(keys[j], key))
-            j++;
-        if (j == nlines) {
-            keys[nlines++] = key;
-        } else {
-            free(key);
-        }
-        line_of[i] = j;
-    }
-    for (uint32_t j = 0; line_of && keys && j < nlines; j++) {
+    for (uint32_t j = 0; j < nlines; j++) {
         sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
-        if (group && *group) {
+        if (grouped) {
             sc_buf_puts(o, "{\"");
             sc_buf_put_json_str(o, group, strlen(group));
             sc_buf_puts(o, "\":\"");
@@ -481,7 +524,7 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         } else {
             struct sc_labels l;
             sc_labels_init(&l);
-            sc_labels_parse(keys[j], &l, err);
+            sc_labels_parse(s.labels[j], &l, err);
             sc_buf_putc(o, '{');
             for (uint32_t k = 0; k < l.n; k++) {
                 sc_buf_puts(o, k ? ",\"" : "\"");
@@ -495,22 +538,20 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         }
         sc_buf_puts(o, ",\"values\":[");
         for (uint32_t k = 0; k < nsteps; k++) {
-            int64_t v = 0;
-            for (uint32_t i = 0; i < s.n; i++)
-                if (line_of[i] == j)
-                    v += vals[(size_t)i * nsteps + k];
             if (k)
                 sc_buf_putc(o, ',');
-            sc_buf_put_i64(o, v);
+            sc_buf_put_i64(o, sums[(size_t)j * nsteps + k]);
         }
         sc_buf_puts(o, "]}");
     }
     sc_buf_puts(o, "]}\n");
-    for (uint32_t j = 0; keys && j < nlines; j++)
+    for (uint32_t j = 0; grouped && j < nlines; j++)
         free(keys[j]);
     free(keys);
     free(line_of);
+    free(sums);
     free(vals);
+    sc_map64_release(&lines);
     sel_release(&s);
     return 0;
 }

@@ -431,8 +431,11 @@ def run_all(srv):
     for mn in ("abc", "-1", "0", "99999999999999999999"):
         refused(srv, 400, "bad_request", "GET", "/api/v1/render", dict(r, maxNodes=mn),
                 words=["maxNodes"], what="maxNodes=" + mn)
-    refused(srv, 400, "limit", "GET", "/api/v1/timeline", dict(r, step="1ms"),
-            words=["step"], what="a million timeline steps")
+    refused(srv, 400, "limit", "GET", "/api/v1/timeline",
+            dict(r, step="1s", **{"from": "now-6d", "until": "now"}),
+            words=["steps", "10000"], what="518400 timeline steps")
+    refused(srv, 400, "bad_request", "GET", "/api/v1/timeline", dict(r, step="1ms"),
+            words=["step", "1s"], what="a step under a second")
     refused(srv, 400, "bad_request", "GET", "/api/v1/timeline", dict(r, step="soon"),
             words=["step"], what="step=soon")
     refused(srv, 400, "bad_request", "GET", "/api/v1/heatmap", dict(r, rows="100000"),
@@ -455,6 +458,24 @@ def run_all(srv):
     refused(srv, 400, "bad_request", "GET", "/api/v1/labels",
             headers={"X-Scope-OrgID": "t" * 500}, words=["X-Scope-OrgID"],
             what="a 500-byte tenant")
+    # series x steps: the values a timeline holds are bounded (4M); 450 series x 10000
+    # steps is refused, the default step widens to fit
+    t_many = NOW - 3000
+    for i in range(450):
+        srv.push(b"m;x 1\n", name="many{i=\"%d\"}" % i, format="folded",
+                 **{"from": str(t_many + i), "until": str(t_many + i + 1)})
+    accepted[0] += 450
+    week = {"type": "cpu:samples", "query": '{service_name="many"}', "from": "now-6d",
+            "until": "now"}
+    refused(srv, 400, "limit", "GET", "/api/v1/timeline", dict(week, step="52s"),
+            words=["450 series", "points"], what="450 series x 9969 steps")
+    tl = srv.json("/api/v1/timeline", week)
+    check(len(tl["series"]) == 450 and sum(sum(x["values"]) for x in tl["series"]) == 450,
+          "the default step over 450 series: %d lines" % len(tl["series"]))
+    check(450 * len(tl["timestamps"]) <= 1 << 22, "the default step is not widened")
+    tl = srv.json("/api/v1/timeline", dict(week, group_by="service_name"))
+    check([x["labels"] for x in tl["series"]] == [{"service_name": "many"}] and
+          sum(tl["series"][0]["values"]) == 450, "group_by over 450 series")
     alive(srv, "bad queries")
     print("queries: %d broken selectors say where; bad times, ranges and limits refused"
           % len(bad_selectors))
