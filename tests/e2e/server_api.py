@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -579,6 +580,12 @@ def common_tail(srv, pushes, m0, ctx):
                                        **RANGE)),
         ]
     before = [srv.ok(p, a) for p, a in queries]
+    # a second server on the same data would hand out the same ids: it must refuse
+    r = subprocess.run([SCORCH, "server", "--data", srv.data, "--listen", "127.0.0.1:0"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20)
+    check(r.returncode != 0 and b"in use" in r.stderr,
+          "a second server on the same data directory: exit %d, %r"
+          % (r.returncode, r.stderr[-200:]))
     rc, secs = srv.stop()
     check(rc == 0, "server exited with %s on SIGTERM" % rc)
     srv.start()
