@@ -29,7 +29,10 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
     o->limits = sc_limits_cli;
     o->limits.max_input = 64u << 20;
-    o->limits.max_decompressed = 512u << 20;
+    /* no more than the decoder takes: ingest inflates the body itself and hands the plain
+     * bytes to sc_decode, which refuses more than max_input, so inflating further only
+     * spent memory (a 2 GiB gzip bomb cost 512 MiB before it was refused) */
+    o->limits.max_decompressed = o->limits.max_input;
     o->limits.max_samples = 1u << 20;
     o->limits.max_locations = 1u << 20;
     o->limits.max_functions = 1u << 20;
@@ -39,7 +42,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->limits.max_labels = 64;
     o->max_body = 64u << 20;
     o->max_body_total = 4 * o->max_body;
-    o->ingest_budget = o->max_body + o->limits.max_decompressed;
+    o->ingest_budget = 512u << 20;
     o->max_labels = 32;
     o->max_range_ns = (int64_t)7 * 24 * 3600 * 1000000000LL;
     o->max_nodes = 100000;
@@ -294,9 +297,12 @@ static void release_bodies(struct sc_req *r)
     sc_buf_release(&r->part_config);
 }
 
-/* Worst-case memory of decoding r's push: the body plus what it may inflate to (DEFLATE
- * expands at most 1032:1, and never past the decompressed limit); at most the budget, so a
- * big push runs alone instead of never. */
+/* Worst-case memory of decoding r's push: the body, and DECODE_FACTOR times what it may
+ * inflate to (DEFLATE expands at most 1032:1, and never past the decompressed limit); at
+ * most the whole budget, so a big push runs alone instead of never. The factor is
+ * measured: a pprof whose bytes are mostly location references (deep stacks) decodes into
+ * 4 bytes per byte, plus the plain bytes it keeps (61 MB of them took 300 MB). */
+#define DECODE_FACTOR 5
 static uint64_t ingest_cost(const struct sc_req *r)
 {
     const struct sc_server_opts *o = &r->srv->opts;
@@ -304,7 +310,7 @@ static uint64_t ingest_cost(const struct sc_req *r)
     uint64_t len = b->len, out = len;
     if (b->data && sc_is_gzip(b->data, b->len))
         out = len > o->limits.max_decompressed / 1032 ? o->limits.max_decompressed : len * 1032;
-    uint64_t cost = len + out;
+    uint64_t cost = len + DECODE_FACTOR * out;
     return cost < o->ingest_budget ? cost : o->ingest_budget;
 }
 

@@ -26,9 +26,10 @@ struct sc_server_opts {
     const char *config_path; /* where the config came from, for messages */
 };
 
-/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 512 MiB
+/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 64 MiB
  * decompressed, a million samples), 7-day query ranges, 100,000 flame graph nodes; at most
- * 256 MiB of bodies in flight and one worst-case push (64 + 512 MiB) decoded at a time. */
+ * 256 MiB of bodies in flight and 512 MiB of pushes (counted at their worst case, see
+ * server.c) decoded at a time. */
 void sc_server_opts_init(struct sc_server_opts *o);
 
 /* Runs until *stop becomes non-zero (a signal handler sets it), then shuts down gracefully:
