@@ -23,7 +23,7 @@ struct sc_req {
     uint64_t charged;        /* body bytes counted in the server's in-flight total */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
-    int route;               /* index into the route table, for metrics */
+    int route;               /* index into the route table; -1: the UI's files */
     double t0;
 };
 

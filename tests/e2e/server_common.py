@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -170,6 +171,44 @@ def expect_error(srv, statuses, method, path, params=None, body=None, headers=No
     for w in words:
         check(w.lower() in msg.lower(), "%s: error %r does not mention %r" % (label, msg, w))
     return msg
+
+
+def raw_exchange(port, head, chunks=(), timeout=60):
+    """Sends head then chunks on a raw socket (stopping quietly when the server closes),
+    then reads the response: (status, body bytes). Returns (None, b"") when the server
+    closed without answering."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        try:
+            s.sendall(head)
+            for c in chunks:
+                s.sendall(c)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        data = b""
+        try:
+            while True:
+                b = s.recv(65536)
+                if not b:
+                    break
+                data += b
+                hdr_end = data.find(b"\r\n\r\n")
+                if hdr_end >= 0:
+                    hdrs = data[:hdr_end].decode("latin-1").lower()
+                    for line in hdrs.split("\r\n"):
+                        if line.startswith("content-length:"):
+                            if len(data) - hdr_end - 4 >= int(line.split(":")[1]):
+                                raise StopIteration
+        except StopIteration:
+            pass
+        except ConnectionResetError:
+            pass
+        if not data.startswith(b"HTTP/1."):
+            return None, data
+        status = int(data.split(b" ", 2)[1])
+        return status, data[data.find(b"\r\n\r\n") + 4:]
+    finally:
+        s.close()
 
 
 # ---- oracles from go tool pprof ----

@@ -5,14 +5,14 @@ import gzip
 import json
 import os
 import random
-import socket
 import sys
 import threading
 import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, expect_error, fail, main_wrapper, parse_tsv_rows
+from server_common import (Server, check, expect_error, fail, main_wrapper, parse_tsv_rows,
+                           raw_exchange)
 
 SCORCH = os.environ["SCORCH"]
 TD = os.environ.get("SCORCH_TESTDATA", "")
@@ -65,44 +65,6 @@ def alive(srv, what):
     check(srv.alive(), "the server died after %s:\n%s" % (what, srv.tail()))
     st, _, data = srv.request("GET", "/healthz", timeout=10)
     check(st == 200 and data.strip() == b"ok", "healthz after %s: %d" % (what, st))
-
-
-def raw_exchange(port, head, chunks=(), timeout=60):
-    """Sends head then chunks on a raw socket (stopping quietly when the server closes),
-    then reads the response: (status, body bytes). Returns (None, b"") when the server
-    closed without answering."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    try:
-        try:
-            s.sendall(head)
-            for c in chunks:
-                s.sendall(c)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        data = b""
-        try:
-            while True:
-                b = s.recv(65536)
-                if not b:
-                    break
-                data += b
-                hdr_end = data.find(b"\r\n\r\n")
-                if hdr_end >= 0:
-                    hdrs = data[:hdr_end].decode("latin-1").lower()
-                    for line in hdrs.split("\r\n"):
-                        if line.startswith("content-length:"):
-                            if len(data) - hdr_end - 4 >= int(line.split(":")[1]):
-                                raise StopIteration
-        except StopIteration:
-            pass
-        except ConnectionResetError:
-            pass
-        if not data.startswith(b"HTTP/1."):
-            return None, data
-        status = int(data.split(b" ", 2)[1])
-        return status, data[data.find(b"\r\n\r\n") + 4:]
-    finally:
-        s.close()
 
 
 def json_error(status, body, want_status, words, what):
