@@ -328,8 +328,8 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
     if (max_nodes > r->srv->opts.max_nodes)
-        return sc_resp_limit(w, "maxNodes %s is more than the limit of %u", mn,
-                             (unsigned)r->srv->opts.max_nodes);
+        return sc_resp_limit(w, "maxNodes %llu is more than the limit of %u",
+                             (unsigned long long)max_nodes, (unsigned)r->srv->opts.max_nodes);
     static const char *const formats[] = {"json", "tsv", "top", "pprof", "folded", "svg",
                                           "speedscope", "dot"};
     int known = 0;
