@@ -6,6 +6,7 @@
 #include "formats/top.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/hash.h"
 #include "query/callgraph.h"
 #include "query/diff.h"
 #include "query/filter.h"
@@ -23,6 +24,8 @@
 
 #define NS 1000000000LL
 #define DEFAULT_MAX_NODES 8192
+/* The most series x steps values a timeline reads (8 bytes each, and ~10 in JSON). */
+#define TIMELINE_MAX_CELLS (1 << 22)
 
 static int64_t wall_ns(void)
 {
@@ -95,18 +98,6 @@ static int put_type(void *ctx, const struct sc_store_type *t)
     sc_buf_puts(o, "\",\"unit\":\"");
     sc_buf_put_json_str(o, t->unit, strlen(t->unit));
     sc_buf_printf(o, "\",\"aggregation\":\"%s\"}", t->gauge ? "average" : "sum");
-    return 0;
-}
-
-int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
-{
-    char err[SC_ERR_LEN] = "";
-    struct list_ctx c = {&w->body, 0};
-    sc_buf_putc(&w->body, '[');
-    int rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
-    if (rc)
-        return sc_resp_code(w, rc, err);
-    sc_buf_puts(&w->body, "]\n");
     return 0;
 }
 
@@ -201,27 +192,32 @@ static int collect_series(void *ctx, const struct sc_store_series *se)
     return 0;
 }
 
-/* Reads query/type/from/until (names prefixed with prefix, e.g. "base_", falling back to
- * the plain ones) and finds the matching series. On failure fills w and returns non-zero. */
-static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, struct sel *s)
+/* Query argument prefix+n (e.g. "base_from"), falling back to the plain n. */
+static const char *arg_prefixed(struct sc_req *r, const char *prefix, const char *n)
 {
-    char name[64], err[SC_ERR_LEN] = "";
-    memset(s, 0, sizeof *s);
-#define ARG(n)                                                                                     \
-    (snprintf(name, sizeof name, "%s%s", prefix, n),                                               \
-     sc_req_arg(r, name) ? sc_req_arg(r, name) : sc_req_arg(r, n))
-    const char *query = ARG("query");
-    const char *type = sc_req_arg(r, "type");
-    const char *from = ARG("from"), *until = ARG("until");
-#undef ARG
-    if (!type || !*type) {
-        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
-                              "/api/v1/profile_types)");
-        return -1;
-    }
-    s->type = type;
-    if (sc_selector_parse(query ? query : "{}", &s->selector, err)) {
-        sc_resp_error(w, 400, "%s", err);
+    char name[64];
+    snprintf(name, sizeof name, "%s%s", prefix, n);
+    const char *v = sc_req_arg(r, name);
+    return v ? v : sc_req_arg(r, n);
+}
+
+/* Parses the selector and the time range (default: the last hour) named with prefix into
+ * s; the range must be non-empty and within the server's limit. On failure fills w and
+ * returns non-zero. */
+static int parse_selection(struct sc_req *r, struct sc_resp *w, const char *prefix,
+                           struct sel *s)
+{
+    char err[SC_ERR_LEN] = "";
+    const char *query = arg_prefixed(r, prefix, "query");
+    const char *from = arg_prefixed(r, prefix, "from"), *until = arg_prefixed(r, prefix, "until");
+    int rc = sc_selector_parse(query ? query : "{}", &s->selector, err);
+    if (rc) {
+        /* selector errors say where; say which selector when there are two */
+        const char *q = *prefix ? "'base_query': " : "";
+        if (rc == SC_ELIMIT)
+            sc_resp_limit(w, "%s%s", q, err);
+        else
+            sc_resp_error(w, 400, "%s%s", q, err);
         return -1;
     }
     int64_t now = wall_ns();
@@ -239,12 +235,31 @@ static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, stru
         sc_resp_error(w, 400, "'%suntil' must be after '%sfrom'", prefix, prefix);
         return -1;
     }
-    if (s->until - s->from > r->srv->opts.max_range_ns) {
-        sc_resp_error(w, 400, "time range of %lld s is more than the limit of %lld s",
-                      (long long)((s->until - s->from) / NS),
+    /* unsigned: from and until may be far apart enough to overflow a difference */
+    if ((uint64_t)s->until - (uint64_t)s->from > (uint64_t)r->srv->opts.max_range_ns) {
+        sc_resp_limit(w, "time range of %llu s is more than the limit of %lld s",
+                      (unsigned long long)(((uint64_t)s->until - (uint64_t)s->from) / NS),
                       (long long)(r->srv->opts.max_range_ns / NS));
         return -1;
     }
+    return 0;
+}
+
+/* Reads query/type/from/until (names prefixed with prefix, e.g. "base_", falling back to
+ * the plain ones) and finds the matching series. On failure fills w and returns non-zero. */
+static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, struct sel *s)
+{
+    char err[SC_ERR_LEN] = "";
+    memset(s, 0, sizeof *s);
+    const char *type = sc_req_arg(r, "type");
+    if (!type || !*type) {
+        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
+                              "/api/v1/profile_types)");
+        return -1;
+    }
+    s->type = type;
+    if (parse_selection(r, w, prefix, s))
+        return -1;
     int rc = sc_store_series_list(r->srv->store, r->tenant, type, s->from, s->until,
                                   collect_series, s, err);
     if (rc || s->oom) {
@@ -312,11 +327,12 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
         format = "json";
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && parse_uint(mn, UINT32_MAX, &max_nodes))
-        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s'", mn);
-    if (max_nodes > r->srv->opts.max_nodes || (mn && max_nodes == 0))
-        return sc_resp_error(w, 400, "maxNodes %s is more than the limit of %u (maxNodes)", mn,
+    if (mn && (parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
+        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
+    if (max_nodes > r->srv->opts.max_nodes)
+        return sc_resp_limit(w, "maxNodes %llu is more than the limit of %u",
+                             (unsigned long long)max_nodes, (unsigned)r->srv->opts.max_nodes);
     static const char *const formats[] = {"json", "tsv", "top", "pprof", "folded", "svg",
                                           "speedscope", "dot"};
     int known = 0;
@@ -398,21 +414,41 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sel_release(&s);
         return sc_resp_error(w, 400, "bad 'step': %s", err);
     }
+    if (st && step < NS) {
+        sel_release(&s);
+        return sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)",
+                             st);
+    }
     int64_t span = s.until - s.from;
     if (step <= 0) {
-        /* about 120 points, whole seconds, at least 10 s */
+        /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
         step = span / 120 / NS * NS;
         if (step < 10 * NS)
             step = 10 * NS;
+        uint64_t cells = (uint64_t)(s.n ? s.n : 1) * (uint64_t)((span + step - 1) / step);
+        if (cells > TIMELINE_MAX_CELLS) {
+            uint64_t fit = TIMELINE_MAX_CELLS / (s.n ? s.n : 1);
+            step = (span / (int64_t)(fit ? fit : 1) / NS + 1) * NS;
+        }
     }
     if (span / step > 10000) {
         sel_release(&s);
-        return sc_resp_error(w, 400, "%lld steps is more than the limit of 10000 (step)",
+        return sc_resp_limit(w, "%lld steps is more than the limit of 10000 (step)",
                              (long long)(span / step));
     }
     uint32_t nsteps = (uint32_t)((span + step - 1) / step);
+    /* the store answers per series: series x steps values, whatever the grouping */
+    if ((uint64_t)s.n * nsteps > TIMELINE_MAX_CELLS) {
+        uint32_t n = s.n;
+        sel_release(&s);
+        return sc_resp_limit(w,
+                             "%u series x %u steps is more than the limit of %d points "
+                             "(a larger step, or a narrower query)",
+                             n, nsteps, TIMELINE_MAX_CELLS);
+    }
     /* group_by=LABEL sums series with the same value of that label into one line */
     const char *group = sc_req_arg(r, "group_by");
+    int grouped = group && *group;
     int64_t *vals = calloc((size_t)(s.n ? s.n : 1) * nsteps, sizeof *vals);
     if (!vals) {
         sel_release(&s);
@@ -425,6 +461,53 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sel_release(&s);
         return sc_resp_code(w, rc, err);
     }
+    /* lines: one per series, or one per value of the group_by label (series without it
+     * share the line of ""); a hash map finds a value's line, so this is linear */
+    uint32_t nlines = grouped ? 0 : s.n;
+    uint32_t *line_of = malloc(((size_t)s.n + 1) * sizeof *line_of);
+    char **keys = calloc((size_t)s.n + 1, sizeof *keys);
+    struct sc_map64 lines;
+    sc_map64_init(&lines);
+    int oom = !line_of || !keys;
+    for (uint32_t i = 0; !oom && i < s.n; i++) {
+        if (!grouped) {
+            line_of[i] = i; /* a series' labels are unique */
+            continue;
+        }
+        struct sc_labels l;
+        sc_labels_init(&l);
+        struct sc_str v = {"", 0};
+        if (sc_labels_parse(s.labels[i], &l, err) == 0)
+            sc_labels_get(&l, group, strlen(group), &v);
+        int added;
+        uint32_t *slot = sc_map64_upsert(&lines, sc_hash64(v.ptr, v.len), nlines, &added);
+        uint32_t j = slot ? *slot : 0;
+        if (slot && !added && (strlen(keys[j]) != v.len || memcmp(keys[j], v.ptr, v.len))) {
+            /* two values with one hash: look the slow way */
+            for (j = 0; j < nlines; j++)
+                if (strlen(keys[j]) == v.len && !memcmp(keys[j], v.ptr, v.len))
+                    break;
+        }
+        if (slot && j == nlines && !(keys[nlines++] = strndup(v.ptr, v.len)))
+            slot = NULL;
+        oom = !slot;
+        line_of[i] = j;
+        sc_labels_release(&l);
+    }
+    int64_t *sums = oom ? NULL : calloc((size_t)(nlines ? nlines : 1) * nsteps, sizeof *sums);
+    if (!sums) {
+        for (uint32_t j = 0; keys && j < nlines && grouped; j++)
+            free(keys[j]);
+        free(keys);
+        free(line_of);
+        free(vals);
+        sc_map64_release(&lines);
+        sel_release(&s);
+        return sc_resp_error(w, 500, "out of memory");
+    }
+    for (uint32_t i = 0; i < s.n; i++)
+        for (uint32_t k = 0; k < nsteps; k++)
+            sums[(size_t)line_of[i] * nsteps + k] += vals[(size_t)i * nsteps + k];
     struct sc_buf *o = &w->body;
     sc_buf_puts(o, "{\"timestamps\":[");
     for (uint32_t k = 0; k < nsteps; k++) {
@@ -433,36 +516,9 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         sc_buf_put_i64(o, (s.from + (int64_t)k * step) / NS);
     }
     sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(step / NS));
-    /* lines: one per series, or per group value */
-    uint32_t nlines = 0;
-    uint32_t *line_of = malloc(((size_t)s.n + 1) * sizeof *line_of);
-    char **keys = calloc((size_t)s.n + 1, sizeof *keys);
-    for (uint32_t i = 0; line_of && keys && i < s.n; i++) {
-        char *key = NULL;
-        if (group && *group) {
-            struct sc_labels l;
-            sc_labels_init(&l);
-            struct sc_str v = {"", 0};
-            if (sc_labels_parse(s.labels[i], &l, err) == 0)
-                sc_labels_get(&l, group, strlen(group), &v);
-            key = strndup(v.ptr, v.len);
-            sc_labels_release(&l);
-        } else {
-            key = strdup(s.labels[i]);
-        }
-        uint32_t j = 0;
-        while (j < nlines && key && strcmp(keys[j], key))
-            j++;
-        if (j == nlines) {
-            keys[nlines++] = key;
-        } else {
-            free(key);
-        }
-        line_of[i] = j;
-    }
-    for (uint32_t j = 0; line_of && keys && j < nlines; j++) {
+    for (uint32_t j = 0; j < nlines; j++) {
         sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
-        if (group && *group) {
+        if (grouped) {
             sc_buf_puts(o, "{\"");
             sc_buf_put_json_str(o, group, strlen(group));
             sc_buf_puts(o, "\":\"");
@@ -471,7 +527,7 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         } else {
             struct sc_labels l;
             sc_labels_init(&l);
-            sc_labels_parse(keys[j], &l, err);
+            sc_labels_parse(s.labels[j], &l, err);
             sc_buf_putc(o, '{');
             for (uint32_t k = 0; k < l.n; k++) {
                 sc_buf_puts(o, k ? ",\"" : "\"");
@@ -485,22 +541,20 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
         }
         sc_buf_puts(o, ",\"values\":[");
         for (uint32_t k = 0; k < nsteps; k++) {
-            int64_t v = 0;
-            for (uint32_t i = 0; i < s.n; i++)
-                if (line_of[i] == j)
-                    v += vals[(size_t)i * nsteps + k];
             if (k)
                 sc_buf_putc(o, ',');
-            sc_buf_put_i64(o, v);
+            sc_buf_put_i64(o, sums[(size_t)j * nsteps + k]);
         }
         sc_buf_puts(o, "]}");
     }
     sc_buf_puts(o, "]}\n");
-    for (uint32_t j = 0; keys && j < nlines; j++)
+    for (uint32_t j = 0; grouped && j < nlines; j++)
         free(keys[j]);
     free(keys);
     free(line_of);
+    free(sums);
     free(vals);
+    sc_map64_release(&lines);
     sel_release(&s);
     return 0;
 }
@@ -681,19 +735,9 @@ int sc_api_series(struct sc_req *r, struct sc_resp *w)
     const char *type = sc_req_arg(r, "type");
     char err[SC_ERR_LEN] = "";
     memset(&s, 0, sizeof s);
-    const char *query = sc_req_arg(r, "query");
-    if (sc_selector_parse(query ? query : "{}", &s.selector, err)) {
+    if (parse_selection(r, w, "", &s)) {
         sel_release(&s);
-        return sc_resp_error(w, 400, "%s", err);
-    }
-    int64_t now = wall_ns();
-    s.from = now - 3600 * NS;
-    s.until = now;
-    const char *from = sc_req_arg(r, "from"), *until = sc_req_arg(r, "until");
-    if ((from && sc_time_parse(from, now, &s.from, err)) ||
-        (until && sc_time_parse(until, now, &s.until, err))) {
-        sel_release(&s);
-        return sc_resp_error(w, 400, "bad time: %s", err);
+        return 0;
     }
     int rc = sc_store_series_list(r->srv->store, r->tenant, type && *type ? type : NULL, s.from,
                                   s.until, collect_series, &s, err);
@@ -720,5 +764,72 @@ int sc_api_series(struct sc_req *r, struct sc_resp *w)
     }
     sc_buf_puts(o, "]\n");
     sel_release(&s);
+    return 0;
+}
+
+/* ---- profile types (here because profile_types?query= uses the selector) ---- */
+
+/* profile_types?query=: a type is listed when a series matching the selector has it. */
+struct types_ctx {
+    struct sc_req *r;
+    const struct sc_selector *selector;
+    int64_t from, until;
+    struct list_ctx out;
+    int found, rc;
+    char *err;
+};
+
+static int match_any(void *ctx, const struct sc_store_series *se)
+{
+    struct types_ctx *c = ctx;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    c->found = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(c->selector, &l);
+    sc_labels_release(&l);
+    return c->found;
+}
+
+static int put_type_if_selected(void *ctx, const struct sc_store_type *t)
+{
+    struct types_ctx *c = ctx;
+    c->found = 0;
+    c->rc = sc_store_series_list(c->r->srv->store, c->r->tenant, t->id, c->from, c->until,
+                                 match_any, c, c->err);
+    if (c->rc)
+        return 1;
+    return c->found ? put_type(&c->out, t) : 0;
+}
+
+int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
+{
+    char err[SC_ERR_LEN] = "";
+    const char *query = sc_req_arg(r, "query");
+    sc_buf_putc(&w->body, '[');
+    int rc;
+    if (query && *query) {
+        /* over all time unless from/until say otherwise */
+        struct sel s;
+        memset(&s, 0, sizeof s);
+        if (parse_selection(r, w, "", &s)) {
+            sel_release(&s);
+            return 0;
+        }
+        struct types_ctx c = {r, s.selector, INT64_MIN, INT64_MAX, {&w->body, 0}, 0, 0, err};
+        if (sc_req_arg(r, "from") || sc_req_arg(r, "until")) {
+            c.from = s.from;
+            c.until = s.until;
+        }
+        rc = sc_store_types(r->srv->store, r->tenant, put_type_if_selected, &c, err);
+        if (!rc)
+            rc = c.rc;
+        sel_release(&s);
+    } else {
+        struct list_ctx c = {&w->body, 0};
+        rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
+    }
+    if (rc)
+        return sc_resp_code(w, rc, err);
+    sc_buf_puts(&w->body, "]\n");
     return 0;
 }

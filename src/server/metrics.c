@@ -50,14 +50,24 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
             atomic_load(&m->ingest_bytes));
     counter(out, "scorch_ingest_samples_total", "Samples stored through /ingest.",
             atomic_load(&m->ingest_samples));
-    static const char *const reasons[SC_NREASONS] = {"bad_request", "format",    "limit",
-                                                     "auth",        "unsupported", "internal",
-                                                     "not_found"};
+    static const char *const reasons[SC_NREASONS] = {
+        "bad_request", "format", "limit", "auth", "unsupported", "internal", "not_found", "busy"};
     sc_buf_puts(out, "# HELP scorch_http_errors_total Requests refused, by reason.\n"
                      "# TYPE scorch_http_errors_total counter\n");
     for (int i = 0; i < SC_NREASONS; i++)
         sc_buf_printf(out, "scorch_http_errors_total{reason=\"%s\"} %llu\n", reasons[i],
                       (unsigned long long)atomic_load(&m->errors[i]));
+    pthread_mutex_lock(&srv->admit_mu);
+    uint64_t admitted = srv->admitted;
+    pthread_mutex_unlock(&srv->admit_mu);
+    sc_buf_printf(out,
+                  "# HELP scorch_http_body_bytes Request body bytes being received.\n"
+                  "# TYPE scorch_http_body_bytes gauge\nscorch_http_body_bytes %llu\n"
+                  "# HELP scorch_ingest_admitted_bytes Worst-case memory of the pushes being "
+                  "decoded.\n"
+                  "# TYPE scorch_ingest_admitted_bytes gauge\nscorch_ingest_admitted_bytes %llu\n",
+                  (unsigned long long)atomic_load(&srv->body_bytes),
+                  (unsigned long long)admitted);
     histogram(out, "scorch_query_duration_seconds", "Latency of query API requests.", &m->query);
     histogram(out, "scorch_ingest_duration_seconds", "Latency of /ingest requests.", &m->ingest);
     /* store statistics cost a few queries: refreshed at most every 5 s */

@@ -4,6 +4,7 @@
 #include "server/assets.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+
+/* Why a request's body is being discarded (struct sc_req.body_state). */
+enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BODY_OOM };
+
+/* How long a push waits for its share of the ingest budget before a 503. */
+#define ADMIT_WAIT_S 10
+/* How long a stopping server lets requests in flight finish before it closes them. */
+#define DRAIN_S 3
 
 void sc_server_opts_init(struct sc_server_opts *o)
 {
@@ -20,7 +30,10 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
     o->limits = sc_limits_cli;
     o->limits.max_input = 64u << 20;
-    o->limits.max_decompressed = 512u << 20;
+    /* no more than the decoder takes: ingest inflates the body itself and hands the plain
+     * bytes to sc_decode, which refuses more than max_input, so inflating further only
+     * spent memory (a 2 GiB gzip bomb cost 512 MiB before it was refused) */
+    o->limits.max_decompressed = o->limits.max_input;
     o->limits.max_samples = 1u << 20;
     o->limits.max_locations = 1u << 20;
     o->limits.max_functions = 1u << 20;
@@ -29,6 +42,8 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->limits.max_stack_depth = 4096;
     o->limits.max_labels = 64;
     o->max_body = 64u << 20;
+    o->max_body_total = 4 * o->max_body;
+    o->ingest_budget = 512u << 20;
     o->max_labels = 32;
     o->max_range_ns = (int64_t)7 * 24 * 3600 * 1000000000LL;
     o->max_nodes = 100000;
@@ -60,6 +75,8 @@ static enum sc_err_reason reason_of(unsigned status)
         return SC_REASON_LIMIT;
     case 415:
         return SC_REASON_UNSUPPORTED;
+    case 503:
+        return SC_REASON_BUSY;
     default:
         return status >= 500 ? SC_REASON_INTERNAL : SC_REASON_BAD_REQUEST;
     }
@@ -84,27 +101,44 @@ int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
 int sc_resp_code(struct sc_resp *w, int code, const char *msg)
 {
     unsigned status;
+    enum sc_err_reason reason;
     switch (code) {
     case SC_EINVAL:
+        status = 400, reason = SC_REASON_BAD_REQUEST;
+        break;
     case SC_EFORMAT:
-        status = 400;
+        status = 400, reason = SC_REASON_FORMAT;
         break;
     case SC_ELIMIT:
-        status = 413;
+        status = 413, reason = SC_REASON_LIMIT;
         break;
     case SC_ENOTFOUND:
-        status = 404;
+        status = 404, reason = SC_REASON_NOT_FOUND;
         break;
     case SC_EUNSUPPORTED:
-        status = 415;
+        status = 415, reason = SC_REASON_UNSUPPORTED;
         break;
     case SC_EAUTH:
-        status = 401;
+        status = 401, reason = SC_REASON_AUTH;
         break;
     default:
-        status = 500;
+        status = 500, reason = SC_REASON_INTERNAL;
     }
-    return sc_resp_error(w, status, "%s", msg && *msg ? msg : sc_strerror(code));
+    sc_resp_error(w, status, "%s", msg && *msg ? msg : sc_strerror(code));
+    w->reason = (int)reason + 1;
+    return 0;
+}
+
+int sc_resp_limit(struct sc_resp *w, const char *fmt, ...)
+{
+    char msg[SC_ERR_LEN + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sc_resp_error(w, 400, "%s", msg);
+    w->reason = SC_REASON_LIMIT + 1;
+    return 0;
 }
 
 /* ---- routes ---- */
@@ -145,22 +179,23 @@ static int h_static(struct sc_req *r, struct sc_resp *w)
 static const struct route {
     const char *method, *path;
     sc_handler fn;
-    int open;  /* no token needed */
-    int query; /* timed in the query latency histogram */
+    int open;   /* no token needed */
+    int query;  /* timed in the query latency histogram */
+    int ingest; /* decodes a pushed body: admitted against the ingest budget */
 } routes[] = {
-    {"POST", "/ingest", sc_api_ingest, 0, 0},
-    {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1},
-    {"GET", "/api/v1/labels", sc_api_labels, 0, 1},
-    {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1},
-    {"GET", "/api/v1/series", sc_api_series, 0, 1},
-    {"GET", "/api/v1/render", sc_api_render, 0, 1},
-    {"GET", "/api/v1/timeline", sc_api_timeline, 0, 1},
-    {"GET", "/api/v1/diff", sc_api_diff, 0, 1},
-    {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1},
-    {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1},
-    {"GET", "/api/v1/source", sc_api_source, 0, 1},
-    {"GET", "/metrics", h_metrics, 1, 0},
-    {"GET", "/healthz", h_healthz, 1, 0},
+    {"POST", "/ingest", sc_api_ingest, 0, 0, 1},
+    {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1, 0},
+    {"GET", "/api/v1/labels", sc_api_labels, 0, 1, 0},
+    {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1, 0},
+    {"GET", "/api/v1/series", sc_api_series, 0, 1, 0},
+    {"GET", "/api/v1/render", sc_api_render, 0, 1, 0},
+    {"GET", "/api/v1/timeline", sc_api_timeline, 0, 1, 0},
+    {"GET", "/api/v1/diff", sc_api_diff, 0, 1, 0},
+    {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1, 0},
+    {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1, 0},
+    {"GET", "/api/v1/source", sc_api_source, 0, 1, 0},
+    {"GET", "/metrics", h_metrics, 1, 0, 0},
+    {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
 
 /* Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
@@ -212,16 +247,135 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
                             w->content_type ? w->content_type : "application/json");
     if (w->cache_control)
         MHD_add_response_header(resp, "Cache-Control", w->cache_control);
+    if (w->allow)
+        MHD_add_response_header(resp, "Allow", w->allow);
+    if (w->status == 503)
+        MHD_add_response_header(resp, "Retry-After", "1");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
 }
 
-static void count_error(struct sc_server *srv, unsigned status)
+static void count_error(struct sc_server *srv, const struct sc_resp *w)
 {
-    if (status >= 400)
-        atomic_fetch_add(&srv->metrics.errors[reason_of(status)], 1);
+    if (w->status < 400)
+        return;
+    int reason = w->reason ? w->reason - 1 : (int)reason_of(w->status);
+    atomic_fetch_add(&srv->metrics.errors[reason], 1);
+}
+
+/* ---- memory admission ----
+ * Bodies are buffered whole and a push is inflated and decoded whole, so memory grows with
+ * the requests in flight, not only with one request's limits. Two budgets bound the total:
+ * body bytes being received by all requests (max_body_total: a request that would pass it
+ * is answered 503), and the worst-case memory of the pushes being decoded (ingest_budget:
+ * a push waits for its share, up to ADMIT_WAIT_S, then 503). */
+
+/* Counts n more body bytes of r against the in-flight total; 0 (and nothing counted) when
+ * that would pass it. A refused charge never inflates the total, so requests receiving at
+ * the same moment are not refused for each other's refusals. */
+static int charge(struct sc_req *r, size_t n)
+{
+    struct sc_server *srv = r->srv;
+    uint64_t cur = atomic_load(&srv->body_bytes);
+    do {
+        if (cur + n > srv->opts.max_body_total)
+            return 0;
+    } while (!atomic_compare_exchange_weak(&srv->body_bytes, &cur, cur + n));
+    r->charged += n;
+    return 1;
+}
+
+/* Takes what r buffered off the in-flight total (first: freeing takes a while) and frees it. */
+static void release_bodies(struct sc_req *r)
+{
+    atomic_fetch_sub(&r->srv->body_bytes, r->charged);
+    r->charged = 0;
+    sc_buf_release(&r->body);
+    sc_buf_release(&r->part_profile);
+    sc_buf_release(&r->part_prev);
+    sc_buf_release(&r->part_config);
+}
+
+/* What a gzip body inflates to, counted in steps without keeping the bytes, stopping past
+ * max; corrupt or truncated data counts as far as it goes (the decoder refuses it later).
+ * Knowing the real size costs one extra inflation (~1 ms for a typical 50 KB push, 0.1 s
+ * for a bomb stopped at 64 MiB) and saves admitting every gzip body at DEFLATE's worst
+ * ratio of 1032:1, which let only one 56 KB push decode at a time (8 clients pushed 21%
+ * fewer per second than without a budget; at the real size, 2% fewer). */
+static uint64_t gzip_size(const void *data, size_t len, uint64_t max)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return max + 1;
+    unsigned char out[32768];
+    uint64_t total = 0;
+    zs.next_in = (Bytef *)data;
+    zs.avail_in = (uInt)len; /* at most max_body */
+    for (;;) {
+        zs.next_out = out;
+        zs.avail_out = sizeof out;
+        int rc = inflate(&zs, Z_NO_FLUSH);
+        total += sizeof out - zs.avail_out;
+        if (total > max)
+            break;
+        if (rc == Z_STREAM_END && zs.avail_in >= 2 && zs.next_in[0] == 0x1f &&
+            zs.next_in[1] == 0x8b) {
+            inflateReset(&zs); /* the next member of a multi-member file */
+            continue;
+        }
+        if (rc != Z_OK)
+            break;
+    }
+    inflateEnd(&zs);
+    return total;
+}
+
+/* Memory to decode r's push, for the ingest budget: the body, plus DECODE_FACTOR times the
+ * plain bytes (what a gzip body really inflates to); a body that inflates past the limit
+ * only costs the limit (the decoder refuses it after inflating that much). At most the
+ * whole budget, so a big push runs alone instead of never. The factor is measured: a pprof
+ * whose bytes are mostly location references (deep stacks) decodes into 4 bytes per byte,
+ * plus the plain bytes it keeps (61 MB of them took 300 MB). */
+#define DECODE_FACTOR 5
+static uint64_t ingest_cost(const struct sc_req *r)
+{
+    const struct sc_server_opts *o = &r->srv->opts;
+    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
+    uint64_t len = b->len, cost = len + DECODE_FACTOR * len;
+    if (b->data && sc_is_gzip(b->data, b->len)) {
+        uint64_t out = gzip_size(b->data, b->len, o->limits.max_decompressed);
+        cost = out > o->limits.max_decompressed ? len + o->limits.max_decompressed
+                                                : len + DECODE_FACTOR * out;
+    }
+    return cost < o->ingest_budget ? cost : o->ingest_budget;
+}
+
+/* Waits until cost fits in the ingest budget or nothing else is admitted; non-zero after
+ * ADMIT_WAIT_S seconds. */
+static int admit(struct sc_server *srv, uint64_t cost)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ADMIT_WAIT_S;
+    int rc = 0;
+    pthread_mutex_lock(&srv->admit_mu);
+    while (rc == 0 && srv->admitted && srv->admitted + cost > srv->opts.ingest_budget)
+        rc = pthread_cond_timedwait(&srv->admit_cv, &srv->admit_mu, &until);
+    if (rc == 0)
+        srv->admitted += cost;
+    pthread_mutex_unlock(&srv->admit_mu);
+    return rc;
+}
+
+static void unadmit(struct sc_server *srv, uint64_t cost)
+{
+    pthread_mutex_lock(&srv->admit_mu);
+    srv->admitted -= cost;
+    pthread_cond_broadcast(&srv->admit_cv);
+    pthread_mutex_unlock(&srv->admit_mu);
 }
 
 /* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope). */
@@ -236,14 +390,66 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
                        : !strcmp(key, "prev_profile")       ? &r->part_prev
                        : !strcmp(key, "sample_type_config") ? &r->part_config
                                                             : NULL;
-    if (!b)
+    if (!b || r->body_state)
         return MHD_YES;
-    if (b->len + size > r->srv->opts.max_body) {
-        r->too_large = 1;
-        return MHD_YES;
+    if (b->len + size > r->srv->opts.max_body)
+        r->body_state = BODY_TOO_LARGE;
+    else if (!charge(r, size))
+        r->body_state = BODY_BUSY;
+    else if (sc_buf_append(b, data, size), b->oom)
+        r->body_state = BODY_OOM;
+    if (r->body_state)
+        release_bodies(r);
+    return MHD_YES;
+}
+
+/* Checks what the request line and headers decide: the route (404, 405), the token (401),
+ * the tenant header, the declared body size (413). Runs before any of the body is read,
+ * so a request refused here costs no memory or body budget. Sets r->route (-1: the UI's
+ * static files) and r->tenant; non-zero with w filled when refused. */
+static int check_head(struct sc_req *r, struct sc_resp *w)
+{
+    const struct route *rt = NULL;
+    int path_match = 0;
+    for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+        if (strcmp(routes[i].path, r->url))
+            continue;
+        path_match = 1;
+        w->allow = routes[i].method;
+        if (!strcmp(routes[i].method, r->method)) {
+            rt = &routes[i];
+            r->route = (int)i;
+        }
     }
-    sc_buf_append(b, data, size);
-    return b->oom ? MHD_NO : MHD_YES;
+    int is_static = !rt && !path_match && !strcmp(r->method, "GET") &&
+                    strncmp(r->url, "/api/", 5) != 0;
+    if (!rt && path_match) {
+        sc_resp_error(w, 405, "method %.16s not allowed on %s", r->method, r->url);
+        return -1;
+    }
+    w->allow = NULL;
+    if (!rt && !is_static) {
+        sc_resp_error(w, 404, "no such endpoint '%.200s'", r->url);
+        return -1;
+    }
+    if (!(rt && rt->open) && !authorized(r)) {
+        sc_resp_error(w, 401, "missing or wrong bearer token");
+        return -1;
+    }
+    const char *tenant = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");
+    if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
+        sc_resp_error(w, 400, "bad X-Scope-OrgID (one line of at most %zu bytes)",
+                      sizeof r->tenant - 1);
+        return -1;
+    }
+    snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
+    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoull(cl, NULL, 10) > r->srv->opts.max_body) {
+        sc_resp_error(w, 413, "request body of %.32s bytes is more than the limit of %llu", cl,
+                      (unsigned long long)r->srv->opts.max_body);
+        return -1;
+    }
+    return 0;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -264,82 +470,70 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         r->t0 = sc_server_now();
         r->route = -1;
         *ctx = r;
+        atomic_fetch_add(&srv->inflight, 1);
         atomic_fetch_add(&srv->metrics.requests, 1);
-        /* refuse a declared oversized body before reading any of it */
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (cl && strtoull(cl, NULL, 10) > srv->opts.max_body) {
-            struct sc_resp w = {0};
-            sc_resp_error(&w, 413, "request body of %s bytes is more than the limit of %llu",
-                          cl, (unsigned long long)srv->opts.max_body);
-            count_error(srv, 413);
-            r->too_large = 2; /* answered */
+        struct sc_resp w = {0};
+        if (check_head(r, &w)) {
+            count_error(srv, &w);
+            r->body_state = BODY_ANSWERED;
             return send_resp(c, &w);
         }
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
             r->pp = MHD_create_post_processor(c, 65536, on_part, r);
             if (!r->pp) {
-                struct sc_resp w = {0};
-                sc_resp_error(&w, 400, "bad multipart/form-data request");
-                count_error(srv, 400);
-                r->too_large = 2;
+                sc_resp_error(&w, 400, "bad multipart/form-data request (no boundary?)");
+                count_error(srv, &w);
+                r->body_state = BODY_ANSWERED;
                 return send_resp(c, &w);
             }
         }
         return MHD_YES;
     }
     if (*size) {
-        if (r->too_large) {
+        if (r->body_state) {
             *size = 0; /* keep reading, keep nothing */
             return MHD_YES;
         }
         if (r->pp) {
-            if (MHD_post_process(r->pp, data, *size) != MHD_YES)
-                r->too_large = r->too_large ? r->too_large : 3;
+            if (MHD_post_process(r->pp, data, *size) != MHD_YES && !r->body_state)
+                r->body_state = BODY_BAD_MULTIPART;
         } else if (r->body.len + *size > srv->opts.max_body) {
-            r->too_large = 1;
-            sc_buf_release(&r->body);
-        } else {
-            sc_buf_append(&r->body, data, *size);
+            r->body_state = BODY_TOO_LARGE;
+        } else if (!charge(r, *size)) {
+            r->body_state = BODY_BUSY;
+        } else if (sc_buf_append(&r->body, data, *size), r->body.oom) {
+            r->body_state = BODY_OOM;
         }
+        if (r->body_state)
+            release_bodies(r);
         *size = 0;
         return MHD_YES;
     }
-    if (r->too_large == 2)
-        return MHD_YES; /* already answered */
+    if (r->body_state == BODY_ANSWERED)
+        return MHD_YES;
     struct sc_resp w = {0};
-    if (r->too_large == 1) {
+    uint64_t cost = 0;
+    if (r->body_state == BODY_TOO_LARGE) {
         sc_resp_error(&w, 413, "request body is more than the limit of %llu bytes",
                       (unsigned long long)srv->opts.max_body);
-    } else if (r->too_large == 3 || r->body.oom) {
+    } else if (r->body_state == BODY_BUSY) {
+        sc_resp_error(&w, 503, "server busy: more than %llu bytes of request bodies in flight",
+                      (unsigned long long)srv->opts.max_body_total);
+    } else if (r->body_state == BODY_OOM) {
+        sc_resp_error(&w, 503, "out of memory receiving the request body");
+    } else if (r->body_state == BODY_BAD_MULTIPART) {
         sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
     } else {
-        const struct route *rt = NULL;
-        int path_match = 0;
-        for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
-            if (strcmp(routes[i].path, url))
-                continue;
-            path_match = 1;
-            if (!strcmp(routes[i].method, method)) {
-                rt = &routes[i];
-                r->route = (int)i;
-            }
-        }
-        int is_static = !rt && !path_match && !strcmp(method, "GET") &&
-                        strncmp(url, "/api/", 5) != 0;
-        const char *tenant = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Scope-OrgID");
-        snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
-        if (!rt && !is_static) {
-            if (path_match)
-                sc_resp_error(&w, 405, "method %s not allowed on %s", method, url);
-            else
-                sc_resp_error(&w, 404, "no such endpoint '%.200s'", url);
-        } else if (!(rt && rt->open) && !authorized(r)) {
-            sc_resp_error(&w, 401, "missing or wrong bearer token");
-        } else if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
-            sc_resp_error(&w, 400, "bad X-Scope-OrgID");
+        const struct route *rt = r->route >= 0 ? &routes[r->route] : NULL;
+        if (rt && rt->ingest && (cost = ingest_cost(r), admit(srv, cost))) {
+            sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
+                                   "(it needs about %llu bytes); retry later",
+                          ADMIT_WAIT_S, (unsigned long long)cost);
         } else if (rt) {
             rt->fn(r, &w);
+            if (rt->ingest)
+                unadmit(srv, cost);
             if (rt->query)
                 sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
         } else {
@@ -348,25 +542,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (!w.status)
         w.status = 200;
-    count_error(srv, w.status);
+    count_error(srv, &w);
     return send_resp(c, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls, (void)c, (void)toe;
+    (void)c, (void)toe;
     struct sc_req *r = *ctx;
     if (!r)
         return;
     if (r->pp)
         MHD_destroy_post_processor(r->pp);
-    sc_buf_release(&r->body);
-    sc_buf_release(&r->part_profile);
-    sc_buf_release(&r->part_prev);
-    sc_buf_release(&r->part_config);
+    release_bodies(r);
     free(r);
     *ctx = NULL;
+    atomic_fetch_sub(&((struct sc_server *)cls)->inflight, 1);
 }
 
 static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
@@ -401,6 +593,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         return sc_errf(err, SC_ENOMEM, "out of memory");
     srv->opts = *o;
     pthread_mutex_init(&srv->stats_mu, NULL);
+    pthread_mutex_init(&srv->admit_mu, NULL);
+    pthread_cond_init(&srv->admit_cv, NULL);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
     if (!rc) {
@@ -418,6 +612,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0,
             NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
             on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+            /* room for long query strings (a Pyroscope name with many labels): longer
+             * request heads get libmicrohttpd's own 414/431 */
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
             (unsigned)1, MHD_OPTION_END);
         if (!srv->daemon)
@@ -437,14 +634,31 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             nanosleep(&ts, NULL);
         }
         fprintf(stderr, "scorch: shutting down\n");
-        /* stop accepting, then finish what is in flight (MHD joins its threads) */
+        /* stop accepting, let requests in flight finish and send their answers (a push
+         * that was stored is acknowledged), then close what is left: idle keep-alive
+         * connections, and requests still running after DRAIN_S */
         MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+        /* refuse new connections now (and reset those waiting in the backlog) rather than
+         * leave them waiting for the drain; the socket is closed after MHD_stop_daemon, as
+         * libmicrohttpd asks */
+        if (ls != MHD_INVALID_SOCKET)
+            shutdown(ls, SHUT_RDWR);
+        double deadline = sc_server_now() + DRAIN_S;
+        while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline) {
+            struct timespec ts = {0, 5 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+        if (atomic_load(&srv->inflight) > 0)
+            fprintf(stderr, "scorch: closing %u requests still in flight\n",
+                    (unsigned)atomic_load(&srv->inflight));
         MHD_stop_daemon(srv->daemon);
         if (ls != MHD_INVALID_SOCKET)
             close(ls);
     }
     sc_store_close(srv->store);
     pthread_mutex_destroy(&srv->stats_mu);
+    pthread_mutex_destroy(&srv->admit_mu);
+    pthread_cond_destroy(&srv->admit_cv);
     free(srv);
     return rc;
 }

@@ -14,6 +14,8 @@ struct sc_server_opts {
     int64_t retention_ns;    /* store retention */
     struct sc_limits limits; /* what one pushed profile may be */
     uint64_t max_body;       /* request body bytes */
+    uint64_t max_body_total; /* body bytes being received by all requests together */
+    uint64_t ingest_budget;  /* worst-case bytes of the pushes decoded at once (see server.c) */
     uint32_t max_labels;     /* labels per series */
     int64_t max_range_ns;    /* the longest query range */
     uint32_t max_nodes;      /* the most flame graph nodes a query may ask for */
@@ -24,8 +26,10 @@ struct sc_server_opts {
     const char *config_path; /* where the config came from, for messages */
 };
 
-/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 512 MiB
- * decompressed, a million samples), 7-day query ranges, 100,000 flame graph nodes. */
+/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 64 MiB
+ * decompressed, a million samples), 7-day query ranges, 100,000 flame graph nodes; at most
+ * 256 MiB of bodies in flight and 512 MiB of pushes (counted at their worst case, see
+ * server.c) decoded at a time. */
 void sc_server_opts_init(struct sc_server_opts *o);
 
 /* Runs until *stop becomes non-zero (a signal handler sets it), then shuts down gracefully:

@@ -19,10 +19,11 @@ struct sc_req {
     const char *method, *url;
     char tenant[128];
     struct sc_buf body;      /* the raw body (not multipart) */
-    int too_large;           /* the body passed max_body: answered 413 at the end */
+    int body_state;          /* BODY_* in server.c: why the body is being discarded */
+    uint64_t charged;        /* body bytes counted in the server's in-flight total */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
-    int route;               /* index into the route table, for metrics */
+    int route;               /* index into the route table; -1: the UI's files */
     double t0;
 };
 
@@ -33,6 +34,8 @@ struct sc_resp {
     const unsigned char *static_data; /* instead of body: an embedded asset */
     size_t static_len;
     const char *cache_control;
+    const char *allow;   /* the Allow header of a 405 */
+    int reason;          /* SC_REASON_* + 1 for the error metrics; 0: from the status */
 };
 
 /* Query string argument, NULL when absent. */
@@ -41,9 +44,13 @@ const char *sc_req_arg(const struct sc_req *r, const char *name);
 /* Sets a JSON error {"error": msg} with status; returns 0 so handlers can `return`. */
 int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Maps an SC_E* code to an HTTP status (EINVAL/EFORMAT 400, ELIMIT 413 or 400, ENOTFOUND
- * 404, EUNSUPPORTED 415, EAUTH 401, others 500) and sets the error. */
+/* Maps an SC_E* code to an HTTP status (EINVAL/EFORMAT 400, ELIMIT 413, ENOTFOUND 404,
+ * EUNSUPPORTED 415, EAUTH 401, others 500) and sets the error; the error metrics count it
+ * by the code (a bad body is "format", a bad parameter "bad_request"). */
 int sc_resp_code(struct sc_resp *w, int code, const char *msg);
+/* A query parameter past one of the server's limits (range, maxNodes, steps...): 400,
+ * counted as "limit". */
+int sc_resp_limit(struct sc_resp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- metrics ---- */
 
@@ -55,7 +62,8 @@ struct sc_histogram {
 };
 
 enum sc_err_reason { SC_REASON_BAD_REQUEST, SC_REASON_FORMAT, SC_REASON_LIMIT, SC_REASON_AUTH,
-                     SC_REASON_UNSUPPORTED, SC_REASON_INTERNAL, SC_REASON_NOT_FOUND, SC_NREASONS };
+                     SC_REASON_UNSUPPORTED, SC_REASON_INTERNAL, SC_REASON_NOT_FOUND,
+                     SC_REASON_BUSY, SC_NREASONS };
 
 struct sc_metrics {
     _Atomic uint64_t ingest_ok, ingest_bytes, ingest_samples;
@@ -78,6 +86,13 @@ struct sc_server {
     pthread_mutex_t stats_mu;
     struct sc_store_stats stats;
     double stats_at;
+    /* memory admission (server.c): body bytes being received by all requests, and the
+     * worst-case bytes of the ingests being decoded */
+    _Atomic uint64_t body_bytes;
+    _Atomic uint32_t inflight; /* requests begun and not completed (graceful shutdown) */
+    pthread_mutex_t admit_mu;
+    pthread_cond_t admit_cv;
+    uint64_t admitted;
 };
 
 typedef int (*sc_handler)(struct sc_req *r, struct sc_resp *w);

@@ -41,6 +41,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +104,7 @@ struct conn {
 
 struct sc_store {
     char *path;
+    int lock_fd; /* <dir>/LOCK, flock'ed for the life of the store */
     struct sc_store_opts opts;
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     pthread_mutex_t wdb_mu;
@@ -491,6 +494,36 @@ static int load_maps(struct sc_store *s, char *err)
 
 static void *bg_main(void *arg);
 
+/* Takes <dir>/LOCK for this process. One process per data directory: ids are assigned in
+ * memory (see the top of this file), so a second process writing would hand out the same
+ * ones and mix up both processes' data. The lock goes with the process, also on kill -9. */
+static int lock_dir(struct sc_store *s, const char *dir, char *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/LOCK", dir);
+    s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (s->lock_fd < 0)
+        return sc_errf(err, SC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        char pid[24] = "";
+        ssize_t n = pread(s->lock_fd, pid, sizeof pid - 1, 0);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        if (e == EWOULDBLOCK)
+            return sc_errf(err, SC_EEXISTS,
+                           "data directory '%s' is in use by another scorch process%s%s%s", dir,
+                           *pid ? " (pid " : "", pid, *pid ? ")" : "");
+        return sc_errf(err, SC_EIO, "cannot lock '%s': %s", path, strerror(e));
+    }
+    char pid[24];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(s->lock_fd, 0) == 0 && pwrite(s->lock_fd, pid, (size_t)n, 0) != n) {
+        /* the pid is only for the message above */
+    }
+    return 0;
+}
+
 int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *err)
 {
     *out = NULL;
@@ -498,6 +531,7 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     if (!s)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     s->opts = *o;
+    s->lock_fd = -1;
     if (s->opts.zstd_level == 0)
         s->opts.zstd_level = 3;
     const char *dir = o->dir ? o->dir : "./data";
@@ -513,6 +547,14 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     snprintf(s->path, plen, "%s/scorch.db", dir);
+    int rc = lock_dir(s, dir, err);
+    if (rc) {
+        if (s->lock_fd >= 0)
+            close(s->lock_fd);
+        free(s->path);
+        free(s);
+        return rc;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->wdb_mu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
@@ -523,7 +565,7 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     pthread_cond_init(&s->bg_cond, NULL);
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
-    int rc = open_db(s, &s->wdb, 1, err);
+    rc = open_db(s, &s->wdb, 1, err);
     if (!rc)
         rc = exec(s->wdb, schema_sql, err);
     if (!rc)
@@ -615,6 +657,8 @@ void sc_store_close(struct sc_store *s)
     pthread_mutex_destroy(&s->cache_mu);
     pthread_mutex_destroy(&s->bg_mu);
     pthread_cond_destroy(&s->bg_cond);
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
     free(s);
 }

@@ -657,6 +657,29 @@ static void test_kill9(void)
     sc_store_close(s);
 }
 
+/* One process per data directory: a second open is refused while the first is open
+ * (ids are assigned in memory), and works again once it is closed. */
+static void test_lock(void)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/lock", tmpdir);
+    struct sc_store *a = open_store(sdir, 0);
+    T_CHECK(a != NULL);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = sdir;
+    o.background = 0;
+    struct sc_store *b = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &b, err), SC_EEXISTS);
+    T_CHECK(b == NULL);
+    T_CHECK(strstr(err, "in use by another scorch process") != NULL);
+    sc_store_close(a);
+    b = open_store(sdir, 0);
+    T_CHECK(b != NULL);
+    sc_store_close(b);
+}
+
 int main(void)
 {
     make_tmpdir();
@@ -668,6 +691,7 @@ int main(void)
     T_RUN(test_perf_roundtrip);
     T_RUN(test_retention);
     T_RUN(test_kill9);
+    T_RUN(test_lock);
     rm_rf(tmpdir);
     return t_done();
 }
