@@ -117,6 +117,8 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
             while (ve > v && ve[-1] == ' ')
                 ve--;
         }
+        if ((size_t)(ke - k) > 256)
+            return sc_errf(err, SC_ELIMIT, "label name '%.32s...' is longer than 256 bytes", k);
         if (!valid_label_name(k, (size_t)(ke - k)))
             return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
                            (int)(ke - k < 64 ? ke - k : 64), k);
@@ -574,6 +576,10 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         profile = "profile"; /* a pprof of no kind we know */
     if (!rc && sc_profile_nsamples(p) == 0 && p->nsample_types == 0)
         rc = sc_errf(err, SC_EFORMAT, "empty profile");
+    /* a text body without one readable stack is a mistake (an empty pprof is not: Go's
+     * mutex and block profiles are empty until something contends) */
+    if (!rc && fmt != SC_FMT_PPROF && sc_profile_nsamples(p) == 0)
+        rc = sc_errf(err, SC_EFORMAT, "no stack samples in the %s body", format);
     /* labels: the name's, spy_name, the caller's (the name's win) */
     if (!rc && r->spy_name && *r->spy_name &&
         sc_labels_set(&labels, "spy_name", 8, r->spy_name, strlen(r->spy_name)))

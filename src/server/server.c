@@ -176,6 +176,18 @@ static int h_static(struct sc_req *r, struct sc_resp *w)
     return sc_resp_error(w, 404, "no such page '%.200s'", r->url);
 }
 
+static const char login_page[] =
+    "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>scorch: token "
+    "needed</title><style>body{font:15px system-ui,sans-serif;margin:4em auto;max-width:30em}"
+    "input{font:inherit;width:100%;padding:.4em;margin:.5em 0}</style></head><body>"
+    "<h1>scorch</h1><p>This server needs its access token.</p><form id=\"f\">"
+    "<input id=\"t\" type=\"password\" autocomplete=\"current-password\" "
+    "placeholder=\"token\" autofocus><button>Open</button></form><script>"
+    "document.getElementById('f').onsubmit=function(e){e.preventDefault();"
+    "var t=document.getElementById('t').value;try{localStorage.setItem('scorch_token',t)}"
+    "catch(x){}document.cookie='scorch_token='+encodeURIComponent(t)+';path=/;"
+    "SameSite=Strict';location.reload();};</script></body></html>\n";
+
 static const struct route {
     const char *method, *path;
     sc_handler fn;
@@ -208,7 +220,34 @@ static int token_equal(const char *a, const char *b)
     return d == 0;
 }
 
-/* Bearer token from the Authorization header, or the scorch_token cookie the UI uses. */
+/* Decodes base64 (standard alphabet, padding optional) into out; -1 on bad input. */
+static int base64_decode(const char *in, char *out, size_t cap)
+{
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t n = 0;
+    for (; *in && *in != '='; in++) {
+        const char *p = strchr(alphabet, *in);
+        if (!p || !*in)
+            return -1;
+        acc = acc << 6 | (uint32_t)(p - alphabet);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            if (n + 1 >= cap)
+                return -1;
+            out[n++] = (char)(acc >> bits);
+        }
+    }
+    out[n] = 0;
+    return 0;
+}
+
+/* The token from `Authorization: Bearer TOKEN`, from Basic auth (any user name, the token
+ * as the password: what Pyroscope clients' basic-auth options send), or from the
+ * scorch_token cookie the web UI sets. */
 static int authorized(const struct sc_req *r)
 {
     const char *want = r->srv->opts.token;
@@ -220,6 +259,13 @@ static int authorized(const struct sc_req *r)
         while (*h == ' ')
             h++;
         if (token_equal(h, want))
+            return 1;
+    }
+    if (h && !strncasecmp(h, "Basic ", 6)) {
+        char cred[1024];
+        const char *colon;
+        if (strlen(h + 6) < sizeof cred && base64_decode(h + 6, cred, sizeof cred) == 0 &&
+            (colon = strchr(cred, ':')) && token_equal(colon + 1, want))
             return 1;
     }
     const char *c = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token");
@@ -434,6 +480,13 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
     }
     if (!(rt && rt->open) && !authorized(r)) {
         sc_resp_error(w, 401, "missing or wrong bearer token");
+        if (is_static) {
+            /* a browser opening the UI gets a page that asks for the token (and keeps it
+             * in the cookie the UI sends), still with the 401 status */
+            w->body.len = 0;
+            sc_buf_puts(&w->body, login_page);
+            w->content_type = "text/html; charset=utf-8";
+        }
         return -1;
     }
     const char *tenant = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");

@@ -5,6 +5,7 @@ and compared with `go tool pprof -raw` (via tests/compat/pprof_raw.py), `scorch 
 `scorch top` and `scorch convert` of the same files; then tenants, auth, /metrics and a
 restart on the same data. Exits 77 after the parts that need neither, when the test data
 or go is missing."""
+import base64
 import gzip
 import http.client
 import json
@@ -656,13 +657,22 @@ def auth():
         ]
         bad = [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer " + tok + "x"},
                {"Authorization": "Basic " + tok}, {"Authorization": "Bearer"}]
+        basic = "Basic " + base64.b64encode(("anyone:" + tok).encode()).decode()
         for method, path, params, body in endpoints:
             for h in bad:
+                if path in ("/", "/index.html"):
+                    # a browser gets a page asking for the token, still with 401
+                    st, hdrs, data = srv.request(method, path, params, body=body, headers=h)
+                    check(st == 401 and b"token" in data and b"<form" in data,
+                          "%s %s with %s: %d %s" % (method, path, h, st, data[:120]))
+                    continue
                 expect_error(srv, 401, method, path, params, body=body, headers=h,
                              words=["token"], what="%s %s with %s" % (method, path, h))
-            st, _, data = srv.request(method, path, params, body=body,
-                                      headers={"Authorization": "Bearer " + tok})
-            check(st == 200, "%s %s with the token: %d %s" % (method, path, st, data[:200]))
+            for good in ("Bearer " + tok, basic):
+                st, _, data = srv.request(method, path, params, body=body,
+                                          headers={"Authorization": good})
+                check(st == 200, "%s %s with %s: %d %s" % (method, path, good.split()[0], st,
+                                                         data[:200]))
         # refused from the request head alone: a big body is not read (nor buffered)
         t0 = time.time()
         st, body = raw_exchange(srv.port, b"POST /ingest?name=x HTTP/1.1\r\nHost: x\r\n"
@@ -681,7 +691,8 @@ def auth():
         check(m['scorch_http_errors_total{reason="auth"}'] == len(endpoints) * len(bad) + 2,
               "auth errors counted %s, want %d" % (m['scorch_http_errors_total{reason="auth"}'],
                                                    len(endpoints) * len(bad) + 2))
-        check(m["scorch_ingest_profiles_total"] == 1, "refused pushes were stored")
+        check(m["scorch_ingest_profiles_total"] == 2,  # once with Bearer, once with Basic
+              "refused pushes were stored")
         tsv = parse_tsv_rows(srv.ok("/api/v1/render", dict(r, format="tsv"), headers={
             "Authorization": "Bearer " + tok}).decode())
         check(tsv == {"x": (0, 3), "y": (3, 3)}, "auth server data: %s" % tsv)

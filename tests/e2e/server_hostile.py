@@ -184,14 +184,13 @@ def run_all(srv):
             what = "%d random bytes as %s" % (n, fmt)
             if fmt != "pprof":
                 # Text formats skip lines they cannot read, as FlameGraph's scripts do, and
-                # perf script's loose line shapes find "samples" in random text. KNOWN GAP
-                # (src/ingest): a body without one readable line is stored as an empty
-                # profile (200, 0 samples) instead of refused. Either answer is accepted here.
+                # perf script's loose line shapes find "samples" in random text; a body
+                # without one readable stack is refused (400), never stored empty.
                 st, _, data = srv.request("POST", "/ingest", push_params(fmt), body=body)
                 if st == 200:
                     accepted[0] += 1
-                    if json.loads(data)["samples"] == 0:
-                        gaps.add("%s bodies without a readable line get 200 (0 samples)" % fmt)
+                    check(json.loads(data)["samples"] > 0,
+                          "%s: stored with 0 samples instead of refused" % what)
                     continue
                 json_error(st, data, (400,), [], what)
                 want_errors["format"] = want_errors.get("format", 0) + 1
