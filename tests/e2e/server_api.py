@@ -695,7 +695,7 @@ def auth():
               "refused pushes were stored")
         tsv = parse_tsv_rows(srv.ok("/api/v1/render", dict(r, format="tsv"), headers={
             "Authorization": "Bearer " + tok}).decode())
-        check(tsv == {"x": (0, 3), "y": (3, 3)}, "auth server data: %s" % tsv)
+        check(tsv == {"x": (0, 6), "y": (6, 6)}, "auth server data: %s" % tsv)  # two pushes
     finally:
         rc, _ = srv.stop()
     check(rc == 0, "auth server exit status %s" % rc)
