@@ -274,6 +274,10 @@ static const char *pprof_profile_name(const struct sc_profile *p)
         return "cpu";
     if (has_type(p, "wall"))
         return "wall";
+    /* allocation counts without the in-use ones: Go's allocs profile as a delta (what the
+     * agent pushes for "allocs"); a heap profile always has inuse_* */
+    if (has_type(p, "alloc_space") && !has_type(p, "inuse_space"))
+        return "allocs";
     if (has_type(p, "alloc_space") || has_type(p, "inuse_space") ||
         (pt.len == 5 && !memcmp(pt.ptr, "space", 5)) || has_type(p, "space"))
         return "heap";

@@ -26,8 +26,8 @@
  *   aggregationType  sum (default) or average (a gauge)
  *
  * The profile name stored is the name's suffix when known, else derived from a pprof's
- * period and sample types (cpu, heap, mutex, block, goroutine, threadcreate, wall), else
- * "cpu" for folded/lines samples. */
+ * period and sample types (cpu, heap, allocs when alloc_* come without inuse_*, mutex,
+ * goroutine, threadcreate, wall), else "cpu" for folded/lines samples. */
 struct sc_ingest_req {
     const char *tenant;
     const char *name;
