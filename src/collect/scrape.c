@@ -1068,16 +1068,21 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
             free(a);
             return sc_errf(err, SC_EINTERNAL, "cannot start a worker thread");
         }
+        /* health_mu: sc_scraper_stats reads these from other threads */
+        pthread_mutex_lock(&s->health_mu);
         s->workers[i].running = 1;
         if (pthread_getcpuclockid(s->workers[i].th, &s->workers[i].clock))
             s->workers[i].clock = (clockid_t)-1;
+        pthread_mutex_unlock(&s->health_mu);
     }
     pthread_mutex_lock(&s->reload_mu);
     int rc = pthread_create(&s->thread, NULL, scrape_main, s);
     if (!rc) {
+        pthread_mutex_lock(&s->health_mu);
         s->started = 1;
         if (pthread_getcpuclockid(s->thread, &s->clock))
             s->clock = (clockid_t)-1;
+        pthread_mutex_unlock(&s->health_mu);
     }
     pthread_mutex_unlock(&s->reload_mu);
     return rc ? sc_errf(err, SC_EINTERNAL, "cannot start the scraping thread") : 0;
@@ -1249,6 +1254,11 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
     memset(st, 0, sizeof *st);
     pthread_mutex_lock(&s->health_mu);
     st->tasks = s->gen ? s->gen->n : 0;
+    if (s->started)
+        st->scraper_cpu_ns = thread_cpu(s->clock);
+    for (int i = 0; i < NWORKERS; i++)
+        if (s->workers[i].running)
+            st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
     pthread_mutex_unlock(&s->health_mu);
     st->scrapes = atomic_load(&s->n_scrapes);
     st->errors = atomic_load(&s->n_errors);
@@ -1259,11 +1269,6 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
         st->lag_buckets[i] = atomic_load(&s->lag_buckets[i]);
     st->lag_max_ns = atomic_load(&s->lag_max);
     st->backlog_dropped = atomic_load(&s->n_backlog_dropped);
-    if (s->started)
-        st->scraper_cpu_ns = thread_cpu(s->clock);
-    for (int i = 0; i < NWORKERS; i++)
-        if (s->workers[i].running)
-            st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
 }
 
 void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)

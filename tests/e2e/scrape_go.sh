@@ -19,7 +19,7 @@ pids=""
 cleanup() {
     for p in $pids; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
-    rm -rf "$tmp"
+    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 free_port() {
@@ -166,7 +166,7 @@ for job, rows in per.items():
             # interval's, never negative
             check(0 <= v <= 1.25 * rate * iv, "%s at %d: restart interval holds %d bytes" % (job, s, v))
             continue
-        check(abs(dur - iv) < 0.5, "%s at %d: the profile spans %.2f s, not %d" % (job, s, dur, iv))
+        check(abs(dur - iv) < 1.0, "%s at %d: the profile spans %.2f s, not %d" % (job, s, dur, iv))
         check(0.8 * exp <= v <= 1.2 * exp,
               "%s at %d: main.knownAllocator allocated %d bytes in %.2f s, expected ~%d" % (job, s, v, dur, exp))
     after = [r for r in rows if r[0] > restart_s + 1 and not r[3]]
