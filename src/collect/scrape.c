@@ -8,12 +8,16 @@
 #include "model/hash.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #define NS 1000000000LL
 #define NWORKERS 2
@@ -138,6 +142,8 @@ struct sc_scraper {
     sc_scrape_sink sink;
     void *sink_ctx;
     CURLM *multi;
+    int ep, wakefd;         /* epoll for curl's sockets; an eventfd that wakes the thread */
+    int64_t curl_deadline;  /* monotonic: curl's timer, -1 = none (the scraping thread) */
     pthread_t thread;
     clockid_t clock;
     int started;
@@ -552,6 +558,9 @@ static void apply_gen(struct sc_scraper *s, struct gen *g)
     free(s->heap);
     s->heap = heap;
     s->nheap = g->n;
+    /* keep an idle connection per task between scrapes (curl's default cache is sized by
+     * the transfers running, which come and go) */
+    curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)(g->n > 64 ? g->n : 64));
     for (uint32_t i = 0; i < g->n; i++)
         heap[i] = &g->tasks[i];
     for (uint32_t i = g->n / 2; i-- > 0;)
@@ -738,10 +747,54 @@ static void complete(struct sc_scraper *s, CURL *e, CURLcode cc)
     worker_push(s, r);
 }
 
+/* libcurl's socket interface: curl says which sockets to watch and when its timer runs
+ * out; epoll tells it which sockets are ready. Unlike curl_multi_perform/poll, which walk
+ * every transfer on each wakeup, this costs in proportion to the sockets that are ready,
+ * which matters with hundreds of long CPU and delta requests in flight. */
+static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    (void)e;
+    struct sc_scraper *s = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(s->ep, EPOLL_CTL_DEL, fd, NULL);
+        return 0;
+    }
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.data.fd = fd;
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+    if (!socketp) {
+        curl_multi_assign(s->multi, fd, (void *)1);
+        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST)
+            return 0;
+    }
+    epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev);
+    return 0;
+}
+
+static int on_timer(CURLM *m, long timeout_ms, void *userp)
+{
+    (void)m;
+    struct sc_scraper *s = userp;
+    s->curl_deadline = timeout_ms < 0 ? -1 : mono_ns() + (int64_t)timeout_ms * 1000000;
+    return 0;
+}
+
+static void drain_done(struct sc_scraper *s)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(s->multi, &left)))
+        if (m->msg == CURLMSG_DONE)
+            complete(s, m->easy_handle, m->data.result);
+}
+
 static void *scrape_main(void *arg)
 {
     struct sc_scraper *s = arg;
     pthread_setname_np(pthread_self(), "scorch-scrape");
+    struct epoll_event evs[256];
+    int running;
     while (!atomic_load(&s->stop)) {
         pthread_mutex_lock(&s->pend_mu);
         struct gen *g = s->pending;
@@ -758,24 +811,47 @@ static void *scrape_main(void *arg)
             fire(s, s->heap[0], now);
             heap_down(s, 0);
         }
-        int running;
-        curl_multi_perform(s->multi, &running);
-        CURLMsg *m;
-        int left;
-        while ((m = curl_multi_info_read(s->multi, &left)))
-            if (m->msg == CURLMSG_DONE)
-                complete(s, m->easy_handle, m->data.result);
+        if (s->curl_deadline >= 0 && mono_ns() >= s->curl_deadline) {
+            s->curl_deadline = -1;
+            curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            drain_done(s);
+            continue; /* the timer may have started more work, or be due again */
+        }
         now = mono_ns();
-        int64_t wait = s->nheap ? s->heap[0]->st->next_due - now : NS;
-        if (wait > NS)
-            wait = NS;
-        if (wait < 0)
-            wait = 0;
-        curl_multi_poll(s->multi, NULL, 0, (int)((wait + 999999) / 1000000), NULL);
+        int64_t until = now + NS;
+        if (s->nheap && s->heap[0]->st->next_due < until)
+            until = s->heap[0]->st->next_due;
+        if (s->curl_deadline >= 0 && s->curl_deadline < until)
+            until = s->curl_deadline;
+        int64_t wait = until > now ? until - now : 0;
+        int n = epoll_wait(s->ep, evs, (int)(sizeof evs / sizeof evs[0]),
+                           (int)((wait + 999999) / 1000000));
+        for (int i = 0; i < n; i++) {
+            int fd = evs[i].data.fd;
+            if (fd == s->wakefd) {
+                uint64_t x;
+                if (read(s->wakefd, &x, sizeof x) < 0)
+                    continue;
+                continue;
+            }
+            int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                       (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                       (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(s->multi, fd, mask, &running);
+        }
+        drain_done(s);
     }
     while (s->inflight.next != &s->inflight)
         abort_req(s, s->inflight.next);
     return NULL;
+}
+
+static void wake(struct sc_scraper *s)
+{
+    uint64_t one = 1;
+    if (s->wakefd >= 0 && write(s->wakefd, &one, sizeof one) < 0) {
+        /* the counter is full: the thread is awake anyway */
+    }
 }
 
 /* ---- workers: decode, select, delta, sink ---- */
@@ -1040,11 +1116,23 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
         pthread_mutex_init(&s->workers[i].mu, NULL);
         pthread_cond_init(&s->workers[i].cv, NULL);
     }
+    s->curl_deadline = -1;
+    s->ep = epoll_create1(EPOLL_CLOEXEC);
+    s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->multi = curl_multi_init();
-    if (!s->multi) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN;
+    ev.data.fd = s->wakefd;
+    if (!s->multi || s->ep < 0 || s->wakefd < 0 ||
+        epoll_ctl(s->ep, EPOLL_CTL_ADD, s->wakefd, &ev)) {
         sc_scraper_stop_free(s);
-        return sc_errf(err, SC_ENOMEM, "cannot create a curl multi handle");
+        return sc_errf(err, SC_ENOMEM, "cannot set up the scraper's event loop");
     }
+    curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+    curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
     struct gen *g;
     int rc = build_gen(s, cfg, &g, err);
     if (rc) {
@@ -1098,7 +1186,7 @@ int sc_scraper_reload(struct sc_scraper *s, const struct sc_config *cfg, char *e
     } else if (!rc) {
         pthread_mutex_lock(&s->pend_mu);
         s->pending = g;
-        curl_multi_wakeup(s->multi);
+        wake(s);
         while (s->pending)
             pthread_cond_wait(&s->pend_cv, &s->pend_mu);
         pthread_mutex_unlock(&s->pend_mu);
@@ -1113,7 +1201,7 @@ void sc_scraper_stop_free(struct sc_scraper *s)
         return;
     if (s->started) {
         atomic_store(&s->stop, 1);
-        curl_multi_wakeup(s->multi);
+        wake(s);
         pthread_join(s->thread, NULL);
     }
     for (int i = 0; i < NWORKERS; i++) {
@@ -1135,6 +1223,10 @@ void sc_scraper_stop_free(struct sc_scraper *s)
     free(s->heap);
     if (s->multi)
         curl_multi_cleanup(s->multi);
+    if (s->ep >= 0)
+        close(s->ep);
+    if (s->wakefd >= 0)
+        close(s->wakefd);
     pthread_mutex_destroy(&s->health_mu);
     pthread_mutex_destroy(&s->reload_mu);
     pthread_mutex_destroy(&s->pend_mu);
