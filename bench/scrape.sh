@@ -81,17 +81,20 @@ for ts in by.values():
 devs.sort()
 p99 = devs[int(0.99 * (len(devs) - 1))] if devs else float("nan")
 wall = float(out["wall_s"])
-st, wk, pr = (float(out[k]) for k in ("scrape_thread_cpu_s", "worker_threads_cpu_s", "process_cpu_s"))
+st, wk, pr = (float(out[k])
+               for k in ("scrape_thread_cpu_s", "worker_threads_cpu_s", "process_cpu_s"))
 print("targets x types          %s tasks, %s requests, %s scrapes, %s errors, %s skipped slots"
       % (out["tasks"], out["requests_started"], out["scrapes"], out["errors"], out["skipped"]))
 print("profiles to the sink     %s (%.1f MB of pprof, %s samples)%s"
       % (out["profiles"], int(out["profile_bytes"]) / 1e6, out["samples"],
-         "" if out["backlog_dropped"] == "0" else ", %s dropped (backlog)" % out["backlog_dropped"]))
+         "" if out["backlog_dropped"] == "0"
+         else ", %s dropped (backlog)" % out["backlog_dropped"]))
 print("jitter, scraper side     max %.1f ms, p99 <= %.0f ms (request start after its slot)"
       % (1000 * float(out["lag_max_s"]), 1000 * float(out["lag_p99_le_s"])))
 print("jitter, target side      max %.1f ms, p99 %.1f ms over %d arrivals (vs each task's grid)"
       % (1000 * devs[-1], 1000 * p99, len(devs)))
-print("cpu, scraping thread     %.3f s in %.0f s = %.2f%% of one core" % (st, wall, 100 * st / wall))
+print("cpu, scraping thread     %.3f s in %.0f s = %.2f%% of one core"
+      % (st, wall, 100 * st / wall))
 print("cpu, worker threads      %.3f s = %.2f%% (gunzip, decode, select, delta, encode%s)"
       % (wk, 100 * wk / wall, ", the store's writes" if sys.argv[6] else ""))
 print("cpu, scrape_bench total  %.3f s = %.2f%% of one core" % (pr, 100 * pr / wall))

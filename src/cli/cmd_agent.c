@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static const char usage[] =
@@ -96,8 +97,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
     } else if (!strcmp(url, "/metrics")) {
         type = "text/plain; version=0.0.4; charset=utf-8";
         sc_scraper_metrics(a->scraper, &b);
-        if (a->remote)
-            sc_remote_metrics(a->remote, &b);
+        if (a->remote) sc_remote_metrics(a->remote, &b);
     } else if (!strcmp(url, "/api/v1/targets")) {
         type = "application/json";
         sc_scraper_targets_json(a->scraper, &b);
@@ -125,16 +125,13 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 static struct MHD_Daemon *serve(const char *listen, struct agent *a)
 {
     const char *colon = strrchr(listen, ':');
-    if (!colon)
-        return NULL;
+    if (!colon) return NULL;
     char host[64];
     size_t hl = (size_t)(colon - listen);
-    if (hl >= sizeof host)
-        return NULL;
+    if (hl >= sizeof host) return NULL;
     memcpy(host, listen, hl);
     host[hl] = 0;
-    if (!hl || !strcmp(host, "localhost"))
-        snprintf(host, sizeof host, "127.0.0.1");
+    if (!hl || !strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -143,22 +140,20 @@ static struct MHD_Daemon *serve(const char *listen, struct agent *a)
     if (*end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
         return NULL;
     sa.sin_port = htons((uint16_t)port);
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
-                            on_http, a, MHD_OPTION_SOCK_ADDR, &sa,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_http,
+                            a, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+                            (unsigned)1, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                            MHD_OPTION_END);
 }
 
 /* remote_write.queue_dir, else agent-queue in the config file's directory. Caller frees. */
 static char *queue_dir(const struct sc_config *cf, const char *config)
 {
-    if (cf->remote_queue_dir)
-        return strdup(cf->remote_queue_dir);
+    if (cf->remote_queue_dir) return strdup(cf->remote_queue_dir);
     const char *slash = strrchr(config, '/');
     size_t n = slash ? (size_t)(slash - config) : 0;
     char *d = malloc(n + 32);
-    if (!d)
-        return NULL;
+    if (!d) return NULL;
     if (slash)
         snprintf(d, n + 32, "%.*s/agent-queue", (int)(n ? n : 1), n ? config : "/");
     else
@@ -180,6 +175,12 @@ static uint32_t count_tasks(const struct sc_config *cf)
 
 static void reload(struct agent *a, const char *config, const struct sc_config *old)
 {
+    /* a connection or two per target and profile type in flight: many file descriptors */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     if (sc_config_load(config, &cf, err)) {
@@ -188,8 +189,10 @@ static void reload(struct agent *a, const char *config, const struct sc_config *
         return;
     }
     if (a->remote && !cf.remote_url) {
-        fprintf(stderr, "scorch: reload: '%s' has no remote_write.url; keeping the running "
-                        "config\n", config);
+        fprintf(stderr,
+                "scorch: reload: '%s' has no remote_write.url; keeping the running "
+                "config\n",
+                config);
         sc_config_release(&cf);
         return;
     }
@@ -205,8 +208,8 @@ static void reload(struct agent *a, const char *config, const struct sc_config *
              strcmp(cf.remote_queue_dir, old->remote_queue_dir)))
             fprintf(stderr, "scorch: reload: a new remote_write.queue_dir takes a restart\n");
     }
-    fprintf(stderr, "scorch: reloaded '%s': %u jobs, %u scrape tasks\n", config,
-            (unsigned)cf.njobs, (unsigned)count_tasks(&cf));
+    fprintf(stderr, "scorch: reloaded '%s': %u jobs, %u scrape tasks\n", config, (unsigned)cf.njobs,
+            (unsigned)count_tasks(&cf));
     sc_config_release(&cf);
 }
 
@@ -240,10 +243,14 @@ int cmd_agent(int argc, char **argv)
             return cli_usage("agent", "bad option");
         }
     }
-    if (optind < argc)
-        return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
-    if (!config)
-        return cli_usage("agent", "--config FILE is required");
+    if (optind < argc) return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    if (!config) return cli_usage("agent", "--config FILE is required");
+    /* a connection or two per target and profile type in flight: many file descriptors */
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     if (sc_config_load(config, &cf, err)) {
@@ -289,13 +296,10 @@ int cmd_agent(int argc, char **argv)
     struct MHD_Daemon *d = NULL;
     if (!rc && listen && !(d = serve(listen, &a)))
         rc = sc_errf(err, SC_EIO, "cannot listen on '%s'", listen);
-    if (!rc && a.remote)
-        rc = sc_remote_start(a.remote, err);
-    if (!rc)
-        rc = sc_scraper_start(a.scraper, err);
+    if (!rc && a.remote) rc = sc_remote_start(a.remote, err);
+    if (!rc) rc = sc_scraper_start(a.scraper, err);
     if (rc) {
-        if (d)
-            MHD_stop_daemon(d);
+        if (d) MHD_stop_daemon(d);
         sc_scraper_stop_free(a.scraper);
         sc_remote_stop_free(a.remote, 0);
         sc_store_close(a.store);
@@ -309,8 +313,8 @@ int cmd_agent(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sa.sa_handler = on_hup;
     sigaction(SIGHUP, &sa, NULL);
-    fprintf(stderr, "scorch: agent scraping %u jobs (%u scrape tasks), %s %s\n",
-            (unsigned)cf.njobs, (unsigned)count_tasks(&cf), data ? "storing in" : "pushing to",
+    fprintf(stderr, "scorch: agent scraping %u jobs (%u scrape tasks), %s %s\n", (unsigned)cf.njobs,
+            (unsigned)count_tasks(&cf), data ? "storing in" : "pushing to",
             data ? data : cf.remote_url);
     fflush(stderr);
     while (!stop_flag) {
@@ -323,8 +327,7 @@ int cmd_agent(int argc, char **argv)
     }
     fprintf(stderr, "scorch: agent stopping\n");
     /* profiles already scraped go to the queue before the senders get their last chance */
-    if (d)
-        MHD_stop_daemon(d);
+    if (d) MHD_stop_daemon(d);
     sc_scraper_stop_free(a.scraper);
     sc_remote_stop_free(a.remote, 5 * 1000000000LL);
     sc_store_close(a.store);

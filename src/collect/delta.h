@@ -12,8 +12,7 @@
  * profile alloc_objects/alloc_space. The default sample type becomes the last kept type.
  * p must hold its samples (not lazy). 0, SC_ENOTFOUND (a type is missing; err lists the
  * profile's types) or SC_ENOMEM. */
-int sc_profile_keep_types(struct sc_profile *p, const char *const *names, uint32_t n,
-                          char *err);
+int sc_profile_keep_types(struct sc_profile *p, const char *const *names, uint32_t n, char *err);
 
 /* Drops the samples whose values are all zero (they carry nothing). */
 void sc_profile_drop_zero_samples(struct sc_profile *p);
@@ -31,8 +30,8 @@ struct sc_delta {
     int64_t *values;       /* rows * ntypes, the previous scrape's values */
     uint32_t rows, cap;
     uint32_t ntypes;
-    uint64_t types_hash;   /* the sample types (names and units) of the baseline */
-    int have;              /* a baseline is set */
+    uint64_t types_hash; /* the sample types (names and units) of the baseline */
+    int have;            /* a baseline is set */
 };
 
 /* What sc_delta_apply did. */

@@ -34,8 +34,8 @@ int sc_queue_open(const char *dir, uint64_t max_bytes, struct sc_queue **out, ch
 void sc_queue_close(struct sc_queue *q);
 
 /* Appends an entry durably. 0, SC_ELIMIT (larger than max_bytes alone) or SC_EIO. */
-int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void *body,
-                  size_t blen, char *err);
+int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void *body, size_t blen,
+                  char *err);
 
 /* An entry taken for sending; meta and body are NUL-terminated buffers the caller releases
  * (sc_queue_entry_release). */

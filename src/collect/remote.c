@@ -22,12 +22,12 @@ struct sc_remote {
     pthread_mutex_t mu; /* url, token, backoff */
     pthread_cond_t cv;
     char *url, *token;
-    int64_t backoff_ns;   /* the current backoff, 0 after a success */
-    int64_t next_try;     /* monotonic: no push before this */
-    int64_t backoff_set;  /* monotonic: when the backoff was last raised */
-    int failing;          /* the last push failed (log the first failure of a streak) */
-    atomic_int stop;      /* senders end */
-    atomic_int abort_io;  /* transfers in flight end at once */
+    int64_t backoff_ns;  /* the current backoff, 0 after a success */
+    int64_t next_try;    /* monotonic: no push before this */
+    int64_t backoff_set; /* monotonic: when the backoff was last raised */
+    int failing;         /* the last push failed (log the first failure of a streak) */
+    atomic_int stop;     /* senders end */
+    atomic_int abort_io; /* transfers in flight end at once */
     pthread_t th[MAX_SENDERS];
     uint32_t nth;
     atomic_ullong queued, sent, retries, rejected, too_large;
@@ -43,8 +43,7 @@ static int64_t mono_ns(void)
 static void logf_(struct sc_remote *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(struct sc_remote *r, const char *fmt, ...)
 {
-    if (!r->o.log)
-        return;
+    if (!r->o.log) return;
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -55,32 +54,22 @@ static void logf_(struct sc_remote *r, const char *fmt, ...)
 
 int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *err)
 {
-    if (!o->url || !*o->url)
-        return sc_errf(err, SC_EINVAL, "no remote_write url");
+    if (!o->url || !*o->url) return sc_errf(err, SC_EINVAL, "no remote_write url");
     sc_curl_global_init();
     struct sc_remote *r = calloc(1, sizeof *r);
-    if (!r)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!r) return sc_errf(err, SC_ENOMEM, "out of memory");
     r->o = *o;
-    if (!r->o.queue_max_bytes)
-        r->o.queue_max_bytes = 256u << 20;
-    if (!r->o.min_backoff_ns)
-        r->o.min_backoff_ns = NS / 2;
-    if (!r->o.max_backoff_ns)
-        r->o.max_backoff_ns = 30 * NS;
-    if (r->o.max_backoff_ns < r->o.min_backoff_ns)
-        r->o.max_backoff_ns = r->o.min_backoff_ns;
-    if (!r->o.timeout_ns)
-        r->o.timeout_ns = 30 * NS;
-    if (!r->o.senders)
-        r->o.senders = 2;
-    if (r->o.senders > MAX_SENDERS)
-        r->o.senders = MAX_SENDERS;
+    if (!r->o.queue_max_bytes) r->o.queue_max_bytes = 256u << 20;
+    if (!r->o.min_backoff_ns) r->o.min_backoff_ns = NS / 2;
+    if (!r->o.max_backoff_ns) r->o.max_backoff_ns = 30 * NS;
+    if (r->o.max_backoff_ns < r->o.min_backoff_ns) r->o.max_backoff_ns = r->o.min_backoff_ns;
+    if (!r->o.timeout_ns) r->o.timeout_ns = 30 * NS;
+    if (!r->o.senders) r->o.senders = 2;
+    if (r->o.senders > MAX_SENDERS) r->o.senders = MAX_SENDERS;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     int rc = sc_remote_set_target(r, o->url, o->token, err);
-    if (!rc)
-        rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);
+    if (!rc) rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);
     if (rc) {
         sc_remote_stop_free(r, 0);
         return rc;
@@ -121,21 +110,18 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
     struct sc_remote *r = remote;
     struct sc_buf meta = SC_BUF_INIT, body = SC_BUF_INIT;
     int rc = sc_scrape_push_query(p, &meta, err);
-    if (!rc && sc_gzip(p->pprof, p->len, 6, &body))
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rc && sc_gzip(p->pprof, p->len, 6, &body)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     if (!rc)
         rc = sc_queue_push(r->q, meta.data, meta.len, body.data ? body.data : "", body.len, err);
-    if (rc == SC_ELIMIT)
-        atomic_fetch_add(&r->too_large, 1);
+    if (rc == SC_ELIMIT) atomic_fetch_add(&r->too_large, 1);
     if (!rc) {
         atomic_fetch_add(&r->queued, 1);
         if (r->o.verbose)
             logf_(r,
                   "queued job=%s instance=%s profile=%s from=%lld until=%lld samples=%u "
                   "bytes=%zu%s",
-                  p->job, p->instance, p->profile, (long long)p->from_ns,
-                  (long long)p->until_ns, (unsigned)p->samples, body.len,
-                  p->restart ? " restart=1" : "");
+                  p->job, p->instance, p->profile, (long long)p->from_ns, (long long)p->until_ns,
+                  (unsigned)p->samples, body.len, p->restart ? " restart=1" : "");
     }
     sc_buf_release(&meta);
     sc_buf_release(&body);
@@ -145,8 +131,7 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
     struct sc_buf *b = ctx;
-    if (b->len < 512)
-        sc_buf_append(b, p, size * n < 512 ? size * n : 512);
+    if (b->len < 512) sc_buf_append(b, p, size * n < 512 ? size * n : 512);
     return size * n;
 }
 
@@ -168,8 +153,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
         tmp[k] = 0;
         char *end;
         long v = strtol(tmp, &end, 10);
-        if (end != tmp && v >= 0)
-            *retry_after = v;
+        if (end != tmp && v >= 0) *retry_after = v;
     }
     return len;
 }
@@ -180,8 +164,7 @@ static void excerpt(const struct sc_buf *b, char *out, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < b->len && k + 1 < n; i++) {
         unsigned char c = (unsigned char)b->data[i];
-        if (c == '\n' || c == '\r')
-            break;
+        if (c == '\n' || c == '\r') break;
         out[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
     out[k] = 0;
@@ -193,11 +176,9 @@ static void wait_backoff(struct sc_remote *r)
     pthread_mutex_lock(&r->mu);
     for (;;) {
         int64_t now = mono_ns();
-        if (atomic_load(&r->stop) || now >= r->next_try)
-            break;
+        if (atomic_load(&r->stop) || now >= r->next_try) break;
         int64_t w = r->next_try - now;
-        if (w > NS / 5)
-            w = NS / 5;
+        if (w > NS / 5) w = NS / 5;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += w;
@@ -217,22 +198,18 @@ static void *sender_main(void *arg)
     char errbuf[CURL_ERROR_SIZE];
     while (e && !atomic_load(&r->stop)) {
         wait_backoff(r);
-        if (atomic_load(&r->stop))
-            break;
+        if (atomic_load(&r->stop)) break;
         struct sc_queue_entry en;
         char err[SC_ERR_LEN];
-        if (sc_queue_take(r->q, NS / 5, &en, err))
-            continue;
+        if (sc_queue_take(r->q, NS / 5, &en, err)) continue;
         pthread_mutex_lock(&r->mu);
         url.len = 0;
         sc_buf_printf(&url, "%s/ingest?%s", r->url, en.meta.data ? en.meta.data : "");
-        struct curl_slist *h =
-            curl_slist_append(NULL, "Content-Type: application/octet-stream");
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
         if (r->token) {
             struct sc_buf a = SC_BUF_INIT;
             sc_buf_printf(&a, "Authorization: Bearer %s", r->token);
-            if (a.data)
-                h = curl_slist_append(h, a.data);
+            if (a.data) h = curl_slist_append(h, a.data);
             sc_buf_release(&a);
         }
         pthread_mutex_unlock(&r->mu);
@@ -270,13 +247,11 @@ static void *sender_main(void *arg)
             sc_queue_done(r->q, en.seq);
             atomic_fetch_add(&r->sent, 1);
             pthread_mutex_lock(&r->mu);
-            if (r->failing)
-                logf_(r, "remote write works again");
+            if (r->failing) logf_(r, "remote write works again");
             r->failing = 0;
             r->backoff_ns = 0;
             pthread_mutex_unlock(&r->mu);
-            if (r->o.verbose)
-                logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
+            if (r->o.verbose) logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
         } else if (cc == CURLE_OK && status >= 400 && status < 500 && status != 408 &&
                    status != 429) {
             /* the server will never take it: retrying would block the queue for good */
@@ -292,8 +267,7 @@ static void *sender_main(void *arg)
             /* raise the backoff once per round of failures, not once per sender */
             if (t0 >= r->backoff_set) {
                 r->backoff_ns = r->backoff_ns ? r->backoff_ns * 2 : r->o.min_backoff_ns;
-                if (r->backoff_ns > r->o.max_backoff_ns)
-                    r->backoff_ns = r->o.max_backoff_ns;
+                if (r->backoff_ns > r->o.max_backoff_ns) r->backoff_ns = r->o.max_backoff_ns;
                 int64_t wait = r->backoff_ns;
                 if (retry_after >= 0 && retry_after * NS > wait)
                     wait = retry_after * NS < r->o.max_backoff_ns ? retry_after * NS
@@ -315,8 +289,7 @@ static void *sender_main(void *arg)
     }
     sc_buf_release(&resp);
     sc_buf_release(&url);
-    if (e)
-        curl_easy_cleanup(e);
+    if (e) curl_easy_cleanup(e);
     return NULL;
 }
 
@@ -332,8 +305,7 @@ int sc_remote_start(struct sc_remote *r, char *err)
 
 void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
 {
-    if (!r)
-        return;
+    if (!r) return;
     if (r->nth && flush_ns > 0) {
         /* one more try now, whatever the backoff said */
         pthread_mutex_lock(&r->mu);
@@ -345,16 +317,14 @@ void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
         while (mono_ns() < deadline) {
             struct sc_queue_stats qs;
             sc_queue_stats(r->q, &qs);
-            if (qs.entries == 0)
-                break;
+            if (qs.entries == 0) break;
             struct timespec ts = {0, 20 * 1000000L};
             nanosleep(&ts, NULL);
         }
     }
     atomic_store(&r->stop, 1);
     atomic_store(&r->abort_io, 1);
-    if (r->q)
-        sc_queue_wake(r->q);
+    if (r->q) sc_queue_wake(r->q);
     pthread_mutex_lock(&r->mu);
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
@@ -399,31 +369,31 @@ void sc_remote_metrics(struct sc_remote *r, struct sc_buf *out)
 {
     struct sc_remote_stats st;
     sc_remote_stats(r, &st);
-    sc_buf_printf(
-        out,
-        "# HELP scorch_agent_queue_entries Profiles waiting in the on-disk queue.\n"
-        "# TYPE scorch_agent_queue_entries gauge\nscorch_agent_queue_entries %llu\n"
-        "# HELP scorch_agent_queue_bytes Bytes of the on-disk queue.\n"
-        "# TYPE scorch_agent_queue_bytes gauge\nscorch_agent_queue_bytes %llu\n"
-        "# HELP scorch_agent_queue_max_bytes The queue's limit.\n"
-        "# TYPE scorch_agent_queue_max_bytes gauge\nscorch_agent_queue_max_bytes %llu\n"
-        "# HELP scorch_agent_queued_total Profiles written to the queue.\n"
-        "# TYPE scorch_agent_queued_total counter\nscorch_agent_queued_total %llu\n"
-        "# HELP scorch_agent_sent_total Profiles the server accepted.\n"
-        "# TYPE scorch_agent_sent_total counter\nscorch_agent_sent_total %llu\n"
-        "# HELP scorch_agent_retries_total Pushes that failed and will be retried.\n"
-        "# TYPE scorch_agent_retries_total counter\nscorch_agent_retries_total %llu\n"
-        "# HELP scorch_agent_dropped_total Profiles given up, by reason.\n"
-        "# TYPE scorch_agent_dropped_total counter\n"
-        "scorch_agent_dropped_total{reason=\"queue_full\"} %llu\n"
-        "scorch_agent_dropped_total{reason=\"rejected\"} %llu\n"
-        "scorch_agent_dropped_total{reason=\"corrupt\"} %llu\n"
-        "scorch_agent_dropped_total{reason=\"too_large\"} %llu\n"
-        "# HELP scorch_agent_backoff_seconds The current retry backoff (0: none).\n"
-        "# TYPE scorch_agent_backoff_seconds gauge\nscorch_agent_backoff_seconds %.3f\n",
-        (unsigned long long)st.queue_entries, (unsigned long long)st.queue_bytes,
-        (unsigned long long)st.queue_max_bytes, (unsigned long long)st.queued,
-        (unsigned long long)st.sent, (unsigned long long)st.retries,
-        (unsigned long long)st.evicted, (unsigned long long)st.rejected,
-        (unsigned long long)st.corrupt, (unsigned long long)st.too_large, st.backoff_seconds);
+    sc_buf_printf(out,
+                  "# HELP scorch_agent_queue_entries Profiles waiting in the on-disk queue.\n"
+                  "# TYPE scorch_agent_queue_entries gauge\nscorch_agent_queue_entries %llu\n"
+                  "# HELP scorch_agent_queue_bytes Bytes of the on-disk queue.\n"
+                  "# TYPE scorch_agent_queue_bytes gauge\nscorch_agent_queue_bytes %llu\n"
+                  "# HELP scorch_agent_queue_max_bytes The queue's limit.\n"
+                  "# TYPE scorch_agent_queue_max_bytes gauge\nscorch_agent_queue_max_bytes %llu\n"
+                  "# HELP scorch_agent_queued_total Profiles written to the queue.\n"
+                  "# TYPE scorch_agent_queued_total counter\nscorch_agent_queued_total %llu\n"
+                  "# HELP scorch_agent_sent_total Profiles the server accepted.\n"
+                  "# TYPE scorch_agent_sent_total counter\nscorch_agent_sent_total %llu\n"
+                  "# HELP scorch_agent_retries_total Pushes that failed and will be retried.\n"
+                  "# TYPE scorch_agent_retries_total counter\nscorch_agent_retries_total %llu\n"
+                  "# HELP scorch_agent_dropped_total Profiles given up, by reason.\n"
+                  "# TYPE scorch_agent_dropped_total counter\n"
+                  "scorch_agent_dropped_total{reason=\"queue_full\"} %llu\n"
+                  "scorch_agent_dropped_total{reason=\"rejected\"} %llu\n"
+                  "scorch_agent_dropped_total{reason=\"corrupt\"} %llu\n"
+                  "scorch_agent_dropped_total{reason=\"too_large\"} %llu\n"
+                  "# HELP scorch_agent_backoff_seconds The current retry backoff (0: none).\n"
+                  "# TYPE scorch_agent_backoff_seconds gauge\nscorch_agent_backoff_seconds %.3f\n",
+                  (unsigned long long)st.queue_entries, (unsigned long long)st.queue_bytes,
+                  (unsigned long long)st.queue_max_bytes, (unsigned long long)st.queued,
+                  (unsigned long long)st.sent, (unsigned long long)st.retries,
+                  (unsigned long long)st.evicted, (unsigned long long)st.rejected,
+                  (unsigned long long)st.corrupt, (unsigned long long)st.too_large,
+                  st.backoff_seconds);
 }

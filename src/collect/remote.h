@@ -20,15 +20,15 @@
 struct sc_remote;
 
 struct sc_remote_opts {
-    const char *url;            /* the server, e.g. http://host:4040 (/ingest is added) */
-    const char *token;          /* bearer token, or NULL */
+    const char *url;   /* the server, e.g. http://host:4040 (/ingest is added) */
+    const char *token; /* bearer token, or NULL */
     const char *queue_dir;
-    uint64_t queue_max_bytes;   /* 0: 256 MiB */
-    int64_t min_backoff_ns;     /* 0: 500 ms */
-    int64_t max_backoff_ns;     /* 0: 30 s */
-    int64_t timeout_ns;         /* per push, 0: 30 s */
-    uint32_t senders;           /* concurrent pushes, 0: 2 */
-    int verbose;                /* log every queued and sent profile, not only problems */
+    uint64_t queue_max_bytes; /* 0: 256 MiB */
+    int64_t min_backoff_ns;   /* 0: 500 ms */
+    int64_t max_backoff_ns;   /* 0: 30 s */
+    int64_t timeout_ns;       /* per push, 0: 30 s */
+    uint32_t senders;         /* concurrent pushes, 0: 2 */
+    int verbose;              /* log every queued and sent profile, not only problems */
     /* where log lines go (one line, no newline); NULL: nowhere. May be called from any
      * thread. */
     void (*log)(void *ctx, const char *line);

@@ -21,16 +21,16 @@
 
 #define NS 1000000000LL
 #define NWORKERS 2
-#define MAX_BODY (64u << 20)          /* bytes of one response */
-#define BACKLOG_BYTES (256ull << 20)  /* scraped bodies waiting for the workers */
+#define MAX_BODY (64u << 20)         /* bytes of one response */
+#define BACKLOG_BYTES (256ull << 20) /* scraped bodies waiting for the workers */
 #define BACKLOG_ITEMS 4096
 
 /* The profile types, in SC_PROFILE_* bit order. */
 static const struct kind {
     const char *name, *path;
-    int cumulative;          /* needs a per-interval delta */
-    const char *keep[2];     /* sample types kept, or none: all */
-    const char *suffix;      /* Pyroscope name suffix that names the type, or NULL */
+    int cumulative;      /* needs a per-interval delta */
+    const char *keep[2]; /* sample types kept, or none: all */
+    const char *suffix;  /* Pyroscope name suffix that names the type, or NULL */
 } kinds[] = {
     {"cpu", "profile", 0, {NULL, NULL}, "cpu"},
     {"heap", "heap", 0, {"inuse_objects", "inuse_space"}, "inuse_space"},
@@ -74,7 +74,7 @@ struct tstate {
     atomic_int mode;      /* MODE_* */
     int cfg_delta;        /* the config's SC_DELTA_* the mode came from */
     /* the scraping thread only */
-    int64_t next_due;     /* monotonic ns; 0 = not on the grid yet */
+    int64_t next_due; /* monotonic ns; 0 = not on the grid yet */
     int64_t interval_ns;
     int inflight;
     uint32_t gen;
@@ -142,18 +142,18 @@ struct sc_scraper {
     sc_scrape_sink sink;
     void *sink_ctx;
     CURLM *multi;
-    int ep, wakefd;         /* epoll for curl's sockets; an eventfd that wakes the thread */
-    int64_t curl_deadline;  /* monotonic: curl's timer, -1 = none (the scraping thread) */
+    int ep, wakefd;        /* epoll for curl's sockets; an eventfd that wakes the thread */
+    int64_t curl_deadline; /* monotonic: curl's timer, -1 = none (the scraping thread) */
     pthread_t thread;
     clockid_t clock;
     int started;
     atomic_int stop;
 
-    struct gen *gen;        /* current config: swapped under health_mu, by reloads only */
+    struct gen *gen; /* current config: swapped under health_mu, by reloads only */
     uint32_t next_gen_id;
-    struct task **heap;     /* the schedule: a min-heap on st->next_due */
+    struct task **heap; /* the schedule: a min-heap on st->next_due */
     uint32_t nheap;
-    struct req inflight;    /* list head of requests in flight (scraping thread) */
+    struct req inflight; /* list head of requests in flight (scraping thread) */
 
     pthread_mutex_t health_mu;
     pthread_mutex_t reload_mu; /* one reload at a time */
@@ -222,8 +222,7 @@ static void target_unref(struct target *t)
 
 static void gen_free(struct gen *g)
 {
-    if (!g)
-        return;
+    if (!g) return;
     for (uint32_t i = 0; i < g->n; i++) {
         target_unref(g->tasks[i].t);
         tstate_unref(g->tasks[i].st);
@@ -234,8 +233,7 @@ static void gen_free(struct gen *g)
 
 static void req_free(struct req *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     target_unref(r->t);
     tstate_unref(r->st);
     sc_buf_release(&r->body);
@@ -250,12 +248,9 @@ static uint64_t hash_str(uint64_t h, const char *s)
 
 static int initial_mode(int kind, int cfg_delta, int64_t interval_ns)
 {
-    if (!kinds[kind].cumulative)
-        return MODE_NONE;
-    if (cfg_delta == SC_DELTA_SUBTRACT)
-        return MODE_SUBTRACT;
-    if (cfg_delta == SC_DELTA_ENDPOINT)
-        return MODE_ENDPOINT;
+    if (!kinds[kind].cumulative) return MODE_NONE;
+    if (cfg_delta == SC_DELTA_SUBTRACT) return MODE_SUBTRACT;
+    if (cfg_delta == SC_DELTA_ENDPOINT) return MODE_ENDPOINT;
     /* Go's ?seconds= takes whole seconds */
     return interval_ns % NS == 0 ? MODE_PROBE : MODE_SUBTRACT;
 }
@@ -265,24 +260,19 @@ static int initial_mode(int kind, int cfg_delta, int64_t interval_ns)
 static int valid_instance(const char *s)
 {
     const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || !colon[1])
-        return 0;
+    if (!colon || colon == s || !colon[1]) return 0;
     for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9')
-            return 0;
+        if (*p < '0' || *p > '9') return 0;
     for (const char *p = s; p < colon; p++)
-        if (*p <= ' ' || strchr("/?#@\"\\{}", *p))
-            return 0;
+        if (*p <= ' ' || strchr("/?#@\"\\{}", *p)) return 0;
     return 1;
 }
 
 static int valid_label_name(const char *s)
 {
-    if (!sc_labels_is_name_start((unsigned char)*s))
-        return 0;
+    if (!sc_labels_is_name_start((unsigned char)*s)) return 0;
     for (s++; *s; s++)
-        if (!sc_labels_is_name_char((unsigned char)*s))
-            return 0;
+        if (!sc_labels_is_name_char((unsigned char)*s)) return 0;
     return 1;
 }
 
@@ -290,8 +280,7 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
                         char *err)
 {
     struct target *t = calloc(1, sizeof *t);
-    if (!t)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!t) return sc_errf(err, SC_ENOMEM, "out of memory");
     atomic_init(&t->refs, 1);
     sc_labels_init(&t->labels);
     int rc = 0;
@@ -309,8 +298,7 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
                                j->label_values[i], strlen(j->label_values[i])))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    if (!rc && !*service)
-        rc = sc_errf(err, SC_EINVAL, "job '%s': empty service_name", j->job_name);
+    if (!rc && !*service) rc = sc_errf(err, SC_EINVAL, "job '%s': empty service_name", j->job_name);
     if (!rc) {
         /* the service name travels as a Pyroscope application name: it must read back as
          * itself (no braces, no profile-type suffix such as '.cpu') */
@@ -319,8 +307,7 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
         char sfx[32], perr[SC_ERR_LEN];
         struct sc_str got = {"", 0};
         int prc = sc_ingest_parse_name(service, &tmp, 4, sfx, perr);
-        if (prc == 0)
-            sc_labels_get(&tmp, "service_name", 12, &got);
+        if (prc == 0) sc_labels_get(&tmp, "service_name", 12, &got);
         if (prc || tmp.n != 1 || got.len != strlen(service) || strchr(service, '{'))
             rc = sc_errf(err, SC_EINVAL,
                          "job '%s': service name '%s' cannot be a Pyroscope application name "
@@ -357,14 +344,12 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
             t->headers = curl_slist_append(NULL, h);
             free(h);
         }
-        if (!t->headers)
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!t->headers) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     if (!rc && j->basic_user) {
         t->user = strdup(j->basic_user);
         t->password = strdup(j->basic_password ? j->basic_password : "");
-        if (!t->user || !t->password)
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!t->user || !t->password) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     t->interval_ns = j->interval_ns;
     t->timeout_ns = j->timeout_ns ? j->timeout_ns : 10 * NS;
@@ -383,12 +368,10 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
 }
 
 /* Builds the tasks of cfg, sharing the states of tasks the current config has. */
-static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct gen **out,
-                     char *err)
+static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct gen **out, char *err)
 {
     struct gen *g = calloc(1, sizeof *g);
-    if (!g)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!g) return sc_errf(err, SC_ENOMEM, "out of memory");
     g->id = ++s->next_gen_id;
     struct sc_map64 old, seen;
     sc_map64_init(&old);
@@ -415,8 +398,8 @@ static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct g
         for (uint32_t ti = 0; ti < j->ntargets && !rc; ti++) {
             const char *inst = j->targets[ti];
             if (!valid_instance(inst)) {
-                rc = sc_errf(err, SC_EINVAL, "job '%s': target '%s' is not host:port",
-                             j->job_name, inst);
+                rc = sc_errf(err, SC_EINVAL, "job '%s': target '%s' is not host:port", j->job_name,
+                             inst);
                 break;
             }
             uint64_t tkey = hash_str(hash_str(sc_hash64("target", 6), j->job_name), inst);
@@ -425,15 +408,12 @@ static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct g
                 rc = sc_errf(err, SC_ENOMEM, "out of memory");
                 break;
             }
-            if (!added)
-                continue; /* the same target twice */
+            if (!added) continue; /* the same target twice */
             struct target *t = NULL;
             rc = build_target(j, inst, &t, err);
-            if (rc)
-                break;
+            if (rc) break;
             for (int kind = 0; kind < NKINDS && !rc; kind++) {
-                if (!(j->profiles & (1u << kind)))
-                    continue;
+                if (!(j->profiles & (1u << kind))) continue;
                 if (g->n == cap) {
                     cap = cap ? cap * 2 : 16;
                     struct task *nt = realloc(g->tasks, cap * sizeof *nt);
@@ -491,12 +471,9 @@ static void heap_down(struct sc_scraper *s, uint32_t i)
 {
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < s->nheap && heap_less(s->heap[l], s->heap[m]))
-            m = l;
-        if (r < s->nheap && heap_less(s->heap[r], s->heap[m]))
-            m = r;
-        if (m == i)
-            return;
+        if (l < s->nheap && heap_less(s->heap[l], s->heap[m])) m = l;
+        if (r < s->nheap && heap_less(s->heap[r], s->heap[m])) m = r;
+        if (m == i) return;
         struct task *x = s->heap[i];
         s->heap[i] = s->heap[m];
         s->heap[m] = x;
@@ -511,8 +488,7 @@ static int64_t first_due(const struct target *t, int64_t now_mono, int64_t now_w
     int64_t iv = t->interval_ns;
     int64_t off = (int64_t)(t->offset_hash % (uint64_t)iv);
     int64_t r = (now_wall - off) % iv;
-    if (r < 0)
-        r += iv;
+    if (r < 0) r += iv;
     return now_mono + (r ? iv - r : 0);
 }
 
@@ -546,8 +522,7 @@ static void apply_gen(struct sc_scraper *s, struct gen *g)
     /* requests of tasks that went away are cancelled */
     for (struct req *r = s->inflight.next, *nx; r != &s->inflight; r = nx) {
         nx = r->next;
-        if (r->st->gen != g->id)
-            abort_req(s, r);
+        if (r->st->gen != g->id) abort_req(s, r);
     }
     struct task **heap = g->n ? malloc(g->n * sizeof *heap) : NULL;
     if (g->n && !heap) {
@@ -601,8 +576,7 @@ static char *task_url(const struct target *t, int kind, int mode, int *asked_del
     }
     size_t n = strlen(t->base) + strlen(kinds[kind].path) + strlen(q) + 2;
     char *u = malloc(n);
-    if (u)
-        snprintf(u, n, "%s/%s%s", t->base, kinds[kind].path, q);
+    if (u) snprintf(u, n, "%s/%s%s", t->base, kinds[kind].path, q);
     return u;
 }
 
@@ -627,8 +601,7 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     r->url = task_url(t, kind, atomic_load(&st->mode), &r->asked_delta);
     r->easy = curl_easy_init();
     if (!r->url || !r->easy) {
-        if (r->easy)
-            curl_easy_cleanup(r->easy);
+        if (r->easy) curl_easy_cleanup(r->easy);
         free(r->url);
         free(r);
         set_error(s, st, "out of memory");
@@ -658,8 +631,7 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-scraper/0.1");
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
-    if (t->headers)
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    if (t->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
     if (t->user) {
         curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(e, CURLOPT_USERNAME, t->user);
@@ -680,8 +652,7 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     s->inflight.next = r;
     /* how late the request started against its slot on the grid */
     int64_t lag = r->start_mono - due;
-    if (lag < 0)
-        lag = 0;
+    if (lag < 0) lag = 0;
     int b = 0;
     while (b < SC_SCRAPE_LAG_BUCKETS - 1 && lag / 1e9 > sc_scrape_lag_bounds[b])
         b++;
@@ -711,8 +682,7 @@ static void fire(struct sc_scraper *s, struct task *tk, int64_t now)
         pthread_mutex_unlock(&s->health_mu);
         atomic_fetch_add(&s->n_skipped, (uint64_t)missed + (skip ? 1 : 0));
     }
-    if (!skip)
-        start_req(s, tk->t, st, due);
+    if (!skip) start_req(s, tk->t, st, due);
     pthread_mutex_lock(&s->health_mu);
     st->next_due_wall_ns = wall_ns() + (st->next_due - mono_ns());
     pthread_mutex_unlock(&s->health_mu);
@@ -765,8 +735,7 @@ static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *soc
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
     if (!socketp) {
         curl_multi_assign(s->multi, fd, (void *)1);
-        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST)
-            return 0;
+        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST) return 0;
     }
     epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev);
     return 0;
@@ -785,8 +754,7 @@ static void drain_done(struct sc_scraper *s)
     CURLMsg *m;
     int left;
     while ((m = curl_multi_info_read(s->multi, &left)))
-        if (m->msg == CURLMSG_DONE)
-            complete(s, m->easy_handle, m->data.result);
+        if (m->msg == CURLMSG_DONE) complete(s, m->easy_handle, m->data.result);
 }
 
 static void *scrape_main(void *arg)
@@ -819,10 +787,8 @@ static void *scrape_main(void *arg)
         }
         now = mono_ns();
         int64_t until = now + NS;
-        if (s->nheap && s->heap[0]->st->next_due < until)
-            until = s->heap[0]->st->next_due;
-        if (s->curl_deadline >= 0 && s->curl_deadline < until)
-            until = s->curl_deadline;
+        if (s->nheap && s->heap[0]->st->next_due < until) until = s->heap[0]->st->next_due;
+        if (s->curl_deadline >= 0 && s->curl_deadline < until) until = s->curl_deadline;
         int64_t wait = until > now ? until - now : 0;
         int n = epoll_wait(s->ep, evs, (int)(sizeof evs / sizeof evs[0]),
                            (int)((wait + 999999) / 1000000));
@@ -830,8 +796,7 @@ static void *scrape_main(void *arg)
             int fd = evs[i].data.fd;
             if (fd == s->wakefd) {
                 uint64_t x;
-                if (read(s->wakefd, &x, sizeof x) < 0)
-                    continue;
+                if (read(s->wakefd, &x, sizeof x) < 0) continue;
                 continue;
             }
             int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
@@ -886,8 +851,7 @@ static void body_excerpt(const struct sc_buf *b, char *out, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < b->len && k + 1 < n && i < 160; i++) {
         unsigned char c = (unsigned char)b->data[i];
-        if (c == '\n' || c == '\r')
-            break;
+        if (c == '\n' || c == '\r') break;
         out[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
     out[k] = 0;
@@ -905,13 +869,11 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
     size_t len = r->body.len;
     void *plain = NULL;
     int rc = 0;
-    if (len == 0)
-        return sc_errf(err, SC_EFORMAT, "empty response");
+    if (len == 0) return sc_errf(err, SC_EFORMAT, "empty response");
     if (sc_is_gzip(data, len)) {
         size_t plen;
         rc = sc_gunzip(data, len, scrape_limits.max_decompressed, &plain, &plen, err);
-        if (rc)
-            return sc_errwrap(err, rc, "bad gzip");
+        if (rc) return sc_errwrap(err, rc, "bad gzip");
         data = plain;
         len = plen;
     }
@@ -934,16 +896,14 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
             int probe = MODE_PROBE;
             atomic_compare_exchange_strong(&st->mode, &probe, MODE_ENDPOINT);
             until = from + p->duration_nanos;
-            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
-                goto out;
+            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
             /* counters of one process only grow; never store a negative count */
             for (size_t i = 0; i < (size_t)p->nsamples * p->nsample_types; i++)
                 if (p->values[i] < 0) {
                     p->values[i] = 0;
                     reencode = 1;
                 }
-            if (reencode)
-                sc_profile_drop_zero_samples(p);
+            if (reencode) sc_profile_drop_zero_samples(p);
             reencode |= nkeep > 0;
         } else {
             if (r->asked_delta) {
@@ -956,8 +916,7 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
                 }
                 atomic_store(&st->mode, MODE_SUBTRACT);
             }
-            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
-                goto out;
+            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
             pthread_mutex_lock(&st->mu);
             int d = sc_delta_apply(&st->delta, p, err);
             from = st->base_wall_ns;
@@ -967,21 +926,18 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
                 rc = d;
                 goto out;
             }
-            if (d == SC_DELTA_FIRST)
-                goto out; /* the baseline: nothing to store yet */
+            if (d == SC_DELTA_FIRST) goto out; /* the baseline: nothing to store yet */
             restart = d == SC_DELTA_RESTART;
             reencode = 1;
         }
     } else if (nkeep) {
-        if ((rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
-            goto out;
+        if ((rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
         reencode = 1;
     } else if (r->kind == 0) {
         until = from + (p->duration_nanos > 0 ? p->duration_nanos : r->t->cpu_seconds * NS);
     }
     *samples = sc_profile_nsamples(p);
-    if (*samples == 0)
-        goto out;
+    if (*samples == 0) goto out;
     struct sc_buf enc = SC_BUF_INIT;
     if (reencode) {
         p->time_nanos = from;
@@ -1058,8 +1014,7 @@ static void process(struct sc_scraper *s, struct req *r)
     }
     pthread_mutex_unlock(&s->health_mu);
     atomic_fetch_add(&s->n_scrapes, 1);
-    if (rc)
-        atomic_fetch_add(&s->n_errors, 1);
+    if (rc) atomic_fetch_add(&s->n_errors, 1);
     atomic_fetch_add(&s->n_profiles, (unsigned)delivered);
 }
 
@@ -1079,11 +1034,9 @@ static void *worker_main(void *arg)
         while (!w->head && !w->stop)
             pthread_cond_wait(&w->cv, &w->mu);
         struct req *r = w->head;
-        if (!r)
-            break; /* stopping, and nothing left */
+        if (!r) break; /* stopping, and nothing left */
         w->head = r->next;
-        if (!w->head)
-            w->tail = NULL;
+        if (!w->head) w->tail = NULL;
         pthread_mutex_unlock(&w->mu);
         size_t bytes = r->body.len;
         process(s, r);
@@ -1103,8 +1056,7 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
 {
     sc_curl_global_init();
     struct sc_scraper *s = calloc(1, sizeof *s);
-    if (!s)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
     s->sink = sink;
     s->sink_ctx = sink_ctx;
     s->inflight.next = s->inflight.prev = &s->inflight;
@@ -1148,8 +1100,7 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
 {
     for (int i = 0; i < NWORKERS; i++) {
         struct worker_arg *a = malloc(sizeof *a);
-        if (!a)
-            return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!a) return sc_errf(err, SC_ENOMEM, "out of memory");
         a->s = s;
         a->w = &s->workers[i];
         if (pthread_create(&s->workers[i].th, NULL, worker_main, a)) {
@@ -1168,8 +1119,7 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
     if (!rc) {
         pthread_mutex_lock(&s->health_mu);
         s->started = 1;
-        if (pthread_getcpuclockid(s->thread, &s->clock))
-            s->clock = (clockid_t)-1;
+        if (pthread_getcpuclockid(s->thread, &s->clock)) s->clock = (clockid_t)-1;
         pthread_mutex_unlock(&s->health_mu);
     }
     pthread_mutex_unlock(&s->reload_mu);
@@ -1197,8 +1147,7 @@ int sc_scraper_reload(struct sc_scraper *s, const struct sc_config *cfg, char *e
 
 void sc_scraper_stop_free(struct sc_scraper *s)
 {
-    if (!s)
-        return;
+    if (!s) return;
     if (s->started) {
         atomic_store(&s->stop, 1);
         wake(s);
@@ -1221,12 +1170,9 @@ void sc_scraper_stop_free(struct sc_scraper *s)
     gen_free(s->pending);
     gen_free(s->gen);
     free(s->heap);
-    if (s->multi)
-        curl_multi_cleanup(s->multi);
-    if (s->ep >= 0)
-        close(s->ep);
-    if (s->wakefd >= 0)
-        close(s->wakefd);
+    if (s->multi) curl_multi_cleanup(s->multi);
+    if (s->ep >= 0) close(s->ep);
+    if (s->wakefd >= 0) close(s->wakefd);
     pthread_mutex_destroy(&s->health_mu);
     pthread_mutex_destroy(&s->reload_mu);
     pthread_mutex_destroy(&s->pend_mu);
@@ -1303,8 +1249,8 @@ void sc_scraper_targets_json(struct sc_scraper *s, struct sc_buf *out)
                       : st->health == HEALTH_DOWN ? "down"
                                                   : "unknown");
         put_time(out, st->last_wall_ns);
-        sc_buf_printf(out, ",\"last_scrape_duration_seconds\":%.6f,\"last_error\":",
-                      st->last_dur_ns / 1e9);
+        sc_buf_printf(
+            out, ",\"last_scrape_duration_seconds\":%.6f,\"last_error\":", st->last_dur_ns / 1e9);
         put_jstr(out, st->last_error);
         sc_buf_puts(out, ",\"next_due\":");
         put_time(out, st->next_due_wall_ns);
@@ -1336,8 +1282,7 @@ static void prom_value(struct sc_buf *b, const char *s)
 static int64_t thread_cpu(clockid_t c)
 {
     struct timespec ts;
-    if (c == (clockid_t)-1 || clock_gettime(c, &ts))
-        return 0;
+    if (c == (clockid_t)-1 || clock_gettime(c, &ts)) return 0;
     return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
@@ -1346,11 +1291,9 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
     memset(st, 0, sizeof *st);
     pthread_mutex_lock(&s->health_mu);
     st->tasks = s->gen ? s->gen->n : 0;
-    if (s->started)
-        st->scraper_cpu_ns = thread_cpu(s->clock);
+    if (s->started) st->scraper_cpu_ns = thread_cpu(s->clock);
     for (int i = 0; i < NWORKERS; i++)
-        if (s->workers[i].running)
-            st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
+        if (s->workers[i].running) st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
     pthread_mutex_unlock(&s->health_mu);
     st->scrapes = atomic_load(&s->n_scrapes);
     st->errors = atomic_load(&s->n_errors);
@@ -1420,8 +1363,9 @@ void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
     pthread_mutex_unlock(&s->health_mu);
     struct sc_scraper_stats st;
     sc_scraper_stats(s, &st);
-    sc_buf_printf(out, "# HELP scorch_scrape_tasks Scrape tasks (target x profile type).\n"
-                       "# TYPE scorch_scrape_tasks gauge\nscorch_scrape_tasks %u\n",
+    sc_buf_printf(out,
+                  "# HELP scorch_scrape_tasks Scrape tasks (target x profile type).\n"
+                  "# TYPE scorch_scrape_tasks gauge\nscorch_scrape_tasks %u\n",
                   (unsigned)ntasks);
     sc_buf_puts(out, "# HELP scorch_scrape_schedule_lag_seconds How late requests started "
                      "against their slot on the schedule.\n"
@@ -1495,8 +1439,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
 {
     const char *suffix = NULL;
     for (int k = 0; k < NKINDS; k++)
-        if (!strcmp(kinds[k].name, p->profile))
-            suffix = kinds[k].suffix;
+        if (!strcmp(kinds[k].name, p->profile)) suffix = kinds[k].suffix;
     struct sc_buf name = SC_BUF_INIT;
     sc_buf_puts(&name, p->service_name);
     if (suffix) {
@@ -1507,8 +1450,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
     int first = 1;
     for (uint32_t i = 0; i < p->labels->n; i++) {
         const struct sc_label_pair *lp = &p->labels->v[i];
-        if (lp->name.len == 12 && !memcmp(lp->name.ptr, "service_name", 12))
-            continue;
+        if (lp->name.len == 12 && !memcmp(lp->name.ptr, "service_name", 12)) continue;
         if (memchr(lp->value.ptr, '"', lp->value.len)) {
             sc_buf_release(&name);
             return sc_errf(err, SC_EINVAL,
@@ -1516,8 +1458,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
                            "cannot carry",
                            (int)lp->name.len, lp->name.ptr);
         }
-        if (!first)
-            sc_buf_putc(&name, ',');
+        if (!first) sc_buf_putc(&name, ',');
         first = 0;
         sc_buf_append(&name, lp->name.ptr, lp->name.len);
         sc_buf_puts(&name, "=\"");
@@ -1530,8 +1471,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     int64_t from = p->from_ns / NS, until = (p->until_ns + NS / 2) / NS;
-    if (until < from)
-        until = from;
+    if (until < from) until = from;
     sc_buf_puts(out, "name=");
     url_encode(out, name.data, name.len);
     sc_buf_printf(out, "&from=%lld&until=%lld&format=pprof", (long long)from, (long long)until);

@@ -57,17 +57,17 @@ struct sc_scraper;
 /* One scraped profile, handed to the sink. Everything is borrowed for the call. */
 struct sc_scraped {
     const char *job;
-    const char *instance;           /* host:port */
-    const char *profile;            /* stored profile name: cpu, heap, allocs, goroutine,
-                                       mutex, block, threadcreate */
+    const char *instance; /* host:port */
+    const char *profile;  /* stored profile name: cpu, heap, allocs, goroutine,
+                             mutex, block, threadcreate */
     const char *service_name;
     const struct sc_labels *labels; /* the series: service_name, job, instance, configured */
     const void *pprof;              /* the profile, uncompressed profile.proto */
     size_t len;
-    int64_t from_ns, until_ns;      /* wall clock (the scraper's): the span it covers; equal
-                                       for gauges */
+    int64_t from_ns, until_ns; /* wall clock (the scraper's): the span it covers; equal
+                                  for gauges */
     uint32_t samples;
-    int restart;                    /* a delta that starts a new baseline (target restart) */
+    int restart; /* a delta that starts a new baseline (target restart) */
 };
 
 /* Called from a worker thread (two run, so calls may be concurrent) for each profile.
@@ -114,13 +114,13 @@ void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out);
 #define SC_SCRAPE_LAG_BUCKETS 10
 struct sc_scraper_stats {
     uint64_t tasks, scrapes, errors, skipped, profiles;
-    uint64_t lag_count;                        /* requests started */
+    uint64_t lag_count;                          /* requests started */
     uint64_t lag_buckets[SC_SCRAPE_LAG_BUCKETS]; /* by sc_scrape_lag_bounds, not cumulative */
-    int64_t lag_max_ns;                        /* the latest a request started after its due
-                                                  time */
-    int64_t scraper_cpu_ns, workers_cpu_ns;    /* CPU time of the scraping thread and of the
-                                                  worker threads (decode, delta, sink) */
-    uint64_t backlog_dropped;                  /* scraped profiles dropped: workers behind */
+    int64_t lag_max_ns;                          /* the latest a request started after its due
+                                                    time */
+    int64_t scraper_cpu_ns, workers_cpu_ns;      /* CPU time of the scraping thread and of the
+                                                    worker threads (decode, delta, sink) */
+    uint64_t backlog_dropped;                    /* scraped profiles dropped: workers behind */
 };
 extern const double sc_scrape_lag_bounds[SC_SCRAPE_LAG_BUCKETS]; /* seconds, upper bounds */
 void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st);

@@ -66,7 +66,7 @@ sleep 15
 curl -fs "http://127.0.0.1:$aport/api/v1/targets" >"$tmp/targets.json" || fail "no /api/v1/targets"
 curl -fs "http://127.0.0.1:$aport/metrics" >"$tmp/metrics.txt" || fail "no /metrics"
 
-python3 - "$tmp/targets.json" "$ok" "$hang" "$garbage" "$down" "$slow" <<'EOF' || { cat "$tmp/targets.json"; fail "target health"; }
+if ! python3 - "$tmp/targets.json" "$ok" "$hang" "$garbage" "$down" "$slow" <<'EOF'
 import json, sys
 ts = json.load(open(sys.argv[1]))
 ok, hang, garbage, down, slow = ("127.0.0.1:" + p for p in sys.argv[2:7])
@@ -74,8 +74,8 @@ errors = []
 def by(inst):
     return [t for t in ts if t["instance"] == inst]
 for t in ts:
-    for k in ("job", "instance", "profile", "url", "health", "last_scrape", "last_scrape_duration_seconds",
-              "last_error", "next_due"):
+    for k in ("job", "instance", "profile", "url", "health", "last_scrape",
+              "last_scrape_duration_seconds", "last_error", "next_due"):
         if k not in t:
             errors.append("%s %s: no %s" % (t["instance"], t["profile"], k))
 if len(ts) != 5 * 7:
@@ -89,7 +89,8 @@ for t in by(slow):
 for inst, want in ((hang, "timed out"), (garbage, "not a pprof profile"), (down, "connect")):
     for t in by(inst):
         if t["health"] != "down" or want not in t["last_error"]:
-            errors.append("%s %s: %s %r (want %r)" % (inst, t["profile"], t["health"], t["last_error"], want))
+            errors.append("%s %s: %s %r (want %r)"
+                          % (inst, t["profile"], t["health"], t["last_error"], want))
 for t in by(ok):
     if t["profile"] in ("allocs", "mutex", "block") and t["delta"] != "subtract":
         errors.append("an older-Go target (400 on ?seconds=) should be subtracted: %s" % t["delta"])
@@ -98,6 +99,10 @@ if errors:
     sys.exit(1)
 print("ok: targets show up for the healthy and slow targets, and why the others fail")
 EOF
+then
+    cat "$tmp/targets.json"
+    fail "target health"
+fi
 for inst in "$ok" "$slow"; do
     grep -q "^scorch_scrape_up{job=\"faults\",instance=\"127.0.0.1:$inst\",profile=\"heap\"} 1" \
         "$tmp/metrics.txt" || fail "/metrics: $inst should be up"
@@ -106,8 +111,9 @@ for inst in "$hang" "$garbage" "$down"; do
     grep -q "^scorch_scrape_up{job=\"faults\",instance=\"127.0.0.1:$inst\",profile=\"heap\"} 0" \
         "$tmp/metrics.txt" || fail "/metrics: $inst should be down"
 done
-grep -q '^scorch_scrape_errors_total{job="faults",instance="127.0.0.1:'"$hang"'",profile="cpu"} [1-9]' \
-    "$tmp/metrics.txt" || fail "/metrics: errors of the hanging target"
+hung='instance="127.0.0.1:'"$hang"'",profile="cpu"'
+grep -q "^scorch_scrape_errors_total{job=\"faults\",$hung} [1-9]" "$tmp/metrics.txt" ||
+    fail "/metrics: errors of the hanging target"
 
 # reload without the bad targets: the healthy one keeps its state and its grid
 config "127.0.0.1:$ok, 127.0.0.1:$slow"
@@ -129,7 +135,8 @@ for t in b:
         continue
     p = before[t["profile"]]
     if t["scrapes"] <= p["scrapes"] or t["scrapes"] < 9:
-        errors.append("%s: counters restarted (%d then %d)" % (t["profile"], p["scrapes"], t["scrapes"]))
+        errors.append("%s: counters restarted (%d then %d)"
+                      % (t["profile"], p["scrapes"], t["scrapes"]))
     if t["delta"] != p["delta"]:
         errors.append("%s: delta mode %r became %r" % (t["profile"], p["delta"], t["delta"]))
 if errors:
@@ -140,7 +147,8 @@ EOF
 # the healthy target's requests, as it saw them: on the grid, none missed, across the reload
 python3 - "$tmp/arrivals.log" "$ok" $IV $tstart $t1 <<'EOF' || fail "the healthy target's schedule"
 import sys
-log, port, iv, t0, t1 = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+log, port = sys.argv[1], sys.argv[2]
+iv, t0, t1 = (float(x) for x in sys.argv[3:6])
 paths = {}
 for line in open(log):
     t, p, path, status = line.split()

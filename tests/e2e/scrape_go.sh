@@ -23,7 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0))
+print(s.getsockname()[1])'
 }
 wait_http() { # URL: until it answers (10 s)
     i=0
@@ -85,15 +86,18 @@ wait $apid 2>/dev/null
 grep -q "agent stopping" "$tmp/agent.log" || fail "the agent did not stop on SIGTERM"
 
 S="http://127.0.0.1:$sport"
-python3 - "$S" "$tmp/agent.log" $RATE $IV $restart_s $tport <<'EOF' || { tail -20 "$tmp/agent.log"; fail "checks on the scraped data"; }
+if ! python3 - "$S" "$tmp/agent.log" $RATE $IV $restart_s $tport <<'EOF'
 import json, sys, urllib.parse, urllib.request
-server, log, rate, iv, restart_s, tport = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+server, log, tport = sys.argv[1], sys.argv[2], sys.argv[6]
+rate, iv, restart_s = (int(x) for x in sys.argv[3:6])
 def get(path, **q):
     with urllib.request.urlopen(server + path + "?" + urllib.parse.urlencode(q)) as r:
         return r.read().decode()
 def tsv(query, typ, frm="now-1h", until="now"):
     rows = {}
-    for line in get("/api/v1/render", query=query, type=typ, format="tsv", **{"from": frm, "until": until}).splitlines()[1:]:
+    text = get("/api/v1/render", query=query, type=typ, format="tsv",
+               **{"from": frm, "until": until})
+    for line in text.splitlines()[1:]:
         flat, cum, fn = line.split("\t")
         rows[fn] = (int(flat), int(cum))
     return rows
@@ -138,8 +142,10 @@ for job in ("gosvc", "gosub"):
           "%s: inuse_space top is %s" % (job, top("heap:inuse_space")))
     g = tsv(q, "goroutine:goroutine").get("main.parkForever", (0, 0))[1]
     check(24 <= g <= 26, "%s: main.parkForever goroutines %s, want 25" % (job, g))
-    check(tsv(q, "mutex:delay").get("main.contendMutex", (0, 0))[1] > 0, "%s: no mutex delay in main.contendMutex" % job)
-    check(tsv(q, "block:delay").get("main.blockOnChan", (0, 0))[1] > 0, "%s: no block delay in main.blockOnChan" % job)
+    check(tsv(q, "mutex:delay").get("main.contendMutex", (0, 0))[1] > 0,
+          "%s: no mutex delay in main.contendMutex" % job)
+    check(tsv(q, "block:delay").get("main.blockOnChan", (0, 0))[1] > 0,
+          "%s: no block delay in main.blockOnChan" % job)
 
 # every allocs profile the agent queued is one interval of allocations
 per = {"gosvc": [], "gosub": []}
@@ -164,15 +170,19 @@ for job, rows in per.items():
         if rs or spans_restart:
             # the interval with the restart: the new process's counts, never more than one
             # interval's, never negative
-            check(0 <= v <= 1.25 * rate * iv, "%s at %d: restart interval holds %d bytes" % (job, s, v))
+            check(0 <= v <= 1.25 * rate * iv,
+                  "%s at %d: restart interval holds %d bytes" % (job, s, v))
             continue
         check(abs(dur - iv) < 1.0, "%s at %d: the profile spans %.2f s, not %d" % (job, s, dur, iv))
         check(0.8 * exp <= v <= 1.2 * exp,
-              "%s at %d: main.knownAllocator allocated %d bytes in %.2f s, expected ~%d" % (job, s, v, dur, exp))
+              "%s at %d: main.knownAllocator allocated %d bytes in %.2f s, expected ~%d"
+              % (job, s, v, dur, exp))
     after = [r for r in rows if r[0] > restart_s + 1 and not r[3]]
     check(len(after) >= 1, "%s: no allocs profile after the restart" % job)
-check(any(j == "gosub" for j, _, _ in restarts), "the subtracting job saw no restart: %s" % restarts)
-check(not any(j == "gosvc" for j, _, _ in restarts), "target-side deltas never need a restart baseline")
+check(any(j == "gosub" for j, _, _ in restarts),
+      "the subtracting job saw no restart: %s" % restarts)
+check(not any(j == "gosvc" for j, _, _ in restarts),
+      "target-side deltas never need a restart baseline")
 for job, rows in per.items():
     print(job, " ".join("%.2f" % (v / (rate * dur)) for s, dur, v, rs in rows), file=sys.stderr)
 if errors:
@@ -181,6 +191,10 @@ if errors:
 print("ok: all types and labels; %d/%d allocs intervals within 20%% of %d B/s; restart baselines %s"
       % (len(per["gosvc"]), len(per["gosub"]), rate, restarts))
 EOF
+then
+    tail -20 "$tmp/agent.log"
+    fail "checks on the scraped data"
+fi
 
 # the library writing into a store directly: scorch agent --data
 kill -TERM $spid
@@ -200,11 +214,13 @@ kill -TERM $lpid
 wait $lpid 2>/dev/null
 n=$(grep -c "^scorch: stored job=local" "$tmp/local.log")
 [ "$n" -ge 7 ] || { cat "$tmp/local.log"; fail "agent --data stored only $n profiles"; }
-"$SCORCH" server --data "$tmp/local" --listen "127.0.0.1:$sport" --no-fsync >"$tmp/server2.log" 2>&1 &
+"$SCORCH" server --data "$tmp/local" --listen "127.0.0.1:$sport" --no-fsync \
+    >"$tmp/server2.log" 2>&1 &
 spid=$!
 pids="$pids $spid"
 wait_http "http://127.0.0.1:$sport/healthz"
-top=$(curl -fs "$S/api/v1/render?query=%7Bjob%3D%22local%22%7D&type=cpu:cpu&from=now-1h&until=now&format=tsv" |
+q='query=%7Bjob%3D%22local%22%7D&type=cpu:cpu&from=now-1h&until=now&format=tsv'
+top=$(curl -fs "$S/api/v1/render?$q" |
     sed -n 2p | cut -f3)
 [ "$top" = "main.burnCPU" ] || fail "agent --data: cpu top is '$top'"
 curl -fs "$S/api/v1/series" | grep -q "\"service_name\":\"local\"" || fail "agent --data: no series"

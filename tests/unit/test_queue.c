@@ -20,8 +20,7 @@ static void cleanup(void)
             snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
             unlink(p);
         }
-    if (d)
-        closedir(d);
+    if (d) closedir(d);
     rmdir(dir);
 }
 
@@ -37,8 +36,7 @@ static const char *take(struct sc_queue *q, uint64_t *seq)
     static char m[256];
     struct sc_queue_entry e;
     char err[SC_ERR_LEN];
-    if (sc_queue_take(q, 1000000, &e, err))
-        return "";
+    if (sc_queue_take(q, 1000000, &e, err)) return "";
     snprintf(m, sizeof m, "%s", e.meta.data ? e.meta.data : "");
     *seq = e.seq;
     sc_queue_entry_release(&e);
@@ -56,7 +54,7 @@ static void test_order_and_reopen(void)
     uint64_t s1, s2;
     T_EQ_STR(take(q, &s1), "a");
     T_EQ_STR(take(q, &s2), "b"); /* a is taken: the next one */
-    sc_queue_putback(q, s1);      /* a failed: it is the oldest again */
+    sc_queue_putback(q, s1);     /* a failed: it is the oldest again */
     uint64_t s3;
     T_EQ_STR(take(q, &s3), "a");
     T_EQ_INT(s3, s1);
@@ -68,10 +66,9 @@ static void test_order_and_reopen(void)
     sc_queue_close(q);
 
     /* what was not done survives, in order, and new entries come after it */
-    int fd = open(strcat(strcpy((char[300]){0}, dir), "/tmp-00000000000000ff"),
-                  O_WRONLY | O_CREAT, 0644);
-    if (fd >= 0)
-        close(fd); /* a push that never finished */
+    int fd = open(strcat(strcpy((char[300]){0}, dir), "/tmp-00000000000000ff"), O_WRONLY | O_CREAT,
+                  0644);
+    if (fd >= 0) close(fd); /* a push that never finished */
     T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
     struct sc_queue_stats st;
     sc_queue_stats(q, &st);
@@ -173,8 +170,7 @@ static void test_corrupt(void)
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/scorch-test-queue-XXXXXX");
-    if (!mkdtemp(dir))
-        T_SKIP("no temporary directory");
+    if (!mkdtemp(dir)) T_SKIP("no temporary directory");
     strcat(dir, "/q/sub"); /* parents are created */
     T_RUN(test_order_and_reopen);
     T_RUN(test_bound);

@@ -22,8 +22,7 @@ static int64_t fn_loc(struct sc_profile *p, const char *name, size_t len)
         struct sc_str s = sc_function_name(p, f);
         if (s.len == len && !memcmp(s.ptr, name, len))
             for (uint32_t l = 0; l < p->nlocations; l++)
-                if (p->lines[p->locations[l].line_start].function == f + 1)
-                    return l;
+                if (p->lines[p->locations[l].line_start].function == f + 1) return l;
     }
     int64_t f = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, name, len), 0);
     return sc_profile_add_simple_location(p, (uint32_t)f);
@@ -45,8 +44,7 @@ static struct sc_profile *build(const char *const *types, uint32_t nt, const str
         }
         sc_profile_add_sample(p, locs, nl, s[i].v, 0);
         if (s[i].bytes)
-            sc_profile_add_label(p, (uint32_t)sc_profile_intern(p, "bytes", 5), 0, s[i].bytes,
-                                 0);
+            sc_profile_add_label(p, (uint32_t)sc_profile_intern(p, "bytes", 5), 0, s[i].bytes, 0);
     }
     return p;
 }
@@ -67,8 +65,7 @@ static int64_t value_of(const struct sc_profile *p, const char *leaf, uint32_t t
 static int no_negative(const struct sc_profile *p)
 {
     for (size_t i = 0; i < (size_t)p->nsamples * p->nsample_types; i++)
-        if (p->values[i] < 0)
-            return 0;
+        if (p->values[i] < 0) return 0;
     return 1;
 }
 
@@ -175,8 +172,10 @@ static void test_delta_stack_identity(void)
     /* Go's heap buckets are per stack and size: the bytes label is part of the key */
     sc_delta_init(&d);
     const char *const alloc[] = {"alloc_objects", "alloc_space"};
-    struct spec h1[] = {{"main.mk;main.main", {10, 640}, 64}, {"main.mk;main.main", {1, 4096}, 4096}};
-    struct spec h2[] = {{"main.mk;main.main", {12, 768}, 64}, {"main.mk;main.main", {1, 4096}, 4096}};
+    struct spec h1[] = {{"main.mk;main.main", {10, 640}, 64},
+                        {"main.mk;main.main", {1, 4096}, 4096}};
+    struct spec h2[] = {{"main.mk;main.main", {12, 768}, 64},
+                        {"main.mk;main.main", {1, 4096}, 4096}};
     p = build(alloc, 2, h1, 2);
     sc_delta_apply(&d, p, err);
     sc_profile_free(p);
@@ -289,8 +288,7 @@ static void test_delta_real_profile(void)
     struct sc_profile *a = NULL, *b = NULL;
     T_EQ_INT(sc_load(path, &o, &a, err), 0);
     T_EQ_INT(sc_load(path, &o, &b, err), 0);
-    if (!a || !b)
-        return;
+    if (!a || !b) return;
     const char *const alloc[] = {"alloc_objects", "alloc_space"};
     T_EQ_INT(sc_profile_keep_types(a, alloc, 2, err), 0);
     T_EQ_INT(sc_profile_keep_types(b, alloc, 2, err), 0);
@@ -326,9 +324,13 @@ static void test_push_query(void)
     sc_labels_set(&l, "job", 3, "api", 3);
     sc_labels_set(&l, "instance", 8, "10.0.0.1:6060", 13);
     sc_labels_set(&l, "env", 3, "prod, eu", 8);
-    struct sc_scraped p = {.job = "api", .instance = "10.0.0.1:6060", .profile = "block",
-                           .service_name = "api", .labels = &l,
-                           .from_ns = 1700000000400000000LL, .until_ns = 1700000015600000000LL};
+    struct sc_scraped p = {.job = "api",
+                           .instance = "10.0.0.1:6060",
+                           .profile = "block",
+                           .service_name = "api",
+                           .labels = &l,
+                           .from_ns = 1700000000400000000LL,
+                           .until_ns = 1700000015600000000LL};
     struct sc_buf q = SC_BUF_INIT;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_scrape_push_query(&p, &q, err), 0);
@@ -393,8 +395,7 @@ static int new_scraper(const char *y, struct sc_scraper **s, char *err)
 {
     struct sc_config c;
     int rc = parse(y, &c, err);
-    if (!rc)
-        rc = sc_scraper_new(&c, null_sink, NULL, s, err);
+    if (!rc) rc = sc_scraper_new(&c, null_sink, NULL, s, err);
     sc_config_release(&c);
     return rc;
 }
@@ -403,8 +404,7 @@ static int reload(struct sc_scraper *s, const char *y, char *err)
 {
     struct sc_config c;
     int rc = parse(y, &c, err);
-    if (!rc)
-        rc = sc_scraper_reload(s, &c, err);
+    if (!rc) rc = sc_scraper_reload(s, &c, err);
     sc_config_release(&c);
     return rc;
 }
@@ -451,9 +451,9 @@ static void test_scraper_config(void)
     sc_scraper_stats(s, &st);
     T_EQ_INT(st.tasks, 2); /* the duplicate target counts once */
     /* reload: one task goes, one comes; a bad config changes nothing */
-    T_EQ_INT(reload(s, "scrape_configs: [{job_name: a, targets: ['x:1'], profiles: [goroutine]}]",
-                    err),
-             0);
+    T_EQ_INT(
+        reload(s, "scrape_configs: [{job_name: a, targets: ['x:1'], profiles: [goroutine]}]", err),
+        0);
     T_EQ_INT(reload(s, "scrape_configs: [{job_name: a, targets: ['bad']}]", err), SC_EINVAL);
     j.len = 0;
     sc_scraper_targets_json(s, &j);
