@@ -109,8 +109,8 @@ int main(int argc, char **argv)
         printf(" le%g:%llu", sc_scrape_lag_bounds[i] > 1e100 ? 1e9 : sc_scrape_lag_bounds[i],
                (unsigned long long)st.lag_buckets[i]);
     printf("\nwall_s %.1f\nscrape_thread_cpu_s %.3f\nworker_threads_cpu_s %.3f\n"
-           "process_cpu_s %.3f\n",
-           wall, st.scraper_cpu_ns / 1e9, st.workers_cpu_ns / 1e9, cpu);
+           "sink_cpu_s %.3f\nprocess_cpu_s %.3f\n",
+           wall, st.scraper_cpu_ns / 1e9, st.workers_cpu_ns / 1e9, st.sink_cpu_ns / 1e9, cpu);
     if (st.errors) {
         struct sc_buf j = SC_BUF_INIT;
         sc_scraper_targets_json(s, &j);

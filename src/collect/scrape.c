@@ -168,6 +168,7 @@ struct sc_scraper {
     atomic_ullong n_scrapes, n_errors, n_skipped, n_profiles, n_backlog_dropped;
     atomic_ullong lag_count, lag_buckets[SC_SCRAPE_LAG_BUCKETS];
     atomic_llong lag_max;
+    atomic_llong sink_cpu; /* CPU time the workers spent in the sink */
 };
 
 /* ---- small helpers ---- */
@@ -963,7 +964,11 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
         .samples = *samples,
         .restart = restart,
     };
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     rc = s->sink(s->sink_ctx, &sp, err);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    atomic_fetch_add(&s->sink_cpu, (c1.tv_sec - c0.tv_sec) * NS + (c1.tv_nsec - c0.tv_nsec));
     if (rc)
         sc_errwrap(err, rc, "sink");
     else
@@ -1304,6 +1309,7 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
         st->lag_buckets[i] = atomic_load(&s->lag_buckets[i]);
     st->lag_max_ns = atomic_load(&s->lag_max);
     st->backlog_dropped = atomic_load(&s->n_backlog_dropped);
+    st->sink_cpu_ns = atomic_load(&s->sink_cpu);
 }
 
 void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)

@@ -120,6 +120,8 @@ struct sc_scraper_stats {
                                                     time */
     int64_t scraper_cpu_ns, workers_cpu_ns;      /* CPU time of the scraping thread and of the
                                                     worker threads (decode, delta, sink) */
+    int64_t sink_cpu_ns;                         /* of workers_cpu_ns, the part spent in the
+                                                    sink (e.g. the store's writes) */
     uint64_t backlog_dropped;                    /* scraped profiles dropped: workers behind */
 };
 extern const double sc_scrape_lag_bounds[SC_SCRAPE_LAG_BUCKETS]; /* seconds, upper bounds */
