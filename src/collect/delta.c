@@ -69,6 +69,13 @@ int sc_profile_keep_types(struct sc_profile *p, const char *const *names, uint32
     return 0;
 }
 
+/* Counters saturate rather than wrap: a hostile target may send INT64_MAX. */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
 void sc_delta_init(struct sc_delta *d)
 {
     memset(d, 0, sizeof *d);
@@ -172,7 +179,8 @@ static int build_table(const struct sc_profile *p, const uint64_t *keys, struct 
         uint32_t r = *slot;
         if (added) t->first[t->rows++] = i;
         for (uint32_t k = 0; k < nt; k++)
-            t->values[(size_t)r * nt + k] += p->values[(size_t)i * nt + k];
+            t->values[(size_t)r * nt + k] =
+                sat_add(t->values[(size_t)r * nt + k], p->values[(size_t)i * nt + k]);
     }
     return 0;
 }
@@ -199,6 +207,9 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
         sc_delta_reset(d);
         return sc_errf(err, SC_EFORMAT, "a profile with %u sample types", (unsigned)nt);
     }
+    /* counters are never negative: a negative value is no count at all */
+    for (size_t i = 0; i < (size_t)p->nsamples * nt; i++)
+        if (p->values[i] < 0) p->values[i] = 0;
     uint64_t th = types_hash(p);
     uint64_t *keys = malloc(((size_t)p->nsamples + 1) * sizeof *keys);
     struct table t;
@@ -222,16 +233,16 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
     int64_t prev_total[16] = {0}, new_total[16] = {0}, down[16] = {0};
     for (uint32_t r = 0; r < t.rows; r++)
         for (uint32_t k = 0; k < nt; k++)
-            new_total[k] += t.values[(size_t)r * nt + k];
+            new_total[k] = sat_add(new_total[k], t.values[(size_t)r * nt + k]);
     for (uint32_t i = 0; i <= d->index.mask && d->index.mask; i++) {
         if (d->index.vals[i] == UINT32_MAX) continue;
         const int64_t *pv = d->values + (size_t)d->index.vals[i] * nt;
         uint32_t *slot = sc_map64_get(&t.index, d->index.keys[i]);
         const int64_t *nv = slot ? t.values + (size_t)*slot * nt : NULL;
         for (uint32_t k = 0; k < nt; k++) {
-            prev_total[k] += pv[k];
+            prev_total[k] = sat_add(prev_total[k], pv[k]);
             int64_t now = nv ? nv[k] : 0;
-            if (now < pv[k]) down[k] += pv[k] - now;
+            if (now < pv[k]) down[k] = sat_add(down[k], pv[k] - now);
         }
     }
     int restart = 0;

@@ -60,6 +60,9 @@ void sc_delta_reset(struct sc_delta *d);
  * as one interval, while missing one only under-counts a single interval, so the rule leans
  * towards "no restart".
  *
+ * Negative values (no real counter has them) count as zero and sums saturate, so whatever
+ * a target sends, the result is never negative.
+ *
  * p must hold its samples (not lazy). Returns SC_DELTA_DIFF, SC_DELTA_FIRST,
  * SC_DELTA_RESTART, or a negative SC_E* (the baseline is then forgotten). */
 int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err);
