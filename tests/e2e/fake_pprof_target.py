@@ -17,9 +17,11 @@ allocs answers its mem-*.pb.gz (round robin over ports); other types, and everyt
 --profiles, are small generated profiles with one stack (main.fake;main.main).
 
 --log FILE gets one line per request: "<unix time> <port> <path?query> <status>" (the time the
-request arrived). --path-prefix serves under another prefix than /debug/pprof.
+request arrived). --path-prefix serves under another prefix than /debug/pprof. --auth VALUE
+answers 401 to requests without "Authorization: VALUE".
 
-usage: fake_pprof_target.py [--log FILE] [--profiles DIR] PORT=MODE ...
+usage: fake_pprof_target.py [--log FILE] [--profiles DIR] [--path-prefix P] [--auth VALUE]
+                            PORT=MODE ...
 """
 import asyncio
 import glob
@@ -114,8 +116,8 @@ class Files:
 
 
 class Target:
-    def __init__(self, port, mode, log, files, prefix):
-        self.port, self.log, self.files, self.prefix = port, log, files, prefix
+    def __init__(self, port, mode, log, files, prefix, auth):
+        self.port, self.log, self.files, self.prefix, self.auth = port, log, files, prefix, auth
         self.mode, _, arg = mode.partition(":")
         self.delay = float(arg) if arg else 0.0
         self.count = {}
@@ -125,8 +127,10 @@ class Target:
             self.log.write("%.6f %d %s %d\n" % (t, self.port, path, status))
             self.log.flush()
 
-    async def answer(self, path):
+    async def answer(self, path, headers):
         """(status, body) for a request path."""
+        if self.auth and headers.get("authorization") != self.auth:
+            return 401, b"Unauthorized\n"
         url = urllib.parse.urlsplit(path)
         q = urllib.parse.parse_qs(url.query)
         if not url.path.startswith(self.prefix + "/"):
@@ -160,18 +164,22 @@ class Target:
                 if not line:
                     break
                 t = time.time()
+                headers = {}
                 while True:
                     h = await reader.readline()
                     if h in (b"\r\n", b"\n", b""):
                         break
+                    k, _, v = h.decode("latin-1").partition(":")
+                    headers[k.strip().lower()] = v.strip()
                 if self.mode == "hang":
                     self.record(t, line.split()[1].decode(), 0)
                     await asyncio.sleep(3600)
                     break
                 path = line.split()[1].decode()
-                status, body = await self.answer(path)
+                status, body = await self.answer(path, headers)
                 self.record(t, path, status)
-                reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}[status]
+                reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized",
+                          404: "Not Found"}[status]
                 writer.write(("HTTP/1.1 %d %s\r\nContent-Type: application/octet-stream\r\n"
                               "Content-Length: %d\r\n\r\n" % (status, reason, len(body))).encode())
                 writer.write(body)
@@ -184,7 +192,7 @@ class Target:
 
 async def main():
     args = sys.argv[1:]
-    log, files, prefix, specs = None, None, "/debug/pprof", []
+    log, files, prefix, auth, specs = None, None, "/debug/pprof", None, []
     while args:
         a = args.pop(0)
         if a == "--log":
@@ -193,12 +201,14 @@ async def main():
             files = Files(args.pop(0))
         elif a == "--path-prefix":
             prefix = args.pop(0).rstrip("/")
+        elif a == "--auth":
+            auth = args.pop(0)
         else:
             port, _, mode = a.partition("=")
             specs.append((int(port), mode or "ok"))
     servers = []
     for port, mode in specs:
-        t = Target(port, mode, log, files, prefix)
+        t = Target(port, mode, log, files, prefix, auth)
         servers.append(await asyncio.start_server(t.serve, "127.0.0.1", port, backlog=1024))
     print("ready", flush=True)
     await asyncio.gather(*(s.serve_forever() for s in servers))

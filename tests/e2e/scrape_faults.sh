@@ -6,7 +6,9 @@
 # arrive on the interval grid (within 1 s; measured at the target) with no slot missed, all
 # its types at once; /api/v1/targets (served by the agent with --listen) shows each
 # failure's error and the slow target as up; /metrics has per-target up; a SIGHUP that drops
-# the bad targets keeps the healthy one's state (counters, probed delta mode, grid).
+# the bad targets keeps the healthy one's state (counters, probed delta mode, grid). Also:
+# path_prefix with a bearer token (from a file) and basic auth reach targets that need them,
+# and a missing token shows as HTTP 401.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
 need_cmd curl "curl"
@@ -34,29 +36,56 @@ wait_http() {
         sleep 0.1
     done
 }
-set -- $(free_ports 8)
-ok=$1 hang=$2 garbage=$3 down=$4 slow=$5 sport=$6 aport=$7
+set -- $(free_ports 9)
+ok=$1 hang=$2 garbage=$3 down=$4 slow=$5 sport=$6 aport=$7 bearer=$8 basic=$9
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" --log "$tmp/arrivals.log" \
     "$ok=ok" "$hang=hang" "$garbage=garbage" "$slow=slow:1.2" >"$tmp/fake.log" 2>&1 &
 pids="$pids $!"
+python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" --path-prefix /custom/pprof \
+    --auth "Bearer t0ken" "$bearer=ok" >"$tmp/fake2.log" 2>&1 &
+pids="$pids $!"
+python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" --auth "Basic dTpw" "$basic=ok" \
+    >"$tmp/fake3.log" 2>&1 &
+pids="$pids $!"
 wait_http "http://127.0.0.1:$ok/debug/pprof/heap"
+wait_http "http://u:p@127.0.0.1:$basic/debug/pprof/heap"
+printf 't0ken\n' >"$tmp/token"
 "$SCORCH" server --data "$tmp/data" --listen "127.0.0.1:$sport" --no-fsync >"$tmp/server.log" 2>&1 &
 pids="$pids $!"
 wait_http "http://127.0.0.1:$sport/healthz"
 
 IV=2
-config() { # the targets of the job
+config() { # the targets of the job "faults"; with a second argument, the auth jobs too
     cat >"$tmp/agent.yaml" <<EOF
+remote_write: {url: "http://127.0.0.1:$sport", queue_dir: "$tmp/queue"}
 scrape_configs:
   - job_name: faults
     scrape_interval: ${IV}s
     cpu_seconds: 1
     targets: [$1]
-remote_write: {url: "http://127.0.0.1:$sport", queue_dir: "$tmp/queue"}
+EOF
+    [ $# -gt 1 ] || return 0
+    cat >>"$tmp/agent.yaml" <<EOF
+  - job_name: bearer
+    scrape_interval: ${IV}s
+    profiles: [heap, goroutine]
+    path_prefix: /custom/pprof/
+    bearer_token_file: $tmp/token
+    targets: ["127.0.0.1:$bearer"]
+  - job_name: basic
+    scrape_interval: ${IV}s
+    profiles: [heap]
+    basic_auth: {username: u, password: p}
+    targets: ["127.0.0.1:$basic"]
+  - job_name: noauth
+    scrape_interval: ${IV}s
+    profiles: [heap]
+    path_prefix: /custom/pprof
+    targets: ["127.0.0.1:$bearer"]
 EOF
 }
 all="127.0.0.1:$ok, 127.0.0.1:$hang, 127.0.0.1:$garbage, 127.0.0.1:$down, 127.0.0.1:$slow"
-config "$all"
+config "$all" auth
 tstart=$(date +%s.%N)
 "$SCORCH" agent --config "$tmp/agent.yaml" --listen "127.0.0.1:$aport" >"$tmp/agent.log" 2>&1 &
 apid=$!
@@ -68,7 +97,8 @@ curl -fs "http://127.0.0.1:$aport/metrics" >"$tmp/metrics.txt" || fail "no /metr
 
 if ! python3 - "$tmp/targets.json" "$ok" "$hang" "$garbage" "$down" "$slow" <<'EOF'
 import json, sys
-ts = json.load(open(sys.argv[1]))
+every = json.load(open(sys.argv[1]))
+ts = [t for t in every if t["job"] == "faults"]
 ok, hang, garbage, down, slow = ("127.0.0.1:" + p for p in sys.argv[2:7])
 errors = []
 def by(inst):
@@ -94,6 +124,16 @@ for inst, want in ((hang, "timed out"), (garbage, "not a pprof profile"), (down,
 for t in by(ok):
     if t["profile"] in ("allocs", "mutex", "block") and t["delta"] != "subtract":
         errors.append("an older-Go target (400 on ?seconds=) should be subtracted: %s" % t["delta"])
+auth = {(t["job"], t["profile"]): t for t in every if t["job"] != "faults"}
+for key in (("bearer", "heap"), ("bearer", "goroutine"), ("basic", "heap")):
+    t = auth.get(key)
+    if not t or t["health"] != "up":
+        errors.append("%s: %s" % (key, t and (t["health"], t["last_error"], t["url"])))
+t = auth.get(("noauth", "heap"))
+if not t or t["health"] != "down" or not t["last_error"].startswith("HTTP 401"):
+    errors.append("without the token: %s" % (t and (t["health"], t["last_error"])))
+if "/custom/pprof/heap" not in auth.get(("bearer", "heap"), {}).get("url", ""):
+    errors.append("path_prefix: %s" % auth.get(("bearer", "heap")))
 if errors:
     print("\n".join(errors))
     sys.exit(1)
