@@ -8,6 +8,8 @@
 #include "model/error.h"
 #include "server/config.h"
 
+#include <time.h>
+
 /* A profile built from a tiny description: sample types, then samples whose stacks are
  * function names (leaf first, ';' separated) with values and an optional "bytes" label. */
 struct spec {
@@ -465,6 +467,46 @@ static void test_scraper_config(void)
     sc_scraper_stop_free(s);
 }
 
+/* The threads for real: an empty config, then a target that refuses connections, a reload
+ * while running, and a stop. */
+static void test_scraper_running(void)
+{
+    struct sc_scraper *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(new_scraper("", &s, err), 0);
+    struct sc_buf j = SC_BUF_INIT;
+    sc_scraper_targets_json(s, &j);
+    T_EQ_STR(j.data, "[\n]\n");
+    T_EQ_INT(sc_scraper_start(s, err), 0);
+    /* port 1 on loopback: nothing listens there */
+    T_EQ_INT(reload(s,
+                    "scrape_configs: [{job_name: r, scrape_interval: 100ms, "
+                    "profiles: [heap, allocs], targets: ['127.0.0.1:1']}]",
+                    err),
+             0);
+    struct timespec ts = {0, 600 * 1000000L};
+    nanosleep(&ts, NULL);
+    j.len = 0;
+    sc_scraper_targets_json(s, &j);
+    T_CHECK(strstr(j.data, "\"health\":\"down\"") != NULL);
+    T_CHECK(strstr(j.data, "onnect") != NULL);                 /* curl: "Failed to connect ..." */
+    T_CHECK(strstr(j.data, "\"delta\":\"subtract\"") != NULL); /* 100 ms: not whole seconds */
+    struct sc_scraper_stats st;
+    sc_scraper_stats(s, &st);
+    T_EQ_INT(st.tasks, 2);
+    T_CHECK(st.scrapes >= 4 && st.errors >= 4);
+    T_CHECK(st.lag_count >= 4 && st.lag_max_ns < 1000000000LL);
+    T_EQ_INT(reload(s,
+                    "scrape_configs: [{job_name: r, targets: ['127.0.0.1:1'], "
+                    "profiles: [goroutine]}]",
+                    err),
+             0);
+    sc_scraper_stats(s, &st);
+    T_EQ_INT(st.tasks, 1);
+    sc_buf_release(&j);
+    sc_scraper_stop_free(s);
+}
+
 int main(void)
 {
     T_RUN(test_keep_types);
@@ -476,5 +518,6 @@ int main(void)
     T_RUN(test_push_query);
     T_RUN(test_config);
     T_RUN(test_scraper_config);
+    T_RUN(test_scraper_running);
     return t_done();
 }
