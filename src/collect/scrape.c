@@ -1120,6 +1120,18 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
         pthread_mutex_unlock(&s->health_mu);
     }
     pthread_mutex_lock(&s->reload_mu);
+    /* the grid as of now: time may have passed since sc_scraper_new (a store opening), and
+     * slots before the start are not late or missed */
+    int64_t now = mono_ns(), wall = wall_ns();
+    pthread_mutex_lock(&s->health_mu);
+    for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
+        struct tstate *st = s->gen->tasks[i].st;
+        st->next_due = first_due(s->gen->tasks[i].t, now, wall);
+        st->next_due_wall_ns = wall + (st->next_due - now);
+    }
+    pthread_mutex_unlock(&s->health_mu);
+    for (uint32_t i = s->nheap / 2; i-- > 0;)
+        heap_down(s, i);
     int rc = pthread_create(&s->thread, NULL, scrape_main, s);
     if (!rc) {
         pthread_mutex_lock(&s->health_mu);
