@@ -191,6 +191,14 @@ def main():
     if ex:
         write("detect", "perf-excerpt-gz", gzip.compress(ex))
     write("detect", "empty", b"")
+    # delta: two profiles, the first one's length in two little-endian bytes
+    def pair(name, a, b):
+        if a in pp and b in pp:
+            write("delta", name, len(pp[a]).to_bytes(2, "little") + pp[a] + pp[b])
+    pair("mem-sort-twice", "mem-sort", "mem-sort")
+    pair("mem-sort-then-strconv", "mem-sort", "mem-strconv")
+    pair("negative-then-labels", "negative-values", "inline-labels")
+    pair("sparse-then-mem", "sparse-ids", "mem-sort")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ static const struct cmd {
     {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)"},
     {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON"},
     {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI"},
+    {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server"},
 };
 
 static void usage(FILE *f)

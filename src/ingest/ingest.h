@@ -32,8 +32,8 @@
  * have to subtract) is refused with SC_EUNSUPPORTED, as Pyroscope does.
  *
  * The profile name stored is the name's suffix when known, else the sample_type_config's,
- * else derived from a pprof's period type (cpu, wall, space -> heap, contentions -> mutex,
- * goroutine, threadcreate) or sample types, else "profile"; folded/lines samples are "cpu"
+ * else derived from a pprof's period type (cpu, wall, space -> heap (allocs when alloc_* come
+ * without inuse_*), contentions -> mutex, goroutine, threadcreate) or sample types, else "profile"; folded/lines samples are "cpu"
  * unless the suffix or units say otherwise. */
 struct sc_ingest_req {
     const char *tenant;

@@ -76,6 +76,34 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
+/* Byte counts: a number with an optional unit (KB, MB, GB powers of 1000; KiB, MiB, GiB
+ * or K, M, G powers of 1024). */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"", 1},           {"B", 1},          {"K", 1u << 10},     {"KiB", 1u << 10},
+                 {"KB", 1000},      {"M", 1u << 20},   {"MiB", 1u << 20},   {"MB", 1000000},
+                 {"G", 1u << 30},   {"GiB", 1u << 30}, {"GB", 1000000000}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit))
+            continue;
+        if (n > UINT64_MAX / units[i].mul)
+            return -1;
+        *out = n * units[i].mul;
+        return 0;
+    }
+    return -1;
+}
+
 static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
 {
     const char *s = scalar(n);
@@ -211,6 +239,17 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
             j->cpu_seconds = d / 1000000000LL;
         } else if (!strcmp(key, "targets")) {
             rc = strlist(c, v, key, &j->targets, &j->ntargets);
+        } else if (!strcmp(key, "delta")) {
+            const char *d = scalar(v);
+            if (d && !strcmp(d, "auto"))
+                j->delta = SC_DELTA_AUTO;
+            else if (d && !strcmp(d, "endpoint"))
+                j->delta = SC_DELTA_ENDPOINT;
+            else if (d && !strcmp(d, "subtract"))
+                j->delta = SC_DELTA_SUBTRACT;
+            else
+                return fail(c, v, "'delta' must be auto, endpoint or subtract, not '%s'",
+                            d ? d : "");
         } else if (!strcmp(key, "static_configs")) {
             /* Prometheus's shape: [{targets: [...], labels: {...}}] */
             if (v->type != YAML_SEQUENCE_NODE)
@@ -287,11 +326,11 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
     }
     if (!j->job_name || !*j->job_name)
         return fail(c, n, "a scrape config needs a job_name%s", "");
-    if (j->timeout_ns == 0) {
-        j->timeout_ns = j->interval_ns + j->cpu_seconds * 1000000000LL;
-        if (j->timeout_ns > 120 * 1000000000LL)
-            j->timeout_ns = 120 * 1000000000LL;
-    }
+    /* as Prometheus: 10 s, never longer than the interval (a snapshot that takes longer
+     * than the interval would overlap the next one); CPU profiles and target-side deltas
+     * get their duration on top (see src/collect/scrape.h) */
+    if (j->timeout_ns == 0)
+        j->timeout_ns = j->interval_ns < 10 * 1000000000LL ? j->interval_ns : 10 * 1000000000LL;
     return 0;
 }
 
@@ -345,12 +384,20 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 else if (!strcmp(sect_key, "remote_write.queue_dir"))
                     cf->remote_queue_dir = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "remote_write.queue_max_bytes")) {
-                    char *end;
-                    const char *x = scalar(sv);
-                    unsigned long long b = x ? strtoull(x, &end, 10) : 0;
-                    if (!x || *end || b == 0)
-                        return fail(c, sv, "'%s' must be a byte count", s);
+                    uint64_t b;
+                    if (parse_bytes(scalar(sv), &b) || b == 0)
+                        return fail(c, sv, "'%s' must be a byte count (like 268435456, 256MiB)",
+                                    s);
                     cf->remote_queue_bytes = b;
+                } else if (!strcmp(sect_key, "remote_write.min_backoff") ||
+                           !strcmp(sect_key, "remote_write.max_backoff") ||
+                           !strcmp(sect_key, "remote_write.timeout")) {
+                    int64_t d;
+                    if (parse_duration(scalar(sv), &d) || d <= 0)
+                        return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
+                    *(!strcmp(s, "min_backoff")   ? &cf->remote_min_backoff_ns
+                      : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
+                                                  : &cf->remote_timeout_ns) = d;
                 } else if (!strcmp(sect_key, "auth.token"))
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "auth.token_file"))

@@ -9,8 +9,10 @@
 struct sc_scrape_job {
     char *job_name;
     int64_t interval_ns;   /* scrape_interval, default 15 s */
-    int64_t timeout_ns;    /* scrape_timeout, default: the interval + cpu_seconds, max 2 min */
+    int64_t timeout_ns;    /* scrape_timeout, default 10 s and at most the interval; a CPU
+                              profile or a target-side delta gets its own duration on top */
     int64_t cpu_seconds;   /* duration of each CPU profile (s), default 10 */
+    int delta;             /* delta: SC_DELTA_AUTO (default), SC_DELTA_ENDPOINT, SC_DELTA_SUBTRACT */
     char **targets;        /* host:port */
     uint32_t ntargets;
     char **label_names, **label_values; /* static labels */
@@ -21,6 +23,11 @@ struct sc_scrape_job {
     char *bearer_token;    /* for the target (bearer_token or bearer_token_file) */
     char *basic_user, *basic_password;
 };
+
+/* How cumulative profiles (allocs, mutex, block) become per-interval deltas: the target's
+ * own `?seconds=<interval>` delta when it supports one (auto probes, endpoint insists), or
+ * the scraper's subtraction of the previous scrape (subtract). */
+enum { SC_DELTA_AUTO = 0, SC_DELTA_ENDPOINT = 1, SC_DELTA_SUBTRACT = 2 };
 
 enum {
     SC_PROFILE_CPU = 1 << 0,
@@ -39,7 +46,10 @@ struct sc_config {
     char *remote_url;        /* remote_write.url (agent) */
     char *remote_token;      /* remote_write token (token or token_file) */
     char *remote_queue_dir;  /* remote_write.queue_dir: the agent's on-disk queue */
-    uint64_t remote_queue_bytes;
+    uint64_t remote_queue_bytes; /* remote_write.queue_max_bytes, 0 = the default (256 MiB) */
+    int64_t remote_min_backoff_ns; /* remote_write.min_backoff, 0 = the default (500 ms) */
+    int64_t remote_max_backoff_ns; /* remote_write.max_backoff, 0 = the default (30 s) */
+    int64_t remote_timeout_ns;     /* remote_write.timeout per push, 0 = the default (30 s) */
     char *auth_token;        /* auth.token / auth.token_file (server) */
     char *storage_engine;    /* sqlite (default) or clickhouse */
     char *storage_path;      /* storage.path */

@@ -1,0 +1,310 @@
+/* scrape_report.c - the scraper's health (JSON, metrics, stats) and its sinks. */
+#include "collect/scrape_int.h"
+#include "ingest/ingest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double sc_scrape_lag_bounds[SC_SCRAPE_LAG_BUCKETS] = {0.001, 0.005, 0.01, 0.05, 0.1,
+                                                            0.25,  0.5,   1,    2,    1e300};
+
+/* ---- health, metrics, stats ---- */
+
+static void put_time(struct sc_buf *b, int64_t ns)
+{
+    if (!ns) {
+        sc_buf_puts(b, "null");
+        return;
+    }
+    time_t t = (time_t)(ns / NS);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char s[64];
+    strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
+    sc_buf_printf(b, "\"%s.%03dZ\"", s, (int)(ns % NS / 1000000));
+}
+
+static void put_jstr(struct sc_buf *b, const char *s)
+{
+    sc_buf_putc(b, '"');
+    sc_buf_put_json_str(b, s, strlen(s));
+    sc_buf_putc(b, '"');
+}
+
+static const char *mode_name(int m)
+{
+    switch (m) {
+    case MODE_PROBE:
+        return "probing";
+    case MODE_ENDPOINT:
+        return "endpoint";
+    case MODE_SUBTRACT:
+        return "subtract";
+    default:
+        return "";
+    }
+}
+
+void sc_scraper_targets_json(struct sc_scraper *s, struct sc_buf *out)
+{
+    pthread_mutex_lock(&s->health_mu);
+    sc_buf_putc(out, '[');
+    for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
+        const struct task *tk = &s->gen->tasks[i];
+        const struct tstate *st = tk->st;
+        int mode = atomic_load(&st->mode), asked;
+        char *url = sc_scrape_task_url(tk->t, st->kind, mode, &asked);
+        sc_buf_puts(out, i ? ",\n{\"job\":" : "\n{\"job\":");
+        put_jstr(out, tk->t->job);
+        sc_buf_puts(out, ",\"instance\":");
+        put_jstr(out, tk->t->instance);
+        sc_buf_puts(out, ",\"profile\":");
+        put_jstr(out, sc_scrape_kinds[st->kind].name);
+        sc_buf_puts(out, ",\"url\":");
+        put_jstr(out, url ? url : "");
+        free(url);
+        sc_buf_puts(out, ",\"labels\":{");
+        for (uint32_t k = 0; k < tk->t->labels.n; k++) {
+            const struct sc_label_pair *lp = &tk->t->labels.v[k];
+            sc_buf_puts(out, k ? ",\"" : "\"");
+            sc_buf_put_json_str(out, lp->name.ptr, lp->name.len);
+            sc_buf_puts(out, "\":\"");
+            sc_buf_put_json_str(out, lp->value.ptr, lp->value.len);
+            sc_buf_putc(out, '"');
+        }
+        sc_buf_printf(out, "},\"health\":\"%s\",\"last_scrape\":",
+                      st->health == HEALTH_UP     ? "up"
+                      : st->health == HEALTH_DOWN ? "down"
+                                                  : "unknown");
+        put_time(out, st->last_wall_ns);
+        sc_buf_printf(
+            out, ",\"last_scrape_duration_seconds\":%.6f,\"last_error\":", st->last_dur_ns / 1e9);
+        put_jstr(out, st->last_error);
+        sc_buf_puts(out, ",\"next_due\":");
+        put_time(out, st->next_due_wall_ns);
+        sc_buf_printf(out,
+                      ",\"interval_seconds\":%g,\"delta\":\"%s\",\"samples\":%u,"
+                      "\"scrapes\":%llu,\"errors\":%llu,\"skipped\":%llu,\"profiles\":%llu,"
+                      "\"restarts\":%llu}",
+                      tk->t->interval_ns / 1e9, mode_name(mode), (unsigned)st->last_samples,
+                      (unsigned long long)st->scrapes, (unsigned long long)st->errors,
+                      (unsigned long long)st->skipped, (unsigned long long)st->profiles,
+                      (unsigned long long)st->restarts);
+    }
+    pthread_mutex_unlock(&s->health_mu);
+    sc_buf_puts(out, "\n]\n");
+}
+
+static void prom_value(struct sc_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            sc_buf_putc(b, '\\'), sc_buf_putc(b, *s);
+        else if (*s == '\n')
+            sc_buf_puts(b, "\\n");
+        else
+            sc_buf_putc(b, *s);
+    }
+}
+
+static int64_t thread_cpu(clockid_t c)
+{
+    struct timespec ts;
+    if (c == (clockid_t)-1 || clock_gettime(c, &ts)) return 0;
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    pthread_mutex_lock(&s->health_mu);
+    st->tasks = s->gen ? s->gen->n : 0;
+    if (s->started) st->scraper_cpu_ns = thread_cpu(s->clock);
+    for (int i = 0; i < NWORKERS; i++)
+        if (s->workers[i].running) st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
+    pthread_mutex_unlock(&s->health_mu);
+    st->scrapes = atomic_load(&s->n_scrapes);
+    st->errors = atomic_load(&s->n_errors);
+    st->skipped = atomic_load(&s->n_skipped);
+    st->profiles = atomic_load(&s->n_profiles);
+    st->lag_count = atomic_load(&s->lag_count);
+    for (int i = 0; i < SC_SCRAPE_LAG_BUCKETS; i++)
+        st->lag_buckets[i] = atomic_load(&s->lag_buckets[i]);
+    st->lag_max_ns = atomic_load(&s->lag_max);
+    st->backlog_dropped = atomic_load(&s->n_backlog_dropped);
+    st->sink_cpu_ns = atomic_load(&s->sink_cpu);
+}
+
+void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
+{
+    static const struct {
+        const char *name, *type, *help;
+    } m[] = {
+        {"scorch_scrape_up", "gauge", "1 when the last scrape of the target's profile worked."},
+        {"scorch_scrape_duration_seconds", "gauge", "How long the last scrape took."},
+        {"scorch_scrape_samples", "gauge", "Samples in the last profile stored."},
+        {"scorch_scrape_bytes", "gauge", "Bytes of the last response."},
+        {"scorch_scrapes_total", "counter", "Scrapes finished."},
+        {"scorch_scrape_errors_total", "counter", "Scrapes that failed."},
+        {"scorch_scrape_skipped_total", "counter",
+         "Slots skipped because the previous scrape still ran."},
+        {"scorch_scrape_profiles_total", "counter", "Profiles handed on to be stored."},
+        {"scorch_scrape_restarts_total", "counter",
+         "Cumulative counters that went down (target restarts): new baselines."},
+    };
+    pthread_mutex_lock(&s->health_mu);
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        sc_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name,
+                      m[k].type);
+        for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
+            const struct task *tk = &s->gen->tasks[i];
+            const struct tstate *st = tk->st;
+            sc_buf_printf(out, "%s{job=\"", m[k].name);
+            prom_value(out, tk->t->job);
+            sc_buf_puts(out, "\",instance=\"");
+            prom_value(out, tk->t->instance);
+            sc_buf_printf(out, "\",profile=\"%s\"} ", sc_scrape_kinds[st->kind].name);
+            switch (k) {
+            case 0:
+                sc_buf_puts(out, st->health == HEALTH_UP ? "1\n" : "0\n");
+                break;
+            case 1:
+                sc_buf_printf(out, "%.6f\n", st->last_dur_ns / 1e9);
+                break;
+            case 2:
+                sc_buf_printf(out, "%u\n", (unsigned)st->last_samples);
+                break;
+            case 3:
+                sc_buf_printf(out, "%llu\n", (unsigned long long)st->last_bytes);
+                break;
+            default: {
+                uint64_t v = k == 4   ? st->scrapes
+                             : k == 5 ? st->errors
+                             : k == 6 ? st->skipped
+                             : k == 7 ? st->profiles
+                                      : st->restarts;
+                sc_buf_printf(out, "%llu\n", (unsigned long long)v);
+            }
+            }
+        }
+    }
+    uint32_t ntasks = s->gen ? s->gen->n : 0;
+    pthread_mutex_unlock(&s->health_mu);
+    struct sc_scraper_stats st;
+    sc_scraper_stats(s, &st);
+    sc_buf_printf(out,
+                  "# HELP scorch_scrape_tasks Scrape tasks (target x profile type).\n"
+                  "# TYPE scorch_scrape_tasks gauge\nscorch_scrape_tasks %u\n",
+                  (unsigned)ntasks);
+    sc_buf_puts(out, "# HELP scorch_scrape_schedule_lag_seconds How late requests started "
+                     "against their slot on the schedule.\n"
+                     "# TYPE scorch_scrape_schedule_lag_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int i = 0; i < SC_SCRAPE_LAG_BUCKETS; i++) {
+        cum += st.lag_buckets[i];
+        if (i == SC_SCRAPE_LAG_BUCKETS - 1)
+            sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
+                          (unsigned long long)cum);
+        else
+            sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_bucket{le=\"%g\"} %llu\n",
+                          sc_scrape_lag_bounds[i], (unsigned long long)cum);
+    }
+    sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_count %llu\n",
+                  (unsigned long long)st.lag_count);
+    sc_buf_printf(out,
+                  "# HELP scorch_scrape_schedule_lag_max_seconds The latest start seen.\n"
+                  "# TYPE scorch_scrape_schedule_lag_max_seconds gauge\n"
+                  "scorch_scrape_schedule_lag_max_seconds %.6f\n"
+                  "# HELP scorch_scrape_cpu_seconds_total CPU time of the scraper's threads.\n"
+                  "# TYPE scorch_scrape_cpu_seconds_total counter\n"
+                  "scorch_scrape_cpu_seconds_total{thread=\"scrape\"} %.6f\n"
+                  "scorch_scrape_cpu_seconds_total{thread=\"workers\"} %.6f\n"
+                  "# HELP scorch_scrape_backlog_dropped_total Scraped profiles dropped because "
+                  "the workers were behind.\n"
+                  "# TYPE scorch_scrape_backlog_dropped_total counter\n"
+                  "scorch_scrape_backlog_dropped_total %llu\n",
+                  st.lag_max_ns / 1e9, st.scraper_cpu_ns / 1e9, st.workers_cpu_ns / 1e9,
+                  (unsigned long long)st.backlog_dropped);
+}
+
+/* ---- sinks ---- */
+
+int sc_scrape_store_sink(void *store, const struct sc_scraped *p, char *err)
+{
+    char from[32], until[32];
+    snprintf(from, sizeof from, "%lld", (long long)p->from_ns);
+    snprintf(until, sizeof until, "%lld", (long long)p->until_ns);
+    struct sc_ingest_req q = {
+        .name = p->service_name,
+        .from = from,
+        .until = until,
+        .format = "pprof",
+        .body = p->pprof,
+        .len = p->len,
+        .profile_name = p->profile,
+        .extra_labels = p->labels,
+    };
+    struct sc_ingest_result res;
+    return sc_ingest(store, &q, &sc_scrape_limits, &res, err);
+}
+
+static void url_encode(struct sc_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~') {
+            sc_buf_putc(b, (char)c);
+        } else {
+            sc_buf_putc(b, '%');
+            sc_buf_putc(b, hex[c >> 4]);
+            sc_buf_putc(b, hex[c & 15]);
+        }
+    }
+}
+
+int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *err)
+{
+    const char *suffix = NULL;
+    for (int k = 0; k < NKINDS; k++)
+        if (!strcmp(sc_scrape_kinds[k].name, p->profile)) suffix = sc_scrape_kinds[k].suffix;
+    struct sc_buf name = SC_BUF_INIT;
+    sc_buf_puts(&name, p->service_name);
+    if (suffix) {
+        sc_buf_putc(&name, '.');
+        sc_buf_puts(&name, suffix);
+    }
+    sc_buf_putc(&name, '{');
+    int first = 1;
+    for (uint32_t i = 0; i < p->labels->n; i++) {
+        const struct sc_label_pair *lp = &p->labels->v[i];
+        if (lp->name.len == 12 && !memcmp(lp->name.ptr, "service_name", 12)) continue;
+        if (memchr(lp->value.ptr, '"', lp->value.len)) {
+            sc_buf_release(&name);
+            return sc_errf(err, SC_EINVAL,
+                           "the value of label '%.*s' has a '\"', which a Pyroscope name "
+                           "cannot carry",
+                           (int)lp->name.len, lp->name.ptr);
+        }
+        if (!first) sc_buf_putc(&name, ',');
+        first = 0;
+        sc_buf_append(&name, lp->name.ptr, lp->name.len);
+        sc_buf_puts(&name, "=\"");
+        sc_buf_append(&name, lp->value.ptr, lp->value.len);
+        sc_buf_putc(&name, '"');
+    }
+    sc_buf_putc(&name, '}');
+    if (name.oom) {
+        sc_buf_release(&name);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    int64_t from = p->from_ns / NS, until = (p->until_ns + NS / 2) / NS;
+    if (until < from) until = from;
+    sc_buf_puts(out, "name=");
+    url_encode(out, name.data, name.len);
+    sc_buf_printf(out, "&from=%lld&until=%lld&format=pprof", (long long)from, (long long)until);
+    sc_buf_release(&name);
+    return out->oom ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
+}

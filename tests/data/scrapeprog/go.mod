@@ -1,0 +1,3 @@
+module scorch.test/scrapeprog
+
+go 1.19
