@@ -298,6 +298,10 @@ static const char *pprof_profile_name(const struct sc_profile *p)
         {"goroutines", "goroutine"}, {"threadcreate", "threadcreate"},
         {"contentions", "mutex"},
     };
+    /* allocation counts without the in-use ones: Go's allocs profile as a delta (what the
+     * agent pushes for "allocs"); a heap profile always has inuse_* */
+    if (has_type(p, "alloc_space") && !has_type(p, "inuse_space"))
+        return "allocs";
     struct sc_str pt = sc_profile_str(p, p->period_type.type);
     for (size_t i = 0; i < sizeof by_period / sizeof by_period[0]; i++)
         if (str_is(pt, by_period[i].period))
@@ -306,16 +310,7 @@ static const char *pprof_profile_name(const struct sc_profile *p)
         return "cpu";
     if (has_type(p, "wall"))
         return "wall";
-<<<<<<< HEAD
     if (has_type(p, "alloc_space") || has_type(p, "inuse_space") || has_type(p, "space"))
-=======
-    /* allocation counts without the in-use ones: Go's allocs profile as a delta (what the
-     * agent pushes for "allocs"); a heap profile always has inuse_* */
-    if (has_type(p, "alloc_space") && !has_type(p, "inuse_space"))
-        return "allocs";
-    if (has_type(p, "alloc_space") || has_type(p, "inuse_space") ||
-        (pt.len == 5 && !memcmp(pt.ptr, "space", 5)) || has_type(p, "space"))
->>>>>>> scrape
         return "heap";
     if (has_type(p, "goroutine") || has_type(p, "goroutines"))
         return "goroutine";

@@ -32,9 +32,9 @@
  * have to subtract) is refused with SC_EUNSUPPORTED, as Pyroscope does.
  *
  * The profile name stored is the name's suffix when known, else the sample_type_config's,
- * else derived from a pprof's period type (cpu, wall, space -> heap (allocs when alloc_* come
- * without inuse_*), contentions -> mutex, goroutine, threadcreate) or sample types, else "profile"; folded/lines samples are "cpu"
- * unless the suffix or units say otherwise. */
+ * else derived from a pprof's sample and period types (alloc_* without inuse_* -> allocs;
+ * cpu, wall, space -> heap, contentions -> mutex, goroutine, threadcreate), else "profile";
+ * folded/lines samples are "cpu" unless the suffix or units say otherwise. */
 struct sc_ingest_req {
     const char *tenant;
     const char *name;
