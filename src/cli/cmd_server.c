@@ -27,16 +27,22 @@ static const char usage[] =
     "  --no-fsync           do not fsync commits (faster; a crash may lose recent writes)\n"
     "  -h, --help           show this help\n"
     "\n"
+    "The config's scrape_configs are scraped into the store (GET /api/v1/targets shows their\n"
+    "health); SIGHUP reads the config again and applies its scrape_configs (targets that stay\n"
+    "keep their delta baselines and schedule; a bad file changes nothing).\n"
+    "\n"
     "SIGTERM or SIGINT stop the server gracefully: it stops accepting, finishes requests and\n"
-    "writes in flight and closes the store. A bearer token is required on every route but\n"
+    "writes in flight, stores what the scraper has fetched and closes the store. A bearer token is required on every route but\n"
     "/metrics and /healthz when auth.token or auth.token_file is configured.\n";
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag, reload_flag;
 
 static void on_signal(int sig)
 {
-    (void)sig;
-    stop_flag = 1;
+    if (sig == SIGHUP)
+        reload_flag = 1;
+    else
+        stop_flag = 1;
 }
 
 int cmd_server(int argc, char **argv)
@@ -126,6 +132,9 @@ int cmd_server(int argc, char **argv)
     sa.sa_handler = on_signal;
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    o.config = &cf;
+    o.reload = &reload_flag;
     int rc = sc_server_run(&o, &stop_flag, err);
     sc_config_release(&cf);
     if (rc)

@@ -2,8 +2,11 @@
 #include "server/server_int.h"
 #include "model/error.h"
 #include "server/assets.h"
+#include "collect/scrape.h"
+#include "server/config.h"
 
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -155,6 +158,18 @@ static int h_metrics(struct sc_req *r, struct sc_resp *w)
 {
     w->content_type = "text/plain; version=0.0.4; charset=utf-8";
     sc_metrics_render(r->srv, &w->body);
+    if (r->srv->scraper)
+        sc_scraper_metrics(r->srv->scraper, &w->body);
+    return 0;
+}
+
+/* The scrape targets' health (scrape.h has the shape); [] when nothing is scraped. */
+static int h_targets(struct sc_req *r, struct sc_resp *w)
+{
+    if (r->srv->scraper)
+        sc_scraper_targets_json(r->srv->scraper, &w->body);
+    else
+        sc_buf_puts(&w->body, "[]");
     return 0;
 }
 
@@ -206,6 +221,7 @@ static const struct route {
     {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1, 0},
     {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1, 0},
     {"GET", "/api/v1/source", sc_api_source, 0, 1, 0},
+    {"GET", "/api/v1/targets", h_targets, 0, 0, 0},
     {"GET", "/metrics", h_metrics, 1, 0, 0},
     {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
@@ -639,6 +655,60 @@ static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
     return 0;
 }
 
+/* A connection or two per scrape target and profile type in flight: many descriptors. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Scrapes cfg's jobs into the store from now on. Handlers see srv->scraper NULL or
+ * started. 0 or SC_E*. */
+static int start_scraper(struct sc_server *srv, const struct sc_config *cfg, char *err)
+{
+    raise_fd_limit();
+    struct sc_scraper *s = NULL;
+    int rc = sc_scraper_new(cfg, sc_scrape_store_sink, srv->store, &s, err);
+    if (!rc && (rc = sc_scraper_start(s, err)))
+        sc_scraper_stop_free(s);
+    if (!rc)
+        srv->scraper = s;
+    return rc;
+}
+
+/* SIGHUP: reads the config file again and applies its scrape_configs. Targets that stay
+ * keep their delta baselines and schedule (sc_scraper_reload); a bad file changes nothing.
+ * The other settings (listen, storage, auth) take a restart. */
+static void reload_config(struct sc_server *srv)
+{
+    const char *path = srv->opts.config_path;
+    if (!path) {
+        fprintf(stderr, "scorch: reload: no --config to read again\n");
+        return;
+    }
+    char err[SC_ERR_LEN] = "";
+    struct sc_config cf;
+    if (sc_config_load(path, &cf, err)) {
+        fprintf(stderr, "scorch: reload: %s; keeping the running config\n", err);
+        sc_config_release(&cf);
+        return;
+    }
+    int rc = 0;
+    if (srv->scraper)
+        rc = sc_scraper_reload(srv->scraper, &cf, err);
+    else if (cf.njobs)
+        rc = start_scraper(srv, &cf, err);
+    if (rc)
+        fprintf(stderr, "scorch: reload: %s; keeping the running config\n", err);
+    else
+        fprintf(stderr, "scorch: reloaded '%s': %u scrape jobs\n", path, (unsigned)cf.njobs);
+    fflush(stderr);
+    sc_config_release(&cf);
+}
+
 int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, char *err)
 {
     struct sc_server *srv = calloc(1, sizeof *srv);
@@ -657,6 +727,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         so.retention_ns = o->retention_ns;
         so.durable = o->durable;
         rc = sc_store_open(&so, &srv->store, err);
+    }
+    if (!rc && o->config && o->config->njobs) {
+        rc = start_scraper(srv, o->config, err);
     }
     if (!rc) {
         /* a thread per connection: handlers block on fsync'd commits and long merges
@@ -685,6 +758,10 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         while (!*stop) {
             struct timespec ts = {0, 100 * 1000000L};
             nanosleep(&ts, NULL);
+            if (o->reload && *o->reload) {
+                *o->reload = 0;
+                reload_config(srv);
+            }
         }
         fprintf(stderr, "scorch: shutting down\n");
         /* stop accepting, let requests in flight finish and send their answers (a push
@@ -708,6 +785,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         if (ls != MHD_INVALID_SOCKET)
             close(ls);
     }
+    /* before the store: profiles already scraped are handed to it as the scraper stops */
+    sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);
     pthread_mutex_destroy(&srv->stats_mu);
     pthread_mutex_destroy(&srv->admit_mu);

@@ -7,6 +7,8 @@
 
 #include "formats/input.h"
 
+struct sc_config;
+
 struct sc_server_opts {
     const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
     const char *data_dir;    /* the embedded store's directory */
@@ -23,7 +25,11 @@ struct sc_server_opts {
     int durable;             /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;
-    const char *config_path; /* where the config came from, for messages */
+    const char *config_path; /* where the config came from: read again on *reload */
+    const struct sc_config *config; /* its scrape_configs are scraped into the store; NULL:
+                                       no scraping. Used during sc_server_run only */
+    volatile sig_atomic_t *reload;  /* set by a signal handler (SIGHUP): the server reads
+                                       config_path again and applies its scrape_configs */
 };
 
 /* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 64 MiB
@@ -33,7 +39,8 @@ struct sc_server_opts {
 void sc_server_opts_init(struct sc_server_opts *o);
 
 /* Runs until *stop becomes non-zero (a signal handler sets it), then shuts down gracefully:
- * stops accepting, finishes requests in flight and their writes, closes the store.
+ * stops accepting, finishes requests in flight and their writes, stops the scraper (the
+ * profiles it already fetched are stored), closes the store.
  * Prints "scorch: listening on http://ADDR" on stderr once ready. 0 or SC_E* (detail). */
 int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, char *err);
 

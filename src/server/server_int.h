@@ -11,6 +11,7 @@
 #include "store/store.h"
 
 struct sc_server;
+struct sc_scraper;
 
 /* One request, from first byte to response. */
 struct sc_req {
@@ -80,6 +81,8 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 struct sc_server {
     struct sc_server_opts opts;
     struct sc_store *store;
+    struct sc_scraper *_Atomic scraper; /* NULL until a config has scrape_configs (a
+                                           reload may start one while handlers run) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
     /* store statistics are costly: refreshed at most every few seconds */
