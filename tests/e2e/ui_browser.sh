@@ -3,7 +3,8 @@
 # then starts `scorch server` on a fresh store, pushes the shared pprof test data and a Go
 # program's profiles through /ingest, and drives the page in headless Chromium
 # (tests/ui/browser.e2e.mjs): every hook of CONTRACT.md that part 1 owns, zoom, search,
-# brushing, upload... Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core
+# brushing, upload, the scrape targets page (the server scrapes tests/e2e/fake_pprof_target.py:
+# one healthy target, one answering garbage, one down)... Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core
 # in tests/ui on first use.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
@@ -19,6 +20,7 @@ chromium=${CHROMIUM:-/usr/bin/chromium}
 need_cmd npm "Debian's npm"
 need_cmd curl "Debian's curl"
 need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
+need_cmd python3 "Debian's python3"
 need_testdata pprof
 
 cd "$SCORCH_SRC/tests/ui" || fail "no tests/ui"
@@ -28,15 +30,32 @@ if [ ! -d node_modules/playwright-core ]; then
 fi
 
 tmp=$(mktemp -d)
-server_pid=
+server_pid= fake_pid=
 cleanup() {
     [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+    [ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null && wait "$fake_pid" 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-"$SCORCH" server --data "$tmp/data" --listen 127.0.0.1:0 2>"$tmp/server.log" &
+# scrape targets: a healthy one, one that answers garbage, one nobody listens on
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+okp=$(free_port) badp=$(free_port) downp=$(free_port)
+python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" "$okp=ok" "$badp=garbage" 2>"$tmp/fake.log" &
+fake_pid=$!
+cat >"$tmp/scorch.yaml" <<EOF
+scrape_configs:
+  - job_name: fakejob
+    scrape_interval: 2s
+    profiles: [goroutine, threadcreate]
+    targets: ["127.0.0.1:$okp", "127.0.0.1:$badp", "127.0.0.1:$downp"]
+    labels: {team: ui}
+EOF
+"$SCORCH" server --config "$tmp/scorch.yaml" --data "$tmp/data" --listen 127.0.0.1:0 \
+    2>"$tmp/server.log" &
 server_pid=$!
 url=
 for _ in $(seq 100); do
@@ -75,6 +94,7 @@ artifacts=${SCORCH_BUILD:-$SCORCH_SRC/build}/ui-artifacts
 mkdir -p "$artifacts"
 SCORCH_URL="$url/" ARTIFACTS=$artifacts CHROMIUM=$chromium \
     UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" \
+    TARGET_OK="127.0.0.1:$okp" TARGET_BAD="127.0.0.1:$badp" TARGET_DOWN="127.0.0.1:$downp" \
     node --test --test-concurrency=1 browser.e2e.mjs >&2 ||
     { tail -20 "$tmp/server.log" >&2; fail "browser tests (screenshots in $artifacts)"; }
 echo "ok: the web UI works in Chromium; screenshots in $artifacts"

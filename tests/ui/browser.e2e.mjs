@@ -521,3 +521,41 @@ test("the token: asked for on 401, then sent as a bearer header", async () => {
         await page.evaluate(() => window.scorch.api.setToken(""));
     }
 });
+
+test("targets page: health per target and profile, the scraper's errors, a row opens explore", async () => {
+    const ok = process.env.TARGET_OK, bad = process.env.TARGET_BAD, down = process.env.TARGET_DOWN;
+    assert.ok(ok && bad && down, "set TARGET_OK, TARGET_BAD, TARGET_DOWN");
+    await page.goto(q({ view: "targets" }));
+    const panel = page.getByTestId("targets");
+    await panel.waitFor();
+    assert.ok(await page.locator("#querybar").isHidden(), "no query bar on the targets page");
+    // every target has been scraped once (interval 2 s; the page refreshes every 5 s)
+    const target = (i) => panel.locator(`.target[data-instance="${i}"]`);
+    await page.waitForFunction(([a, b, c]) => [a, b, c].every((i) => {
+        const t = document.querySelector(`.target[data-instance="${i}"] h3 .health`);
+        return t && t.textContent !== "unknown";
+    }), [ok, bad, down], { timeout: 20000 });
+    assert.equal(await target(ok).locator("h3 .health").textContent(), "up");
+    assert.equal(await target(bad).locator("h3 .health").textContent(), "down");
+    assert.equal(await target(down).locator("h3 .health").textContent(), "down");
+    assert.match(await target(ok).locator("h3").textContent(), /fakejob/);
+    assert.match(await target(ok).locator("h3 .labels").textContent(), /team=ui/);
+    // one row per configured profile type, in the configured set only
+    const profiles = await target(ok).locator("tbody tr").evaluateAll((rs) => rs.map((r) => r.dataset.profile));
+    assert.deepEqual(profiles.sort(), ["goroutine", "threadcreate"]);
+    assert.equal(await target(ok).locator("td.err").first().textContent(), "");
+    // the reasons are the scraper's own: a profile that does not decode, a refused connection
+    assert.match(await target(bad).locator("td.err").first().textContent(), /\S/);
+    assert.match(await target(down).locator("td.err").first().textContent(), /refused|connect/i);
+    assert.notEqual(await target(bad).locator("td.err").first().textContent(),
+                    await target(down).locator("td.err").first().textContent());
+    await shot("15-targets");
+    // the goroutine row opens explore on that target's series
+    await target(ok).locator('tr[data-profile="goroutine"] a').click();
+    await loaded(0);
+    assert.equal(params().get("view"), null); // explore is the default
+    assert.equal(params().get("type"), "goroutine:goroutine");
+    assert.equal(params().get("query"), `{service_name="fakejob",job="fakejob",instance="${ok}"}`);
+    assert.ok(await frameAt("main.fake"), "the scraped stack is drawn");
+    assert.ok(await page.locator("#querybar").isVisible());
+});

@@ -1,17 +1,19 @@
-// main.mjs - the page: state from the URL, the query bar, the views (explore; part 2 adds
-// diff, heatmap, call graph and source), upload, the API token.
+// main.mjs - the page: state from the URL, the query bar, the views (explore, the scrape
+// targets; part 2 adds diff, heatmap, call graph and source), upload, the API token.
 
 import { createApi } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { createExplore } from "./explore.mjs";
 import { QueryBar } from "./querybar.mjs";
 import { createStore, DEFAULTS } from "./state.mjs";
+import { createTargets } from "./targets.mjs";
 import { setupUpload, typeCandidates } from "./upload.mjs";
 
 // The views by URL name (state.view). Each create(root, ctx) returns {update(state, prev,
 // how), destroy()}.
 const VIEWS = {
     explore: { label: "Explore", create: createExplore },
+    targets: { label: "Targets", create: createTargets },
 };
 
 const $ = (id) => document.getElementById(id);
@@ -115,6 +117,7 @@ function showView(state, prev, how) {
         }) };
         prev = null;
     }
+    document.body.dataset.view = name;
     const note = $("view-note");
     note.hidden = name === state.view;
     if (!note.hidden) note.textContent = `The "${state.view}" view is not part of this build; showing explore.`;

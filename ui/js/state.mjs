@@ -4,7 +4,7 @@
 // Every parameter with its default. The first eight are CONTRACT.md's; the rest are the
 // UI's own. Order here is the order in the URL.
 export const DEFAULTS = Object.freeze({
-    view: "explore", // explore, diff, heatmap, callgraph, source
+    view: "explore", // explore, diff, heatmap, callgraph, source, targets
     query: "", // label selector; "" = {} (every series)
     type: "", // profile type id, e.g. cpu:cpu; "" = chosen from /api/v1/profile_types
     from: "now-1h",
@@ -29,7 +29,7 @@ export const DEFAULTS = Object.freeze({
 
 export const KEYS = Object.keys(DEFAULTS);
 
-export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source"];
+export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source", "targets"];
 const CHOICES = {
     view: VIEWS,
     layout: ["both", "flame", "table"],
