@@ -1,5 +1,6 @@
 /* perf.c - `perf script` text decoded with the meaning of FlameGraph's stackcollapse-perf.pl. */
 #include "formats/perf.h"
+#include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -464,21 +465,6 @@ struct worker {
     char err[SC_ERR_LEN];
 };
 
-static int grow_arr(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap) return 0;
-    if (need > UINT32_MAX / 2) return SC_ELIMIT;
-    uint64_t ncap = *cap ? *cap : 64;
-    while (ncap < need)
-        ncap *= 2;
-    void **p = arrp;
-    void *np = realloc(*p, (size_t)ncap * sz);
-    if (!np) return SC_ENOMEM;
-    *p = np;
-    *cap = (uint32_t)ncap;
-    return 0;
-}
-
 static int table_rehash(struct table *t)
 {
     uint64_t cap = t->mask ? ((uint64_t)t->mask + 1) * 2 : 256;
@@ -548,7 +534,7 @@ static int cache_get(struct cache *c, int java, const char *s, size_t n, struct 
         *g = &c->v[e->val];
         return 1;
     }
-    if (grow_arr(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v)) return SC_ENOMEM;
+    if (sc_grow_array(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v)) return SC_ENOMEM;
     e->val = *fresh = c->n;
     c->v[c->n++] = (struct group){0, 0, NULL, 0, 0, 0, 0};
     return 0;
@@ -590,7 +576,8 @@ static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
         if (!c) return oom(w);
         e->ptr = c;
     }
-    if (grow_arr(&w->strs, &w->capstrs, (uint64_t)w->nstrs + 1, sizeof *w->strs)) return oom(w);
+    if (sc_grow_array(&w->strs, &w->capstrs, (uint64_t)w->nstrs + 1, sizeof *w->strs))
+        return oom(w);
     w->strs[w->nstrs] = (struct wstr){e->ptr, (uint32_t)n, 0};
     e->val = w->nstrs;
     return w->nstrs++;
@@ -617,7 +604,7 @@ static int push(struct worker *w, uint32_t id)
     if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
         return fail(w, SC_ELIMIT, "%s", "stack too deep");
     if (w->npool == w->cappool &&
-        grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
+        sc_grow_array(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
         return oom(w);
     w->pool[w->npool++] = id;
     w->strs[id].frame = 1;
@@ -769,7 +756,7 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         if (g->n == 0) return 0;
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
             return fail(w, SC_ELIMIT, "%s", "stack too deep");
-        if (grow_arr(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
+        if (sc_grow_array(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
             return oom(w);
         memcpy(w->pool + w->npool, w->gids + g->off, g->n * sizeof *w->pool);
         w->npool += g->n;
@@ -783,7 +770,8 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         return 0;
     }
     uint32_t k = w->npool - before;
-    if (grow_arr(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids)) return oom(w);
+    if (sc_grow_array(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
+        return oom(w);
     if (k) memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
     w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0, how <= 0, 0};
     w->ngids += k;
@@ -930,7 +918,7 @@ static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
 {
     if (w->nsamples >= w->lim->max_samples) return fail(w, SC_ELIMIT, "%s", "too many samples");
     if (w->nsamples == w->capsamples &&
-        grow_arr(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
+        sc_grow_array(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
         return oom(w);
     w->samples[w->nsamples++] = (struct wsample){
         off, nframes, w->pname, w->comm, w->period, w->time_ns, w->pid, w->tid,
@@ -1288,7 +1276,7 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
     free(loc_of_str);
     if (rc || nsamples == 0) return rc;
     if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
-        grow_arr(&p->labels, &p->labels_cap, nlabels + 1, sizeof *p->labels))
+        sc_grow_array(&p->labels, &p->labels_cap, nlabels + 1, sizeof *p->labels))
         return sc_errf(err, SC_ENOMEM, "out of memory");
     for (int k = 0; k < nw; k++) {
         struct worker *w = &ws[k];

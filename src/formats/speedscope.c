@@ -1,5 +1,6 @@
 /* speedscope.c - the speedscope JSON writer: shared frames, one sampled profile per type. */
 #include "formats/speedscope.h"
+#include "model/buf.h"
 #include "model/arena.h"
 #include "model/error.h"
 #include "model/hash.h"
@@ -30,23 +31,6 @@ struct writer {
     uint32_t nloc_frames, loc_frames_cap;
     struct sc_arena arena; /* names of address-only frames */
 };
-
-static int grow_u32(uint32_t **v, uint32_t *cap, uint64_t need)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return SC_ELIMIT;
-    uint64_t ncap = *cap ? *cap : 256;
-    while (ncap < need)
-        ncap *= 2;
-    uint32_t *nv = realloc(*v, (size_t)ncap * sizeof *nv);
-    if (!nv)
-        return SC_ENOMEM;
-    *v = nv;
-    *cap = (uint32_t)ncap;
-    return 0;
-}
 
 /* The frame index of (name, file), created with line when new. Index >= 0 or SC_E*. */
 static int64_t frame_of(struct writer *w, struct sc_str name, struct sc_str file, int64_t line)
@@ -117,7 +101,8 @@ static int location_frames(struct writer *w, uint32_t li)
         return 0;
     const struct sc_location *l = &w->p->locations[li];
     uint32_t n = l->nlines ? l->nlines : 1;
-    int rc = grow_u32(&w->loc_frames, &w->loc_frames_cap, (uint64_t)w->nloc_frames + n);
+    int rc = sc_grow_array(&w->loc_frames, &w->loc_frames_cap, (uint64_t)w->nloc_frames + n,
+                           sizeof *w->loc_frames);
     if (rc)
         return rc;
     uint32_t start = w->nloc_frames;

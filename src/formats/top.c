@@ -691,22 +691,7 @@ static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
     sc_buf_puts(out, "Type: ");
     put_str(out, type);
     sc_buf_putc(out, '\n');
-    if (p->time_nanos) {
-        time_t secs = (time_t)(p->time_nanos / 1000000000);
-        struct tm tm;
-        char when[96];
-        if (localtime_r(&secs, &tm) &&
-            strftime(when, sizeof when, "%b %-d, %Y at %-I:%M%p (%Z)", &tm)) {
-            char *ampm = strstr(when, "AM (");
-            if (!ampm)
-                ampm = strstr(when, "PM (");
-            if (ampm) {
-                ampm[0] = (char)(ampm[0] + ('a' - 'A'));
-                ampm[1] = 'm';
-            }
-            sc_buf_printf(out, "Time: %s\n", when);
-        }
-    }
+    sc_top_time_line(p, out);
     if (p->duration_nanos) {
         sc_buf_puts(out, "Duration: ");
         sc_units_label(out, p->duration_nanos, "nanoseconds", "auto");
@@ -826,4 +811,25 @@ void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t,
         break;
     }
     }
+}
+
+void sc_top_time_line(const struct sc_profile *p, struct sc_buf *out)
+{
+    if (!p->time_nanos)
+        return;
+    time_t secs = (time_t)(p->time_nanos / 1000000000);
+    struct tm tm;
+    char when[96];
+    if (!localtime_r(&secs, &tm) ||
+        !strftime(when, sizeof when, "%b %-d, %Y at %-I:%M%p (%Z)", &tm))
+        return;
+    /* Go writes 3:04pm: the AM/PM in lower case */
+    char *ampm = strstr(when, "AM (");
+    if (!ampm)
+        ampm = strstr(when, "PM (");
+    if (ampm) {
+        ampm[0] = (char)(ampm[0] + ('a' - 'A'));
+        ampm[1] = 'm';
+    }
+    sc_buf_printf(out, "Time: %s\n", when);
 }

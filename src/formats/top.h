@@ -53,6 +53,10 @@ struct sc_top_opts {
     const char *file_label; /* text header "File:" override; NULL = from the first mapping */
 };
 
+/* pprof's "Time: Nov 30, 2026 at 4:05am (UTC)\n" header line for p->time_nanos in the
+ * local time zone, as go tool pprof writes it; nothing when the profile has no time. */
+void sc_top_time_line(const struct sc_profile *p, struct sc_buf *out);
+
 /* Writes t for profile p (column vi) in the chosen format.
  * text: pprof's header lines and table, values scaled to one unit as pprof chooses it.
  * tsv: "flat\tcum\tfunction" then one line per row, exact integers in the sample unit.

@@ -189,3 +189,18 @@ int sc_buf_write_fd(const struct sc_buf *b, int fd)
     }
     return 0;
 }
+
+int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
+{
+    if (need <= *cap) return 0;
+    if (need > UINT32_MAX / 2) return SC_ELIMIT;
+    uint64_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void **p = arrp;
+    void *np = realloc(*p, (size_t)ncap * sz);
+    if (!np) return SC_ENOMEM;
+    *p = np;
+    *cap = (uint32_t)ncap;
+    return 0;
+}

@@ -1,5 +1,6 @@
 /* merge.c - append one profile to another, re-indexing everything. */
 #include "model/merge.h"
+#include "model/buf.h"
 #include "model/error.h"
 
 #include <stdio.h>
@@ -17,25 +18,6 @@ static int same_str(const struct sc_profile *a, uint32_t i, const struct sc_prof
 {
     struct sc_str x = sc_profile_str(a, i), y = sc_profile_str(b, j);
     return x.len == y.len && memcmp(x.ptr, y.ptr, x.len) == 0;
-}
-
-/* Grows an array to hold need elements (doubling). */
-static int reserve(void *arr, uint32_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return SC_ELIMIT;
-    uint64_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void **p = arr;
-    void *np = realloc(*p, (size_t)c * sz);
-    if (!np)
-        return SC_ENOMEM;
-    *p = np;
-    *cap = (uint32_t)c;
-    return 0;
 }
 
 #define STR(dst_field, src_index)                                                                  \
@@ -80,15 +62,16 @@ int sc_profile_append(struct sc_profile *dst, const struct sc_profile *src, char
     }
     uint32_t map0 = dst->nmappings, fn0 = dst->nfunctions, loc0 = dst->nlocations;
     uint32_t line0 = dst->nlines;
-    if (reserve(&dst->mappings, &dst->mappings_cap, (uint64_t)map0 + src->nmappings,
-                sizeof *dst->mappings) ||
-        reserve(&dst->functions, &dst->functions_cap, (uint64_t)fn0 + src->nfunctions,
-                sizeof *dst->functions) ||
-        reserve(&dst->locations, &dst->locations_cap, (uint64_t)loc0 + src->nlocations,
-                sizeof *dst->locations) ||
-        reserve(&dst->lines, &dst->lines_cap, (uint64_t)line0 + src->nlines, sizeof *dst->lines) ||
-        reserve(&dst->labels, &dst->labels_cap, (uint64_t)dst->nlabels + src->nlabels,
-                sizeof *dst->labels))
+    if (sc_grow_array(&dst->mappings, &dst->mappings_cap, (uint64_t)map0 + src->nmappings,
+                      sizeof *dst->mappings) ||
+        sc_grow_array(&dst->functions, &dst->functions_cap, (uint64_t)fn0 + src->nfunctions,
+                      sizeof *dst->functions) ||
+        sc_grow_array(&dst->locations, &dst->locations_cap, (uint64_t)loc0 + src->nlocations,
+                      sizeof *dst->locations) ||
+        sc_grow_array(&dst->lines, &dst->lines_cap, (uint64_t)line0 + src->nlines,
+                      sizeof *dst->lines) ||
+        sc_grow_array(&dst->labels, &dst->labels_cap, (uint64_t)dst->nlabels + src->nlabels,
+                      sizeof *dst->labels))
         goto oom;
     for (uint32_t i = 0; i < src->nmappings; i++) {
         struct sc_mapping m = src->mappings[i];

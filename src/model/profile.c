@@ -1,5 +1,6 @@
 /* profile.c - construction, interning and validation of the profile model. */
 #include "model/profile.h"
+#include "model/buf.h"
 #include "model/error.h"
 
 #include <stdio.h>
@@ -9,30 +10,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Grows *arr (elements of size sz, capacity *cap) to hold need elements. */
-static int grow(void *arr, uint32_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return SC_ELIMIT;
-    uint64_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void **p = arr;
-    void *np = realloc(*p, (size_t)ncap * sz);
-    if (!np)
-        return SC_ENOMEM;
-    *p = np;
-    *cap = (uint32_t)ncap;
-    return 0;
-}
-
 /* ---- string table ---- */
 
 int64_t sc_strtab_push(struct sc_strtab *t, const char *s, uint32_t len)
 {
-    int rc = grow(&t->v, &t->cap, (uint64_t)t->n + 1, sizeof *t->v);
+    int rc = sc_grow_array(&t->v, &t->cap, (uint64_t)t->n + 1, sizeof *t->v);
     if (rc)
         return rc;
     t->v[t->n].ptr = s;
@@ -187,8 +169,8 @@ int sc_profile_add_sample_type(struct sc_profile *p, const char *type, const cha
 
 int64_t sc_profile_add_function(struct sc_profile *p, uint32_t name, uint32_t filename)
 {
-    int rc = grow(&p->functions, &p->functions_cap, (uint64_t)p->nfunctions + 1,
-                  sizeof *p->functions);
+    int rc = sc_grow_array(&p->functions, &p->functions_cap, (uint64_t)p->nfunctions + 1,
+                           sizeof *p->functions);
     if (rc)
         return rc;
     struct sc_function *f = &p->functions[p->nfunctions];
@@ -202,10 +184,10 @@ int64_t sc_profile_add_function(struct sc_profile *p, uint32_t name, uint32_t fi
 
 int64_t sc_profile_add_simple_location(struct sc_profile *p, uint32_t fn)
 {
-    int rc = grow(&p->locations, &p->locations_cap, (uint64_t)p->nlocations + 1,
-                  sizeof *p->locations);
+    int rc = sc_grow_array(&p->locations, &p->locations_cap, (uint64_t)p->nlocations + 1,
+                           sizeof *p->locations);
     if (!rc)
-        rc = grow(&p->lines, &p->lines_cap, (uint64_t)p->nlines + 1, sizeof *p->lines);
+        rc = sc_grow_array(&p->lines, &p->lines_cap, (uint64_t)p->nlines + 1, sizeof *p->lines);
     if (rc)
         return rc;
     struct sc_line *ln = &p->lines[p->nlines];
@@ -222,7 +204,7 @@ int64_t sc_profile_add_simple_location(struct sc_profile *p, uint32_t fn)
 int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t nlocs)
 {
     uint32_t cap = p->samples_cap;
-    int rc = grow(&p->samples, &p->samples_cap, (uint64_t)nsamples, sizeof *p->samples);
+    int rc = sc_grow_array(&p->samples, &p->samples_cap, (uint64_t)nsamples, sizeof *p->samples);
     if (rc)
         return rc;
     if (p->samples_cap != cap) {
@@ -232,7 +214,8 @@ int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t
             return SC_ENOMEM;
         p->values = v;
     }
-    return grow(&p->sample_locs, &p->sample_locs_cap, (uint64_t)nlocs, sizeof *p->sample_locs);
+    return sc_grow_array(&p->sample_locs, &p->sample_locs_cap, (uint64_t)nlocs,
+                         sizeof *p->sample_locs);
 }
 
 int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,
@@ -271,7 +254,7 @@ int sc_profile_add_label(struct sc_profile *p, uint32_t key, uint32_t str, int64
 {
     if (!p->nsamples)
         return SC_EINVAL;
-    int rc = grow(&p->labels, &p->labels_cap, (uint64_t)p->nlabels + 1, sizeof *p->labels);
+    int rc = sc_grow_array(&p->labels, &p->labels_cap, (uint64_t)p->nlabels + 1, sizeof *p->labels);
     if (rc)
         return rc;
     struct sc_label *l = &p->labels[p->nlabels++];

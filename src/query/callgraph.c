@@ -1,5 +1,6 @@
 /* callgraph.c - the call graph of a profile with go tool pprof -dot's cuts, styling and DOT. */
 #include "query/callgraph.h"
+#include "formats/top.h"
 #include "model/error.h"
 #include "model/units.h"
 
@@ -1370,21 +1371,7 @@ static void legend_lines(const struct sc_profile *p, int vi, const struct sc_cal
         sc_buf_append(lines, type.ptr, type.len);
         sc_buf_putc(lines, '\n');
     }
-    if (p->time_nanos) {
-        time_t secs = (time_t)(p->time_nanos / 1000000000);
-        struct tm tm;
-        char when[96];
-        if (localtime_r(&secs, &tm) &&
-            strftime(when, sizeof when, "%b %-d, %Y at %-I:%M%p (%Z)", &tm)) {
-            char *ampm = strstr(when, "AM (");
-            if (!ampm) ampm = strstr(when, "PM (");
-            if (ampm) {
-                ampm[0] = (char)(ampm[0] + ('a' - 'A'));
-                ampm[1] = 'm';
-            }
-            sc_buf_printf(lines, "Time: %s\n", when);
-        }
-    }
+    sc_top_time_line(p, lines);
     if (p->duration_nanos) {
         sc_buf_puts(lines, "Duration: ");
         sc_units_label(lines, p->duration_nanos, "nanoseconds", "auto");

@@ -32,6 +32,7 @@
  */
 #include "store/block.h"
 #include "store/store_int.h"
+#include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -164,24 +165,6 @@ static int exec(sqlite3 *db, const char *sql, char *err)
     return 0;
 }
 
-static int grow(void *arr, uint32_t *cap, uint64_t need, size_t sz)
-{
-    if (need <= *cap)
-        return 0;
-    if (need > UINT32_MAX / 2)
-        return SC_ELIMIT;
-    uint64_t c = *cap ? *cap : 64;
-    while (c < need)
-        c *= 2;
-    void **p = arr;
-    void *np = realloc(*p, (size_t)c * sz);
-    if (!np)
-        return SC_ENOMEM;
-    *p = np;
-    *cap = (uint32_t)c;
-    return 0;
-}
-
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -293,8 +276,8 @@ static int cache_stack(struct sc_store *s, uint32_t id, const uint8_t *blob, siz
         return SC_ENOMEM;
     if (!added)
         return 0;
-    if (grow(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
-             sizeof *s->stack_off))
+    if (sc_grow_array(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
+                      sizeof *s->stack_off))
         return SC_ENOMEM;
     uint32_t cap = s->stack_cache_cap;
     uint32_t *nl = realloc(s->stack_len, cap * sizeof *nl);
@@ -307,8 +290,8 @@ static int cache_stack(struct sc_store *s, uint32_t id, const uint8_t *blob, siz
         uint64_t v;
         if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX)
             return SC_EFORMAT;
-        if (grow(&s->stack_data, &s->stack_data_cap, (uint64_t)s->nstack_data + 1,
-                 sizeof *s->stack_data))
+        if (sc_grow_array(&s->stack_data, &s->stack_data_cap, (uint64_t)s->nstack_data + 1,
+                          sizeof *s->stack_data))
             return SC_ENOMEM;
         s->stack_data[s->nstack_data++] = (uint32_t)v;
         n++;
@@ -328,7 +311,7 @@ static int cache_frame(struct sc_store *s, uint32_t id, const char *fn, const ch
         return SC_ENOMEM;
     if (!added)
         return 0;
-    if (grow(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
+    if (sc_grow_array(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
         return SC_ENOMEM;
     struct frame_info *f = &s->finfo[s->nfinfo];
     f->function = sc_arena_strndup(&s->cache_arena, fn, strlen(fn));
@@ -397,7 +380,7 @@ static int cache_fill(struct sc_store *s, sqlite3 *db, const uint32_t *stacks, u
                 if (!sc_map64_upsert(&seen, stacks[i], 0, &added)) {
                     rc = SC_ENOMEM;
                 } else if (added) {
-                    if (grow(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
+                    if (sc_grow_array(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
                         rc = SC_ENOMEM;
                     else
                         miss[nmiss++] = stacks[i];
@@ -416,7 +399,7 @@ static int cache_fill(struct sc_store *s, sqlite3 *db, const uint32_t *stacks, u
                 if (!sc_map64_upsert(&seen, fid, 0, &added)) {
                     rc = SC_ENOMEM;
                 } else if (added) {
-                    if (grow(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
+                    if (sc_grow_array(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
                         rc = SC_ENOMEM;
                     else
                         miss[nmiss++] = fid;
