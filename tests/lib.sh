@@ -16,3 +16,41 @@ need_testdata() {
 need_cmd() {
     command -v "$1" >/dev/null 2>&1 || skip "$1 not found ($2)"
 }
+
+# ---- for tests that start processes (tests/e2e) ----
+
+# e2e_tmp: a fresh directory in $tmp and an empty $pids; on exit every process listed in
+# $pids is killed and $tmp removed (kept, and said so, with KEEP=1).
+e2e_tmp() {
+    tmp=$(mktemp -d)
+    pids=""
+    trap e2e_cleanup EXIT
+}
+e2e_cleanup() {
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+# free_ports N: N distinct free loopback ports, space separated.
+free_ports() {
+    python3 -c '
+import socket, sys
+ss = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
+}
+# wait_http URL [any]: until URL answers 2xx (with "any": any HTTP answer), 10 s at most.
+wait_http() {
+    i=0
+    while :; do
+        if [ "${2:-}" = any ]; then
+            code=$(curl -s -o /dev/null -w '%{http_code}' "$1")
+            [ "$code" != 000 ] && break
+        else
+            curl -fs -o /dev/null "$1" && break
+        fi
+        i=$((i + 1))
+        [ $i -lt 100 ] || fail "$1 did not come up"
+        sleep 0.1
+    done
+}

@@ -11,28 +11,9 @@ set -u
 need_cmd curl "curl"
 need_cmd python3 "python3"
 python3 -c 'import sqlite3' 2>/dev/null || skip "python3 without sqlite3"
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(2)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+e2e_tmp
+set -- $(free_ports 2)
 tport=$1 sport=$2
-wait_http() {
-    i=0
-    until curl -fs -o /dev/null "$1"; do
-        i=$((i + 1))
-        [ $i -lt 100 ] || fail "$1 did not come up"
-        sleep 0.1
-    done
-}
 entries() { ls "$tmp/queue" 2>/dev/null | grep -c '\.entry$'; }
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" "$tport=ok" >"$tmp/fake.log" 2>&1 &
 pids="$pids $!"

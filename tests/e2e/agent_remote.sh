@@ -9,28 +9,9 @@ set -u
 . "$SCORCH_SRC/tests/lib.sh"
 need_cmd curl "curl"
 need_cmd python3 "python3"
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-set -- $(python3 -c '
-import socket
-ss = [socket.socket() for _ in range(3)]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))')
+e2e_tmp
+set -- $(free_ports 3)
 tport=$1 rport=$2 aport=$3
-wait_http() {
-    i=0
-    until curl -s -o /dev/null "$1"; do
-        i=$((i + 1))
-        [ $i -lt 100 ] || fail "$1 did not come up"
-        sleep 0.1
-    done
-}
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" "$tport=ok" >"$tmp/fake.log" 2>&1 &
 pids="$pids $!"
 cat >"$tmp/receiver.py" <<'EOF'
@@ -66,7 +47,7 @@ http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_foreve
 EOF
 python3 "$tmp/receiver.py" "$rport" "$tmp/pushes.log" &
 pids="$pids $!"
-wait_http "http://127.0.0.1:$rport/"
+wait_http "http://127.0.0.1:$rport/" any
 wait_http "http://127.0.0.1:$tport/debug/pprof/heap"
 printf 's3cret-token\n' >"$tmp/token"
 cat >"$tmp/agent.yaml" <<EOF

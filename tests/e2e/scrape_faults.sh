@@ -13,29 +13,7 @@ set -u
 . "$SCORCH_SRC/tests/lib.sh"
 need_cmd curl "curl"
 need_cmd python3 "python3"
-tmp=$(mktemp -d)
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-free_ports() { # N distinct free loopback ports
-    python3 -c '
-import socket, sys
-ss = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in ss: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in ss))' "$1"
-}
-wait_http() {
-    i=0
-    until curl -fs -o /dev/null "$1"; do
-        i=$((i + 1))
-        [ $i -lt 100 ] || fail "$1 did not come up"
-        sleep 0.1
-    done
-}
+e2e_tmp
 set -- $(free_ports 9)
 ok=$1 hang=$2 garbage=$3 down=$4 slow=$5 sport=$6 aport=$7 bearer=$8 basic=$9
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" --log "$tmp/arrivals.log" \

@@ -13,33 +13,14 @@ set -u
 need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
 need_cmd curl "curl"
 need_cmd python3 "python3"
-tmp=$(mktemp -d)
+e2e_tmp
 export HOME="${HOME:-/tmp}" GOCACHE="$tmp/gocache" GOFLAGS=-mod=mod GOPROXY=off
-pids=""
-cleanup() {
-    for p in $pids; do kill -9 "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0))
-print(s.getsockname()[1])'
-}
-wait_http() { # URL: until it answers (10 s)
-    i=0
-    until curl -fs -o /dev/null "$1"; do
-        i=$((i + 1))
-        [ $i -lt 100 ] || fail "$1 did not come up"
-        sleep 0.1
-    done
-}
 
 (cd "$SCORCH_SRC/tests/data/scrapeprog" && go build -o "$tmp/prog" .) || fail "go build failed"
 RATE=4194304 # bytes per second main.knownAllocator allocates
 IV=5         # scrape interval, s
-tport=$(free_port)
-sport=$(free_port)
+set -- $(free_ports 2)
+tport=$1 sport=$2
 start_target() {
     "$tmp/prog" -listen "127.0.0.1:$tport" -alloc-rate $RATE >>"$tmp/prog.log" 2>&1 &
     tpid=$!

@@ -40,10 +40,8 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 # scrape targets: a healthy one, one that answers garbage, one nobody listens on
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-okp=$(free_port) badp=$(free_port) downp=$(free_port)
+set -- $(free_ports 3)
+okp=$1 badp=$2 downp=$3
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" "$okp=ok" "$badp=garbage" 2>"$tmp/fake.log" &
 fake_pid=$!
 cat >"$tmp/scorch.yaml" <<EOF
