@@ -76,6 +76,15 @@ int64_t sc_strtab_intern(struct sc_strtab *t, const char *s, size_t len)
     return i;
 }
 
+int64_t sc_strtab_find(const struct sc_strtab *t, const char *s, size_t len)
+{
+    /* only an interning table is fully indexed; a verbatim one has nothing to find yet */
+    if (t->indexed < t->n || len > UINT32_MAX) return SC_ENOTFOUND;
+    uint64_t key;
+    uint32_t *slot = index_find((struct sc_strtab *)t, s, len, &key);
+    return slot ? (int64_t)*slot : SC_ENOTFOUND;
+}
+
 void sc_strtab_release(struct sc_strtab *t)
 {
     free(t->v);

@@ -153,6 +153,9 @@ int sc_profile_adopt(struct sc_profile *p, void *buf, size_t mapped_len);
  * Both return the index (>= 0) or SC_ENOMEM / SC_ELIMIT (more than 2^31 strings). */
 int64_t sc_strtab_push(struct sc_strtab *t, const char *s, uint32_t len);
 int64_t sc_strtab_intern(struct sc_strtab *t, const char *s, size_t len);
+/* The index of a string equal to s in a table that only ever interned (SC_ENOTFOUND when
+ * absent, or when strings were pushed since the last intern). */
+int64_t sc_strtab_find(const struct sc_strtab *t, const char *s, size_t len);
 void sc_strtab_release(struct sc_strtab *t);
 
 static inline struct sc_str sc_profile_str(const struct sc_profile *p, uint32_t i)
