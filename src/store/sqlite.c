@@ -2,7 +2,7 @@
  *
  * On-disk schema (file <dir>/scorch.db, WAL mode, synchronous=FULL when durable):
  *
- *   meta(key TEXT PRIMARY KEY, value TEXT)            schema_version = 1
+ *   meta(key TEXT PRIMARY KEY, value TEXT)            schema_version = 2
  *   series(id INTEGER PRIMARY KEY, hash INTEGER UNIQUE, tenant TEXT, labels TEXT)
  *       hash = sc_hash64(tenant "\0" labels); labels in canonical form {a="x",b="y"}
  *       (sc_labels_format)
@@ -19,9 +19,12 @@
  *            timed, nsamples, totals BLOB, block BLOB)
  *       index (series_id, kind_id, time_ns); totals = one zigzag varint per sample type
  *       (the column sums); block = a sample block (block.h), stacks as stacks.id
- *   rollups(series_id, kind_id, res, bucket, nprofiles, totals BLOB, block BLOB)
+ *   rollups(series_id, kind_id, res, bucket, nprofiles, totals BLOB, block BLOB,
+ *           duration_ns)
  *       PRIMARY KEY(series_id, kind_id, res, bucket): the aggregated block of every
- *       profile with time in [bucket, bucket + res) s, res 600 or 3600
+ *       profile with time in [bucket, bucket + res) s, res 600 or 3600; duration_ns sums
+ *       the profiles' durations (schema 2; a schema-1 store gets the column and every
+ *       rollup marked dirty, so they are rebuilt with it)
  *   dirty(series_id, kind_id, res, bucket) PRIMARY KEY(all): buckets whose rollup is
  *       missing or stale; written in the same transaction as the profile that made it so
  *
@@ -185,7 +188,7 @@ static const char *tenant_of(const char *t)
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "INSERT OR IGNORE INTO meta VALUES('schema_version', '1');"
+    "INSERT OR IGNORE INTO meta VALUES('schema_version', '2');"
     "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
     " tenant TEXT NOT NULL, labels TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS series_labels(series_id INTEGER NOT NULL, name TEXT NOT NULL,"
@@ -205,11 +208,33 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles(time_ns);"
     "CREATE TABLE IF NOT EXISTS rollups(series_id INTEGER NOT NULL, kind_id INTEGER NOT NULL,"
     " res INTEGER NOT NULL, bucket INTEGER NOT NULL, nprofiles INTEGER NOT NULL,"
-    " totals BLOB NOT NULL, block BLOB NOT NULL,"
+    " totals BLOB NOT NULL, block BLOB NOT NULL, duration_ns INTEGER NOT NULL DEFAULT 0,"
     " PRIMARY KEY(series_id, kind_id, res, bucket)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS dirty(series_id INTEGER NOT NULL, kind_id INTEGER NOT NULL,"
     " res INTEGER NOT NULL, bucket INTEGER NOT NULL,"
     " PRIMARY KEY(series_id, kind_id, res, bucket)) WITHOUT ROWID;";
+
+/* Brings an older store's schema up to date, in one transaction. */
+static int migrate(sqlite3 *db, char *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
+                           NULL) != SQLITE_OK)
+        return sqlerr(err, db, "reading the schema version");
+    int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+    sqlite3_finalize(st);
+    if (version == 2) return 0;
+    if (version != 1)
+        return sc_errf(err, SC_EFORMAT, "store schema version %d is not known to this scorch",
+                       version);
+    return exec(db,
+                "BEGIN IMMEDIATE;"
+                "ALTER TABLE rollups ADD COLUMN duration_ns INTEGER NOT NULL DEFAULT 0;"
+                "INSERT OR IGNORE INTO dirty SELECT series_id, kind_id, res, bucket FROM rollups;"
+                "UPDATE meta SET value='2' WHERE key='schema_version';"
+                "COMMIT;",
+                err);
+}
 
 static int open_db(struct sc_store *s, sqlite3 **db, int writer, char *err)
 {
@@ -551,6 +576,7 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     rc = open_db(s, &s->wdb, 1, err);
     if (!rc)
         rc = exec(s->wdb, schema_sql, err);
+    if (!rc) rc = migrate(s->wdb, err);
     if (!rc)
         rc = load_maps(s, err);
     if (rc) {
@@ -1709,40 +1735,65 @@ static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int res, i
     return d;
 }
 
-/* Reads one series/kind of a query into a, via rollups where they are fresh.
- * *nprofiles counts the profiles covered. */
-static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, int64_t from,
-                       int64_t until, int raw_only, struct acc *a, int64_t *nprofiles, char *err)
+/* The statements a read runs for every series (prepared once per read). */
+struct reader {
+    sqlite3 *db;
+    sqlite3_stmt *dirty, *rollup, *raw, *span;
+};
+
+static void reader_close(struct reader *r)
 {
-    sqlite3_stmt *dq = NULL, *rq = NULL, *pq = NULL;
-    int rc = 0;
+    sqlite3_finalize(r->dirty);
+    sqlite3_finalize(r->rollup);
+    sqlite3_finalize(r->raw);
+    sqlite3_finalize(r->span);
+    memset(r, 0, sizeof *r);
+}
+
+static int reader_open(struct reader *r, sqlite3 *db, char *err)
+{
+    memset(r, 0, sizeof *r);
+    r->db = db;
     if (sqlite3_prepare_v2(db,
                            "SELECT 1 FROM dirty WHERE series_id=? AND kind_id=? AND res=? AND "
                            "bucket=?",
-                           -1, &dq, NULL) != SQLITE_OK ||
+                           -1, &r->dirty, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT nprofiles, block FROM rollups WHERE series_id=? AND kind_id=? "
-                           "AND res=? AND bucket=?",
-                           -1, &rq, NULL) != SQLITE_OK ||
+                           "SELECT nprofiles, block, duration_ns FROM rollups WHERE series_id=? "
+                           "AND kind_id=? AND res=? AND bucket=?",
+                           -1, &r->rollup, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
-                           "SELECT block FROM profiles WHERE series_id=? AND kind_id=? AND "
-                           "time_ns >= ? AND time_ns < ?",
-                           -1, &pq, NULL) != SQLITE_OK) {
-        rc = sqlerr(err, db, "reading profiles");
-        goto out;
+                           "SELECT block, duration_ns FROM profiles WHERE series_id=? AND "
+                           "kind_id=? AND time_ns >= ? AND time_ns < ?",
+                           -1, &r->raw, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT min(time_ns), max(time_ns) FROM profiles WHERE "
+                           "series_id=? AND kind_id=? AND time_ns >= ? AND time_ns < ?",
+                           -1, &r->span, NULL) != SQLITE_OK) {
+        int rc = sqlerr(err, db, "reading profiles");
+        reader_close(r);
+        return rc;
     }
+    return 0;
+}
+
+/* What read_series covered: profiles and the sum of their durations. */
+struct covered {
+    int64_t profiles, duration_ns;
+};
+
+/* Reads one series/kind of [from, until) into a, via rollups of at most max_res seconds
+ * where they are fresh (0: raw profiles only), adding what it read to *cov. */
+static int read_series(struct reader *rd, uint64_t series, const struct kind_col *kc, int64_t from,
+                       int64_t until, int64_t max_res, struct acc *a, struct covered *cov,
+                       char *err)
+{
+    int rc = 0;
     /* Only the span that holds profiles needs walking (ranges like [0, forever) are
      * common). */
     const int64_t NS = 1000000000LL;
     {
-        sqlite3_stmt *mm;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT min(time_ns), max(time_ns) FROM profiles WHERE "
-                               "series_id=? AND kind_id=? AND time_ns >= ? AND time_ns < ?",
-                               -1, &mm, NULL) != SQLITE_OK) {
-            rc = sqlerr(err, db, "reading profiles");
-            goto out;
-        }
+        sqlite3_stmt *mm = rd->span;
         sqlite3_bind_int64(mm, 1, (int64_t)series);
         sqlite3_bind_int64(mm, 2, kc->kind);
         sqlite3_bind_int64(mm, 3, from);
@@ -1750,9 +1801,8 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
         int have = sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL;
         int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
         int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
-        sqlite3_finalize(mm);
-        if (!have)
-            goto out;
+        sqlite3_reset(mm);
+        if (!have) return 0;
         /* keep bucket alignment where the range allows it: start at lo's hour */
         int64_t lo_al = floor_div(lo, SC_ROLLUP_HOUR * NS) * SC_ROLLUP_HOUR * NS;
         if (lo_al > from)
@@ -1764,16 +1814,16 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
     /* Walk [from, until) left to right: a full clean hour from its rollup, else a full
      * clean ten minutes from its rollup, else raw profiles up to the next ten-minute
      * boundary. */
+    sqlite3_stmt *dq = rd->dirty, *rq = rd->rollup, *pq = rd->raw;
     int64_t t = from;
     while (t < until && rc == 0) {
         int64_t secs = floor_div(t, NS);
         int used = 0;
-        if (!raw_only && t % NS == 0) {
+        if (max_res > 0 && t % NS == 0) {
             static const int res[2] = {SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
             for (int k = 0; k < 2 && !used; k++) {
                 int64_t r = res[k];
-                if (secs % r != 0 || t + r * NS > until)
-                    continue;
+                if (r > max_res || secs % r != 0 || t + r * NS > until) continue;
                 if (is_dirty(dq, series, kc->kind, (int)r, secs))
                     continue;
                 sqlite3_bind_int64(rq, 1, (int64_t)series);
@@ -1781,7 +1831,8 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
                 sqlite3_bind_int64(rq, 3, r);
                 sqlite3_bind_int64(rq, 4, secs);
                 if (sqlite3_step(rq) == SQLITE_ROW) {
-                    *nprofiles += sqlite3_column_int64(rq, 0);
+                    cov->profiles += sqlite3_column_int64(rq, 0);
+                    cov->duration_ns += sqlite3_column_int64(rq, 2);
                     rc = acc_block(a, sqlite3_column_blob(rq, 1),
                                    (size_t)sqlite3_column_bytes(rq, 1), kc->col, err);
                 }
@@ -1794,24 +1845,20 @@ static int read_series(sqlite3 *db, uint64_t series, const struct kind_col *kc, 
         if (used)
             continue;
         int64_t next = (floor_div(t, SC_ROLLUP_SHORT * NS) + 1) * SC_ROLLUP_SHORT * NS;
-        if (next > until || raw_only)
-            next = until;
+        if (next > until || max_res <= 0) next = until;
         sqlite3_bind_int64(pq, 1, (int64_t)series);
         sqlite3_bind_int64(pq, 2, kc->kind);
         sqlite3_bind_int64(pq, 3, t);
         sqlite3_bind_int64(pq, 4, next);
         while (rc == 0 && sqlite3_step(pq) == SQLITE_ROW) {
-            (*nprofiles)++;
+            cov->profiles++;
+            cov->duration_ns += sqlite3_column_int64(pq, 1);
             rc = acc_block(a, sqlite3_column_blob(pq, 0), (size_t)sqlite3_column_bytes(pq, 0),
                            kc->col, err);
         }
         sqlite3_reset(pq);
         t = next;
     }
-out:
-    sqlite3_finalize(dq);
-    sqlite3_finalize(rq);
-    sqlite3_finalize(pq);
     return rc;
 }
 
@@ -1984,6 +2031,42 @@ out:
     return 0;
 }
 
+/* Drops the stacks of a that summed to zero; returns how many are left. */
+static uint32_t acc_compact(struct acc *a)
+{
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->vals[i]) {
+            a->stacks[m] = a->stacks[i];
+            a->vals[m++] = a->vals[i];
+        }
+    return m;
+}
+
+/* Reads series `series` of [from, until) (every kind of the type) into total with the
+ * merge's rule: summed, or for gauges averaged over the series' profiles (one is scratch
+ * space). Adds what it read to *cov. */
+static int read_merged(struct reader *rd, uint64_t series, const struct kind_col *kc, int nk,
+                       int gauge, int64_t from, int64_t until, int64_t max_res, struct acc *total,
+                       struct acc *one, struct covered *cov, char *err)
+{
+    struct acc *a = gauge ? one : total;
+    struct covered c = {0, 0};
+    int rc = 0;
+    for (int k = 0; k < nk && rc == 0; k++)
+        rc = read_series(rd, series, &kc[k], from, until, max_res, a, &c, err);
+    if (gauge && rc == 0 && c.profiles > 0)
+        for (uint32_t j = 0; j < one->n && rc == 0; j++)
+            rc = acc_add(total, one->stacks[j], avg_round(one->vals[j], c.profiles));
+    if (gauge) {
+        acc_release(one);
+        memset(one, 0, sizeof *one);
+    }
+    cov->profiles += c.profiles;
+    cov->duration_ns += c.duration_ns;
+    return rc == SC_ENOMEM ? sc_errf(err, rc, "out of memory") : rc;
+}
+
 int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
                    char *err)
 {
@@ -1999,33 +2082,111 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
     struct acc total, one;
     memset(&total, 0, sizeof total);
     memset(&one, 0, sizeof one);
+    struct reader rd;
     /* a read transaction: one consistent snapshot for the whole merge */
     int rc = exec(db, "BEGIN", err);
-    for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
-        struct acc *a = gauge ? &one : &total;
-        int64_t np = 0;
-        for (int k = 0; k < nk && rc == 0; k++)
-            rc = read_series(db, q->series[i], &kc[k], q->from_ns, q->until_ns, q->raw_only, a,
-                             &np, err);
-        if (gauge && rc == 0 && np > 0)
-            for (uint32_t j = 0; j < one.n && rc == 0; j++)
-                rc = acc_add(&total, one.stacks[j], avg_round(one.vals[j], np));
-        if (gauge) {
-            acc_release(&one);
-            memset(&one, 0, sizeof one);
-        }
-    }
+    if (rc == 0) rc = reader_open(&rd, db, err);
+    struct covered cov = {0, 0};
+    int64_t max_res = q->raw_only ? 0 : SC_ROLLUP_HOUR;
+    for (uint32_t i = 0; i < q->nseries && rc == 0; i++)
+        rc = read_merged(&rd, q->series[i], kc, nk, gauge, q->from_ns, q->until_ns, max_res, &total,
+                         &one, &cov, err);
     if (rc == 0) {
-        /* drop stacks that summed to zero */
-        uint32_t m = 0;
-        for (uint32_t i = 0; i < total.n; i++)
-            if (total.vals[i]) {
-                total.stacks[m] = total.stacks[i];
-                total.vals[m++] = total.vals[i];
-            }
+        uint32_t m = acc_compact(&total);
         rc = build_profile(s, db, q->type, kc[0].unit, total.stacks, total.vals, NULL, m, out,
                            err);
     }
+    reader_close(&rd);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    conn_put(s, db);
+    acc_release(&total);
+    acc_release(&one);
+    return rc;
+}
+
+int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
+                  int64_t *last_ns, char *err)
+{
+    *first_ns = *last_ns = 0;
+    struct kind_col kc[MAX_KINDS];
+    int gauge;
+    int nk = kinds_for_type(s, q->type, kc, MAX_KINDS, &gauge);
+    if (nk == 0) return SC_ENOTFOUND;
+    sqlite3 *db = conn_get(s, err);
+    if (!db) return SC_EIO;
+    struct reader rd;
+    int rc = reader_open(&rd, db, err), found = 0;
+    for (uint32_t i = 0; i < q->nseries && rc == 0; i++)
+        for (int k = 0; k < nk; k++) {
+            sqlite3_stmt *mm = rd.span;
+            sqlite3_bind_int64(mm, 1, (int64_t)q->series[i]);
+            sqlite3_bind_int64(mm, 2, kc[k].kind);
+            sqlite3_bind_int64(mm, 3, q->from_ns);
+            sqlite3_bind_int64(mm, 4, q->until_ns);
+            if (sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL) {
+                int64_t lo = sqlite3_column_int64(mm, 0), hi = sqlite3_column_int64(mm, 1);
+                if (!found || lo < *first_ns) *first_ns = lo;
+                if (!found || hi > *last_ns) *last_ns = hi;
+                found = 1;
+            }
+            sqlite3_reset(mm);
+        }
+    reader_close(&rd);
+    conn_put(s, db);
+    return rc ? rc : found ? 0 : SC_ENOTFOUND;
+}
+
+int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, int64_t bucket_ns,
+                           sc_store_bucket_cb cb, void *ctx, char *err)
+{
+    const int64_t NS = 1000000000LL;
+    if (bucket_ns < NS || q->until_ns <= q->from_ns)
+        return sc_errf(err, SC_EINVAL, "bad bucket or range");
+    struct kind_col kc[MAX_KINDS];
+    int gauge;
+    int nk = kinds_for_type(s, q->type, kc, MAX_KINDS, &gauge);
+    if (nk == 0)
+        return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
+    /* rollups serve a bucket only when it is made of whole rollup buckets */
+    int64_t secs = bucket_ns / NS;
+    int64_t max_res = q->raw_only || bucket_ns % NS ? 0
+                      : secs % SC_ROLLUP_HOUR == 0  ? SC_ROLLUP_HOUR
+                      : secs % SC_ROLLUP_SHORT == 0 ? SC_ROLLUP_SHORT
+                                                    : 0;
+    sqlite3 *db = conn_get(s, err);
+    if (!db) return SC_EIO;
+    struct acc total, one;
+    memset(&total, 0, sizeof total);
+    memset(&one, 0, sizeof one);
+    struct reader rd;
+    int rc = exec(db, "BEGIN", err);
+    if (rc == 0) rc = reader_open(&rd, db, err);
+    /* buckets are aligned to multiples of their width, so rollups line up */
+    int64_t b0 = floor_div(q->from_ns, bucket_ns) * bucket_ns;
+    for (int64_t b = b0; b < q->until_ns && rc == 0; b += bucket_ns) {
+        int64_t from = b < q->from_ns ? q->from_ns : b;
+        int64_t until = b + bucket_ns > q->until_ns ? q->until_ns : b + bucket_ns;
+        struct covered cov = {0, 0};
+        uint32_t nseries = 0;
+        for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
+            int64_t before = cov.profiles;
+            rc = read_merged(&rd, q->series[i], kc, nk, gauge, from, until, max_res, &total, &one,
+                             &cov, err);
+            nseries += cov.profiles > before;
+        }
+        if (rc || cov.profiles == 0) continue;
+        struct sc_profile *p = NULL;
+        uint32_t m = acc_compact(&total);
+        rc = build_profile(s, db, q->type, kc[0].unit, total.stacks, total.vals, NULL, m, &p, err);
+        acc_release(&total);
+        memset(&total, 0, sizeof total);
+        if (rc) break;
+        struct sc_store_bucket bk = {from, until, cov.profiles, nseries, cov.duration_ns, gauge};
+        int stop = cb(ctx, &bk, p);
+        sc_profile_free(p);
+        if (stop) break;
+    }
+    reader_close(&rd);
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     conn_put(s, db);
     acc_release(&total);
@@ -2191,13 +2352,14 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
     const int64_t NS = 1000000000LL;
     if (res == SC_ROLLUP_SHORT)
         rc = sqlite3_prepare_v2(db,
-                                "SELECT block, 1 FROM profiles WHERE series_id=? AND kind_id=? "
-                                "AND time_ns >= ? AND time_ns < ?",
+                                "SELECT block, 1, duration_ns FROM profiles WHERE series_id=? AND "
+                                "kind_id=? AND time_ns >= ? AND time_ns < ?",
                                 -1, &st, NULL);
     else
         rc = sqlite3_prepare_v2(db,
-                                "SELECT block, nprofiles FROM rollups WHERE series_id=? AND "
-                                "kind_id=? AND res=600 AND bucket >= ? AND bucket < ?",
+                                "SELECT block, nprofiles, duration_ns FROM rollups WHERE "
+                                "series_id=? AND kind_id=? AND res=600 AND bucket >= ? AND "
+                                "bucket < ?",
                                 -1, &st, NULL);
     if (rc != SQLITE_OK)
         return sqlerr(err, db, "compacting");
@@ -2207,7 +2369,7 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
     sqlite3_bind_int64(st, 4, res == SC_ROLLUP_SHORT ? (bucket + res) * NS : bucket + res);
     struct sc_block all = {.format = SC_BLOCK_AGG};
     uint32_t cap = 0, ncols = 0;
-    int64_t nprofiles = 0;
+    int64_t nprofiles = 0, duration = 0;
     rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         struct sc_block b;
@@ -2216,6 +2378,7 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
         if (rc)
             break;
         nprofiles += sqlite3_column_int64(st, 1);
+        duration += sqlite3_column_int64(st, 2);
         if (ncols == 0)
             ncols = b.ncols;
         if (b.ncols != ncols) {
@@ -2286,9 +2449,9 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
                 t = (int64_t)((uint64_t)t + (uint64_t)all.values[(size_t)c * all.n + r]);
             sc_put_uvarint(&tot, sc_zigzag(t));
         }
-        if (rc == 0 && sqlite3_prepare_v2(db,
-                                          "INSERT OR REPLACE INTO rollups VALUES(?,?,?,?,?,?,?)",
-                                          -1, &st, NULL) == SQLITE_OK) {
+        if (rc == 0 &&
+            sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO rollups VALUES(?,?,?,?,?,?,?,?)", -1,
+                               &st, NULL) == SQLITE_OK) {
             sqlite3_bind_int64(st, 1, series);
             sqlite3_bind_int64(st, 2, kind);
             sqlite3_bind_int64(st, 3, res);
@@ -2296,6 +2459,7 @@ static int rollup_one(struct sc_store *s, int64_t series, int64_t kind, int64_t 
             sqlite3_bind_int64(st, 5, nprofiles);
             sqlite3_bind_blob(st, 6, tot.data ? tot.data : "", (int)tot.len, SQLITE_STATIC);
             sqlite3_bind_blob(st, 7, enc.data ? enc.data : "", (int)enc.len, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 8, duration);
             if (sqlite3_step(st) != SQLITE_DONE)
                 rc = sqlerr(err, db, "writing a rollup");
         } else if (rc == 0) {

@@ -104,6 +104,32 @@ struct sc_store_query {
 int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
                    char *err);
 
+/* The times of the first and the last profile of the query (of its series and type, in
+ * its range). 0, or SC_ENOTFOUND when there is none. */
+int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
+                  int64_t *last_ns, char *err);
+
+/* One bucket of sc_store_merge_buckets: what its profile covers. */
+struct sc_store_bucket {
+    int64_t from_ns, until_ns; /* the bucket within the query's range */
+    int64_t profiles;          /* stored profiles merged (rollups count theirs) */
+    uint32_t series;           /* series that had profiles in it */
+    int64_t duration_ns;       /* the sum of those profiles' durations */
+    int gauge;                 /* the type is averaged over time within a series */
+};
+/* Gets each non-empty bucket's merged profile, owned by the store and freed after the call
+ * (the callback may change it, e.g. filter it); return non-zero to stop. */
+typedef int (*sc_store_bucket_cb)(void *ctx, const struct sc_store_bucket *b, struct sc_profile *p);
+
+/* The query's range cut into buckets of bucket_ns (at least a second; aligned to
+ * multiples of bucket_ns, so the first and last may be partial) and each bucket merged as
+ * sc_store_merge would merge it (gauges averaged per series within the bucket), in time
+ * order, in one read transaction. The replicates of a comparison: with buckets no longer
+ * than the profiles' spacing each bucket holds one profile per series; whole ten-minute or
+ * hour buckets are read from rollups. 0, SC_ENOTFOUND (unknown type), SC_EINVAL or SC_E*. */
+int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, int64_t bucket_ns,
+                           sc_store_bucket_cb cb, void *ctx, char *err);
+
 /* Totals per step: values[i * nsteps + k] for series q->series[i] and the step starting at
  * from + k * step (sum of the step's profiles, or their average for gauges; 0 when none).
  * nsteps = ceil((until - from) / step). The caller allocates values. */
@@ -128,6 +154,10 @@ struct sc_store_stats {
     uint64_t bytes_on_disk;
 };
 int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err);
+
+/* Whether a sample type is a gauge (averaged over time within a series) rather than a
+ * cumulative count (summed): Go's inuse_*, goroutine and threadcreate. */
+int sc_type_is_gauge(const char *profile, const char *sample_type);
 
 /* Content-addressed ids (stable across machines and versions: never change them). */
 uint64_t sc_frame_id(const char *function, size_t flen, const char *file, size_t filelen,

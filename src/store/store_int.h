@@ -11,10 +11,6 @@
  * the same functions with and without inlining are different stacks. */
 #define SC_INLINE_SALT 0x9e3779b97f4a7c15ULL
 
-/* Whether a sample type is a gauge (averaged over time within a series) rather than a
- * cumulative count (summed): Go's inuse_*, goroutine and threadcreate. */
-int sc_type_is_gauge(const char *profile, const char *sample_type);
-
 /* Rollup resolutions, in seconds: ten minutes and an hour. (Minute rollups were tried:
  * they hold nearly as many rows as the raw profiles they sum, doubling the disk for a
  * small gain; raw profiles answer the ragged ends of a range fast enough.) */
