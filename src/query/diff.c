@@ -154,12 +154,80 @@ static void put_tsv_cell(struct sc_buf *out, struct sc_str s)
     }
 }
 
+void sc_diff_attach(struct sc_diff *d, const struct sc_cmp *c)
+{
+    d->cmp = c;
+}
+
+/* A statistic as JSON (null when not finite) or as a TSV cell (empty, "inf", "-inf"). */
+static void put_stat(struct sc_buf *out, double v, int json)
+{
+    if (isnan(v) || (json && isinf(v))) {
+        if (json) sc_buf_puts(out, "null");
+        return;
+    }
+    if (isinf(v)) {
+        sc_buf_puts(out, v > 0 ? "inf" : "-inf");
+        return;
+    }
+    char num[40];
+    snprintf(num, sizeof num, "%.10g", v);
+    sc_buf_puts(out, num);
+}
+
+static double q_or_nan(double q)
+{
+    return q >= 0 ? q : NAN;
+}
+
+/* The statistics' names and values of one row, in the documented order. */
+#define NSTATS 13
+static const char *const stat_names[NSTATS] = {
+    "significant",      "flat_q",       "cum_q",         "delta_pct",
+    "delta_pct_lo",     "delta_pct_hi", "cum_delta_pct", "cum_delta_pct_lo",
+    "cum_delta_pct_hi", "base_mean",    "mean",          "base_cum_mean",
+    "cum_mean"};
+
+static void stat_values(const struct sc_cmp_stat *st, double v[NSTATS])
+{
+    static const struct sc_cmp_stat none = {.flat_pct = NAN,
+                                            .flat_lo = NAN,
+                                            .flat_hi = NAN,
+                                            .cum_pct = NAN,
+                                            .cum_lo = NAN,
+                                            .cum_hi = NAN,
+                                            .flat_q = -1,
+                                            .cum_q = -1};
+    if (!st) st = &none;
+    double x[NSTATS] = {st->significant,
+                        q_or_nan(st->flat_q),
+                        q_or_nan(st->cum_q),
+                        st->flat_pct,
+                        st->flat_lo,
+                        st->flat_hi,
+                        st->cum_pct,
+                        st->cum_lo,
+                        st->cum_hi,
+                        st->base_flat,
+                        st->flat,
+                        st->base_cum,
+                        st->cum};
+    memcpy(v, x, sizeof x);
+}
+
 void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limit,
                    struct sc_buf *out)
 {
     uint32_t n = limit && limit < d->n ? limit : d->n;
+    struct sc_cmp_summary sum;
+    if (d->cmp) sc_cmp_summarize(d->cmp, &sum);
     if (f == SC_DIFF_TSV) {
-        sc_buf_puts(out, "base_flat\tflat\tbase_cum\tcum\tfunction\n");
+        sc_buf_puts(out, "base_flat\tflat\tbase_cum\tcum\tfunction");
+        for (int k = 0; d->cmp && k < NSTATS; k++) {
+            sc_buf_putc(out, '\t');
+            sc_buf_puts(out, stat_names[k]);
+        }
+        sc_buf_putc(out, '\n');
         for (uint32_t i = 0; i < n; i++) {
             const struct sc_diff_row *r = &d->rows[i];
             sc_buf_put_i64(out, r->base_flat);
@@ -171,6 +239,15 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
             sc_buf_put_i64(out, r->cum);
             sc_buf_putc(out, '\t');
             put_tsv_cell(out, r->name);
+            if (d->cmp) {
+                double v[NSTATS];
+                stat_values(sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len), v);
+                sc_buf_puts(out, v[0] ? "\t1" : "\t0");
+                for (int k = 1; k < NSTATS; k++) {
+                    sc_buf_putc(out, '\t');
+                    put_stat(out, v[k], 0);
+                }
+            }
             sc_buf_putc(out, '\n');
         }
         return;
@@ -185,8 +262,19 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
     sc_buf_put_i64(out, d->total);
     char num[40];
     snprintf(num, sizeof num, "%.17g", isfinite(d->base_scale) ? d->base_scale : 1.0);
-    sc_buf_printf(out, ",\"normalized\":%s,\"base_scale\":%s,\"rows\":[",
-                  d->normalized ? "true" : "false", num);
+    sc_buf_printf(out, ",\"normalized\":%s,\"base_scale\":%s,", d->normalized ? "true" : "false",
+                  num);
+    if (d->cmp) {
+        sc_buf_printf(out,
+                      "\"base_profiles\":%u,\"profiles\":%u,\"method\":\"%s\","
+                      "\"method_text\":\"%s\",\"metric\":\"%s\",\"q\":",
+                      (unsigned)sum.base_n, (unsigned)sum.n, sc_cmp_method_name(sum.method),
+                      sc_cmp_method_text(sum.method), sum.metric);
+        put_stat(out, sum.level, 1);
+        sc_buf_printf(out, ",\"tested\":%u,\"grew\":%u,\"shrank\":%u,", (unsigned)sum.tested,
+                      (unsigned)sum.grew, (unsigned)sum.shrank);
+    }
+    sc_buf_puts(out, "\"rows\":[");
     for (uint32_t i = 0; i < n; i++) {
         const struct sc_diff_row *r = &d->rows[i];
         sc_buf_puts(out, i ? ",{\"function\":\"" : "{\"function\":\"");
@@ -199,6 +287,17 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
         sc_buf_put_i64(out, r->base_cum);
         sc_buf_puts(out, ",\"cum\":");
         sc_buf_put_i64(out, r->cum);
+        if (d->cmp) {
+            const struct sc_cmp_stat *st = sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len);
+            double v[NSTATS];
+            stat_values(st, v);
+            sc_buf_puts(out, v[0] ? ",\"significant\":true" : ",\"significant\":false");
+            for (int k = 1; k < NSTATS; k++) {
+                sc_buf_printf(out, ",\"%s\":", stat_names[k]);
+                put_stat(out, v[k], 1);
+            }
+            sc_buf_printf(out, ",\"direction\":%d", st ? st->direction : 0);
+        }
         sc_buf_putc(out, '}');
     }
     sc_buf_puts(out, "]}\n");

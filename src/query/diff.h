@@ -7,6 +7,7 @@
 #include "model/arena.h"
 #include "model/buf.h"
 #include "model/profile.h"
+#include "query/compare.h"
 
 /* One function of the comparison. flat and cum mean what they mean in `scorch top` (and
  * `go tool pprof -top`): each side is computed with sc_top_compute, then rows are joined
@@ -24,6 +25,7 @@ struct sc_diff {
     double base_scale;         /* total / base_total before scaling, or 1 */
     struct sc_str sample_type, unit; /* the new profile's, in the arena */
     struct sc_arena arena;
+    const struct sc_cmp *cmp; /* statistics (sc_diff_attach), borrowed; NULL: none */
 };
 
 /* Compares base (value column base_vi) with p (column vi); the units must be equal.
@@ -35,6 +37,10 @@ int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_
                     int vi, int normalize, struct sc_diff *d, char *err);
 void sc_diff_release(struct sc_diff *d);
 
+/* Attaches a finished comparison of the same two selections: sc_diff_write then adds its
+ * statistics to every row. c stays the caller's and must outlive d's writes. */
+void sc_diff_attach(struct sc_diff *d, const struct sc_cmp *c);
+
 enum sc_diff_format { SC_DIFF_TSV, SC_DIFF_JSON };
 
 /* Writes the first `limit` rows (0 = all):
@@ -42,7 +48,16 @@ enum sc_diff_format { SC_DIFF_TSV, SC_DIFF_JSON };
  *   the sample unit (tabs and newlines in names become spaces);
  * json: {"sample_type":..,"unit":..,"base_total":B,"total":N,"normalized":false,
  *   "base_scale":1,"rows":[{"function":..,"base_flat":..,"flat":..,"base_cum":..,
- *   "cum":..},...]} and a newline. */
+ *   "cum":..},...]} and a newline.
+ * With statistics attached (sc_diff_attach), tsv adds the columns significant (1/0),
+ * flat_q, cum_q, delta_pct, delta_pct_lo, delta_pct_hi, cum_delta_pct, cum_delta_pct_lo,
+ * cum_delta_pct_hi, base_mean, mean, base_cum_mean, cum_mean after the first five (empty
+ * when not tested or undefined, "inf" for a function new on the new side); json adds the
+ * same fields to each row (null for empty) plus "direction" (1 grew, -1 shrank, 0), and
+ * "base_profiles", "profiles", "method", "method_text", "metric" (share, per_second,
+ * per_profile or value), "q" (the level), "tested", "grew" and "shrank" at the top. The
+ * delta_pct fields are of the flat (self) value, cum_delta_pct of the cum (total) value;
+ * the means are the per-replicate metric the tests compare. */
 void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limit,
                    struct sc_buf *out);
 

@@ -458,6 +458,20 @@ static inline char *put_num(char *p, int64_t v)
     return p;
 }
 
+/* A diff node's change: the direction its share moved when its function's change is
+ * significant and goes the same way, else 0. */
+static int node_change(const struct sc_flame_tree *t, const struct sc_cmp *c,
+                       const struct sc_flame_node *nd)
+{
+    struct sc_str nm = t->names.v[nd->name];
+    const struct sc_cmp_stat *st = sc_cmp_lookup(c, nm.ptr, nm.len);
+    if (!st || !st->significant) return 0;
+    double b = (double)t->nodes[0].total[0], n = (double)t->nodes[0].total[1];
+    double sb = b != 0 ? (double)nd->total[0] / b : 0, sn = n != 0 ? (double)nd->total[1] / n : 0;
+    int dir = sn > sb ? 1 : sn < sb ? -1 : 0;
+    return dir == st->direction ? dir : 0;
+}
+
 int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json_opts *o,
                        struct sc_buf *out)
 {
@@ -491,6 +505,15 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
         char num[40];
         snprintf(num, sizeof num, "%.17g", isfinite(o->base_scale) ? o->base_scale : 1.0);
         sc_buf_printf(out, ",\"base_scale\":%s", num);
+        if (o->cmp) {
+            struct sc_cmp_summary sum;
+            sc_cmp_summarize(o->cmp, &sum);
+            snprintf(num, sizeof num, "%.6g", sum.level);
+            sc_buf_printf(out,
+                          ",\"fields\":[\"x\",\"total\",\"self\",\"base_total\",\"base_self\","
+                          "\"name\",\"change\"],\"q\":%s,\"method\":\"%s\"",
+                          num, sc_cmp_method_name(sum.method));
+        }
     }
 
     /* Breadth first: x offsets, self values with left-out children folded in, names in
@@ -499,7 +522,7 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     level[nlevel++] = 0;
     x[0] = 0;
     int64_t max_self = 0;
-    const size_t per_node = o->diff ? 6 * 21 + 6 : 4 * 21 + 4;
+    const size_t per_node = o->diff ? 7 * 21 + 7 : 4 * 21 + 4;
     sc_buf_putc(&lv, '[');
     for (uint32_t start = 0; start < nlevel;) {
         uint32_t end = nlevel;
@@ -545,6 +568,10 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
                 *p++ = ',';
             }
             p = put_num(p, name_out[nd->name] - 1);
+            if (o->diff && o->cmp) {
+                *p++ = ',';
+                p = put_num(p, node_change(t, o->cmp, nd));
+            }
             *p = 0;
             lv.len = (size_t)(p - lv.data);
         }
@@ -597,8 +624,8 @@ int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct
     if (rc == 0)
         rc = sc_flame_tree_add(&t, p, vi, 1, err);
     if (rc == 0) {
-        struct sc_flame_json_opts o = {type_str(p, vi, 0), type_str(p, vi, 1), max_nodes, 0, 0,
-                                       1};
+        struct sc_flame_json_opts o = {
+            type_str(p, vi, 0), type_str(p, vi, 1), max_nodes, 0, 0, 1, NULL};
         rc = sc_flame_tree_json(&t, &o, out);
     }
     sc_flame_tree_release(&t);
@@ -608,7 +635,8 @@ int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct
 }
 
 int sc_flame_diff_json(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                       int vi, uint32_t max_nodes, int normalize, struct sc_buf *out, char *err)
+                       int vi, uint32_t max_nodes, int normalize, const struct sc_cmp *cmp,
+                       struct sc_buf *out, char *err)
 {
     if (vi < 0 || (uint32_t)vi >= p->nsample_types || base_vi < 0 ||
         (uint32_t)base_vi >= base->nsample_types)
@@ -631,7 +659,7 @@ int sc_flame_diff_json(const struct sc_profile *base, int base_vi, const struct 
         scaled = 1;
     }
     if (rc == 0) {
-        struct sc_flame_json_opts o = {type_str(p, vi, 0), nu, max_nodes, 1, scaled, f};
+        struct sc_flame_json_opts o = {type_str(p, vi, 0), nu, max_nodes, 1, scaled, f, cmp};
         rc = sc_flame_tree_json(&t, &o, out);
     }
     sc_flame_tree_release(&t);

@@ -8,6 +8,7 @@
 #include "model/buf.h"
 #include "model/hash.h"
 #include "model/profile.h"
+#include "query/compare.h"
 
 /* ---- the JSON format, version 1 (docs/api-flamegraph.md says the same with examples) ----
  *
@@ -95,6 +96,7 @@ struct sc_flame_json_opts {
     int diff;
     int normalized;    /* diff: written as "normalized" */
     double base_scale; /* diff: written as "base_scale" */
+    const struct sc_cmp *cmp; /* diff: a finished comparison; adds each node's "change" */
 };
 int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json_opts *o,
                        struct sc_buf *out);
@@ -105,8 +107,14 @@ int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct
 
 /* The diff flame graph JSON of base (column base_vi) against p (column vi); the sample
  * type and unit written are p's. normalize: scale base as described above (not when
- * either total is 0 or negative). 0 or SC_E* with detail in err. */
+ * either total is 0 or negative). cmp (may be NULL): the statistics of the same two
+ * selections; each node then gets a seventh number, its change: 1 when the node's share
+ * grew and its function's change is significant and a growth, -1 likewise for shrinking,
+ * 0 otherwise (within noise, or not tested), and the document says
+ * "fields":["x","total","self","base_total","base_self","name","change"] and "q".
+ * 0 or SC_E* with detail in err. */
 int sc_flame_diff_json(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                       int vi, uint32_t max_nodes, int normalize, struct sc_buf *out, char *err);
+                       int vi, uint32_t max_nodes, int normalize, const struct sc_cmp *cmp,
+                       struct sc_buf *out, char *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include "query/filter.h"
 #include "query/flame.h"
 #include "query/heatmap.h"
+#include "query/replicates.h"
 #include "query/selector.h"
 #include "query/source.h"
 #include "query/timespec.h"
@@ -269,6 +270,14 @@ static int resolve(struct sc_req *r, struct sc_resp *w, const char *prefix, stru
     return 0;
 }
 
+/* The request's focus/ignore/hide/show, applied to every profile it reads. */
+static struct sc_filter_opts filter_opts(struct sc_req *r)
+{
+    struct sc_filter_opts fo = {sc_req_arg(r, "focus"), sc_req_arg(r, "ignore"),
+                                sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
+    return fo;
+}
+
 /* Merges the selection and applies focus/ignore/hide/show. NULL + w filled on failure;
  * an empty selection gives an empty profile of the type. */
 static struct sc_profile *merged(struct sc_req *r, struct sc_resp *w, const struct sel *s)
@@ -293,8 +302,7 @@ static struct sc_profile *merged(struct sc_req *r, struct sc_resp *w, const stru
         sc_resp_code(w, rc, err);
         return NULL;
     }
-    struct sc_filter_opts fo = {sc_req_arg(r, "focus"), sc_req_arg(r, "ignore"),
-                                sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
+    struct sc_filter_opts fo = filter_opts(r);
     if (fo.focus || fo.ignore || fo.hide || fo.show) {
         rc = sc_profile_filter(p, &fo, NULL, err);
         if (rc) {
@@ -561,6 +569,57 @@ int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
 
 /* ---- diff ---- */
 
+/* Parses a probability in (0, 1) such as q=0.05. */
+static int parse_level(const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0 && v < 1)) return -1;
+    *out = v;
+    return 0;
+}
+
+/* The statistics of a diff: both selections cut into replicates (sc_replicates_add). NULL
+ * + w filled on failure. */
+static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const struct sel *bs,
+                                 const struct sel *ns, int normalize)
+{
+    struct sc_cmp_opts o = SC_CMP_OPTS_INIT;
+    o.normalize = normalize;
+    const char *qa = sc_req_arg(r, "q");
+    if (qa && parse_level(qa, &o.level)) {
+        sc_resp_error(w, 400, "bad 'q' '%.32s' (a false discovery rate between 0 and 1)", qa);
+        return NULL;
+    }
+    uint64_t reps = SC_REPLICATES_DEFAULT;
+    const char *ra = sc_req_arg(r, "replicates");
+    if (ra && (parse_uint(ra, SC_REPLICATES_MAX, &reps) || reps < 2)) {
+        sc_resp_error(w, 400, "bad 'replicates' '%.32s' (2..%d)", ra, SC_REPLICATES_MAX);
+        return NULL;
+    }
+    struct sc_cmp *c = NULL;
+    char err[SC_ERR_LEN] = "";
+    struct sc_filter_opts fo = filter_opts(r);
+    struct sc_filter *filter = NULL;
+    int rc = sc_filter_new(&fo, &filter, err);
+    if (rc == 0) rc = sc_cmp_new(&o, &c);
+    const struct sel *side[2] = {bs, ns};
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        struct sc_store_query q = {r->tenant,     side[k]->ids,   side[k]->n, side[k]->type,
+                                   side[k]->from, side[k]->until, 0};
+        uint32_t added;
+        rc = sc_replicates_add(r->srv->store, &q, filter, c, k, (uint32_t)reps, &added, err);
+    }
+    sc_filter_free(filter);
+    if (rc == 0) rc = sc_cmp_finish(c, err);
+    if (rc) {
+        sc_cmp_free(c);
+        sc_resp_code(w, rc, err);
+        return NULL;
+    }
+    return c;
+}
+
 int sc_api_diff(struct sc_req *r, struct sc_resp *w)
 {
     const char *format = sc_req_arg(r, "format");
@@ -571,6 +630,8 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400, "unknown format '%.32s' (json, tsv, flame, folded)", format);
     const char *norm = sc_req_arg(r, "normalize");
     int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
+    const char *sa = sc_req_arg(r, "stats");
+    int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
     if (mn && (parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
@@ -588,27 +649,32 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w)
     }
     struct sc_profile *base = merged(r, w, &bs);
     struct sc_profile *p = base ? merged(r, w, &ns) : NULL;
+    struct sc_cmp *cmp = p && stats ? diff_stats(r, w, &bs, &ns, normalize) : NULL;
     sel_release(&bs);
     sel_release(&ns);
     char err[SC_ERR_LEN] = "";
     int rc = 0;
-    if (base && p) {
+    if (base && p && (cmp || !stats)) {
         if (!strcmp(format, "flame")) {
-            rc = sc_flame_diff_json(base, 0, p, 0, (uint32_t)max_nodes, normalize, &w->body, err);
+            rc = sc_flame_diff_json(base, 0, p, 0, (uint32_t)max_nodes, normalize, cmp, &w->body,
+                                    err);
         } else if (!strcmp(format, "folded")) {
             rc = sc_diff_stacks(base, 0, p, 0, normalize, &w->body, err);
             w->content_type = "text/plain; charset=utf-8";
         } else {
             struct sc_diff d;
             rc = sc_diff_compute(base, 0, p, 0, normalize, &d, err);
-            if (!rc)
+            if (!rc) {
+                sc_diff_attach(&d, cmp);
                 sc_diff_write(&d, !strcmp(format, "tsv") ? SC_DIFF_TSV : SC_DIFF_JSON, 0,
                               &w->body);
+            }
             sc_diff_release(&d);
             if (!strcmp(format, "tsv"))
                 w->content_type = "text/tab-separated-values; charset=utf-8";
         }
     }
+    sc_cmp_free(cmp);
     sc_profile_free(base);
     sc_profile_free(p);
     if (rc)

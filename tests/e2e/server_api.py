@@ -454,10 +454,15 @@ def run_all(srv):
               "base_until": str(a + 30), "query": q("diff-app"), "from": str(b),
               "until": str(b + 30), "format": "tsv"}
     text = srv.ok("/api/v1/diff", params).decode().splitlines()
-    check(text[0] == "base_flat\tflat\tbase_cum\tcum\tfunction", "diff tsv header %r" % text[0])
+    # the contract's five columns come first, unchanged; the statistics follow them
+    check(text[0].startswith("base_flat\tflat\tbase_cum\tcum\tfunction\tsignificant\t"),
+          "diff tsv header %r" % text[0])
+    ncols = len(text[0].split("\t"))
     got_base, got_new = {}, {}
     for line in text[1:]:
-        bf, f, bc, c, name = line.split("\t", 4)
+        cells = line.split("\t")
+        check(len(cells) == ncols, "diff tsv row %r" % line)
+        bf, f, bc, c, name = cells[:5]
         if int(bf) or int(bc):
             got_base[name] = (int(bf), int(bc))
         if int(f) or int(c):

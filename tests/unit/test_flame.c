@@ -47,7 +47,7 @@ static const char *diff(const char *base, const char *text, uint32_t max_nodes, 
     out.len = 0;
     sc_buf_putc(&out, 0);
     out.len = 0;
-    int rc = sc_flame_diff_json(b, 0, p, 0, max_nodes, normalize, &out, err);
+    int rc = sc_flame_diff_json(b, 0, p, 0, max_nodes, normalize, NULL, &out, err);
     sc_profile_free(b);
     sc_profile_free(p);
     return rc ? err : out.data;
@@ -188,7 +188,7 @@ static void test_diff(void)
     sc_profile_add_sample_type(b, "alloc_space", "bytes");
     struct sc_buf out = SC_BUF_INIT;
     char err[SC_ERR_LEN];
-    T_EQ_INT(sc_flame_diff_json(a, 0, b, 0, 0, 0, &out, err), SC_EINVAL);
+    T_EQ_INT(sc_flame_diff_json(a, 0, b, 0, 0, 0, NULL, &out, err), SC_EINVAL);
     T_EQ_STR(err, "cannot compare values in 'count' with values in 'bytes'");
     sc_buf_release(&out);
     sc_profile_free(a);
@@ -234,7 +234,7 @@ static void test_real(void)
     fprintf(stderr, "%u samples -> %u nodes: tree %.1f ms, tree + JSON %.1f ms\n", p->nsamples,
             t.n, t_tree * 1e3, t_all * 1e3);
     T_CHECK(t.n > 1000000);
-    struct sc_flame_json_opts o = {{"x", 1}, {"y", 1}, SC_FLAME_MAX_NODES_DEFAULT, 0, 0, 1};
+    struct sc_flame_json_opts o = {{"x", 1}, {"y", 1}, SC_FLAME_MAX_NODES_DEFAULT, 0, 0, 1, NULL};
     t0 = now_s();
     a.len = 0;
     T_EQ_INT(sc_flame_tree_json(&t, &o, &a), 0);
@@ -299,8 +299,8 @@ static int tool(int argc, char **argv)
     int bvi = d ? sc_profile_sample_index(b, NULL, err) : 0;
     struct sc_buf out = SC_BUF_INIT;
     int rc = vi < 0 || bvi < 0 ? SC_EINVAL
-             : d               ? sc_flame_diff_json(b, bvi, p, vi, max_nodes, normalize, &out, err)
-                               : sc_flame_json(p, vi, max_nodes, &out, err);
+             : d ? sc_flame_diff_json(b, bvi, p, vi, max_nodes, normalize, NULL, &out, err)
+                 : sc_flame_json(p, vi, max_nodes, &out, err);
     if (rc == 0)
         fwrite(out.data, 1, out.len, stdout);
     else

@@ -1,0 +1,70 @@
+/* replicates.c - a stored selection cut into time buckets, each a replicate. */
+#include "query/replicates.h"
+#include "model/error.h"
+
+#define NS 1000000000LL
+
+int64_t sc_replicates_width(int64_t from_ns, int64_t until_ns, uint32_t max)
+{
+    if (max == 0) max = SC_REPLICATES_DEFAULT;
+    uint64_t span = until_ns > from_ns ? (uint64_t)until_ns - (uint64_t)from_ns : 1;
+    uint64_t w = (span + max - 1) / max;
+    w = (w + NS - 1) / NS; /* seconds */
+    if (w == 0) w = 1;
+    if (w > 3600)
+        w = (w + 3599) / 3600 * 3600;
+    else if (w > 600)
+        w = (w + 599) / 600 * 600;
+    return (int64_t)w * NS;
+}
+
+struct add_ctx {
+    const struct sc_filter *filter;
+    struct sc_cmp *c;
+    int side, vi, rc;
+    uint32_t added;
+    char *err;
+};
+
+static int add_bucket(void *arg, const struct sc_store_bucket *b, struct sc_profile *p)
+{
+    struct add_ctx *x = arg;
+    if (x->filter && sc_filter_active(x->filter)) {
+        struct sc_filter_result fr;
+        x->rc = sc_filter_apply(x->filter, p, &fr, x->err);
+        if (x->rc) return 1;
+    }
+    double per_series = b->series ? (double)b->series : 1;
+    double seconds = 0, profiles = 0;
+    if (!b->gauge) {
+        /* per series, so a bucket of one profile from each of three pods is worth its
+         * three-pod total per second */
+        seconds = (double)b->duration_ns / NS / per_series;
+        profiles = (double)b->profiles / per_series;
+    }
+    x->rc = sc_cmp_add(x->c, x->side, p, 0, seconds, profiles, x->err);
+    x->added += x->rc == 0;
+    return x->rc != 0;
+}
+
+int sc_replicates_add(struct sc_store *s, const struct sc_store_query *q,
+                      const struct sc_filter *filter, struct sc_cmp *c, int side, uint32_t max,
+                      uint32_t *added, char *err)
+{
+    struct add_ctx x = {filter, c, side, 0, 0, 0, err};
+    *added = 0;
+    if (q->nseries == 0) return 0;
+    /* cut the span that holds profiles, not the whole range: a day's range with an hour
+     * of data still gives max replicates */
+    int64_t first, last;
+    int rc = sc_store_span(s, q, &first, &last, err);
+    if (rc) return rc == SC_ENOTFOUND ? 0 : rc;
+    struct sc_store_query sq = *q;
+    sq.from_ns = first;
+    sq.until_ns = last + 1;
+    int64_t w = sc_replicates_width(sq.from_ns, sq.until_ns, max);
+    rc = sc_store_merge_buckets(s, &sq, w, add_bucket, &x, err);
+    *added = x.added;
+    if (rc == SC_ENOTFOUND) return 0;
+    return rc ? rc : x.rc;
+}
