@@ -8,6 +8,7 @@
 int cmd_collapse(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_diff_folded(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_callgraph(int argc, char **argv);

@@ -17,6 +17,7 @@ static const struct cmd {
     {"collapse", cmd_collapse, "fold `perf script` output into stacks (stackcollapse-perf.pl)"},
     {"flamegraph", cmd_flamegraph, "draw an interactive SVG flame graph (flamegraph.pl)"},
     {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph"},
+    {"compare", cmd_compare, "which functions really changed between two sets of profiles"},
     {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
     {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
     {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},

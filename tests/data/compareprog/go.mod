@@ -1,0 +1,3 @@
+module compareprog
+
+go 1.19
