@@ -1,4 +1,4 @@
-/* store.c - what every store backend shares: ids, canonical labels, type rules, options. */
+/* store.c - what every store backend shares: options, ids, type rules, and the dispatch. */
 #include "store/store_int.h"
 #include "model/error.h"
 #include "model/hash.h"
@@ -9,11 +9,102 @@
 void sc_store_opts_init(struct sc_store_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->engine = "sqlite";
     o->dir = "./data";
     o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
     o->zstd_level = 3;
     o->durable = 1;
     o->background = 1;
+}
+
+int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *err)
+{
+    *out = NULL;
+    if (!o->engine || !*o->engine || !strcmp(o->engine, "sqlite"))
+        return sc_sqlite_open(o, out, err);
+    return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite)", o->engine);
+}
+
+void sc_store_close(struct sc_store *s)
+{
+    if (s)
+        s->ops->close(s);
+}
+
+int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
+{
+    return s->ops->write(s, w, err);
+}
+
+int sc_store_types(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
+                   char *err)
+{
+    return s->ops->types(s, tenant, cb, ctx, err);
+}
+
+int sc_store_label_names(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
+                         char *err)
+{
+    return s->ops->label_names(s, tenant, cb, ctx, err);
+}
+
+int sc_store_label_values(struct sc_store *s, const char *tenant, const char *name,
+                          sc_store_str_cb cb, void *ctx, char *err)
+{
+    return s->ops->label_values(s, tenant, name, cb, ctx, err);
+}
+
+int sc_store_series_list(struct sc_store *s, const char *tenant, const char *type, int64_t from,
+                         int64_t until, sc_store_series_cb cb, void *ctx, char *err)
+{
+    return s->ops->series_list(s, tenant, type, from, until, cb, ctx, err);
+}
+
+int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge)
+{
+    return s->ops->type_info(s, type, unit, gauge);
+}
+
+int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
+                  void *ctx, char *err)
+{
+    return s->ops->read(s, r, cb, ctx, err);
+}
+
+int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n,
+                     sc_store_stack_cb cb, void *ctx, char *err)
+{
+    return s->ops->resolve(s, stacks, n, cb, ctx, err);
+}
+
+int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
+                  int64_t *last_ns, char *err)
+{
+    return s->ops->span(s, q, first_ns, last_ns, err);
+}
+
+int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
+                      int64_t *values, char *err)
+{
+    return s->ops->timeline(s, q, step_ns, values, err);
+}
+
+int sc_store_compact(struct sc_store *s, int64_t now_ns, int force, char *err)
+{
+    return s->ops->compact(s, now_ns, force, err);
+}
+
+int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err)
+{
+    return s->ops->stats(s, st, err);
+}
+
+int sc_store_over_budget(const struct sc_store *s, char *err)
+{
+    return sc_errf(err, SC_ELIMIT,
+                   "the query reads more than %llu stored blocks (the server's query budget, "
+                   "storage.max_read_blocks): narrow the time range or the selection",
+                   (unsigned long long)s->opts.max_read_blocks);
 }
 
 /* A frame id is XXH3 over 32 bytes: the XXH3 of the function name, of the file name and

@@ -1,4 +1,4 @@
-/* store.h - where profiles are kept: one small interface, SQLite (embedded) behind it. */
+/* store.h - where profiles are kept: one interface over every backend (SQLite embedded). */
 #ifndef SC_STORE_H
 #define SC_STORE_H
 
@@ -21,18 +21,27 @@
  * Reads merge: the samples of every profile of the chosen series and type in [from, until)
  * are summed per stack, except gauge types (inuse_*, goroutine, threadcreate), which are
  * averaged over the profiles of each series and then summed across series. The store keeps
- * ten-minute and hour rollups so long ranges read few blocks.
+ * ten-minute, hour and day rollups so long ranges read few blocks.
+ *
+ * Layers: a backend implements a few primitives (write; list types, labels, series; read
+ * the (stack, value[, time]) rows of series and a type per time bucket, aggregated where
+ * the data lives; resolve stacks to frames; totals per step; compact and retain: the
+ * `ops` in store_int.h). Everything else here (merges, buckets, timestamped samples as
+ * profiles) is built once on those primitives in read.c, for every backend alike.
  *
  * Thread safety: every function may be called from any thread concurrently; writes are
  * group-committed (one fsync for all writes waiting at that moment). */
 struct sc_store;
 
 struct sc_store_opts {
+    const char *engine;      /* "sqlite" (default) */
     const char *dir;         /* data directory (created if missing) */
     int64_t retention_ns;    /* profiles older than this go; 0 = keep forever */
     int zstd_level;          /* block compression, default 3 */
     int durable;             /* 1 (default): fsync every commit (synchronous=FULL) */
     int background;          /* 1: a thread compacts rollups and applies retention */
+    uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
+                                 read fails with SC_ELIMIT naming the limit */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
@@ -129,6 +138,54 @@ typedef int (*sc_store_bucket_cb)(void *ctx, const struct sc_store_bucket *b, st
  * hour buckets are read from rollups. 0, SC_ENOTFOUND (unknown type), SC_EINVAL or SC_E*. */
 int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, int64_t bucket_ns,
                            sc_store_bucket_cb cb, void *ctx, char *err);
+
+/* ---- the read primitives (what a backend implements; the functions above use them) ---- */
+
+/* A read: the rows of q's series and type, per time bucket. */
+struct sc_store_read {
+    const struct sc_store_query *q;
+    int64_t bucket_ns; /* > 0: buckets of this width aligned to its multiples; 0: one */
+    int timed;         /* timestamped samples only, a row each with its time */
+};
+
+/* The rows of one series in one bucket: aggregated (one per stack, summed over the
+ * bucket's profiles) or, for timed reads, one per sample in time order per profile. */
+struct sc_store_rows {
+    uint32_t series;           /* index into q->series */
+    int64_t from_ns, until_ns; /* the bucket, within the query's range */
+    int64_t profiles;          /* profiles merged (rollups count theirs) */
+    int64_t duration_ns;       /* their durations, summed */
+    uint32_t n;
+    const uint64_t *stacks;    /* backend stack keys: sc_store_resolve names them */
+    const int64_t *values;
+    const int64_t *times;      /* timed reads only */
+};
+/* Called bucket by bucket (every series of a bucket before the next bucket), only for
+ * series with profiles in the bucket; arrays valid during the call; non-zero stops. */
+typedef int (*sc_store_rows_cb)(void *ctx, const struct sc_store_rows *r);
+
+/* Reads rows. 0, SC_ENOTFOUND (unknown type), SC_ELIMIT (the read budget) or SC_E*. */
+int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
+                  void *ctx, char *err);
+
+/* A frame of a resolved stack; strings valid during the callback. */
+struct sc_store_frame {
+    uint64_t key; /* the backend's frame key (equal keys: equal frames) */
+    const char *function, *file, *binary;
+    int64_t line;
+    int inlined; /* inlined into the next (calling) frame */
+};
+/* One stack's frames, leaf first. Non-zero stops. */
+typedef int (*sc_store_stack_cb)(void *ctx, uint64_t stack, const struct sc_store_frame *frames,
+                                 uint32_t n);
+
+/* Resolves stack keys (as sc_store_read gives them; duplicates allowed) to frames, one
+ * callback per key in the given order. 0, SC_EFORMAT (a key the store lacks) or SC_E*. */
+int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n,
+                     sc_store_stack_cb cb, void *ctx, char *err);
+
+/* The unit of a profile type and whether it is a gauge. 0 or SC_ENOTFOUND. */
+int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge);
 
 /* Totals per step: values[i * nsteps + k] for series q->series[i] and the step starting at
  * from + k * step (sum of the step's profiles, or their average for gauges; 0 when none).

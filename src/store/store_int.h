@@ -1,4 +1,4 @@
-/* store_int.h - internals shared by the store's files: ids, labels, type rules. */
+/* store_int.h - what a store backend implements, and the rules every backend shares. */
 #ifndef SC_STORE_INT_H
 #define SC_STORE_INT_H
 
@@ -11,10 +11,67 @@
  * the same functions with and without inlining are different stacks. */
 #define SC_INLINE_SALT 0x9e3779b97f4a7c15ULL
 
-/* Rollup resolutions, in seconds: ten minutes and an hour. (Minute rollups were tried:
- * they hold nearly as many rows as the raw profiles they sum, doubling the disk for a
- * small gain; raw profiles answer the ragged ends of a range fast enough.) */
+/* Rollup resolutions, in seconds: ten minutes, an hour and a day, each built from the one
+ * below. (Minute rollups were tried: they hold nearly as many rows as the raw profiles
+ * they sum, doubling the disk for a small gain; raw profiles answer the ragged ends of a
+ * range fast enough.) */
 #define SC_ROLLUP_SHORT 600
 #define SC_ROLLUP_HOUR 3600
+#define SC_ROLLUP_DAY 86400
+
+/* A backend: the primitives of store.h, which dispatches to them. Every function may be
+ * called from any thread at once. */
+struct sc_store_ops {
+    const char *name;
+    void (*close)(struct sc_store *s);
+    int (*write)(struct sc_store *s, const struct sc_store_write *w, char *err);
+    int (*types)(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
+                 char *err);
+    int (*label_names)(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
+                       char *err);
+    int (*label_values)(struct sc_store *s, const char *tenant, const char *name,
+                        sc_store_str_cb cb, void *ctx, char *err);
+    int (*series_list)(struct sc_store *s, const char *tenant, const char *type, int64_t from,
+                       int64_t until, sc_store_series_cb cb, void *ctx, char *err);
+    int (*type_info)(struct sc_store *s, const char *type, char unit[64], int *gauge);
+    int (*read)(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
+                void *ctx, char *err);
+    int (*resolve)(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+                   void *ctx, char *err);
+    int (*span)(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
+                int64_t *last_ns, char *err);
+    int (*timeline)(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
+                    int64_t *values, char *err);
+    int (*compact)(struct sc_store *s, int64_t now_ns, int force, char *err);
+    int (*stats)(struct sc_store *s, struct sc_store_stats *st, char *err);
+};
+
+/* The head of every backend's handle (its first member). */
+struct sc_store {
+    const struct sc_store_ops *ops;
+    struct sc_store_opts opts;
+};
+
+/* Backends. */
+int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
+
+/* floor(a / b) for b > 0, also for negative a. */
+static inline int64_t sc_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* sum / n rounded to the nearest integer, halves away from zero (gauge averages). */
+static inline int64_t sc_avg_round(int64_t sum, int64_t n)
+{
+    int64_t q = sum / n, r = sum % n;
+    if (2 * (r < 0 ? -r : r) >= n)
+        q += sum < 0 ? -1 : 1;
+    return q;
+}
+
+/* The work budget's refusal, worded once for every backend. */
+int sc_store_over_budget(const struct sc_store *s, char *err);
 
 #endif

@@ -1,0 +1,198 @@
+/* sqlite_int.h - the embedded backend's internals, shared by sqlite*.c.
+ *
+ * Files: sqlite.c (open, schema, connections, listings, stats, the ops table),
+ * sqlite_write.c (ids, blocks, group commit), sqlite_read.c (rows per bucket through
+ * rollups, stack resolution, spans, timelines), sqlite_compact.c (rollups, retention,
+ * garbage collection, the background thread).
+ *
+ * DESIGN: which lock guards what, and the order they are taken.
+ *
+ *   mu        the id caches (frame_ids, stack_ids, series_ids), next_* counters, kinds,
+ *             the pending rows (pframes, pstacks, pseries) and idb, the connection that
+ *             looks ids up by hash on a cache miss. Held by a writer while it turns
+ *             hashes into ids (so two writers never hand out two ids for one hash) and by
+ *             the commit leader while it takes or returns the pending rows.
+ *   cache_mu  the read caches (stack_cache, stack_off/len/data, frame_cache, finfo,
+ *             cache_arena). Held while a resolution walks cached stacks, so a cache that
+ *             is cleared to stay bounded is never cleared under a reader.
+ *   wdb_mu    wdb, the writer connection: the commit leader's transaction and
+ *             compaction's short transactions.
+ *   qmu       the group-commit queue and `leader` (qcond signals a finished commit).
+ *   pool_mu   the pool of reader connections.
+ *   bg_mu     bg_stop (bg_cond wakes the background thread).
+ *
+ *   Order: mu before cache_mu (a writer caches the stacks it creates). wdb_mu is never
+ *   held with mu or cache_mu: the leader takes the pending rows under mu, lets go, then
+ *   writes under wdb_mu, then takes mu again to return rows a failed commit must retry.
+ *   qmu is never held across any other lock (the leader releases it to commit); pool_mu
+ *   and bg_mu are leaves.
+ *
+ * Statements are prepared once per connection and cached with it (struct conn), so a
+ * read costs no sqlite3_prepare for the statements it runs per series and bucket.
+ */
+#ifndef SC_SQLITE_INT_H
+#define SC_SQLITE_INT_H
+
+#include "store/block.h"
+#include "store/store_int.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "model/hash.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#define SQ_MAX_LABELS 64
+#define SQ_MAX_BLOCK_ROWS (1u << 24)
+#define SQ_MAX_KINDS 64
+
+struct frame_info {
+    const char *function, *file, *binary; /* in the cache arena */
+    int64_t line;
+};
+
+/* New rows not committed yet (retried by the next commit if one fails). */
+struct pend_frame {
+    struct pend_frame *next;
+    uint32_t id;
+    uint64_t hash;
+    char *function, *file, *binary;
+    int64_t line;
+};
+struct pend_stack {
+    struct pend_stack *next;
+    uint32_t id;
+    uint64_t hash;
+    struct sc_buf blob;
+};
+struct pend_series {
+    struct pend_series *next;
+    uint32_t id;
+    uint64_t hash;
+    char *tenant, *labels;
+    uint32_t npairs;
+    const char *names[SQ_MAX_LABELS], *values[SQ_MAX_LABELS]; /* in strings */
+    struct sc_buf strings;
+};
+struct kind {
+    uint32_t id;
+    char *profile, *types; /* types: "t/u,t/u" */
+    uint32_t ntypes;
+    int committed;
+};
+
+/* A profile row waiting for the group commit. */
+struct pend_write {
+    struct pend_write *next;
+    uint32_t series_id, kind_id;
+    int64_t time_ns, duration_ns, period;
+    int timed;
+    uint32_t nsamples;
+    struct sc_buf totals, block;
+    int done, rc;
+    char err[SC_ERR_LEN];
+};
+
+/* The statements every read runs, prepared once per connection. */
+enum {
+    ST_DIRTY,    /* is (series, kind, res, bucket) dirty */
+    ST_ROLLUP,   /* a rollup's nprofiles, block, duration */
+    ST_RAW,      /* the blocks and durations of profiles in a range */
+    ST_SPAN,     /* min and max profile time in a range */
+    ST_TIMED,    /* the timed profiles' blocks in a range, in time order */
+    ST_TOTALS,   /* the profiles' times and totals in a range */
+    ST_EXISTS,   /* is there a profile of a kind in a range */
+    ST_ANY,      /* is there a profile of any kind in a range */
+    ST_N
+};
+
+/* A connection with its cached statements. */
+struct conn {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_N];
+    struct conn *next;
+};
+
+struct sq_store {
+    struct sc_store base; /* first: the ops and options */
+    char *path;
+    int lock_fd; /* <dir>/LOCK, flock'ed for the life of the store */
+    sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
+    pthread_mutex_t wdb_mu;
+
+    /* ids and pending rows (mu) */
+    pthread_mutex_t mu;
+    struct sc_map64 frame_ids, stack_ids, series_ids;
+    uint32_t next_frame, next_stack, next_series, next_kind;
+    struct kind *kinds;
+    uint32_t nkinds;
+    struct pend_frame *pframes;
+    struct pend_stack *pstacks;
+    struct pend_series *pseries;
+
+    /* group commit (qmu) */
+    pthread_mutex_t qmu;
+    pthread_cond_t qcond;
+    struct pend_write *queue, **qtail;
+    int leader;
+
+    /* read side */
+    pthread_mutex_t pool_mu;
+    struct conn *pool;
+    pthread_mutex_t cache_mu;
+    struct sc_arena cache_arena;
+    struct sc_map64 stack_cache; /* stack id -> index in stack_off */
+    uint32_t *stack_off, *stack_len, nstack_cache, stack_cache_cap;
+    uint32_t *stack_data, nstack_data, stack_data_cap;
+    struct sc_map64 frame_cache; /* frame id -> index in frame_info */
+    struct frame_info *finfo;
+    uint32_t nfinfo, finfo_cap;
+
+    /* background (bg_mu) */
+    pthread_t bg;
+    int bg_running, bg_stop;
+    pthread_mutex_t bg_mu;
+    pthread_cond_t bg_cond;
+};
+
+/* Kinds that carry a profile type id "profile:sample_type", with its column in each. */
+struct kind_col {
+    uint32_t kind, col;
+    char unit[64];
+};
+
+/* ---- sqlite.c ---- */
+int sq_err(char *err, sqlite3 *db, const char *what);
+int sq_exec(sqlite3 *db, const char *sql, char *err);
+const char *sq_tenant(const char *t);
+/* A reader connection (from the pool, or new) with its statements; NULL + err. */
+struct conn *sq_conn_get(struct sq_store *s, char *err);
+void sq_conn_put(struct sq_store *s, struct conn *c);
+/* The kinds of a type, at most max, and whether it is a gauge; 0 when the type is unknown. */
+int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out, uint32_t max,
+                      int *gauge);
+void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_series *pse);
+
+/* ---- sqlite_read.c ---- */
+/* Adds a stack's frames (varint blob) or a frame to the read cache; cache_mu held. */
+int sq_cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t len);
+int sq_cache_frame(struct sq_store *s, uint32_t id, const char *fn, const char *file,
+                   int64_t line, const char *bin);
+int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+            char *err);
+int sq_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+               void *ctx, char *err);
+int sq_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_ns,
+            int64_t *last_ns, char *err);
+int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
+                int64_t *values, char *err);
+
+/* ---- sqlite_write.c ---- */
+int sq_write(struct sc_store *st, const struct sc_store_write *w, char *err);
+
+/* ---- sqlite_compact.c ---- */
+int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);
+void *sq_bg_main(void *arg);
+
+#endif

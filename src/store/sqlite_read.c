@@ -1,0 +1,609 @@
+/* sqlite_read.c - the embedded backend's reads: rows per bucket through rollups, stacks. */
+#include "store/sqlite_int.h"
+#include "model/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS 1000000000LL
+
+/* ---- read caches: stacks and frames ---- */
+
+/* Adds a stack's frames (varint blob) to the cache; cache_mu held. */
+int sq_cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t len)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&s->stack_cache, id, s->nstack_cache, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
+    if (sc_grow_array(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
+                      sizeof *s->stack_off))
+        return SC_ENOMEM;
+    uint32_t cap = s->stack_cache_cap;
+    uint32_t *nl = realloc(s->stack_len, cap * sizeof *nl);
+    if (!nl)
+        return SC_ENOMEM;
+    s->stack_len = nl;
+    const uint8_t *p = blob, *end = blob + len;
+    uint32_t start = s->nstack_data, n = 0;
+    while (p < end) {
+        uint64_t v;
+        if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX)
+            return SC_EFORMAT;
+        if (sc_grow_array(&s->stack_data, &s->stack_data_cap, (uint64_t)s->nstack_data + 1,
+                          sizeof *s->stack_data))
+            return SC_ENOMEM;
+        s->stack_data[s->nstack_data++] = (uint32_t)v;
+        n++;
+    }
+    s->stack_off[s->nstack_cache] = start;
+    s->stack_len[s->nstack_cache] = n;
+    s->nstack_cache++;
+    return 0;
+}
+
+int sq_cache_frame(struct sq_store *s, uint32_t id, const char *fn, const char *file,
+                       int64_t line, const char *bin)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&s->frame_cache, id, s->nfinfo, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
+    if (sc_grow_array(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
+        return SC_ENOMEM;
+    struct frame_info *f = &s->finfo[s->nfinfo];
+    f->function = sc_arena_strndup(&s->cache_arena, fn, strlen(fn));
+    f->file = sc_arena_strndup(&s->cache_arena, file, strlen(file));
+    f->binary = sc_arena_strndup(&s->cache_arena, bin, strlen(bin));
+    f->line = line;
+    if (!f->function || !f->file || !f->binary)
+        return SC_ENOMEM;
+    s->nfinfo++;
+    return 0;
+}
+
+/* Reads the given ids (known to be missing) into the stack or frame cache. */
+static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint32_t *ids,
+                         uint32_t n, char *err)
+{
+    enum { CHUNK = 256 };
+    int rc = 0;
+    for (uint32_t off = 0; off < n && rc == 0; off += CHUNK) {
+        uint32_t m = n - off < CHUNK ? n - off : CHUNK;
+        char sql[96 + CHUNK * 12];
+        int o = snprintf(sql, sizeof sql,
+                         frames ? "SELECT id, function, file, line, binary FROM frames WHERE id IN ("
+                                : "SELECT id, frames FROM stacks WHERE id IN (");
+        for (uint32_t k = 0; k < m; k++)
+            o += snprintf(sql + o, sizeof sql - (size_t)o, "%s%u", k ? "," : "", ids[off + k]);
+        snprintf(sql + o, sizeof sql - (size_t)o, ")");
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+            return sq_err(err, db, "reading stacks");
+        pthread_mutex_lock(&s->cache_mu);
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
+            if (!frames)
+                rc = sq_cache_stack(s, id, sqlite3_column_blob(st, 1),
+                                 (size_t)sqlite3_column_bytes(st, 1));
+            else
+                rc = sq_cache_frame(s, id, (const char *)sqlite3_column_text(st, 1),
+                                 (const char *)sqlite3_column_text(st, 2),
+                                 sqlite3_column_int64(st, 3),
+                                 (const char *)sqlite3_column_text(st, 4));
+        }
+        pthread_mutex_unlock(&s->cache_mu);
+        sqlite3_finalize(st);
+    }
+    return rc ? sc_errf(err, rc, "reading stacks: %s", sc_strerror(rc)) : 0;
+}
+
+/* Makes sure the stacks and their frames are in the cache, reading missing ones. */
+static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, uint32_t n,
+                      char *err)
+{
+    struct sc_map64 seen;
+    sc_map64_init(&seen);
+    uint32_t *miss = NULL, nmiss = 0, cap = 0;
+    int rc = 0;
+    for (int frames = 0; frames < 2 && rc == 0; frames++) {
+        nmiss = 0;
+        sc_map64_release(&seen);
+        pthread_mutex_lock(&s->cache_mu);
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+            if (!frames) {
+                if (sc_map64_get(&s->stack_cache, stacks[i]))
+                    continue;
+                int added;
+                if (!sc_map64_upsert(&seen, stacks[i], 0, &added)) {
+                    rc = SC_ENOMEM;
+                } else if (added) {
+                    if (sc_grow_array(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
+                        rc = SC_ENOMEM;
+                    else
+                        miss[nmiss++] = (uint32_t)stacks[i];
+                }
+                continue;
+            }
+            uint32_t *ci = sc_map64_get(&s->stack_cache, stacks[i]);
+            if (!ci)
+                continue; /* a stack the database lacks: build_profile reports it */
+            const uint32_t *fr = s->stack_data + s->stack_off[*ci];
+            for (uint32_t j = 0; j < s->stack_len[*ci] && rc == 0; j++) {
+                uint32_t fid = fr[j] >> 1;
+                if (sc_map64_get(&s->frame_cache, fid))
+                    continue;
+                int added;
+                if (!sc_map64_upsert(&seen, fid, 0, &added)) {
+                    rc = SC_ENOMEM;
+                } else if (added) {
+                    if (sc_grow_array(&miss, &cap, (uint64_t)nmiss + 1, sizeof *miss))
+                        rc = SC_ENOMEM;
+                    else
+                        miss[nmiss++] = fid;
+                }
+                fr = s->stack_data + s->stack_off[*ci];
+            }
+        }
+        pthread_mutex_unlock(&s->cache_mu);
+        if (rc == 0 && nmiss)
+            rc = fetch_missing(s, db, frames, miss, nmiss, err);
+        else if (rc)
+            rc = sc_errf(err, rc, "out of memory");
+    }
+    sc_map64_release(&seen);
+    free(miss);
+    return rc;
+}
+
+/* ---- rows ---- */
+
+/* (stack -> value) sums of one series and bucket, with the blocks' dense stack ids. */
+struct rows {
+    struct sc_map64 map; /* stack -> index */
+    uint64_t *stacks;
+    int64_t *vals, *times;
+    uint32_t n, cap;
+};
+
+static void rows_release(struct rows *a)
+{
+    sc_map64_release(&a->map);
+    free(a->stacks);
+    free(a->vals);
+    free(a->times);
+    memset(a, 0, sizeof *a);
+}
+
+static void rows_clear(struct rows *a)
+{
+    sc_map64_release(&a->map);
+    a->n = 0;
+}
+
+static int rows_grow(struct rows *a, int timed)
+{
+    if (a->n < a->cap)
+        return 0;
+    uint32_t c = a->cap ? a->cap * 2 : 1024;
+    uint64_t *st = realloc(a->stacks, c * sizeof *st);
+    if (st)
+        a->stacks = st;
+    int64_t *vl = realloc(a->vals, c * sizeof *vl);
+    if (vl)
+        a->vals = vl;
+    int64_t *tm = timed ? realloc(a->times, c * sizeof *tm) : NULL;
+    if (tm)
+        a->times = tm;
+    if (!st || !vl || (timed && !tm))
+        return SC_ENOMEM;
+    a->cap = c;
+    return 0;
+}
+
+static int rows_add(struct rows *a, uint32_t stack, int64_t v)
+{
+    if (rows_grow(a, 0))
+        return SC_ENOMEM;
+    int added;
+    uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    if (added) {
+        a->stacks[a->n] = stack;
+        a->vals[a->n++] = 0;
+    }
+    a->vals[*slot] = (int64_t)((uint64_t)a->vals[*slot] + (uint64_t)v);
+    return 0;
+}
+
+/* A read in progress: its connection, its budget, its scratch. */
+struct reader {
+    struct sq_store *s;
+    struct conn *c;
+    uint64_t blocks; /* blocks decoded so far */
+    char *err;
+};
+
+static int count_block(struct reader *rd)
+{
+    rd->blocks++;
+    uint64_t max = rd->s->base.opts.max_read_blocks;
+    return max && rd->blocks > max ? sc_store_over_budget(&rd->s->base, rd->err) : 0;
+}
+
+/* Adds column col of an encoded block to a. */
+static int add_block(struct reader *rd, struct rows *a, const void *data, size_t len,
+                     uint32_t col)
+{
+    int rc = count_block(rd);
+    if (rc)
+        return rc;
+    struct sc_block b;
+    rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, &b, rd->err);
+    if (rc)
+        return rc;
+    if (col >= b.ncols) {
+        sc_block_release(&b);
+        return sc_errf(rd->err, SC_EFORMAT, "sample block lacks column %u", (unsigned)col);
+    }
+    const int64_t *v = b.values + (size_t)col * b.n;
+    for (uint32_t i = 0; i < b.n && rc == 0; i++)
+        if (v[i])
+            rc = rows_add(a, b.stacks[i], v[i]);
+    sc_block_release(&b);
+    return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
+}
+
+static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int64_t res,
+                    int64_t bucket)
+{
+    sqlite3_bind_int64(dq, 1, (int64_t)series);
+    sqlite3_bind_int64(dq, 2, kind);
+    sqlite3_bind_int64(dq, 3, res);
+    sqlite3_bind_int64(dq, 4, bucket);
+    int d = sqlite3_step(dq) == SQLITE_ROW;
+    sqlite3_reset(dq);
+    return d;
+}
+
+/* The rollup resolutions a read may use, largest first. */
+static const int64_t rollup_res[] = {SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
+#define NRES (sizeof rollup_res / sizeof rollup_res[0])
+
+/* Reads one series/kind of [from, until) into a, via clean rollups of at most max_res
+ * seconds (0: raw profiles only), adding to *profiles and *duration. */
+static int read_series(struct reader *rd, uint64_t series, const struct kind_col *kc,
+                       int64_t from, int64_t until, int64_t max_res, struct rows *a,
+                       int64_t *profiles, int64_t *duration)
+{
+    struct conn *c = rd->c;
+    int rc = 0;
+    /* Only the span that holds profiles needs walking (ranges like [0, forever) are
+     * common). */
+    {
+        sqlite3_stmt *mm = c->st[ST_SPAN];
+        sqlite3_bind_int64(mm, 1, (int64_t)series);
+        sqlite3_bind_int64(mm, 2, kc->kind);
+        sqlite3_bind_int64(mm, 3, from);
+        sqlite3_bind_int64(mm, 4, until);
+        int have = sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL;
+        int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
+        int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
+        sqlite3_reset(mm);
+        if (!have)
+            return 0;
+        /* keep bucket alignment where the range allows it: start at lo's largest bucket */
+        int64_t big = rollup_res[0] * NS;
+        int64_t lo_al = sc_floor_div(lo, big) * big;
+        if (lo_al > from)
+            from = lo_al;
+        int64_t hi_al = (sc_floor_div(hi, big) + 1) * big;
+        if (hi_al < until)
+            until = hi_al;
+    }
+    /* Walk [from, until) left to right: a full clean bucket of the largest resolution
+     * allowed from its rollup, else of the next, else raw profiles up to the next
+     * boundary of the smallest. */
+    sqlite3_stmt *dq = c->st[ST_DIRTY], *rq = c->st[ST_ROLLUP], *pq = c->st[ST_RAW];
+    int64_t t = from;
+    while (t < until && rc == 0) {
+        int64_t secs = sc_floor_div(t, NS);
+        int used = 0;
+        for (size_t k = 0; max_res > 0 && t % NS == 0 && k < NRES && !used; k++) {
+            int64_t r = rollup_res[k];
+            if (r > max_res || secs % r != 0 || t + r * NS > until)
+                continue;
+            if (is_dirty(dq, series, kc->kind, r, secs))
+                continue;
+            sqlite3_bind_int64(rq, 1, (int64_t)series);
+            sqlite3_bind_int64(rq, 2, kc->kind);
+            sqlite3_bind_int64(rq, 3, r);
+            sqlite3_bind_int64(rq, 4, secs);
+            if (sqlite3_step(rq) == SQLITE_ROW) {
+                *profiles += sqlite3_column_int64(rq, 0);
+                *duration += sqlite3_column_int64(rq, 2);
+                rc = add_block(rd, a, sqlite3_column_blob(rq, 1),
+                               (size_t)sqlite3_column_bytes(rq, 1), kc->col);
+            }
+            sqlite3_reset(rq);
+            /* a clean bucket without a rollup row holds no profiles */
+            t += r * NS;
+            used = 1;
+        }
+        if (used)
+            continue;
+        int64_t small = rollup_res[NRES - 1] * NS;
+        int64_t next = (sc_floor_div(t, small) + 1) * small;
+        if (next > until || max_res <= 0)
+            next = until;
+        sqlite3_bind_int64(pq, 1, (int64_t)series);
+        sqlite3_bind_int64(pq, 2, kc->kind);
+        sqlite3_bind_int64(pq, 3, t);
+        sqlite3_bind_int64(pq, 4, next);
+        while (rc == 0 && sqlite3_step(pq) == SQLITE_ROW) {
+            (*profiles)++;
+            *duration += sqlite3_column_int64(pq, 1);
+            rc = add_block(rd, a, sqlite3_column_blob(pq, 0), (size_t)sqlite3_column_bytes(pq, 0),
+                           kc->col);
+        }
+        sqlite3_reset(pq);
+        t = next;
+    }
+    return rc;
+}
+
+/* Timed reads: every timed profile of the series in range, one callback each. */
+static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t si,
+                      const struct kind_col *kc, int nk, struct rows *a, sc_store_rows_cb cb,
+                      void *ctx)
+{
+    const struct sc_store_query *q = r->q;
+    sqlite3_stmt *st = rd->c->st[ST_TIMED];
+    int rc = 0;
+    for (int k = 0; k < nk && rc == 0; k++) {
+        sqlite3_bind_int64(st, 1, (int64_t)q->series[si]);
+        sqlite3_bind_int64(st, 2, kc[k].kind);
+        /* a profile's samples may start before its own time; a little slack */
+        sqlite3_bind_int64(st, 3, q->from_ns - 3600 * NS);
+        sqlite3_bind_int64(st, 4, q->until_ns);
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            rc = count_block(rd);
+            struct sc_block b;
+            if (rc == 0)
+                rc = sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                     SQ_MAX_BLOCK_ROWS, &b, rd->err);
+            if (rc)
+                break;
+            a->n = 0;
+            for (uint32_t i = 0; i < b.n && rc == 0; i++) {
+                int64_t v = b.values[(size_t)kc[k].col * b.n + i];
+                if (!v || !b.times || b.times[i] < q->from_ns || b.times[i] >= q->until_ns)
+                    continue;
+                if ((rc = rows_grow(a, 1)) != 0)
+                    break;
+                a->stacks[a->n] = b.stacks[i];
+                a->vals[a->n] = v;
+                a->times[a->n++] = b.times[i];
+            }
+            sc_block_release(&b);
+            if (rc == 0 && a->n) {
+                struct sc_store_rows out = {si,      q->from_ns, q->until_ns, 1,
+                                            sqlite3_column_int64(st, 1), a->n, a->stacks,
+                                            a->vals, a->times};
+                rc = cb(ctx, &out);
+            }
+        }
+        sqlite3_reset(st);
+    }
+    return rc;
+}
+
+int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+            char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    const struct sc_store_query *q = r->q;
+    struct kind_col kc[SQ_MAX_KINDS];
+    int gauge;
+    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
+    if (nk == 0)
+        return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
+    if (r->bucket_ns < 0 || (r->bucket_ns > 0 && r->bucket_ns < NS))
+        return sc_errf(err, SC_EINVAL, "bad bucket width");
+    /* rollups serve a bucket only when it is made of whole rollup buckets */
+    int64_t max_res = 0;
+    if (!q->raw_only) {
+        max_res = rollup_res[0];
+        if (r->bucket_ns > 0) {
+            max_res = 0;
+            for (size_t k = 0; k < NRES && !max_res; k++)
+                if (r->bucket_ns % (rollup_res[k] * NS) == 0)
+                    max_res = rollup_res[k];
+        }
+    }
+    struct reader rd = {s, sq_conn_get(s, err), 0, err};
+    if (!rd.c)
+        return SC_EIO;
+    struct rows a;
+    memset(&a, 0, sizeof a);
+    /* a read transaction: one consistent snapshot for the whole read */
+    int rc = sq_exec(rd.c->db, "BEGIN", err);
+    for (uint32_t i = 0; r->timed && i < q->nseries && rc == 0; i++)
+        rc = read_timed(&rd, r, i, kc, nk, &a, cb, ctx);
+    int64_t width = r->bucket_ns > 0 ? r->bucket_ns : 0;
+    int64_t b0 = width ? sc_floor_div(q->from_ns, width) * width : q->from_ns;
+    for (int64_t b = b0; !r->timed && b < q->until_ns && rc == 0;) {
+        int64_t from = b < q->from_ns ? q->from_ns : b;
+        int64_t until = !width || b + width > q->until_ns ? q->until_ns : b + width;
+        for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
+            int64_t profiles = 0, duration = 0;
+            rows_clear(&a);
+            for (int k = 0; k < nk && rc == 0; k++)
+                rc = read_series(&rd, q->series[i], &kc[k], from, until, max_res, &a, &profiles,
+                                 &duration);
+            if (rc == 0 && profiles > 0) {
+                struct sc_store_rows out = {i, from, until, profiles, duration,
+                                            a.n, a.stacks, a.vals, NULL};
+                rc = cb(ctx, &out);
+            }
+        }
+        if (!width)
+            break;
+        b += width;
+    }
+    rows_release(&a);
+    sqlite3_exec(rd.c->db, "COMMIT", NULL, NULL, NULL);
+    sq_conn_put(s, rd.c);
+    return rc;
+}
+
+/* ---- resolving stacks ---- */
+
+int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+               void *ctx, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    struct conn *c = sq_conn_get(s, err);
+    if (!c)
+        return SC_EIO;
+    int rc = cache_fill(s, c->db, stacks, n, err);
+    sq_conn_put(s, c);
+    if (rc)
+        return rc;
+    struct sc_store_frame *fr = NULL;
+    uint32_t fcap = 0;
+    pthread_mutex_lock(&s->cache_mu);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        uint32_t *ci = stacks[i] <= UINT32_MAX ? sc_map64_get(&s->stack_cache, stacks[i]) : NULL;
+        if (!ci) {
+            rc = sc_errf(err, SC_EFORMAT, "stack %llu is not in the store",
+                         (unsigned long long)stacks[i]);
+            break;
+        }
+        const uint32_t *fd = s->stack_data + s->stack_off[*ci];
+        uint32_t nf = s->stack_len[*ci];
+        if (nf > fcap) {
+            uint32_t cap = nf + 16;
+            struct sc_store_frame *nfr = realloc(fr, cap * sizeof *nfr);
+            if (!nfr) {
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                break;
+            }
+            fr = nfr;
+            fcap = cap;
+        }
+        for (uint32_t j = 0; j < nf && rc == 0; j++) {
+            uint32_t fid = fd[j] >> 1;
+            uint32_t *fi = sc_map64_get(&s->frame_cache, fid);
+            if (!fi) {
+                rc = sc_errf(err, SC_EFORMAT, "frame %u is not in the store", (unsigned)fid);
+                break;
+            }
+            const struct frame_info *f = &s->finfo[*fi];
+            fr[j] = (struct sc_store_frame){fid, f->function, f->file, f->binary, f->line,
+                                            (int)(fd[j] & 1)};
+        }
+        if (rc == 0)
+            rc = cb(ctx, stacks[i], fr, nf);
+    }
+    pthread_mutex_unlock(&s->cache_mu);
+    free(fr);
+    return rc;
+}
+
+/* ---- spans and timelines ---- */
+
+int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first_ns,
+            int64_t *last_ns, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    *first_ns = *last_ns = 0;
+    struct kind_col kc[SQ_MAX_KINDS];
+    int gauge;
+    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
+    if (nk == 0)
+        return SC_ENOTFOUND;
+    struct conn *c = sq_conn_get(s, err);
+    if (!c)
+        return SC_EIO;
+    int found = 0;
+    sqlite3_stmt *mm = c->st[ST_SPAN];
+    for (uint32_t i = 0; i < q->nseries; i++)
+        for (int k = 0; k < nk; k++) {
+            sqlite3_bind_int64(mm, 1, (int64_t)q->series[i]);
+            sqlite3_bind_int64(mm, 2, kc[k].kind);
+            sqlite3_bind_int64(mm, 3, q->from_ns);
+            sqlite3_bind_int64(mm, 4, q->until_ns);
+            if (sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL) {
+                int64_t lo = sqlite3_column_int64(mm, 0), hi = sqlite3_column_int64(mm, 1);
+                if (!found || lo < *first_ns)
+                    *first_ns = lo;
+                if (!found || hi > *last_ns)
+                    *last_ns = hi;
+                found = 1;
+            }
+            sqlite3_reset(mm);
+        }
+    sq_conn_put(s, c);
+    return found ? 0 : SC_ENOTFOUND;
+}
+
+int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t step_ns,
+                int64_t *values, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    if (step_ns <= 0 || q->until_ns <= q->from_ns)
+        return sc_errf(err, SC_EINVAL, "bad timeline range or step");
+    uint64_t nsteps = (uint64_t)((q->until_ns - q->from_ns + step_ns - 1) / step_ns);
+    memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
+    struct kind_col kc[SQ_MAX_KINDS];
+    int gauge;
+    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
+    if (nk == 0)
+        return 0;
+    int64_t *counts = gauge ? calloc(nsteps, sizeof *counts) : NULL;
+    if (gauge && !counts)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    struct conn *c = sq_conn_get(s, err);
+    if (!c) {
+        free(counts);
+        return SC_EIO;
+    }
+    sqlite3_stmt *st = c->st[ST_TOTALS];
+    for (uint32_t i = 0; i < q->nseries; i++) {
+        int64_t *row = values + (size_t)i * nsteps;
+        if (counts)
+            memset(counts, 0, nsteps * sizeof *counts);
+        for (int k = 0; k < nk; k++) {
+            sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
+            sqlite3_bind_int64(st, 2, kc[k].kind);
+            sqlite3_bind_int64(st, 3, q->from_ns);
+            sqlite3_bind_int64(st, 4, q->until_ns);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                uint64_t step = (uint64_t)((sqlite3_column_int64(st, 0) - q->from_ns) / step_ns);
+                const uint8_t *p = sqlite3_column_blob(st, 1);
+                const uint8_t *end = p + sqlite3_column_bytes(st, 1);
+                uint64_t v = 0;
+                for (uint32_t col = 0; col <= kc[k].col; col++)
+                    if (sc_get_uvarint(&p, end, &v))
+                        v = 0;
+                row[step] += sc_unzigzag(v);
+                if (counts)
+                    counts[step]++;
+            }
+            sqlite3_reset(st);
+        }
+        for (uint64_t k = 0; counts && k < nsteps; k++)
+            if (counts[k])
+                row[k] = sc_avg_round(row[k], counts[k]);
+    }
+    sq_conn_put(s, c);
+    free(counts);
+    return 0;
+}

@@ -1,0 +1,744 @@
+/* sqlite_write.c - the embedded backend's write path: ids, blocks, group commit. */
+#include "store/sqlite_int.h"
+#include "model/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the write path ---- */
+
+/* Per-profile scratch for resolving a profile's frames and stacks. */
+struct wctx {
+    struct sq_store *s;
+    const struct sc_profile *p;
+    uint64_t *line_hash;   /* per profile line (location lines), frame hash */
+    uint32_t *line_loc;    /* per profile line, its location */
+    uint64_t *loc_noline;  /* per location without lines: frame hash */
+    /* rows */
+    uint32_t *stacks;
+    int64_t *times;
+    int64_t *values; /* row-major while collecting: values[i * nt + c] */
+    uint32_t n, cap;
+    uint32_t nt;
+    uint64_t *hbuf; /* scratch: a stack's frame hashes */
+    uint32_t hcap;
+    uint64_t *shash;  /* per row: stack hash */
+    uint32_t *soff;   /* per row: its frames in frames[soff[i] .. soff[i + 1]) */
+    uint32_t *frames; /* frame refs (see collect_visit), leaf first */
+    uint32_t nframes, frames_cap;
+    int timed;
+    int64_t shift;
+    int rc;
+};
+
+/* Frame strings of a profile line (or of a location without lines). */
+static void frame_strings(const struct sc_profile *p, const struct sc_location *l,
+                          const struct sc_line *ln, char *addrbuf, size_t abuflen,
+                          struct sc_str *fn, struct sc_str *file, int64_t *line,
+                          struct sc_str *bin)
+{
+    *file = (struct sc_str){"", 0};
+    *line = 0;
+    *fn = (struct sc_str){"", 0};
+    if (ln && ln->function) {
+        const struct sc_function *f = &p->functions[ln->function - 1];
+        *fn = sc_function_name(p, ln->function - 1);
+        *file = sc_profile_str(p, f->filename);
+        *line = ln->line;
+    }
+    if (fn->len == 0) {
+        int k = snprintf(addrbuf, abuflen, "0x%llx", (unsigned long long)l->address);
+        *fn = (struct sc_str){addrbuf, (uint32_t)k};
+    }
+    *bin = l->mapping ? sc_profile_str(p, p->mappings[l->mapping - 1].filename)
+                      : (struct sc_str){"", 0};
+}
+
+/* Frame id for a hash, creating a pending frame when new; mu held. */
+static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
+                               struct sc_str file, int64_t line, struct sc_str bin)
+{
+    uint32_t *slot = sc_map64_get(&s->frame_ids, h);
+    if (slot)
+        return *slot;
+    if (s->next_frame >= UINT32_MAX / 4)
+        return SC_ELIMIT;
+    struct pend_frame *f = calloc(1, sizeof *f);
+    if (!f)
+        return SC_ENOMEM;
+    f->id = s->next_frame;
+    f->hash = h;
+    f->function = strndup(fn.ptr, fn.len);
+    f->file = strndup(file.ptr, file.len);
+    f->binary = strndup(bin.ptr, bin.len);
+    f->line = line;
+    if (!f->function || !f->file || !f->binary || !sc_map64_upsert(&s->frame_ids, h, f->id, NULL)) {
+        free(f->function);
+        free(f->file);
+        free(f->binary);
+        free(f);
+        return SC_ENOMEM;
+    }
+    s->next_frame++;
+    f->next = s->pframes;
+    s->pframes = f;
+    pthread_mutex_lock(&s->cache_mu);
+    int rc = sq_cache_frame(s, f->id, f->function, f->file, line, f->binary);
+    pthread_mutex_unlock(&s->cache_mu);
+    return rc ? rc : (int64_t)f->id;
+}
+
+/* Frame hashes of every line and line-less location (no ids: those are looked up only for
+ * stacks the store has not seen, see resolve_stacks). */
+static int hash_frames(struct wctx *w)
+{
+    const struct sc_profile *p = w->p;
+    struct sq_store *s = w->s;
+    w->line_hash = malloc(((size_t)p->nlines + 1) * sizeof *w->line_hash);
+    w->loc_noline = malloc(((size_t)p->nlocations + 1) * sizeof *w->loc_noline);
+    w->line_loc = malloc(((size_t)p->nlines + 1) * sizeof *w->line_loc);
+    /* string hashes once per function and per mapping, not per line */
+    uint64_t *fh = malloc(((size_t)p->nfunctions + 1) * 2 * sizeof *fh);
+    uint64_t *mh = malloc(((size_t)p->nmappings + 1) * sizeof *mh);
+    if (!w->line_hash || !w->line_loc || !w->loc_noline || !fh || !mh) {
+        free(fh);
+        free(mh);
+        return SC_ENOMEM;
+    }
+    for (uint32_t f = 0; f < p->nfunctions; f++) {
+        struct sc_str n = sc_function_name(p, f);
+        struct sc_str file = sc_profile_str(p, p->functions[f].filename);
+        fh[2 * f] = n.len ? sc_hash64(n.ptr, n.len) : 0;
+        fh[2 * f + 1] = sc_hash64(file.ptr, file.len);
+    }
+    for (uint32_t m = 0; m < p->nmappings; m++) {
+        struct sc_str file = sc_profile_str(p, p->mappings[m].filename);
+        mh[m] = sc_hash64(file.ptr, file.len);
+    }
+    uint64_t h_empty = sc_hash64("", 0);
+    char abuf[32];
+    for (uint32_t i = 0; i < p->nlocations; i++) {
+        const struct sc_location *l = &p->locations[i];
+        uint64_t hb = l->mapping ? mh[l->mapping - 1] : h_empty;
+        uint64_t haddr = 0;
+        if (l->nlines == 0) {
+            int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
+            w->loc_noline[i] = sc_frame_id_from(sc_hash64(abuf, (size_t)k), h_empty, hb, 0);
+        }
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            const struct sc_line *ln = &p->lines[l->line_start + j];
+            w->line_loc[l->line_start + j] = i;
+            uint64_t hf, hfile = h_empty;
+            int64_t line = 0;
+            if (ln->function && fh[2 * (ln->function - 1)]) {
+                hf = fh[2 * (ln->function - 1)];
+                hfile = fh[2 * (ln->function - 1) + 1];
+                line = ln->line;
+            } else {
+                /* nameless: named by its address, as frame_strings() does */
+                if (!haddr) {
+                    int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
+                    haddr = sc_hash64(abuf, (size_t)k);
+                }
+                hf = haddr;
+                if (ln->function) {
+                    hfile = fh[2 * (ln->function - 1) + 1];
+                    line = ln->line;
+                }
+            }
+            w->line_hash[l->line_start + j] = sc_frame_id_from(hf, hfile, hb, line);
+        }
+    }
+    free(fh);
+    free(mh);
+    (void)s;
+    return 0;
+}
+
+/* Frame id of a frame reference (see collect_visit), creating the frame when new; mu held. */
+static int64_t frame_of_ref(struct wctx *w, uint32_t ref)
+{
+    const struct sc_profile *p = w->p;
+    uint32_t r = ref & 0x7fffffffu;
+    uint64_t h = r < p->nlines ? w->line_hash[r] : w->loc_noline[r - p->nlines];
+    uint32_t *slot = sc_map64_get(&w->s->frame_ids, h);
+    if (slot)
+        return *slot;
+    char abuf[32];
+    struct sc_str fn, file, bin;
+    int64_t line;
+    const struct sc_location *l = &p->locations[r < p->nlines ? w->line_loc[r] : r - p->nlines];
+    frame_strings(p, l, r < p->nlines ? &p->lines[r] : NULL, abuf, sizeof abuf, &fn, &file, &line,
+                  &bin);
+    return frame_id_locked(w->s, h, fn, file, line, bin);
+}
+
+/* Records a sample: its stack's hash and frames (resolved to ids later, under one lock
+ * for the whole profile) and its values. */
+static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
+{
+    struct wctx *w = ctx;
+    int any = 0;
+    for (uint32_t c = 0; c < w->nt; c++)
+        any |= values[c] != 0;
+    if (!any)
+        return 0;
+    const struct sc_profile *p = w->p;
+    uint64_t nf = 0;
+    for (uint32_t k = 0; k < nlocs; k++)
+        nf += p->locations[locs[k]].nlines ? p->locations[locs[k]].nlines : 1;
+    if (nf > w->hcap) {
+        uint64_t c = w->hcap ? w->hcap : 64;
+        while (c < nf)
+            c *= 2;
+        if (c > UINT32_MAX / 8)
+            return SC_ELIMIT;
+        uint64_t *h = realloc(w->hbuf, c * sizeof *h);
+        if (!h)
+            return SC_ENOMEM;
+        w->hbuf = h;
+        w->hcap = (uint32_t)c;
+    }
+    if (w->nframes + nf > w->frames_cap) {
+        uint64_t c = w->frames_cap ? w->frames_cap : 16384;
+        while (c < w->nframes + nf)
+            c *= 2;
+        if (c > UINT32_MAX / 4)
+            return SC_ELIMIT;
+        uint32_t *f = realloc(w->frames, c * sizeof *f);
+        if (!f)
+            return SC_ENOMEM;
+        w->frames = f;
+        w->frames_cap = (uint32_t)c;
+    }
+    uint32_t *fb = w->frames + w->nframes;
+    nf = 0;
+    for (uint32_t k = 0; k < nlocs; k++) {
+        const struct sc_location *l = &p->locations[locs[k]];
+        /* refs: a line index, or nlines + the location index for a location without
+         * lines; bit 31 marks a frame inlined into the next */
+        if (l->nlines == 0) {
+            w->hbuf[nf] = w->loc_noline[locs[k]];
+            fb[nf++] = p->nlines + locs[k];
+            continue;
+        }
+        for (uint32_t j = 0; j < l->nlines; j++) {
+            int inl = j + 1 < l->nlines;
+            /* the stack id hashes the frame ids' bytes, little-endian (x86 and arm64) */
+            w->hbuf[nf] = w->line_hash[l->line_start + j] ^ (inl ? SC_INLINE_SALT : 0);
+            fb[nf++] = (l->line_start + j) | (inl ? 0x80000000u : 0);
+        }
+    }
+    if (w->n == w->cap) {
+        uint32_t c = w->cap ? w->cap * 2 : 1024;
+        uint32_t *st = realloc(w->stacks, c * sizeof *st);
+        if (st)
+            w->stacks = st;
+        int64_t *v = realloc(w->values, (size_t)c * w->nt * sizeof *v);
+        if (v)
+            w->values = v;
+        int64_t *t = realloc(w->times, c * sizeof *t);
+        if (t)
+            w->times = t;
+        uint64_t *sh = realloc(w->shash, c * sizeof *sh);
+        if (sh)
+            w->shash = sh;
+        uint32_t *so = realloc(w->soff, ((size_t)c + 1) * sizeof *so);
+        if (so)
+            w->soff = so;
+        if (!st || !v || !t || !sh || !so)
+            return SC_ENOMEM;
+        w->cap = c;
+    }
+    w->shash[w->n] = sc_hash64(w->hbuf, (size_t)nf * sizeof *w->hbuf);
+    w->soff[w->n] = w->nframes;
+    w->nframes += (uint32_t)nf;
+    w->soff[w->n + 1] = w->nframes;
+    memcpy(w->values + (size_t)w->n * w->nt, values, w->nt * sizeof *values);
+    w->times[w->n] = 0;
+    w->n++;
+    return 0;
+}
+
+/* Turns the collected stack hashes into stack ids, creating pending stacks for new ones. */
+static int resolve_stacks(struct wctx *w)
+{
+    struct sq_store *s = w->s;
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+        uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
+        if (slot) {
+            w->stacks[i] = *slot;
+            continue;
+        }
+        if (s->next_stack >= UINT32_MAX / 4) {
+            rc = SC_ELIMIT;
+            break;
+        }
+        struct pend_stack *st = calloc(1, sizeof *st);
+        if (!st) {
+            rc = SC_ENOMEM;
+            break;
+        }
+        st->id = s->next_stack;
+        st->hash = w->shash[i];
+        for (uint32_t k = w->soff[i]; k < w->soff[i + 1] && rc == 0; k++) {
+            int64_t fid = frame_of_ref(w, w->frames[k]);
+            if (fid < 0)
+                rc = (int)fid;
+            else
+                sc_put_uvarint(&st->blob, (uint64_t)fid << 1 | (w->frames[k] >> 31));
+        }
+        if (rc || st->blob.oom || !sc_map64_upsert(&s->stack_ids, st->hash, st->id, NULL)) {
+            sc_buf_release(&st->blob);
+            free(st);
+            rc = rc ? rc : SC_ENOMEM;
+            break;
+        }
+        s->next_stack++;
+        st->next = s->pstacks;
+        s->pstacks = st;
+        w->stacks[i] = st->id;
+        pthread_mutex_lock(&s->cache_mu);
+        rc = sq_cache_stack(s, st->id, (const uint8_t *)st->blob.data, st->blob.len);
+        pthread_mutex_unlock(&s->cache_mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* Stored samples carry their timestamps; lazy ones (pprof) never have any. */
+static int has_times(const struct sc_profile *p)
+{
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        if (p->samples[i].time_ns)
+            return 1;
+    return 0;
+}
+
+struct time_order {
+    int64_t t;
+    uint32_t row;
+};
+
+static int cmp_time(const void *a, const void *b)
+{
+    const struct time_order *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* Builds the encoded block and totals from the collected rows. */
+static int build_block(struct wctx *w, struct pend_write *pw, char *err)
+{
+    uint32_t n = w->n, nt = w->nt;
+    struct sc_block b = {.format = w->timed ? SC_BLOCK_TIMED : SC_BLOCK_AGG, .n = n, .ncols = nt};
+    b.stacks = malloc(((size_t)n + 1) * sizeof *b.stacks);
+    b.values = malloc(((size_t)n * nt + 1) * sizeof *b.values);
+    b.times = w->timed ? malloc(((size_t)n + 1) * sizeof *b.times) : NULL;
+    struct time_order *ord = w->timed ? malloc(((size_t)n + 1) * sizeof *ord) : NULL;
+    int rc = SC_ENOMEM;
+    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord)))
+        goto out;
+    if (w->timed) {
+        for (uint32_t i = 0; i < n; i++)
+            ord[i] = (struct time_order){w->times[i], i};
+        qsort(ord, n, sizeof *ord, cmp_time);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = w->timed ? ord[i].row : i;
+        b.stacks[i] = w->stacks[r];
+        if (w->timed)
+            b.times[i] = w->times[r];
+        for (uint32_t c = 0; c < nt; c++)
+            b.values[(size_t)c * n + i] = w->values[(size_t)r * nt + c];
+    }
+    if (!w->timed && (rc = sc_block_normalize(&b)) != 0)
+        goto out;
+    for (uint32_t c = 0; c < nt; c++) {
+        int64_t t = 0;
+        for (uint32_t i = 0; i < b.n; i++)
+            t = (int64_t)((uint64_t)t + (uint64_t)b.values[(size_t)c * b.n + i]);
+        sc_put_uvarint(&pw->totals, sc_zigzag(t));
+    }
+    pw->nsamples = b.n;
+    rc = sc_block_encode(&b, &pw->block, w->s->base.opts.zstd_level);
+    if (!rc && (pw->block.oom || pw->totals.oom))
+        rc = SC_ENOMEM;
+out:
+    free(b.stacks);
+    free(b.values);
+    free(b.times);
+    free(ord);
+    return rc ? sc_errf(err, rc, "encoding samples: %s", sc_strerror(rc)) : 0;
+}
+
+/* Series and kind ids; mu held. */
+static int64_t series_id_locked(struct sq_store *s, const char *tenant,
+                                const struct sc_labels *labels, const char *canon, uint64_t h)
+{
+    uint32_t *slot = sc_map64_get(&s->series_ids, h);
+    if (slot)
+        return *slot;
+    struct pend_series *se = calloc(1, sizeof *se);
+    if (!se)
+        return SC_ENOMEM;
+    se->id = s->next_series;
+    se->hash = h;
+    se->tenant = strdup(tenant);
+    se->labels = strdup(canon);
+    se->npairs = labels->n;
+    /* copy the pairs' strings: offsets first, pointers after the buffer stops moving */
+    size_t offs[2 * SQ_MAX_LABELS];
+    for (uint32_t i = 0; i < labels->n; i++) {
+        offs[2 * i] = se->strings.len;
+        sc_buf_append(&se->strings, labels->v[i].name.ptr, labels->v[i].name.len);
+        sc_buf_putc(&se->strings, 0);
+        offs[2 * i + 1] = se->strings.len;
+        sc_buf_append(&se->strings, labels->v[i].value.ptr, labels->v[i].value.len);
+        sc_buf_putc(&se->strings, 0);
+    }
+    if (!se->tenant || !se->labels || se->strings.oom ||
+        !sc_map64_upsert(&s->series_ids, h, se->id, NULL)) {
+        free(se->tenant);
+        free(se->labels);
+        sc_buf_release(&se->strings);
+        free(se);
+        return SC_ENOMEM;
+    }
+    for (uint32_t i = 0; i < labels->n; i++) {
+        se->names[i] = se->strings.data + offs[2 * i];
+        se->values[i] = se->strings.data + offs[2 * i + 1];
+    }
+    s->next_series++;
+    se->next = s->pseries;
+    s->pseries = se;
+    return se->id;
+}
+
+static int64_t kind_id_locked(struct sq_store *s, const char *profile, const char *types,
+                              uint32_t ntypes)
+{
+    for (uint32_t i = 0; i < s->nkinds; i++)
+        if (!strcmp(s->kinds[i].profile, profile) && !strcmp(s->kinds[i].types, types))
+            return s->kinds[i].id;
+    struct kind *k = realloc(s->kinds, (s->nkinds + 1) * sizeof *k);
+    if (!k)
+        return SC_ENOMEM;
+    s->kinds = k;
+    k = &s->kinds[s->nkinds];
+    k->id = s->next_kind;
+    k->profile = strdup(profile);
+    k->types = strdup(types);
+    k->ntypes = ntypes;
+    k->committed = 0;
+    if (!k->profile || !k->types) {
+        free(k->profile);
+        free(k->types);
+        return SC_ENOMEM;
+    }
+    s->nkinds++;
+    s->next_kind++;
+    return k->id;
+}
+
+/* Inserts everything pending and the batch's profile rows in one transaction. */
+static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
+{
+    pthread_mutex_lock(&s->mu);
+    struct pend_frame *pf = s->pframes;
+    struct pend_stack *ps = s->pstacks;
+    struct pend_series *pse = s->pseries;
+    s->pframes = NULL;
+    s->pstacks = NULL;
+    s->pseries = NULL;
+    /* kinds not yet committed, copied so the lock can go */
+    uint32_t nk = 0;
+    struct kind *ks = calloc(s->nkinds + 1, sizeof *ks);
+    for (uint32_t i = 0; ks && i < s->nkinds; i++)
+        if (!s->kinds[i].committed)
+            ks[nk++] = s->kinds[i];
+    pthread_mutex_unlock(&s->mu);
+    int rc = 0;
+    if (!ks)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+
+    pthread_mutex_lock(&s->wdb_mu);
+    sqlite3 *db = s->wdb;
+    sqlite3_stmt *st = NULL;
+    if (!rc)
+        rc = sq_exec(db, "BEGIN IMMEDIATE", err);
+#define PREP(sql)                                                                                  \
+    do {                                                                                           \
+        sqlite3_finalize(st);                                                                      \
+        st = NULL;                                                                                 \
+        if (!rc && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                       \
+            rc = sq_err(err, db, "writing profiles");                                              \
+    } while (0)
+#define STEP()                                                                                     \
+    do {                                                                                           \
+        if (!rc && sqlite3_step(st) != SQLITE_DONE)                                                \
+            rc = sq_err(err, db, "writing profiles");                                              \
+        sqlite3_reset(st);                                                                         \
+    } while (0)
+    PREP("INSERT OR IGNORE INTO frames(id, hash, function, file, line, binary) "
+         "VALUES(?,?,?,?,?,?)");
+    for (struct pend_frame *f = pf; f && !rc; f = f->next) {
+        sqlite3_bind_int64(st, 1, f->id);
+        sqlite3_bind_int64(st, 2, (int64_t)f->hash);
+        sqlite3_bind_text(st, 3, f->function, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, f->file, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, f->line);
+        sqlite3_bind_text(st, 6, f->binary, -1, SQLITE_STATIC);
+        STEP();
+    }
+    PREP("INSERT OR IGNORE INTO stacks(id, hash, frames) VALUES(?,?,?)");
+    for (struct pend_stack *x = ps; x && !rc; x = x->next) {
+        sqlite3_bind_int64(st, 1, x->id);
+        sqlite3_bind_int64(st, 2, (int64_t)x->hash);
+        sqlite3_bind_blob(st, 3, x->blob.data ? x->blob.data : "", (int)x->blob.len,
+                          SQLITE_STATIC);
+        STEP();
+    }
+    PREP("INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)");
+    for (struct pend_series *x = pse; x && !rc; x = x->next) {
+        sqlite3_bind_int64(st, 1, x->id);
+        sqlite3_bind_int64(st, 2, (int64_t)x->hash);
+        sqlite3_bind_text(st, 3, x->tenant, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, x->labels, -1, SQLITE_STATIC);
+        STEP();
+    }
+    PREP("INSERT OR IGNORE INTO series_labels(series_id, name, value) VALUES(?,?,?)");
+    for (struct pend_series *x = pse; x && !rc; x = x->next)
+        for (uint32_t i = 0; i < x->npairs && !rc; i++) {
+            sqlite3_bind_int64(st, 1, x->id);
+            sqlite3_bind_text(st, 2, x->names[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, x->values[i], -1, SQLITE_STATIC);
+            STEP();
+        }
+    PREP("INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)");
+    for (uint32_t i = 0; i < nk && !rc; i++) {
+        sqlite3_bind_int64(st, 1, ks[i].id);
+        sqlite3_bind_text(st, 2, ks[i].profile, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, ks[i].types, -1, SQLITE_STATIC);
+        STEP();
+    }
+    PREP("INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, "
+         "nsamples, totals, block) VALUES(?,?,?,?,?,?,?,?,?)");
+    for (struct pend_write *w = batch; w && !rc; w = w->next) {
+        sqlite3_bind_int64(st, 1, w->series_id);
+        sqlite3_bind_int64(st, 2, w->kind_id);
+        sqlite3_bind_int64(st, 3, w->time_ns);
+        sqlite3_bind_int64(st, 4, w->duration_ns);
+        sqlite3_bind_int64(st, 5, w->period);
+        sqlite3_bind_int(st, 6, w->timed);
+        sqlite3_bind_int64(st, 7, w->nsamples);
+        sqlite3_bind_blob(st, 8, w->totals.data ? w->totals.data : "", (int)w->totals.len,
+                          SQLITE_STATIC);
+        sqlite3_bind_blob(st, 9, w->block.data ? w->block.data : "", (int)w->block.len,
+                          SQLITE_STATIC);
+        STEP();
+    }
+    PREP("INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)");
+    for (struct pend_write *w = batch; w && !rc; w = w->next) {
+        int64_t secs = sc_floor_div(w->time_ns, 1000000000LL);
+        static const int res[2] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR};
+        for (int k = 0; k < 2 && !rc; k++) {
+            sqlite3_bind_int64(st, 1, w->series_id);
+            sqlite3_bind_int64(st, 2, w->kind_id);
+            sqlite3_bind_int64(st, 3, res[k]);
+            sqlite3_bind_int64(st, 4, sc_floor_div(secs, res[k]) * res[k]);
+            STEP();
+        }
+    }
+    sqlite3_finalize(st);
+#undef PREP
+#undef STEP
+    if (!rc)
+        rc = sq_exec(db, "COMMIT", err);
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->wdb_mu);
+
+    pthread_mutex_lock(&s->mu);
+    if (rc) {
+        /* keep the new rows for the next commit: ids are already handed out */
+        struct pend_frame **ft = &pf;
+        while (*ft)
+            ft = &(*ft)->next;
+        *ft = s->pframes;
+        s->pframes = pf;
+        struct pend_stack **st2 = &ps;
+        while (*st2)
+            st2 = &(*st2)->next;
+        *st2 = s->pstacks;
+        s->pstacks = ps;
+        struct pend_series **se = &pse;
+        while (*se)
+            se = &(*se)->next;
+        *se = s->pseries;
+        s->pseries = pse;
+        pf = NULL;
+        ps = NULL;
+        pse = NULL;
+    } else {
+        for (uint32_t i = 0; i < nk; i++)
+            for (uint32_t j = 0; j < s->nkinds; j++)
+                if (s->kinds[j].id == ks[i].id)
+                    s->kinds[j].committed = 1;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(ks);
+    /* committed: the pending copies go */
+    sq_free_pending(pf, ps, pse);
+    return rc;
+}
+
+/* Queues pw and returns when a commit that includes it has finished. */
+static int group_commit(struct sq_store *s, struct pend_write *pw, char *err)
+{
+    pthread_mutex_lock(&s->qmu);
+    pw->next = NULL;
+    *s->qtail = pw;
+    s->qtail = &pw->next;
+    while (!pw->done) {
+        if (!s->leader) {
+            s->leader = 1;
+            struct pend_write *batch = s->queue;
+            s->queue = NULL;
+            s->qtail = &s->queue;
+            pthread_mutex_unlock(&s->qmu);
+            char berr[SC_ERR_LEN] = "";
+            int rc = commit_batch(s, batch, berr);
+            pthread_mutex_lock(&s->qmu);
+            for (struct pend_write *w = batch; w;) {
+                struct pend_write *next = w->next;
+                w->rc = rc;
+                memcpy(w->err, berr, SC_ERR_LEN);
+                w->done = 1;
+                w = next;
+            }
+            s->leader = 0;
+            pthread_cond_broadcast(&s->qcond);
+        } else {
+            pthread_cond_wait(&s->qcond, &s->qmu);
+        }
+    }
+    pthread_mutex_unlock(&s->qmu);
+    if (pw->rc && err)
+        memcpy(err, pw->err, SC_ERR_LEN);
+    return pw->rc;
+}
+
+int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    const struct sc_profile *p = wr->p;
+    if (!wr->profile || !*wr->profile || strchr(wr->profile, ':'))
+        return sc_errf(err, SC_EINVAL, "bad profile name '%s'", wr->profile ? wr->profile : "");
+    if (!wr->labels || wr->labels->n > SQ_MAX_LABELS)
+        return sc_errf(err, SC_ELIMIT, "%u labels is more than %u",
+                       wr->labels ? (unsigned)wr->labels->n : 0, SQ_MAX_LABELS);
+    if (p->nsample_types == 0)
+        return sc_errf(err, SC_EINVAL, "profile has no sample types");
+    struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT, key = SC_BUF_INIT;
+    struct pend_write pw;
+    memset(&pw, 0, sizeof pw);
+    struct wctx w;
+    memset(&w, 0, sizeof w);
+    int rc = 0;
+    sc_labels_format(wr->labels, &canon);
+    for (uint32_t i = 0; i < p->nsample_types; i++) {
+        struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
+        struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
+        if (memchr(t.ptr, ',', t.len) || memchr(t.ptr, '/', t.len) ||
+            memchr(u.ptr, ',', u.len)) {
+            rc = sc_errf(err, SC_EINVAL, "bad sample type name '%.*s'", (int)t.len, t.ptr);
+            goto out;
+        }
+        if (i)
+            sc_buf_putc(&types, ',');
+        sc_buf_append(&types, t.ptr, t.len);
+        sc_buf_putc(&types, '/');
+        sc_buf_append(&types, u.ptr, u.len);
+    }
+    const char *tenant = sq_tenant(wr->tenant);
+    sc_buf_puts(&key, tenant);
+    sc_buf_putc(&key, 0);
+    sc_buf_append(&key, canon.data, canon.len);
+    if (canon.oom || types.oom || key.oom) {
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        goto out;
+    }
+    uint64_t sh = sc_hash64(key.data, key.len);
+
+    w.s = s;
+    w.p = p;
+    w.nt = p->nsample_types;
+    w.shift = wr->time_shift_ns;
+    rc = hash_frames(&w);
+    if (rc) {
+        rc = sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
+        goto out;
+    }
+    rc = sc_profile_foreach_sample(p, collect_visit, &w, err);
+    if (rc == 0)
+        rc = resolve_stacks(&w);
+    if (rc) {
+        if (rc != SC_EFORMAT)
+            rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
+        goto out;
+    }
+    /* timestamps come from the stored samples (collect_visit sees values only) */
+    if (!p->lazy && has_times(p)) {
+        w.timed = 1;
+        uint32_t r = 0;
+        for (uint32_t i = 0; i < p->nsamples && r < w.n; i++) {
+            const int64_t *v = p->values + (size_t)i * w.nt;
+            int any = 0;
+            for (uint32_t c = 0; c < w.nt; c++)
+                any |= v[c] != 0;
+            if (any)
+                w.times[r++] = p->samples[i].time_ns + wr->time_shift_ns;
+        }
+    }
+    rc = build_block(&w, &pw, err);
+    if (rc)
+        goto out;
+    pthread_mutex_lock(&s->mu);
+    int64_t sid = series_id_locked(s, tenant, wr->labels, canon.data, sh);
+    int64_t kid = sid < 0 ? sid : kind_id_locked(s, wr->profile, types.data, p->nsample_types);
+    pthread_mutex_unlock(&s->mu);
+    if (sid < 0 || kid < 0) {
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        goto out;
+    }
+    pw.series_id = (uint32_t)sid;
+    pw.kind_id = (uint32_t)kid;
+    pw.time_ns = wr->time_ns;
+    pw.duration_ns = wr->duration_ns;
+    pw.period = p->period;
+    pw.timed = w.timed;
+    rc = group_commit(s, &pw, err);
+out:
+    sc_buf_release(&canon);
+    sc_buf_release(&types);
+    sc_buf_release(&key);
+    sc_buf_release(&pw.totals);
+    sc_buf_release(&pw.block);
+    free(w.line_hash);
+    free(w.line_loc);
+    free(w.loc_noline);
+    free(w.stacks);
+    free(w.times);
+    free(w.values);
+    free(w.hbuf);
+    free(w.shash);
+    free(w.soff);
+    free(w.frames);
+    return rc;
+}
+
