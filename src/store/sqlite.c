@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- small helpers ---- */
@@ -70,9 +71,19 @@ const char *sq_tenant(const char *t)
     return t ? t : "";
 }
 
+int64_t sq_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A new database gets auto_vacuum=INCREMENTAL before its first table (the pragma does
+ * nothing on an existing one: migration turns it on with a VACUUM). */
 static const char schema_sql[] =
+    "PRAGMA auto_vacuum=INCREMENTAL;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "INSERT OR IGNORE INTO meta VALUES('schema_version', '2');"
+    "INSERT OR IGNORE INTO meta VALUES('schema_version', '3');"
     "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
     " tenant TEXT NOT NULL, labels TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS series_labels(series_id INTEGER NOT NULL, name TEXT NOT NULL,"
@@ -83,7 +94,7 @@ static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS frames(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,"
     " function TEXT NOT NULL, file TEXT NOT NULL, line INTEGER NOT NULL, binary TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS stacks(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL,"
-    " frames BLOB NOT NULL);"
+    " frames BLOB NOT NULL, last_day INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS profiles(id INTEGER PRIMARY KEY, series_id INTEGER NOT NULL,"
     " kind_id INTEGER NOT NULL, time_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,"
     " period INTEGER NOT NULL, timed INTEGER NOT NULL, nsamples INTEGER NOT NULL,"
@@ -98,7 +109,17 @@ static const char schema_sql[] =
     " res INTEGER NOT NULL, bucket INTEGER NOT NULL,"
     " PRIMARY KEY(series_id, kind_id, res, bucket)) WITHOUT ROWID;";
 
-/* Brings an older store's schema up to date, in one transaction. */
+/* Indexes on columns a migration may add, so they come after it. */
+static const char index_sql[] =
+    "CREATE INDEX IF NOT EXISTS frames_by_hash ON frames(hash);"
+    "CREATE INDEX IF NOT EXISTS stacks_by_hash ON stacks(hash);"
+    "CREATE INDEX IF NOT EXISTS stacks_by_day ON stacks(last_day);";
+
+/* Brings an older store's schema up to date: each step in one transaction.
+ *   1 -> 2: rollups keep their profiles' durations (all rollups rebuilt)
+ *   2 -> 3: stacks know the last day a profile used them (garbage collection; existing
+ *           stacks count as used today), day rollups (every day with profiles dirty), and
+ *           incremental vacuum (a VACUUM switches it on). */
 static int migrate(sqlite3 *db, char *err)
 {
     sqlite3_stmt *st;
@@ -107,20 +128,40 @@ static int migrate(sqlite3 *db, char *err)
         return sq_err(err, db, "reading the schema version");
     int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    if (version == 2) return 0;
-    if (version != 1)
+    if (version < 1 || version > 3)
         return sc_errf(err, SC_EFORMAT, "store schema version %d is not known to this scorch",
                        version);
-    return sq_exec(db,
-                "BEGIN IMMEDIATE;"
-                "ALTER TABLE rollups ADD COLUMN duration_ns INTEGER NOT NULL DEFAULT 0;"
-                "INSERT OR IGNORE INTO dirty SELECT series_id, kind_id, res, bucket FROM rollups;"
-                "UPDATE meta SET value='2' WHERE key='schema_version';"
-                "COMMIT;",
-                err);
+    int rc = 0;
+    if (version == 1)
+        rc = sq_exec(db,
+                     "BEGIN IMMEDIATE;"
+                     "ALTER TABLE rollups ADD COLUMN duration_ns INTEGER NOT NULL DEFAULT 0;"
+                     "INSERT OR IGNORE INTO dirty SELECT series_id, kind_id, res, bucket FROM "
+                     "rollups;"
+                     "UPDATE meta SET value='2' WHERE key='schema_version';"
+                     "COMMIT;",
+                     err);
+    if (rc == 0 && version <= 2) {
+        char sql[1024];
+        snprintf(sql, sizeof sql,
+                 "BEGIN IMMEDIATE;"
+                 "ALTER TABLE stacks ADD COLUMN last_day INTEGER NOT NULL DEFAULT 0;"
+                 "UPDATE stacks SET last_day = %lld;"
+                 "INSERT OR IGNORE INTO dirty SELECT DISTINCT series_id, kind_id, %d, "
+                 "(time_ns / 1000000000 / %d) * %d FROM profiles;"
+                 "UPDATE meta SET value='3' WHERE key='schema_version';"
+                 "COMMIT;",
+                 (long long)sq_day(sq_now_ns()), SC_ROLLUP_DAY, SC_ROLLUP_DAY, SC_ROLLUP_DAY);
+        rc = sq_exec(db, sql, err);
+        if (rc == 0)
+            rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
+    }
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
 }
 
-static int open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
+int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
 {
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(s->path, db, flags, NULL) != SQLITE_OK) {
@@ -184,7 +225,7 @@ struct conn *sq_conn_get(struct sq_store *s, char *err)
         sc_errf(err, SC_ENOMEM, "out of memory");
         return NULL;
     }
-    if (open_db(s, &c->db, 0, err)) {
+    if (sq_open_db(s, &c->db, 0, err)) {
         free(c);
         return NULL;
     }
@@ -210,33 +251,23 @@ void sq_conn_put(struct sq_store *s, struct conn *c)
 
 /* ---- open / close ---- */
 
+/* What opening reads: the next ids (not the ids themselves: those are looked up by hash
+ * when a write misses its bounded cache) and the kinds (a handful). RSS after open does
+ * not grow with history. */
 static int load_maps(struct sq_store *s, char *err)
 {
-    static const char *const q[] = {
-        "SELECT id, hash FROM frames", "SELECT id, hash FROM stacks",
-        "SELECT id, hash FROM series"};
-    struct sc_map64 *maps[] = {&s->frame_ids, &s->stack_ids, &s->series_ids};
+    static const char *const q[] = {"SELECT max(id) FROM frames", "SELECT max(id) FROM stacks",
+                                    "SELECT max(id) FROM series"};
     uint32_t *next[] = {&s->next_frame, &s->next_stack, &s->next_series};
     for (int k = 0; k < 3; k++) {
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(s->wdb, q[k], -1, &st, NULL) != SQLITE_OK)
             return sq_err(err, s->wdb, "loading the store");
-        *next[k] = 1;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(st, 0);
-            if (id <= 0 || id >= UINT32_MAX) {
-                sqlite3_finalize(st);
-                return sc_errf(err, SC_EFORMAT, "store: bad id %lld", (long long)id);
-            }
-            if (!sc_map64_upsert(maps[k], (uint64_t)sqlite3_column_int64(st, 1), (uint32_t)id,
-                                 NULL)) {
-                sqlite3_finalize(st);
-                return sc_errf(err, SC_ENOMEM, "out of memory");
-            }
-            if ((uint32_t)id >= *next[k])
-                *next[k] = (uint32_t)id + 1;
-        }
+        int64_t max = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
         sqlite3_finalize(st);
+        if (max < 0 || max >= UINT32_MAX / 4)
+            return sc_errf(err, SC_EFORMAT, "store: bad id %lld", (long long)max);
+        *next[k] = (uint32_t)max + 1;
     }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->wdb, "SELECT id, profile, types FROM kinds", -1, &st, NULL) !=
@@ -347,6 +378,7 @@ static void sq_close(struct sc_store *st)
         sqlite3_exec(s->wdb, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_close(s->wdb);
     }
+    sq_ids_close(s);
     sq_free_pending(s->pframes, s->pstacks, s->pseries);
     for (uint32_t i = 0; i < s->nkinds; i++) {
         free(s->kinds[i].profile);
@@ -371,6 +403,7 @@ static void sq_close(struct sc_store *st)
     pthread_mutex_destroy(&s->cache_mu);
     pthread_mutex_destroy(&s->bg_mu);
     pthread_cond_destroy(&s->bg_cond);
+    pthread_rwlock_destroy(&s->gc_lock);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
@@ -417,15 +450,25 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_mutex_init(&s->cache_mu, NULL);
     pthread_mutex_init(&s->bg_mu, NULL);
     pthread_cond_init(&s->bg_cond, NULL);
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    /* the collector must not wait behind a steady stream of writes */
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&s->gc_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
-    rc = open_db(s, &s->wdb, 1, err);
+    rc = sq_open_db(s, &s->wdb, 1, err);
     if (!rc)
         rc = sq_exec(s->wdb, schema_sql, err);
     if (!rc)
         rc = migrate(s->wdb, err);
     if (!rc)
+        rc = sq_exec(s->wdb, index_sql, err);
+    if (!rc)
         rc = load_maps(s, err);
+    if (!rc)
+        rc = sq_ids_open(s, err);
     if (rc) {
         sq_close(&s->base);
         return rc;

@@ -2,6 +2,7 @@
 #include "store/sqlite_int.h"
 #include "model/error.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,15 +32,23 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     else
         rc = sqlite3_prepare_v2(db,
                                 "SELECT block, nprofiles, duration_ns FROM rollups WHERE "
-                                "series_id=? AND kind_id=? AND res=600 AND bucket >= ? AND "
+                                "series_id=? AND kind_id=? AND res=? AND bucket >= ? AND "
                                 "bucket < ?",
                                 -1, &st, NULL);
     if (rc != SQLITE_OK)
         return sq_err(err, db, "compacting");
+    /* an hour from its ten minutes, a day from its hours */
+    int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
     sqlite3_bind_int64(st, 1, series);
     sqlite3_bind_int64(st, 2, kind);
-    sqlite3_bind_int64(st, 3, res == SC_ROLLUP_SHORT ? bucket * NS : bucket);
-    sqlite3_bind_int64(st, 4, res == SC_ROLLUP_SHORT ? (bucket + res) * NS : bucket + res);
+    if (res == SC_ROLLUP_SHORT) {
+        sqlite3_bind_int64(st, 3, bucket * NS);
+        sqlite3_bind_int64(st, 4, (bucket + res) * NS);
+    } else {
+        sqlite3_bind_int64(st, 3, lower);
+        sqlite3_bind_int64(st, 4, bucket);
+        sqlite3_bind_int64(st, 5, bucket + res);
+    }
     struct sc_block all = {.format = SC_BLOCK_AGG};
     uint32_t cap = 0, ncols = 0;
     int64_t nprofiles = 0, duration = 0;
@@ -146,100 +155,277 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     return rc;
 }
 
+/* Rebuilds up to `batch` dirty rollups of resolution res (those whose bucket ended before
+ * cutoff s and whose lower level is clean) in one short transaction; *done counts them. */
+static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *done, char *err)
+{
+    enum { BATCH = 256 };
+    int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
+    const char *sql =
+        res == SC_ROLLUP_SHORT
+            ? "SELECT series_id, kind_id, bucket FROM dirty WHERE res=? AND bucket < ? LIMIT 256"
+            : "SELECT d.series_id, d.kind_id, d.bucket FROM dirty d WHERE d.res=? AND "
+              "d.bucket < ? AND NOT EXISTS (SELECT 1 FROM dirty m WHERE "
+              "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=? AND "
+              "m.bucket >= d.bucket AND m.bucket < d.bucket + ?) LIMIT 64";
+    int64_t(*rows)[3] = malloc(BATCH * sizeof *rows);
+    if (!rows)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    pthread_mutex_lock(&s->wdb_mu);
+    sqlite3 *db = s->wdb;
+    sqlite3_stmt *st = NULL;
+    int nrows = 0;
+    int rc = sq_exec(db, "BEGIN IMMEDIATE", err);
+    if (rc == 0 && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        rc = sq_err(err, db, "compacting");
+    if (rc == 0) {
+        sqlite3_bind_int64(st, 1, res);
+        sqlite3_bind_int64(st, 2, cutoff);
+        if (res != SC_ROLLUP_SHORT) {
+            sqlite3_bind_int64(st, 3, lower);
+            sqlite3_bind_int64(st, 4, res);
+        }
+        while (nrows < BATCH && sqlite3_step(st) == SQLITE_ROW) {
+            rows[nrows][0] = sqlite3_column_int64(st, 0);
+            rows[nrows][1] = sqlite3_column_int64(st, 1);
+            rows[nrows][2] = sqlite3_column_int64(st, 2);
+            nrows++;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    if (rc == 0 && sqlite3_prepare_v2(db,
+                                      "DELETE FROM dirty WHERE series_id=? AND kind_id=? AND "
+                                      "res=? AND bucket=?",
+                                      -1, &st, NULL) != SQLITE_OK)
+        rc = sq_err(err, db, "compacting");
+    for (int i = 0; i < nrows && rc == 0; i++) {
+        rc = rollup_one(s, rows[i][0], rows[i][1], res, rows[i][2], err);
+        if (rc)
+            break;
+        sqlite3_bind_int64(st, 1, rows[i][0]);
+        sqlite3_bind_int64(st, 2, rows[i][1]);
+        sqlite3_bind_int64(st, 3, res);
+        sqlite3_bind_int64(st, 4, rows[i][2]);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = sq_err(err, db, "compacting");
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (rc == 0)
+        rc = sq_exec(db, "COMMIT", err);
+    else
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    pthread_mutex_unlock(&s->wdb_mu);
+    free(rows);
+    *done = nrows;
+    return rc;
+}
+
+/* Runs one statement with an int64 parameter (bound to every '?') under wdb_mu; the
+ * number of rows changed, or a negative SC_E*. */
+static int64_t run1(struct sq_store *s, const char *sql, int64_t v, char *err)
+{
+    pthread_mutex_lock(&s->wdb_mu);
+    sqlite3_stmt *st;
+    int64_t changed;
+    if (sqlite3_prepare_v2(s->wdb, sql, -1, &st, NULL) != SQLITE_OK) {
+        changed = sq_err(err, s->wdb, "applying retention");
+    } else {
+        for (int i = 1; i <= sqlite3_bind_parameter_count(st); i++)
+            sqlite3_bind_int64(st, i, v);
+        changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->wdb)
+                                                  : sq_err(err, s->wdb, "applying retention");
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&s->wdb_mu);
+    return changed;
+}
+
+/* Retention: profiles older than cutoff (ns) go in batches, rollups wholly before it go,
+ * and rollups that straddle it are rebuilt from what is left. Returns the profiles
+ * deleted, or a negative SC_E*. */
+static int64_t retain(struct sq_store *s, int64_t cutoff, char *err)
+{
+    int64_t total = 0;
+    for (;;) {
+        int64_t n = run1(s,
+                         "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles "
+                         "WHERE time_ns < ? LIMIT 2000)",
+                         cutoff, err);
+        if (n < 0)
+            return n;
+        total += n;
+        if (n == 0)
+            break;
+    }
+    int64_t n = run1(s, "DELETE FROM rollups WHERE (bucket + res) * 1000000000 <= ?", cutoff, err);
+    if (n >= 0 && total > 0)
+        n = run1(s,
+                 "INSERT OR IGNORE INTO dirty SELECT series_id, kind_id, res, bucket FROM rollups "
+                 "WHERE bucket * 1000000000 < ? AND (bucket + res) * 1000000000 > ?",
+                 cutoff, err);
+    if (n >= 0)
+        n = run1(s, "DELETE FROM dirty WHERE (bucket + res) * 1000000000 <= ?", cutoff, err);
+    return n < 0 ? n : total;
+}
+
+/* Marks the frames the given stack blob uses. */
+static void mark_frames(const uint8_t *p, const uint8_t *end, uint8_t *used, uint32_t nused)
+{
+    while (p < end) {
+        uint64_t v;
+        if (sc_get_uvarint(&p, end, &v))
+            return;
+        uint64_t fid = v >> 1;
+        if (fid < nused)
+            used[fid / 8] |= (uint8_t)(1u << (fid % 8));
+    }
+}
+
+/* Garbage collection after retention: stacks no profile has used since before the cutoff
+ * day (stacks.last_day, recorded by writes), then frames no stack uses, then series
+ * without profiles or rollups. Writers wait meanwhile (gc_lock), so no write in flight
+ * holds an id that goes; the id caches are emptied after. Returns the rows deleted. */
+static int64_t collect(struct sq_store *s, int64_t cutoff, char *err)
+{
+    int64_t day = sq_day(cutoff) - 1; /* a day of margin: days are recorded per profile */
+    pthread_rwlock_wrlock(&s->gc_lock);
+    int64_t gone = 0, n;
+    do {
+        n = run1(s,
+                 "DELETE FROM stacks WHERE id IN (SELECT id FROM stacks WHERE last_day < ? "
+                 "LIMIT 5000)",
+                 day, err);
+        gone += n > 0 ? n : 0;
+    } while (n > 0);
+    if (n >= 0 && gone > 0) {
+        /* frames: mark what the stacks left (and stacks not committed yet) use */
+        uint32_t nused = s->next_frame + 1;
+        uint8_t *used = calloc(nused / 8 + 1, 1);
+        if (!used) {
+            n = sc_errf(err, SC_ENOMEM, "out of memory");
+        } else {
+            pthread_mutex_lock(&s->wdb_mu);
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(s->wdb, "SELECT frames FROM stacks", -1, &st, NULL) ==
+                SQLITE_OK) {
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                    const uint8_t *p = sqlite3_column_blob(st, 0);
+                    mark_frames(p, p + sqlite3_column_bytes(st, 0), used, nused);
+                }
+                sqlite3_finalize(st);
+            } else {
+                n = sq_err(err, s->wdb, "collecting frames");
+            }
+            pthread_mutex_unlock(&s->wdb_mu);
+            pthread_mutex_lock(&s->mu);
+            for (struct pend_stack *x = s->pstacks; x; x = x->next)
+                mark_frames((const uint8_t *)x->blob.data,
+                            (const uint8_t *)x->blob.data + x->blob.len, used, nused);
+            pthread_mutex_unlock(&s->mu);
+            /* delete unmarked frames, a batch of ids per statement */
+            enum { CHUNK = 400 };
+            char *sql = malloc(64 + CHUNK * 12);
+            uint32_t k = 0;
+            for (uint32_t id = 1; n >= 0 && sql && id <= nused; id++) {
+                int last = id == nused;
+                int dead = !last && !(used[id / 8] & (1u << (id % 8)));
+                static const char head[] = "DELETE FROM frames WHERE id IN (";
+                if (dead) {
+                    if (k == 0)
+                        strcpy(sql, head);
+                    size_t len = strlen(sql);
+                    snprintf(sql + len, 16, "%s%u", k ? "," : "", (unsigned)id);
+                    k++;
+                }
+                if (k && (k == CHUNK || last)) {
+                    strcat(sql, ")");
+                    n = run1(s, sql, 0, err);
+                    gone += n > 0 ? n : 0;
+                    k = 0;
+                }
+            }
+            if (!sql)
+                n = sc_errf(err, SC_ENOMEM, "out of memory");
+            free(sql);
+            free(used);
+        }
+    }
+    if (n >= 0) {
+        n = run1(s,
+                 "DELETE FROM series WHERE id NOT IN (SELECT DISTINCT series_id FROM profiles) "
+                 "AND id NOT IN (SELECT DISTINCT series_id FROM rollups)",
+                 0, err);
+        if (n > 0) {
+            gone += n;
+            n = run1(s,
+                     "DELETE FROM series_labels WHERE series_id NOT IN (SELECT id FROM series)",
+                     0, err);
+        }
+    }
+    if (gone > 0) {
+        pthread_mutex_lock(&s->mu);
+        sq_ids_forget(s);
+        sc_map64_release(&s->touched);
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_rwlock_unlock(&s->gc_lock);
+    return n < 0 ? n : gone;
+}
+
+/* Gives freed pages back to the file system, a few megabytes per transaction. */
+static int vacuum(struct sq_store *s, char *err)
+{
+    for (int i = 0; i < 10000; i++) {
+        pthread_mutex_lock(&s->wdb_mu);
+        sqlite3_stmt *st;
+        int64_t freelist = 0;
+        if (sqlite3_prepare_v2(s->wdb, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK) {
+            if (sqlite3_step(st) == SQLITE_ROW)
+                freelist = sqlite3_column_int64(st, 0);
+            sqlite3_finalize(st);
+        }
+        int rc = freelist > 0 ? sq_exec(s->wdb, "PRAGMA incremental_vacuum(1024)", err) : 0;
+        pthread_mutex_unlock(&s->wdb_mu);
+        if (rc || freelist == 0)
+            return rc;
+    }
+    return 0;
+}
+
 int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
     const int64_t NS = 1000000000LL;
     int rc = 0;
-    /* minutes first, then hours whose minutes are all clean; batches keep each write
-     * transaction short so ingest is never blocked for long */
-    for (int level = 0; level < 2 && rc == 0; level++) {
-        int64_t res = level == 0 ? SC_ROLLUP_SHORT : SC_ROLLUP_HOUR;
-        for (;;) {
-            pthread_mutex_lock(&s->wdb_mu);
-            sqlite3 *db = s->wdb;
-            sqlite3_stmt *st = NULL;
-            int64_t cutoff = force ? INT64_MAX / NS : sc_floor_div(now, NS) - res - 60;
-            const char *sql =
-                level == 0
-                    ? "SELECT series_id, kind_id, bucket FROM dirty WHERE res=600 AND bucket < ? "
-                      "LIMIT 256"
-                    : "SELECT d.series_id, d.kind_id, d.bucket FROM dirty d WHERE d.res=3600 AND "
-                      "d.bucket < ? AND NOT EXISTS (SELECT 1 FROM dirty m WHERE "
-                      "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=600 AND "
-                      "m.bucket >= d.bucket AND m.bucket < d.bucket + 3600) LIMIT 64";
-            int64_t (*rows)[3] = malloc(256 * sizeof *rows);
-            int nrows = 0;
-            rc = rows ? sq_exec(db, "BEGIN IMMEDIATE", err) : sc_errf(err, SC_ENOMEM, "out of memory");
-            if (rc == 0 && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-                rc = sq_err(err, db, "compacting");
-            if (rc == 0) {
-                sqlite3_bind_int64(st, 1, cutoff);
-                while (nrows < 256 && sqlite3_step(st) == SQLITE_ROW) {
-                    rows[nrows][0] = sqlite3_column_int64(st, 0);
-                    rows[nrows][1] = sqlite3_column_int64(st, 1);
-                    rows[nrows][2] = sqlite3_column_int64(st, 2);
-                    nrows++;
-                }
-                sqlite3_finalize(st);
-                st = NULL;
-            }
-            for (int i = 0; i < nrows && rc == 0; i++) {
-                rc = rollup_one(s, rows[i][0], rows[i][1], res, rows[i][2], err);
-                if (rc == 0 &&
-                    sqlite3_prepare_v2(db,
-                                       "DELETE FROM dirty WHERE series_id=? AND kind_id=? AND "
-                                       "res=? AND bucket=?",
-                                       -1, &st, NULL) == SQLITE_OK) {
-                    sqlite3_bind_int64(st, 1, rows[i][0]);
-                    sqlite3_bind_int64(st, 2, rows[i][1]);
-                    sqlite3_bind_int64(st, 3, res);
-                    sqlite3_bind_int64(st, 4, rows[i][2]);
-                    if (sqlite3_step(st) != SQLITE_DONE)
-                        rc = sq_err(err, db, "compacting");
-                    sqlite3_finalize(st);
-                    st = NULL;
-                }
-            }
-            if (rc == 0)
-                rc = sq_exec(db, "COMMIT", err);
-            else
-                sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-            pthread_mutex_unlock(&s->wdb_mu);
-            free(rows);
-            if (rc || nrows == 0)
-                break;
-        }
+    /* ten minutes first, then hours whose ten minutes are clean, then days whose hours
+     * are; batches keep each write transaction short so ingest is never blocked long */
+    static const int64_t levels[] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
+    for (size_t level = 0; level < 3 && rc == 0; level++) {
+        int64_t res = levels[level];
+        int64_t cutoff = force ? INT64_MAX / NS : sc_floor_div(now, NS) - res - 60;
+        int done;
+        do
+            rc = compact_batch(s, res, cutoff, &done, err);
+        while (rc == 0 && done > 0);
     }
-    /* retention: delete in batches */
     if (rc == 0 && s->base.opts.retention_ns > 0) {
         int64_t cutoff = now - s->base.opts.retention_ns;
-        for (;;) {
-            pthread_mutex_lock(&s->wdb_mu);
-            sqlite3_stmt *st;
-            int changed = 0;
-            if (sqlite3_prepare_v2(s->wdb,
-                                   "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles "
-                                   "WHERE time_ns < ? LIMIT 2000)",
-                                   -1, &st, NULL) == SQLITE_OK) {
-                sqlite3_bind_int64(st, 1, cutoff);
-                if (sqlite3_step(st) == SQLITE_DONE)
-                    changed = sqlite3_changes(s->wdb);
-                else
-                    rc = sq_err(err, s->wdb, "applying retention");
-                sqlite3_finalize(st);
-            }
-            if (rc == 0 && changed == 0 &&
-                sqlite3_prepare_v2(s->wdb, "DELETE FROM rollups WHERE (bucket + res) * 1000000000 <= ?",
-                                   -1, &st, NULL) == SQLITE_OK) {
-                sqlite3_bind_int64(st, 1, cutoff);
-                sqlite3_step(st);
-                sqlite3_finalize(st);
-            }
-            pthread_mutex_unlock(&s->wdb_mu);
-            if (rc || changed == 0)
-                break;
+        int64_t deleted = retain(s, cutoff, err);
+        if (deleted < 0)
+            return (int)deleted;
+        /* collecting scans the stacks and series: at most hourly unless forced, and only
+         * after retention took something */
+        int64_t gone = 0;
+        if ((deleted > 0 || force) && (force || now - s->last_gc_ns >= 3600 * NS)) {
+            s->last_gc_ns = now;
+            gone = collect(s, cutoff, err);
+            if (gone < 0)
+                return (int)gone;
         }
+        if (deleted > 0 || gone > 0)
+            rc = vacuum(s, err);
     }
     return rc;
 }

@@ -7,11 +7,18 @@
  *
  * DESIGN: which lock guards what, and the order they are taken.
  *
- *   mu        the id caches (frame_ids, stack_ids, series_ids), next_* counters, kinds,
- *             the pending rows (pframes, pstacks, pseries) and idb, the connection that
- *             looks ids up by hash on a cache miss. Held by a writer while it turns
- *             hashes into ids (so two writers never hand out two ids for one hash) and by
- *             the commit leader while it takes or returns the pending rows.
+ *   gc_lock   (a rwlock) writers hold it shared from the moment they turn hashes into ids
+ *             until their commit returned; the garbage collector holds it exclusively
+ *             while it deletes frames, stacks and series no profile uses any more, so no
+ *             write in flight can hold an id it deletes. Writer-preferring, so a steady
+ *             stream of writes cannot starve the collector.
+ *   mu        the id caches (frame_ids, stack_ids, series_ids: bounded, see ID_CACHE),
+ *             next_* counters, kinds, the pending rows (pframes, pstacks, pseries) and
+ *             those a commit has in flight (inflight_*), the stack days to record
+ *             (touch, touched), and idb, the connection that looks ids up by hash on a
+ *             cache miss. Held by a writer while it turns hashes into ids (so two writers
+ *             never hand out two ids for one hash) and by the commit leader while it takes
+ *             or returns the pending rows.
  *   cache_mu  the read caches (stack_cache, stack_off/len/data, frame_cache, finfo,
  *             cache_arena). Held while a resolution walks cached stacks, so a cache that
  *             is cleared to stay bounded is never cleared under a reader.
@@ -21,7 +28,8 @@
  *   pool_mu   the pool of reader connections.
  *   bg_mu     bg_stop (bg_cond wakes the background thread).
  *
- *   Order: mu before cache_mu (a writer caches the stacks it creates). wdb_mu is never
+ *   Order: gc_lock before everything; mu and cache_mu are never held together (writes
+ *   do not fill the read cache). wdb_mu is never
  *   held with mu or cache_mu: the leader takes the pending rows under mu, lets go, then
  *   writes under wdb_mu, then takes mu again to return rows a failed commit must retry.
  *   qmu is never held across any other lock (the leader releases it to commit); pool_mu
@@ -46,6 +54,15 @@
 #define SQ_MAX_LABELS 64
 #define SQ_MAX_BLOCK_ROWS (1u << 24)
 #define SQ_MAX_KINDS 64
+/* Bounds of the in-memory caches (entries): past them a cache is emptied and refills
+ * from the database, so memory stays flat however much history the store holds. */
+#define SQ_ID_CACHE (1u << 19)
+#define SQ_READ_CACHE (1u << 19)
+
+static inline int64_t sq_day(int64_t ns)
+{
+    return sc_floor_div(ns, (int64_t)SC_ROLLUP_DAY * 1000000000LL);
+}
 
 struct frame_info {
     const char *function, *file, *binary; /* in the cache arena */
@@ -63,6 +80,7 @@ struct pend_frame {
 struct pend_stack {
     struct pend_stack *next;
     uint32_t id;
+    uint32_t day; /* its last_day */
     uint64_t hash;
     struct sc_buf blob;
 };
@@ -107,6 +125,15 @@ enum {
     ST_N
 };
 
+/* A stack used on a day: recorded as stacks.last_day by the next commit. */
+struct touch {
+    uint32_t stack;
+    uint32_t day;
+};
+
+/* The id lookups by hash (idb's statements). */
+enum { IDQ_FRAME, IDQ_STACK, IDQ_SERIES, IDQ_N };
+
 /* A connection with its cached statements. */
 struct conn {
     sqlite3 *db;
@@ -121,9 +148,19 @@ struct sq_store {
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     pthread_mutex_t wdb_mu;
 
+    pthread_rwlock_t gc_lock;
+
     /* ids and pending rows (mu) */
     pthread_mutex_t mu;
-    struct sc_map64 frame_ids, stack_ids, series_ids;
+    sqlite3 *idb;
+    sqlite3_stmt *idq[IDQ_N];
+    struct sc_map64 frame_ids, stack_ids, series_ids; /* hash -> id, bounded */
+    struct pend_frame *inflight_frames;
+    struct pend_stack *inflight_stacks;
+    struct pend_series *inflight_series;
+    struct touch *touch; /* to record with the next commit */
+    uint32_t ntouch, touch_cap;
+    struct sc_map64 touched; /* stack -> the last day recorded for it, bounded */
     uint32_t next_frame, next_stack, next_series, next_kind;
     struct kind *kinds;
     uint32_t nkinds;
@@ -148,8 +185,10 @@ struct sq_store {
     struct sc_map64 frame_cache; /* frame id -> index in frame_info */
     struct frame_info *finfo;
     uint32_t nfinfo, finfo_cap;
+    uint64_t cache_gen; /* bumped when the caches are emptied to stay bounded */
 
     /* background (bg_mu) */
+    int64_t last_gc_ns; /* compaction's own: the last garbage collection */
     pthread_t bg;
     int bg_running, bg_stop;
     pthread_mutex_t bg_mu;
@@ -163,6 +202,9 @@ struct kind_col {
 };
 
 /* ---- sqlite.c ---- */
+int64_t sq_now_ns(void);
+/* Opens a connection to the store's database (writer: may create it). 0 or SC_E*. */
+int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err);
 int sq_err(char *err, sqlite3 *db, const char *what);
 int sq_exec(sqlite3 *db, const char *sql, char *err);
 const char *sq_tenant(const char *t);
@@ -175,10 +217,6 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
 void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_series *pse);
 
 /* ---- sqlite_read.c ---- */
-/* Adds a stack's frames (varint blob) or a frame to the read cache; cache_mu held. */
-int sq_cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t len);
-int sq_cache_frame(struct sq_store *s, uint32_t id, const char *fn, const char *file,
-                   int64_t line, const char *bin);
 int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
             char *err);
 int sq_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
@@ -190,6 +228,11 @@ int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
 
 /* ---- sqlite_write.c ---- */
 int sq_write(struct sc_store *st, const struct sc_store_write *w, char *err);
+/* The id lookup connection and its statements. */
+int sq_ids_open(struct sq_store *s, char *err);
+void sq_ids_close(struct sq_store *s);
+/* Empties the id caches (keeping what is pending or in flight); mu held. */
+void sq_ids_forget(struct sq_store *s);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);

@@ -11,7 +11,7 @@
 /* ---- read caches: stacks and frames ---- */
 
 /* Adds a stack's frames (varint blob) to the cache; cache_mu held. */
-int sq_cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t len)
+static int cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t len)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&s->stack_cache, id, s->nstack_cache, &added);
@@ -45,7 +45,7 @@ int sq_cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, size_t 
     return 0;
 }
 
-int sq_cache_frame(struct sq_store *s, uint32_t id, const char *fn, const char *file,
+static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const char *file,
                        int64_t line, const char *bin)
 {
     int added;
@@ -89,10 +89,10 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
         while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
             uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
             if (!frames)
-                rc = sq_cache_stack(s, id, sqlite3_column_blob(st, 1),
+                rc = cache_stack(s, id, sqlite3_column_blob(st, 1),
                                  (size_t)sqlite3_column_bytes(st, 1));
             else
-                rc = sq_cache_frame(s, id, (const char *)sqlite3_column_text(st, 1),
+                rc = cache_frame(s, id, (const char *)sqlite3_column_text(st, 1),
                                  (const char *)sqlite3_column_text(st, 2),
                                  sqlite3_column_int64(st, 3),
                                  (const char *)sqlite3_column_text(st, 4));
@@ -103,14 +103,35 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
     return rc ? sc_errf(err, rc, "reading stacks: %s", sc_strerror(rc)) : 0;
 }
 
-/* Makes sure the stacks and their frames are in the cache, reading missing ones. */
+/* Empties the read caches when they outgrow their bound; cache_mu held. Entries are only
+ * ever dropped here, all at once, with the generation bumped so that a resolution that
+ * filled the caches before can tell its entries went. */
+static void cache_trim(struct sq_store *s)
+{
+    if (s->nstack_cache <= SQ_READ_CACHE && s->nfinfo <= SQ_READ_CACHE)
+        return;
+    sc_map64_release(&s->stack_cache);
+    sc_map64_release(&s->frame_cache);
+    s->nstack_cache = s->nstack_data = s->nfinfo = 0;
+    sc_arena_release(&s->cache_arena);
+    sc_arena_init(&s->cache_arena);
+    s->cache_gen++;
+}
+
+/* Makes sure the stacks and their frames are in the cache, reading missing ones; *gen is
+ * the cache generation they were filled in (trim: first empty a cache grown too big). */
 static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, uint32_t n,
-                      char *err)
+                      int trim, uint64_t *gen, char *err)
 {
     struct sc_map64 seen;
     sc_map64_init(&seen);
     uint32_t *miss = NULL, nmiss = 0, cap = 0;
     int rc = 0;
+    pthread_mutex_lock(&s->cache_mu);
+    if (trim)
+        cache_trim(s);
+    *gen = s->cache_gen;
+    pthread_mutex_unlock(&s->cache_mu);
     for (int frames = 0; frames < 2 && rc == 0; frames++) {
         nmiss = 0;
         sc_map64_release(&seen);
@@ -273,7 +294,7 @@ static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int64_t re
 }
 
 /* The rollup resolutions a read may use, largest first. */
-static const int64_t rollup_res[] = {SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
+static const int64_t rollup_res[] = {SC_ROLLUP_DAY, SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
 #define NRES (sizeof rollup_res / sizeof rollup_res[0])
 
 /* Reads one series/kind of [from, until) into a, via clean rollups of at most max_res
@@ -472,13 +493,28 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
     struct conn *c = sq_conn_get(s, err);
     if (!c)
         return SC_EIO;
-    int rc = cache_fill(s, c->db, stacks, n, err);
+    /* fill, then resolve under cache_mu in the same generation: another resolution that
+     * emptied the caches in between means filling again (the last try does not trim) */
+    int rc = 0;
+    for (int attempt = 0;; attempt++) {
+        uint64_t gen;
+        rc = cache_fill(s, c->db, stacks, n, attempt < 2, &gen, err);
+        if (rc)
+            break;
+        pthread_mutex_lock(&s->cache_mu);
+        if (gen == s->cache_gen)
+            break; /* locked */
+        pthread_mutex_unlock(&s->cache_mu);
+        if (attempt == 3) {
+            rc = sc_errf(err, SC_EIO, "the symbol cache is too busy; try again");
+            break;
+        }
+    }
     sq_conn_put(s, c);
     if (rc)
         return rc;
     struct sc_store_frame *fr = NULL;
     uint32_t fcap = 0;
-    pthread_mutex_lock(&s->cache_mu);
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         uint32_t *ci = stacks[i] <= UINT32_MAX ? sc_map64_get(&s->stack_cache, stacks[i]) : NULL;
         if (!ci) {

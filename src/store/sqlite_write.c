@@ -6,6 +6,90 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* ---- ids: bounded caches over lookups by hash ---- */
+
+static const char *const idq_sql[IDQ_N] = {
+    "SELECT id FROM frames WHERE hash = ? LIMIT 1",
+    "SELECT id FROM stacks WHERE hash = ? LIMIT 1",
+    "SELECT id FROM series WHERE hash = ? LIMIT 1",
+};
+
+int sq_ids_open(struct sq_store *s, char *err)
+{
+    int rc = sq_open_db(s, &s->idb, 0, err);
+    for (int i = 0; rc == 0 && i < IDQ_N; i++)
+        if (sqlite3_prepare_v3(s->idb, idq_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->idq[i],
+                               NULL) != SQLITE_OK)
+            rc = sq_err(err, s->idb, "preparing the id lookups");
+    return rc;
+}
+
+void sq_ids_close(struct sq_store *s)
+{
+    for (int i = 0; i < IDQ_N; i++)
+        sqlite3_finalize(s->idq[i]);
+    sqlite3_close(s->idb);
+    s->idb = NULL;
+    free(s->touch);
+    sc_map64_release(&s->touched);
+}
+
+/* The committed id of a hash (0: none, or a negative SC_E*); mu held. */
+static int64_t lookup_id(struct sq_store *s, int which, uint64_t hash)
+{
+    sqlite3_stmt *st = s->idq[which];
+    sqlite3_bind_int64(st, 1, (int64_t)hash);
+    int step = sqlite3_step(st);
+    int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : step == SQLITE_DONE ? 0 : SC_EIO;
+    sqlite3_reset(st);
+    return id > 0 && id < UINT32_MAX ? id : id <= 0 ? id : SC_EFORMAT;
+}
+
+void sq_ids_forget(struct sq_store *s)
+{
+    sc_map64_release(&s->frame_ids);
+    sc_map64_release(&s->stack_ids);
+    sc_map64_release(&s->series_ids);
+    /* what is not committed yet must stay findable, or a second id would be handed out */
+    struct pend_frame *fl[2] = {s->pframes, s->inflight_frames};
+    struct pend_stack *sl[2] = {s->pstacks, s->inflight_stacks};
+    struct pend_series *el[2] = {s->pseries, s->inflight_series};
+    for (int k = 0; k < 2; k++) {
+        for (struct pend_frame *f = fl[k]; f; f = f->next)
+            sc_map64_upsert(&s->frame_ids, f->hash, f->id, NULL);
+        for (struct pend_stack *x = sl[k]; x; x = x->next)
+            sc_map64_upsert(&s->stack_ids, x->hash, x->id, NULL);
+        for (struct pend_series *x = el[k]; x; x = x->next)
+            sc_map64_upsert(&s->series_ids, x->hash, x->id, NULL);
+    }
+}
+
+/* Keeps the id caches bounded; mu held. */
+static void ids_trim(struct sq_store *s)
+{
+    if (s->frame_ids.count > SQ_ID_CACHE || s->stack_ids.count > SQ_ID_CACHE ||
+        s->series_ids.count > SQ_ID_CACHE)
+        sq_ids_forget(s);
+    if (s->touched.count > SQ_ID_CACHE)
+        sc_map64_release(&s->touched); /* a stack touched again costs one more UPDATE */
+}
+
+/* Notes that stack id was used on day; recorded with the next commit; mu held. */
+static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
+{
+    int added;
+    uint32_t *d = sc_map64_upsert(&s->touched, id, day, &added);
+    if (!d)
+        return SC_ENOMEM;
+    if (!added && *d >= day)
+        return 0;
+    *d = day;
+    if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1, sizeof *s->touch))
+        return SC_ENOMEM;
+    s->touch[s->ntouch++] = (struct touch){id, day};
+    return 0;
+}
+
 /* ---- the write path ---- */
 
 /* Per-profile scratch for resolving a profile's frames and stacks. */
@@ -29,6 +113,7 @@ struct wctx {
     uint32_t nframes, frames_cap;
     int timed;
     int64_t shift;
+    uint32_t day; /* the profile's day, recorded on the stacks it uses */
     int rc;
 };
 
@@ -62,6 +147,11 @@ static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
     uint32_t *slot = sc_map64_get(&s->frame_ids, h);
     if (slot)
         return *slot;
+    int64_t known = lookup_id(s, IDQ_FRAME, h);
+    if (known > 0 && !sc_map64_upsert(&s->frame_ids, h, (uint32_t)known, NULL))
+        return SC_ENOMEM;
+    if (known != 0)
+        return known;
     if (s->next_frame >= UINT32_MAX / 4)
         return SC_ELIMIT;
     struct pend_frame *f = calloc(1, sizeof *f);
@@ -83,10 +173,7 @@ static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
     s->next_frame++;
     f->next = s->pframes;
     s->pframes = f;
-    pthread_mutex_lock(&s->cache_mu);
-    int rc = sq_cache_frame(s, f->id, f->function, f->file, line, f->binary);
-    pthread_mutex_unlock(&s->cache_mu);
-    return rc ? rc : (int64_t)f->id;
+    return f->id;
 }
 
 /* Frame hashes of every line and line-less location (no ids: those are looked up only for
@@ -162,9 +249,6 @@ static int64_t frame_of_ref(struct wctx *w, uint32_t ref)
     const struct sc_profile *p = w->p;
     uint32_t r = ref & 0x7fffffffu;
     uint64_t h = r < p->nlines ? w->line_hash[r] : w->loc_noline[r - p->nlines];
-    uint32_t *slot = sc_map64_get(&w->s->frame_ids, h);
-    if (slot)
-        return *slot;
     char abuf[32];
     struct sc_str fn, file, bin;
     int64_t line;
@@ -267,10 +351,20 @@ static int resolve_stacks(struct wctx *w)
     struct sq_store *s = w->s;
     int rc = 0;
     pthread_mutex_lock(&s->mu);
+    ids_trim(s);
     for (uint32_t i = 0; i < w->n && rc == 0; i++) {
         uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
-        if (slot) {
-            w->stacks[i] = *slot;
+        int64_t known = slot ? *slot : lookup_id(s, IDQ_STACK, w->shash[i]);
+        if (known > 0 && !slot && !sc_map64_upsert(&s->stack_ids, w->shash[i], (uint32_t)known,
+                                                   NULL))
+            known = SC_ENOMEM;
+        if (known < 0) {
+            rc = (int)known;
+            break;
+        }
+        if (known > 0) {
+            w->stacks[i] = (uint32_t)known;
+            rc = touch_stack(s, (uint32_t)known, w->day);
             continue;
         }
         if (s->next_stack >= UINT32_MAX / 4) {
@@ -283,6 +377,7 @@ static int resolve_stacks(struct wctx *w)
             break;
         }
         st->id = s->next_stack;
+        st->day = w->day;
         st->hash = w->shash[i];
         for (uint32_t k = w->soff[i]; k < w->soff[i + 1] && rc == 0; k++) {
             int64_t fid = frame_of_ref(w, w->frames[k]);
@@ -301,9 +396,8 @@ static int resolve_stacks(struct wctx *w)
         st->next = s->pstacks;
         s->pstacks = st;
         w->stacks[i] = st->id;
-        pthread_mutex_lock(&s->cache_mu);
-        rc = sq_cache_stack(s, st->id, (const uint8_t *)st->blob.data, st->blob.len);
-        pthread_mutex_unlock(&s->cache_mu);
+        /* new stacks reach the read cache when a read first needs them: the write path
+         * stays out of it, so the cache is bounded by what reads use */
     }
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -383,6 +477,11 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
     uint32_t *slot = sc_map64_get(&s->series_ids, h);
     if (slot)
         return *slot;
+    int64_t known = lookup_id(s, IDQ_SERIES, h);
+    if (known > 0 && !sc_map64_upsert(&s->series_ids, h, (uint32_t)known, NULL))
+        return SC_ENOMEM;
+    if (known != 0)
+        return known;
     struct pend_series *se = calloc(1, sizeof *se);
     if (!se)
         return SC_ENOMEM;
@@ -452,9 +551,16 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     struct pend_frame *pf = s->pframes;
     struct pend_stack *ps = s->pstacks;
     struct pend_series *pse = s->pseries;
+    s->inflight_frames = s->pframes;
+    s->inflight_stacks = s->pstacks;
+    s->inflight_series = s->pseries;
     s->pframes = NULL;
     s->pstacks = NULL;
     s->pseries = NULL;
+    struct touch *touch = s->touch;
+    uint32_t ntouch = s->ntouch;
+    s->touch = NULL;
+    s->ntouch = s->touch_cap = 0;
     /* kinds not yet committed, copied so the lock can go */
     uint32_t nk = 0;
     struct kind *ks = calloc(s->nkinds + 1, sizeof *ks);
@@ -495,12 +601,19 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
         sqlite3_bind_text(st, 6, f->binary, -1, SQLITE_STATIC);
         STEP();
     }
-    PREP("INSERT OR IGNORE INTO stacks(id, hash, frames) VALUES(?,?,?)");
+    PREP("INSERT OR IGNORE INTO stacks(id, hash, frames, last_day) VALUES(?,?,?,?)");
     for (struct pend_stack *x = ps; x && !rc; x = x->next) {
         sqlite3_bind_int64(st, 1, x->id);
         sqlite3_bind_int64(st, 2, (int64_t)x->hash);
         sqlite3_bind_blob(st, 3, x->blob.data ? x->blob.data : "", (int)x->blob.len,
                           SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, x->day);
+        STEP();
+    }
+    PREP("UPDATE stacks SET last_day = max(last_day, ?) WHERE id = ?");
+    for (uint32_t i = 0; i < ntouch && !rc; i++) {
+        sqlite3_bind_int64(st, 1, touch[i].day);
+        sqlite3_bind_int64(st, 2, touch[i].stack);
         STEP();
     }
     PREP("INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)");
@@ -545,8 +658,8 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     PREP("INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)");
     for (struct pend_write *w = batch; w && !rc; w = w->next) {
         int64_t secs = sc_floor_div(w->time_ns, 1000000000LL);
-        static const int res[2] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR};
-        for (int k = 0; k < 2 && !rc; k++) {
+        static const int res[3] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
+        for (int k = 0; k < 3 && !rc; k++) {
             sqlite3_bind_int64(st, 1, w->series_id);
             sqlite3_bind_int64(st, 2, w->kind_id);
             sqlite3_bind_int64(st, 3, res[k]);
@@ -564,7 +677,15 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     pthread_mutex_unlock(&s->wdb_mu);
 
     pthread_mutex_lock(&s->mu);
+    s->inflight_frames = NULL;
+    s->inflight_stacks = NULL;
+    s->inflight_series = NULL;
     if (rc) {
+        /* the days to record go back too */
+        for (uint32_t i = 0; i < ntouch; i++)
+            if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1,
+                              sizeof *s->touch) == 0)
+                s->touch[s->ntouch++] = touch[i];
         /* keep the new rows for the next commit: ids are already handed out */
         struct pend_frame **ft = &pf;
         while (*ft)
@@ -592,6 +713,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     }
     pthread_mutex_unlock(&s->mu);
     free(ks);
+    free(touch);
     /* committed: the pending copies go */
     sq_free_pending(pf, ps, pse);
     return rc;
@@ -649,7 +771,7 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     memset(&pw, 0, sizeof pw);
     struct wctx w;
     memset(&w, 0, sizeof w);
-    int rc = 0;
+    int rc = 0, gc_locked = 0;
     sc_labels_format(wr->labels, &canon);
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
@@ -679,6 +801,11 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     w.p = p;
     w.nt = p->nsample_types;
     w.shift = wr->time_shift_ns;
+    int64_t day = sq_day(wr->time_ns);
+    w.day = day < 0 ? 0 : day > UINT32_MAX ? UINT32_MAX : (uint32_t)day;
+    /* from the first id to the commit: the collector waits (see sqlite_int.h) */
+    pthread_rwlock_rdlock(&s->gc_lock);
+    gc_locked = 1;
     rc = hash_frames(&w);
     if (rc) {
         rc = sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
@@ -724,6 +851,8 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     pw.timed = w.timed;
     rc = group_commit(s, &pw, err);
 out:
+    if (gc_locked)
+        pthread_rwlock_unlock(&s->gc_lock);
     sc_buf_release(&canon);
     sc_buf_release(&types);
     sc_buf_release(&key);

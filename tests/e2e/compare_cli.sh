@@ -1,6 +1,7 @@
 #!/bin/sh
-# scorch compare on real CPU profiles of a Go program built here: five runs of the program,
-# five with a deliberate slowdown of main.parse (twice its work), five more of the original.
+# scorch compare on real CPU profiles of a Go program built here: six runs of the program,
+# six with a deliberate slowdown of main.parse (three times its work), six more of the
+# original (enough samples that the verdicts hold on a loaded machine too).
 # The slowdown is significant, named, and fails --fail-above (exit 3); the A/A comparison
 # of two sets of the same build finds nothing (exit 0); the report formats agree.
 set -u
@@ -10,14 +11,13 @@ export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mo
 e2e_tmp
 cp "$SCORCH_SRC"/tests/data/compareprog/* "$tmp/"
 (cd "$tmp" && go build -o prog .) || fail "go build failed"
-for i in 1 2 3 4 5; do
+base="" slow="" again=""
+for i in 1 2 3 4 5 6; do
     "$tmp/prog" -cpu "$tmp/base$i.pb.gz" || fail "run failed"
-    "$tmp/prog" -cpu "$tmp/slow$i.pb.gz" -slow 2 || fail "run failed"
+    "$tmp/prog" -cpu "$tmp/slow$i.pb.gz" -slow 3 || fail "run failed"
     "$tmp/prog" -cpu "$tmp/again$i.pb.gz" || fail "run failed"
+    base="$base $tmp/base$i.pb.gz" slow="$slow $tmp/slow$i.pb.gz" again="$again $tmp/again$i.pb.gz"
 done
-base="$tmp/base1.pb.gz $tmp/base2.pb.gz $tmp/base3.pb.gz $tmp/base4.pb.gz $tmp/base5.pb.gz"
-slow="$tmp/slow1.pb.gz $tmp/slow2.pb.gz $tmp/slow3.pb.gz $tmp/slow4.pb.gz $tmp/slow5.pb.gz"
-again="$tmp/again1.pb.gz $tmp/again2.pb.gz $tmp/again3.pb.gz $tmp/again4.pb.gz $tmp/again5.pb.gz"
 
 # the regression: exit 3, main.parse named in the verdict and in the table as grown
 # shellcheck disable=SC2086
@@ -26,7 +26,7 @@ rc=$?
 cat "$tmp/slow.txt"
 [ $rc = 3 ] || fail "slowdown: exit $rc, expected 3"
 grep -q '^verdict: FAIL: main.parse grew by +' "$tmp/slow.txt" || fail "verdict should name main.parse"
-grep -q '5 base profiles vs 5 new profiles' "$tmp/slow.txt" || fail "header should count replicates"
+grep -q '6 base profiles vs 6 new profiles' "$tmp/slow.txt" || fail "header should count replicates"
 grep -q '^method: replicates ' "$tmp/slow.txt" || fail "method should be replicates"
 
 # json: main.parse significant with a positive change whose interval excludes 0
@@ -35,12 +35,12 @@ grep -q '^method: replicates ' "$tmp/slow.txt" || fail "method should be replica
 python3 - "$tmp/slow.json" <<'PY' || fail "json rows"
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["base_profiles"] == 5 and d["profiles"] == 5 and d["method"] == "replicates", d
+assert d["base_profiles"] == 6 and d["profiles"] == 6 and d["method"] == "replicates", d
 rows = {r["function"]: r for r in d["rows"]}
 p = rows["main.parse"]
 assert p["significant"] is True and p["direction"] == 1, p
 assert p["cum_q"] < 0.05 and p["cum_delta_pct"] > 20 and p["cum_delta_pct_lo"] > 0, p
-# exact values are the merged profiles' (as scorch top on all five files)
+# exact values are the merged profiles' (as scorch top on all six files)
 assert p["cum"] > p["base_cum"] > 0, p
 # main.main's total share is 1 on both sides: no change to find
 assert rows["main.main"]["significant"] is False, rows["main.main"]

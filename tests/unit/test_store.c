@@ -243,7 +243,8 @@ static void test_store_basics(void)
     struct sc_store_stats st;
     T_EQ_INT(sc_store_stats(s, &st, err), 0);
     T_EQ_INT(st.profiles, 360);
-    T_EQ_INT(st.rollups, 2 * (12 + 2)); /* per service: 12 ten-minute buckets + 2 hours */
+    /* per service: 12 ten-minute buckets + 2 hours + 2 days (23:00 to 01:00 UTC) */
+    T_EQ_INT(st.rollups, 2 * (12 + 2 + 2));
     struct sc_profile *rolled = merge(s, "cpu:samples", from, until, 0);
     char *froll = rolled ? folded_text(rolled, 0) : strdup("");
     T_EQ_STR(froll, fraw);
