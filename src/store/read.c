@@ -27,22 +27,16 @@ static void acc_release(struct acc *a)
 
 static int acc_grow(struct acc *a, int timed)
 {
-    if (a->n < a->cap)
-        return 0;
+    if (a->n < a->cap) return 0;
     uint32_t c = a->cap ? a->cap * 2 : 1024;
-    if (c <= a->cap)
-        return SC_ELIMIT;
+    if (c <= a->cap) return SC_ELIMIT;
     uint64_t *st = realloc(a->stacks, c * sizeof *st);
-    if (st)
-        a->stacks = st;
+    if (st) a->stacks = st;
     int64_t *vl = realloc(a->vals, c * sizeof *vl);
-    if (vl)
-        a->vals = vl;
+    if (vl) a->vals = vl;
     int64_t *tm = timed ? realloc(a->times, c * sizeof *tm) : NULL;
-    if (tm)
-        a->times = tm;
-    if (!st || !vl || (timed && !tm))
-        return SC_ENOMEM;
+    if (tm) a->times = tm;
+    if (!st || !vl || (timed && !tm)) return SC_ENOMEM;
     a->cap = c;
     return 0;
 }
@@ -50,12 +44,10 @@ static int acc_grow(struct acc *a, int timed)
 /* Adds v to stack's sum (sums wrap as the store's totals do). */
 static int acc_add(struct acc *a, uint64_t stack, int64_t v)
 {
-    if (acc_grow(a, 0))
-        return SC_ENOMEM;
+    if (acc_grow(a, 0)) return SC_ENOMEM;
     int added;
     uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
-    if (!slot)
-        return SC_ENOMEM;
+    if (!slot) return SC_ENOMEM;
     if (added) {
         a->stacks[a->n] = stack;
         a->vals[a->n++] = 0;
@@ -67,8 +59,7 @@ static int acc_add(struct acc *a, uint64_t stack, int64_t v)
 static int acc_push(struct acc *a, uint64_t stack, int64_t v, int64_t t)
 {
     int rc = acc_grow(a, 1);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     a->stacks[a->n] = stack;
     a->vals[a->n] = v;
     a->times[a->n++] = t;
@@ -103,15 +94,13 @@ static int64_t mapping_of(struct build *b, const char *binary)
     uint64_t key = sc_hash64(binary, strlen(binary));
     int added;
     uint32_t *ms = sc_map64_upsert(&b->mmap, key, p->nmappings, &added);
-    if (!ms)
-        return SC_ENOMEM;
+    if (!ms) return SC_ENOMEM;
     if (added) {
         uint32_t idx = p->nmappings;
         if (sc_grow_array(&p->mappings, &p->mappings_cap, (uint64_t)idx + 1, sizeof *p->mappings))
             return SC_ENOMEM;
         int64_t name = sc_profile_intern(p, binary, strlen(binary));
-        if (name < 0)
-            return name;
+        if (name < 0) return name;
         memset(&p->mappings[idx], 0, sizeof *p->mappings);
         p->mappings[idx].id = idx + 1;
         p->mappings[idx].filename = (uint32_t)name;
@@ -125,24 +114,20 @@ static int64_t mapping_of(struct build *b, const char *binary)
 static int64_t function_of(struct build *b, const struct sc_store_frame *f)
 {
     struct sc_profile *p = b->p;
-    uint64_t key = sc_hash64(f->function, strlen(f->function)) ^
-                   (sc_hash64(f->file, strlen(f->file)) * 31);
+    uint64_t key =
+        sc_hash64(f->function, strlen(f->function)) ^ (sc_hash64(f->file, strlen(f->file)) * 31);
     int added;
     uint32_t *fs = sc_map64_upsert(&b->fmap, key, p->nfunctions, &added);
-    if (!fs)
-        return SC_ENOMEM;
-    if (!added)
-        return *fs;
+    if (!fs) return SC_ENOMEM;
+    if (!added) return *fs;
     int64_t nm = sc_profile_intern(p, f->function, strlen(f->function));
     int64_t fl = sc_profile_intern(p, f->file, strlen(f->file));
-    if (nm < 0 || fl < 0)
-        return SC_ENOMEM;
+    if (nm < 0 || fl < 0) return SC_ENOMEM;
     return sc_profile_add_function(p, (uint32_t)nm, (uint32_t)fl);
 }
 
 /* A location whose lines are frames j..k (innermost first). */
-static int64_t location_of(struct build *b, const struct sc_store_frame *fr, uint32_t j,
-                           uint32_t k)
+static int64_t location_of(struct build *b, const struct sc_store_frame *fr, uint32_t j, uint32_t k)
 {
     struct sc_profile *p = b->p;
     uint64_t key = 0;
@@ -150,24 +135,19 @@ static int64_t location_of(struct build *b, const struct sc_store_frame *fr, uin
         key = sc_hash_combine(key, fr[x].key);
     int added;
     uint32_t *ls = sc_map64_upsert(&b->lmap, key, p->nlocations, &added);
-    if (!ls)
-        return SC_ENOMEM;
-    if (!added)
-        return *ls;
+    if (!ls) return SC_ENOMEM;
+    if (!added) return *ls;
     int64_t li = -1;
     for (uint32_t x = j; x <= k; x++) {
         int64_t fn = function_of(b, &fr[x]);
-        if (fn < 0)
-            return fn;
+        if (fn < 0) return fn;
         if (x == j) {
             li = sc_profile_add_simple_location(p, (uint32_t)fn);
-            if (li < 0)
-                return li;
+            if (li < 0) return li;
             p->lines[p->locations[li].line_start].line = fr[x].line;
             if (*fr[x].binary) {
                 int64_t m = mapping_of(b, fr[x].binary);
-                if (m < 0)
-                    return m;
+                if (m < 0) return m;
                 p->locations[li].mapping = (uint32_t)m + 1;
             }
         } else {
@@ -188,8 +168,7 @@ static int build_stack(void *ctx, uint64_t stack, const struct sc_store_frame *f
     if (nf > b->lcap) {
         uint32_t c = nf + 16;
         uint32_t *nl = realloc(b->locs, c * sizeof *nl);
-        if (!nl)
-            return SC_ENOMEM;
+        if (!nl) return SC_ENOMEM;
         b->locs = nl;
         b->lcap = c;
     }
@@ -199,16 +178,14 @@ static int build_stack(void *ctx, uint64_t stack, const struct sc_store_frame *f
         uint32_t k = j;
         while (k < nf && fr[k].inlined)
             k++;
-        if (k == nf)
-            k = nf - 1;
+        if (k == nf) k = nf - 1;
         int64_t li = location_of(b, fr, j, k);
-        if (li < 0)
-            return (int)li;
+        if (li < 0) return (int)li;
         b->locs[nl++] = (uint32_t)li;
         j = k + 1;
     }
-    int64_t si = sc_profile_add_sample(b->p, b->locs, nl, &b->vals[b->i],
-                                       b->times ? b->times[b->i] : 0);
+    int64_t si =
+        sc_profile_add_sample(b->p, b->locs, nl, &b->vals[b->i], b->times ? b->times[b->i] : 0);
     b->i++;
     return si < 0 ? (int)si : 0;
 }
@@ -224,8 +201,7 @@ static int build_profile(struct sc_store *s, const char *type, const char *unit,
     b.vals = vals;
     b.times = times;
     b.p = sc_profile_new();
-    if (!b.p)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!b.p) return sc_errf(err, SC_ENOMEM, "out of memory");
     const char *colon = strchr(type, ':');
     int rc = sc_profile_add_sample_type(b.p, colon ? colon + 1 : type, unit);
     if (rc >= 0) {
@@ -238,8 +214,7 @@ static int build_profile(struct sc_store *s, const char *type, const char *unit,
     sc_map64_release(&b.mmap);
     if (rc < 0) {
         sc_profile_free(b.p);
-        if (rc == SC_EFORMAT && err && err[0])
-            return rc;
+        if (rc == SC_EFORMAT && err && err[0]) return rc;
         return sc_errf(err, rc, "building the merged profile: %s", sc_strerror(rc));
     }
     *out = b.p;
@@ -258,8 +233,7 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
     struct merge_ctx *m = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = m->gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
-        if (v && acc_add(&m->total, r->stacks[i], v))
-            return SC_ENOMEM;
+        if (v && acc_add(&m->total, r->stacks[i], v)) return SC_ENOMEM;
     }
     return 0;
 }
@@ -275,8 +249,7 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     struct sc_store_read r = {q, 0, 0};
     int rc = sc_store_read(s, &r, merge_rows, &m, err);
-    if (rc == SC_ENOMEM && (!err || !err[0]))
-        rc = sc_errf(err, rc, "out of memory");
+    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
     if (rc == 0) {
         uint32_t n = acc_compact(&m.total);
         rc = build_profile(s, q->type, unit, m.total.stacks, m.total.vals, NULL, n, out, err);
@@ -302,16 +275,14 @@ struct bucket_ctx {
 
 static int flush_bucket(struct bucket_ctx *x)
 {
-    if (!x->open)
-        return 0;
+    if (!x->open) return 0;
     x->open = 0;
     struct sc_profile *p = NULL;
     uint32_t n = acc_compact(&x->total);
-    int rc = build_profile(x->s, x->q->type, x->unit, x->total.stacks, x->total.vals, NULL, n,
-                           &p, x->err);
+    int rc = build_profile(x->s, x->q->type, x->unit, x->total.stacks, x->total.vals, NULL, n, &p,
+                           x->err);
     acc_release(&x->total);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     x->stopped = x->cb(x->ctx, &x->b, p);
     sc_profile_free(p);
     return x->stopped;
@@ -322,8 +293,7 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     struct bucket_ctx *x = ctx;
     if (x->open && r->from_ns != x->b.from_ns) {
         int rc = flush_bucket(x);
-        if (rc)
-            return rc;
+        if (rc) return rc;
     }
     if (!x->open) {
         x->open = 1;
@@ -337,8 +307,7 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     x->b.series++;
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
-        if (v && acc_add(&x->total, r->stacks[i], v))
-            return SC_ENOMEM;
+        if (v && acc_add(&x->total, r->stacks[i], v)) return SC_ENOMEM;
     }
     return 0;
 }
@@ -361,12 +330,9 @@ int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, i
     x.err = err;
     struct sc_store_read r = {q, bucket_ns, 0};
     int rc = sc_store_read(s, &r, bucket_rows, &x, err);
-    if (rc == 0 || (rc > 0 && x.stopped))
-        rc = x.stopped ? 0 : flush_bucket(&x);
-    if (rc > 0)
-        rc = 0; /* the caller stopped */
-    if (rc == SC_ENOMEM && (!err || !err[0]))
-        rc = sc_errf(err, rc, "out of memory");
+    if (rc == 0 || (rc > 0 && x.stopped)) rc = x.stopped ? 0 : flush_bucket(&x);
+    if (rc > 0) rc = 0; /* the caller stopped */
+    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
     acc_release(&x.total);
     return rc;
 }
@@ -382,10 +348,8 @@ static int timed_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct timed_ctx *t = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
-        if (!r->values[i] || r->times[i] < t->from || r->times[i] >= t->until)
-            continue;
-        if (acc_push(&t->rows, r->stacks[i], r->values[i], r->times[i]))
-            return SC_ENOMEM;
+        if (!r->values[i] || r->times[i] < t->from || r->times[i] >= t->until) continue;
+        if (acc_push(&t->rows, r->stacks[i], r->values[i], r->times[i])) return SC_ENOMEM;
     }
     return 0;
 }
@@ -404,8 +368,7 @@ int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc
     t.until = q->until_ns;
     struct sc_store_read r = {q, 0, 1};
     int rc = sc_store_read(s, &r, timed_rows, &t, err);
-    if (rc == SC_ENOMEM && (!err || !err[0]))
-        rc = sc_errf(err, rc, "out of memory");
+    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
     if (rc == 0)
         rc = build_profile(s, q->type, unit, t.rows.stacks, t.rows.vals, t.rows.times, t.rows.n,
                            out, err);

@@ -78,10 +78,10 @@ int64_t sq_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* A new database gets auto_vacuum=INCREMENTAL before its first table (the pragma does
- * nothing on an existing one: migration turns it on with a VACUUM). */
+/* A new database got auto_vacuum=INCREMENTAL from sq_open_db before its header was
+ * written (the pragma does nothing on an existing one: migration turns it on with a
+ * VACUUM). */
 static const char schema_sql[] =
-    "PRAGMA auto_vacuum=INCREMENTAL;"
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
     "INSERT OR IGNORE INTO meta VALUES('schema_version', '3');"
     "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
@@ -110,10 +110,9 @@ static const char schema_sql[] =
     " PRIMARY KEY(series_id, kind_id, res, bucket)) WITHOUT ROWID;";
 
 /* Indexes on columns a migration may add, so they come after it. */
-static const char index_sql[] =
-    "CREATE INDEX IF NOT EXISTS frames_by_hash ON frames(hash);"
-    "CREATE INDEX IF NOT EXISTS stacks_by_hash ON stacks(hash);"
-    "CREATE INDEX IF NOT EXISTS stacks_by_day ON stacks(last_day);";
+static const char index_sql[] = "CREATE INDEX IF NOT EXISTS frames_by_hash ON frames(hash);"
+                                "CREATE INDEX IF NOT EXISTS stacks_by_hash ON stacks(hash);"
+                                "CREATE INDEX IF NOT EXISTS stacks_by_day ON stacks(last_day);";
 
 /* Brings an older store's schema up to date: each step in one transaction.
  *   1 -> 2: rollups keep their profiles' durations (all rollups rebuilt)
@@ -153,11 +152,9 @@ static int migrate(sqlite3 *db, char *err)
                  "COMMIT;",
                  (long long)sq_day(sq_now_ns()), SC_ROLLUP_DAY, SC_ROLLUP_DAY, SC_ROLLUP_DAY);
         rc = sq_exec(db, sql, err);
-        if (rc == 0)
-            rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
+        if (rc == 0) rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
     }
-    if (rc)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
@@ -172,6 +169,12 @@ int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
         return rc;
     }
     sqlite3_busy_timeout(*db, 10000);
+    /* before anything writes the header of a new database, or it has no effect */
+    if (writer && sq_exec(*db, "PRAGMA auto_vacuum=INCREMENTAL", err)) {
+        sqlite3_close(*db);
+        *db = NULL;
+        return SC_EIO;
+    }
     char pragmas[256];
     snprintf(pragmas, sizeof pragmas,
              "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
@@ -215,11 +218,9 @@ struct conn *sq_conn_get(struct sq_store *s, char *err)
 {
     pthread_mutex_lock(&s->pool_mu);
     struct conn *c = s->pool;
-    if (c)
-        s->pool = c->next;
+    if (c) s->pool = c->next;
     pthread_mutex_unlock(&s->pool_mu);
-    if (c)
-        return c;
+    if (c) return c;
     c = calloc(1, sizeof *c);
     if (!c) {
         sc_errf(err, SC_ENOMEM, "out of memory");
@@ -289,8 +290,7 @@ static int load_maps(struct sq_store *s, char *err)
         k->ntypes = 1;
         for (const char *c = k->types; c && *c; c++)
             k->ntypes += *c == ',';
-        if (k->id >= s->next_kind)
-            s->next_kind = k->id + 1;
+        if (k->id >= s->next_kind) s->next_kind = k->id + 1;
     }
     sqlite3_finalize(st);
     return 0;
@@ -304,8 +304,7 @@ static int lock_dir(struct sq_store *s, const char *dir, char *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/LOCK", dir);
     s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (s->lock_fd < 0)
-        return sc_errf(err, SC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    if (s->lock_fd < 0) return sc_errf(err, SC_EIO, "cannot open '%s': %s", path, strerror(errno));
     if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
         char pid[24] = "";
@@ -404,8 +403,7 @@ static void sq_close(struct sc_store *st)
     pthread_mutex_destroy(&s->bg_mu);
     pthread_cond_destroy(&s->bg_cond);
     pthread_rwlock_destroy(&s->gc_lock);
-    if (s->lock_fd >= 0)
-        close(s->lock_fd); /* last: the database is closed and checkpointed */
+    if (s->lock_fd >= 0) close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
     free(s);
 }
@@ -414,13 +412,11 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
 {
     *out = NULL;
     struct sq_store *s = calloc(1, sizeof *s);
-    if (!s)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
     s->base.ops = &sqlite_ops;
     s->base.opts = *o;
     s->lock_fd = -1;
-    if (s->base.opts.zstd_level == 0)
-        s->base.opts.zstd_level = 3;
+    if (s->base.opts.zstd_level == 0) s->base.opts.zstd_level = 3;
     const char *dir = o->dir ? o->dir : "./data";
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
         int e = errno;
@@ -436,8 +432,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     snprintf(s->path, plen, "%s/scorch.db", dir);
     int rc = lock_dir(s, dir, err);
     if (rc) {
-        if (s->lock_fd >= 0)
-            close(s->lock_fd);
+        if (s->lock_fd >= 0) close(s->lock_fd);
         free(s->path);
         free(s);
         return rc;
@@ -459,22 +454,16 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
     rc = sq_open_db(s, &s->wdb, 1, err);
-    if (!rc)
-        rc = sq_exec(s->wdb, schema_sql, err);
-    if (!rc)
-        rc = migrate(s->wdb, err);
-    if (!rc)
-        rc = sq_exec(s->wdb, index_sql, err);
-    if (!rc)
-        rc = load_maps(s, err);
-    if (!rc)
-        rc = sq_ids_open(s, err);
+    if (!rc) rc = sq_exec(s->wdb, schema_sql, err);
+    if (!rc) rc = migrate(s->wdb, err);
+    if (!rc) rc = sq_exec(s->wdb, index_sql, err);
+    if (!rc) rc = load_maps(s, err);
+    if (!rc) rc = sq_ids_open(s, err);
     if (rc) {
         sq_close(&s->base);
         return rc;
     }
-    if (o->background)
-        s->bg_running = pthread_create(&s->bg, NULL, sq_bg_main, s) == 0;
+    if (o->background) s->bg_running = pthread_create(&s->bg, NULL, sq_bg_main, s) == 0;
     *out = &s->base;
     return 0;
 }
@@ -486,8 +475,7 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
 {
     struct sq_store *s = (struct sq_store *)st;
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     sqlite3 *db = c->db;
     sqlite3_stmt *q;
     int rc = 0;
@@ -526,8 +514,7 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
             sc_buf_append(&seen, t, tlen);
             sc_buf_putc(&seen, 0);
             en.unit = seen.len;
-            if (slash)
-                sc_buf_append(&seen, slash + 1, len - tlen - 1);
+            if (slash) sc_buf_append(&seen, slash + 1, len - tlen - 1);
             sc_buf_putc(&seen, 0);
             int dup = 0;
             for (size_t i = 0; i < nents && !dup && !seen.oom; i++)
@@ -546,8 +533,7 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
     }
     sqlite3_finalize(q);
     sq_conn_put(s, c);
-    if (seen.oom)
-        rc = SC_ENOMEM;
+    if (seen.oom) rc = SC_ENOMEM;
     /* sort by id (insertion sort: few types) */
     for (size_t i = 1; !rc && i < nents; i++)
         for (size_t j = i; j > 0 && strcmp(seen.data + ents[j - 1].id, seen.data + ents[j].id) > 0;
@@ -560,8 +546,7 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
         struct sc_store_type t = {seen.data + ents[i].id, seen.data + ents[i].prof,
                                   seen.data + ents[i].type, seen.data + ents[i].unit, 0};
         t.gauge = sc_type_is_gauge(t.profile, t.sample_type);
-        if (cb(ctx, &t))
-            break;
+        if (cb(ctx, &t)) break;
     }
     free(ents);
     sc_buf_release(&seen);
@@ -572,8 +557,7 @@ static int list_strings(struct sq_store *s, const char *sql, const char *tenant,
                         sc_store_str_cb cb, void *ctx, char *err)
 {
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     sqlite3_stmt *st;
     int rc = 0;
     if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -582,11 +566,9 @@ static int list_strings(struct sq_store *s, const char *sql, const char *tenant,
         return rc;
     }
     sqlite3_bind_text(st, 1, sq_tenant(tenant), -1, SQLITE_STATIC);
-    if (name)
-        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    if (name) sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW)
-        if (cb(ctx, (const char *)sqlite3_column_text(st, 0)))
-            break;
+        if (cb(ctx, (const char *)sqlite3_column_text(st, 0))) break;
     sqlite3_finalize(st);
     sq_conn_put(s, c);
     return 0;
@@ -615,8 +597,7 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
 {
     const char *colon = strchr(type ? type : "", ':');
     *gauge = 0;
-    if (!colon)
-        return 0;
+    if (!colon) return 0;
     size_t plen = (size_t)(colon - type);
     const char *st = colon + 1;
     size_t slen = strlen(st);
@@ -624,8 +605,7 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
     pthread_mutex_lock(&s->mu);
     for (uint32_t i = 0; i < s->nkinds && n < max; i++) {
         const struct kind *k = &s->kinds[i];
-        if (strlen(k->profile) != plen || strncmp(k->profile, type, plen))
-            continue;
+        if (strlen(k->profile) != plen || strncmp(k->profile, type, plen)) continue;
         uint32_t col = 0;
         for (const char *t = k->types; *t; col++) {
             const char *e = strchr(t, ',');
@@ -635,8 +615,8 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
             if (tlen == slen && !strncmp(t, st, slen)) {
                 out[n].kind = k->id;
                 out[n].col = col;
-                snprintf(out[n].unit, sizeof out[n].unit, "%.*s",
-                         slash ? (int)(len - tlen - 1) : 0, slash ? slash + 1 : "");
+                snprintf(out[n].unit, sizeof out[n].unit, "%.*s", slash ? (int)(len - tlen - 1) : 0,
+                         slash ? slash + 1 : "");
                 n++;
                 break;
             }
@@ -654,27 +634,23 @@ static int sq_type_info(struct sc_store *st, const char *type, char unit[64], in
 {
     struct kind_col kc[SQ_MAX_KINDS];
     int nk = sq_kinds_for_type((struct sq_store *)st, type, kc, SQ_MAX_KINDS, gauge);
-    if (nk == 0)
-        return SC_ENOTFOUND;
+    if (nk == 0) return SC_ENOTFOUND;
     memcpy(unit, kc[0].unit, sizeof kc[0].unit);
     return 0;
 }
 
-static int sq_series_list(struct sc_store *sto, const char *tenant, const char *type,
-                          int64_t from, int64_t until, sc_store_series_cb cb, void *ctx,
-                          char *err)
+static int sq_series_list(struct sc_store *sto, const char *tenant, const char *type, int64_t from,
+                          int64_t until, sc_store_series_cb cb, void *ctx, char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge, nk = 0;
     if (type && *type) {
         nk = sq_kinds_for_type(s, type, kc, SQ_MAX_KINDS, &gauge);
-        if (nk == 0)
-            return 0;
+        if (nk == 0) return 0;
     }
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     sqlite3_stmt *st, *ex = c->st[ST_EXISTS], *any = c->st[ST_ANY];
     int rc = 0;
     if (sqlite3_prepare_v2(c->db, "SELECT id, labels FROM series WHERE tenant = ? ORDER BY labels",
@@ -703,11 +679,9 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
             has = sqlite3_step(ex) == SQLITE_ROW;
             sqlite3_reset(ex);
         }
-        if (!has)
-            continue;
+        if (!has) continue;
         struct sc_store_series se = {(uint64_t)id, (const char *)sqlite3_column_text(st, 1)};
-        if (cb(ctx, &se))
-            break;
+        if (cb(ctx, &se)) break;
     }
     sqlite3_finalize(st);
     sq_conn_put(s, c);
@@ -719,8 +693,7 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
     struct sq_store *s = (struct sq_store *)sto;
     memset(st, 0, sizeof *st);
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     static const char *const q[] = {"SELECT count(*) FROM profiles", "SELECT count(*) FROM series",
                                     "SELECT count(*) FROM stacks", "SELECT count(*) FROM frames",
                                     "SELECT count(*) FROM rollups"};
@@ -728,8 +701,7 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
     for (int i = 0; i < 5; i++) {
         sqlite3_stmt *x;
         if (sqlite3_prepare_v2(c->db, q[i], -1, &x, NULL) == SQLITE_OK) {
-            if (sqlite3_step(x) == SQLITE_ROW)
-                *dst[i] = (uint64_t)sqlite3_column_int64(x, 0);
+            if (sqlite3_step(x) == SQLITE_ROW) *dst[i] = (uint64_t)sqlite3_column_int64(x, 0);
             sqlite3_finalize(x);
         }
     }
@@ -739,8 +711,7 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
         char path[4200];
         snprintf(path, sizeof path, "%s%s", s->path, sfx[i]);
         struct stat sb;
-        if (stat(path, &sb) == 0)
-            st->bytes_on_disk += (uint64_t)sb.st_size;
+        if (stat(path, &sb) == 0) st->bytes_on_disk += (uint64_t)sb.st_size;
     }
     return 0;
 }

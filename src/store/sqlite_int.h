@@ -114,14 +114,14 @@ struct pend_write {
 
 /* The statements every read runs, prepared once per connection. */
 enum {
-    ST_DIRTY,    /* is (series, kind, res, bucket) dirty */
-    ST_ROLLUP,   /* a rollup's nprofiles, block, duration */
-    ST_RAW,      /* the blocks and durations of profiles in a range */
-    ST_SPAN,     /* min and max profile time in a range */
-    ST_TIMED,    /* the timed profiles' blocks in a range, in time order */
-    ST_TOTALS,   /* the profiles' times and totals in a range */
-    ST_EXISTS,   /* is there a profile of a kind in a range */
-    ST_ANY,      /* is there a profile of any kind in a range */
+    ST_DIRTY,  /* is (series, kind, res, bucket) dirty */
+    ST_ROLLUP, /* a rollup's nprofiles, block, duration */
+    ST_RAW,    /* the blocks and durations of profiles in a range */
+    ST_SPAN,   /* min and max profile time in a range */
+    ST_TIMED,  /* the timed profiles' blocks in a range, in time order */
+    ST_TOTALS, /* the profiles' times and totals in a range */
+    ST_EXISTS, /* is there a profile of a kind in a range */
+    ST_ANY,    /* is there a profile of any kind in a range */
     ST_N
 };
 
@@ -144,7 +144,7 @@ struct conn {
 struct sq_store {
     struct sc_store base; /* first: the ops and options */
     char *path;
-    int lock_fd; /* <dir>/LOCK, flock'ed for the life of the store */
+    int lock_fd;  /* <dir>/LOCK, flock'ed for the life of the store */
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     pthread_mutex_t wdb_mu;
 

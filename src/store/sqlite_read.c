@@ -15,24 +15,20 @@ static int cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, siz
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&s->stack_cache, id, s->nstack_cache, &added);
-    if (!slot)
-        return SC_ENOMEM;
-    if (!added)
-        return 0;
+    if (!slot) return SC_ENOMEM;
+    if (!added) return 0;
     if (sc_grow_array(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
                       sizeof *s->stack_off))
         return SC_ENOMEM;
     uint32_t cap = s->stack_cache_cap;
     uint32_t *nl = realloc(s->stack_len, cap * sizeof *nl);
-    if (!nl)
-        return SC_ENOMEM;
+    if (!nl) return SC_ENOMEM;
     s->stack_len = nl;
     const uint8_t *p = blob, *end = blob + len;
     uint32_t start = s->nstack_data, n = 0;
     while (p < end) {
         uint64_t v;
-        if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX)
-            return SC_EFORMAT;
+        if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX) return SC_EFORMAT;
         if (sc_grow_array(&s->stack_data, &s->stack_data_cap, (uint64_t)s->nstack_data + 1,
                           sizeof *s->stack_data))
             return SC_ENOMEM;
@@ -50,10 +46,8 @@ static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const ch
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&s->frame_cache, id, s->nfinfo, &added);
-    if (!slot)
-        return SC_ENOMEM;
-    if (!added)
-        return 0;
+    if (!slot) return SC_ENOMEM;
+    if (!added) return 0;
     if (sc_grow_array(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
         return SC_ENOMEM;
     struct frame_info *f = &s->finfo[s->nfinfo];
@@ -61,8 +55,7 @@ static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const ch
     f->file = sc_arena_strndup(&s->cache_arena, file, strlen(file));
     f->binary = sc_arena_strndup(&s->cache_arena, bin, strlen(bin));
     f->line = line;
-    if (!f->function || !f->file || !f->binary)
-        return SC_ENOMEM;
+    if (!f->function || !f->file || !f->binary) return SC_ENOMEM;
     s->nfinfo++;
     return 0;
 }
@@ -76,9 +69,10 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
     for (uint32_t off = 0; off < n && rc == 0; off += CHUNK) {
         uint32_t m = n - off < CHUNK ? n - off : CHUNK;
         char sql[96 + CHUNK * 12];
-        int o = snprintf(sql, sizeof sql,
-                         frames ? "SELECT id, function, file, line, binary FROM frames WHERE id IN ("
-                                : "SELECT id, frames FROM stacks WHERE id IN (");
+        int o =
+            snprintf(sql, sizeof sql,
+                     frames ? "SELECT id, function, file, line, binary FROM frames WHERE id IN ("
+                            : "SELECT id, frames FROM stacks WHERE id IN (");
         for (uint32_t k = 0; k < m; k++)
             o += snprintf(sql + o, sizeof sql - (size_t)o, "%s%u", k ? "," : "", ids[off + k]);
         snprintf(sql + o, sizeof sql - (size_t)o, ")");
@@ -108,8 +102,7 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
  * filled the caches before can tell its entries went. */
 static void cache_trim(struct sq_store *s)
 {
-    if (s->nstack_cache <= SQ_READ_CACHE && s->nfinfo <= SQ_READ_CACHE)
-        return;
+    if (s->nstack_cache <= SQ_READ_CACHE && s->nfinfo <= SQ_READ_CACHE) return;
     sc_map64_release(&s->stack_cache);
     sc_map64_release(&s->frame_cache);
     s->nstack_cache = s->nstack_data = s->nfinfo = 0;
@@ -120,16 +113,15 @@ static void cache_trim(struct sq_store *s)
 
 /* Makes sure the stacks and their frames are in the cache, reading missing ones; *gen is
  * the cache generation they were filled in (trim: first empty a cache grown too big). */
-static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, uint32_t n,
-                      int trim, uint64_t *gen, char *err)
+static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, uint32_t n, int trim,
+                      uint64_t *gen, char *err)
 {
     struct sc_map64 seen;
     sc_map64_init(&seen);
     uint32_t *miss = NULL, nmiss = 0, cap = 0;
     int rc = 0;
     pthread_mutex_lock(&s->cache_mu);
-    if (trim)
-        cache_trim(s);
+    if (trim) cache_trim(s);
     *gen = s->cache_gen;
     pthread_mutex_unlock(&s->cache_mu);
     for (int frames = 0; frames < 2 && rc == 0; frames++) {
@@ -138,8 +130,7 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
         pthread_mutex_lock(&s->cache_mu);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
             if (!frames) {
-                if (sc_map64_get(&s->stack_cache, stacks[i]))
-                    continue;
+                if (sc_map64_get(&s->stack_cache, stacks[i])) continue;
                 int added;
                 if (!sc_map64_upsert(&seen, stacks[i], 0, &added)) {
                     rc = SC_ENOMEM;
@@ -152,13 +143,11 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
                 continue;
             }
             uint32_t *ci = sc_map64_get(&s->stack_cache, stacks[i]);
-            if (!ci)
-                continue; /* a stack the database lacks: build_profile reports it */
+            if (!ci) continue; /* a stack the database lacks: build_profile reports it */
             const uint32_t *fr = s->stack_data + s->stack_off[*ci];
             for (uint32_t j = 0; j < s->stack_len[*ci] && rc == 0; j++) {
                 uint32_t fid = fr[j] >> 1;
-                if (sc_map64_get(&s->frame_cache, fid))
-                    continue;
+                if (sc_map64_get(&s->frame_cache, fid)) continue;
                 int added;
                 if (!sc_map64_upsert(&seen, fid, 0, &added)) {
                     rc = SC_ENOMEM;
@@ -209,32 +198,25 @@ static void rows_clear(struct rows *a)
 
 static int rows_grow(struct rows *a, int timed)
 {
-    if (a->n < a->cap)
-        return 0;
+    if (a->n < a->cap) return 0;
     uint32_t c = a->cap ? a->cap * 2 : 1024;
     uint64_t *st = realloc(a->stacks, c * sizeof *st);
-    if (st)
-        a->stacks = st;
+    if (st) a->stacks = st;
     int64_t *vl = realloc(a->vals, c * sizeof *vl);
-    if (vl)
-        a->vals = vl;
+    if (vl) a->vals = vl;
     int64_t *tm = timed ? realloc(a->times, c * sizeof *tm) : NULL;
-    if (tm)
-        a->times = tm;
-    if (!st || !vl || (timed && !tm))
-        return SC_ENOMEM;
+    if (tm) a->times = tm;
+    if (!st || !vl || (timed && !tm)) return SC_ENOMEM;
     a->cap = c;
     return 0;
 }
 
 static int rows_add(struct rows *a, uint32_t stack, int64_t v)
 {
-    if (rows_grow(a, 0))
-        return SC_ENOMEM;
+    if (rows_grow(a, 0)) return SC_ENOMEM;
     int added;
     uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
-    if (!slot)
-        return SC_ENOMEM;
+    if (!slot) return SC_ENOMEM;
     if (added) {
         a->stacks[a->n] = stack;
         a->vals[a->n++] = 0;
@@ -259,30 +241,25 @@ static int count_block(struct reader *rd)
 }
 
 /* Adds column col of an encoded block to a. */
-static int add_block(struct reader *rd, struct rows *a, const void *data, size_t len,
-                     uint32_t col)
+static int add_block(struct reader *rd, struct rows *a, const void *data, size_t len, uint32_t col)
 {
     int rc = count_block(rd);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     struct sc_block b;
     rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, &b, rd->err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (col >= b.ncols) {
         sc_block_release(&b);
         return sc_errf(rd->err, SC_EFORMAT, "sample block lacks column %u", (unsigned)col);
     }
     const int64_t *v = b.values + (size_t)col * b.n;
     for (uint32_t i = 0; i < b.n && rc == 0; i++)
-        if (v[i])
-            rc = rows_add(a, b.stacks[i], v[i]);
+        if (v[i]) rc = rows_add(a, b.stacks[i], v[i]);
     sc_block_release(&b);
     return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
 }
 
-static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int64_t res,
-                    int64_t bucket)
+static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int64_t res, int64_t bucket)
 {
     sqlite3_bind_int64(dq, 1, (int64_t)series);
     sqlite3_bind_int64(dq, 2, kind);
@@ -299,9 +276,9 @@ static const int64_t rollup_res[] = {SC_ROLLUP_DAY, SC_ROLLUP_HOUR, SC_ROLLUP_SH
 
 /* Reads one series/kind of [from, until) into a, via clean rollups of at most max_res
  * seconds (0: raw profiles only), adding to *profiles and *duration. */
-static int read_series(struct reader *rd, uint64_t series, const struct kind_col *kc,
-                       int64_t from, int64_t until, int64_t max_res, struct rows *a,
-                       int64_t *profiles, int64_t *duration)
+static int read_series(struct reader *rd, uint64_t series, const struct kind_col *kc, int64_t from,
+                       int64_t until, int64_t max_res, struct rows *a, int64_t *profiles,
+                       int64_t *duration)
 {
     struct conn *c = rd->c;
     int rc = 0;
@@ -317,16 +294,13 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
         int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
         sqlite3_reset(mm);
-        if (!have)
-            return 0;
+        if (!have) return 0;
         /* keep bucket alignment where the range allows it: start at lo's largest bucket */
         int64_t big = rollup_res[0] * NS;
         int64_t lo_al = sc_floor_div(lo, big) * big;
-        if (lo_al > from)
-            from = lo_al;
+        if (lo_al > from) from = lo_al;
         int64_t hi_al = (sc_floor_div(hi, big) + 1) * big;
-        if (hi_al < until)
-            until = hi_al;
+        if (hi_al < until) until = hi_al;
     }
     /* Walk [from, until) left to right: a full clean bucket of the largest resolution
      * allowed from its rollup, else of the next, else raw profiles up to the next
@@ -338,10 +312,8 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         int used = 0;
         for (size_t k = 0; max_res > 0 && t % NS == 0 && k < NRES && !used; k++) {
             int64_t r = rollup_res[k];
-            if (r > max_res || secs % r != 0 || t + r * NS > until)
-                continue;
-            if (is_dirty(dq, series, kc->kind, r, secs))
-                continue;
+            if (r > max_res || secs % r != 0 || t + r * NS > until) continue;
+            if (is_dirty(dq, series, kc->kind, r, secs)) continue;
             sqlite3_bind_int64(rq, 1, (int64_t)series);
             sqlite3_bind_int64(rq, 2, kc->kind);
             sqlite3_bind_int64(rq, 3, r);
@@ -357,12 +329,10 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
             t += r * NS;
             used = 1;
         }
-        if (used)
-            continue;
+        if (used) continue;
         int64_t small = rollup_res[NRES - 1] * NS;
         int64_t next = (sc_floor_div(t, small) + 1) * small;
-        if (next > until || max_res <= 0)
-            next = until;
+        if (next > until || max_res <= 0) next = until;
         sqlite3_bind_int64(pq, 1, (int64_t)series);
         sqlite3_bind_int64(pq, 2, kc->kind);
         sqlite3_bind_int64(pq, 3, t);
@@ -397,26 +367,25 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
             rc = count_block(rd);
             struct sc_block b;
             if (rc == 0)
-                rc = sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                                     SQ_MAX_BLOCK_ROWS, &b, rd->err);
-            if (rc)
-                break;
+                rc =
+                    sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                    SQ_MAX_BLOCK_ROWS, &b, rd->err);
+            if (rc) break;
             a->n = 0;
             for (uint32_t i = 0; i < b.n && rc == 0; i++) {
                 int64_t v = b.values[(size_t)kc[k].col * b.n + i];
                 if (!v || !b.times || b.times[i] < q->from_ns || b.times[i] >= q->until_ns)
                     continue;
-                if ((rc = rows_grow(a, 1)) != 0)
-                    break;
+                if ((rc = rows_grow(a, 1)) != 0) break;
                 a->stacks[a->n] = b.stacks[i];
                 a->vals[a->n] = v;
                 a->times[a->n++] = b.times[i];
             }
             sc_block_release(&b);
             if (rc == 0 && a->n) {
-                struct sc_store_rows out = {si,      q->from_ns, q->until_ns, 1,
-                                            sqlite3_column_int64(st, 1), a->n, a->stacks,
-                                            a->vals, a->times};
+                struct sc_store_rows out = {
+                    si,   q->from_ns, q->until_ns, 1,       sqlite3_column_int64(st, 1),
+                    a->n, a->stacks,  a->vals,     a->times};
                 rc = cb(ctx, &out);
             }
         }
@@ -444,13 +413,11 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
         if (r->bucket_ns > 0) {
             max_res = 0;
             for (size_t k = 0; k < NRES && !max_res; k++)
-                if (r->bucket_ns % (rollup_res[k] * NS) == 0)
-                    max_res = rollup_res[k];
+                if (r->bucket_ns % (rollup_res[k] * NS) == 0) max_res = rollup_res[k];
         }
     }
     struct reader rd = {s, sq_conn_get(s, err), 0, err};
-    if (!rd.c)
-        return SC_EIO;
+    if (!rd.c) return SC_EIO;
     struct rows a;
     memset(&a, 0, sizeof a);
     /* a read transaction: one consistent snapshot for the whole read */
@@ -469,13 +436,12 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
                 rc = read_series(&rd, q->series[i], &kc[k], from, until, max_res, &a, &profiles,
                                  &duration);
             if (rc == 0 && profiles > 0) {
-                struct sc_store_rows out = {i, from, until, profiles, duration,
+                struct sc_store_rows out = {i,   from,     until,  profiles, duration,
                                             a.n, a.stacks, a.vals, NULL};
                 rc = cb(ctx, &out);
             }
         }
-        if (!width)
-            break;
+        if (!width) break;
         b += width;
     }
     rows_release(&a);
@@ -491,19 +457,16 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
 {
     struct sq_store *s = (struct sq_store *)sto;
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     /* fill, then resolve under cache_mu in the same generation: another resolution that
      * emptied the caches in between means filling again (the last try does not trim) */
     int rc = 0;
     for (int attempt = 0;; attempt++) {
         uint64_t gen;
         rc = cache_fill(s, c->db, stacks, n, attempt < 2, &gen, err);
-        if (rc)
-            break;
+        if (rc) break;
         pthread_mutex_lock(&s->cache_mu);
-        if (gen == s->cache_gen)
-            break; /* locked */
+        if (gen == s->cache_gen) break; /* locked */
         pthread_mutex_unlock(&s->cache_mu);
         if (attempt == 3) {
             rc = sc_errf(err, SC_EIO, "the symbol cache is too busy; try again");
@@ -511,8 +474,7 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
         }
     }
     sq_conn_put(s, c);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     struct sc_store_frame *fr = NULL;
     uint32_t fcap = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
@@ -542,11 +504,10 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
                 break;
             }
             const struct frame_info *f = &s->finfo[*fi];
-            fr[j] = (struct sc_store_frame){fid, f->function, f->file, f->binary, f->line,
-                                            (int)(fd[j] & 1)};
+            fr[j] = (struct sc_store_frame){fid,       f->function, f->file,
+                                            f->binary, f->line,     (int)(fd[j] & 1)};
         }
-        if (rc == 0)
-            rc = cb(ctx, stacks[i], fr, nf);
+        if (rc == 0) rc = cb(ctx, stacks[i], fr, nf);
     }
     pthread_mutex_unlock(&s->cache_mu);
     free(fr);
@@ -563,11 +524,9 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
-    if (nk == 0)
-        return SC_ENOTFOUND;
+    if (nk == 0) return SC_ENOTFOUND;
     struct conn *c = sq_conn_get(s, err);
-    if (!c)
-        return SC_EIO;
+    if (!c) return SC_EIO;
     int found = 0;
     sqlite3_stmt *mm = c->st[ST_SPAN];
     for (uint32_t i = 0; i < q->nseries; i++)
@@ -578,10 +537,8 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
             sqlite3_bind_int64(mm, 4, q->until_ns);
             if (sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL) {
                 int64_t lo = sqlite3_column_int64(mm, 0), hi = sqlite3_column_int64(mm, 1);
-                if (!found || lo < *first_ns)
-                    *first_ns = lo;
-                if (!found || hi > *last_ns)
-                    *last_ns = hi;
+                if (!found || lo < *first_ns) *first_ns = lo;
+                if (!found || hi > *last_ns) *last_ns = hi;
                 found = 1;
             }
             sqlite3_reset(mm);
@@ -601,11 +558,9 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
-    if (nk == 0)
-        return 0;
+    if (nk == 0) return 0;
     int64_t *counts = gauge ? calloc(nsteps, sizeof *counts) : NULL;
-    if (gauge && !counts)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (gauge && !counts) return sc_errf(err, SC_ENOMEM, "out of memory");
     struct conn *c = sq_conn_get(s, err);
     if (!c) {
         free(counts);
@@ -614,8 +569,7 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     sqlite3_stmt *st = c->st[ST_TOTALS];
     for (uint32_t i = 0; i < q->nseries; i++) {
         int64_t *row = values + (size_t)i * nsteps;
-        if (counts)
-            memset(counts, 0, nsteps * sizeof *counts);
+        if (counts) memset(counts, 0, nsteps * sizeof *counts);
         for (int k = 0; k < nk; k++) {
             sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(st, 2, kc[k].kind);
@@ -627,17 +581,14 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
                 const uint8_t *end = p + sqlite3_column_bytes(st, 1);
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
-                    if (sc_get_uvarint(&p, end, &v))
-                        v = 0;
+                    if (sc_get_uvarint(&p, end, &v)) v = 0;
                 row[step] += sc_unzigzag(v);
-                if (counts)
-                    counts[step]++;
+                if (counts) counts[step]++;
             }
             sqlite3_reset(st);
         }
         for (uint64_t k = 0; counts && k < nsteps; k++)
-            if (counts[k])
-                row[k] = sc_avg_round(row[k], counts[k]);
+            if (counts[k]) row[k] = sc_avg_round(row[k], counts[k]);
     }
     sq_conn_put(s, c);
     free(counts);

@@ -40,7 +40,9 @@ static int64_t lookup_id(struct sq_store *s, int which, uint64_t hash)
     sqlite3_stmt *st = s->idq[which];
     sqlite3_bind_int64(st, 1, (int64_t)hash);
     int step = sqlite3_step(st);
-    int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : step == SQLITE_DONE ? 0 : SC_EIO;
+    int64_t id = step == SQLITE_ROW    ? sqlite3_column_int64(st, 0)
+                 : step == SQLITE_DONE ? 0
+                                       : SC_EIO;
     sqlite3_reset(st);
     return id > 0 && id < UINT32_MAX ? id : id <= 0 ? id : SC_EFORMAT;
 }
@@ -79,10 +81,8 @@ static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
 {
     int added;
     uint32_t *d = sc_map64_upsert(&s->touched, id, day, &added);
-    if (!d)
-        return SC_ENOMEM;
-    if (!added && *d >= day)
-        return 0;
+    if (!d) return SC_ENOMEM;
+    if (!added && *d >= day) return 0;
     *d = day;
     if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1, sizeof *s->touch))
         return SC_ENOMEM;
@@ -96,9 +96,9 @@ static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
 struct wctx {
     struct sq_store *s;
     const struct sc_profile *p;
-    uint64_t *line_hash;   /* per profile line (location lines), frame hash */
-    uint32_t *line_loc;    /* per profile line, its location */
-    uint64_t *loc_noline;  /* per location without lines: frame hash */
+    uint64_t *line_hash;  /* per profile line (location lines), frame hash */
+    uint32_t *line_loc;   /* per profile line, its location */
+    uint64_t *loc_noline; /* per location without lines: frame hash */
     /* rows */
     uint32_t *stacks;
     int64_t *times;
@@ -120,8 +120,7 @@ struct wctx {
 /* Frame strings of a profile line (or of a location without lines). */
 static void frame_strings(const struct sc_profile *p, const struct sc_location *l,
                           const struct sc_line *ln, char *addrbuf, size_t abuflen,
-                          struct sc_str *fn, struct sc_str *file, int64_t *line,
-                          struct sc_str *bin)
+                          struct sc_str *fn, struct sc_str *file, int64_t *line, struct sc_str *bin)
 {
     *file = (struct sc_str){"", 0};
     *line = 0;
@@ -141,22 +140,17 @@ static void frame_strings(const struct sc_profile *p, const struct sc_location *
 }
 
 /* Frame id for a hash, creating a pending frame when new; mu held. */
-static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
-                               struct sc_str file, int64_t line, struct sc_str bin)
+static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn, struct sc_str file,
+                               int64_t line, struct sc_str bin)
 {
     uint32_t *slot = sc_map64_get(&s->frame_ids, h);
-    if (slot)
-        return *slot;
+    if (slot) return *slot;
     int64_t known = lookup_id(s, IDQ_FRAME, h);
-    if (known > 0 && !sc_map64_upsert(&s->frame_ids, h, (uint32_t)known, NULL))
-        return SC_ENOMEM;
-    if (known != 0)
-        return known;
-    if (s->next_frame >= UINT32_MAX / 4)
-        return SC_ELIMIT;
+    if (known > 0 && !sc_map64_upsert(&s->frame_ids, h, (uint32_t)known, NULL)) return SC_ENOMEM;
+    if (known != 0) return known;
+    if (s->next_frame >= UINT32_MAX / 4) return SC_ELIMIT;
     struct pend_frame *f = calloc(1, sizeof *f);
-    if (!f)
-        return SC_ENOMEM;
+    if (!f) return SC_ENOMEM;
     f->id = s->next_frame;
     f->hash = h;
     f->function = strndup(fn.ptr, fn.len);
@@ -266,8 +260,7 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     int any = 0;
     for (uint32_t c = 0; c < w->nt; c++)
         any |= values[c] != 0;
-    if (!any)
-        return 0;
+    if (!any) return 0;
     const struct sc_profile *p = w->p;
     uint64_t nf = 0;
     for (uint32_t k = 0; k < nlocs; k++)
@@ -276,11 +269,9 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         uint64_t c = w->hcap ? w->hcap : 64;
         while (c < nf)
             c *= 2;
-        if (c > UINT32_MAX / 8)
-            return SC_ELIMIT;
+        if (c > UINT32_MAX / 8) return SC_ELIMIT;
         uint64_t *h = realloc(w->hbuf, c * sizeof *h);
-        if (!h)
-            return SC_ENOMEM;
+        if (!h) return SC_ENOMEM;
         w->hbuf = h;
         w->hcap = (uint32_t)c;
     }
@@ -288,11 +279,9 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         uint64_t c = w->frames_cap ? w->frames_cap : 16384;
         while (c < w->nframes + nf)
             c *= 2;
-        if (c > UINT32_MAX / 4)
-            return SC_ELIMIT;
+        if (c > UINT32_MAX / 4) return SC_ELIMIT;
         uint32_t *f = realloc(w->frames, c * sizeof *f);
-        if (!f)
-            return SC_ENOMEM;
+        if (!f) return SC_ENOMEM;
         w->frames = f;
         w->frames_cap = (uint32_t)c;
     }
@@ -317,22 +306,16 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     if (w->n == w->cap) {
         uint32_t c = w->cap ? w->cap * 2 : 1024;
         uint32_t *st = realloc(w->stacks, c * sizeof *st);
-        if (st)
-            w->stacks = st;
+        if (st) w->stacks = st;
         int64_t *v = realloc(w->values, (size_t)c * w->nt * sizeof *v);
-        if (v)
-            w->values = v;
+        if (v) w->values = v;
         int64_t *t = realloc(w->times, c * sizeof *t);
-        if (t)
-            w->times = t;
+        if (t) w->times = t;
         uint64_t *sh = realloc(w->shash, c * sizeof *sh);
-        if (sh)
-            w->shash = sh;
+        if (sh) w->shash = sh;
         uint32_t *so = realloc(w->soff, ((size_t)c + 1) * sizeof *so);
-        if (so)
-            w->soff = so;
-        if (!st || !v || !t || !sh || !so)
-            return SC_ENOMEM;
+        if (so) w->soff = so;
+        if (!st || !v || !t || !sh || !so) return SC_ENOMEM;
         w->cap = c;
     }
     w->shash[w->n] = sc_hash64(w->hbuf, (size_t)nf * sizeof *w->hbuf);
@@ -355,8 +338,8 @@ static int resolve_stacks(struct wctx *w)
     for (uint32_t i = 0; i < w->n && rc == 0; i++) {
         uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
         int64_t known = slot ? *slot : lookup_id(s, IDQ_STACK, w->shash[i]);
-        if (known > 0 && !slot && !sc_map64_upsert(&s->stack_ids, w->shash[i], (uint32_t)known,
-                                                   NULL))
+        if (known > 0 && !slot &&
+            !sc_map64_upsert(&s->stack_ids, w->shash[i], (uint32_t)known, NULL))
             known = SC_ENOMEM;
         if (known < 0) {
             rc = (int)known;
@@ -407,8 +390,7 @@ static int resolve_stacks(struct wctx *w)
 static int has_times(const struct sc_profile *p)
 {
     for (uint32_t i = 0; i < p->nsamples; i++)
-        if (p->samples[i].time_ns)
-            return 1;
+        if (p->samples[i].time_ns) return 1;
     return 0;
 }
 
@@ -420,8 +402,7 @@ struct time_order {
 static int cmp_time(const void *a, const void *b)
 {
     const struct time_order *x = a, *y = b;
-    if (x->t != y->t)
-        return x->t < y->t ? -1 : 1;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
 }
 
@@ -435,8 +416,7 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     b.times = w->timed ? malloc(((size_t)n + 1) * sizeof *b.times) : NULL;
     struct time_order *ord = w->timed ? malloc(((size_t)n + 1) * sizeof *ord) : NULL;
     int rc = SC_ENOMEM;
-    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord)))
-        goto out;
+    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord))) goto out;
     if (w->timed) {
         for (uint32_t i = 0; i < n; i++)
             ord[i] = (struct time_order){w->times[i], i};
@@ -445,13 +425,11 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = w->timed ? ord[i].row : i;
         b.stacks[i] = w->stacks[r];
-        if (w->timed)
-            b.times[i] = w->times[r];
+        if (w->timed) b.times[i] = w->times[r];
         for (uint32_t c = 0; c < nt; c++)
             b.values[(size_t)c * n + i] = w->values[(size_t)r * nt + c];
     }
-    if (!w->timed && (rc = sc_block_normalize(&b)) != 0)
-        goto out;
+    if (!w->timed && (rc = sc_block_normalize(&b)) != 0) goto out;
     for (uint32_t c = 0; c < nt; c++) {
         int64_t t = 0;
         for (uint32_t i = 0; i < b.n; i++)
@@ -460,8 +438,7 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     }
     pw->nsamples = b.n;
     rc = sc_block_encode(&b, &pw->block, w->s->base.opts.zstd_level);
-    if (!rc && (pw->block.oom || pw->totals.oom))
-        rc = SC_ENOMEM;
+    if (!rc && (pw->block.oom || pw->totals.oom)) rc = SC_ENOMEM;
 out:
     free(b.stacks);
     free(b.values);
@@ -475,16 +452,12 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
                                 const struct sc_labels *labels, const char *canon, uint64_t h)
 {
     uint32_t *slot = sc_map64_get(&s->series_ids, h);
-    if (slot)
-        return *slot;
+    if (slot) return *slot;
     int64_t known = lookup_id(s, IDQ_SERIES, h);
-    if (known > 0 && !sc_map64_upsert(&s->series_ids, h, (uint32_t)known, NULL))
-        return SC_ENOMEM;
-    if (known != 0)
-        return known;
+    if (known > 0 && !sc_map64_upsert(&s->series_ids, h, (uint32_t)known, NULL)) return SC_ENOMEM;
+    if (known != 0) return known;
     struct pend_series *se = calloc(1, sizeof *se);
-    if (!se)
-        return SC_ENOMEM;
+    if (!se) return SC_ENOMEM;
     se->id = s->next_series;
     se->hash = h;
     se->tenant = strdup(tenant);
@@ -525,8 +498,7 @@ static int64_t kind_id_locked(struct sq_store *s, const char *profile, const cha
         if (!strcmp(s->kinds[i].profile, profile) && !strcmp(s->kinds[i].types, types))
             return s->kinds[i].id;
     struct kind *k = realloc(s->kinds, (s->nkinds + 1) * sizeof *k);
-    if (!k)
-        return SC_ENOMEM;
+    if (!k) return SC_ENOMEM;
     s->kinds = k;
     k = &s->kinds[s->nkinds];
     k->id = s->next_kind;
@@ -565,29 +537,25 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     uint32_t nk = 0;
     struct kind *ks = calloc(s->nkinds + 1, sizeof *ks);
     for (uint32_t i = 0; ks && i < s->nkinds; i++)
-        if (!s->kinds[i].committed)
-            ks[nk++] = s->kinds[i];
+        if (!s->kinds[i].committed) ks[nk++] = s->kinds[i];
     pthread_mutex_unlock(&s->mu);
     int rc = 0;
-    if (!ks)
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!ks) rc = sc_errf(err, SC_ENOMEM, "out of memory");
 
     pthread_mutex_lock(&s->wdb_mu);
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
-    if (!rc)
-        rc = sq_exec(db, "BEGIN IMMEDIATE", err);
+    if (!rc) rc = sq_exec(db, "BEGIN IMMEDIATE", err);
 #define PREP(sql)                                                                                  \
     do {                                                                                           \
         sqlite3_finalize(st);                                                                      \
         st = NULL;                                                                                 \
-        if (!rc && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                       \
+        if (!rc && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                        \
             rc = sq_err(err, db, "writing profiles");                                              \
     } while (0)
 #define STEP()                                                                                     \
     do {                                                                                           \
-        if (!rc && sqlite3_step(st) != SQLITE_DONE)                                                \
-            rc = sq_err(err, db, "writing profiles");                                              \
+        if (!rc && sqlite3_step(st) != SQLITE_DONE) rc = sq_err(err, db, "writing profiles");      \
         sqlite3_reset(st);                                                                         \
     } while (0)
     PREP("INSERT OR IGNORE INTO frames(id, hash, function, file, line, binary) "
@@ -605,8 +573,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     for (struct pend_stack *x = ps; x && !rc; x = x->next) {
         sqlite3_bind_int64(st, 1, x->id);
         sqlite3_bind_int64(st, 2, (int64_t)x->hash);
-        sqlite3_bind_blob(st, 3, x->blob.data ? x->blob.data : "", (int)x->blob.len,
-                          SQLITE_STATIC);
+        sqlite3_bind_blob(st, 3, x->blob.data ? x->blob.data : "", (int)x->blob.len, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, x->day);
         STEP();
     }
@@ -670,10 +637,8 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     sqlite3_finalize(st);
 #undef PREP
 #undef STEP
-    if (!rc)
-        rc = sq_exec(db, "COMMIT", err);
-    if (rc)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (!rc) rc = sq_exec(db, "COMMIT", err);
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->wdb_mu);
 
     pthread_mutex_lock(&s->mu);
@@ -708,8 +673,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     } else {
         for (uint32_t i = 0; i < nk; i++)
             for (uint32_t j = 0; j < s->nkinds; j++)
-                if (s->kinds[j].id == ks[i].id)
-                    s->kinds[j].committed = 1;
+                if (s->kinds[j].id == ks[i].id) s->kinds[j].committed = 1;
     }
     pthread_mutex_unlock(&s->mu);
     free(ks);
@@ -750,8 +714,7 @@ static int group_commit(struct sq_store *s, struct pend_write *pw, char *err)
         }
     }
     pthread_mutex_unlock(&s->qmu);
-    if (pw->rc && err)
-        memcpy(err, pw->err, SC_ERR_LEN);
+    if (pw->rc && err) memcpy(err, pw->err, SC_ERR_LEN);
     return pw->rc;
 }
 
@@ -764,8 +727,7 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     if (!wr->labels || wr->labels->n > SQ_MAX_LABELS)
         return sc_errf(err, SC_ELIMIT, "%u labels is more than %u",
                        wr->labels ? (unsigned)wr->labels->n : 0, SQ_MAX_LABELS);
-    if (p->nsample_types == 0)
-        return sc_errf(err, SC_EINVAL, "profile has no sample types");
+    if (p->nsample_types == 0) return sc_errf(err, SC_EINVAL, "profile has no sample types");
     struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT, key = SC_BUF_INIT;
     struct pend_write pw;
     memset(&pw, 0, sizeof pw);
@@ -776,13 +738,11 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
         struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
-        if (memchr(t.ptr, ',', t.len) || memchr(t.ptr, '/', t.len) ||
-            memchr(u.ptr, ',', u.len)) {
+        if (memchr(t.ptr, ',', t.len) || memchr(t.ptr, '/', t.len) || memchr(u.ptr, ',', u.len)) {
             rc = sc_errf(err, SC_EINVAL, "bad sample type name '%.*s'", (int)t.len, t.ptr);
             goto out;
         }
-        if (i)
-            sc_buf_putc(&types, ',');
+        if (i) sc_buf_putc(&types, ',');
         sc_buf_append(&types, t.ptr, t.len);
         sc_buf_putc(&types, '/');
         sc_buf_append(&types, u.ptr, u.len);
@@ -812,11 +772,9 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
         goto out;
     }
     rc = sc_profile_foreach_sample(p, collect_visit, &w, err);
-    if (rc == 0)
-        rc = resolve_stacks(&w);
+    if (rc == 0) rc = resolve_stacks(&w);
     if (rc) {
-        if (rc != SC_EFORMAT)
-            rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
+        if (rc != SC_EFORMAT) rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
         goto out;
     }
     /* timestamps come from the stored samples (collect_visit sees values only) */
@@ -828,13 +786,11 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
             int any = 0;
             for (uint32_t c = 0; c < w.nt; c++)
                 any |= v[c] != 0;
-            if (any)
-                w.times[r++] = p->samples[i].time_ns + wr->time_shift_ns;
+            if (any) w.times[r++] = p->samples[i].time_ns + wr->time_shift_ns;
         }
     }
     rc = build_block(&w, &pw, err);
-    if (rc)
-        goto out;
+    if (rc) goto out;
     pthread_mutex_lock(&s->mu);
     int64_t sid = series_id_locked(s, tenant, wr->labels, canon.data, sh);
     int64_t kid = sid < 0 ? sid : kind_id_locked(s, wr->profile, types.data, p->nsample_types);
@@ -851,8 +807,7 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     pw.timed = w.timed;
     rc = group_commit(s, &pw, err);
 out:
-    if (gc_locked)
-        pthread_rwlock_unlock(&s->gc_lock);
+    if (gc_locked) pthread_rwlock_unlock(&s->gc_lock);
     sc_buf_release(&canon);
     sc_buf_release(&types);
     sc_buf_release(&key);
@@ -870,4 +825,3 @@ out:
     free(w.frames);
     return rc;
 }
-

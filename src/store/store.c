@@ -27,8 +27,7 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
 
 void sc_store_close(struct sc_store *s)
 {
-    if (s)
-        s->ops->close(s);
+    if (s) s->ops->close(s);
 }
 
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
@@ -65,14 +64,14 @@ int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int 
     return s->ops->type_info(s, type, unit, gauge);
 }
 
-int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
-                  void *ctx, char *err)
+int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+                  char *err)
 {
     return s->ops->read(s, r, cb, ctx, err);
 }
 
-int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n,
-                     sc_store_stack_cb cb, void *ctx, char *err)
+int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+                     void *ctx, char *err)
 {
     return s->ops->resolve(s, stacks, n, cb, ctx, err);
 }

@@ -25,8 +25,7 @@ struct sc_store_ops {
     const char *name;
     void (*close)(struct sc_store *s);
     int (*write)(struct sc_store *s, const struct sc_store_write *w, char *err);
-    int (*types)(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
-                 char *err);
+    int (*types)(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx, char *err);
     int (*label_names)(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
                        char *err);
     int (*label_values)(struct sc_store *s, const char *tenant, const char *name,
@@ -34,8 +33,8 @@ struct sc_store_ops {
     int (*series_list)(struct sc_store *s, const char *tenant, const char *type, int64_t from,
                        int64_t until, sc_store_series_cb cb, void *ctx, char *err);
     int (*type_info)(struct sc_store *s, const char *type, char unit[64], int *gauge);
-    int (*read)(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
-                void *ctx, char *err);
+    int (*read)(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+                char *err);
     int (*resolve)(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
                    void *ctx, char *err);
     int (*span)(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
@@ -66,8 +65,7 @@ static inline int64_t sc_floor_div(int64_t a, int64_t b)
 static inline int64_t sc_avg_round(int64_t sum, int64_t n)
 {
     int64_t q = sum / n, r = sum % n;
-    if (2 * (r < 0 ? -r : r) >= n)
-        q += sum < 0 ? -1 : 1;
+    if (2 * (r < 0 ? -r : r) >= n) q += sum < 0 ? -1 : 1;
     return q;
 }
 
