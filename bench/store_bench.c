@@ -6,9 +6,13 @@
  * Each generated profile holds only the locations its samples use, as Go writes them.
  *
  * usage: store_bench [DIR] [PROFILES] [THREADS]   (defaults: a temp dir, 8640, 16)
+ *        store_bench --open DIR                    (RSS of a fresh process after open)
  * Prints: profiles/s written (durable, group-committed), the .pb.gz bytes the same profiles
  * take (gzip level 1, what Go's runtime/pprof uses), bytes on disk and per sample, and merge
- * times for 24 h, 1 h (aligned and not), 10 min, from rollups. */
+ * times for 24 h, 1 h (aligned and not), 10 min, from rollups. With BENCH_SCALE=1 (a month:
+ * bench/query_scale.sh), the merges of the last 1 h, 24 h, 7 d and 30 d and the RSS of a
+ * fresh process that opens the store instead. Uses only functions every version of the
+ * store has, so the same source measures an older store side by side. */
 #include "formats/input.h"
 #include "formats/pprof.h"
 #include "model/error.h"
@@ -201,8 +205,44 @@ static double time_merge(int64_t from, int64_t until, uint32_t *nsamples)
     return best;
 }
 
+static long rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+/* --open DIR: the RSS of this fresh process once the store is open. */
+static int open_only(const char *dir)
+{
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = dir;
+    o.background = 0;
+    o.retention_ns = 0;
+    char err[SC_ERR_LEN];
+    long before = rss_kb();
+    double t0 = now();
+    if (sc_store_open(&o, &store, err)) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    printf("open: %.0f ms, RSS %.1f MB (%.1f MB before open)\n", (now() - t0) * 1e3,
+           rss_kb() / 1024.0, before / 1024.0);
+    sc_store_close(store);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && !strcmp(argv[1], "--open"))
+        return open_only(argv[2]);
     char dir[256];
     if (argc > 1 && argv[1][0]) {
         snprintf(dir, sizeof dir, "%s", argv[1]);
@@ -260,6 +300,16 @@ int main(int argc, char **argv)
     /* merges from rollups: a day, an aligned and an unaligned hour, ten minutes */
     uint32_t n24, n1, n1u, n10;
     int64_t end = day0 + (int64_t)total_profiles * 10 * NS;
+    if (getenv("BENCH_SCALE")) {
+        /* a month: the last 1 h, 24 h, 7 d and 30 d, as a UI asks for them (unaligned) */
+        static const int64_t spans[] = {3600, 86400, 7 * 86400, 30 * 86400};
+        static const char *const names[] = {"1 h", "24 h", "7 d", "30 d"};
+        for (int k = 0; k < 4; k++) {
+            uint32_t n;
+            double m = time_merge(end - 37 * NS - spans[k] * NS, end - 37 * NS, &n);
+            printf("merge last %-5s        %.1f ms (%u stacks)\n", names[k], m * 1e3, n);
+        }
+    }
     double m24 = time_merge(day0, end, &n24);
     double m1 = time_merge(end - 3600 * NS, end, &n1);
     double m1u = time_merge(end - 3600 * NS - 37 * NS, end - 37 * NS, &n1u);

@@ -3,7 +3,7 @@
 #include "cli/cli.h"
 #include "formats/input.h"
 #include "model/error.h"
-#include "model/merge.h"
+#include "query/plan.h"
 #include "query/callgraph.h"
 
 #include <getopt.h>
@@ -94,28 +94,11 @@ int cmd_callgraph(int argc, char **argv)
     }
     char err[SC_ERR_LEN] = "";
     struct sc_profile *merged = NULL;
-    const char *only = optind >= argc ? "-" : NULL;
     /* samples stored, not lazy: their labels become the graph's tag boxes */
     struct sc_decode_opts dopts = {0};
-    for (int i = optind; i < argc || only; i++) {
-        const char *path = only ? only : argv[i];
-        struct sc_profile *p;
-        if (sc_load(path, &dopts, &p, err)) {
-            sc_profile_free(merged);
-            return cli_error("%s", err);
-        }
-        if (!merged) {
-            merged = p;
-        } else {
-            int rc = sc_profile_append(merged, p, err);
-            sc_profile_free(p);
-            if (rc) {
-                sc_profile_free(merged);
-                return cli_error("cannot merge '%s': %s", path, err);
-            }
-        }
-        if (only) break;
-    }
+    if (sc_plan_files((const char *const *)argv + optind, (uint32_t)(argc - optind), &dopts, NULL,
+                      &merged, err))
+        return cli_error("%s", err);
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {
         sc_profile_free(merged);

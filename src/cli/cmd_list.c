@@ -3,7 +3,7 @@
 #include "cli/cli.h"
 #include "formats/input.h"
 #include "model/error.h"
-#include "model/merge.h"
+#include "query/plan.h"
 #include "query/source.h"
 
 #include <getopt.h>
@@ -122,29 +122,11 @@ int cmd_list(int argc, char **argv)
     }
     char err[SC_ERR_LEN] = "";
     struct sc_profile *merged = NULL;
-    int nfiles = argc - optind;
-    const char *only = nfiles == 0 ? "-" : NULL;
-    struct sc_decode_opts dopts = {.lazy_samples = nfiles <= 1};
-    for (int i = optind; i < argc || only; i++) {
-        const char *path = only ? only : argv[i];
-        struct sc_profile *p;
-        if (sc_load(path, &dopts, &p, err)) {
-            sc_profile_free(merged);
-            rc = cli_error("%s", err);
-            goto done;
-        }
-        if (!merged) {
-            merged = p;
-        } else {
-            int mrc = sc_profile_append(merged, p, err);
-            sc_profile_free(p);
-            if (mrc) {
-                sc_profile_free(merged);
-                rc = cli_error("cannot merge '%s': %s", path, err);
-                goto done;
-            }
-        }
-        if (only) break;
+    struct sc_decode_opts dopts = {.lazy_samples = 1};
+    if (sc_plan_files((const char *const *)argv + optind, (uint32_t)(argc - optind), &dopts, NULL,
+                      &merged, err)) {
+        rc = cli_error("%s", err);
+        goto done;
     }
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {

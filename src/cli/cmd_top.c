@@ -3,7 +3,7 @@
 #include "formats/input.h"
 #include "formats/top.h"
 #include "model/error.h"
-#include "model/merge.h"
+#include "query/plan.h"
 #include "query/filter.h"
 
 #include <getopt.h>
@@ -162,33 +162,14 @@ int cmd_top(int argc, char **argv)
         return cli_usage("top", "%s", err);
     int filtering = sc_filter_active(filter);
     struct sc_profile *merged = NULL;
-    int nfiles = argc - optind;
-    const char *only = nfiles == 0 ? "-" : NULL;
     /* One input is reported straight from its buffer (pprof samples are decoded on each
-     * pass instead of stored: O(input) memory); several are merged, and filters rewrite
-     * samples, which needs them stored. */
-    struct sc_decode_opts dopts = {.lazy_samples = nfiles <= 1 && !filtering};
-    for (int i = optind; i < argc || only; i++) {
-        const char *path = only ? only : argv[i];
-        struct sc_profile *p;
-        if (sc_load(path, &dopts, &p, err)) {
-            sc_profile_free(merged);
-            sc_filter_free(filter);
-            return cli_error("%s", err);
-        }
-        if (!merged) {
-            merged = p;
-        } else {
-            int rc = sc_profile_append(merged, p, err);
-            sc_profile_free(p);
-            if (rc) {
-                sc_profile_free(merged);
-                sc_filter_free(filter);
-                return cli_error("cannot merge '%s': %s", path, err);
-            }
-        }
-        if (only)
-            break;
+     * pass instead of stored: O(input) memory); filters rewrite samples, which needs them
+     * stored, and are applied below so that percentages keep the unfiltered total. */
+    struct sc_decode_opts dopts = {.lazy_samples = !filtering};
+    if (sc_plan_files((const char *const *)argv + optind, (uint32_t)(argc - optind), &dopts, NULL,
+                      &merged, err)) {
+        sc_filter_free(filter);
+        return cli_error("%s", err);
     }
     int vi = sc_profile_sample_index(merged, sample_index, err);
     if (vi < 0) {

@@ -420,7 +420,15 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     cf->listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
                     rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
-                else
+                else if (!strcmp(sect_key, "server.max_read_blocks")) {
+                    char *end;
+                    const char *num = scalar(sv) ? scalar(sv) : "";
+                    unsigned long long n = strtoull(num, &end, 10);
+                    if (!*num || *end || num[0] == '-' || n == 0 || n > (1ull << 40))
+                        return fail(c, sv, "bad max_read_blocks '%s' (a count of blocks, >= 1)",
+                                    num);
+                    cf->max_read_blocks = n;
+                } else
                     return fail(c, sk, "unknown key '%s'", sect_key);
                 if (rc)
                     return rc;

@@ -56,6 +56,7 @@ struct sc_config {
     char *storage_url;       /* storage.url (clickhouse) */
     int64_t retention_ns;    /* storage.retention, default 30 d */
     char *listen;            /* server.listen */
+    uint64_t max_read_blocks; /* server.max_read_blocks: a query's budget; 0 = default */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;
 };

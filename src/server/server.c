@@ -48,7 +48,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_body_total = 4 * o->max_body;
     o->ingest_budget = 512u << 20;
     o->max_labels = 32;
-    o->max_range_ns = (int64_t)7 * 24 * 3600 * 1000000000LL;
+    o->max_read_blocks = 20000;
     o->max_nodes = 100000;
     o->max_connections = 512;
     o->durable = 1;
@@ -725,6 +725,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         sc_store_opts_init(&so);
         so.dir = o->data_dir;
         so.retention_ns = o->retention_ns;
+        so.max_read_blocks = o->max_read_blocks;
         so.durable = o->durable;
         rc = sc_store_open(&so, &srv->store, err);
     }

@@ -19,7 +19,7 @@ struct sc_server_opts {
     uint64_t max_body_total; /* body bytes being received by all requests together */
     uint64_t ingest_budget;  /* worst-case bytes of the pushes decoded at once (see server.c) */
     uint32_t max_labels;     /* labels per series */
-    int64_t max_range_ns;    /* the longest query range */
+    uint64_t max_read_blocks; /* a query's work budget in stored blocks (server.max_read_blocks) */
     uint32_t max_nodes;      /* the most flame graph nodes a query may ask for */
     uint32_t max_connections;
     int durable;             /* fsync every commit */
@@ -33,8 +33,9 @@ struct sc_server_opts {
 };
 
 /* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 64 MiB
- * decompressed, a million samples), 7-day query ranges, 100,000 flame graph nodes; at most
- * 256 MiB of bodies in flight and 512 MiB of pushes (counted at their worst case, see
+ * decompressed, a million samples), queries of any range that read at most 20,000 stored
+ * blocks (a month of one series reads about 40 from day rollups), 100,000 flame graph nodes; at
+ * most 256 MiB of bodies in flight and 512 MiB of pushes (counted at their worst case, see
  * server.c) decoded at a time. */
 void sc_server_opts_init(struct sc_server_opts *o);
 

@@ -101,6 +101,23 @@ struct sc_server {
 typedef int (*sc_handler)(struct sc_req *r, struct sc_resp *w);
 
 /* Handlers (api.c). */
+/* Helpers for the query handlers (api.c), so every handler reads a selection and answers a
+ * failure the same way. */
+struct sc_selection;
+struct sc_profile;
+struct sc_filter_opts;
+/* Reads query/from/until (prefixed, e.g. "base_", falling back to the plain names) and type
+ * (required when need_type) and finds the series. Non-zero with w answered on failure;
+ * release s in any case. */
+int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, int need_type,
+                     struct sc_selection *s);
+/* The request's focus/ignore/hide/show. */
+struct sc_filter_opts sc_api_filters(struct sc_req *r);
+/* The selection merged with the request's filters; NULL with w answered on failure. */
+struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const struct sc_selection *s);
+/* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */
+int sc_api_query_fail(struct sc_resp *w, int rc, const char *err);
+
 int sc_api_ingest(struct sc_req *r, struct sc_resp *w);
 int sc_api_profile_types(struct sc_req *r, struct sc_resp *w);
 int sc_api_labels(struct sc_req *r, struct sc_resp *w);

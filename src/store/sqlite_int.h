@@ -65,9 +65,14 @@ static inline int64_t sq_day(int64_t ns)
 }
 
 struct frame_info {
+    uint32_t id;
     const char *function, *file, *binary; /* in the cache arena */
     int64_t line;
 };
+
+/* stack_len's top bit: the stack's frames in stack_data are cache indexes (into finfo),
+ * not frame ids any more (sq_resolve rewrites them once) */
+#define SQ_RESOLVED 0x80000000u
 
 /* New rows not committed yet (retried by the next commit if one fails). */
 struct pend_frame {

@@ -51,6 +51,7 @@ static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const ch
     if (sc_grow_array(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
         return SC_ENOMEM;
     struct frame_info *f = &s->finfo[s->nfinfo];
+    f->id = id;
     f->function = sc_arena_strndup(&s->cache_arena, fn, strlen(fn));
     f->file = sc_arena_strndup(&s->cache_arena, file, strlen(file));
     f->binary = sc_arena_strndup(&s->cache_arena, bin, strlen(bin));
@@ -143,7 +144,8 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
                 continue;
             }
             uint32_t *ci = sc_map64_get(&s->stack_cache, stacks[i]);
-            if (!ci) continue; /* a stack the database lacks: build_profile reports it */
+            if (!ci || (s->stack_len[*ci] & SQ_RESOLVED))
+                continue; /* lacking (resolution reports it), or its frames are cached */
             const uint32_t *fr = s->stack_data + s->stack_off[*ci];
             for (uint32_t j = 0; j < s->stack_len[*ci] && rc == 0; j++) {
                 uint32_t fid = fr[j] >> 1;
@@ -173,9 +175,18 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
 
 /* ---- rows ---- */
 
-/* (stack -> value) sums of one series and bucket, with the blocks' dense stack ids. */
+/* (stack -> value) sums of one series and bucket over the blocks' dense stack ids: an
+ * open-addressing table whose slot holds the key and its sum together (one cache line a
+ * row: this is where a long merge spends its time), and the arrays a callback gets. */
+struct sum_slot {
+    uint32_t key; /* 0: empty (stack ids start at 1) */
+    uint32_t pad;
+    int64_t sum;
+};
+
 struct rows {
-    struct sc_map64 map; /* stack -> index */
+    struct sum_slot *slots;
+    uint32_t mask, used; /* capacity - 1, slots in use */
     uint64_t *stacks;
     int64_t *vals, *times;
     uint32_t n, cap;
@@ -183,7 +194,7 @@ struct rows {
 
 static void rows_release(struct rows *a)
 {
-    sc_map64_release(&a->map);
+    free(a->slots);
     free(a->stacks);
     free(a->vals);
     free(a->times);
@@ -192,7 +203,8 @@ static void rows_release(struct rows *a)
 
 static void rows_clear(struct rows *a)
 {
-    sc_map64_release(&a->map);
+    if (a->used) memset(a->slots, 0, ((size_t)a->mask + 1) * sizeof *a->slots);
+    a->used = 0;
     a->n = 0;
 }
 
@@ -211,17 +223,55 @@ static int rows_grow(struct rows *a, int timed)
     return 0;
 }
 
+static inline uint32_t slot_of(uint32_t key, uint32_t mask)
+{
+    return (uint32_t)(((uint64_t)key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+}
+
+/* Doubles the table (at half load), rehashing what it holds. */
+static int rows_rehash(struct rows *a)
+{
+    uint32_t ncap = a->slots ? (a->mask + 1) * 2 : 4096;
+    if (ncap == 0) return SC_ELIMIT;
+    struct sum_slot *ns = calloc(ncap, sizeof *ns);
+    if (!ns) return SC_ENOMEM;
+    for (uint32_t i = 0; a->slots && i <= a->mask; i++) {
+        if (!a->slots[i].key) continue;
+        uint32_t j = slot_of(a->slots[i].key, ncap - 1);
+        while (ns[j].key)
+            j = (j + 1) & (ncap - 1);
+        ns[j] = a->slots[i];
+    }
+    free(a->slots);
+    a->slots = ns;
+    a->mask = ncap - 1;
+    return 0;
+}
+
 static int rows_add(struct rows *a, uint32_t stack, int64_t v)
 {
-    if (rows_grow(a, 0)) return SC_ENOMEM;
-    int added;
-    uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
-    if (!slot) return SC_ENOMEM;
-    if (added) {
-        a->stacks[a->n] = stack;
-        a->vals[a->n++] = 0;
+    if ((!a->slots || a->used >= (a->mask + 1) / 2) && rows_rehash(a)) return SC_ENOMEM;
+    uint32_t j = slot_of(stack, a->mask);
+    while (a->slots[j].key && a->slots[j].key != stack)
+        j = (j + 1) & a->mask;
+    if (!a->slots[j].key) {
+        a->slots[j].key = stack;
+        a->used++;
     }
-    a->vals[*slot] = (int64_t)((uint64_t)a->vals[*slot] + (uint64_t)v);
+    a->slots[j].sum = (int64_t)((uint64_t)a->slots[j].sum + (uint64_t)v);
+    return 0;
+}
+
+/* The table's non-zero sums into the arrays a callback reads. */
+static int rows_emit(struct rows *a)
+{
+    a->n = 0;
+    for (uint32_t i = 0; a->slots && i <= a->mask; i++) {
+        if (!a->slots[i].key || !a->slots[i].sum) continue;
+        if (rows_grow(a, 0)) return SC_ENOMEM;
+        a->stacks[a->n] = a->slots[i].key;
+        a->vals[a->n++] = a->slots[i].sum;
+    }
     return 0;
 }
 
@@ -435,7 +485,7 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
             for (int k = 0; k < nk && rc == 0; k++)
                 rc = read_series(&rd, q->series[i], &kc[k], from, until, max_res, &a, &profiles,
                                  &duration);
-            if (rc == 0 && profiles > 0) {
+            if (rc == 0 && profiles > 0 && (rc = rows_emit(&a)) == 0) {
                 struct sc_store_rows out = {i,   from,     until,  profiles, duration,
                                             a.n, a.stacks, a.vals, NULL};
                 rc = cb(ctx, &out);
@@ -484,8 +534,22 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
                          (unsigned long long)stacks[i]);
             break;
         }
-        const uint32_t *fd = s->stack_data + s->stack_off[*ci];
-        uint32_t nf = s->stack_len[*ci];
+        uint32_t *fd = s->stack_data + s->stack_off[*ci];
+        uint32_t nf = s->stack_len[*ci] & ~SQ_RESOLVED;
+        if (!(s->stack_len[*ci] & SQ_RESOLVED)) {
+            /* the first resolution turns frame ids into cache indexes in place, so later
+             * ones read the frames without a lookup each */
+            for (uint32_t j = 0; j < nf && rc == 0; j++) {
+                uint32_t fid = fd[j] >> 1;
+                uint32_t *fi = sc_map64_get(&s->frame_cache, fid);
+                if (!fi)
+                    rc = sc_errf(err, SC_EFORMAT, "frame %u is not in the store", (unsigned)fid);
+                else
+                    fd[j] = *fi << 1 | (fd[j] & 1);
+            }
+            if (rc) break;
+            s->stack_len[*ci] |= SQ_RESOLVED;
+        }
         if (nf > fcap) {
             uint32_t cap = nf + 16;
             struct sc_store_frame *nfr = realloc(fr, cap * sizeof *nfr);
@@ -496,15 +560,9 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
             fr = nfr;
             fcap = cap;
         }
-        for (uint32_t j = 0; j < nf && rc == 0; j++) {
-            uint32_t fid = fd[j] >> 1;
-            uint32_t *fi = sc_map64_get(&s->frame_cache, fid);
-            if (!fi) {
-                rc = sc_errf(err, SC_EFORMAT, "frame %u is not in the store", (unsigned)fid);
-                break;
-            }
-            const struct frame_info *f = &s->finfo[*fi];
-            fr[j] = (struct sc_store_frame){fid,       f->function, f->file,
+        for (uint32_t j = 0; j < nf; j++) {
+            const struct frame_info *f = &s->finfo[fd[j] >> 1];
+            fr[j] = (struct sc_store_frame){f->id,     f->function, f->file,
                                             f->binary, f->line,     (int)(fd[j] & 1)};
         }
         if (rc == 0) rc = cb(ctx, stacks[i], fr, nf);
@@ -567,7 +625,10 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
         return SC_EIO;
     }
     sqlite3_stmt *st = c->st[ST_TOTALS];
-    for (uint32_t i = 0; i < q->nseries; i++) {
+    /* a totals row costs about a sixty-fourth of a block: the same budget, scaled */
+    uint64_t rows = 0, max = s->base.opts.max_read_blocks * 64;
+    int rc = 0;
+    for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
         int64_t *row = values + (size_t)i * nsteps;
         if (counts) memset(counts, 0, nsteps * sizeof *counts);
         for (int k = 0; k < nk; k++) {
@@ -575,7 +636,11 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
             sqlite3_bind_int64(st, 2, kc[k].kind);
             sqlite3_bind_int64(st, 3, q->from_ns);
             sqlite3_bind_int64(st, 4, q->until_ns);
-            while (sqlite3_step(st) == SQLITE_ROW) {
+            while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+                if (max && ++rows > max) {
+                    rc = sc_store_over_budget(&s->base, err);
+                    break;
+                }
                 uint64_t step = (uint64_t)((sqlite3_column_int64(st, 0) - q->from_ns) / step_ns);
                 const uint8_t *p = sqlite3_column_blob(st, 1);
                 const uint8_t *end = p + sqlite3_column_bytes(st, 1);
@@ -592,5 +657,5 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     }
     sq_conn_put(s, c);
     free(counts);
-    return 0;
+    return rc;
 }

@@ -102,7 +102,7 @@ int sc_store_over_budget(const struct sc_store *s, char *err)
 {
     return sc_errf(err, SC_ELIMIT,
                    "the query reads more than %llu stored blocks (the server's query budget, "
-                   "storage.max_read_blocks): narrow the time range or the selection",
+                   "server.max_read_blocks): narrow the time range or the selection",
                    (unsigned long long)s->opts.max_read_blocks);
 }
 

@@ -41,7 +41,8 @@ struct sc_store_opts {
     int durable;             /* 1 (default): fsync every commit (synchronous=FULL) */
     int background;          /* 1: a thread compacts rollups and applies retention */
     uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
-                                 read fails with SC_ELIMIT naming the limit */
+                                 read fails with SC_ELIMIT naming the limit (the server's
+                                 server.max_read_blocks) */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);

@@ -223,7 +223,7 @@ static void test_migration(void)
     /* turn it back into schema 2: no last_day, no day rollups marked */
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "sqlite3 '%s/scorch.db' \"DROP INDEX stacks_by_day; ALTER TABLE stacks DROP COLUMN "
+             "sqlite3 '%s/scorch.db' \"DROP INDEX IF EXISTS stacks_by_day; ALTER TABLE stacks DROP COLUMN "
              "last_day; DELETE FROM "
              "dirty WHERE res=86400; UPDATE meta SET value='2' WHERE key='schema_version';\" "
              "2>/dev/null",

@@ -1,0 +1,351 @@
+/* plan.c - a query from parameters to a profile: selection, series, merge, filters. */
+#include "query/plan.h"
+#include "model/error.h"
+#include "model/hash.h"
+#include "model/merge.h"
+#include "query/replicates.h"
+#include "query/timespec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS 1000000000LL
+
+/* ---- selections ---- */
+
+void sc_selection_release(struct sc_selection *s)
+{
+    sc_selector_free(s->selector);
+    for (uint32_t i = 0; i < s->n; i++)
+        free(s->labels[i]);
+    free(s->labels);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
+}
+
+int sc_selection_parse(struct sc_selection *s, const struct sc_plan_args *a, const char *type,
+                       int64_t now_ns, char *err)
+{
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    const char *prefix = a->prefix ? a->prefix : "";
+    int rc = sc_selector_parse(a->query ? a->query : "{}", &s->selector, err);
+    if (rc) {
+        /* selector errors say where; say which selector when there are two */
+        if (*prefix) sc_errwrap(err, rc, "'%squery'", prefix);
+        return rc;
+    }
+    s->from = now_ns - 3600 * NS;
+    s->until = now_ns;
+    if (a->from && sc_time_parse(a->from, now_ns, &s->from, err))
+        return sc_errwrap(err, SC_EINVAL, "bad '%sfrom'", prefix);
+    if (a->until && sc_time_parse(a->until, now_ns, &s->until, err))
+        return sc_errwrap(err, SC_EINVAL, "bad '%suntil'", prefix);
+    if (s->until <= s->from)
+        return sc_errf(err, SC_EINVAL, "'%suntil' must be after '%sfrom'", prefix, prefix);
+    /* no cap on the range: a query's cost is bounded by the store's read budget */
+    return 0;
+}
+
+struct find_ctx {
+    struct sc_selection *s;
+    int oom;
+};
+
+static int collect_series(void *ctx, const struct sc_store_series *se)
+{
+    struct find_ctx *f = ctx;
+    struct sc_selection *s = f->s;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    int ok = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(s->selector, &l);
+    sc_labels_release(&l);
+    if (!ok) return 0;
+    if (s->n == s->cap) {
+        uint32_t c = s->cap ? s->cap * 2 : 64;
+        uint64_t *ni = realloc(s->ids, c * sizeof *ni);
+        if (ni) s->ids = ni;
+        char **nl = realloc(s->labels, c * sizeof *nl);
+        if (nl) s->labels = nl;
+        if (!ni || !nl) {
+            f->oom = 1;
+            return 1;
+        }
+        s->cap = c;
+    }
+    s->labels[s->n] = strdup(se->labels);
+    if (!s->labels[s->n]) {
+        f->oom = 1;
+        return 1;
+    }
+    s->ids[s->n++] = se->id;
+    return 0;
+}
+
+int sc_selection_find(struct sc_selection *s, struct sc_store *st, const char *tenant, char *err)
+{
+    struct find_ctx f = {s, 0};
+    int rc = sc_store_series_list(st, tenant, s->type && *s->type ? s->type : NULL, s->from,
+                                  s->until, collect_series, &f, err);
+    if (!rc && f.oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    return rc;
+}
+
+struct sc_store_query sc_selection_query(const struct sc_selection *s, const char *tenant)
+{
+    struct sc_store_query q = {tenant, s->ids, s->n, s->type, s->from, s->until, 0};
+    return q;
+}
+
+static int filter(struct sc_profile *p, const struct sc_filter_opts *fo, char *err)
+{
+    if (!fo || !(fo->focus || fo->ignore || fo->hide || fo->show)) return 0;
+    return sc_profile_filter(p, fo, NULL, err);
+}
+
+int sc_plan_merge(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                  const struct sc_filter_opts *fo, struct sc_profile **out, char *err)
+{
+    *out = NULL;
+    struct sc_store_query q = sc_selection_query(s, tenant);
+    struct sc_profile *p = NULL;
+    int rc = s->n ? sc_store_merge(st, &q, &p, err) : 0;
+    if (rc == SC_ENOTFOUND || (!rc && !p)) {
+        /* nothing in range: an empty profile, so every format still answers */
+        sc_profile_free(p);
+        p = sc_profile_new();
+        const char *colon = strchr(s->type, ':');
+        if (!p || sc_profile_add_sample_type(p, colon ? colon + 1 : s->type, "count") < 0) {
+            sc_profile_free(p);
+            return sc_errf(err, SC_ENOMEM, "out of memory");
+        }
+        rc = 0;
+    }
+    if (rc == 0) rc = filter(p, fo, err);
+    if (rc) {
+        sc_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int sc_plan_files(const char *const *paths, uint32_t n, const struct sc_decode_opts *dopts,
+                  const struct sc_filter_opts *fo, struct sc_profile **out, char *err)
+{
+    *out = NULL;
+    static const char *const stdin_only[] = {"-"};
+    if (n == 0) {
+        paths = stdin_only;
+        n = 1;
+    }
+    /* one input is reported straight from its buffer (lazy pprof samples: O(input)
+     * memory); several are merged, and filters rewrite samples, which needs them stored */
+    int filtering = fo && (fo->focus || fo->ignore || fo->hide || fo->show);
+    struct sc_decode_opts d = dopts ? *dopts : (struct sc_decode_opts){0};
+    d.lazy_samples = d.lazy_samples && n == 1 && !filtering;
+    struct sc_profile *merged = NULL;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct sc_profile *p;
+        rc = sc_load(paths[i], &d, &p, err);
+        if (rc) break;
+        if (!merged) {
+            merged = p;
+            continue;
+        }
+        rc = sc_profile_append(merged, p, err);
+        sc_profile_free(p);
+        if (rc) sc_errwrap(err, rc, "cannot merge '%s'", paths[i]);
+    }
+    if (rc == 0) rc = filter(merged, fo, err);
+    if (rc) {
+        sc_profile_free(merged);
+        return rc;
+    }
+    *out = merged;
+    return 0;
+}
+
+int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_selection *base,
+                    const struct sc_selection *sel, const struct sc_filter_opts *fo,
+                    const struct sc_cmp_opts *opts, uint32_t reps, struct sc_cmp **out, char *err)
+{
+    *out = NULL;
+    struct sc_filter *f = NULL;
+    struct sc_filter_opts none = {0};
+    int rc = sc_filter_new(fo ? fo : &none, &f, err);
+    struct sc_cmp *c = NULL;
+    if (rc == 0 && sc_cmp_new(opts, &c)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    const struct sc_selection *side[2] = {base, sel};
+    for (int k = 0; k < 2 && rc == 0; k++) {
+        struct sc_store_query q = sc_selection_query(side[k], tenant);
+        uint32_t added;
+        rc = sc_replicates_add(st, &q, f, c, k, reps, &added, err);
+    }
+    if (rc == 0) rc = sc_cmp_finish(c, err);
+    sc_filter_free(f);
+    if (rc) {
+        sc_cmp_free(c);
+        return rc;
+    }
+    *out = c;
+    return 0;
+}
+
+/* ---- timeline ---- */
+
+void sc_timeline_release(struct sc_timeline *t)
+{
+    for (uint32_t j = 0; t->group && j < t->nlines; j++)
+        free(t->keys[j]);
+    free(t->keys);
+    free(t->values);
+    memset(t, 0, sizeof *t);
+}
+
+/* Lines by the value of the group_by label: line_of[i] for series i, keys of the lines. */
+static int group_lines(const struct sc_selection *s, const char *group, uint32_t *line_of,
+                       struct sc_timeline *t)
+{
+    /* series without the label share the line of ""; a hash map finds a value's line */
+    struct sc_map64 lines;
+    sc_map64_init(&lines);
+    int rc = 0;
+    char err[SC_ERR_LEN];
+    for (uint32_t i = 0; rc == 0 && i < s->n; i++) {
+        struct sc_labels l;
+        sc_labels_init(&l);
+        struct sc_str v = {"", 0};
+        if (sc_labels_parse(s->labels[i], &l, err) == 0)
+            sc_labels_get(&l, group, strlen(group), &v);
+        int added;
+        uint32_t *slot = sc_map64_upsert(&lines, sc_hash64(v.ptr, v.len), t->nlines, &added);
+        uint32_t j = slot ? *slot : 0;
+        if (slot && !added && (strlen(t->keys[j]) != v.len || memcmp(t->keys[j], v.ptr, v.len))) {
+            /* two values with one hash: look the slow way */
+            for (j = 0; j < t->nlines; j++)
+                if (strlen(t->keys[j]) == v.len && !memcmp(t->keys[j], v.ptr, v.len)) break;
+        }
+        if (slot && j == t->nlines && !(t->keys[t->nlines++] = strndup(v.ptr, v.len))) slot = NULL;
+        if (!slot) rc = SC_ENOMEM;
+        line_of[i] = j;
+        sc_labels_release(&l);
+    }
+    sc_map64_release(&lines);
+    return rc;
+}
+
+int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                     int64_t step, const char *group_by, struct sc_timeline *t, char *err)
+{
+    memset(t, 0, sizeof *t);
+    int64_t span = s->until - s->from;
+    uint64_t nser = s->n ? s->n : 1;
+    if (step <= 0) {
+        /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
+        step = span / 120 / NS * NS;
+        if (step < 10 * NS) step = 10 * NS;
+        uint64_t cells = nser * (uint64_t)((span + step - 1) / step);
+        if (cells > SC_TIMELINE_MAX_CELLS) {
+            uint64_t fit = SC_TIMELINE_MAX_CELLS / nser;
+            step = (span / (int64_t)(fit ? fit : 1) / NS + 1) * NS;
+        }
+    }
+    if (span / step > SC_TIMELINE_MAX_STEPS)
+        return sc_errf(err, SC_ELIMIT, "%lld steps is more than the limit of %d (step)",
+                       (long long)(span / step), SC_TIMELINE_MAX_STEPS);
+    uint32_t nsteps = (uint32_t)((span + step - 1) / step);
+    /* the store answers per series: series x steps values, whatever the grouping */
+    if ((uint64_t)s->n * nsteps > SC_TIMELINE_MAX_CELLS)
+        return sc_errf(err, SC_ELIMIT,
+                       "%u series x %u steps is more than the limit of %d points (a larger "
+                       "step, or a narrower query)",
+                       s->n, nsteps, SC_TIMELINE_MAX_CELLS);
+    t->from = s->from;
+    t->step = step;
+    t->nsteps = nsteps;
+    t->group = group_by && *group_by ? group_by : NULL;
+    int64_t *vals = calloc(nser * nsteps, sizeof *vals);
+    uint32_t *line_of = malloc((nser + 1) * sizeof *line_of);
+    t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
+    int rc = !vals || !line_of || (t->group && !t->keys) ? SC_ENOMEM : 0;
+    struct sc_store_query q = sc_selection_query(s, tenant);
+    if (rc == 0 && s->n) rc = sc_store_timeline(st, &q, step, vals, err);
+    if (rc == 0 && t->group) {
+        rc = group_lines(s, t->group, line_of, t);
+    } else if (rc == 0) {
+        for (uint32_t i = 0; i < s->n; i++)
+            line_of[i] = i; /* a series' labels are unique */
+        t->nlines = s->n;
+    }
+    if (rc == 0) {
+        t->values = calloc((size_t)(t->nlines ? t->nlines : 1) * nsteps, sizeof *t->values);
+        if (!t->values) rc = SC_ENOMEM;
+    }
+    for (uint32_t i = 0; rc == 0 && i < s->n; i++)
+        for (uint32_t k = 0; k < nsteps; k++)
+            t->values[(size_t)line_of[i] * nsteps + k] += vals[(size_t)i * nsteps + k];
+    free(vals);
+    free(line_of);
+    if (rc) {
+        sc_timeline_release(t);
+        return rc == SC_ENOMEM && (!err || !err[0]) ? sc_errf(err, rc, "out of memory") : rc;
+    }
+    return 0;
+}
+
+static void put_labels(struct sc_buf *o, const char *canon)
+{
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    sc_labels_parse(canon, &l, err);
+    sc_buf_putc(o, '{');
+    for (uint32_t k = 0; k < l.n; k++) {
+        sc_buf_puts(o, k ? ",\"" : "\"");
+        sc_buf_put_json_str(o, l.v[k].name.ptr, l.v[k].name.len);
+        sc_buf_puts(o, "\":\"");
+        sc_buf_put_json_str(o, l.v[k].value.ptr, l.v[k].value.len);
+        sc_buf_putc(o, '"');
+    }
+    sc_buf_putc(o, '}');
+    sc_labels_release(&l);
+}
+
+void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
+                            struct sc_buf *o)
+{
+    sc_buf_puts(o, "{\"timestamps\":[");
+    for (uint32_t k = 0; k < t->nsteps; k++) {
+        if (k) sc_buf_putc(o, ',');
+        sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / NS);
+    }
+    sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(t->step / NS));
+    for (uint32_t j = 0; j < t->nlines; j++) {
+        sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
+        if (t->group) {
+            sc_buf_puts(o, "{\"");
+            sc_buf_put_json_str(o, t->group, strlen(t->group));
+            sc_buf_puts(o, "\":\"");
+            sc_buf_put_json_str(o, t->keys[j], strlen(t->keys[j]));
+            sc_buf_puts(o, "\"}");
+        } else {
+            put_labels(o, s->labels[j]);
+        }
+        sc_buf_puts(o, ",\"values\":[");
+        for (uint32_t k = 0; k < t->nsteps; k++) {
+            if (k) sc_buf_putc(o, ',');
+            sc_buf_put_i64(o, t->values[(size_t)j * t->nsteps + k]);
+        }
+        sc_buf_puts(o, "]}");
+    }
+    sc_buf_puts(o, "]}\n");
+}
+
+void sc_plan_put_labels(struct sc_buf *o, const char *canon)
+{
+    put_labels(o, canon);
+}

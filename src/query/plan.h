@@ -1,0 +1,93 @@
+/* plan.h - one query from its parameters to its answer: the path the server, the CLI and the
+ * tests all take.
+ *
+ * A plan: parse the selection (selector, type, time range) -> find its series in a store ->
+ * read the store's rows at the resolution the range allows (the store picks rollups) ->
+ * merge -> apply focus/ignore/hide/show -> hand the profile to an output (flame JSON, top,
+ * pprof, folded, SVG, speedscope, DOT, call graph, source, diff, heatmap, timeline). Files
+ * are a source too: sc_plan_files loads, merges and filters them the same way. */
+#ifndef SC_PLAN_H
+#define SC_PLAN_H
+
+#include <stdint.h>
+
+#include "formats/input.h"
+#include "model/profile.h"
+#include "query/compare.h"
+#include "query/filter.h"
+#include "query/selector.h"
+#include "store/store.h"
+
+/* One selection's parameters as text; NULL means the default: query "{}", from now-1h,
+ * until now. prefix names them in errors ("base_" gives "bad 'base_from': ..."). */
+struct sc_plan_args {
+    const char *query, *from, *until;
+    const char *prefix;
+};
+
+/* A selection resolved against a store: its series, with their labels. */
+struct sc_selection {
+    struct sc_selector *selector;
+    const char *type; /* borrowed; NULL: any type (listings) */
+    int64_t from, until;
+    uint64_t *ids;
+    char **labels; /* canonical text per id */
+    uint32_t n, cap;
+};
+
+/* Parses a into s (times relative to now_ns): 0, or SC_EINVAL / SC_ELIMIT (a selector
+ * too long) with a message naming the parameter in err. Release s also after a failure. */
+int sc_selection_parse(struct sc_selection *s, const struct sc_plan_args *a, const char *type,
+                       int64_t now_ns, char *err);
+/* Finds s's series of its type (or any type) in [from, until) that its selector matches. */
+int sc_selection_find(struct sc_selection *s, struct sc_store *st, const char *tenant, char *err);
+void sc_selection_release(struct sc_selection *s);
+
+/* The store query of a selection. */
+struct sc_store_query sc_selection_query(const struct sc_selection *s, const char *tenant);
+
+/* The merged profile of s with fo applied (fo may be NULL); a selection without profiles
+ * gives an empty profile of its type, so every output still answers. *out is the
+ * caller's. 0 or SC_E* (SC_ELIMIT: the read budget). */
+int sc_plan_merge(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                  const struct sc_filter_opts *fo, struct sc_profile **out, char *err);
+
+/* Loads files (or stdin for "-"), merges them into one profile and applies fo (may be
+ * NULL). One file is left lazy when dopts->lazy_samples and there is no filter. */
+int sc_plan_files(const char *const *paths, uint32_t n, const struct sc_decode_opts *dopts,
+                  const struct sc_filter_opts *fo, struct sc_profile **out, char *err);
+
+/* Both sides of a comparison cut into replicates (at most `reps` buckets each, see
+ * replicates.h) with fo applied to each, tested with opts: a finished comparison. */
+int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_selection *base,
+                    const struct sc_selection *sel, const struct sc_filter_opts *fo,
+                    const struct sc_cmp_opts *opts, uint32_t reps, struct sc_cmp **out, char *err);
+
+/* ---- timeline ---- */
+
+/* The most series x steps values a timeline reads (8 bytes each, and ~10 in JSON). */
+#define SC_TIMELINE_MAX_CELLS (1 << 22)
+#define SC_TIMELINE_MAX_STEPS 10000
+
+struct sc_timeline {
+    int64_t from, step; /* ns */
+    uint32_t nsteps, nlines;
+    char **keys;       /* grouped: each line's value of the group_by label */
+    const char *group; /* the group_by label, or NULL: a line per series */
+    int64_t *values;   /* nlines x nsteps */
+};
+
+/* Totals per step of s, a line per series or per value of group_by (NULL: none); step 0
+ * picks about 120 steps of whole seconds (at least 10 s) within the cell limit. 0, or
+ * SC_EINVAL / SC_ELIMIT with the reason (steps or cells over their limits), or SC_E*. */
+int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                     int64_t step_ns, const char *group_by, struct sc_timeline *t, char *err);
+/* {"timestamps":[...],"step":S,"series":[{"labels":{...},"values":[...]},...]} */
+void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
+                            struct sc_buf *out);
+void sc_timeline_release(struct sc_timeline *t);
+
+/* A series' canonical labels ({a="x"}) as a JSON object, for listings. */
+void sc_plan_put_labels(struct sc_buf *o, const char *canon);
+
+#endif
