@@ -2,7 +2,7 @@
 #include "fuzz_common.h"
 
 #include "query/selector.h"
-#include "query/timespec.h"
+#include "model/timespec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,7 @@
 /* queue.c - entries as fsync'd files in a directory, oldest first, bounded in bytes. */
 #include "collect/queue.h"
 #include "model/error.h"
+#include "model/clock.h"
 #include "model/hash.h"
 
 #include <dirent.h>
@@ -339,13 +340,7 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
 {
     (void)err;
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += wait_ns / 1000000000LL;
-    until.tv_nsec += wait_ns % 1000000000LL;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    sc_deadline(&until, wait_ns);
     pthread_mutex_lock(&q->mu);
     unsigned wake = q->wake;
     for (;;) {

@@ -3,6 +3,7 @@
 #include "collect/queue.h"
 #include "formats/input.h"
 #include "model/error.h"
+#include "model/clock.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -32,13 +33,6 @@ struct sc_remote {
     uint32_t nth;
     atomic_ullong queued, sent, retries, rejected, too_large;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
 
 static void logf_(struct sc_remote *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(struct sc_remote *r, const char *fmt, ...)
@@ -175,15 +169,12 @@ static void wait_backoff(struct sc_remote *r)
 {
     pthread_mutex_lock(&r->mu);
     for (;;) {
-        int64_t now = mono_ns();
+        int64_t now = sc_mono_ns();
         if (atomic_load(&r->stop) || now >= r->next_try) break;
         int64_t w = r->next_try - now;
         if (w > NS / 5) w = NS / 5;
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += w;
-        ts.tv_sec += ts.tv_nsec / NS;
-        ts.tv_nsec %= NS;
+        sc_deadline(&ts, w);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
     }
     pthread_mutex_unlock(&r->mu);
@@ -236,7 +227,7 @@ static void *sender_main(void *arg)
         curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
         curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-agent/0.1");
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        int64_t t0 = mono_ns();
+        int64_t t0 = sc_mono_ns();
         CURLcode cc = curl_easy_perform(e);
         long status = 0;
         curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
@@ -263,7 +254,7 @@ static void *sender_main(void *arg)
             sc_queue_putback(r->q, en.seq);
             atomic_fetch_add(&r->retries, 1);
             pthread_mutex_lock(&r->mu);
-            int64_t now = mono_ns();
+            int64_t now = sc_mono_ns();
             /* raise the backoff once per round of failures, not once per sender */
             if (t0 >= r->backoff_set) {
                 r->backoff_ns = r->backoff_ns ? r->backoff_ns * 2 : r->o.min_backoff_ns;
@@ -313,8 +304,8 @@ void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
         r->backoff_ns = 0;
         pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
-        int64_t deadline = mono_ns() + flush_ns;
-        while (mono_ns() < deadline) {
+        int64_t deadline = sc_mono_ns() + flush_ns;
+        while (sc_mono_ns() < deadline) {
             struct sc_queue_stats qs;
             sc_queue_stats(r->q, &qs);
             if (qs.entries == 0) break;

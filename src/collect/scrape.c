@@ -357,7 +357,7 @@ static void abort_req(struct sc_scraper *s, struct req *r)
 /* Puts a new config in effect (the scraping thread, or the caller before start). */
 static void apply_gen(struct sc_scraper *s, struct gen *g)
 {
-    int64_t now = mono_ns(), wall = wall_ns();
+    int64_t now = sc_mono_ns(), wall = sc_wall_ns();
     for (uint32_t i = 0; i < g->n; i++) {
         struct task *tk = &g->tasks[i];
         struct tstate *st = tk->st;
@@ -489,8 +489,8 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
         curl_easy_setopt(e, CURLOPT_USERNAME, t->user);
         curl_easy_setopt(e, CURLOPT_PASSWORD, t->password);
     }
-    r->start_mono = mono_ns();
-    r->start_wall = wall_ns();
+    r->start_mono = sc_mono_ns();
+    r->start_wall = sc_wall_ns();
     if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
         curl_easy_cleanup(e);
         sc_scrape_req_free(r);
@@ -537,7 +537,7 @@ static void fire(struct sc_scraper *s, struct task *tk, int64_t now)
     }
     if (!skip) start_req(s, tk->t, st, due);
     pthread_mutex_lock(&s->health_mu);
-    st->next_due_wall_ns = wall_ns() + (st->next_due - mono_ns());
+    st->next_due_wall_ns = sc_wall_ns() + (st->next_due - sc_mono_ns());
     pthread_mutex_unlock(&s->health_mu);
 }
 
@@ -546,7 +546,7 @@ static void complete(struct sc_scraper *s, CURL *e, CURLcode cc)
     struct req *r = NULL;
     curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
     r->cc = cc;
-    r->end_mono = mono_ns();
+    r->end_mono = sc_mono_ns();
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
     curl_multi_remove_handle(s->multi, e);
     curl_easy_cleanup(e);
@@ -560,7 +560,7 @@ static void complete(struct sc_scraper *s, CURL *e, CURLcode cc)
     if (cc == CURLE_OK && r->status == 400 && r->asked_delta && r->t->delta == SC_DELTA_AUTO) {
         int probe = MODE_PROBE;
         if (atomic_compare_exchange_strong(&r->st->mode, &probe, MODE_SUBTRACT))
-            start_req(s, r->t, r->st, mono_ns());
+            start_req(s, r->t, r->st, sc_mono_ns());
         /* else: a second probe that overlapped the first; the switch is made */
         sc_scrape_req_free(r);
         return;
@@ -596,7 +596,7 @@ static int on_timer(CURLM *m, long timeout_ms, void *userp)
 {
     (void)m;
     struct sc_scraper *s = userp;
-    s->curl_deadline = timeout_ms < 0 ? -1 : mono_ns() + (int64_t)timeout_ms * 1000000;
+    s->curl_deadline = timeout_ms < 0 ? -1 : sc_mono_ns() + (int64_t)timeout_ms * 1000000;
     return 0;
 }
 
@@ -625,18 +625,18 @@ static void *scrape_main(void *arg)
             pthread_cond_broadcast(&s->pend_cv);
             pthread_mutex_unlock(&s->pend_mu);
         }
-        int64_t now = mono_ns();
+        int64_t now = sc_mono_ns();
         while (s->nheap && s->heap[0]->st->next_due <= now) {
             fire(s, s->heap[0], now);
             heap_down(s, 0);
         }
-        if (s->curl_deadline >= 0 && mono_ns() >= s->curl_deadline) {
+        if (s->curl_deadline >= 0 && sc_mono_ns() >= s->curl_deadline) {
             s->curl_deadline = -1;
             curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
             drain_done(s);
             continue; /* the timer may have started more work, or be due again */
         }
-        now = mono_ns();
+        now = sc_mono_ns();
         int64_t until = now + NS;
         if (s->nheap && s->heap[0]->st->next_due < until) until = s->heap[0]->st->next_due;
         if (s->curl_deadline >= 0 && s->curl_deadline < until) until = s->curl_deadline;
@@ -738,7 +738,7 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
     pthread_mutex_lock(&s->reload_mu);
     /* the grid as of now: time may have passed since sc_scraper_new (a store opening), and
      * slots before the start are not late or missed */
-    int64_t now = mono_ns(), wall = wall_ns();
+    int64_t now = sc_mono_ns(), wall = sc_wall_ns();
     pthread_mutex_lock(&s->health_mu);
     for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
         struct tstate *st = s->gen->tasks[i].st;

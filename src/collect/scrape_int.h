@@ -5,6 +5,7 @@
 #include "collect/delta.h"
 #include "collect/scrape.h"
 #include "formats/input.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <curl/curl.h>
@@ -143,20 +144,6 @@ struct sc_scraper {
     atomic_llong lag_max;
     atomic_llong sink_cpu; /* CPU time the workers spent in the sink */
 };
-
-static inline int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
-
-static inline int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
 
 /* scrape.c: requests and state */
 void sc_scrape_req_free(struct req *r);

@@ -83,8 +83,8 @@ static int64_t function_frame(struct writer *w, uint32_t fn)
 /* A location without symbols: its address in hex (the flame graph's name) in its binary. */
 static int64_t address_frame(struct writer *w, const struct sc_location *l)
 {
-    char tmp[24];
-    int len = snprintf(tmp, sizeof tmp, "0x%" PRIx64, l->address);
+    char tmp[SC_ADDR_NAME_LEN];
+    uint32_t len = sc_address_name(l->address, tmp);
     char *name = sc_arena_strndup(&w->arena, tmp, (size_t)len);
     if (!name)
         return SC_ENOMEM;

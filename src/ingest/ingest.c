@@ -3,17 +3,18 @@
 #include "formats/folded.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
+#include "model/clock.h"
 #include "model/error.h"
+#include "model/timespec.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define MAX_LABELS 48
-#define MAX_LABEL_LEN 1024
+#define MAX_LABELS SC_SERIES_LABELS_MAX
+#define MAX_LABEL_LEN SC_LABEL_VALUE_MAX
 
 /* Known name suffixes: profile name, sample type, unit (Pyroscope's client naming). */
 static const struct suffix {
@@ -39,16 +40,6 @@ static const struct suffix *find_suffix(const char *s)
         if (!strcmp(s, suffixes[i].suffix))
             return &suffixes[i];
     return NULL;
-}
-
-static int valid_label_name(const char *s, size_t n)
-{
-    if (n == 0 || n > 256 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.' || s[i] == '-'))
-            return 0;
-    return 1;
 }
 
 int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t max, char *suffix,
@@ -117,9 +108,10 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
             while (ve > v && ve[-1] == ' ')
                 ve--;
         }
-        if ((size_t)(ke - k) > 256)
-            return sc_errf(err, SC_ELIMIT, "label name '%.32s...' is longer than 256 bytes", k);
-        if (!valid_label_name(k, (size_t)(ke - k)))
+        if ((size_t)(ke - k) > SC_LABEL_NAME_MAX)
+            return sc_errf(err, SC_ELIMIT, "label name '%.32s...' is longer than %d bytes", k,
+                           SC_LABEL_NAME_MAX);
+        if (!sc_label_name_valid(k, (size_t)(ke - k)))
             return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
                            (int)(ke - k < 64 ? ke - k : 64), k);
         if ((size_t)(ve - v) > MAX_LABEL_LEN)
@@ -137,36 +129,6 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
         if (sc_labels_set(labels, k, (size_t)(ke - k), v, (size_t)(ve - v)))
             return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    return 0;
-}
-
-/* Unix time in s, ms, us or ns by magnitude (Pyroscope clients send seconds). */
-static int parse_time(const char *s, int64_t *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    /* integers exactly (Go clients send nanoseconds, more digits than a double keeps) */
-    errno = 0;
-    long long iv = strtoll(s, &end, 10);
-    if (!*end && !errno && iv >= 0) {
-        *out = iv < 100000000000LL      ? iv * 1000000000LL
-               : iv < 100000000000000LL ? iv * 1000000LL
-               : iv < 100000000000000000LL ? iv * 1000LL
-                                           : iv;
-        return 0;
-    }
-    double v = strtod(s, &end);
-    if (*end || v < 0 || v > 9e18)
-        return -1;
-    if (v < 1e11)
-        *out = (int64_t)(v * 1e9);
-    else if (v < 1e14)
-        *out = (int64_t)(v * 1e6);
-    else if (v < 1e17)
-        *out = (int64_t)(v * 1e3);
-    else
-        *out = (int64_t)v;
     return 0;
 }
 
@@ -496,10 +458,13 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     const struct suffix *sfx = find_suffix(suffix);
     int64_t from = 0, until = 0;
     int rc = 0;
-    if (r->from && parse_time(r->from, &from))
-        rc = sc_errf(err, SC_EINVAL, "bad 'from' '%.32s' (unix seconds)", r->from);
-    else if (r->until && parse_time(r->until, &until))
-        rc = sc_errf(err, SC_EINVAL, "bad 'until' '%.32s' (unix seconds)", r->until);
+    /* the query parameters' parser: unix time by magnitude (Pyroscope's clients send
+     * seconds, Go's nanoseconds), RFC 3339, now-D; times past 2262 are refused, not wrapped */
+    int64_t now = sc_wall_ns();
+    if (r->from && sc_time_parse(r->from, now, &from, err))
+        rc = sc_errwrap(err, SC_EINVAL, "bad 'from'");
+    else if (r->until && sc_time_parse(r->until, now, &until, err))
+        rc = sc_errwrap(err, SC_EINVAL, "bad 'until'");
     int64_t rate = 100;
     if (!rc && r->sample_rate && *r->sample_rate) {
         char *end;

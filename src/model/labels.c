@@ -246,6 +246,14 @@ void sc_labels_put_quoted(struct sc_buf *out, const char *s, size_t n)
     put_quoted(&k, s, n);
 }
 
+int sc_label_name_valid(const char *s, size_t n)
+{
+    if (n == 0 || n > SC_LABEL_NAME_MAX || !sc_labels_is_name_start((unsigned char)s[0])) return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!sc_labels_is_name_char((unsigned char)s[i]) && s[i] != '-') return 0;
+    return 1;
+}
+
 int sc_labels_is_name_start(unsigned char c)
 {
     return is_name_start(c);

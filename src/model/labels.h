@@ -29,6 +29,15 @@ struct sc_labels {
 /* At most this many labels in one set (sc_labels_set fails with SC_ELIMIT beyond). */
 #define SC_LABELS_MAX 256
 
+/* What a series' labels may be, decided here once and checked wherever labels come in
+ * (pushes, scrape configs, OTLP, the store): at most SC_SERIES_LABELS_MAX labels, names of
+ * at most SC_LABEL_NAME_MAX bytes matching [a-zA-Z_][a-zA-Z0-9_.-]* (dots and dashes as
+ * Pyroscope's clients send them), values of at most SC_LABEL_VALUE_MAX bytes. */
+#define SC_SERIES_LABELS_MAX 48
+#define SC_LABEL_NAME_MAX 256
+#define SC_LABEL_VALUE_MAX 1024
+int sc_label_name_valid(const char *s, size_t n);
+
 void sc_labels_init(struct sc_labels *l);
 void sc_labels_release(struct sc_labels *l);
 

@@ -3,6 +3,7 @@
 #include "model/buf.h"
 #include "model/error.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,6 +408,11 @@ int sc_profile_sample_index(const struct sc_profile *p, const char *name, char *
         off += (size_t)w;
     }
     return sc_errf(err, SC_ENOTFOUND, "no sample type '%s' (have: %s)", name, avail);
+}
+
+uint32_t sc_address_name(uint64_t address, char buf[SC_ADDR_NAME_LEN])
+{
+    return (uint32_t)snprintf(buf, SC_ADDR_NAME_LEN, "0x%" PRIx64, address);
 }
 
 struct sc_str sc_function_name(const struct sc_profile *p, uint32_t fn)

@@ -220,6 +220,12 @@ static inline const struct sc_line *sc_location_lines(const struct sc_profile *p
 /* Display name of function index fn (0-based): its name, else its system name. */
 struct sc_str sc_function_name(const struct sc_profile *p, uint32_t fn);
 
+/* What a frame without a function is called: its address in hex ("0x4f2a10"), as pprof's
+ * -raw output and the flame graph tools name it. Every output and the store use this one
+ * rule. Writes the name and its NUL into buf; returns the length. */
+#define SC_ADDR_NAME_LEN 24
+uint32_t sc_address_name(uint64_t address, char buf[SC_ADDR_NAME_LEN]);
+
 /* Checks internal consistency (indexes in range, value counts); a decoder's last step and a
  * debugging aid. 0 or SC_EFORMAT with detail. */
 int sc_profile_validate(const struct sc_profile *p, char *err);

@@ -165,8 +165,8 @@ static int64_t addr_name(struct sc_stackwalk *w, uint32_t li)
 {
     if (w->loc_name[li])
         return w->loc_name[li] - 1;
-    char tmp[24];
-    int len = snprintf(tmp, sizeof tmp, "0x%" PRIx64, w->p->locations[li].address);
+    char tmp[SC_ADDR_NAME_LEN];
+    uint32_t len = sc_address_name(w->p->locations[li].address, tmp);
     int64_t id = sc_strtab_intern(w->names, tmp, (size_t)len);
     if (id >= 0)
         w->loc_name[li] = (uint32_t)id + 1;

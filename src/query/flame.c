@@ -80,8 +80,8 @@ struct build {
 
 static int64_t intern_addr(struct sc_flame_tree *t, uint64_t addr)
 {
-    char tmp[24];
-    int len = snprintf(tmp, sizeof tmp, "0x%" PRIx64, addr);
+    char tmp[SC_ADDR_NAME_LEN];
+    uint32_t len = sc_address_name(addr, tmp);
     return sc_strtab_intern(&t->names, tmp, (size_t)len);
 }
 

@@ -4,7 +4,7 @@
 #include "model/hash.h"
 #include "model/merge.h"
 #include "query/replicates.h"
-#include "query/timespec.h"
+#include "model/timespec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 #include "formats/top.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/clock.h"
 #include "model/hash.h"
 #include "query/callgraph.h"
 #include "query/diff.h"
@@ -16,7 +17,7 @@
 #include "query/replicates.h"
 #include "query/selector.h"
 #include "query/source.h"
-#include "query/timespec.h"
+#include "model/timespec.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
@@ -26,13 +27,6 @@
 
 #define NS 1000000000LL
 #define DEFAULT_MAX_NODES 8192
-
-static int64_t wall_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
-}
 
 /* ---- ingest ---- */
 
@@ -168,7 +162,7 @@ int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, in
     struct sc_plan_args a = {arg_prefixed(r, prefix, "query"), arg_prefixed(r, prefix, "from"),
                              arg_prefixed(r, prefix, "until"), prefix};
     char err[SC_ERR_LEN] = "";
-    int rc = sc_selection_parse(s, &a, type && *type ? type : NULL, wall_ns(), err);
+    int rc = sc_selection_parse(s, &a, type && *type ? type : NULL, sc_wall_ns(), err);
     if (rc) {
         /* the parameters are wrong, whatever the parser's code (limits aside) */
         if (rc == SC_ELIMIT)
@@ -646,7 +640,7 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
         /* over all time unless from/until say otherwise */
         struct sc_selection s;
         struct sc_plan_args a = {query, sc_req_arg(r, "from"), sc_req_arg(r, "until"), ""};
-        rc = sc_selection_parse(&s, &a, NULL, wall_ns(), err);
+        rc = sc_selection_parse(&s, &a, NULL, sc_wall_ns(), err);
         if (rc) {
             sc_selection_release(&s);
             return rc == SC_ELIMIT ? sc_resp_limit(w, "%s", err) : sc_resp_error(w, 400, "%s", err);

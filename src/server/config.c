@@ -1,6 +1,8 @@
 /* config.c - YAML configuration through libyaml's document API. */
 #include "server/config.h"
 #include "model/error.h"
+#include "model/labels.h"
+#include "model/timespec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -28,52 +30,11 @@ static const char *scalar(yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* Durations like Prometheus's: 15s, 1m30s, 2h, 30d, 500ms; a bare number is seconds. */
+/* Durations as the query parameters take them (model/timespec.h): 15s, 1m30s, 2h, 30d. */
 static int parse_duration(const char *s, int64_t *out)
 {
-    if (!s || !*s)
-        return -1;
-    int64_t total = 0;
-    const char *p = s;
-    char *end;
-    double v = strtod(p, &end);
-    if (*end == 0) {
-        *out = (int64_t)(v * 1e9);
-        return v >= 0 ? 0 : -1;
-    }
-    while (*p) {
-        long long n = strtoll(p, &end, 10);
-        if (end == p || n < 0)
-            return -1;
-        p = end;
-        int64_t unit;
-        if (!strncmp(p, "ms", 2)) {
-            unit = 1000000LL;
-            p += 2;
-        } else if (*p == 's') {
-            unit = 1000000000LL;
-            p++;
-        } else if (*p == 'm') {
-            unit = 60 * 1000000000LL;
-            p++;
-        } else if (*p == 'h') {
-            unit = 3600 * 1000000000LL;
-            p++;
-        } else if (*p == 'd') {
-            unit = 86400 * 1000000000LL;
-            p++;
-        } else if (*p == 'w') {
-            unit = 7 * 86400 * 1000000000LL;
-            p++;
-        } else {
-            return -1;
-        }
-        if (n > INT64_MAX / unit || total > INT64_MAX - n * unit)
-            return -1;
-        total += n * unit;
-    }
-    *out = total;
-    return 0;
+    char err[SC_ERR_LEN];
+    return s && *s ? sc_duration_parse(s, out, err) : -1;
 }
 
 /* Byte counts: a number with an optional unit (KB, MB, GB powers of 1000; KiB, MiB, GiB
@@ -191,6 +152,17 @@ static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
         const char *ln = scalar(lk), *lvs = scalar(lv);
         if (!ln || !lvs || !*ln)
             return fail(c, lk, "labels must be name: value%s", "");
+        if (!sc_label_name_valid(ln, strlen(ln)))
+            return fail(c, lk, "bad label name '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*, at most 256 bytes)",
+                        ln);
+        char why[128];
+        snprintf(why, sizeof why, "the value of '%.32s' is longer than %d bytes", ln,
+                 SC_LABEL_VALUE_MAX);
+        if (strlen(lvs) > SC_LABEL_VALUE_MAX) return fail(c, lv, "%s", why);
+        /* service_name, job and instance come on top */
+        snprintf(why, sizeof why, "too many labels (a series has at most %d)",
+                 SC_SERIES_LABELS_MAX);
+        if (j->nlabels + 3 >= SC_SERIES_LABELS_MAX) return fail(c, lk, "%s", why);
         char **nn = realloc(j->label_names, (j->nlabels + 1) * sizeof *nn);
         if (nn)
             j->label_names = nn;

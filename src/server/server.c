@@ -1,6 +1,7 @@
 /* server.c - libmicrohttpd glue: requests, bodies and limits, auth, routes, lifecycle. */
 #include "server/server_int.h"
 #include "model/error.h"
+#include "model/clock.h"
 #include "server/assets.h"
 #include "collect/scrape.h"
 #include "server/config.h"
@@ -47,7 +48,6 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_body = 64u << 20;
     o->max_body_total = 4 * o->max_body;
     o->ingest_budget = 512u << 20;
-    o->max_labels = 32;
     o->max_read_blocks = 20000;
     o->max_nodes = 100000;
     o->max_connections = 512;
@@ -56,9 +56,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
 
 double sc_server_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
+    return sc_mono_s();
 }
 
 const char *sc_req_arg(const struct sc_req *r, const char *name)
@@ -420,8 +418,7 @@ static uint64_t ingest_cost(const struct sc_req *r)
 static int admit(struct sc_server *srv, uint64_t cost)
 {
     struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ADMIT_WAIT_S;
+    sc_deadline(&until, ADMIT_WAIT_S * SC_NS_PER_S);
     int rc = 0;
     pthread_mutex_lock(&srv->admit_mu);
     while (rc == 0 && srv->admitted && srv->admitted + cost > srv->opts.ingest_budget)

@@ -35,6 +35,7 @@
  */
 #include "store/sqlite_int.h"
 #include "model/error.h"
+#include "model/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -69,13 +70,6 @@ int sq_exec(sqlite3 *db, const char *sql, char *err)
 const char *sq_tenant(const char *t)
 {
     return t ? t : "";
-}
-
-int64_t sq_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* A new database got auto_vacuum=INCREMENTAL from sq_open_db before its header was
@@ -150,7 +144,7 @@ static int migrate(sqlite3 *db, char *err)
                  "(time_ns / 1000000000 / %d) * %d FROM profiles;"
                  "UPDATE meta SET value='3' WHERE key='schema_version';"
                  "COMMIT;",
-                 (long long)sq_day(sq_now_ns()), SC_ROLLUP_DAY, SC_ROLLUP_DAY, SC_ROLLUP_DAY);
+                 (long long)sq_day(sc_wall_ns()), SC_ROLLUP_DAY, SC_ROLLUP_DAY, SC_ROLLUP_DAY);
         rc = sq_exec(db, sql, err);
         if (rc == 0) rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
     }

@@ -1,18 +1,12 @@
 /* sqlite_compact.c - the embedded backend's upkeep: rollups, retention, the background. */
 #include "store/sqlite_int.h"
 #include "model/error.h"
+#include "model/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* ---- compaction and retention ---- */
 
@@ -414,13 +408,12 @@ void *sq_bg_main(void *arg)
     pthread_mutex_lock(&s->bg_mu);
     while (!s->bg_stop) {
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 10;
+        sc_deadline(&ts, 10 * SC_NS_PER_S);
         pthread_cond_timedwait(&s->bg_cond, &s->bg_mu, &ts);
         if (s->bg_stop) break;
         pthread_mutex_unlock(&s->bg_mu);
         char err[SC_ERR_LEN];
-        sq_compact(&s->base, now_ns(), 0, err);
+        sq_compact(&s->base, sc_wall_ns(), 0, err);
         pthread_mutex_lock(&s->bg_mu);
     }
     pthread_mutex_unlock(&s->bg_mu);

@@ -46,12 +46,13 @@
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/labels.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdint.h>
 
-#define SQ_MAX_LABELS 64
+#define SQ_MAX_LABELS SC_SERIES_LABELS_MAX
 #define SQ_MAX_BLOCK_ROWS (1u << 24)
 #define SQ_MAX_KINDS 64
 /* Bounds of the in-memory caches (entries): past them a cache is emptied and refills
@@ -207,7 +208,6 @@ struct kind_col {
 };
 
 /* ---- sqlite.c ---- */
-int64_t sq_now_ns(void);
 /* Opens a connection to the store's database (writer: may create it). 0 or SC_E*. */
 int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err);
 int sq_err(char *err, sqlite3 *db, const char *what);

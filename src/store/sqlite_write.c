@@ -132,8 +132,8 @@ static void frame_strings(const struct sc_profile *p, const struct sc_location *
         *line = ln->line;
     }
     if (fn->len == 0) {
-        int k = snprintf(addrbuf, abuflen, "0x%llx", (unsigned long long)l->address);
-        *fn = (struct sc_str){addrbuf, (uint32_t)k};
+        (void)abuflen;
+        *fn = (struct sc_str){addrbuf, sc_address_name(l->address, addrbuf)};
     }
     *bin = l->mapping ? sc_profile_str(p, p->mappings[l->mapping - 1].filename)
                       : (struct sc_str){"", 0};
@@ -198,14 +198,14 @@ static int hash_frames(struct wctx *w)
         mh[m] = sc_hash64(file.ptr, file.len);
     }
     uint64_t h_empty = sc_hash64("", 0);
-    char abuf[32];
+    char abuf[SC_ADDR_NAME_LEN];
     for (uint32_t i = 0; i < p->nlocations; i++) {
         const struct sc_location *l = &p->locations[i];
         uint64_t hb = l->mapping ? mh[l->mapping - 1] : h_empty;
         uint64_t haddr = 0;
         if (l->nlines == 0) {
-            int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
-            w->loc_noline[i] = sc_frame_id_from(sc_hash64(abuf, (size_t)k), h_empty, hb, 0);
+            uint32_t k = sc_address_name(l->address, abuf);
+            w->loc_noline[i] = sc_frame_id_from(sc_hash64(abuf, k), h_empty, hb, 0);
         }
         for (uint32_t j = 0; j < l->nlines; j++) {
             const struct sc_line *ln = &p->lines[l->line_start + j];
@@ -219,8 +219,7 @@ static int hash_frames(struct wctx *w)
             } else {
                 /* nameless: named by its address, as frame_strings() does */
                 if (!haddr) {
-                    int k = snprintf(abuf, sizeof abuf, "0x%llx", (unsigned long long)l->address);
-                    haddr = sc_hash64(abuf, (size_t)k);
+                    haddr = sc_hash64(abuf, sc_address_name(l->address, abuf));
                 }
                 hf = haddr;
                 if (ln->function) {
@@ -243,7 +242,7 @@ static int64_t frame_of_ref(struct wctx *w, uint32_t ref)
     const struct sc_profile *p = w->p;
     uint32_t r = ref & 0x7fffffffu;
     uint64_t h = r < p->nlines ? w->line_hash[r] : w->loc_noline[r - p->nlines];
-    char abuf[32];
+    char abuf[SC_ADDR_NAME_LEN];
     struct sc_str fn, file, bin;
     int64_t line;
     const struct sc_location *l = &p->locations[r < p->nlines ? w->line_loc[r] : r - p->nlines];

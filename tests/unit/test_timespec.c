@@ -2,7 +2,7 @@
 #include "t.h"
 
 #include "model/error.h"
-#include "query/timespec.h"
+#include "model/timespec.h"
 
 #define S 1000000000LL
 /* 2026-11-30T04:05:06Z */

@@ -2,7 +2,7 @@
 // with -slow making main.parse do that many times its work (a deliberate regression), and
 // a heap mode that leaks from main.leak while main.steady keeps a fixed buffer.
 //
-//	compareprog -cpu FILE [-slow F] [-seconds S]   writes a CPU profile of S seconds
+//	compareprog -cpu FILE [-slow F] [-iters N]   writes a CPU profile of N requests' work
 //	compareprog -serve ADDR                       net/http/pprof on ADDR, leaking
 package main
 
@@ -62,7 +62,8 @@ func churn() {
 func main() {
 	cpu := flag.String("cpu", "", "write a CPU profile here")
 	slow := flag.Float64("slow", 1, "main.parse does this many times its work")
-	seconds := flag.Float64("seconds", 1.5, "how long to profile")
+	iters := flag.Int("iters", 3000, "requests to handle while profiling (a fixed amount of CPU "+
+		"work, so a profile holds as many samples on a busy machine as on an idle one)")
 	serve := flag.String("serve", "", "serve net/http/pprof here and leak")
 	flag.Parse()
 	if *serve != "" {
@@ -84,7 +85,7 @@ func main() {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		panic(err)
 	}
-	for end := time.Now().Add(time.Duration(*seconds * float64(time.Second))); time.Now().Before(end); {
+	for i := 0; i < *iters; i++ {
 		handle(*slow)
 	}
 	pprof.StopCPUProfile()

@@ -1,5 +1,5 @@
 /* timespec.c - parsing query times (unix, RFC 3339, now-1h) and durations (1m30s). */
-#include "query/timespec.h"
+#include "model/timespec.h"
 #include "model/error.h"
 
 #include <stdio.h>
