@@ -202,13 +202,7 @@ out:
 
 /* ---- writer ---- */
 
-/* Values are any int64 (pprof's may be negative or huge): sum them with int64 wrap-around,
- * as Go's pprof does, since signed overflow is undefined behaviour in C. */
-static int64_t add_wrap(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
+/* Values are any int64 (pprof's may be negative or huge): sums saturate (sc_add_sat). */
 struct line {
     uint32_t off, len; /* stack text in the text buffer */
     int64_t value;
@@ -281,7 +275,7 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
             if (o->nlocs == s->nlocs &&
                 memcmp(p->sample_locs + o->loc_start, p->sample_locs + s->loc_start,
                        s->nlocs * sizeof(uint32_t)) == 0) {
-                sum[*slot] = add_wrap(sum[*slot], v);
+                sum[*slot] = sc_add_sat(sum[*slot], v);
                 break;
             }
             h++;
@@ -318,7 +312,7 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
         uint32_t k = u + 1;
         while (k < nuniq && lines[k].len == lines[u].len &&
                memcmp(tx + lines[k].off, tx + lines[u].off, lines[u].len) == 0)
-            v = add_wrap(v, lines[k++].value);
+            v = sc_add_sat(v, lines[k++].value);
         sc_buf_append(out, tx + lines[u].off, lines[u].len);
         sc_buf_putc(out, ' ');
         sc_buf_put_i64(out, v);

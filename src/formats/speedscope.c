@@ -216,12 +216,6 @@ static int cmp_order(const void *a, const void *b)
     return x->i < y->i ? -1 : x->i > y->i;
 }
 
-/* int64 wrap-around, as Go's pprof and the other writers sum (overflow is UB in C). */
-static int64_t add_wrap(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
 static void writer_release(struct writer *w)
 {
     free(w->frames);
@@ -351,7 +345,7 @@ int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, st
                       unit_of(sc_profile_str(p, p->sample_types[t].unit)));
         int64_t total = 0;
         for (uint32_t k = 0; k < ns; k++)
-            total = add_wrap(total, p->values[(size_t)ord[k].i * nt + t]);
+            total = sc_add_sat(total, p->values[(size_t)ord[k].i * nt + t]);
         sc_buf_put_i64(out, total);
         sc_buf_puts(out, ",\n\"samples\":[");
         int first = 1;

@@ -18,7 +18,7 @@ struct rowmap {
 
 static int64_t abs64(int64_t v)
 {
-    return v < 0 ? -v : v;
+    return v < 0 ? (v == INT64_MIN ? INT64_MAX : -v) : v;
 }
 
 /* Interns a row name; grows t->rows as needed. Returns the row or a negative SC_E*. */
@@ -160,17 +160,18 @@ static int compute_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     if (v == 0)
         return 0;
     const struct rowmap *m = w->m;
-    w->total += abs64(v);
+    w->total = sc_add_sat(w->total, abs64(v));
     if (nlocs == 0)
         return 0;
-    w->flat[m->rows[m->loc_start[locs[0]]]] += v;
+    int64_t *flat = &w->flat[m->rows[m->loc_start[locs[0]]]];
+    *flat = sc_add_sat(*flat, v);
     for (uint32_t k = 0; k < nlocs; k++) {
         uint32_t l = locs[k];
         uint32_t r1 = m->single[l];
         if (r1 != UINT32_MAX) {
             if (w->seen[r1] != w->stamp) {
                 w->seen[r1] = w->stamp;
-                w->cum[r1] += v;
+                w->cum[r1] = sc_add_sat(w->cum[r1], v);
             }
             continue;
         }
@@ -178,7 +179,7 @@ static int compute_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         for (uint32_t j = 0, n = m->loc_n[l]; j < n; j++) {
             if (w->seen[r[j]] != w->stamp) {
                 w->seen[r[j]] = w->stamp;
-                w->cum[r[j]] += v;
+                w->cum[r[j]] = sc_add_sat(w->cum[r[j]], v);
             }
         }
     }
@@ -348,7 +349,7 @@ static inline void count_edge(struct edge *ed, uint32_t stamp, int inlined, int6
     if (ed->stamp == stamp)
         return;
     ed->stamp = stamp;
-    ed->weight += v;
+    ed->weight = sc_add_sat(ed->weight, v);
     if (!inlined)
         ed->inlined = 0;
 }

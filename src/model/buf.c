@@ -99,15 +99,46 @@ void sc_buf_put_i64(struct sc_buf *b, int64_t v)
     }
 }
 
+size_t sc_utf8_seq(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0], lo = 0x80, hi = 0xbf;
+    size_t len;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (n < len) return 0;
+    for (size_t k = 1; k < len; k++)
+        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf)) return 0;
+    return len;
+}
+
+/* Plain ASCII runs are copied as they are; escapes as JSON wants them; bytes that are not
+ * UTF-8 become U+FFFD, so every document scorch writes is valid UTF-8 whatever a profile,
+ * a label or a push holds. */
 void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n)
 {
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+    const unsigned char *p = (const unsigned char *)s;
+    size_t start = 0, i = 0;
+    while (i < n) {
+        unsigned c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
             continue;
+        }
+        if (c >= 0x80) {
+            size_t len = sc_utf8_seq(p + i, n - i);
+            if (len) {
+                i += len;
+                continue;
+            }
+        }
         sc_buf_append(b, s + start, i - start);
-        start = i + 1;
         switch (c) {
         case '"':
             sc_buf_append(b, "\\\"", 2);
@@ -125,8 +156,12 @@ void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n)
             sc_buf_append(b, "\\r", 2);
             break;
         default:
-            sc_buf_printf(b, "\\u%04x", c);
+            if (c >= 0x80)
+                sc_buf_append(b, "\\ufffd", 6);
+            else
+                sc_buf_printf(b, "\\u%04x", c);
         }
+        start = ++i;
     }
     sc_buf_append(b, s + start, n - start);
 }

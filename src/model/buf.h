@@ -29,6 +29,9 @@ void sc_buf_put_i64(struct sc_buf *b, int64_t v);
 void sc_buf_put_u64(struct sc_buf *b, uint64_t v);
 /* Appends s as the body of a JSON string (no quotes), escaping as RFC 8259 requires. */
 void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);
+/* The length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or
+ * code points past U+10FFFF) at s, 1..4, or 0 when the bytes there do not form one. */
+size_t sc_utf8_seq(const unsigned char *s, size_t n);
 /* Appends s with XML's five special characters escaped. */
 void sc_buf_put_xml_str(struct sc_buf *b, const char *s, size_t n);
 /* Hands the data to the caller (who frees it with free()) and resets the buffer. */

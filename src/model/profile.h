@@ -139,6 +139,17 @@ struct sc_profile {
     uint32_t nowned;
 };
 
+/* Values add saturating: a sum past INT64_MAX (or below INT64_MIN) stays there instead of
+ * wrapping, so huge pushed values cannot turn into negative ones. Every sum of sample
+ * values (merges, rollups, trees, totals) uses this one rule. */
+static inline int64_t sc_add_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return a > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* Allocates an empty profile (string 0 = ""). Free with sc_profile_free(). NULL on OOM. */
 struct sc_profile *sc_profile_new(void);
 void sc_profile_free(struct sc_profile *p);

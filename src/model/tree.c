@@ -72,25 +72,19 @@ static int64_t child(struct sc_tree *t, uint32_t parent, uint32_t name)
     return i;
 }
 
-/* Values are any int64 (pprof's may be negative or huge): sum them with int64 wrap-around,
- * as Go's pprof does, since signed overflow is undefined behaviour in C. */
-static int64_t add_wrap(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
+/* Values are any int64 (pprof's may be negative or huge): sums saturate (sc_add_sat). */
 int sc_tree_add(struct sc_tree *t, const uint32_t *names, uint32_t n, int64_t value)
 {
     uint32_t cur = 0;
-    t->nodes[0].total = add_wrap(t->nodes[0].total, value);
+    t->nodes[0].total = sc_add_sat(t->nodes[0].total, value);
     for (uint32_t i = 0; i < n; i++) {
         int64_t c = child(t, cur, names[i]);
         if (c < 0)
             return (int)c;
         cur = (uint32_t)c;
-        t->nodes[cur].total = add_wrap(t->nodes[cur].total, value);
+        t->nodes[cur].total = sc_add_sat(t->nodes[cur].total, value);
     }
-    t->nodes[cur].self = add_wrap(t->nodes[cur].self, value);
+    t->nodes[cur].self = sc_add_sat(t->nodes[cur].self, value);
     return 0;
 }
 

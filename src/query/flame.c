@@ -60,12 +60,6 @@ static int64_t child(struct sc_flame_tree *t, uint32_t parent, uint32_t name)
     return i;
 }
 
-/* int64 sums wrap like Go's (pprof values can be anything); signed overflow is UB in C. */
-static inline int64_t add_wrap(int64_t a, int64_t b)
-{
-    return (int64_t)((uint64_t)a + (uint64_t)b);
-}
-
 /* The walk over a profile: frame names per location (root first within the location, as
  * sc_stackwalk names them) and the path of the previous sample, reused while the next
  * sample shares its root-side locations (neighbouring samples usually do). */
@@ -179,9 +173,9 @@ static int visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t 
     }
     b->prev_n = nlocs;
     int s = b->side;
-    t->nodes[cur].self[s] = add_wrap(t->nodes[cur].self[s], v);
+    t->nodes[cur].self[s] = sc_add_sat(t->nodes[cur].self[s], v);
     for (uint32_t i = cur;; i = t->nodes[i].parent) {
-        t->nodes[i].total[s] = add_wrap(t->nodes[i].total[s], v);
+        t->nodes[i].total[s] = sc_add_sat(t->nodes[i].total[s], v);
         if (i == 0)
             break;
     }
@@ -226,56 +220,11 @@ void sc_flame_tree_scale_base(struct sc_flame_tree *t, double f)
     /* children come after their parents */
     for (uint32_t i = t->n; i-- > 1;) {
         struct sc_flame_node *pa = &t->nodes[t->nodes[i].parent];
-        pa->total[0] = add_wrap(pa->total[0], t->nodes[i].total[0]);
+        pa->total[0] = sc_add_sat(pa->total[0], t->nodes[i].total[0]);
     }
 }
 
 /* ---- JSON ---- */
-
-/* A JSON string body; bytes that do not form UTF-8 (RFC 3629) become U+FFFD. */
-static void put_json_name(struct sc_buf *b, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t start = 0, i = 0;
-    while (i < n) {
-        unsigned c = p[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        size_t len = 0;
-        if (c >= 0x80) {
-            unsigned lo = 0x80, hi = 0xbf;
-            if (c >= 0xc2 && c <= 0xdf)
-                len = 2;
-            else if (c >= 0xe0 && c <= 0xef) {
-                len = 3;
-                lo = c == 0xe0 ? 0xa0 : 0x80;
-                hi = c == 0xed ? 0x9f : 0xbf;
-            } else if (c >= 0xf0 && c <= 0xf4) {
-                len = 4;
-                lo = c == 0xf0 ? 0x90 : 0x80;
-                hi = c == 0xf4 ? 0x8f : 0xbf;
-            }
-            for (size_t k = 1; len && k < len; k++) {
-                unsigned d = i + k < n ? p[i + k] : 0;
-                if (d < (k == 1 ? lo : 0x80) || d > (k == 1 ? hi : 0xbf))
-                    len = 0;
-            }
-            if (len) {
-                i += len;
-                continue;
-            }
-        }
-        sc_buf_append(b, s + start, i - start);
-        if (c >= 0x80)
-            sc_buf_append(b, "\\ufffd", 6);
-        else
-            sc_buf_put_json_str(b, s + i, 1);
-        start = ++i;
-    }
-    sc_buf_append(b, s + start, n - start);
-}
 
 static int cmp_names(const struct sc_strtab *names, uint32_t a, uint32_t b)
 {
@@ -306,7 +255,7 @@ static int cmp_name_ids(const void *a, const void *b, void *arg)
 static inline int64_t weight(const struct layout *L, uint32_t i)
 {
     const struct sc_flame_node *nd = &L->t->nodes[i];
-    return L->diff ? add_wrap(nd->total[0], nd->total[1]) : nd->total[1];
+    return L->diff ? sc_add_sat(nd->total[0], nd->total[1]) : nd->total[1];
 }
 
 /* Heap order for maxNodes: heavier first, then by name, then by when the parent was
@@ -493,9 +442,9 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     if (o->diff)
         sc_buf_puts(out, "\"diff\":true,");
     sc_buf_puts(out, "\"sample_type\":\"");
-    put_json_name(out, o->sample_type.ptr, o->sample_type.len);
+    sc_buf_put_json_str(out, o->sample_type.ptr, o->sample_type.len);
     sc_buf_puts(out, "\",\"unit\":\"");
-    put_json_name(out, o->unit.ptr, o->unit.len);
+    sc_buf_put_json_str(out, o->unit.ptr, o->unit.len);
     sc_buf_puts(out, "\",\"total\":");
     sc_buf_put_i64(out, t->nodes[0].total[1]);
     if (o->diff) {
@@ -537,17 +486,17 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
                 if (!L.kept[c])
                     continue;
                 const struct sc_flame_node *cd = &t->nodes[c];
-                self0 = add_wrap(self0, -cd->total[0]);
-                self1 = add_wrap(self1, -cd->total[1]);
+                self0 = sc_add_sat(self0, -cd->total[0]);
+                self1 = sc_add_sat(self1, -cd->total[1]);
                 x[c] = cx;
-                cx = add_wrap(cx, weight(&L, c));
+                cx = sc_add_sat(cx, weight(&L, c));
                 level[nlevel++] = c;
             }
             if (!name_out[nd->name]) {
                 name_list[nnames] = nd->name;
                 name_out[nd->name] = ++nnames;
             }
-            int64_t ms = o->diff ? add_wrap(self0, self1) : self1;
+            int64_t ms = o->diff ? sc_add_sat(self0, self1) : self1;
             if (q == 0 || ms > max_self)
                 max_self = ms;
             if (sc_buf_reserve(&lv, per_node))
@@ -585,7 +534,7 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     for (uint32_t i = 0; i < nnames; i++) {
         struct sc_str s = t->names.v[name_list[i]];
         sc_buf_puts(out, i ? ",\"" : "\"");
-        put_json_name(out, s.ptr, s.len);
+        sc_buf_put_json_str(out, s.ptr, s.len);
         sc_buf_putc(out, '"');
     }
     sc_buf_puts(out, "],\"levels\":");

@@ -4,25 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t sc_utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], lo = 0x80, hi = 0xbf;
-    size_t len;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    if (n < len) return 0;
-    for (size_t k = 1; k < len; k++)
-        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf)) return 0;
-    return len;
-}
-
 /* One match of valid UTF-8; when JIT code runs out of its stack, the interpreter (which
  * uses the heap, up to the context's limit) tries again. */
 static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_data *md,

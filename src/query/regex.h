@@ -7,9 +7,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-/* Length of the UTF-8 sequence (RFC 3629: no overlongs, surrogates or > U+10FFFF) at
- * s[0..n), or 0 when the bytes there do not form one. */
-size_t sc_utf8_seq(const unsigned char *s, size_t n);
+#include "model/buf.h"
+
 
 /* Matches re (compiled with PCRE2_UTF) against s[0..n) as Go's regexp would: a subject that
  * is not UTF-8 is matched with every byte that starts no valid sequence read as U+FFFD

@@ -1,6 +1,7 @@
 /* block.c - encoding and decoding of compressed sample blocks (layout in block.h). */
 #include "store/block.h"
 #include "model/error.h"
+#include "model/profile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -270,8 +271,8 @@ int sc_block_normalize(struct sc_block *b)
         uint32_t stack = (uint32_t)(k[i] >> 32), row = (uint32_t)k[i];
         if (m && b->stacks[m - 1] == stack) {
             for (uint32_t c = 0; c < t; c++)
-                vals[(size_t)c * n + m - 1] = (int64_t)((uint64_t)vals[(size_t)c * n + m - 1] +
-                                                        (uint64_t)b->values[(size_t)c * n + row]);
+                vals[(size_t)c * n + m - 1] =
+                    sc_add_sat(vals[(size_t)c * n + m - 1], b->values[(size_t)c * n + row]);
             continue;
         }
         b->stacks[m] = stack;

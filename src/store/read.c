@@ -41,7 +41,7 @@ static int acc_grow(struct acc *a, int timed)
     return 0;
 }
 
-/* Adds v to stack's sum (sums wrap as the store's totals do). */
+/* Adds v to stack's sum. */
 static int acc_add(struct acc *a, uint64_t stack, int64_t v)
 {
     if (acc_grow(a, 0)) return SC_ENOMEM;
@@ -52,7 +52,7 @@ static int acc_add(struct acc *a, uint64_t stack, int64_t v)
         a->stacks[a->n] = stack;
         a->vals[a->n++] = 0;
     }
-    a->vals[*slot] = (int64_t)((uint64_t)a->vals[*slot] + (uint64_t)v);
+    a->vals[*slot] = sc_add_sat(a->vals[*slot], v);
     return 0;
 }
 

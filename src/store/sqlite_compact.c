@@ -116,7 +116,7 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         for (uint32_t c = 0; rc == 0 && c < ncols; c++) {
             int64_t t = 0;
             for (uint32_t r = 0; r < all.n; r++)
-                t = (int64_t)((uint64_t)t + (uint64_t)all.values[(size_t)c * all.n + r]);
+                t = sc_add_sat(t, all.values[(size_t)c * all.n + r]);
             sc_put_uvarint(&tot, sc_zigzag(t));
         }
         if (rc == 0 &&

@@ -258,7 +258,7 @@ static int rows_add(struct rows *a, uint32_t stack, int64_t v)
         a->slots[j].key = stack;
         a->used++;
     }
-    a->slots[j].sum = (int64_t)((uint64_t)a->slots[j].sum + (uint64_t)v);
+    a->slots[j].sum = sc_add_sat(a->slots[j].sum, v);
     return 0;
 }
 

@@ -432,7 +432,7 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     for (uint32_t c = 0; c < nt; c++) {
         int64_t t = 0;
         for (uint32_t i = 0; i < b.n; i++)
-            t = (int64_t)((uint64_t)t + (uint64_t)b.values[(size_t)c * b.n + i]);
+            t = sc_add_sat(t, b.values[(size_t)c * b.n + i]);
         sc_put_uvarint(&pw->totals, sc_zigzag(t));
     }
     pw->nsamples = b.n;
