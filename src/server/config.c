@@ -370,9 +370,15 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     *(!strcmp(s, "min_backoff")   ? &cf->remote_min_backoff_ns
                       : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
                                                   : &cf->remote_timeout_ns) = d;
-                } else if (!strcmp(sect_key, "auth.token"))
+                } else if (!strcmp(sect_key, "auth.token")) {
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "auth.token_file"))
+                    /* an empty token would silently mean "no authentication" */
+                    if (!rc && cf->auth_token && !*cf->auth_token)
+                        return fail(c, sv,
+                                    "auth.token is empty: set a token, or leave auth "
+                                    "out for no authentication%s",
+                                    "");
+                } else if (!strcmp(sect_key, "auth.token_file"))
                     cf->auth_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
                 else if (!strcmp(sect_key, "storage.engine")) {
                     cf->storage_engine = dup_scalar(c, sv, s, &rc);

@@ -66,6 +66,45 @@ void sq_ids_forget(struct sq_store *s)
     }
 }
 
+/* Looks the hashes the cache lacks up in one statement per batch (not one each: a profile
+ * of new stacks has thousands) and caches what the database has; mu held. Afterwards a
+ * hash missing from the cache is new. */
+static int prefetch_ids(struct sq_store *s, int which, const uint64_t *hashes, uint32_t n)
+{
+    static const char *const table[IDQ_N] = {"frames", "stacks", "series"};
+    struct sc_map64 *cache = which == IDQ_FRAME   ? &s->frame_ids
+                             : which == IDQ_STACK ? &s->stack_ids
+                                                  : &s->series_ids;
+    enum { BATCH = 256 };
+    int64_t batch[BATCH];
+    uint32_t k = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i <= n && rc == 0; i++) {
+        if (i < n && !sc_map64_get(cache, hashes[i])) batch[k++] = (int64_t)hashes[i];
+        if (k == 0 || (k < BATCH && i < n)) continue;
+        char sql[64 + BATCH * 2];
+        int o = snprintf(sql, sizeof sql, "SELECT id, hash FROM %s WHERE hash IN (", table[which]);
+        for (uint32_t j = 0; j < k; j++)
+            o += snprintf(sql + o, sizeof sql - (size_t)o, j ? ",?" : "?");
+        snprintf(sql + o, sizeof sql - (size_t)o, ")");
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->idb, sql, -1, &st, NULL) != SQLITE_OK) return SC_EIO;
+        for (uint32_t j = 0; j < k; j++)
+            sqlite3_bind_int64(st, (int)j + 1, batch[j]);
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(st, 0);
+            if (id <= 0 || id >= UINT32_MAX)
+                rc = SC_EFORMAT;
+            else if (!sc_map64_upsert(cache, (uint64_t)sqlite3_column_int64(st, 1), (uint32_t)id,
+                                      NULL))
+                rc = SC_ENOMEM;
+        }
+        sqlite3_finalize(st);
+        k = 0;
+    }
+    return rc;
+}
+
 /* Keeps the id caches bounded; mu held. */
 static void ids_trim(struct sq_store *s)
 {
@@ -140,14 +179,13 @@ static void frame_strings(const struct sc_profile *p, const struct sc_location *
 }
 
 /* Frame id for a hash, creating a pending frame when new; mu held. */
+/* Frame id for a hash, creating a pending frame when new; mu held, the hash prefetched
+ * (prefetch_ids), so a cache miss is a new frame. */
 static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn, struct sc_str file,
                                int64_t line, struct sc_str bin)
 {
     uint32_t *slot = sc_map64_get(&s->frame_ids, h);
     if (slot) return *slot;
-    int64_t known = lookup_id(s, IDQ_FRAME, h);
-    if (known > 0 && !sc_map64_upsert(&s->frame_ids, h, (uint32_t)known, NULL)) return SC_ENOMEM;
-    if (known != 0) return known;
     if (s->next_frame >= UINT32_MAX / 4) return SC_ELIMIT;
     struct pend_frame *f = calloc(1, sizeof *f);
     if (!f) return SC_ENOMEM;
@@ -334,19 +372,40 @@ static int resolve_stacks(struct wctx *w)
     int rc = 0;
     pthread_mutex_lock(&s->mu);
     ids_trim(s);
+    /* the stacks the database has, then the frames of those it does not */
+    rc = prefetch_ids(s, IDQ_STACK, w->shash, w->n);
+    /* each distinct frame of each distinct new stack once (a profile may repeat a deep
+     * stack thousands of times) */
+    uint64_t *fh = NULL;
+    uint32_t nfh = 0, fcap = 0;
+    struct sc_map64 seen;
+    sc_map64_init(&seen);
     for (uint32_t i = 0; i < w->n && rc == 0; i++) {
-        uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
-        int64_t known = slot ? *slot : lookup_id(s, IDQ_STACK, w->shash[i]);
-        if (known > 0 && !slot &&
-            !sc_map64_upsert(&s->stack_ids, w->shash[i], (uint32_t)known, NULL))
-            known = SC_ENOMEM;
-        if (known < 0) {
-            rc = (int)known;
+        int added;
+        if (sc_map64_get(&s->stack_ids, w->shash[i])) continue;
+        if (!sc_map64_upsert(&seen, w->shash[i], 0, &added)) {
+            rc = SC_ENOMEM;
             break;
         }
-        if (known > 0) {
-            w->stacks[i] = (uint32_t)known;
-            rc = touch_stack(s, (uint32_t)known, w->day);
+        for (uint32_t k = w->soff[i]; added && k < w->soff[i + 1] && rc == 0; k++) {
+            uint32_t r = w->frames[k] & 0x7fffffffu;
+            uint64_t h = r < w->p->nlines ? w->line_hash[r] : w->loc_noline[r - w->p->nlines];
+            int fresh;
+            if (!sc_map64_upsert(&seen, h ^ SC_INLINE_SALT, 0, &fresh) ||
+                (fresh && sc_grow_array(&fh, &fcap, (uint64_t)nfh + 1, sizeof *fh)))
+                rc = SC_ENOMEM;
+            else if (fresh)
+                fh[nfh++] = h;
+        }
+    }
+    sc_map64_release(&seen);
+    if (rc == 0) rc = prefetch_ids(s, IDQ_FRAME, fh, nfh);
+    free(fh);
+    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+        uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
+        if (slot) {
+            w->stacks[i] = *slot;
+            rc = touch_stack(s, w->stacks[i], w->day);
             continue;
         }
         if (s->next_stack >= UINT32_MAX / 4) {

@@ -4,6 +4,7 @@ serving. Usage: server_hostile.py TMPDIR (env: SCORCH, SCORCH_SRC, SCORCH_TESTDA
 import gzip
 import json
 import os
+import subprocess
 import random
 import sys
 import threading
@@ -151,7 +152,6 @@ def run_all(srv):
         with open(src, "wb") as f:
             f.write(b"".join(b"main;f%d;g%d %d\n" % (i, i % 5, i + 1) for i in range(300)))
         out = os.path.join(TMP, "in.pb.gz")
-        import subprocess
         subprocess.run([SCORCH, "convert", "--to", "pprof", src, "-o", out], check=True)
         with open(out, "rb") as f:
             pprof = f.read()
@@ -550,6 +550,14 @@ def run_all(srv):
           "two profiles fit the budget: %r" % tsv)
     print("budget: %s" % msg)
     small.stop()
+
+    # ---- an empty token is refused at start, never taken as "no authentication" ----
+    with open(cfg, "w") as f:
+        f.write('auth:\n  token: ""\n')
+    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "t0"),
+                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=20)
+    check(r.returncode != 0 and b"auth.token is empty" in r.stderr,
+          "an empty auth.token: exit %d, %r" % (r.returncode, r.stderr[-200:]))
     for g in sorted(gaps):
         print("NOTE: known gap: %s" % g)
     print("ok in %.1f s" % (time.time() - t0))
