@@ -684,6 +684,23 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w)
 
 /* ---- heatmap ---- */
 
+/* One block of timed samples into the heatmap: the idle rule once per distinct stack. */
+static int heatmap_block(void *ctx, const struct sc_store_timed_block *b)
+{
+    struct sc_heatmap *h = ctx;
+    uint8_t *idle = malloc((size_t)b->p->nsamples + 1);
+    if (!idle)
+        return SC_ENOMEM;
+    for (uint32_t si = 0; si < b->p->nsamples; si++)
+        idle[si] = (uint8_t)sc_heatmap_sample_idle(b->p, si);
+    int rc = 0;
+    for (uint32_t i = 0; i < b->n && !rc; i++)
+        rc = sc_heatmap_add(h, b->times[i], idle[b->sample[i]]);
+    free(idle);
+    /* the heatmap keeps its own error for sc_heatmap_finish: stop, it says why */
+    return rc == SC_ELIMIT ? 0 : rc;
+}
+
 int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
 {
     uint64_t rows = SC_HEATMAP_DEFAULT_ROWS;
@@ -696,25 +713,23 @@ int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
         return 0;
     }
     char err[SC_ERR_LEN] = "";
-    struct sc_store_query q = {r->tenant, s.ids, s.n, s.type, s.from, s.until, 0};
-    struct sc_profile *p = NULL;
-    int rc = s.n ? sc_store_timed(r->srv->store, &q, &p, err) : 0;
-    sel_release(&s);
-    if (rc && rc != SC_ENOTFOUND)
-        return sc_resp_code(w, rc, err);
     struct sc_heatmap h;
-    if (p) {
-        rc = sc_heatmap_from_profile(p, (uint32_t)rows, SC_HEATMAP_MAX_COLS, &h, err);
-    } else {
-        rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
-        if (!rc)
-            rc = sc_heatmap_finish(&h, err);
+    int rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
+    if (!rc && s.n) {
+        /* streamed a block at a time: memory is the counts and one block, not the range */
+        struct sc_store_query q = {r->tenant, s.ids, s.n, s.type, s.from, s.until, 0};
+        rc = sc_store_timed_each(r->srv->store, &q, heatmap_block, &h, err);
+        if (rc == SC_ENOTFOUND)
+            rc = 0;
     }
-    sc_profile_free(p);
+    sel_release(&s);
+    if (!rc)
+        rc = sc_heatmap_finish(&h, err);
+    if (!rc)
+        sc_heatmap_write_json(&h, &w->body);
+    sc_heatmap_release(&h);
     if (rc)
         return sc_resp_code(w, rc, err);
-    sc_heatmap_write_json(&h, &w->body);
-    sc_heatmap_release(&h);
     return 0;
 }
 
