@@ -364,7 +364,7 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
     int rc = 0;
     if (!strcmp(format, "json")) {
         w->content_type = "application/json";
-        rc = sc_flame_json(p, 0, (uint32_t)max_nodes, &w->body, err);
+        rc = sc_api_flame_json(r, p, (uint32_t)max_nodes, &w->body, err);
     } else if (!strcmp(format, "tsv") || !strcmp(format, "top")) {
         struct sc_top t;
         rc = sc_top_compute(p, 0, &t, err);
@@ -913,4 +913,31 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
         return sc_resp_code(w, rc, err);
     sc_buf_puts(&w->body, "]\n");
     return 0;
+}
+
+/* ---- for the handlers in other files (api_views.c) ---- */
+
+int sc_api_select(struct sc_req *r, struct sc_resp *w, struct sc_api_sel *out)
+{
+    struct sel s;
+    memset(out, 0, sizeof *out);
+    if (resolve(r, w, "", &s)) {
+        sel_release(&s);
+        return -1;
+    }
+    *out = (struct sc_api_sel){s.type, s.from, s.until, s.ids, s.labels, s.n};
+    s.ids = NULL;
+    s.labels = NULL;
+    s.n = 0;
+    sel_release(&s);
+    return 0;
+}
+
+void sc_api_sel_release(struct sc_api_sel *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        free(s->labels[i]);
+    free(s->labels);
+    free(s->ids);
+    memset(s, 0, sizeof *s);
 }

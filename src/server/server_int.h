@@ -113,6 +113,31 @@ int sc_api_heatmap(struct sc_req *r, struct sc_resp *w);
 int sc_api_callgraph(struct sc_req *r, struct sc_resp *w);
 int sc_api_source(struct sc_req *r, struct sc_resp *w);
 
+/* ---- shared by the handler files ---- */
+
+/* A query's selection: the series of the tenant that the request's query, type, from and
+ * until choose (api.c resolves them). */
+struct sc_api_sel {
+    const char *type;
+    int64_t from, until;
+    uint64_t *ids;
+    char **labels; /* canonical text per id */
+    uint32_t n;
+};
+/* Fills s from the request; on failure fills w and returns non-zero. Release s either way. */
+int sc_api_select(struct sc_req *r, struct sc_resp *w, struct sc_api_sel *s);
+void sc_api_sel_release(struct sc_api_sel *s);
+
+/* The flame graph JSON of p (docs/api-flamegraph.md) with at most max_nodes nodes; with the
+ * request's top=1 also the top table ("top": as render's format=top), so a view needs one
+ * merge for both (api_views.c). 0 or SC_E* (detail in err). */
+int sc_api_flame_json(struct sc_req *r, const struct sc_profile *p, uint32_t max_nodes,
+                      struct sc_buf *out, char *err);
+
+/* Handlers (api_views.c): stored profiles one by one. */
+int sc_api_profiles(struct sc_req *r, struct sc_resp *w);
+int sc_api_profile(struct sc_req *r, struct sc_resp *w);
+
 double sc_server_now(void);
 
 #endif
