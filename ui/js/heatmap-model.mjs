@@ -108,10 +108,11 @@ export function compareSearch(state, baseMs, newMs) {
 }
 
 // The colour of a count: white for none, then from a pale yellow to a dark red with the
-// share of the largest count (FlameScope's ramp); the square root keeps light cells visible.
+// share of the largest count (FlameScope's ramp), a little lifted (power 0.75) so that
+// single samples stay visible without drowning a band of ten times as many.
 export function cellColor(v, max) {
     if (!(v > 0) || !(max > 0)) return "#ffffff";
-    const f = Math.sqrt(Math.min(1, v / max));
+    const f = Math.pow(Math.min(1, v / max), 0.75);
     const lerp = (a, b) => Math.round(a + (b - a) * f);
     const r = lerp(255, 165), g = lerp(236, 0), b = lerp(160, 38);
     return "#" + [r, g, b].map((x) => x.toString(16).padStart(2, "0")).join("");

@@ -167,9 +167,10 @@ export function createProfileArea(ctx, opts = {}) {
             return;
         }
         if (model !== base) {
-            replace(el.note, h("span", { class: "hint" },
-                `this subtree at full detail: ${model.n} frames (focus on `,
-                h("code", null, st.zoom.split(";").pop()), ")"));
+            replace(el.note, h("span", { class: "hint" }, model.truncated
+                ? `this subtree in more detail: the ${model.n} heaviest frames of the stacks through `
+                : `this subtree at full detail: ${model.n} frames of the stacks through `,
+            h("code", null, st.zoom.split(";").pop()), model.truncated ? "; zoom deeper for more" : ""));
         } else if (base.truncated) {
             replace(el.note, h("span", { class: "hint" },
                 `${base.n} heaviest frames shown, lighter ones merged into their callers; ` +

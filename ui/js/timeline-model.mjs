@@ -116,12 +116,13 @@ export function maxValue(series) {
 // no point; consecutive points are joined when the gap between them is no longer than
 // the series' usual spacing (a scrape every 30 s on 10 s steps leaves two empty buckets
 // between its points: the line goes straight over them, it does not fall to zero), and a
-// longer gap breaks the line. Returns the runs of point indexes to join: [[k, ...], ...];
-// a run of one is drawn as a dot.
+// longer gap breaks the line. Returns the runs of point indexes to join: [[k, ...], ...]
+// (a run of one is drawn as a dot), with .usual, the usual spacing in buckets (more than
+// 1: a sparse series, whose points are marked).
 export function lineRuns(values) {
     const pts = [];
     for (let k = 0; k < values.length; k++) if (values[k]) pts.push(k);
-    if (!pts.length) return [];
+    if (!pts.length) return Object.assign([], { usual: 1 });
     const gaps = [];
     for (let i = 1; i < pts.length; i++) gaps.push(pts[i] - pts[i - 1]);
     gaps.sort((a, b) => a - b);
@@ -132,6 +133,7 @@ export function lineRuns(values) {
         if (pts[i] - pts[i - 1] <= join) runs[runs.length - 1].push(pts[i]);
         else runs.push([pts[i]]);
     }
+    runs.usual = usual;
     return runs;
 }
 

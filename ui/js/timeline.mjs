@@ -165,7 +165,7 @@ export class Timeline {
                     });
                     c.stroke();
                 }
-                if (run.length > 1 && d.ts.length >= 60) continue;
+                if (run.length > 1 && d.ts.length >= 60 && runs.usual <= 1) continue;
                 for (const k of run) {
                     c.beginPath();
                     c.arc(x.to(d.ts[k] + d.step / 2), y.to(l.values[k]), run.length > 1 ? 2.2 : 2.8,
