@@ -101,7 +101,7 @@ bursts=no
 if command -v perf >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 &&
     cc -O1 -g -fno-omit-frame-pointer -o "$tmp/bursts" "$SCORCH_SRC/tests/data/bursts/bursts.c"; then
     if perf record -q -e cpu-clock -F 499 -g -k CLOCK_MONOTONIC -o "$tmp/bursts.data" -- \
-        "$tmp/bursts" 4 2>"$tmp/perf.log" &&
+        "$tmp/bursts" 5 2>"$tmp/perf.log" &&
         perf script -i "$tmp/bursts.data" >"$tmp/bursts.perf.txt" 2>>"$tmp/perf.log" &&
         [ -s "$tmp/bursts.perf.txt" ]; then
         push "$tmp/bursts.perf.txt" "bursts%7Benv%3Dtest%7D" $((now - 300)) perf_script
