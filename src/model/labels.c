@@ -217,6 +217,19 @@ int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
     return found;
 }
 
+void sc_labels_write_json(const struct sc_labels *l, struct sc_buf *out)
+{
+    sc_buf_putc(out, '{');
+    for (uint32_t k = 0; k < l->n; k++) {
+        sc_buf_puts(out, k ? ",\"" : "\"");
+        sc_buf_put_json_str(out, l->v[k].name.ptr, l->v[k].name.len);
+        sc_buf_puts(out, "\":\"");
+        sc_buf_put_json_str(out, l->v[k].value.ptr, l->v[k].value.len);
+        sc_buf_putc(out, '"');
+    }
+    sc_buf_putc(out, '}');
+}
+
 void sc_labels_format(const struct sc_labels *l, struct sc_buf *out)
 {
     struct sink k = {.buf = out};

@@ -58,6 +58,9 @@ int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
  * store uses this text (and sc_labels_hash) as a series' identity: never change it. */
 void sc_labels_format(const struct sc_labels *l, struct sc_buf *out);
 
+/* Appends the set as a JSON object {"name":"value",...}, sorted by name. */
+void sc_labels_write_json(const struct sc_labels *l, struct sc_buf *out);
+
 /* sc_hash64 of the canonical text, computed without building it. */
 uint64_t sc_labels_hash(const struct sc_labels *l);
 

@@ -279,7 +279,7 @@ struct sc_callgraph_int {
     uint32_t *s_group, *s_num_start, *s_num_n;
     struct snum *nums;
     char num_unit[64];
-    int64_t node_cutoff;
+    int64_t node_cutoff, edge_cutoff;
     struct pass final;
     uint32_t *tag_start, *tag_list; /* final graph's tags by identity */
     const char *ounit;              /* the output unit pprof picks */
@@ -885,10 +885,14 @@ static int keep_first(struct sc_callgraph_int *c, const struct pass *g, uint32_t
     return 0;
 }
 
-int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
-                         struct sc_callgraph *g, char *err)
+/* The graph up to the node count cut: identities, tags, the node fraction cut, and the
+ * graph rebuilt without the dropped nodes, sorted by entropy, in *base (the caller
+ * releases it). */
+static int cg_prepare(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
+                      struct sc_callgraph *g, struct pass *base, char *err)
 {
     memset(g, 0, sizeof *g);
+    memset(base, 0, sizeof *base);
     if (vi < 0 || (uint32_t)vi >= p->nsample_types)
         return sc_errf(err, SC_EINVAL, "sample index %d out of range", vi);
     struct sc_callgraph_int *c = calloc(1, sizeof *c);
@@ -901,7 +905,7 @@ int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_cal
     struct pass cur, next;
     memset(&cur, 0, sizeof cur);
     memset(&next, 0, sizeof next);
-    uint8_t *kept = NULL, *kept2 = NULL;
+    uint8_t *kept = NULL;
     int rc = build_ids(c, p);
     if (!rc) rc = build_sample_tags(c, p);
     if (rc) {
@@ -914,7 +918,7 @@ int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_cal
     for (uint32_t i = 0; i < cur.nn; i++)
         flat_all += cur.flat[cur.nodes[i]];
     c->node_cutoff = abs64((int64_t)((double)flat_all * o->nodefraction));
-    int64_t edge_cutoff = abs64((int64_t)((double)flat_all * o->edgefraction));
+    c->edge_cutoff = abs64((int64_t)((double)flat_all * o->edgefraction));
 
     /* 1: the node fraction cut, then a graph without the dropped nodes */
     if (c->node_cutoff > 0) {
@@ -938,25 +942,57 @@ int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_cal
         }
     }
     g->orig_count = cur.nn;
-    if ((rc = sort_entropy(c, &cur))) goto nomem;
+    if ((rc = sort_entropy(c, &cur))) {
+        rc = sc_errf(err, rc, "%s", sc_strerror(rc));
+        goto out;
+    }
+    *base = cur;
+    memset(&cur, 0, sizeof cur);
+out:
+    pass_release(&cur);
+    pass_release(&next);
+    free(kept);
+    return rc;
+}
 
-    /* 2: the top nodes by entropy, then a graph of just those */
-    if (o->nodecount > 0) {
-        trim_edges(&cur, edge_cutoff);
-        uint32_t n;
-        if ((rc = select_top(c, &cur, o->nodecount, &n))) goto nomem;
-        if (n != cur.nn) {
+/* The rest of the pipeline on a prepared graph: the top nodecount nodes (0: all), the edge
+ * cuts, the result in pprof's order. With consume, base may become the result (when every
+ * node is kept) and must not be used again; without, it is left as it was (its edges'
+ * marks aside, which every selection sets alike), so selections can be repeated. */
+static int cg_select(struct sc_callgraph *g, struct pass *base, uint32_t nodecount, int consume,
+                     char *err)
+{
+    struct sc_callgraph_int *c = g->in;
+    const struct sc_profile *p = c->p;
+    int vi = c->vi;
+    struct pass cur, next;
+    memset(&next, 0, sizeof next);
+    int owned = 0; /* cur is a pass of its own, not base */
+    cur = *base;
+    uint8_t *kept2 = NULL;
+    int rc = 0;
+
+    /* 2: the top nodes by entropy, then a graph of just those (rebuilt also when base
+     * must stay as it is) */
+    if (nodecount > 0 || !consume) {
+        uint32_t n = cur.nn;
+        if (nodecount > 0) {
+            trim_edges(&cur, c->edge_cutoff);
+            if ((rc = select_top(c, &cur, nodecount, &n))) goto nomem;
+        }
+        if (n != cur.nn || !consume) {
             if ((rc = keep_first(c, &cur, n, &kept2))) goto nomem;
             if ((rc = run_pass(c, kept2, &next, err))) goto out;
-            pass_release(&cur);
             cur = next;
+            owned = 1;
             memset(&next, 0, sizeof next);
             if ((rc = sort_entropy(c, &cur))) goto nomem;
         }
     }
-
+    if (!owned)
+        memset(base, 0, sizeof *base); /* consumed: cur owns its arrays now */
     /* 3: light edges, then redundant residual ones */
-    g->dropped_edges = trim_edges(&cur, edge_cutoff);
+    g->dropped_edges = trim_edges(&cur, c->edge_cutoff);
     if ((rc = remove_redundant(c, &cur))) goto nomem;
 
     /* the result, in pprof's order */
@@ -1041,8 +1077,35 @@ nomem:
 out:
     pass_release(&cur);
     pass_release(&next);
-    free(kept);
     free(kept2);
+    return rc;
+}
+
+/* Frees what cg_select made, so another selection can follow. */
+static void cg_unselect(struct sc_callgraph *g)
+{
+    struct sc_callgraph_int *c = g->in;
+    if (c) {
+        pass_release(&c->final);
+        free(c->tag_start);
+        free(c->tag_list);
+        c->tag_start = c->tag_list = NULL;
+    }
+    free(g->nodes);
+    free(g->edges);
+    g->nodes = NULL;
+    g->edges = NULL;
+    g->nnodes = g->nedges = 0;
+    g->dropped_edges = 0;
+}
+
+int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
+                         struct sc_callgraph *g, char *err)
+{
+    struct pass base;
+    int rc = cg_prepare(p, vi, o, g, &base, err);
+    if (!rc) rc = cg_select(g, &base, o->nodecount, 1, err);
+    pass_release(&base);
     return rc;
 }
 
@@ -1641,17 +1704,189 @@ done:
     return rc;
 }
 
+/* ---- layout size --------------------------------------------------------------------------- */
+
+/* dot's layout time grows much faster than the graph: a call graph of deep stacks has long
+ * chains of ranks, and every edge spanning ranks becomes a chain of virtual nodes that the
+ * crossing minimisation and the network simplex of the positioning walk. On a 300,000-sample
+ * heap profile (bench/gen_pprof.py), 160 nodes lay out in 2 s, 200 in 15 s, 300 in minutes.
+ * The size here counts those nodes: ranks as longest paths from the sources, with the
+ * edges that close a cycle (found by a depth-first walk, as dot's acyclic pass does)
+ * turned around; the node count plus one virtual node per rank an edge skips. It tracks
+ * dot's time (1 s at 750, 2 s at 1,300, 10 s at 4,500 on the benchmark's machine). */
+uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k)
+{
+    if (k > g->nnodes)
+        k = g->nnodes;
+    if (k == 0)
+        return 0;
+    uint32_t *deg = calloc((size_t)k + 1, sizeof *deg), *adj = NULL, *start = NULL;
+    uint32_t *rank = calloc(k, sizeof *rank), *order = malloc(k * sizeof *order);
+    uint32_t *stack = malloc(k * sizeof *stack), *pos = calloc(k, sizeof *pos);
+    uint8_t *state = calloc(k, 1);
+    uint64_t size = UINT64_MAX; /* out of memory: too large to lay out */
+    if (!deg || !rank || !order || !stack || !pos || !state)
+        goto out;
+    uint32_t ne = 0;
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        const struct sc_callgraph_edge *e = &g->edges[i];
+        if (e->src < k && e->dst < k && e->src != e->dst) {
+            deg[e->src]++;
+            ne++;
+        }
+    }
+    start = malloc(((size_t)k + 1) * sizeof *start);
+    adj = malloc(((size_t)ne + 1) * sizeof *adj);
+    if (!start || !adj)
+        goto out;
+    start[0] = 0;
+    for (uint32_t v = 0; v < k; v++)
+        start[v + 1] = start[v] + deg[v];
+    memset(deg, 0, (size_t)k * sizeof *deg);
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        const struct sc_callgraph_edge *e = &g->edges[i];
+        if (e->src < k && e->dst < k && e->src != e->dst)
+            adj[start[e->src] + deg[e->src]++] = e->dst;
+    }
+    /* depth first in node order: post-order gives a topological order of the graph with
+     * the back edges (to a node still on the stack) turned around */
+    uint32_t no = 0;
+    for (uint32_t s0 = 0; s0 < k; s0++) {
+        if (state[s0])
+            continue;
+        uint32_t sp = 0;
+        stack[sp++] = s0;
+        state[s0] = 1;
+        while (sp) {
+            uint32_t v = stack[sp - 1];
+            if (pos[v] < deg[v]) {
+                uint32_t w = adj[start[v] + pos[v]++];
+                if (!state[w]) {
+                    state[w] = 1;
+                    stack[sp++] = w;
+                }
+                continue;
+            }
+            state[v] = 2;
+            order[no++] = v;
+            sp--;
+        }
+    }
+    /* reverse post-order is topological once the back edges (to a node finished later
+     * than their source) are turned around: one sweep in that order gives every node the
+     * longest path to it. A turned edge v -> w acts as w -> v, so each node relaxes its
+     * forward out-edges and its turned in-edges: the latter are collected first. */
+    uint32_t *at = pos; /* reused: the post-order index of each node */
+    for (uint32_t i = 0; i < k; i++)
+        at[order[i]] = i;
+    uint32_t *tdeg = calloc((size_t)k + 1, sizeof *tdeg);
+    uint32_t *tadj = malloc(((size_t)ne + 1) * sizeof *tadj);
+    if (!tdeg || !tadj) {
+        free(tdeg);
+        free(tadj);
+        goto out;
+    }
+    for (uint32_t v = 0; v < k; v++)
+        for (uint32_t j = start[v]; j < start[v + 1]; j++)
+            if (at[adj[j]] > at[v])
+                tdeg[adj[j]]++;
+    uint32_t acc = 0;
+    for (uint32_t v = 0; v < k; v++) {
+        uint32_t d = tdeg[v];
+        tdeg[v] = acc;
+        acc += d;
+    }
+    tdeg[k] = acc;
+    for (uint32_t v = 0; v < k; v++)
+        for (uint32_t j = start[v]; j < start[v + 1]; j++)
+            if (at[adj[j]] > at[v])
+                tadj[tdeg[adj[j]]++] = v; /* turned: adj[j] -> v */
+    /* tdeg[v] now ends v's turned list; it starts where v - 1's ended */
+    for (uint32_t i = k; i-- > 0;) {
+        uint32_t v = order[i];
+        for (uint32_t j = start[v]; j < start[v + 1]; j++) {
+            uint32_t w = adj[j];
+            if (at[w] < at[v] && rank[w] < rank[v] + 1)
+                rank[w] = rank[v] + 1;
+        }
+        for (uint32_t j = v ? tdeg[v - 1] : 0; j < tdeg[v]; j++) {
+            uint32_t w = tadj[j];
+            if (rank[w] < rank[v] + 1)
+                rank[w] = rank[v] + 1;
+        }
+    }
+    free(tdeg);
+    free(tadj);
+    size = k;
+    for (uint32_t v = 0; v < k; v++)
+        for (uint32_t j = start[v]; j < start[v + 1]; j++) {
+            uint32_t a = rank[v], b = rank[adj[j]];
+            uint32_t span = a > b ? a - b : b - a;
+            if (span > 1)
+                size += span - 1;
+        }
+out:
+    free(deg);
+    free(adj);
+    free(start);
+    free(rank);
+    free(order);
+    free(stack);
+    free(pos);
+    free(state);
+    return size;
+}
+
+/* The most nodes of g, in its order, whose layout stays within budget (at least 1). */
+static uint32_t fit_layout(const struct sc_callgraph *g, uint64_t budget)
+{
+    uint32_t lo = 1, hi = g->nnodes;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (sc_callgraph_layout_size(g, mid) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 int sc_callgraph_svg(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
                      struct sc_buf *out, char *err)
 {
+    return sc_callgraph_svg_fit(p, vi, o, SC_CALLGRAPH_LAYOUT_BUDGET, NULL, out, err);
+}
+
+int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
+                         uint64_t budget, uint32_t *nodecount, struct sc_buf *out, char *err)
+{
     struct sc_callgraph g;
-    int rc = sc_callgraph_compute(p, vi, o, &g, err);
+    struct sc_callgraph_opts fit = *o;
+    struct pass base;
+    int rc = cg_prepare(p, vi, o, &g, &base, err);
+    if (!rc) rc = cg_select(&g, &base, fit.nodecount, !budget, err);
+    /* too large to lay out in seconds: fewer nodes, as pprof's nodecount keeps them. The
+     * graph is rebuilt from the samples (edges through dropped nodes become residual
+     * ones), which changes its size: a few rounds, each a walk over the samples. */
+    for (int round = 0; !rc && budget && round < 6 &&
+                        sc_callgraph_layout_size(&g, g.nnodes) > budget;
+         round++) {
+        uint32_t k = fit_layout(&g, budget);
+        fit.nodecount = k < g.nnodes ? k : g.nnodes - 1;
+        if (fit.nodecount == 0)
+            break;
+        cg_unselect(&g);
+        rc = cg_select(&g, &base, fit.nodecount, 0, err);
+    }
+    pass_release(&base);
+    if (nodecount)
+        *nodecount = fit.nodecount;
     if (!rc && g.nnodes > SC_CALLGRAPH_SVG_MAX_NODES)
         rc = sc_errf(err, SC_ELIMIT, "call graph of %u nodes is too large to draw (at most %d)",
                      g.nnodes, SC_CALLGRAPH_SVG_MAX_NODES);
     struct sc_buf dot = SC_BUF_INIT;
     if (!rc) {
-        sc_callgraph_write_dot(p, vi, o, &g, &dot);
+        sc_callgraph_write_dot(p, vi, &fit, &g, &dot);
         if (dot.oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     sc_callgraph_release(&g);

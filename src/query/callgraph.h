@@ -93,10 +93,24 @@ int sc_callgraph_dot(const struct sc_profile *p, int vi, const struct sc_callgra
 /* Graphs with more nodes than this are not laid out (dot's layout time grows fast). */
 #define SC_CALLGRAPH_SVG_MAX_NODES 2000
 
-/* compute + write_dot + sc_callgraph_render_svg. SC_ELIMIT when the graph has more than
- * SC_CALLGRAPH_SVG_MAX_NODES nodes (ask for a smaller nodecount). */
+/* The size of dot's layout of the first k nodes of g and the edges between them: the
+ * nodes plus the virtual nodes dot puts on edges that span ranks (ranks estimated as
+ * longest paths). dot's time grows faster than this (callgraph.c has the figures). */
+uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k);
+
+/* The layout size beyond which sc_callgraph_svg draws fewer nodes: about 1 s of dot. */
+#define SC_CALLGRAPH_LAYOUT_BUDGET 1000
+
+/* compute + write_dot + sc_callgraph_render_svg, with at most as many nodes as lay out
+ * within SC_CALLGRAPH_LAYOUT_BUDGET (the legend says "Showing top N nodes out of M").
+ * SC_ELIMIT when the graph has more than SC_CALLGRAPH_SVG_MAX_NODES nodes (ask for a
+ * smaller nodecount). */
 int sc_callgraph_svg(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
                      struct sc_buf *out, char *err);
+/* The same with another budget (0: none); *nodecount (may be NULL) gets the nodecount
+ * drawn: o's, or the smaller one the budget allowed. */
+int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
+                         uint64_t budget, uint32_t *nodecount, struct sc_buf *out, char *err);
 
 /* Lays out DOT text with graphviz's "dot" engine in-process (libgvc) and appends the SVG to
  * out. The graph, its layout and the rendered text are freed before returning, so it may

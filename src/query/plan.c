@@ -303,15 +303,7 @@ static void put_labels(struct sc_buf *o, const char *canon)
     sc_labels_init(&l);
     char err[SC_ERR_LEN];
     sc_labels_parse(canon, &l, err);
-    sc_buf_putc(o, '{');
-    for (uint32_t k = 0; k < l.n; k++) {
-        sc_buf_puts(o, k ? ",\"" : "\"");
-        sc_buf_put_json_str(o, l.v[k].name.ptr, l.v[k].name.len);
-        sc_buf_puts(o, "\":\"");
-        sc_buf_put_json_str(o, l.v[k].value.ptr, l.v[k].value.len);
-        sc_buf_putc(o, '"');
-    }
-    sc_buf_putc(o, '}');
+    sc_labels_write_json(&l, o);
     sc_labels_release(&l);
 }
 

@@ -196,7 +196,7 @@ struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const stru
     return p;
 }
 
-static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out)
 {
     if (!s || !*s)
         return -1;
@@ -218,7 +218,7 @@ struct render_ctx {
 static int out_flame(const struct render_ctx *c, const struct sc_profile *p, struct sc_buf *o,
                      char *err)
 {
-    return sc_flame_json(p, 0, c->max_nodes, o, err);
+    return sc_api_flame_json(c->r, p, c->max_nodes, o, err);
 }
 
 static int out_top(const struct sc_profile *p, enum sc_top_format f, struct sc_buf *o, char *err)
@@ -314,7 +314,7 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
         format = "json";
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && (parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
+    if (mn && (sc_api_parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
     if (max_nodes > r->srv->opts.max_nodes)
@@ -399,7 +399,7 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
     }
     uint64_t reps = SC_REPLICATES_DEFAULT;
     const char *ra = sc_req_arg(r, "replicates");
-    if (ra && (parse_uint(ra, SC_REPLICATES_MAX, &reps) || reps < 2)) {
+    if (ra && (sc_api_parse_uint(ra, SC_REPLICATES_MAX, &reps) || reps < 2)) {
         sc_resp_error(w, 400, "bad 'replicates' '%.32s' (2..%d)", ra, SC_REPLICATES_MAX);
         return NULL;
     }
@@ -425,7 +425,7 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w)
     int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && (parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
+    if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
     struct sc_selection bs, ns;
@@ -471,11 +471,28 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w)
 
 /* ---- heatmap ---- */
 
+/* One block of timed samples into the heatmap: the idle rule once per distinct stack. */
+static int heatmap_block(void *ctx, const struct sc_store_timed_block *b)
+{
+    struct sc_heatmap *h = ctx;
+    uint8_t *idle = malloc((size_t)b->p->nsamples + 1);
+    if (!idle)
+        return SC_ENOMEM;
+    for (uint32_t si = 0; si < b->p->nsamples; si++)
+        idle[si] = (uint8_t)sc_heatmap_sample_idle(b->p, si);
+    int rc = 0;
+    for (uint32_t i = 0; i < b->n && !rc; i++)
+        rc = sc_heatmap_add(h, b->times[i], idle[b->sample[i]]);
+    free(idle);
+    /* the heatmap keeps its own error for sc_heatmap_finish: stop, it says why */
+    return rc == SC_ELIMIT ? 0 : rc;
+}
+
 int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
 {
     uint64_t rows = SC_HEATMAP_DEFAULT_ROWS;
     const char *ra = sc_req_arg(r, "rows");
-    if (ra && (parse_uint(ra, SC_HEATMAP_MAX_ROWS, &rows) || rows == 0))
+    if (ra && (sc_api_parse_uint(ra, SC_HEATMAP_MAX_ROWS, &rows) || rows == 0))
         return sc_resp_error(w, 400, "bad 'rows' '%.32s' (1..%d)", ra, SC_HEATMAP_MAX_ROWS);
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
@@ -483,23 +500,23 @@ int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
         return 0;
     }
     char err[SC_ERR_LEN] = "";
-    struct sc_store_query q = sc_selection_query(&s, r->tenant);
-    struct sc_profile *p = NULL;
-    int rc = s.n ? sc_store_timed(r->srv->store, &q, &p, err) : 0;
-    sc_selection_release(&s);
-    if (rc && rc != SC_ENOTFOUND) return sc_api_query_fail(w, rc, err);
     struct sc_heatmap h;
-    if (p) {
-        rc = sc_heatmap_from_profile(p, (uint32_t)rows, SC_HEATMAP_MAX_COLS, &h, err);
-    } else {
-        rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
-        if (!rc)
-            rc = sc_heatmap_finish(&h, err);
+    int rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
+    if (!rc && s.n) {
+        /* streamed a block at a time: memory is the counts and one block, not the range */
+        struct sc_store_query q = sc_selection_query(&s, r->tenant);
+        rc = sc_store_timed_each(r->srv->store, &q, heatmap_block, &h, err);
+        if (rc == SC_ENOTFOUND)
+            rc = 0;
     }
-    sc_profile_free(p);
-    if (rc) return sc_api_query_fail(w, rc, err);
-    sc_heatmap_write_json(&h, &w->body);
+    sc_selection_release(&s);
+    if (!rc)
+        rc = sc_heatmap_finish(&h, err);
+    if (!rc)
+        sc_heatmap_write_json(&h, &w->body);
     sc_heatmap_release(&h);
+    if (rc)
+        return sc_api_query_fail(w, rc, err);
     return 0;
 }
 
@@ -516,7 +533,7 @@ int sc_api_callgraph(struct sc_req *r, struct sc_resp *w)
     const char *nc = sc_req_arg(r, "nodecount");
     uint64_t v;
     if (nc) {
-        if (parse_uint(nc, SC_CALLGRAPH_SVG_MAX_NODES, &v))
+        if (sc_api_parse_uint(nc, SC_CALLGRAPH_SVG_MAX_NODES, &v))
             return sc_resp_error(w, 400, "bad 'nodecount' '%.32s' (0..%d)", nc,
                                  SC_CALLGRAPH_SVG_MAX_NODES);
         co.nodecount = (uint32_t)v;

@@ -115,6 +115,8 @@ int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, in
 struct sc_filter_opts sc_api_filters(struct sc_req *r);
 /* The selection merged with the request's filters; NULL with w answered on failure. */
 struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const struct sc_selection *s);
+/* A decimal count in 0..max (no sign): 0, or -1 when s is not one. */
+int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
 /* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err);
 
@@ -129,6 +131,18 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w);
 int sc_api_heatmap(struct sc_req *r, struct sc_resp *w);
 int sc_api_callgraph(struct sc_req *r, struct sc_resp *w);
 int sc_api_source(struct sc_req *r, struct sc_resp *w);
+
+/* ---- shared by the handler files ---- */
+
+/* The flame graph JSON of p (docs/api-flamegraph.md) with at most max_nodes nodes; with the
+ * request's top=1 also the top table ("top": as render's format=top), so a view needs one
+ * merge for both (api_views.c). 0 or SC_E* (detail in err). */
+int sc_api_flame_json(struct sc_req *r, const struct sc_profile *p, uint32_t max_nodes,
+                      struct sc_buf *out, char *err);
+
+/* Handlers (api_views.c): stored profiles one by one. */
+int sc_api_profiles(struct sc_req *r, struct sc_resp *w);
+int sc_api_profile(struct sc_req *r, struct sc_resp *w);
 
 double sc_server_now(void);
 

@@ -238,6 +238,42 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
     return 0;
 }
 
+/* merge_rows that also counts the profiles read */
+struct profile_seen {
+    struct merge_ctx *m;
+    int64_t profiles;
+};
+
+static int seen_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct profile_seen *x = ctx;
+    x->profiles += r->profiles;
+    return merge_rows(x->m, r);
+}
+
+/* Timed profiles count by sample time: a series with timed samples in the range is read
+ * from those (the aggregated read would take its timed profiles whole, by their start),
+ * the others as they are aggregated. Series are either timed (perf script) or not. */
+struct exact_ctx {
+    struct merge_ctx *m;
+    uint8_t *timed; /* per query series: it had timed rows in range */
+};
+
+static int exact_timed_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct exact_ctx *x = ctx;
+    x->timed[r->series] = 1;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->values[i] && acc_add(&x->m->total, r->stacks[i], r->values[i])) return SC_ENOMEM;
+    return 0;
+}
+
+static int exact_agg_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct exact_ctx *x = ctx;
+    return x->timed[r->series] ? 0 : merge_rows(x->m, r);
+}
+
 int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
                    char *err)
 {
@@ -247,13 +283,17 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
     memset(&m, 0, sizeof m);
     if (sc_store_type_info(s, q->type, unit, &m.gauge))
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
-    struct sc_store_read r = {q, 0, 0};
-    int rc = sc_store_read(s, &r, merge_rows, &m, err);
+    struct exact_ctx x = {&m, calloc((size_t)q->nseries + 1, 1)};
+    if (!x.timed) return sc_errf(err, SC_ENOMEM, "out of memory");
+    struct sc_store_read tr = {q, 0, 1}, r = {q, 0, 0};
+    int rc = sc_store_read(s, &tr, exact_timed_rows, &x, err);
+    if (rc == 0) rc = sc_store_read(s, &r, exact_agg_rows, &x, err);
     if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
     if (rc == 0) {
         uint32_t n = acc_compact(&m.total);
         rc = build_profile(s, q->type, unit, m.total.stacks, m.total.vals, NULL, n, out, err);
     }
+    free(x.timed);
     acc_release(&m.total);
     return rc;
 }
@@ -374,4 +414,114 @@ int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc
                            out, err);
     acc_release(&t.rows);
     return rc;
+}
+
+/* ---- timed samples, a block at a time ---- */
+
+/* Each timed block's rows in range as a small profile of its distinct stacks. */
+struct each_ctx {
+    struct sc_store *s;
+    const char *type, *unit;
+    struct sc_map64 distinct; /* stack -> sample */
+    uint64_t *dstacks;
+    int64_t *dvals;
+    uint32_t *sample;
+    uint32_t nd, dcap, vcap, scap;
+    sc_store_timed_cb cb;
+    void *ctx;
+    char *err;
+};
+
+static int each_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct each_ctx *x = ctx;
+    sc_map64_release(&x->distinct);
+    sc_map64_init(&x->distinct);
+    x->nd = 0;
+    if (sc_grow_array(&x->sample, &x->scap, r->n, sizeof *x->sample)) return SC_ENOMEM;
+    for (uint32_t i = 0; i < r->n; i++) {
+        int added;
+        uint32_t *slot = sc_map64_upsert(&x->distinct, r->stacks[i], x->nd, &added);
+        if (!slot) return SC_ENOMEM;
+        if (added) {
+            if (sc_grow_array(&x->dstacks, &x->dcap, (uint64_t)x->nd + 1, sizeof *x->dstacks) ||
+                sc_grow_array(&x->dvals, &x->vcap, (uint64_t)x->nd + 1, sizeof *x->dvals))
+                return SC_ENOMEM;
+            x->dstacks[x->nd] = r->stacks[i];
+            x->dvals[x->nd++] = 0;
+        }
+        x->dvals[*slot] += r->values[i];
+        x->sample[i] = *slot;
+    }
+    struct sc_profile *p = NULL;
+    int rc = build_profile(x->s, x->type, x->unit, x->dstacks, x->dvals, NULL, x->nd, &p, x->err);
+    if (rc) return rc;
+    struct sc_store_timed_block b = {p, r->n, x->sample, r->times, r->values};
+    rc = x->cb(x->ctx, &b);
+    sc_profile_free(p);
+    return rc;
+}
+
+int sc_store_timed_each(struct sc_store *s, const struct sc_store_query *q, sc_store_timed_cb cb,
+                        void *ctx, char *err)
+{
+    char unit[64];
+    int gauge;
+    if (sc_store_type_info(s, q->type, unit, &gauge))
+        return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
+    struct each_ctx x;
+    memset(&x, 0, sizeof x);
+    x.s = s;
+    x.type = q->type;
+    x.unit = unit;
+    x.cb = cb;
+    x.ctx = ctx;
+    x.err = err;
+    sc_map64_init(&x.distinct);
+    /* the backend's timed read calls back once per stored profile */
+    struct sc_store_read r = {q, 0, 1};
+    int rc = sc_store_read(s, &r, each_rows, &x, err);
+    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    sc_map64_release(&x.distinct);
+    free(x.dstacks);
+    free(x.dvals);
+    free(x.sample);
+    return rc;
+}
+
+/* ---- single profiles ---- */
+
+int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type, int64_t time_ns,
+                          struct sc_profile **out, char *err)
+{
+    *out = NULL;
+    char unit[64];
+    struct merge_ctx m;
+    memset(&m, 0, sizeof m);
+    if (sc_store_type_info(s, type, unit, &m.gauge))
+        return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", type ? type : "");
+    m.gauge = 0; /* one profile: nothing to average */
+    /* the aggregated read of [t, t + 1 ns): the profiles that start at t, whole (a timed
+     * read would cut them at their samples' times) */
+    struct sc_store_query q = {NULL, &series, 1, type, time_ns, time_ns + 1, 1};
+    struct sc_store_read r = {&q, 0, 0};
+    struct profile_seen seen = {&m, 0};
+    int rc = sc_store_read(s, &r, seen_rows, &seen, err);
+    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    if (rc == 0 && !seen.profiles)
+        rc = sc_errf(err, SC_ENOTFOUND, "no %s profile of this series at %lld ns", type,
+                     (long long)time_ns);
+    if (rc == 0) {
+        uint32_t n = acc_compact(&m.total);
+        rc = build_profile(s, type, unit, m.total.stacks, m.total.vals, NULL, n, out, err);
+    }
+    acc_release(&m.total);
+    return rc;
+}
+
+int sc_store_profiles(struct sc_store *s, const struct sc_store_query *q, sc_store_profile_cb cb,
+                      void *ctx, char *err)
+{
+    if (!s->ops->profiles) return sc_errf(err, SC_EUNSUPPORTED, "this store cannot list profiles");
+    return s->ops->profiles(s, q, cb, ctx, err);
 }

@@ -94,6 +94,10 @@ static const char schema_sql[] =
     " period INTEGER NOT NULL, timed INTEGER NOT NULL, nsamples INTEGER NOT NULL,"
     " totals BLOB NOT NULL, block BLOB NOT NULL);"
     "CREATE INDEX IF NOT EXISTS profiles_by_series ON profiles(series_id, kind_id, time_ns);"
+    /* timed profiles (samples with their times) are read per sample: "are there any near
+     * this range" is one seek here, for series that have none too */
+    "CREATE INDEX IF NOT EXISTS profiles_timed ON profiles(series_id, kind_id, time_ns)"
+    " WHERE timed=1;"
     "CREATE INDEX IF NOT EXISTS profiles_by_time ON profiles(time_ns);"
     "CREATE TABLE IF NOT EXISTS rollups(series_id INTEGER NOT NULL, kind_id INTEGER NOT NULL,"
     " res INTEGER NOT NULL, bucket INTEGER NOT NULL, nprofiles INTEGER NOT NULL,"
@@ -672,6 +676,8 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
             sqlite3_bind_int64(ex, 4, until);
             has = sqlite3_step(ex) == SQLITE_ROW;
             sqlite3_reset(ex);
+            /* a timed profile started before the range may hold samples in it */
+            has = has || sq_timed_near(c->db, (uint64_t)id, kc[k].kind, from, until);
         }
         if (!has) continue;
         struct sc_store_series se = {(uint64_t)id, (const char *)sqlite3_column_text(st, 1)};
@@ -723,6 +729,7 @@ static const struct sc_store_ops sqlite_ops = {
     .resolve = sq_resolve,
     .span = sq_span,
     .timeline = sq_timeline,
+    .profiles = sq_profiles,
     .compact = sq_compact,
     .stats = sq_stats,
 };

@@ -228,6 +228,11 @@ int sq_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store
                void *ctx, char *err);
 int sq_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_ns,
             int64_t *last_ns, char *err);
+int sq_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
+                void *ctx, char *err);
+/* Whether series has timed profiles of kind that may hold samples in [from, until): those
+ * that start up to an hour before it (the timed read's slack) or within it. */
+int sq_timed_near(sqlite3 *db, uint64_t series, uint32_t kind, int64_t from, int64_t until);
 int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
                 int64_t *values, char *err);
 

@@ -659,3 +659,72 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     free(counts);
     return rc;
 }
+
+/* ---- single profiles ---- */
+
+int sq_timed_near(sqlite3 *db, uint64_t series, uint32_t kind, int64_t from, int64_t until)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM profiles WHERE series_id=? AND kind_id=? AND timed=1 "
+                           "AND time_ns >= ? AND time_ns < ? LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(st, 1, (int64_t)series);
+    sqlite3_bind_int64(st, 2, kind);
+    sqlite3_bind_int64(st, 3, from > INT64_MIN + 3600 * NS ? from - 3600 * NS : INT64_MIN);
+    sqlite3_bind_int64(st, 4, until);
+    int has = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return has;
+}
+
+int sq_profiles(struct sc_store *sto, const struct sc_store_query *q, sc_store_profile_cb cb,
+                void *ctx, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    struct kind_col kc[SQ_MAX_KINDS];
+    int gauge;
+    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
+    if (nk == 0) return 0;
+    struct conn *c = sq_conn_get(s, err);
+    if (!c) return SC_EIO;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT time_ns, duration_ns, timed, nsamples, totals FROM profiles "
+                           "WHERE series_id=? AND kind_id=? AND time_ns >= ? AND time_ns < ? "
+                           "ORDER BY time_ns",
+                           -1, &st, NULL) != SQLITE_OK) {
+        int rc = sq_err(err, c->db, "listing profiles");
+        sq_conn_put(s, c);
+        return rc;
+    }
+    int stop = 0;
+    for (uint32_t i = 0; i < q->nseries && !stop; i++)
+        for (int k = 0; k < nk && !stop; k++) {
+            sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
+            sqlite3_bind_int64(st, 2, kc[k].kind);
+            sqlite3_bind_int64(st, 3, q->from_ns);
+            sqlite3_bind_int64(st, 4, q->until_ns);
+            while (!stop && sqlite3_step(st) == SQLITE_ROW) {
+                const uint8_t *p = sqlite3_column_blob(st, 4);
+                const uint8_t *end = p + sqlite3_column_bytes(st, 4);
+                uint64_t v = 0;
+                for (uint32_t col = 0; col <= kc[k].col; col++)
+                    if (sc_get_uvarint(&p, end, &v)) v = 0;
+                struct sc_store_profile_info pi = {
+                    q->series[i],
+                    sqlite3_column_int64(st, 0),
+                    sqlite3_column_int64(st, 1),
+                    sc_unzigzag(v),
+                    (uint32_t)sqlite3_column_int64(st, 3),
+                    sqlite3_column_int64(st, 2) != 0,
+                };
+                stop = cb(ctx, &pi);
+            }
+            sqlite3_reset(st);
+        }
+    sqlite3_finalize(st);
+    sq_conn_put(s, c);
+    return 0;
+}

@@ -110,7 +110,9 @@ struct sc_store_query {
 };
 
 /* Merges the query's profiles into a new profile with one sample type (the query's) and
- * one sample per distinct stack. 0, SC_ENOTFOUND (unknown type), or SC_E*. */
+ * one sample per distinct stack. Profiles whose samples keep their times (perf script)
+ * count by sample: the range holds their samples timed in [from, until), whenever the
+ * profile started (up to an hour before). 0, SC_ENOTFOUND (unknown type), or SC_E*. */
 int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
                    char *err);
 
@@ -200,6 +202,41 @@ int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_
  * contribute nothing. 0, SC_ENOTFOUND (unknown type) or SC_E*. */
 int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
                    char *err);
+
+/* The same one profile block at a time, so a caller that only counts (the heatmap) holds
+ * one block, never the range: p has one sample per distinct stack of the block's rows in
+ * [from, until) (values summed, no times); row i is sample[i] of p at times[i] with
+ * values[i]. Valid during the call only. */
+struct sc_store_timed_block {
+    const struct sc_profile *p;
+    uint32_t n;
+    const uint32_t *sample;
+    const int64_t *times, *values;
+};
+typedef int (*sc_store_timed_cb)(void *ctx, const struct sc_store_timed_block *b);
+/* Calls cb for every block with rows in the range; a non-zero return (an SC_E*) stops the
+ * walk and is returned. 0, SC_ENOTFOUND (unknown type) or SC_E*. */
+int sc_store_timed_each(struct sc_store *s, const struct sc_store_query *q, sc_store_timed_cb cb,
+                        void *ctx, char *err);
+
+/* A stored profile as listed by sc_store_profiles. */
+struct sc_store_profile_info {
+    uint64_t series;
+    int64_t time_ns, duration_ns;
+    int64_t total;     /* the sum of the type's column */
+    uint32_t nsamples; /* rows of its block: distinct stacks, or samples when timed */
+    int timed;         /* its samples keep their times */
+};
+typedef int (*sc_store_profile_cb)(void *ctx, const struct sc_store_profile_info *pi);
+/* The profiles of the query's series and type that start in [from, until), per series in
+ * time order; cb returns non-zero to stop. 0 or SC_E* (an unknown type lists nothing). */
+int sc_store_profiles(struct sc_store *s, const struct sc_store_query *q, sc_store_profile_cb cb,
+                      void *ctx, char *err);
+/* One stored profile: the profile of `series` and `type` starting at exactly time_ns (the
+ * sum if several do), every sample of it, times dropped. The caller makes sure the series
+ * is the tenant's. 0, SC_ENOTFOUND (no such profile) or SC_E*. */
+int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type, int64_t time_ns,
+                          struct sc_profile **out, char *err);
 
 /* Builds rollups for buckets that changed (all of them when force; otherwise those more
  * than a minute old) and applies retention as of now_ns. The background thread calls it;

@@ -41,6 +41,8 @@ struct sc_store_ops {
                 int64_t *last_ns, char *err);
     int (*timeline)(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
                     int64_t *values, char *err);
+    int (*profiles)(struct sc_store *s, const struct sc_store_query *q, sc_store_profile_cb cb,
+                    void *ctx, char *err); /* may be NULL: SC_EUNSUPPORTED */
     int (*compact)(struct sc_store *s, int64_t now_ns, int force, char *err);
     int (*stats)(struct sc_store *s, struct sc_store_stats *st, char *err);
 };

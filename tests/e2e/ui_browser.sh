@@ -4,8 +4,11 @@
 # program's profiles through /ingest, and drives the page in headless Chromium
 # (tests/ui/browser.e2e.mjs): every hook of CONTRACT.md that part 1 owns, zoom, search,
 # brushing, upload, the scrape targets page (the server scrapes tests/e2e/fake_pprof_target.py:
-# one healthy target, one answering garbage, one down)... Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core
-# in tests/ui on first use.
+# one healthy target, one answering garbage, one down), the heatmap of a perf capture with
+# periodic bursts (tests/data/bursts; skipped without perf events), the call graph, the
+# source view (the Go program's directory is a source root), single profiles...
+# Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core in tests/ui on
+# first use.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
 : "${SCORCH:?set SCORCH to the scorch binary}"
@@ -44,7 +47,11 @@ set -- $(free_ports 3)
 okp=$1 badp=$2 downp=$3
 python3 "$SCORCH_SRC/tests/e2e/fake_pprof_target.py" "$okp=ok" "$badp=garbage" 2>"$tmp/fake.log" &
 fake_pid=$!
+# the Go program's source tree is the source view's root
+mkdir "$tmp/goprog"
 cat >"$tmp/scorch.yaml" <<EOF
+server:
+  source_roots: ["$tmp/goprog"]
 scrape_configs:
   - job_name: fakejob
     scrape_interval: 2s
@@ -82,16 +89,34 @@ push "$SCORCH_TESTDATA/pprof/mem-sort.pb.gz" "app%7Benv%3Dtest%2Cbench%3Dsort%7D
 
 # service "goprog": a Go program with a known hot spot (main.burn), profiled here
 export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mod=mod GOPROXY=off
-mkdir "$tmp/goprog" && cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/goprog/"
+cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/goprog/"
 (cd "$tmp/goprog" && go build -o prog .) || fail "go build of tests/data/goprog failed"
 "$tmp/goprog/prog" "$tmp/goprog" || fail "the Go program failed"
 push "$tmp/goprog/cpu.pb.gz" "goprog.cpu%7Benv%3Dtest%7D" $((now - 600))
 push "$tmp/goprog/mem.pb.gz" "goprog%7Benv%3Dtest%7D" $((now - 600))
 
+# service "bursts": perf's samples of a C program busy 200 ms of every second
+# (tests/data/bursts), for the heatmap; skipped (and said so) without perf events
+bursts=no
+if command -v perf >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 &&
+    cc -O1 -g -fno-omit-frame-pointer -o "$tmp/bursts" "$SCORCH_SRC/tests/data/bursts/bursts.c"; then
+    if perf record -q -e cpu-clock -F 499 -g -k CLOCK_MONOTONIC -o "$tmp/bursts.data" -- \
+        "$tmp/bursts" 5 2>"$tmp/perf.log" &&
+        perf script -i "$tmp/bursts.data" >"$tmp/bursts.perf.txt" 2>>"$tmp/perf.log" &&
+        [ -s "$tmp/bursts.perf.txt" ]; then
+        push "$tmp/bursts.perf.txt" "bursts%7Benv%3Dtest%7D" $((now - 300)) perf_script
+        bursts=yes
+    else
+        echo "SKIP (part): perf events unavailable, no heatmap capture: $(head -3 "$tmp/perf.log")" >&2
+    fi
+else
+    echo "SKIP (part): no perf or no C compiler, no heatmap capture" >&2
+fi
+
 artifacts=${SCORCH_BUILD:-$SCORCH_SRC/build}/ui-artifacts
 mkdir -p "$artifacts"
 SCORCH_URL="$url/" ARTIFACTS=$artifacts CHROMIUM=$chromium \
-    UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" \
+    UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" BURSTS=$bursts \
     TARGET_OK="127.0.0.1:$okp" TARGET_BAD="127.0.0.1:$badp" TARGET_DOWN="127.0.0.1:$downp" \
     node --test --test-concurrency=1 browser.e2e.mjs >&2 ||
     { tail -20 "$tmp/server.log" >&2; fail "browser tests (screenshots in $artifacts)"; }

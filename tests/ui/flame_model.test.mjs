@@ -4,7 +4,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
     ancestry, findPath, firstVisible, matchNodes, modelFromJSON, modelFromTree, nodeAt,
-    nodeRect, outermost, pathOf, sandwich, searchRegex, searchShare, valueAt, zoomView,
+    nodeRect, outermost, pathOf, sandwich, searchRegex, searchShare, valueAt, zoomView, detailFocus,
+    truncated,
 } from "../../ui/js/flame-model.mjs";
 import { flameDoc, randomFolded } from "./helpers.mjs";
 
@@ -266,4 +267,15 @@ test("colours: stable, by package, varied a little per function", async () => {
     };
     const d = Math.abs(hue(colorFor("runtime.mallocgc")) - hue(colorFor("runtime.futex")));
     assert.ok(Math.min(d, 360 - d) <= 10, "hues " + d + " apart");
+});
+
+test("truncation: a graph of maxNodes nodes lost some; a zoom refetches with a focus", () => {
+    const m = modelFromJSON(flameDoc("a;b 1\na;c 2\nd 3"));
+    assert.equal(m.n, 5);
+    assert.equal(truncated(m, "5"), true);
+    assert.equal(truncated(m, "6"), false);
+    assert.equal(truncated(m, ""), false); // the default, 8192
+    assert.equal(truncated(null, "5"), false);
+    assert.equal(detailFocus(""), "");
+    assert.equal(detailFocus("runtime.main;main.main;main.(*T).burn"), "^main\\.\\(\\*T\\)\\.burn$");
 });

@@ -2,8 +2,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    brushRange, bucketAt, limitSeries, linearScale, maxValue, niceStep, seriesNames, timeTicks,
-    valueTicks,
+    brushRange, bucketAt, limitSeries, linearScale, lineRuns, maxValue, nearestPoint, niceStep,
+    seriesNames, timeTicks, valueTicks,
 } from "../../ui/js/timeline-model.mjs";
 
 test("linear scales map both ways", () => {
@@ -85,4 +85,33 @@ test("lines: the heaviest kept, the rest summed; names show what differs", () =>
     assert.equal(limitSeries(series, 10).length, 4);
     assert.equal(maxValue(series), 5);
     assert.equal(maxValue([]), 0);
+});
+
+test("gaps: lines join a series' usual spacing and break at longer gaps, never fall to zero", () => {
+    // a profile every bucket with a hole of four: two lines
+    const runs = lineRuns([5, 6, 7, 0, 0, 0, 0, 8, 9]);
+    assert.deepEqual(runs.map((r) => r.slice()), [[0, 1, 2], [7, 8]]);
+    assert.equal(runs.usual, 1);
+    // scraped every 30 s on 10 s steps: points every third bucket, joined over the empty ones
+    const sparse = lineRuns([4, 0, 0, 5, 0, 0, 6, 0, 0, 7]);
+    assert.deepEqual(sparse.map((r) => r.slice()), [[0, 3, 6, 9]]);
+    assert.equal(sparse.usual, 3);
+    // ...and a missing scrape (6 buckets) still joins, a missing hour does not
+    assert.deepEqual(lineRuns([4, 0, 0, 5, 0, 0, 0, 0, 0, 6, 0, 0, 7]).map((r) => r.slice()), [[0, 3], [9, 12]]);
+    assert.deepEqual(lineRuns([1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1]).map((r) => r.slice()), [[0, 3, 6, 11]]);
+    // lone points are runs of one: dots
+    assert.deepEqual(lineRuns([0, 0, 3, 0, 0]).map((r) => r.slice()), [[2]]);
+    assert.deepEqual(lineRuns([0, 0, 0]).map((r) => r.slice()), []);
+    assert.deepEqual(lineRuns([]).map((r) => r.slice()), []);
+    // negative values (deltas) are points too
+    assert.deepEqual(lineRuns([-1, -2, 0, -3]).map((r) => r.slice()), [[0, 1, 3]]);
+});
+
+test("the point under the pointer: the nearest with a value, within reach", () => {
+    const lines = [{ values: [0, 10, 0, 30] }, { values: [5, 0, 0, 0] }];
+    const xy = (l, k) => [k * 100, 200 - l.values[k]];
+    assert.deepEqual(nearestPoint(lines, 4, xy, 102, 188), { line: lines[0], k: 1 });
+    assert.deepEqual(nearestPoint(lines, 4, xy, 1, 196), { line: lines[1], k: 0 });
+    assert.equal(nearestPoint(lines, 4, xy, 200, 200), null); // no profile in bucket 2
+    assert.equal(nearestPoint(lines, 4, xy, 150, 100), null); // too far from any
 });

@@ -440,6 +440,74 @@ static void test_svg(void)
     sc_profile_free(p);
 }
 
+/* The layout size: nodes plus one virtual node per rank an edge skips, cycles broken; a
+ * graph too large for it is drawn with fewer nodes, the legend says how many. */
+static void test_layout_size(void)
+{
+    /* main -> a -> b -> c, and main -> c directly: 3 ranks apart, 2 virtual nodes */
+    struct sc_profile *p = new_profile();
+    uint32_t m = fn(p, "main"), a = fn(p, "a"), b = fn(p, "b"), c = fn(p, "c");
+    sample(p, (uint32_t[]){m, a, b, c}, 4, 100);
+    sample(p, (uint32_t[]){m, c}, 2, 50);
+    struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
+    struct sc_callgraph g;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    T_EQ_INT(g.nnodes, 4);
+    T_EQ_INT(g.nedges, 4);
+    T_EQ_INT(sc_callgraph_layout_size(&g, g.nnodes), 4 + 2);
+    T_EQ_INT(sc_callgraph_layout_size(&g, 0), 0);
+    sc_callgraph_release(&g);
+    sc_profile_free(p);
+    /* recursion a -> b -> a: one edge is turned around, nothing spans ranks */
+    p = new_profile();
+    m = fn(p, "main"), a = fn(p, "a"), b = fn(p, "b");
+    sample(p, (uint32_t[]){m, a, b, a, b}, 5, 100);
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    T_EQ_INT(g.nedges, 3);
+    T_EQ_INT(sc_callgraph_layout_size(&g, g.nnodes), 3);
+    sc_callgraph_release(&g);
+    sc_profile_free(p);
+
+    /* a chain of 40 functions called from main and from every tenth one: without a
+     * budget all are drawn, with a small one fewer, as "Showing top N nodes" says */
+    p = new_profile();
+    uint32_t f[41];
+    f[0] = fn(p, "main");
+    for (int i = 1; i <= 40; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "f%02d", i);
+        f[i] = fn(p, name);
+    }
+    for (int d = 1; d <= 40; d++)
+        sample(p, f, (uint32_t)d + 1, 10 + d);
+    for (int i = 10; i <= 40; i += 10)
+        for (int j = 1; j <= 40; j += 3)
+            sample(p, (uint32_t[]){f[0], f[i], f[j]}, 3, 7);
+    o.nodecount = 0;
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    uint64_t all = sc_callgraph_layout_size(&g, g.nnodes);
+    T_CHECK(all > 200);
+    sc_callgraph_release(&g);
+    struct sc_buf svg = SC_BUF_INIT;
+    uint32_t drawn = 99;
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 0, &drawn, &svg, err), 0);
+    T_EQ_INT(drawn, 0); /* no budget: what was asked */
+    T_CHECK(svg.data && !strstr(svg.data, "Showing top"));
+    sc_buf_release(&svg);
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 80, &drawn, &svg, err), 0);
+    T_CHECK(drawn > 0 && drawn < 41);
+    o.nodecount = drawn;
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    T_CHECK(sc_callgraph_layout_size(&g, g.nnodes) <= 80);
+    char want[64];
+    snprintf(want, sizeof want, "Showing top %u nodes out of 41", g.nnodes);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    sc_callgraph_release(&g);
+    sc_buf_release(&svg);
+    sc_profile_free(p);
+}
+
 /* a real profile: lazy samples (no labels) draw the same CPU graph as stored ones */
 static void test_real(void)
 {
@@ -479,6 +547,7 @@ int main(void)
     T_RUN(test_tags);
     T_RUN(test_empty);
     T_RUN(test_svg);
+    T_RUN(test_layout_size);
     T_RUN(test_real);
     return t_done();
 }

@@ -452,6 +452,108 @@ static void test_testdata_roundtrip(void)
     sc_store_close(s);
 }
 
+struct each_ctx {
+    int blocks, rows, stacks;
+};
+
+static int count_block(void *ctx, const struct sc_store_timed_block *b)
+{
+    struct each_ctx *c = ctx;
+    c->blocks++;
+    c->rows += (int)b->n;
+    c->stacks += (int)b->p->nsamples;
+    for (uint32_t i = 0; i < b->n; i++)
+        T_CHECK(b->sample[i] < b->p->nsamples);
+    return 0;
+}
+
+/* The merge of a range counts a timed profile's samples by their times, also when the
+ * profile started before the range, and the series is listed for such a range. */
+static void timed_merges(struct sc_store *s, uint64_t sid, int64_t shift)
+{
+    static const struct {
+        int64_t from_ms, until_ms;
+        const char *folded;
+    } cases[] = {
+        {10000, 12000, "app;f1 2\napp;f2 1\n"}, /* the whole profile */
+        {10500, 12000, "app;f1 1\napp;f2 1\n"}, /* its time is before the range */
+        {11000, 11600, "app;f1 1\n"},
+        {10700, 10800, "app;f2 1\n"}, /* a tenth of a second */
+        {10300, 10700, ""},           /* between two samples */
+        {0, 20000, "app;f1 2\napp;f2 1\n"},
+    };
+    char err[SC_ERR_LEN] = "";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t from = shift + cases[i].from_ms * 1000000LL,
+                until = shift + cases[i].until_ms * 1000000LL;
+        struct ids ids = {{0}, 0};
+        T_EQ_INT(
+            sc_store_series_list(s, NULL, "cpu:samples", from, until, collect_series, &ids, err),
+            0);
+        T_EQ_INT(ids.n, 1);
+        struct sc_store_query q = {NULL, &sid, 1, "cpu:samples", from, until, 0};
+        struct sc_profile *m = NULL;
+        T_EQ_INT(sc_store_merge(s, &q, &m, err), 0);
+        char *f = m ? folded_text(m, 0) : NULL;
+        T_EQ_STR(f ? f : "", cases[i].folded);
+        free(f);
+        sc_profile_free(m);
+    }
+    /* long before: neither listed nor merged */
+    struct ids ids = {{0}, 0};
+    T_EQ_INT(sc_store_series_list(s, NULL, "cpu:samples", shift + 7200 * NS, shift + 7300 * NS,
+                                  collect_series, &ids, err),
+             0);
+    T_EQ_INT(ids.n, 0);
+}
+
+struct listing {
+    int n;
+    int64_t time, total;
+    uint32_t nsamples;
+    int timed;
+};
+
+static int list_profile(void *ctx, const struct sc_store_profile_info *pi)
+{
+    struct listing *l = ctx;
+    l->n++;
+    l->time = pi->time_ns;
+    l->total = pi->total;
+    l->nsamples = pi->nsamples;
+    l->timed = pi->timed;
+    return 0;
+}
+
+/* Stored profiles are listed with their time and total, and one reads back whole. */
+static void timed_listing(struct sc_store *s, uint64_t sid, int64_t shift)
+{
+    char err[SC_ERR_LEN] = "";
+    struct sc_store_query q = {NULL, &sid, 1, "cpu:samples", shift, shift + 100 * NS, 0};
+    struct listing l = {0, 0, 0, 0, 0};
+    T_EQ_INT(sc_store_profiles(s, &q, list_profile, &l, err), 0);
+    T_EQ_INT(l.n, 1);
+    T_EQ_INT(l.time, shift + 10 * NS);
+    T_EQ_INT(l.total, 3);
+    T_EQ_INT(l.nsamples, 3);
+    T_EQ_INT(l.timed, 1);
+    q.from_ns = shift + 11 * NS; /* listing is by the profile's own time */
+    l.n = 0;
+    T_EQ_INT(sc_store_profiles(s, &q, list_profile, &l, err), 0);
+    T_EQ_INT(l.n, 0);
+    struct sc_profile *p = NULL;
+    T_EQ_INT(sc_store_profile_read(s, sid, "cpu:samples", shift + 10 * NS, &p, err), 0);
+    char *f = p ? folded_text(p, 0) : NULL;
+    T_EQ_STR(f ? f : "", "app;f1 2\napp;f2 1\n");
+    free(f);
+    sc_profile_free(p);
+    p = NULL;
+    T_EQ_INT(sc_store_profile_read(s, sid, "cpu:samples", shift + 10 * NS + 1, &p, err),
+             SC_ENOTFOUND);
+    T_EQ_INT(sc_store_profile_read(s, sid, "cpu:nope", shift + 10 * NS, &p, err), SC_ENOTFOUND);
+    T_CHECK(p == NULL);
+}
+
 /* Timestamped samples (perf script) keep their times, shifted as asked. */
 static void test_timed(void)
 {
@@ -497,6 +599,14 @@ static void test_timed(void)
     T_EQ_INT(sc_store_timed(s, &q, &t, err), 0);
     T_EQ_INT(t ? t->nsamples : 0, 2);
     sc_profile_free(t);
+    /* block by block: the rows in range, each pointing at its distinct stack */
+    struct each_ctx ec = {0, 0, 0};
+    T_EQ_INT(sc_store_timed_each(s, &q, count_block, &ec, err), 0);
+    T_EQ_INT(ec.blocks, 1);
+    T_EQ_INT(ec.rows, 2);
+    T_EQ_INT(ec.stacks, 2);
+    timed_merges(s, sid, shift);
+    timed_listing(s, sid, shift);
     sc_store_close(s);
     sc_profile_free(p);
 }

@@ -36,6 +36,24 @@ export function renderParams(state, extra = {}) {
     };
 }
 
+// Parameters of the one render request a view makes for its flame graph and top table
+// (format=json with top=1: one merge on the server for both).
+export function flameParams(state, range = profileRange(state)) {
+    return {
+        query: state.query, type: state.type, from: range.from, until: range.until,
+        focus: state.focus, ignore: state.ignore, hide: state.hide, format: "json",
+        maxNodes: state.maxNodes, top: 1,
+    };
+}
+
+// The state patch that opens the source view of a function, over the range the state's
+// profile shows (the timeline's or heatmap's selection becomes the range).
+export function sourcePatch(state, name) {
+    const r = profileRange(state);
+    return { view: "source", function: name, from: r.from, until: r.until, sel_from: "",
+             sel_until: "", zoom: "", sandwich: "", search: "" };
+}
+
 // Parameters of /api/v1/timeline for a state (the whole range, no filters).
 export function timelineParams(state) {
     return { query: state.query, type: state.type, from: state.from, until: state.until,

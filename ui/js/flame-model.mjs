@@ -1,6 +1,11 @@
 // flame-model.mjs - the flame graph JSON (docs/api-flamegraph.md) as flat typed arrays, and
 // the math on it: parents and children, hit-testing, zoom, search share, sandwich.
 //
+import { exactRegex } from "./selector.mjs";
+
+// The server's default maxNodes (docs/api-flamegraph.md).
+export const DEFAULT_MAX_NODES = 8192;
+
 // Nodes are numbered level by level, left to right: level d holds ids
 // levelStart[d] .. levelStart[d+1]-1, sorted by x. x and total are in value units (for a
 // diff, combined units: new + base); every node lies inside its parent.
@@ -320,4 +325,24 @@ export function sandwich(m, fname) {
     }
     return { callers: modelFromTree(callers), callees: modelFromTree(callees),
              total: callees.total };
+}
+
+// ---- truncation (maxNodes) ----
+
+// Whether the server left frames out of the graph: it sends at most maxNodes ("" = its
+// default) and adds what it leaves out to the callers' self, so a graph of exactly that
+// many nodes has (almost surely) lost some.
+export function truncated(m, maxNodes) {
+    const limit = +maxNodes || DEFAULT_MAX_NODES;
+    return !!m && m.n >= limit;
+}
+
+// The focus that fetches a zoomed subtree at full detail: the zoomed frame's function
+// (zoom is its stack, names joined by ';'). Every stack through the frame's path goes
+// through that function, so the focused profile holds the whole subtree, and the frames
+// elsewhere that competed with it for maxNodes are gone. "" without a zoom.
+export function detailFocus(zoom) {
+    if (!zoom) return "";
+    const leaf = zoom.split(";").pop();
+    return leaf ? exactRegex(leaf) : "";
 }

@@ -11,7 +11,8 @@ import { formatPercent, formatValue } from "./format.mjs";
 export class FlamePanel {
     // host: the panel element (data-testid="flamegraph"). opts: onZoom(path: string[]),
     // onFilter(kind: "focus"|"ignore"|"hide", name), onSandwich(name | ""),
-    // onSelect(name), onShare(share | null), maxHeight().
+    // onSelect(name), onShare(share | null), maxHeight(), onSource(name) (optional: the
+    // menu's "Show source").
     constructor(host, opts) {
         this.opts = opts;
         this.host = host;
@@ -168,6 +169,10 @@ export class FlamePanel {
                 { label: "Sandwich view", title: "its callers above, its callees below",
                   action: () => this.opts.onSandwich(name) },
                 { label: "Select in top table", action: () => this.opts.onSelect(name) });
+            if (this.opts.onSource) {
+                items.push({ label: "Show source", title: "its lines with their values",
+                             action: () => this.opts.onSource(name) });
+            }
         }
         showMenu(items, e.clientX, e.clientY);
     }

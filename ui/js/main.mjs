@@ -1,9 +1,13 @@
-// main.mjs - the page: state from the URL, the query bar, the views (explore, the scrape
-// targets; part 2 adds diff, heatmap, call graph and source), upload, the API token.
+// main.mjs - the page: state from the URL, the query bar, the views (explore, heatmap,
+// call graph, source, a single profile, the scrape targets), upload, the API token.
 
 import { createApi } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
+import { createCallgraphView } from "./callgraph-view.mjs";
 import { createExplore } from "./explore.mjs";
+import { createHeatmapView } from "./heatmap-view.mjs";
+import { createProfileView } from "./single.mjs";
+import { createSourceView } from "./source-view.mjs";
 import { QueryBar } from "./querybar.mjs";
 import { createStore, DEFAULTS } from "./state.mjs";
 import { createTargets } from "./targets.mjs";
@@ -11,8 +15,13 @@ import { setupUpload, typeCandidates } from "./upload.mjs";
 
 // The views by URL name (state.view). Each create(root, ctx) returns {update(state, prev,
 // how), destroy()}.
+// tab: false for views reached from another one (a function's source, one profile).
 const VIEWS = {
     explore: { label: "Explore", create: createExplore },
+    heatmap: { label: "Heatmap", create: createHeatmapView },
+    callgraph: { label: "Call graph", create: createCallgraphView },
+    source: { label: "Source", create: createSourceView, tab: false },
+    profile: { label: "Profile", create: createProfileView, tab: false },
     targets: { label: "Targets", create: createTargets },
 };
 
@@ -101,7 +110,8 @@ function defaultType(ts) {
 
 // ---- views ----
 function renderNav(state) {
-    replace($("views"), Object.entries(VIEWS).map(([name, v]) => h("button", {
+    const shown = Object.entries(VIEWS).filter(([name, v]) => v.tab !== false || state.view === name);
+    replace($("views"), shown.map(([name, v]) => h("button", {
         type: "button", class: "tab" + (state.view === name ? " on" : ""),
         "aria-current": state.view === name ? "page" : null,
         onclick: () => store.set({ view: name }),

@@ -4,7 +4,7 @@
 // Every parameter with its default. The first eight are CONTRACT.md's; the rest are the
 // UI's own. Order here is the order in the URL.
 export const DEFAULTS = Object.freeze({
-    view: "explore", // explore, diff, heatmap, callgraph, source, targets
+    view: "explore", // explore, diff, heatmap, callgraph, source, profile, targets
     query: "", // label selector; "" = {} (every series)
     type: "", // profile type id, e.g. cpu:cpu; "" = chosen from /api/v1/profile_types
     from: "now-1h",
@@ -25,15 +25,22 @@ export const DEFAULTS = Object.freeze({
     orient: "icicle", // icicle (root on top) or flame (root at the bottom)
     sort: "-self", // top table: column, '-' for descending
     maxNodes: "", // flame graph node limit; "" = the server's default
+    function: "", // source view: the function's exact name
+    nodecount: "", // call graph: nodes drawn; "" = the server's default (80)
+    rows: "", // heatmap: slices per second; "" = 50 (20 ms)
+    row0: "", // heatmap: where offset 0 is drawn, "bottom" (FlameScope's) or "top"
+    series: "", // single profile: its series' labels, as /api/v1/profiles lists them
+    time: "", // single profile: its time in ns (time_ns of /api/v1/profiles)
 });
 
 export const KEYS = Object.keys(DEFAULTS);
 
-export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source", "targets"];
+export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source", "profile", "targets"];
 const CHOICES = {
     view: VIEWS,
     layout: ["both", "flame", "table"],
     orient: ["icicle", "flame"],
+    row0: ["", "bottom", "top"],
 };
 // Written even when at their default, so a URL says which range it shows.
 const ALWAYS = new Set(["from", "until"]);
@@ -50,7 +57,8 @@ export function parseState(search) {
         s[k] = v;
     }
     if (!/^-?(name|self|self_pct|total|total_pct)$/.test(s.sort)) s.sort = DEFAULTS.sort;
-    if (s.maxNodes && !/^\d+$/.test(s.maxNodes)) s.maxNodes = "";
+    for (const k of ["maxNodes", "nodecount", "rows", "time"])
+        if (s[k] && !/^\d+$/.test(s[k])) s[k] = "";
     return s;
 }
 

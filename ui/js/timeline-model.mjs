@@ -1,5 +1,5 @@
 // timeline-model.mjs - the timeline's numbers: scales, ticks on the value and time axes,
-// the bucket under the pointer, brushing, and which lines to draw.
+// the bucket under the pointer, brushing, which lines to draw and where they break.
 
 import { unitScale } from "./format.mjs";
 
@@ -110,4 +110,47 @@ export function maxValue(series) {
     let m = 0;
     for (const s of series) for (const v of s.values) if (v > m) m = v;
     return m;
+}
+
+// How a line is drawn honestly: a bucket without profiles (value 0: the API's "none") is
+// no point; consecutive points are joined when the gap between them is no longer than
+// the series' usual spacing (a scrape every 30 s on 10 s steps leaves two empty buckets
+// between its points: the line goes straight over them, it does not fall to zero), and a
+// longer gap breaks the line. Returns the runs of point indexes to join: [[k, ...], ...]
+// (a run of one is drawn as a dot), with .usual, the usual spacing in buckets (more than
+// 1: a sparse series, whose points are marked).
+export function lineRuns(values) {
+    const pts = [];
+    for (let k = 0; k < values.length; k++) if (values[k]) pts.push(k);
+    if (!pts.length) return Object.assign([], { usual: 1 });
+    const gaps = [];
+    for (let i = 1; i < pts.length; i++) gaps.push(pts[i] - pts[i - 1]);
+    gaps.sort((a, b) => a - b);
+    const usual = gaps.length ? gaps[(gaps.length - 1) >> 1] : 1;
+    const join = Math.max(1, Math.ceil(usual * 1.5));
+    const runs = [[pts[0]]];
+    for (let i = 1; i < pts.length; i++) {
+        if (pts[i] - pts[i - 1] <= join) runs[runs.length - 1].push(pts[i]);
+        else runs.push([pts[i]]);
+    }
+    runs.usual = usual;
+    return runs;
+}
+
+// The point of lines nearest to (px, py) within maxPx: {line, k} or null. pointXY(line,
+// k) gives a point's position; only buckets with a value are points.
+export function nearestPoint(lines, n, pointXY, px, py, maxPx = 8) {
+    let best = null, bestD = maxPx * maxPx;
+    for (let li = 0; li < lines.length; li++) {
+        for (let k = 0; k < n; k++) {
+            if (!lines[li].values[k]) continue;
+            const [x, y] = pointXY(lines[li], k);
+            const d = (x - px) * (x - px) + (y - py) * (y - py);
+            if (d <= bestD) {
+                bestD = d;
+                best = { line: lines[li], k };
+            }
+        }
+    }
+    return best;
 }

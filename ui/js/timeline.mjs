@@ -5,8 +5,8 @@ import { SERIES_COLORS } from "./colors.mjs";
 import { formatDateTime, formatTick, formatValue } from "./format.mjs";
 import { h, hideTooltip, showTooltip } from "./dom.mjs";
 import {
-    brushRange, bucketAt, limitSeries, linearScale, maxValue, seriesNames, timeTicks,
-    valueTicks,
+    brushRange, bucketAt, limitSeries, linearScale, lineRuns, maxValue, nearestPoint, seriesNames,
+    timeTicks, valueTicks,
 } from "./timeline-model.mjs";
 
 const PAD = { left: 64, right: 12, top: 10, bottom: 22 };
@@ -14,7 +14,8 @@ const FONT = "11px system-ui, sans-serif";
 
 export class Timeline {
     // host: the element to fill; opts.onSelect([from, until] unix s, or null to clear),
-    // opts.height (css px).
+    // opts.onPoint(line, k, event) (a click on the point of a line at bucket k: the
+    // series' profiles there), opts.height (css px).
     constructor(host, opts = {}) {
         this.opts = { height: 150, ...opts };
         this.host = host;
@@ -144,24 +145,31 @@ export class Timeline {
             c.lineTo(Math.round(b) - 0.5, bottom);
             c.stroke();
         }
-        // lines: a point per bucket, at its middle; a lone point gets a dot
+        // lines: a point per bucket with profiles, at its middle, joined over usual gaps
+        // and broken at longer ones (lineRuns); lone points, and every point when there
+        // are few, get a dot
         c.lineWidth = 1.6;
         c.lineJoin = "round";
+        this.yScale = y;
         for (const l of d.lines) {
             c.strokeStyle = l.color;
             c.fillStyle = l.color;
-            c.beginPath();
-            for (let k = 0; k < d.ts.length; k++) {
-                const px = x.to(d.ts[k] + d.step / 2), py = y.to(l.values[k] || 0);
-                if (k === 0) c.moveTo(px, py);
-                else c.lineTo(px, py);
-            }
-            c.stroke();
-            if (d.ts.length < 60) {
-                for (let k = 0; k < d.ts.length; k++) {
-                    if (!l.values[k]) continue;
+            const runs = lineRuns(l.values);
+            for (const run of runs) {
+                if (run.length > 1) {
                     c.beginPath();
-                    c.arc(x.to(d.ts[k] + d.step / 2), y.to(l.values[k]), 2.2, 0, 2 * Math.PI);
+                    run.forEach((k, i) => {
+                        const px = x.to(d.ts[k] + d.step / 2), py = y.to(l.values[k]);
+                        if (i === 0) c.moveTo(px, py);
+                        else c.lineTo(px, py);
+                    });
+                    c.stroke();
+                }
+                if (run.length > 1 && d.ts.length >= 60 && runs.usual <= 1) continue;
+                for (const k of run) {
+                    c.beginPath();
+                    c.arc(x.to(d.ts[k] + d.step / 2), y.to(l.values[k]), run.length > 1 ? 2.2 : 2.8,
+                          0, 2 * Math.PI);
                     c.fill();
                 }
             }
@@ -211,11 +219,35 @@ export class Timeline {
         const { x } = this.geometry();
         const r = brushRange(this.drag.a, this.drag.b, x, this.data.t0, this.data.t1);
         this.drag = null;
-        if (r || this.selection) {
+        const pt = !r && this.opts.onPoint ? this.pointAt(e) : null;
+        if (pt) {
+            this.opts.onPoint(pt.line, pt.k, e);
+        } else if (r || this.selection) {
             this.selection = r;
             if (this.opts.onSelect) this.opts.onSelect(r);
         }
         this.draw();
+    }
+
+    // The point under a mouse event: {line, k} or null.
+    pointAt(e) {
+        const d = this.data;
+        if (!d || !this.yScale) return null;
+        const { x } = this.geometry();
+        const r = this.canvas.getBoundingClientRect();
+        const y = this.yScale;
+        return nearestPoint(d.lines.filter((l) => !l.other), d.ts.length,
+            (l, k) => [x.to(d.ts[k] + d.step / 2), y.to(l.values[k])],
+            e.clientX - r.left, e.clientY - r.top);
+    }
+
+    // The css-pixel position of a line's point at bucket k (for tests and menus).
+    pointPosition(li, k) {
+        const d = this.data;
+        if (!d || !this.yScale) return null;
+        const { x } = this.geometry();
+        const r = this.canvas.getBoundingClientRect();
+        return { x: r.left + x.to(d.ts[k] + d.step / 2), y: r.top + this.yScale.to(d.lines[li].values[k]) };
     }
 
     onMove(e) {

@@ -52,7 +52,7 @@ export function nextSort(current, key) {
 
 export class TopTable {
     // host: element to fill. opts: onSort(sort), onSelect(name), onSandwich(name),
-    // onContext(name, event).
+    // onSource(name) (optional: a "src" button per row), onContext(name, event).
     constructor(host, opts = {}) {
         this.opts = opts;
         this.rows = [];
@@ -83,6 +83,10 @@ export class TopTable {
             if (!tr) return;
             if (e.target.closest(".tt-sandwich")) {
                 this.opts.onSandwich && this.opts.onSandwich(tr.dataset.name);
+                return;
+            }
+            if (e.target.closest(".tt-source")) {
+                this.opts.onSource && this.opts.onSource(tr.dataset.name);
                 return;
             }
             this.opts.onSelect && this.opts.onSelect(tr.dataset.name);
@@ -142,6 +146,9 @@ export class TopTable {
         h("td", { class: "name", title: r.name },
             h("button", { type: "button", class: "tt-sandwich", title: "Sandwich: callers and callees",
                           "aria-label": "sandwich view of " + r.name }, "⇅"),
+            this.opts.onSource ? h("button", { type: "button", class: "tt-source",
+                                               title: "Source: its lines with their values",
+                                               "aria-label": "source of " + r.name }, "src") : null,
             r.name, r.inline ? h("span", { class: "inline" }, " (inline)") : null),
         h("td", { class: "num" }, formatValue(r.self, u)),
         h("td", { class: "num pct" }, bar(r.self, t), h("span", null, formatPercent(r.self, t))),

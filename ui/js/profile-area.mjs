@@ -1,0 +1,339 @@
+// profile-area.mjs - one profile shown as a flame graph and a top table, with the toolbar
+// (search, layout, orientation, detail, exports) and the filter chips: the part explore,
+// the heatmap's selection and a single stored profile share. The caller says what to fetch
+// (a flame graph document with its top table, api.mjs flameParams); the area keeps the
+// loading, empty and error states, the zoom and its full-detail refetch of truncated
+// subtrees, search, sandwich and the keyboard.
+
+import { apiUrl } from "./api.mjs";
+import { h, replace } from "./dom.mjs";
+import { FlamePanel } from "./flame-panel.mjs";
+import { detailFocus, modelFromJSON, truncated } from "./flame-model.mjs";
+import { formatPercent, formatValue } from "./format.mjs";
+import { addAlternative, exactName, exactRegex } from "./selector.mjs";
+import { TopTable } from "./toptable.mjs";
+
+const EXPORTS = [
+    { format: "pprof", label: "pprof", file: "profile.pb.gz", title: "gzipped pprof (go tool pprof)" },
+    { format: "folded", label: "folded", file: "profile.folded", title: "folded stacks (FlameGraph)" },
+    { format: "svg", label: "SVG", file: "flamegraph.svg", title: "standalone interactive SVG flame graph" },
+    { format: "speedscope", label: "speedscope", file: "profile.speedscope.json",
+      title: "speedscope JSON (speedscope.app)" },
+];
+
+// Messages of the panels: what happened and what to do.
+export function errorText(err) {
+    if (err.status === 401)
+        return [h("b", null, "This server needs an API token."), h("p", null,
+            "Enter it with the Token button at the top right.")];
+    if (err.status === 0)
+        return [h("b", null, "Cannot reach the scorch server."), h("p", null,
+            "Check that it runs, then press Refresh.")];
+    const hint = err.status === 400
+        ? "Fix the query above (label selector, time range or filters) and run it again."
+        : "The server failed on this query; its log may say more.";
+    return [h("b", null, err.message), h("p", null, hint)];
+}
+
+export function message(box, kind, content) {
+    if (!kind) {
+        box.hidden = true;
+        box.className = "panel-msg";
+        return;
+    }
+    box.className = "panel-msg " + kind;
+    replace(box, content);
+    box.hidden = false;
+}
+
+// The filter chips (focus, ignore, hide) of a state into el; removing one sets it to "".
+export function renderFilters(el, st, store) {
+    const chips = [];
+    for (const k of ["focus", "ignore", "hide"]) {
+        if (!st[k]) continue;
+        chips.push(h("span", { class: "chip", dataset: { filter: k } }, h("b", null, k), " ",
+            h("code", null, st[k]),
+            h("button", { type: "button", title: "remove this filter", "aria-label": "remove " + k,
+                          onclick: () => store.set({ [k]: "" }) }, "×")));
+    }
+    el.hidden = !chips.length;
+    replace(el, chips.length ? [h("span", { class: "label" }, "Filters:"), chips] : []);
+}
+
+// The view. ctx: store, api, types(), onQueryError(m). opts: exports (bool: the export
+// links, from exportParams(state)), detail (bool: the frames select), emptyText(state,
+// what) (the empty message), onSource(name) (opens the source view; default: none).
+export function createProfileArea(ctx, opts = {}) {
+    const { store, api } = ctx;
+    const el = {};
+    let state = null, model = null, base = null; // base: the model before a detail fetch
+    let ctl = null, detailCtl = null, fetcher = null;
+
+    el.search = h("input", {
+        type: "search", class: "fg-search", placeholder: "Search frames (regex)   /",
+        "aria-label": "search frames", dataset: { testid: "search" }, spellcheck: false,
+    });
+    let searchTimer = 0;
+    el.search.addEventListener("input", () => {
+        clearTimeout(searchTimer);
+        searchTimer = setTimeout(() => store.set({ search: el.search.value }, { push: false }), 120);
+    });
+    el.share = h("span", { class: "share", dataset: { testid: "search-share" }, "aria-live": "polite" });
+    const seg = (name, choices) => h("span", { class: "seg", role: "group", "aria-label": name },
+        choices.map(([v, label, title]) => h("button", {
+            type: "button", dataset: { value: v }, title,
+            onclick: () => store.set({ [name]: v }),
+        }, label)));
+    el.layout = seg("layout", [["table", "Table", "top table only"],
+        ["both", "Both", "table and flame graph side by side"],
+        ["flame", "Flame graph", "flame graph only"]]);
+    el.orient = seg("orient", [["icicle", "Icicle", "root on top"],
+        ["flame", "Flame", "root at the bottom"]]);
+    el.detail = opts.detail ? h("select", {
+        class: "detail", "aria-label": "flame graph detail", dataset: { testid: "max-nodes" },
+        title: "how many frames the server sends: the lightest are merged into their callers",
+        onchange: () => store.set({ maxNodes: el.detail.value }),
+    }, [["", "8k frames"], ["32768", "32k frames"], ["100000", "100k frames"]].map(([v, t]) =>
+        h("option", { value: v }, t))) : null;
+    el.exports = opts.exports ? h("span", { class: "exports" }, "Export ",
+        EXPORTS.map((x) => h("a", { class: "button small", download: x.file, title: x.title,
+                                    dataset: { format: x.format, testid: "export-" + x.format } },
+            x.label))) : null;
+    el.note = h("span", { class: "fg-note", dataset: { testid: "detail-note" } });
+    el.filters = h("div", { class: "filters", hidden: true });
+    el.toolbar = h("div", { class: "profile-toolbar" },
+        h("span", { class: "search-box" }, el.search, el.share),
+        el.layout, el.orient, el.detail, el.exports);
+    el.tableHost = h("div", { class: "tt-host" });
+    el.tableMsg = h("div", { class: "panel-msg", hidden: true });
+    el.tablePanel = h("section", { class: "panel table-panel" }, el.tableHost, el.tableMsg);
+    el.flameMsg = h("div", { class: "panel-msg", hidden: true });
+    el.flamePanel = h("section", { class: "panel flame-panel", dataset: { testid: "flamegraph" } });
+    el.split = h("div", { class: "split" }, el.tablePanel, el.flamePanel);
+    el.root = h("div", { class: "profile-area" }, el.toolbar, el.filters, el.note, el.split);
+
+    const maxHeight = () => Math.max(240, window.innerHeight - 120);
+    const panel = new FlamePanel(el.flamePanel, {
+        maxHeight,
+        onZoom: (path) => store.set({ zoom: path.join(";") }),
+        onFilter: (kind, name) => store.set({
+            [kind]: addAlternative(state[kind], exactRegex(name)), zoom: "", sandwich: "",
+        }),
+        onSandwich: (name) => store.set({ sandwich: name,
+                                          layout: name && state.layout === "table" ? "both" : state.layout }),
+        onSelect: (name) => selectFunction(name),
+        onShare: (s) => showShare(s),
+        onSource: opts.onSource || null,
+    });
+    el.flamePanel.append(el.flameMsg);
+    const table = new TopTable(el.tableHost, {
+        onSort: (sort) => store.set({ sort }, { push: false }),
+        onSelect: (name) => selectFunction(exactName(state.search) === name ? "" : name),
+        onSandwich: (name) => store.set({ sandwich: name,
+                                          layout: state.layout === "table" ? "both" : state.layout }),
+        onSource: opts.onSource || null,
+        onContext: null,
+    });
+
+    function selectFunction(name) {
+        store.set({ search: name ? exactRegex(name) : "" }, { push: false });
+    }
+
+    function showShare(s) {
+        if (!s) {
+            el.share.textContent = "";
+            return;
+        }
+        el.share.textContent = s.nodes
+            ? `${s.functions} function${s.functions === 1 ? "" : "s"}, ${s.nodes} frame` +
+              `${s.nodes === 1 ? "" : "s"}: ${formatValue(s.value, s.unit)} · ` +
+              `${formatPercent(s.value, s.total)} of total`
+            : "no match";
+    }
+
+    const emptyText = (st, what) => opts.emptyText ? opts.emptyText(st, what)
+        : [h("b", null, "No samples here.")];
+
+    function showEmpty(content) {
+        message(el.flameMsg, "empty", content);
+        message(el.tableMsg, "empty", Array.isArray(content)
+            ? content.map((n) => (n instanceof Node ? n.cloneNode(true) : n)) : content);
+    }
+
+    // The detail note: whether the graph lost frames to maxNodes, and what a zoom shows.
+    function renderNote(st) {
+        if (!model || !base) {
+            replace(el.note, "");
+            return;
+        }
+        if (model !== base) {
+            replace(el.note, h("span", { class: "hint" }, model.truncated
+                ? `this subtree in more detail: the ${model.n} heaviest frames of the stacks through `
+                : `this subtree at full detail: ${model.n} frames of the stacks through `,
+            h("code", null, st.zoom.split(";").pop()), model.truncated ? "; zoom deeper for more" : ""));
+        } else if (base.truncated) {
+            replace(el.note, h("span", { class: "hint" },
+                `${base.n} heaviest frames shown, lighter ones merged into their callers; ` +
+                "zoom into a frame to see its subtree in full"));
+        } else replace(el.note, "");
+    }
+
+    function show(m, st) {
+        model = m;
+        panel.setModel(m, st);
+        el.flamePanel.dataset.nodes = String(m ? m.n : 0);
+        el.flamePanel.dataset.total = String(m ? m.rootTotal : 0);
+        renderNote(st);
+    }
+
+    // A truncated graph zoomed into a frame: the frame's subtree again at full detail
+    // (a focus on the frame's function keeps every stack through its path, and drops
+    // the rest that competed for maxNodes); back to the whole graph without a zoom.
+    async function loadDetail(st) {
+        if (detailCtl) detailCtl.abort();
+        detailCtl = null;
+        const focus = base && base.truncated && !st.focus ? detailFocus(st.zoom) : "";
+        if (!focus) {
+            if (model !== base && base) show(base, st);
+            else panel.apply(st);
+            renderNote(st);
+            return;
+        }
+        const ac = (detailCtl = new AbortController());
+        el.split.classList.add("loading");
+        try {
+            const doc = await api.json("api/v1/render", { ...fetcher.params(st), format: "json",
+                                                          focus, maxNodes: st.maxNodes },
+                                       { signal: ac.signal });
+            if (ac.signal.aborted) return;
+            const m = modelFromJSON(doc);
+            m.truncated = truncated(m, st.maxNodes);
+            show(m, st);
+        } catch (err) {
+            if (err.name === "AbortError") return;
+            panel.apply(st); // the truncated graph stays; the note says nothing new
+        } finally {
+            if (detailCtl === ac) {
+                el.split.classList.remove("loading");
+                el.flamePanel.dataset.loaded = String(Date.now());
+            }
+        }
+    }
+
+    // Fetches and shows: f.load(state, signal) -> a flame document with "top".
+    async function load(st, f) {
+        fetcher = f;
+        if (ctl) ctl.abort();
+        if (detailCtl) detailCtl.abort();
+        const ac = (ctl = new AbortController());
+        el.split.classList.add("loading");
+        message(el.flameMsg, "loading", "Loading…");
+        message(el.tableMsg, "loading", "Loading…");
+        const t0 = performance.now();
+        try {
+            const doc = await f.load(st, ac.signal);
+            if (ac.signal.aborted) return;
+            const t1 = performance.now();
+            const m = modelFromJSON(doc);
+            m.truncated = truncated(m, st.maxNodes);
+            base = m;
+            show(m, st);
+            table.setData(doc.top || null);
+            table.setSelected(exactName(st.search));
+            const empty = !m.rootTotal;
+            if (empty) showEmpty(emptyText(st, "samples"));
+            else {
+                message(el.flameMsg, null);
+                message(el.tableMsg, null);
+            }
+            ctx.onQueryError("");
+            // for the benchmark and the curious: what the last load cost
+            window.__scorchTiming = { fetchMs: t1 - t0, renderMs: performance.now() - t1,
+                                      nodes: m.n, drawMs: panel.fg.lastDrawMs };
+            if (st.zoom && m.truncated) loadDetail(st);
+        } catch (err) {
+            if (err.name === "AbortError") return;
+            base = null;
+            show(null, st);
+            table.setData(null);
+            message(el.flameMsg, "error", errorText(err));
+            message(el.tableMsg, "error", errorText(err));
+            if (err.status === 400) ctx.onQueryError(err.message);
+        } finally {
+            if (ctl === ac) {
+                el.split.classList.remove("loading");
+                el.flamePanel.dataset.loaded = String(Date.now());
+            }
+        }
+    }
+
+    // Brings toolbar, table and graph in line with st (no fetch).
+    function apply(st, prev) {
+        state = st;
+        for (const b of el.layout.querySelectorAll("button"))
+            b.classList.toggle("on", b.dataset.value === st.layout);
+        for (const b of el.orient.querySelectorAll("button"))
+            b.classList.toggle("on", b.dataset.value === st.orient);
+        el.split.className = "split layout-" + st.layout + (el.split.classList.contains("loading") ? " loading" : "");
+        if (document.activeElement !== el.search) el.search.value = st.search;
+        if (el.detail) {
+            if (![...el.detail.options].some((o) => o.value === st.maxNodes))
+                el.detail.append(h("option", { value: st.maxNodes }, st.maxNodes + " frames"));
+            el.detail.value = st.maxNodes;
+        }
+        renderFilters(el.filters, st, store);
+        if (el.exports && opts.exportParams) {
+            const p = opts.exportParams(st);
+            for (const a of el.exports.querySelectorAll("a"))
+                a.href = apiUrl("api/v1/render", { ...p, format: a.dataset.format });
+        }
+        table.setSort(st.sort);
+        table.setSelected(exactName(st.search));
+        if (prev && prev.zoom !== st.zoom && base) loadDetail(st);
+        else if (model) panel.apply(st);
+    }
+
+    function clear(content) {
+        if (ctl) ctl.abort();
+        if (detailCtl) detailCtl.abort();
+        base = null;
+        show(null, state || {});
+        table.setData(null);
+        if (content) showEmpty(content);
+    }
+
+    function onKey(e) {
+        const t = e.target;
+        const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
+        if (e.key === "/" && !typing) {
+            e.preventDefault();
+            el.search.focus();
+            el.search.select();
+        } else if (e.key === "Escape" && !typing && state) {
+            if (state.sandwich) store.set({ sandwich: "" });
+            else if (state.zoom) store.set({ zoom: "" });
+            else if (state.search) store.set({ search: "" }, { push: false });
+        } else if (e.key === "Escape" && t === el.search) {
+            el.search.value = "";
+            store.set({ search: "" }, { push: false });
+            el.search.blur();
+        }
+    }
+    document.addEventListener("keydown", onKey);
+
+    return {
+        element: el.root,
+        flame: panel,
+        load,
+        apply,
+        clear,
+        model: () => model,
+        destroy() {
+            document.removeEventListener("keydown", onKey);
+            if (ctl) ctl.abort();
+            if (detailCtl) detailCtl.abort();
+            panel.close();
+            el.root.remove();
+        },
+    };
+}
