@@ -210,17 +210,7 @@ static void rows_clear(struct rows *a)
 
 static int rows_grow(struct rows *a, int timed)
 {
-    if (a->n < a->cap) return 0;
-    uint32_t c = a->cap ? a->cap * 2 : 1024;
-    uint64_t *st = realloc(a->stacks, c * sizeof *st);
-    if (st) a->stacks = st;
-    int64_t *vl = realloc(a->vals, c * sizeof *vl);
-    if (vl) a->vals = vl;
-    int64_t *tm = timed ? realloc(a->times, c * sizeof *tm) : NULL;
-    if (tm) a->times = tm;
-    if (!st || !vl || (timed && !tm)) return SC_ENOMEM;
-    a->cap = c;
-    return 0;
+    return sc_rows_reserve(&a->stacks, &a->vals, timed ? &a->times : NULL, a->n, &a->cap);
 }
 
 static inline uint32_t slot_of(uint32_t key, uint32_t mask)

@@ -98,6 +98,29 @@ int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err)
     return s->ops->stats(s, st, err);
 }
 
+int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n,
+                    uint32_t *cap)
+{
+    if (n < *cap)
+        return 0;
+    uint32_t c = *cap ? *cap * 2 : 1024;
+    if (c <= *cap)
+        return SC_ELIMIT;
+    uint64_t *st = realloc(*stacks, c * sizeof *st);
+    if (st)
+        *stacks = st;
+    int64_t *vl = realloc(*vals, c * sizeof *vl);
+    if (vl)
+        *vals = vl;
+    int64_t *tm = times ? realloc(*times, c * sizeof *tm) : NULL;
+    if (tm)
+        *times = tm;
+    if (!st || !vl || (times && !tm))
+        return SC_ENOMEM;
+    *cap = c;
+    return 0;
+}
+
 int sc_store_over_budget(const struct sc_store *s, char *err)
 {
     return sc_errf(err, SC_ELIMIT,

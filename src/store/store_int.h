@@ -71,6 +71,11 @@ static inline int64_t sc_avg_round(int64_t sum, int64_t n)
     return q;
 }
 
+/* Room for one more row in growing (stacks, vals[, times]) arrays holding n rows in *cap
+ * (times NULL: no times): doubles them all together. 0, SC_ENOMEM or SC_ELIMIT. */
+int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n,
+                    uint32_t *cap);
+
 /* The work budget's refusal, worded once for every backend. */
 int sc_store_over_budget(const struct sc_store *s, char *err);
 
