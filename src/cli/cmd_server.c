@@ -125,7 +125,10 @@ int cmd_server(int argc, char **argv)
     }
     o.token = cf.auth_token;
     o.durable = !nofsync;
-    if (cf.max_read_blocks) o.max_read_blocks = cf.max_read_blocks;
+    if (cf.max_read_blocks)
+        o.max_read_blocks = cf.max_read_blocks;
+    if (cf.layout_timeout_ns)
+        o.layout_timeout_ns = cf.layout_timeout_ns;
     o.source_roots = (const char *const *)cf.source_roots;
     o.nsource_roots = cf.nsource_roots;
     struct sigaction sa;

@@ -1,5 +1,6 @@
 /* main.c - the scorch binary: dispatches to one subcommand per file in src/cli/. */
 #include "cli/cli.h"
+#include "query/layout.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* the server's call-graph layout worker (query/layout.h), not for people */
+    if (argc == 2 && !strcmp(argv[1], "__layout"))
+        return sc_layout_worker_main();
     /* Output to a closed pipe should end us quietly with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
     if (argc < 2) {

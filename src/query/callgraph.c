@@ -1890,7 +1890,7 @@ int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_cal
         if (dot.oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     sc_callgraph_release(&g);
-    if (!rc) rc = sc_callgraph_render_svg(dot.data, dot.len, out, err);
+    if (!rc) rc = sc_layout_svg(dot.data, dot.len, o->layout, out, err);
     sc_buf_release(&dot);
     return rc;
 }

@@ -7,6 +7,7 @@
 #include "model/arena.h"
 #include "model/buf.h"
 #include "model/profile.h"
+#include "query/layout.h"
 
 /* The graph is pprof's at its default "functions" granularity: one node per function name
  * (frames without a function are named after their binary, "[libc.so.6]", or
@@ -37,12 +38,13 @@ struct sc_callgraph_opts {
     double nodefraction; /* pprof's 0.005 */
     double edgefraction; /* pprof's 0.001 */
     const char *title;   /* DOT graph name; NULL = base name of the first mapping's file */
+    const struct sc_layout_opts *layout; /* SVG: where the layout runs (NULL: in-process) */
 };
 
 /* pprof's defaults for graphs. */
 #define SC_CALLGRAPH_OPTS_INIT                                                                     \
     {                                                                                              \
-        80, 0.005, 0.001, NULL                                                                     \
+        80, 0.005, 0.001, NULL, NULL                                                               \
     }
 
 struct sc_callgraph_node {

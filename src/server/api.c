@@ -548,13 +548,32 @@ int sc_api_callgraph(struct sc_req *r, struct sc_resp *w)
     if (!p)
         return 0;
     char err[SC_ERR_LEN] = "";
+    /* the layout in a worker process: no lock shared with other requests, killed at its
+     * deadline, when this client hangs up or when the server stops */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    struct sc_layout_opts lo = {r->srv->exe[0] ? r->srv->exe : NULL,
+                                r->srv->opts.layout_timeout_ns, r->srv->opts.layout_memory,
+                                ci ? ci->connect_fd : -1, r->srv->stop};
+    co.layout = &lo;
+    int svg = strcmp(format, "dot") != 0;
+    if (svg && atomic_fetch_add(&r->srv->layouts, 1) >= r->srv->opts.max_layouts) {
+        atomic_fetch_sub(&r->srv->layouts, 1);
+        sc_profile_free(p);
+        sc_resp_error(w, 503, "server busy: %u call graph layouts are running (the limit); "
+                              "retry later",
+                      (unsigned)r->srv->opts.max_layouts);
+        w->reason = SC_REASON_BUSY + 1;
+        return 0;
+    }
     int rc;
-    if (!strcmp(format, "dot")) {
+    if (!svg) {
         rc = sc_callgraph_dot(p, 0, &co, &w->body, err);
         w->content_type = "text/vnd.graphviz; charset=utf-8";
     } else {
         rc = sc_callgraph_svg(p, 0, &co, &w->body, err);
         w->content_type = "image/svg+xml";
+        atomic_fetch_sub(&r->srv->layouts, 1);
     }
     sc_profile_free(p);
     if (rc) return sc_api_query_fail(w, rc, err);

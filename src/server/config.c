@@ -398,7 +398,12 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     cf->listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
                     rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
-                else if (!strcmp(sect_key, "server.max_read_blocks")) {
+                else if (!strcmp(sect_key, "server.layout_timeout")) {
+                    if (parse_duration(scalar(sv), &cf->layout_timeout_ns) ||
+                        cf->layout_timeout_ns <= 0)
+                        return fail(c, sv, "bad layout_timeout '%s' (like 20s)",
+                                    scalar(sv) ? scalar(sv) : "");
+                } else if (!strcmp(sect_key, "server.max_read_blocks")) {
                     char *end;
                     const char *num = scalar(sv) ? scalar(sv) : "";
                     unsigned long long n = strtoull(num, &end, 10);

@@ -51,6 +51,9 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_read_blocks = 20000;
     o->max_nodes = 100000;
     o->max_connections = 512;
+    o->layout_timeout_ns = 20 * 1000000000LL;
+    o->layout_memory = 1ull << 30;
+    o->max_layouts = 2;
     o->durable = 1;
 }
 
@@ -714,6 +717,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!srv)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     srv->opts = *o;
+    srv->stop = stop;
+    ssize_t en = readlink("/proc/self/exe", srv->exe, sizeof srv->exe - 1);
+    srv->exe[en > 0 ? en : 0] = 0;
     pthread_mutex_init(&srv->stats_mu, NULL);
     pthread_mutex_init(&srv->admit_mu, NULL);
     pthread_cond_init(&srv->admit_cv, NULL);

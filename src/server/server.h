@@ -21,6 +21,9 @@ struct sc_server_opts {
     uint64_t max_read_blocks; /* a query's work budget in stored blocks (server.max_read_blocks) */
     uint32_t max_nodes;      /* the most flame graph nodes a query may ask for */
     uint32_t max_connections;
+    int64_t layout_timeout_ns; /* a call graph layout's deadline (worker killed after it) */
+    uint64_t layout_memory;    /* a layout worker's address space */
+    uint32_t max_layouts;      /* layout workers at once; more get 503 */
     int durable;             /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;

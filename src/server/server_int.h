@@ -96,6 +96,10 @@ struct sc_server {
     pthread_mutex_t admit_mu;
     pthread_cond_t admit_cv;
     uint64_t admitted;
+    /* call graph layouts: each in a worker process (query/layout.h), a few at a time */
+    char exe[4096];          /* this binary, for the workers; "" lays out in-process */
+    _Atomic uint32_t layouts; /* workers running */
+    volatile sig_atomic_t *stop; /* set when the server stops: workers are killed */
 };
 
 typedef int (*sc_handler)(struct sc_req *r, struct sc_resp *w);

@@ -9,15 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-/* graphviz keeps a few process-wide tables alive until exit on purpose (plugin and
- * colour caches); they are not ours to free */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-    return "leak:libgvc.so\nleak:libcgraph.so\nleak:libcdt.so\nleak:libgvplugin\nleak:libltdl\n"
-           "leak:libexpat\nleak:libpango\nleak:libcairo\nleak:libfontconfig\nleak:libgobject\n"
-           "leak:libglib\nleak:libharfbuzz\n";
-}
+#include "gv_lsan.h"
 
 /* ---- a small profile builder ---------------------------------------------------------- */
 
