@@ -22,9 +22,6 @@ struct sc_filter {
 #define RE_FLAGS (PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C)
 
 /* Bounds on one match, so that no pattern can make filtering hang on a long name. */
-#define RE_MATCH_LIMIT 10000000
-#define RE_DEPTH_LIMIT 100000
-#define RE_HEAP_LIMIT_KB 65536
 
 void sc_filter_free(struct sc_filter *f)
 {
@@ -62,14 +59,11 @@ int sc_filter_new(const struct sc_filter_opts *o, struct sc_filter **out, char *
         pcre2_jit_compile(f->re[i], PCRE2_JIT_COMPLETE); /* the interpreter if JIT fails */
         f->active = 1;
     }
-    f->mctx = pcre2_match_context_create(NULL);
+    f->mctx = sc_re_context();
     if (!f->mctx) {
         sc_filter_free(f);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    pcre2_set_match_limit(f->mctx, RE_MATCH_LIMIT);
-    pcre2_set_depth_limit(f->mctx, RE_DEPTH_LIMIT);
-    pcre2_set_heap_limit(f->mctx, RE_HEAP_LIMIT_KB);
     *out = f;
     return 0;
 }
@@ -85,6 +79,7 @@ struct run {
     const struct sc_profile *p;
     pcre2_match_data *md;
     uint8_t *str_bits; /* string -> 0x80 | bit i set when regex i matches */
+    struct sc_re_budget budget;
 };
 
 #define COMPUTED 0x80
@@ -97,7 +92,7 @@ static uint8_t str_bits(struct run *r, uint32_t si)
     b = COMPUTED;
     struct sc_str s = sc_profile_str(r->p, si);
     for (int i = 0; i < NRE; i++)
-        if (r->f->re[i] && sc_re_match(r->f->re[i], s.ptr, s.len, r->md, r->f->mctx))
+        if (r->f->re[i] && sc_re_match(r->f->re[i], s.ptr, s.len, r->md, r->f->mctx, &r->budget))
             b |= (uint8_t)(1u << i);
     r->str_bits[si] = b;
     return b;
@@ -137,7 +132,8 @@ int sc_filter_apply(const struct sc_filter *f, struct sc_profile *p,
     }
     const uint32_t nl = p->nlocations;
     const int rewrite_lines = f->re[RE_HIDE] || f->re[RE_SHOW];
-    struct run r = {f, p, NULL, NULL};
+    struct run r = {f, p, NULL, NULL, {0, 0, 0}};
+    sc_re_budget_init(&r.budget, SC_RE_BUDGET_NS);
     uint8_t *role = malloc((size_t)nl + 1);
     uint8_t *hidden = malloc((size_t)nl + 1);
     r.str_bits = calloc((size_t)p->strings.n + 1, 1);
@@ -162,7 +158,7 @@ int sc_filter_apply(const struct sc_filter *f, struct sc_profile *p,
     /* Locations: roles from the original lines, then hide and show on the lines. */
     int any_hidden = 0;
     uint32_t k = 0;
-    for (uint32_t i = 0; i < nl; i++) {
+    for (uint32_t i = 0; i < nl && !r.budget.over; i++) {
         const struct sc_location *l = &p->locations[i];
         const struct sc_line *ln = sc_location_lines(p, l);
         uint8_t mb = mapping_bits(&r, l), any = mb;
@@ -207,6 +203,13 @@ int sc_filter_apply(const struct sc_filter *f, struct sc_profile *p,
         }
         if (f->re[RE_SHOW] && line_n[i] > 0)
             res.show_matched = 1;
+    }
+    if (r.budget.over) {
+        rc = sc_errf(err, SC_ELIMIT,
+                     "the focus/ignore/hide/show regexes took more than %lld ms of matching "
+                     "(the limit): a pattern like (a+)+ backtracks; simplify it",
+                     (long long)(SC_RE_BUDGET_NS / 1000000));
+        goto out;
     }
 
     /* Samples: rewrite the location lists in place when their ranges follow each other

@@ -3,6 +3,7 @@
 #include "model/error.h"
 #include "model/hash.h"
 #include "model/merge.h"
+#include "query/regex.h"
 #include "query/replicates.h"
 #include "model/timespec.h"
 
@@ -87,9 +88,19 @@ static int collect_series(void *ctx, const struct sc_store_series *se)
 int sc_selection_find(struct sc_selection *s, struct sc_store *st, const char *tenant, char *err)
 {
     struct find_ctx f = {s, 0};
+    struct sc_re_budget b;
+    sc_re_budget_init(&b, SC_RE_BUDGET_NS);
+    sc_selector_set_budget(s->selector, &b);
     int rc = sc_store_series_list(st, tenant, s->type && *s->type ? s->type : NULL, s->from,
                                   s->until, collect_series, &f, err);
-    if (!rc && f.oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    sc_selector_set_budget(s->selector, NULL);
+    if (!rc && f.oom)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rc && b.over)
+        rc = sc_errf(err, SC_ELIMIT,
+                     "the selector's regexes took more than %lld ms of matching (the limit): "
+                     "simplify them",
+                     (long long)(SC_RE_BUDGET_NS / 1000000));
     return rc;
 }
 

@@ -1,5 +1,6 @@
 /* regex.c - PCRE2 matching with Go's regexp semantics for UTF-8. */
 #include "query/regex.h"
+#include "model/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,16 +16,43 @@ static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_d
     return r >= 0;
 }
 
-int sc_re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md,
-                pcre2_match_context *mctx)
+pcre2_match_context *sc_re_context(void)
 {
+    pcre2_match_context *c = pcre2_match_context_create(NULL);
+    if (c) {
+        pcre2_set_match_limit(c, SC_RE_MATCH_LIMIT);
+        pcre2_set_depth_limit(c, SC_RE_DEPTH_LIMIT);
+        pcre2_set_heap_limit(c, SC_RE_HEAP_LIMIT_KB);
+    }
+    return c;
+}
+
+void sc_re_budget_init(struct sc_re_budget *b, int64_t ns)
+{
+    b->deadline_ns = sc_mono_ns() + ns;
+    b->calls = 0;
+    b->over = 0;
+}
+
+int sc_re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data *md,
+                pcre2_match_context *mctx, struct sc_re_budget *budget)
+{
+    if (budget) {
+        /* the clock every few matches: a match is bounded, so this is soon enough */
+        if (budget->over || (++budget->calls % 16 == 0 && sc_mono_ns() > budget->deadline_ns)) {
+            budget->over = 1;
+            return 0;
+        }
+    }
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0, l;
     while (i < n && (l = sc_utf8_seq(u + i, n - i)) != 0)
         i += l;
-    if (i == n) return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
+    if (i == n)
+        return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
     unsigned char *fixed = malloc(n * 3);
-    if (!fixed) return 0;
+    if (!fixed)
+        return 0;
     size_t k = 0;
     for (i = 0; i < n;) {
         l = sc_utf8_seq(u + i, n - i);

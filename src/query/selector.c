@@ -18,6 +18,7 @@ struct sc_selector {
     pcre2_code **re; /* per matcher; NULL for = and != */
     uint32_t n, cap;
     pcre2_match_context *mctx;
+    struct sc_re_budget *budget; /* NULL: none (sc_selector_set_budget) */
 };
 
 struct lexer {
@@ -196,11 +197,6 @@ static int lex_string(struct lexer *x, struct sc_buf *out)
     (PCRE2_UTF | PCRE2_DOTALL | PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NEVER_BACKSLASH_C |     \
      PCRE2_DOLLAR_ENDONLY)
 
-/* Bounds on one regex match, so that no value or pattern can make matching hang. */
-#define RE_MATCH_LIMIT 1000000
-#define RE_DEPTH_LIMIT 10000
-#define RE_HEAP_LIMIT_KB 16384
-
 static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_buf *name,
                        enum sc_match_op op, const struct sc_buf *value, size_t value_at,
                        int compile)
@@ -243,14 +239,11 @@ static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_b
         pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
         s->re[s->n] = re;
         if (!s->mctx) {
-            s->mctx = pcre2_match_context_create(NULL);
+            s->mctx = sc_re_context();
             if (!s->mctx) {
                 s->n++;
                 return sc_errf(x->err, SC_ENOMEM, "out of memory");
             }
-            pcre2_set_match_limit(s->mctx, RE_MATCH_LIMIT);
-            pcre2_set_depth_limit(s->mctx, RE_DEPTH_LIMIT);
-            pcre2_set_heap_limit(s->mctx, RE_HEAP_LIMIT_KB);
         }
     }
     s->n++;
@@ -427,11 +420,17 @@ static int match_one(const struct sc_selector *s, uint32_t i, const char *v, siz
     case SC_MATCH_RE:
     case SC_MATCH_NRE: {
         /* A match that runs into a limit (or any other error) counts as no match. */
-        int hit = sc_re_match(s->re[i], v, n, md, s->mctx);
+        int hit = sc_re_match(s->re[i], v, n, md, s->mctx, s->budget);
         return m->op == SC_MATCH_RE ? hit : !hit;
     }
     }
     return 0;
+}
+
+void sc_selector_set_budget(struct sc_selector *s, struct sc_re_budget *b)
+{
+    if (s)
+        s->budget = b;
 }
 
 int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value,

@@ -59,6 +59,11 @@ void sc_selector_free(struct sc_selector *s);
  * threads may match with one selector at once. */
 int sc_selector_match(const struct sc_selector *s, const struct sc_labels *labels);
 
+struct sc_re_budget;
+/* Matches of s's regexes count against b from now on (NULL: no budget); once b runs out
+ * every regex fails to match and b->over says so (query/regex.h). */
+void sc_selector_set_budget(struct sc_selector *s, struct sc_re_budget *b);
+
 /* The matchers, in the order written, for pushing them down to a database (e.g. `=` as
  * SQL equality); the pointer lives as long as the selector. */
 uint32_t sc_selector_nmatchers(const struct sc_selector *s);

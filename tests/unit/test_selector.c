@@ -3,6 +3,7 @@
 
 #include "model/error.h"
 #include "model/hash.h"
+#include "query/regex.h"
 #include "query/selector.h"
 
 static struct sc_labels set_of(const char *text)
@@ -361,8 +362,35 @@ static void test_labels(void)
     sc_labels_release(&l);
 }
 
+/* A selector's regexes count against a budget: past it nothing matches, and it says so. */
+static void test_budget(void)
+{
+    struct sc_selector *sel;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_selector_parse("{pod=~\"p.*\"}", &sel, err), 0);
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "pod", 3, "p1", 2);
+    struct sc_re_budget b;
+    sc_re_budget_init(&b, 60 * 1000000000LL);
+    sc_selector_set_budget(sel, &b);
+    T_CHECK(sc_selector_match(sel, &l));
+    T_CHECK(!b.over);
+    sc_re_budget_init(&b, -1); /* already spent */
+    int matched = 0;
+    for (int i = 0; i < 100; i++)
+        matched += sc_selector_match(sel, &l);
+    T_CHECK(b.over);
+    T_CHECK(matched < 100);
+    sc_selector_set_budget(sel, NULL);
+    T_CHECK(sc_selector_match(sel, &l)); /* no budget: matches again */
+    sc_labels_release(&l);
+    sc_selector_free(sel);
+}
+
 int main(void)
 {
+    T_RUN(test_budget);
     T_RUN(test_parse_forms);
     T_RUN(test_escapes);
     T_RUN(test_errors);
