@@ -221,7 +221,7 @@ static int decode_text(const char *body, size_t len, int lines, const struct sc_
         }
         for (uint32_t i = 0; i < tmp->nsamples && rc == 0; i++) {
             const struct sc_sample *sm = &tmp->samples[i];
-            int64_t v[2] = {tmp->values[i], tmp->values[i] * (1000000000LL / rate)};
+            int64_t v[2] = {tmp->values[i], sc_mul_sat(tmp->values[i], 1000000000LL / rate)};
             if (sc_profile_add_sample(p, tmp->sample_locs + sm->loc_start, sm->nlocs, v, 0) < 0)
                 rc = SC_ENOMEM;
         }

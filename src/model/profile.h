@@ -150,6 +150,15 @@ static inline int64_t sc_add_sat(int64_t a, int64_t b)
     return r;
 }
 
+/* The same for products (a count times a period). */
+static inline int64_t sc_mul_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_mul_overflow(a, b, &r))
+        return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+    return r;
+}
+
 /* Allocates an empty profile (string 0 = ""). Free with sc_profile_free(). NULL on OOM. */
 struct sc_profile *sc_profile_new(void);
 void sc_profile_free(struct sc_profile *p);

@@ -110,6 +110,22 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
          (v) = yaml_document_get_node((c)->doc, it->value), 1);                                    \
          it++)
 
+/* YAML wants a mapping's keys unique and libyaml does not check: a second `path:` would
+ * silently win (and the first value leak). Refused, naming the key. */
+static int unique_keys(struct ctx *c, yaml_node_t *map)
+{
+    for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top;
+         a++) {
+        const char *ka = scalar(yaml_document_get_node(c->doc, a->key));
+        for (yaml_node_pair_t *b = map->data.mapping.pairs.start; ka && b < a; b++) {
+            const char *kb = scalar(yaml_document_get_node(c->doc, b->key));
+            if (kb && !strcmp(ka, kb))
+                return fail(c, yaml_document_get_node(c->doc, a->key), "duplicate key '%s'", ka);
+        }
+    }
+    return 0;
+}
+
 uint32_t sc_config_profile_bit(const char *name)
 {
     static const char *const names[] = {"cpu",   "heap",  "allocs",      "goroutine",
@@ -147,6 +163,8 @@ static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
     if (v->type != YAML_MAPPING_NODE)
         return fail(c, v, "'labels' must be a mapping%s", "");
     yaml_node_t *lk, *lv;
+    if (unique_keys(c, v))
+        return SC_EINVAL;
     FOR_PAIRS(c, v, it2, lk, lv)
     {
         const char *ln = scalar(lk), *lvs = scalar(lv);
@@ -192,6 +210,8 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
     j->profiles = SC_PROFILE_ALL;
     yaml_node_t *k, *v;
     int rc = 0;
+    if (unique_keys(c, n))
+        return SC_EINVAL;
     FOR_PAIRS(c, n, it3, k, v)
     {
         const char *key = scalar(k);
@@ -231,6 +251,8 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
                 yaml_node_t *sc = yaml_document_get_node(c->doc, *it), *k2, *v2;
                 if (sc->type != YAML_MAPPING_NODE)
                     return fail(c, sc, "static_configs entries must be mappings%s", "");
+                if (unique_keys(c, sc))
+                    return SC_EINVAL;
                 FOR_PAIRS(c, sc, it4, k2, v2)
                 {
                     const char *k2s = scalar(k2);
@@ -278,6 +300,8 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
             yaml_node_t *bk, *bv;
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
+            if (unique_keys(c, v))
+                return SC_EINVAL;
             FOR_PAIRS(c, v, it5, bk, bv)
             {
                 const char *bks = scalar(bk);
@@ -315,6 +339,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
         return fail(c, root, "the top level must be a mapping%s", "");
     yaml_node_t *k, *v;
     int rc = 0;
+    if (unique_keys(c, root))
+        return SC_EINVAL;
     FOR_PAIRS(c, root, it6, k, v)
     {
         const char *key = scalar(k);
@@ -340,6 +366,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
+            if (unique_keys(c, v))
+                return SC_EINVAL;
             FOR_PAIRS(c, v, it7, sk, sv)
             {
                 const char *s = scalar(sk);
