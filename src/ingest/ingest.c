@@ -180,12 +180,13 @@ static int decode_text(const char *body, size_t len, int lines, const struct sc_
     if (cpu) {
         const char *tn = sfx ? sfx->type : "cpu";
         if (sc_profile_add_sample_type(p, "samples", "count") < 0 ||
-            sc_profile_add_sample_type(p, tn, "nanoseconds") < 0)
+            sc_profile_add_sample_type(p, tn, "nanoseconds") < 0) {
             rc = SC_ENOMEM;
-        else
+        } else {
             p->default_sample_type = p->sample_types[1].type;
-        p->period_type = p->sample_types[1];
-        p->period = 1000000000LL / rate;
+            p->period_type = p->sample_types[1];
+            p->period = 1000000000LL / rate;
+        }
     } else {
         const char *tn = sfx ? sfx->type : units;
         const char *un = sfx ? sfx->unit
