@@ -19,7 +19,8 @@
     X(UNSUPPORTED, -7, "unsupported")                                                              \
     X(EXISTS, -8, "already exists")                                                                \
     X(AUTH, -9, "not authorized")                                                                  \
-    X(INTERNAL, -10, "internal error")
+    X(INTERNAL, -10, "internal error")                                                             \
+    X(NOSPACE, -11, "no space left for the store")
 
 enum sc_errno {
     SC_OK = 0,

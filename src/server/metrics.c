@@ -51,7 +51,8 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
     counter(out, "scorch_ingest_samples_total", "Samples stored through /ingest.",
             atomic_load(&m->ingest_samples));
     static const char *const reasons[SC_NREASONS] = {
-        "bad_request", "format", "limit", "auth", "unsupported", "internal", "not_found", "busy"};
+        "bad_request", "format", "limit", "auth", "unsupported", "internal", "not_found", "busy",
+        "storage"};
     sc_buf_puts(out, "# HELP scorch_http_errors_total Requests refused, by reason.\n"
                      "# TYPE scorch_http_errors_total counter\n");
     for (int i = 0; i < SC_NREASONS; i++)

@@ -81,6 +81,8 @@ static enum sc_err_reason reason_of(unsigned status)
         return SC_REASON_UNSUPPORTED;
     case 503:
         return SC_REASON_BUSY;
+    case 507:
+        return SC_REASON_STORAGE;
     default:
         return status >= 500 ? SC_REASON_INTERNAL : SC_REASON_BAD_REQUEST;
     }
@@ -124,6 +126,10 @@ int sc_resp_code(struct sc_resp *w, int code, const char *msg)
         break;
     case SC_EAUTH:
         status = 401, reason = SC_REASON_AUTH;
+        break;
+    case SC_ENOSPACE:
+        /* the disk is full: nothing was stored; the client may retry once there is room */
+        status = 507, reason = SC_REASON_STORAGE;
         break;
     default:
         status = 500, reason = SC_REASON_INTERNAL;

@@ -64,7 +64,7 @@ struct sc_histogram {
 
 enum sc_err_reason { SC_REASON_BAD_REQUEST, SC_REASON_FORMAT, SC_REASON_LIMIT, SC_REASON_AUTH,
                      SC_REASON_UNSUPPORTED, SC_REASON_INTERNAL, SC_REASON_NOT_FOUND,
-                     SC_REASON_BUSY, SC_NREASONS };
+                     SC_REASON_BUSY, SC_REASON_STORAGE, SC_NREASONS };
 
 struct sc_metrics {
     _Atomic uint64_t ingest_ok, ingest_bytes, ingest_samples;

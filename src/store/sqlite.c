@@ -52,15 +52,22 @@
 int sq_err(char *err, sqlite3 *db, const char *what)
 {
     int code = sqlite3_errcode(db);
-    int rc = code == SQLITE_NOMEM ? SC_ENOMEM : SC_EIO;
+    int rc = code == SQLITE_NOMEM ? SC_ENOMEM : code == SQLITE_FULL ? SC_ENOSPACE : SC_EIO;
+    if (rc == SC_ENOSPACE)
+        return sc_errf(err, rc, "%s: the disk is full", what);
     return sc_errf(err, rc, "%s: %s", what, sqlite3_errmsg(db));
 }
 
 int sq_exec(sqlite3 *db, const char *sql, char *err)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        int rc = sc_errf(err, SC_EIO, "store: %s", msg ? msg : "error");
+    int code = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (code != SQLITE_OK) {
+        int rc = sc_errf(err,
+                         (code & 0xff) == SQLITE_FULL    ? SC_ENOSPACE
+                         : (code & 0xff) == SQLITE_NOMEM ? SC_ENOMEM
+                                                         : SC_EIO,
+                         "store: %s", msg ? msg : "error");
         sqlite3_free(msg);
         return rc;
     }

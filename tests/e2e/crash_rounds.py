@@ -1,0 +1,199 @@
+"""crash_rounds.py - kill -9 while pushing, scraping and querying; then a full disk."""
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_common import Server, check, fail, main_wrapper  # noqa: E402
+
+SCORCH = os.environ["SCORCH"]
+SRC = os.environ["SCORCH_SRC"]
+TMP = sys.argv[1]
+ROUNDS = 20
+NOW = int(time.time())
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    p = s.getsockname()[1]
+    s.close()
+    return p
+
+
+class Pushers:
+    """Threads pushing distinct folded profiles; acked[(name, t)] for every 200."""
+
+    def __init__(self, srv, round_no, n=3):
+        self.srv, self.round, self.stop = srv, round_no, False
+        self.acked, self.lock = [], threading.Lock()
+        self.threads = [threading.Thread(target=self.run, args=(i,), daemon=True)
+                        for i in range(n)]
+        self.queries = 0
+
+    def run(self, i):
+        k = 0
+        while not self.stop:
+            t = NOW - 3000 + self.round * 100 + i * 30 + (k % 30)
+            name = "crash.cpu{r=\"%d\",w=\"%d\",k=\"%d\"}" % (self.round, i, k)
+            body = b"main;round%d;w%d;k%d %d\n" % (self.round, i, k, k + 1)
+            k += 1
+            try:
+                st, _, _ = self.srv.request("POST", "/ingest", {
+                    "name": name, "format": "folded", "from": str(t), "until": str(t + 1)},
+                    body=body, timeout=5)
+            except OSError:
+                continue
+            if st == 200:
+                with self.lock:
+                    self.acked.append((self.round, i, k - 1))
+
+    def query(self):
+        while not self.stop:
+            try:
+                self.srv.request("GET", "/api/v1/render", {
+                    "type": "cpu:samples", "query": '{service_name="crash"}',
+                    "from": str(NOW - 4000), "until": str(NOW + 60), "format": "tsv"},
+                    timeout=5)
+                self.queries += 1
+            except OSError:
+                pass
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+        self.q = threading.Thread(target=self.query, daemon=True)
+        self.q.start()
+
+    def join(self):
+        self.stop = True
+        for t in self.threads + [self.q]:
+            t.join(10)
+
+
+def stored(srv):
+    """{(round, worker, k)} of every stored push, from the tsv of all of them."""
+    text = srv.ok("/api/v1/render", {"type": "cpu:samples", "query": '{service_name="crash"}',
+                                      "from": str(NOW - 4000), "until": str(NOW + 60),
+                                      "format": "tsv"}).decode()
+    out = set()
+    for line in text.splitlines()[1:]:
+        fn = line.split("\t")[2]
+        if fn.startswith("k") and "\t" not in fn:
+            pass
+    # the leaf frames are k<k>; their callers w<i>, round<r>: read them from folded
+    folded = srv.ok("/api/v1/render", {"type": "cpu:samples", "query": '{service_name="crash"}',
+                                        "from": str(NOW - 4000), "until": str(NOW + 60),
+                                        "format": "folded"}).decode()
+    for line in folded.splitlines():
+        stack = line.rsplit(" ", 1)[0].split(";")
+        if len(stack) == 4 and stack[1].startswith("round"):
+            out.add((int(stack[1][5:]), int(stack[2][1:]), int(stack[3][1:])))
+    return out
+
+
+def integrity(data):
+    r = subprocess.run(["sqlite3", os.path.join(data, "scorch.db"), "PRAGMA integrity_check;"],
+                       capture_output=True, timeout=60)
+    return r.stdout.decode().strip()
+
+
+def crash_rounds():
+    data = os.path.join(TMP, "data")
+    tport = free_port()
+    target = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/e2e/fake_pprof_target.py"),
+                               "%d=ok" % tport], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cfg = os.path.join(TMP, "scrape.yaml")
+    with open(cfg, "w") as f:
+        f.write("scrape_configs:\n  - job_name: fake\n    scrape_interval: 1s\n"
+                "    profiles: [heap, goroutine, allocs]\n    targets: [\"127.0.0.1:%d\"]\n" % tport)
+    all_acked, reopen = set(), []
+    rnd = random.Random(7)
+    try:
+        for rno in range(ROUNDS):
+            t0 = time.time()
+            srv = Server(SCORCH, data, os.path.join(TMP, "server.log"), cfg).start()
+            reopen.append(time.time() - t0)
+            # what earlier rounds acknowledged is all there
+            have = stored(srv)
+            missing = all_acked - have
+            check(not missing, "round %d: %d acknowledged pushes lost, e.g. %s"
+                  % (rno, len(missing), sorted(missing)[:3]))
+            p = Pushers(srv, rno)
+            p.start()
+            time.sleep(0.3 + rnd.random() * 1.2)
+            srv.proc.kill()  # SIGKILL, mid-everything
+            srv.proc.wait()
+            p.join()
+            all_acked |= set(p.acked)
+            check(integrity(data) == "ok", "round %d: integrity check: %s" % (rno, integrity(data)))
+        srv = Server(SCORCH, data, os.path.join(TMP, "server.log"), cfg).start()
+        missing = all_acked - stored(srv)
+        check(not missing, "after the last round: %d acknowledged pushes lost" % len(missing))
+        scraped = srv.json("/api/v1/series", {"query": '{job="fake"}', "from": str(NOW - 600)})
+        check(len(scraped) >= 1, "the scraper stored nothing across the rounds")
+        srv.stop()
+    finally:
+        target.kill()
+    print("crash: %d rounds of kill -9, %d acknowledged pushes all kept, reopen max %.2f s"
+          % (ROUNDS, len(all_acked), max(reopen)))
+
+
+def full_disk():
+    small = os.path.join(TMP, "small")
+    os.makedirs(small, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", small],
+                       capture_output=True)
+    if r.returncode:
+        print("SKIP: full disk: cannot mount a tmpfs (%s)" % r.stderr.decode().strip())
+        return
+    try:
+        srv = Server(SCORCH, os.path.join(small, "data"), os.path.join(TMP, "full.log"),
+                     extra=["--no-fsync"]).start()
+        acked, statuses = [], {}
+        blob = os.urandom(1 << 10).hex()  # incompressible frame names fill the disk fast
+        for k in range(4000):
+            body = ("main;f%d_%s %d\n" % (k, blob, k + 1)).encode()
+            st, _, data = srv.request("POST", "/ingest", {
+                "name": "full.cpu", "format": "folded", "from": str(NOW - 2000 + k),
+                "until": str(NOW - 1999 + k)}, body=body, timeout=20)
+            statuses[st] = statuses.get(st, 0) + 1
+            if st == 200:
+                acked.append(k)
+            elif st in (507, 503):
+                check(b"space" in data or b"full" in data, "full disk answer: %r" % data[:200])
+                if statuses[st] >= 5:
+                    break
+            else:
+                fail("a push on a full disk answered %d: %r" % (st, data[:200]))
+        check(statuses.get(507, 0) + statuses.get(503, 0) >= 1,
+              "the disk never filled: %s" % statuses)
+        # queries still answer on a full disk
+        st, _, _ = srv.get("/api/v1/render", {"type": "cpu:samples", "query": "{}",
+                                               "from": str(NOW - 3000), "format": "tsv"})
+        check(st == 200, "a query on a full disk: %d" % st)
+        srv.kill()
+        check(integrity(os.path.join(small, "data")) == "ok", "integrity after a full disk")
+        srv = Server(SCORCH, os.path.join(small, "data"), os.path.join(TMP, "full.log"),
+                     extra=["--no-fsync"]).start()
+        text = srv.ok("/api/v1/render", {"type": "cpu:samples", "query": "{}",
+                                          "from": str(NOW - 3000), "format": "tsv"}).decode()
+        got = sum(1 for line in text.splitlines()[1:] if "\tf" in line)
+        check(got >= len(acked), "after a full disk: %d of %d acknowledged pushes" % (got, len(acked)))
+        srv.stop()
+        print("full disk: %d pushes stored, then %s; queries answered; nothing lost" %
+              (len(acked), {k: v for k, v in statuses.items() if k != 200}))
+    finally:
+        subprocess.run(["umount", small], capture_output=True)
+
+
+def main():
+    crash_rounds()
+    full_disk()
+
+
+main_wrapper(main)
