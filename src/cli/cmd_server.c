@@ -129,6 +129,10 @@ int cmd_server(int argc, char **argv)
         o.max_read_blocks = cf.max_read_blocks;
     if (cf.layout_timeout_ns)
         o.layout_timeout_ns = cf.layout_timeout_ns;
+    if (cf.max_read_rows)
+        o.max_read_rows = cf.max_read_rows;
+    if (cf.max_queries)
+        o.max_queries = cf.max_queries;
     o.source_roots = (const char *const *)cf.source_roots;
     o.nsource_roots = cf.nsource_roots;
     struct sigaction sa;

@@ -142,6 +142,40 @@ static const char *arg_prefixed(struct sc_req *r, const char *prefix, const char
     return v ? v : sc_req_arg(r, n);
 }
 
+/* How long a heavy query waits for a slot before it is told the server is busy. */
+#define QUERY_WAIT_S 5
+
+int sc_api_query_begin(struct sc_req *r, struct sc_resp *w)
+{
+    struct sc_server *srv = r->srv;
+    struct timespec until;
+    sc_deadline(&until, QUERY_WAIT_S * SC_NS_PER_S);
+    int rc = 0;
+    pthread_mutex_lock(&srv->query_mu);
+    while (rc == 0 && srv->queries >= srv->opts.max_queries)
+        rc = pthread_cond_timedwait(&srv->query_cv, &srv->query_mu, &until);
+    if (rc == 0)
+        srv->queries++;
+    pthread_mutex_unlock(&srv->query_mu);
+    if (rc == 0)
+        return 0;
+    sc_resp_error(w, 503,
+                  "server busy: %u heavy queries are running (server.max_queries) and none "
+                  "finished within %d s; retry later",
+                  (unsigned)srv->opts.max_queries, QUERY_WAIT_S);
+    w->reason = SC_REASON_BUSY + 1;
+    return -1;
+}
+
+void sc_api_query_end(struct sc_req *r)
+{
+    struct sc_server *srv = r->srv;
+    pthread_mutex_lock(&srv->query_mu);
+    srv->queries--;
+    pthread_cond_signal(&srv->query_cv);
+    pthread_mutex_unlock(&srv->query_mu);
+}
+
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err)
 {
     /* what the client asked for is too much: 400 naming the limit, as for parameters */
@@ -307,7 +341,7 @@ static const struct render_format {
 };
 #define NRENDER (sizeof render_formats / sizeof render_formats[0])
 
-int sc_api_render(struct sc_req *r, struct sc_resp *w)
+static int render_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *format = sc_req_arg(r, "format");
     if (!format)
@@ -350,7 +384,7 @@ int sc_api_render(struct sc_req *r, struct sc_resp *w)
 
 /* ---- timeline ---- */
 
-int sc_api_timeline(struct sc_req *r, struct sc_resp *w)
+static int timeline_run(struct sc_req *r, struct sc_resp *w)
 {
     char err[SC_ERR_LEN] = "";
     int64_t step = 0;
@@ -411,7 +445,7 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
     return c;
 }
 
-int sc_api_diff(struct sc_req *r, struct sc_resp *w)
+static int diff_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *format = sc_req_arg(r, "format");
     if (!format)
@@ -488,7 +522,7 @@ static int heatmap_block(void *ctx, const struct sc_store_timed_block *b)
     return rc == SC_ELIMIT ? 0 : rc;
 }
 
-int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
+static int heatmap_run(struct sc_req *r, struct sc_resp *w)
 {
     uint64_t rows = SC_HEATMAP_DEFAULT_ROWS;
     const char *ra = sc_req_arg(r, "rows");
@@ -522,7 +556,7 @@ int sc_api_heatmap(struct sc_req *r, struct sc_resp *w)
 
 /* ---- call graph ---- */
 
-int sc_api_callgraph(struct sc_req *r, struct sc_resp *w)
+static int callgraph_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *format = sc_req_arg(r, "format");
     if (!format)
@@ -582,7 +616,7 @@ int sc_api_callgraph(struct sc_req *r, struct sc_resp *w)
 
 /* ---- source ---- */
 
-int sc_api_source(struct sc_req *r, struct sc_resp *w)
+static int source_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *fn = sc_req_arg(r, "function");
     if (!fn || !*fn)
@@ -699,3 +733,21 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
     sc_buf_puts(&w->body, "]\n");
     return 0;
 }
+
+/* ---- the heavy queries, each admitted (sc_api_query_begin) ---- */
+
+#define ADMITTED(name)                                                                             \
+    int sc_api_##name(struct sc_req *r, struct sc_resp *w)                                         \
+    {                                                                                              \
+        if (sc_api_query_begin(r, w))                                                              \
+            return 0;                                                                              \
+        int rc = name##_run(r, w);                                                                 \
+        sc_api_query_end(r);                                                                       \
+        return rc;                                                                                 \
+    }
+ADMITTED(render)
+ADMITTED(timeline)
+ADMITTED(diff)
+ADMITTED(heatmap)
+ADMITTED(callgraph)
+ADMITTED(source)

@@ -431,6 +431,18 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         cf->layout_timeout_ns <= 0)
                         return fail(c, sv, "bad layout_timeout '%s' (like 20s)",
                                     scalar(sv) ? scalar(sv) : "");
+                } else if (!strcmp(sect_key, "server.max_read_rows") ||
+                           !strcmp(sect_key, "server.max_queries")) {
+                    char *end;
+                    const char *num = scalar(sv) ? scalar(sv) : "";
+                    unsigned long long n = strtoull(num, &end, 10);
+                    int rows = !strcmp(sect_key, "server.max_read_rows");
+                    if (!*num || *end || num[0] == '-' || n == 0 || n > (rows ? 1ull << 32 : 1024))
+                        return fail(c, sv, "bad '%s' (a count, >= 1)", sect_key);
+                    if (rows)
+                        cf->max_read_rows = n;
+                    else
+                        cf->max_queries = (uint32_t)n;
                 } else if (!strcmp(sect_key, "server.max_read_blocks")) {
                     char *end;
                     const char *num = scalar(sv) ? scalar(sv) : "";

@@ -57,6 +57,8 @@ struct sc_config {
     int64_t retention_ns;    /* storage.retention, default 30 d */
     char *listen;            /* server.listen */
     uint64_t max_read_blocks; /* server.max_read_blocks: a query's budget; 0 = default */
+    uint64_t max_read_rows;   /* server.max_read_rows: distinct stacks a query may hold */
+    uint32_t max_queries;     /* server.max_queries: heavy queries at once */
     int64_t layout_timeout_ns; /* server.layout_timeout: a call graph layout's deadline */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;

@@ -54,6 +54,8 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->layout_timeout_ns = 20 * 1000000000LL;
     o->layout_memory = 1ull << 30;
     o->max_layouts = 2;
+    o->max_queries = 4;
+    o->max_read_rows = 4u << 20;
     o->durable = 1;
 }
 
@@ -729,6 +731,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     pthread_mutex_init(&srv->stats_mu, NULL);
     pthread_mutex_init(&srv->admit_mu, NULL);
     pthread_cond_init(&srv->admit_cv, NULL);
+    pthread_mutex_init(&srv->query_mu, NULL);
+    pthread_cond_init(&srv->query_cv, NULL);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
     if (!rc) {
@@ -737,6 +741,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         so.dir = o->data_dir;
         so.retention_ns = o->retention_ns;
         so.max_read_blocks = o->max_read_blocks;
+        so.max_read_rows = o->max_read_rows;
         so.durable = o->durable;
         rc = sc_store_open(&so, &srv->store, err);
     }

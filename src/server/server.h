@@ -24,6 +24,8 @@ struct sc_server_opts {
     int64_t layout_timeout_ns; /* a call graph layout's deadline (worker killed after it) */
     uint64_t layout_memory;    /* a layout worker's address space */
     uint32_t max_layouts;      /* layout workers at once; more get 503 */
+    uint32_t max_queries;      /* heavy queries at once; more wait, then get 503 */
+    uint64_t max_read_rows;    /* the distinct stacks one query may hold (server.max_read_rows) */
     int durable;             /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;

@@ -96,6 +96,11 @@ struct sc_server {
     pthread_mutex_t admit_mu;
     pthread_cond_t admit_cv;
     uint64_t admitted;
+    /* heavy queries (merges, diffs, heatmaps, call graphs) running, at most
+     * opts.max_queries: each is bounded (its read budget, its rows), so together they are */
+    pthread_mutex_t query_mu;
+    pthread_cond_t query_cv;
+    uint32_t queries;
     /* call graph layouts: each in a worker process (query/layout.h), a few at a time */
     char exe[4096];          /* this binary, for the workers; "" lays out in-process */
     _Atomic uint32_t layouts; /* workers running */
@@ -121,6 +126,10 @@ struct sc_filter_opts sc_api_filters(struct sc_req *r);
 struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const struct sc_selection *s);
 /* A decimal count in 0..max (no sign): 0, or -1 when s is not one. */
 int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* Admission of a heavy query: waits up to a few seconds for one of opts.max_queries slots;
+ * non-zero with w answered (503 busy) when none came free. sc_api_query_end after. */
+int sc_api_query_begin(struct sc_req *r, struct sc_resp *w);
+void sc_api_query_end(struct sc_req *r);
 /* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err);
 

@@ -10,6 +10,7 @@
 /* ---- (stack -> value) sums, or timed rows ---- */
 
 struct acc {
+    uint64_t max; /* distinct stacks allowed (0: any); past it acc_add says SC_ELIMIT */
     struct sc_map64 map; /* stack -> index (aggregated only) */
     uint64_t *stacks;
     int64_t *vals, *times;
@@ -38,6 +39,8 @@ static int acc_add(struct acc *a, uint64_t stack, int64_t v)
     uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
     if (!slot) return SC_ENOMEM;
     if (added) {
+        if (a->max && a->n >= a->max)
+            return SC_ELIMIT;
         a->stacks[a->n] = stack;
         a->vals[a->n++] = 0;
     }
@@ -47,6 +50,8 @@ static int acc_add(struct acc *a, uint64_t stack, int64_t v)
 
 static int acc_push(struct acc *a, uint64_t stack, int64_t v, int64_t t)
 {
+    if (a->max && a->n >= a->max)
+        return SC_ELIMIT;
     int rc = acc_grow(a, 1);
     if (rc) return rc;
     a->stacks[a->n] = stack;
@@ -65,6 +70,21 @@ static uint32_t acc_compact(struct acc *a)
             a->vals[m++] = a->vals[i];
         }
     return m;
+}
+
+/* A read's failure with the words the caller shows when the backend gave none. */
+static int read_fail(const struct sc_store *s, int rc, char *err)
+{
+    if (!rc || (err && err[0]))
+        return rc;
+    if (rc == SC_ELIMIT)
+        return sc_errf(err, rc,
+                       "the query's answer holds more than %llu distinct stacks (the server's "
+                       "server.max_read_rows): narrow the time range or the selection",
+                       (unsigned long long)s->opts.max_read_rows);
+    if (rc == SC_ENOMEM)
+        return sc_errf(err, rc, "out of memory");
+    return rc;
 }
 
 /* ---- building a profile from rows ---- */
@@ -222,7 +242,9 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
     struct merge_ctx *m = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = m->gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
-        if (v && acc_add(&m->total, r->stacks[i], v)) return SC_ENOMEM;
+        int e = v ? acc_add(&m->total, r->stacks[i], v) : 0;
+        if (e)
+            return e;
     }
     return 0;
 }
@@ -252,8 +274,11 @@ static int exact_timed_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct exact_ctx *x = ctx;
     x->timed[r->series] = 1;
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->values[i] && acc_add(&x->m->total, r->stacks[i], r->values[i])) return SC_ENOMEM;
+    for (uint32_t i = 0; i < r->n; i++) {
+        int e = r->values[i] ? acc_add(&x->m->total, r->stacks[i], r->values[i]) : 0;
+        if (e)
+            return e;
+    }
     return 0;
 }
 
@@ -270,6 +295,7 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
     char unit[64];
     struct merge_ctx m;
     memset(&m, 0, sizeof m);
+    m.total.max = s->opts.max_read_rows;
     if (sc_store_type_info(s, q->type, unit, &m.gauge))
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     struct exact_ctx x = {&m, calloc((size_t)q->nseries + 1, 1)};
@@ -277,7 +303,7 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
     struct sc_store_read tr = {q, 0, 1}, r = {q, 0, 0};
     int rc = sc_store_read(s, &tr, exact_timed_rows, &x, err);
     if (rc == 0) rc = sc_store_read(s, &r, exact_agg_rows, &x, err);
-    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    rc = read_fail(s, rc, err);
     if (rc == 0) {
         uint32_t n = acc_compact(&m.total);
         rc = build_profile(s, q->type, unit, m.total.stacks, m.total.vals, NULL, n, out, err);
@@ -336,7 +362,9 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     x->b.series++;
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
-        if (v && acc_add(&x->total, r->stacks[i], v)) return SC_ENOMEM;
+        int e = v ? acc_add(&x->total, r->stacks[i], v) : 0;
+        if (e)
+            return e;
     }
     return 0;
 }
@@ -349,6 +377,7 @@ int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, i
     char unit[64];
     struct bucket_ctx x;
     memset(&x, 0, sizeof x);
+    x.total.max = s->opts.max_read_rows;
     if (sc_store_type_info(s, q->type, unit, &x.b.gauge))
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     x.s = s;
@@ -361,7 +390,7 @@ int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, i
     int rc = sc_store_read(s, &r, bucket_rows, &x, err);
     if (rc == 0 || (rc > 0 && x.stopped)) rc = x.stopped ? 0 : flush_bucket(&x);
     if (rc > 0) rc = 0; /* the caller stopped */
-    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    rc = read_fail(s, rc, err);
     acc_release(&x.total);
     return rc;
 }
@@ -378,7 +407,9 @@ static int timed_rows(void *ctx, const struct sc_store_rows *r)
     struct timed_ctx *t = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
         if (!r->values[i] || r->times[i] < t->from || r->times[i] >= t->until) continue;
-        if (acc_push(&t->rows, r->stacks[i], r->values[i], r->times[i])) return SC_ENOMEM;
+        int e = acc_push(&t->rows, r->stacks[i], r->values[i], r->times[i]);
+        if (e)
+            return e;
     }
     return 0;
 }
@@ -393,11 +424,12 @@ int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     struct timed_ctx t;
     memset(&t, 0, sizeof t);
+    t.rows.max = s->opts.max_read_rows;
     t.from = q->from_ns;
     t.until = q->until_ns;
     struct sc_store_read r = {q, 0, 1};
     int rc = sc_store_read(s, &r, timed_rows, &t, err);
-    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    rc = read_fail(s, rc, err);
     if (rc == 0)
         rc = build_profile(s, q->type, unit, t.rows.stacks, t.rows.vals, t.rows.times, t.rows.n,
                            out, err);
@@ -439,7 +471,7 @@ static int each_rows(void *ctx, const struct sc_store_rows *r)
             x->dstacks[x->nd] = r->stacks[i];
             x->dvals[x->nd++] = 0;
         }
-        x->dvals[*slot] += r->values[i];
+        x->dvals[*slot] = sc_add_sat(x->dvals[*slot], r->values[i]);
         x->sample[i] = *slot;
     }
     struct sc_profile *p = NULL;
@@ -470,7 +502,7 @@ int sc_store_timed_each(struct sc_store *s, const struct sc_store_query *q, sc_s
     /* the backend's timed read calls back once per stored profile */
     struct sc_store_read r = {q, 0, 1};
     int rc = sc_store_read(s, &r, each_rows, &x, err);
-    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    rc = read_fail(s, rc, err);
     sc_map64_release(&x.distinct);
     free(x.dstacks);
     free(x.dvals);
@@ -487,6 +519,7 @@ int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type,
     char unit[64];
     struct merge_ctx m;
     memset(&m, 0, sizeof m);
+    m.total.max = s->opts.max_read_rows;
     if (sc_store_type_info(s, type, unit, &m.gauge))
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", type ? type : "");
     m.gauge = 0; /* one profile: nothing to average */
@@ -496,7 +529,7 @@ int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type,
     struct sc_store_read r = {&q, 0, 0};
     struct profile_seen seen = {&m, 0};
     int rc = sc_store_read(s, &r, seen_rows, &seen, err);
-    if (rc == SC_ENOMEM && (!err || !err[0])) rc = sc_errf(err, rc, "out of memory");
+    rc = read_fail(s, rc, err);
     if (rc == 0 && !seen.profiles)
         rc = sc_errf(err, SC_ENOTFOUND, "no %s profile of this series at %lld ns", type,
                      (long long)time_ns);

@@ -43,6 +43,8 @@ struct sc_store_opts {
     uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
                                  read fails with SC_ELIMIT naming the limit (the server's
                                  server.max_read_blocks) */
+    uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
+                                 block budget, what bounds a query's memory */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);

@@ -535,7 +535,7 @@ def run_all(srv):
     # ---- a query's work budget (server.max_read_blocks) instead of a range cap ----
     cfg = os.path.join(TMP, "budget.yaml")
     with open(cfg, "w") as f:
-        f.write("server:\n  max_read_blocks: 3\n")
+        f.write("server:\n  max_read_blocks: 3\n  max_read_rows: 2\n")
     small = Server(SCORCH, os.path.join(TMP, "budget-data"), os.path.join(TMP, "budget.log"),
                    cfg).start()
     for i in range(5):
@@ -549,6 +549,14 @@ def run_all(srv):
     check(tsv.decode().splitlines()[1:] == ["2\t2\tmain", "2\t2\tf"][1:] or b"\tf" in tsv,
           "two profiles fit the budget: %r" % tsv)
     print("budget: %s" % msg)
+    # and what one answer may hold: three distinct stacks in two blocks is over 2 rows
+    for i, stack in enumerate((b"main;x 1\n", b"main;y 1\n", b"main;z 1\n")):
+        small.push(stack, name="rows", format="folded",
+                   **{"from": str(NOW - 200 + i * 0), "until": str(NOW - 199)})
+    refused(small, 400, "limit", "GET", "/api/v1/render",
+            {"type": "cpu:samples", "query": '{service_name="rows"}', "from": str(NOW - 201),
+             "until": str(NOW - 198), "format": "tsv"},
+            words=["max_read_rows", "2"], what="an answer over its rows budget")
     small.stop()
 
     # ---- an empty token is refused at start, never taken as "no authentication" ----
