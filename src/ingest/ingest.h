@@ -65,6 +65,31 @@ struct sc_ingest_result {
 int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
               struct sc_ingest_result *res, char *err);
 
+/* One decoded profile of any source (a push, OTLP, Connect, the scraper) to store under a
+ * series: what every way in shares. */
+struct sc_ingest_item {
+    const char *tenant;
+    const struct sc_labels *labels; /* the series */
+    const char *profile;            /* NULL: sc_ingest_profile_name(p), else "profile" */
+    const struct sc_profile *p;     /* samples may be lazy */
+    int64_t time_ns, duration_ns;   /* 0: the profile's own (time: else now) */
+    int64_t time_shift_ns;          /* added to sample timestamps (whole seconds) */
+};
+
+/* Checks the series labels (at most 48, names [A-Za-z_][A-Za-z0-9_.-]* of at most 256 bytes,
+ * values of at most 1024) and the profile (not empty), then writes it durably: when this
+ * returns 0 the profile survives a crash. 0 or SC_EINVAL / SC_ELIMIT / SC_EFORMAT / a store
+ * error, with the reason in err. */
+int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
+                    struct sc_ingest_result *res, char *err);
+
+/* The label checks of sc_ingest_store alone. 0 or SC_EINVAL / SC_ELIMIT. */
+int sc_ingest_check_labels(const struct sc_labels *l, char *err);
+
+/* The profile name a decoded profile describes itself as, from its period and sample types
+ * (cpu, wall, heap, allocs, goroutine, threadcreate, mutex), or NULL. */
+const char *sc_ingest_profile_name(const struct sc_profile *p);
+
 /* Parses a Pyroscope name into labels (service_name and the braces' pairs; labels must be
  * initialised and empty) and the known suffix, copied into suffix (at least 32 bytes; ""
  * when none). 0 or SC_EINVAL / SC_ELIMIT with a reason. */
