@@ -362,7 +362,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     return rc;
             }
         } else if (!strcmp(key, "remote_write") || !strcmp(key, "auth") ||
-                   !strcmp(key, "storage") || !strcmp(key, "server")) {
+                   !strcmp(key, "storage") || !strcmp(key, "server") || !strcmp(key, "otlp")) {
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
@@ -424,6 +424,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                                     scalar(sv) ? scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.listen"))
                     cf->listen = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "otlp.grpc_listen"))
+                    cf->otlp_grpc_listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
                     rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
                 else if (!strcmp(sect_key, "server.layout_timeout")) {
@@ -446,7 +448,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
             }
         } else {
             return fail(c, k,
-                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server)",
+                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, otlp)",
                         key);
         }
     }
@@ -539,6 +541,7 @@ void sc_config_release(struct sc_config *c)
     free(c->remote_token);
     free(c->remote_queue_dir);
     free(c->auth_token);
+    free(c->otlp_grpc_listen);
     free(c->storage_engine);
     free(c->storage_path);
     free(c->storage_url);

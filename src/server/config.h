@@ -58,6 +58,7 @@ struct sc_config {
     char *listen;            /* server.listen */
     uint64_t max_read_blocks; /* server.max_read_blocks: a query's budget; 0 = default */
     int64_t layout_timeout_ns; /* server.layout_timeout: a call graph layout's deadline */
+    char *otlp_grpc_listen;  /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;
 };
