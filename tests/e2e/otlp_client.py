@@ -12,6 +12,7 @@ Debian's python3-grpcio. Usage:
         perf samples shifted by whole seconds so the first lands in second BASE; SHAPE is
         values (aggregated, no timestamps), timestamps (each worth 1) or paired
   otlp_client.py STUBS json IN OUT            the request in OTLP JSON (hex ids)
+  otlp_client.py STUBS bad IN OUT             IN plus two malformed profiles
   otlp_client.py STUBS grpc ADDR IN [--token T] [--tenant T] [--gzip] [--version V]
         ProfilesService/Export; prints "ok REJECTED MESSAGE" or "error CODE DETAILS"
   otlp_client.py STUBS response FILE [json]   prints "REJECTED MESSAGE" of a response body
@@ -181,6 +182,22 @@ def build(perf, base, shape, service, out):
         f.write(req.SerializeToString())
 
 
+def bad(inp, out):
+    """The request plus two profiles OTLP forbids: a stack index past the stack table, and
+    a sample with more values than timestamps (the request must be a paired one)."""
+    req = pb.ExportProfilesServiceRequest.FromString(open(inp, "rb").read())
+    sp = req.resource_profiles[0].scope_profiles[0]
+    good = sp.profiles[0]
+    p = sp.profiles.add()
+    p.CopyFrom(good)
+    p.samples[0].stack_index = 10**6
+    q = sp.profiles.add()
+    q.CopyFrom(good)
+    q.samples[0].values.append(5)
+    with open(out, "wb") as f:
+        f.write(req.SerializeToString())
+
+
 def hexify(obj):
     """OTLP JSON: trace, span and profile ids are hex, not protobuf JSON's base64."""
     if isinstance(obj, dict):
@@ -204,7 +221,6 @@ def to_json(inp, out):
 
 def grpc_export(addr, inp, args):
     import grpc
-    opts = dict(zip(args[::2], args[1::2])) if "--gzip" not in args else {}
     flags = [a for a in args if a == "--gzip"]
     rest = [a for a in args if a != "--gzip"]
     opts = dict(zip(rest[::2], rest[1::2]))
@@ -250,6 +266,8 @@ def main():
             print(k, counts[k])
     elif cmd == "build":
         build(sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7])
+    elif cmd == "bad":
+        bad(sys.argv[3], sys.argv[4])
     elif cmd == "json":
         to_json(sys.argv[3], sys.argv[4])
     elif cmd == "grpc":
