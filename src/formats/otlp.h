@@ -41,8 +41,9 @@
  * lengths make that one profile fail (the others may be fine). */
 struct sc_otlp_req;
 
-/* Indexes the request in buf[0, n) (borrowed: it must outlive the request and every profile
- * built from it); json: the bytes are OTLP JSON. 0, or SC_EFORMAT (malformed: nothing can
+/* Indexes the request in buf[0, n) (borrowed: it must outlive the request); json: the bytes
+ * are OTLP JSON. Profiles built from the request point into it (and into buf): release
+ * them before sc_otlp_close. 0, or SC_EFORMAT (malformed: nothing can
  * be taken from it), SC_ELIMIT, SC_ENOMEM, with detail in err. */
 int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *lim,
                  struct sc_otlp_req **out, char *err);

@@ -592,7 +592,7 @@ int sc_ingest_check_labels(const struct sc_labels *l, char *err)
         return sc_errf(err, SC_ELIMIT, "%u labels is more than %d", (unsigned)l->n, MAX_LABELS);
     for (uint32_t i = 0; i < l->n; i++) {
         struct sc_str k = l->v[i].name, v = l->v[i].value;
-        if (!valid_label_name(k.ptr, k.len))
+        if (!sc_label_name_valid(k.ptr, k.len))
             return sc_errf(err, SC_EINVAL, "bad label name '%.*s'", (int)(k.len < 64 ? k.len : 64),
                            k.ptr);
         if (v.len > MAX_LABEL_LEN)

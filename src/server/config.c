@@ -78,14 +78,11 @@ static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
     return d;
 }
 
-/* The first line of a file (a token), without its newline. */
-static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+char *sc_config_read_token(const char *path, char *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "cannot read token file '%s': %s", path, strerror(errno));
-        *rc = fail(c, n, "%s", msg);
+        sc_errf(err, SC_EIO, "cannot read token file '%s': %s", path, strerror(errno));
         return NULL;
     }
     char line[4096] = "";
@@ -96,10 +93,22 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
     while (l && (line[l - 1] == '\n' || line[l - 1] == '\r' || line[l - 1] == ' '))
         line[--l] = 0;
     if (!l) {
-        *rc = fail(c, n, "token file '%s' is empty", path);
+        sc_errf(err, SC_EINVAL, "token file '%s' is empty", path);
         return NULL;
     }
-    return strdup(line);
+    char *t = strdup(line);
+    if (!t)
+        sc_errf(err, SC_ENOMEM, "out of memory");
+    return t;
+}
+
+static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+{
+    char msg[SC_ERR_LEN];
+    char *t = sc_config_read_token(path, msg);
+    if (!t)
+        *rc = fail(c, n, "%s", msg);
+    return t;
 }
 
 /* Iterates a mapping's pairs; it names the iterator, so loops can nest. */

@@ -71,6 +71,10 @@ int sc_config_parse(const char *text, size_t len, const char *name, struct sc_co
                     char *err);
 void sc_config_release(struct sc_config *c);
 
+/* The first line of a token file, without its line end (malloc'd), or NULL with "cannot
+ * read token file 'x': why" / "token file 'x' is empty" in err. */
+char *sc_config_read_token(const char *path, char *err);
+
 /* Profile name -> SC_PROFILE_* bit, 0 when unknown. */
 uint32_t sc_config_profile_bit(const char *name);
 

@@ -570,7 +570,10 @@ static void test_pprof_payload(void)
     end(), end(), end();
     char err[SC_ERR_LEN] = "";
     struct sc_otlp_profile op;
-    T_EQ_INT(build_one(&b, 0, 0, &op, err), 0);
+    /* a pprof profile's samples stay in the request: walk them before closing it */
+    struct sc_otlp_req *r;
+    T_EQ_INT(sc_otlp_open(b.data, b.len, 0, NULL, &r, err), 0);
+    T_EQ_INT(sc_otlp_build(r, 0, &op, err), 0);
     T_EQ_INT(op.from_pprof, 1);
     int64_t total = 0;
     if (op.p) {
@@ -579,6 +582,7 @@ static void test_pprof_payload(void)
     }
     T_EQ_INT(total, 4096);
     sc_otlp_profile_release(&op);
+    sc_otlp_close(r);
     /* another format without samples is refused with the reason */
     sc_buf_release(&b);
     sc_buf_init(&b);
