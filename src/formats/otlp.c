@@ -225,7 +225,7 @@ int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *li
         buf = r->json.data;
         n = r->json.len;
     }
-    struct sc_pb_rd top = {buf, (const uint8_t *)buf + (buf ? n : 0)};
+    struct sc_pb_rd top = {buf, buf ? (const uint8_t *)buf + n : NULL};
     if (!rc)
         rc = walk(r, top, 0, err);
     if (!rc)
@@ -1120,6 +1120,13 @@ static int from_samples(struct build *b, struct sc_pb_rd msg, const struct prof_
     }
     if (!p->time_nanos)
         p->time_nanos = b->first_time;
+    /* only empty stacks, locations without lines, no labels: readers index these arrays
+     * all the same (as every other decoder leaves them) */
+    if ((!p->sample_locs &&
+         sc_grow_array(&p->sample_locs, &p->sample_locs_cap, 1, sizeof *p->sample_locs)) ||
+        (!p->lines && sc_grow_array(&p->lines, &p->lines_cap, 1, sizeof *p->lines)) ||
+        (!p->labels && sc_grow_array(&p->labels, &p->labels_cap, 1, sizeof *p->labels)))
+        return oom(b);
     char why[SC_ERR_LEN];
     if (sc_profile_validate(p, why))
         return FAIL(b, SC_EFORMAT, "%s", why);

@@ -99,7 +99,7 @@ int sc_push_decode(const void *buf, size_t n, int json, uint32_t max_labels, uin
         buf = r->json.data;
         n = r->json.len;
     }
-    struct sc_pb_rd top = {buf, (const uint8_t *)buf + (buf ? n : 0)};
+    struct sc_pb_rd top = {buf, buf ? (const uint8_t *)buf + n : NULL};
     uint32_t nseries;
     uint64_t nstr;
     int rc = walk(top, NULL, NULL, &nseries, &nstr, max_labels, err);
