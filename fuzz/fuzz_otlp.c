@@ -82,8 +82,9 @@ static void push(const uint8_t *data, size_t size, int json)
             /* every raw profile lies inside the input (or its transcoding) */
             const char *lo = json ? r.json.data : (const char *)data;
             size_t n = json ? r.json.len : size;
-            FUZZ_CHECK(s->profiles[k].len == 0 ||
-                       (s->profiles[k].ptr >= lo && s->profiles[k].ptr + s->profiles[k].len <= lo + n));
+            FUZZ_CHECK(
+                s->profiles[k].len == 0 ||
+                (s->profiles[k].ptr >= lo && s->profiles[k].ptr + s->profiles[k].len <= lo + n));
         }
     }
     sc_push_release(&r);
@@ -91,8 +92,7 @@ static void push(const uint8_t *data, size_t size, int json)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0)
-        return 0;
+    if (size == 0) return 0;
     int mode = data[0] & 3;
     if (mode < 2)
         otlp(data + 1, size - 1, mode == 1);

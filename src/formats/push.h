@@ -20,14 +20,14 @@
 struct sc_push_series {
     struct sc_str *names, *values; /* nlabels each */
     uint32_t nlabels;
-    struct sc_str *profiles;       /* raw_profile of each sample */
+    struct sc_str *profiles; /* raw_profile of each sample */
     uint32_t nprofiles;
 };
 
 struct sc_push_req {
     struct sc_push_series *series;
     uint32_t nseries;
-    struct sc_buf json; /* the protobuf of a JSON request */
+    struct sc_buf json;  /* the protobuf of a JSON request */
     struct sc_str *pool; /* every label and profile string, in one allocation */
 };
 

@@ -17,8 +17,7 @@ static int inflate_body(const void **body, size_t *len, const struct sc_limits *
     if (*len > lim->max_input)
         return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", *len,
                        (unsigned long long)lim->max_input);
-    if (!sc_is_gzip(*body, *len))
-        return 0;
+    if (!sc_is_gzip(*body, *len)) return 0;
     int rc = sc_gunzip(*body, *len, lim->max_decompressed, plain, len, err);
     *body = *plain;
     return rc;
@@ -26,19 +25,17 @@ static int inflate_body(const void **body, size_t *len, const struct sc_limits *
 
 static void note_rejected(struct sc_ingest_batch *res, const char *why)
 {
-    if (res->rejected++ == 0)
-        snprintf(res->reason, sizeof res->reason, "%s", why);
+    if (res->rejected++ == 0) snprintf(res->reason, sizeof res->reason, "%s", why);
 }
 
-int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len,
-                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
+int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
+                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
 {
     memset(res, 0, sizeof *res);
     void *plain;
     int rc = inflate_body(&body, &len, lim, &plain, err);
     struct sc_otlp_req *req = NULL;
-    if (!rc)
-        rc = sc_otlp_open(body, len, json, lim, &req, err);
+    if (!rc) rc = sc_otlp_open(body, len, json, lim, &req, err);
     uint32_t n = rc ? 0 : sc_otlp_nprofiles(req);
     for (uint32_t i = 0; i < n && !rc; i++) {
         struct sc_otlp_profile op;
@@ -86,13 +83,20 @@ static const char *push_profile_name(struct sc_str v)
     static const struct {
         const char *name, *profile;
     } names[] = {
-        {"process_cpu", "cpu"},         {"cpu", "cpu"},
-        {"wall", "wall"},               {"memory", "heap"},
-        {"godeltaprof_memory", "heap"}, {"heap", "heap"},
-        {"allocs", "allocs"},           {"goroutine", "goroutine"},
-        {"goroutines", "goroutine"},    {"mutex", "mutex"},
-        {"godeltaprof_mutex", "mutex"}, {"block", "block"},
-        {"godeltaprof_block", "block"}, {"threadcreate", "threadcreate"},
+        {"process_cpu", "cpu"},
+        {"cpu", "cpu"},
+        {"wall", "wall"},
+        {"memory", "heap"},
+        {"godeltaprof_memory", "heap"},
+        {"heap", "heap"},
+        {"allocs", "allocs"},
+        {"goroutine", "goroutine"},
+        {"goroutines", "goroutine"},
+        {"mutex", "mutex"},
+        {"godeltaprof_mutex", "mutex"},
+        {"block", "block"},
+        {"godeltaprof_block", "block"},
+        {"threadcreate", "threadcreate"},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (v.len == strlen(names[i].name) && !memcmp(v.ptr, names[i].name, v.len))
@@ -113,10 +117,8 @@ static int push_labels(const struct sc_push_series *ps, uint32_t i, struct sc_la
     *profile = NULL;
     for (uint32_t k = 0; k < ps->nlabels; k++) {
         struct sc_str nm = ps->names[k], v = ps->values[k];
-        if (nm.len == 8 && !memcmp(nm.ptr, "__name__", 8))
-            *profile = push_profile_name(v);
-        if (nm.len >= 2 && nm.ptr[0] == '_' && nm.ptr[1] == '_')
-            continue;
+        if (nm.len == 8 && !memcmp(nm.ptr, "__name__", 8)) *profile = push_profile_name(v);
+        if (nm.len >= 2 && nm.ptr[0] == '_' && nm.ptr[1] == '_') continue;
         struct sc_str old;
         if (sc_labels_get(l, nm.ptr, nm.len, &old))
             return sc_errf(err, SC_EINVAL, "series %u: duplicate label '%.*s'", (unsigned)i,
@@ -143,8 +145,7 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
     for (uint32_t i = 0; i < pr->nseries && !rc; i++) {
         const struct sc_push_series *ps = &pr->series[i];
         const char *profile;
-        if ((rc = push_labels(ps, i, &labels[i], &profile, err)))
-            break;
+        if ((rc = push_labels(ps, i, &labels[i], &profile, err))) break;
         for (uint32_t k = 0; k < ps->nprofiles && !rc; k++) {
             struct sc_str raw = ps->profiles[k];
             struct sc_input in = {(void *)raw.ptr, raw.len, SC_INPUT_BORROWED};
@@ -154,14 +155,13 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
             if (sc_is_gzip(raw.ptr, raw.len)) {
                 /* all the pprofs of a request together inflate to at most the limit */
                 size_t plen = 0;
-                rc = sc_gunzip(raw.ptr, raw.len, lim->max_decompressed - inflated, &in.data,
-                               &plen, why);
+                rc = sc_gunzip(raw.ptr, raw.len, lim->max_decompressed - inflated, &in.data, &plen,
+                               why);
                 in.len = plen;
                 in.kind = SC_INPUT_MALLOC;
                 inflated += plen;
             }
-            if (!rc)
-                rc = sc_decode(&in, &o, &it->p, why);
+            if (!rc) rc = sc_decode(&in, &o, &it->p, why);
             if (rc) {
                 rc = sc_errf(err, rc, "series %u, sample %u: %s", (unsigned)i, (unsigned)k, why);
                 break;
@@ -174,33 +174,29 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
     return rc;
 }
 
-int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len,
-                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
+int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
+                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
 {
     memset(res, 0, sizeof *res);
     void *plain;
     struct sc_push_req pr;
     memset(&pr, 0, sizeof pr);
     int rc = inflate_body(&body, &len, lim, &plain, err);
-    if (!rc)
-        rc = sc_push_decode(body, len, json, 48, lim->max_decompressed, &pr, err);
+    if (!rc) rc = sc_push_decode(body, len, json, 48, lim->max_decompressed, &pr, err);
     uint64_t nprof = 0;
     for (uint32_t i = 0; !rc && i < pr.nseries; i++)
         nprof += pr.series[i].nprofiles;
-    if (!rc && nprof == 0)
-        rc = sc_errf(err, SC_EINVAL, "no profiles in the push request");
+    if (!rc && nprof == 0) rc = sc_errf(err, SC_EINVAL, "no profiles in the push request");
     struct sc_labels *labels = rc ? NULL : calloc(pr.nseries, sizeof *labels);
     struct push_item *items = rc ? NULL : calloc(nprof, sizeof *items);
-    if (!rc && (!labels || !items))
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rc && (!labels || !items)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; labels && i < pr.nseries; i++)
         sc_labels_init(&labels[i]);
     uint32_t nitems = 0;
-    if (!rc)
-        rc = push_decode_all(&pr, lim, labels, items, &nitems, err);
+    if (!rc) rc = push_decode_all(&pr, lim, labels, items, &nitems, err);
     for (uint32_t i = 0; !rc && i < nitems; i++) {
-        struct sc_ingest_item it = {tenant, &labels[items[i].series], items[i].profile,
-                                    items[i].p, 0, 0, 0};
+        struct sc_ingest_item it = {
+            tenant, &labels[items[i].series], items[i].profile, items[i].p, 0, 0, 0};
         struct sc_ingest_result one;
         char why[SC_ERR_LEN];
         rc = sc_ingest_store(s, &it, &one, why);

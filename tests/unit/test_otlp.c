@@ -65,11 +65,26 @@ static void empty(uint32_t num)
 }
 
 /* strings */
-enum { S_EMPTY, S_SAMPLES, S_COUNT, S_CPU, S_NS, S_MAIN, S_WORK, S_LEAF, S_THREAD, S_T1,
-       S_FILE, S_BYTES, S_ALLOC, S_EXE, NSTR };
-static const char *const strs[NSTR] = {"",     "samples", "count",  "cpu",         "nanoseconds",
-                                       "main", "work",    "leaf",   "thread.name", "t1",
-                                       "app.go", "bytes", "alloc",  "/bin/app"};
+enum {
+    S_EMPTY,
+    S_SAMPLES,
+    S_COUNT,
+    S_CPU,
+    S_NS,
+    S_MAIN,
+    S_WORK,
+    S_LEAF,
+    S_THREAD,
+    S_T1,
+    S_FILE,
+    S_BYTES,
+    S_ALLOC,
+    S_EXE,
+    NSTR
+};
+static const char *const strs[NSTR] = {"",       "samples", "count", "cpu",         "nanoseconds",
+                                       "main",   "work",    "leaf",  "thread.name", "t1",
+                                       "app.go", "bytes",   "alloc", "/bin/app"};
 
 /* The dictionary: functions main, work, leaf (1..3); locations 1: main, 2: work (line 10),
  * 3: leaf inlined into work (two lines); stacks 1: [3, 1] (leaf first), 2: [2, 1];
@@ -103,8 +118,7 @@ static void put_dictionary(const int64_t *extra, size_t nextra)
     int64_t s1[] = {3, 1}, s2[] = {2, 1};
     beg(7), packed(1, s1, 2), end();
     beg(7), packed(1, s2, 2), end();
-    if (extra)
-        beg(7), packed(1, extra, nextra), end();
+    if (extra) beg(7), packed(1, extra, nextra), end();
     end();
 }
 
@@ -141,8 +155,7 @@ static void put_request(struct sc_buf *b, void (*profile)(void), int nprofiles, 
     g = b;
     beg(1);
     beg(1);
-    if (with_service)
-        kv_str("service.name", "svc");
+    if (with_service) kv_str("service.name", "svc");
     kv_str("host.name", "h1");
     beg(1), str(1, "9lives.k8s"), beg(2), u(3, 42), end(), end();
     kv_str("process.executable.name", "app");
@@ -162,8 +175,7 @@ static const char *label(const struct sc_labels *l, const char *name)
     static char buf[4][256];
     static int k;
     struct sc_str v;
-    if (!sc_labels_get(l, name, strlen(name), &v))
-        return NULL;
+    if (!sc_labels_get(l, name, strlen(name), &v)) return NULL;
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
     return buf[k];
@@ -186,8 +198,7 @@ static int build_one(const struct sc_buf *b, int json, uint32_t i, struct sc_otl
 {
     struct sc_otlp_req *r;
     int rc = sc_otlp_open(b->data, b->len, json, NULL, &r, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     rc = sc_otlp_build(r, i, op, err);
     sc_otlp_close(r);
     return rc;
@@ -201,10 +212,8 @@ static struct sc_str sample_label(const struct sc_profile *p, uint32_t si, const
         const struct sc_label *l = &p->labels[s->label_start + j];
         struct sc_str k = sc_profile_str(p, l->key);
         if (k.len == strlen(key) && !memcmp(k.ptr, key, k.len)) {
-            if (num)
-                *num = l->num;
-            if (unit)
-                *unit = sc_profile_str(p, l->num_unit);
+            if (num) *num = l->num;
+            if (unit) *unit = sc_profile_str(p, l->num_unit);
             return sc_profile_str(p, l->str);
         }
     }
@@ -476,8 +485,12 @@ static void test_json(void)
     }
     sc_otlp_profile_release(&op);
     /* malformed JSON is refused with the offset */
-    const char *bad[] = {"", "[]", "{\"resourceProfiles\":[{]}", "{\"dictionary\":{\"stringTable\":[1]}}",
-                         "{\"resourceProfiles\":[]} x", "{\"a\":\"\\x\"}",
+    const char *bad[] = {"",
+                         "[]",
+                         "{\"resourceProfiles\":[{]}",
+                         "{\"dictionary\":{\"stringTable\":[1]}}",
+                         "{\"resourceProfiles\":[]} x",
+                         "{\"a\":\"\\x\"}",
                          "{\"dictionary\":{\"linkTable\":[{\"traceId\":\"abc\"}]}}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct sc_otlp_req *r = NULL;
@@ -499,8 +512,9 @@ static void test_pbjson(void)
     static const struct sc_pbj_msg m = {f, 6};
     struct sc_buf out = SC_BUF_INIT;
     char err[SC_ERR_LEN];
-    const char *j = " {\"name\":\"a\\\"\\n\\ud83d\\ude00\",\"rawBytes\":\"AQI-_w\",\"n\":[-1,\"2\"],"
-                    "\"ok\":true,\"d\":\"Infinity\",\"u\":18446744073709551615,\"x\":[{}]} ";
+    const char *j =
+        " {\"name\":\"a\\\"\\n\\ud83d\\ude00\",\"rawBytes\":\"AQI-_w\",\"n\":[-1,\"2\"],"
+        "\"ok\":true,\"d\":\"Infinity\",\"u\":18446744073709551615,\"x\":[{}]} ";
     T_EQ_INT(sc_pbjson_transcode(j, strlen(j), &m, 1 << 20, &out, err), 0);
     /* read it back with the wire reader */
     struct sc_pb_rd r = {(const uint8_t *)out.data, (const uint8_t *)out.data + out.len};
@@ -509,14 +523,10 @@ static void test_pbjson(void)
     while (sc_pb_next(&r, &fl) > 0) {
         if (fl.num == 1)
             T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "a\"\n\xf0\x9f\x98\x80");
-        if (fl.num == 2)
-            T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "\x01\x02\x3e\xff");
-        if (fl.num == 3)
-            T_CHECK(fl.v == (uint64_t)-1 || fl.v == 2);
-        if (fl.num == 4)
-            T_EQ_INT(fl.v, 1);
-        if (fl.num == 6)
-            T_CHECK(fl.v == UINT64_MAX);
+        if (fl.num == 2) T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "\x01\x02\x3e\xff");
+        if (fl.num == 3) T_CHECK(fl.v == (uint64_t)-1 || fl.v == 2);
+        if (fl.num == 4) T_EQ_INT(fl.v, 1);
+        if (fl.num == 6) T_CHECK(fl.v == UINT64_MAX);
         seen |= 1 << fl.num;
     }
     T_EQ_INT(seen, 0x7e);
@@ -524,7 +534,7 @@ static void test_pbjson(void)
     out.len = 0;
     T_EQ_INT(sc_pbjson_transcode(j, strlen(j), &m, 4, &out, err), SC_ELIMIT);
     const char *bad[] = {"{\"u\":-1}", "{\"u\":18446744073709551616}", "{\"n\":[1.5]}",
-                         "{\"ok\":1}", "{\"raw_bytes\":\"A\"}", "{\"name\":1}"};
+                         "{\"ok\":1}", "{\"raw_bytes\":\"A\"}",        "{\"name\":1}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         out.len = 0;
         T_EQ_INT(sc_pbjson_transcode(bad[i], strlen(bad[i]), &m, 1 << 20, &out, err), SC_EFORMAT);
@@ -629,10 +639,13 @@ static void test_response_version(void)
     sc_otlp_put_response(&b, 0, 0, NULL);
     T_EQ_INT(b.len, 0);
     sc_otlp_put_response(&b, 0, 2, "bad");
-    T_EQ_MEM(b.data, b.len, "\x0a\x07\x08\x02\x12\x03" "bad");
+    T_EQ_MEM(b.data, b.len,
+             "\x0a\x07\x08\x02\x12\x03"
+             "bad");
     b.len = 0;
     sc_otlp_put_response(&b, 1, 2, "a\"b");
-    T_EQ_STR(b.data, "{\"partialSuccess\":{\"rejectedProfiles\":\"2\",\"errorMessage\":\"a\\\"b\"}}");
+    T_EQ_STR(b.data,
+             "{\"partialSuccess\":{\"rejectedProfiles\":\"2\",\"errorMessage\":\"a\\\"b\"}}");
     b.len = 0;
     sc_otlp_put_response(&b, 1, 0, "");
     T_EQ_STR(b.data, "{}");
@@ -654,8 +667,7 @@ static void test_push_decode(void)
         beg(1), str(1, "__name__"), str(2, k ? "memory" : "process_cpu"), end();
         beg(1), str(1, "service_name"), str(2, "app"), end();
         beg(2), str(1, "PPROF"), str(2, "id"), end();
-        if (k)
-            beg(2), str(1, "SECOND"), end();
+        if (k) beg(2), str(1, "SECOND"), end();
         end();
     }
     struct sc_push_req r;
