@@ -235,20 +235,26 @@ static void close_len(struct jx *j, size_t at)
         d[i] = (unsigned char)((len & 0x7f) | (i < LEN_BYTES - 1 ? 0x80 : 0));
 }
 
+/* A number's text: a JSON number, or a string holding one (64-bit integers, NaN). */
+static int number_text(struct jx *j, const char **s, size_t *n, int *quoted)
+{
+    ws(j);
+    *quoted = j->p < j->end && *j->p == '"';
+    if (!*quoted) return number_span(j, s, n);
+    j->tmp.len = 0;
+    if (string_into(j, &j->tmp)) return SC_EFORMAT;
+    *s = j->tmp.data ? j->tmp.data : "";
+    *n = j->tmp.len;
+    return 0;
+}
+
 /* An integer, as a JSON number or a string holding one. */
 static int integer(struct jx *j, int is_signed, uint64_t *out)
 {
-    ws(j);
     const char *s;
     size_t n;
-    if (j->p < j->end && *j->p == '"') {
-        j->tmp.len = 0;
-        if (string_into(j, &j->tmp)) return SC_EFORMAT;
-        s = j->tmp.data ? j->tmp.data : "";
-        n = j->tmp.len;
-    } else if (number_span(j, &s, &n)) {
-        return SC_EFORMAT;
-    }
+    int quoted;
+    if (number_text(j, &s, &n, &quoted)) return SC_EFORMAT;
     size_t i = 0;
     int neg = 0;
     if (i < n && s[i] == '-' && is_signed) neg = 1, i++;
@@ -268,15 +274,12 @@ static int integer(struct jx *j, int is_signed, uint64_t *out)
 
 static int dbl(struct jx *j, double *out)
 {
-    ws(j);
     char buf[64];
     const char *s;
     size_t n;
-    if (j->p < j->end && *j->p == '"') {
-        j->tmp.len = 0;
-        if (string_into(j, &j->tmp)) return SC_EFORMAT;
-        s = j->tmp.data ? j->tmp.data : "";
-        n = j->tmp.len;
+    int quoted;
+    if (number_text(j, &s, &n, &quoted)) return SC_EFORMAT;
+    if (quoted) {
         if (n == 3 && !memcmp(s, "NaN", 3)) {
             *out = NAN;
             return 0;
@@ -285,8 +288,6 @@ static int dbl(struct jx *j, double *out)
             *out = s[0] == '-' ? -INFINITY : INFINITY;
             return 0;
         }
-    } else if (number_span(j, &s, &n)) {
-        return SC_EFORMAT;
     }
     if (n == 0 || n >= sizeof buf) return bad(j, "expected a number");
     memcpy(buf, s, n);

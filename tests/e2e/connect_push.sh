@@ -12,11 +12,7 @@ set -u
 need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
 need_cmd curl "curl"
 need_cmd protoc "Debian's protobuf-compiler (scripts/install-deps.sh installs it)"
-py=""
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import google.protobuf' 2>/dev/null; then py=$p; break; fi
-done
-[ -n "$py" ] || fail "no python3 with protobuf (Debian's python3-protobuf)"
+need_python google.protobuf
 export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mod=mod GOPROXY=off
 e2e_tmp
 cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/"

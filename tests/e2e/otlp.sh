@@ -21,11 +21,7 @@ set -u
 need_testdata perf
 need_cmd curl "curl"
 need_cmd protoc "Debian's protobuf-compiler (scripts/install-deps.sh installs it)"
-py=""
-for p in python3 /usr/bin/python3; do
-    if "$p" -c 'import grpc, google.protobuf' 2>/dev/null; then py=$p; break; fi
-done
-[ -n "$py" ] || fail "no python3 with grpc and protobuf (Debian's python3-grpcio, python3-protobuf)"
+need_python grpc google.protobuf
 e2e_tmp
 perf="$SCORCH_TESTDATA/perf/system-wide-go-xz.perf.txt"
 client="$SCORCH_SRC/tests/e2e/otlp_client.py"
