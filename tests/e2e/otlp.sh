@@ -12,7 +12,9 @@
 # render the flame graph (folded and tsv, both sample types) that /ingest's does, and the
 # timestamped ones the heatmap /ingest's has, which is the perf script's own heatmap
 # (tests/compat/heatmap_ref.py) moved by the whole seconds the test shifted it.
-# Refusals: no or a wrong token (gRPC UNAUTHENTICATED, HTTP 401), an unknown
+# Refusals: no or a wrong token (gRPC UNAUTHENTICATED, HTTP 401), another gRPC method
+# (UNIMPLEMENTED), a message that is not OTLP (INVALID_ARGUMENT) or past the 64 MiB limit
+# (RESOURCE_EXHAUSTED), an unknown
 # OTLP-Profiles-Development-Version (HTTP 400 with the reason, gRPC INVALID_ARGUMENT), bad
 # profiles counted in partial_success with the reason while the good one is stored, a body
 # that is not protobuf (400); a tenant from x-scope-orgid metadata.
@@ -66,6 +68,13 @@ out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb" --token wrong)
 case $out in "error UNAUTHENTICATED"*) ;; *) fail "gRPC with a wrong token: $out" ;; esac
 out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb" --token s3cret --version 2)
 case $out in "error INVALID_ARGUMENT"*"version '2'"*) ;; *) fail "gRPC with version 2: $out" ;; esac
+out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb" --token s3cret --method /a.B/C)
+case $out in "error UNIMPLEMENTED"*) ;; *) fail "gRPC to another method: $out" ;; esac
+out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb" --token s3cret --junk 100)
+case $out in "error INVALID_ARGUMENT malformed OTLP request"*) ;; *) fail "gRPC junk: $out" ;; esac
+out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb" --token s3cret --junk $((64 * 1024 * 1024 + 1)))
+case $out in "error RESOURCE_EXHAUSTED message is more than the limit of 67108864 bytes"*) ;;
+*) fail "gRPC message past the limit: $out" ;; esac
 code=$(curl -s -o "$tmp/r" -w '%{http_code}' -H 'Content-Type: application/x-protobuf' \
     --data-binary @"$tmp/pb.pb" "$url/v1development/profiles")
 [ "$code" = 401 ] || fail "OTLP/HTTP without a token: $code"

@@ -14,6 +14,7 @@ Debian's python3-grpcio. Usage:
   otlp_client.py STUBS json IN OUT            the request in OTLP JSON (hex ids)
   otlp_client.py STUBS bad IN OUT             IN plus two malformed profiles
   otlp_client.py STUBS grpc ADDR IN [--token T] [--tenant T] [--gzip] [--version V]
+                             [--method PATH] [--junk N]
         ProfilesService/Export; prints "ok REJECTED MESSAGE" or "error CODE DETAILS"
   otlp_client.py STUBS response FILE [json]   prints "REJECTED MESSAGE" of a response body
 
@@ -231,13 +232,15 @@ def grpc_export(addr, inp, args):
         md.append(("x-scope-orgid", opts["--tenant"]))
     if "--version" in opts:
         md.append(("otlp-profiles-development-version", opts["--version"]))
-    with grpc.insecure_channel(addr) as ch:
-        export = ch.unary_unary(
-            "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
-            request_serializer=lambda b: b,
-            response_deserializer=pb.ExportProfilesServiceResponse.FromString)
+    method = opts.get("--method",
+                      "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export")
+    # --junk N: N bytes of 0x0a (not a request) instead of the file
+    body = b"\n" * int(opts["--junk"]) if "--junk" in opts else open(inp, "rb").read()
+    with grpc.insecure_channel(addr, options=[("grpc.max_send_message_length", -1)]) as ch:
+        export = ch.unary_unary(method, request_serializer=lambda b: b,
+                                response_deserializer=pb.ExportProfilesServiceResponse.FromString)
         try:
-            resp = export(open(inp, "rb").read(), metadata=md, timeout=60,
+            resp = export(body, metadata=md, timeout=60,
                           compression=grpc.Compression.Gzip if flags else None)
         except grpc.RpcError as e:
             print("error %s %s" % (e.code().name, e.details()))
