@@ -160,6 +160,79 @@ def perf_excerpt():
     return b"\n\n".join(picked) + b"\n\n"
 
 
+def f_fixed64(num, v):
+    return tag(num, 1) + (v & ((1 << 64) - 1)).to_bytes(8, "little")
+
+
+# ---- OTLP profiles (opentelemetry-proto v1development field numbers) ----
+
+def otlp_request():
+    """ExportProfilesServiceRequest: a resource with attributes, a scope, one profile with
+    the three sample shapes (values only, timestamps only, paired), attributes and links,
+    and a dictionary whose tables start with their zero value."""
+    strs = [b"", b"samples", b"count", b"cpu", b"nanoseconds", b"main", b"work", b"leaf",
+            b"thread.name", b"t1", b"app.go", b"bytes", b"alloc"]
+    d = b""
+    d += f_bytes(1, b"") + f_bytes(1, f_varint(2, 0x1000) + f_varint(4, 10))
+    d += f_bytes(2, b"") + f_bytes(2, f_bytes(3, f_varint(1, 1)) + f_varint(1, 1))
+    d += f_bytes(2, f_bytes(3, f_varint(1, 2) + f_varint(2, 10)))
+    d += f_bytes(2, f_varint(2, 0x1234) + f_bytes(3, f_varint(1, 3)) + f_bytes(3, f_varint(1, 2) + f_varint(2, 11)))
+    d += f_bytes(3, b"") + f_bytes(3, f_varint(1, 5) + f_varint(3, 10)) + f_bytes(3, f_varint(1, 6))
+    d += f_bytes(3, f_varint(1, 7))
+    d += f_bytes(4, b"") + f_bytes(4, f_bytes(1, bytes(range(1, 17))) + f_bytes(2, b"\xaa" * 8))
+    d += b"".join(f_bytes(5, x) for x in strs)
+    d += f_bytes(6, b"") + f_bytes(6, f_varint(1, 8) + f_bytes(2, f_varint(8, 9)))
+    d += f_bytes(6, f_varint(1, 12) + f_bytes(2, f_varint(3, 5)) + f_varint(3, 11))
+    d += f_bytes(7, b"") + f_bytes(7, f_packed(1, [3, 1])) + f_bytes(7, f_packed(1, [2, 1]))
+    ns = 10**9
+    prof = f_bytes(1, f_varint(1, 1) + f_varint(2, 2)) + f_fixed64(3, 1700000000 * ns)
+    prof += f_varint(4, 10 * ns) + f_bytes(5, f_varint(1, 3) + f_varint(2, 4)) + f_varint(6, 10000000)
+    prof += f_bytes(2, f_varint(1, 1) + f_packed(4, [10]) + f_packed(2, [1, 2]) + f_varint(3, 1))
+    prof += f_bytes(2, f_varint(1, 2) + f_fixed64(5, 1700000001 * ns) + f_fixed64(5, 1700000002 * ns))
+    prof += f_bytes(2, f_varint(1, 1) + f_packed(4, [2, 3])
+                    + f_bytes(5, (1700000003 * ns).to_bytes(8, "little") + (1700000004 * ns).to_bytes(8, "little")))
+    kv = lambda k, v: f_bytes(1, f_bytes(1, k) + f_bytes(2, f_bytes(1, v)))
+    res = kv(b"service.name", b"svc") + kv(b"host.name", b"h1")
+    scope = f_bytes(1, f_bytes(1, b"scope") + f_bytes(2, b"1"))
+    rp = f_bytes(1, res) + f_bytes(2, scope + f_bytes(2, prof))
+    return f_bytes(1, rp) + f_bytes(2, d)
+
+
+OTLP_JSON = (b'{"resourceProfiles":[{"resource":{"attributes":[{"key":"service.name","value":'
+             b'{"stringValue":"svc"}}]},"scopeProfiles":[{"scope":{"name":"s"},"profiles":[{'
+             b'"sampleType":{"typeStrindex":1,"unitStrindex":2},"timeUnixNano":"1700000000000000000",'
+             b'"profileId":"00112233445566778899aabbccddeeff","samples":[{"stackIndex":1,"values":["7"],'
+             b'"timestampsUnixNano":["1700000000500000000"],"linkIndex":1,"attributeIndices":[1]}]}]}]}],'
+             b'"dictionary":{"stringTable":["","samples","count","f","k"],"functionTable":[{},'
+             b'{"nameStrindex":3}],"locationTable":[{},{"lines":[{"functionIndex":1}]}],"stackTable":'
+             b'[{},{"locationIndices":[1]}],"linkTable":[{},{"traceId":"0102030405060708090a0b0c0d0e0f10",'
+             b'"spanId":"a1a2a3a4a5a6a7a8"}],"attributeTable":[{},{"keyStrindex":4,"value":'
+             b'{"doubleValue":1.5}}],"mappingTable":[{}]}}')
+
+
+def push_request(pprof):
+    """push.v1.PushRequest: two series with labels and raw pprofs."""
+    lab = lambda k, v: f_bytes(1, f_bytes(1, k) + f_bytes(2, v))
+    s1 = lab(b"__name__", b"process_cpu") + lab(b"service_name", b"app") + f_bytes(2, f_bytes(1, pprof))
+    s2 = lab(b"service_name", b"app") + f_bytes(2, f_bytes(1, gzip.compress(pprof, mtime=0)) + f_bytes(2, b"id"))
+    return f_bytes(1, s1) + f_bytes(1, s2)
+
+
+def otlp_main():
+    """fuzz_otlp's seeds: the first byte picks the decoder (0 OTLP protobuf, 1 OTLP JSON,
+    2 push protobuf, 3 push JSON)."""
+    pp = pprof_seeds()
+    req = otlp_request()
+    write("otlp", "pb-shapes", b"\0" + req)
+    pprof = pp["inline-labels"]
+    payload = f_bytes(1, f_bytes(2, f_bytes(2, f_bytes(9, b"pprof") + f_bytes(10, pprof))))
+    write("otlp", "pb-pprof-payload", b"\0" + payload)
+    write("otlp", "json-shapes", b"\1" + OTLP_JSON)
+    write("otlp", "push-pb", b"\2" + push_request(pprof))
+    write("otlp", "push-json", b'\3{"series":[{"labels":[{"name":"service_name","value":"x"}],'
+          b'"samples":[{"rawProfile":"' + __import__("base64").b64encode(pprof) + b'"}]}]}')
+
+
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
     os.makedirs(d, exist_ok=True)
@@ -199,6 +272,7 @@ def main():
     pair("mem-sort-then-strconv", "mem-sort", "mem-strconv")
     pair("negative-then-labels", "negative-values", "inline-labels")
     pair("sparse-then-mem", "sparse-ids", "mem-sort")
+    otlp_main()
 
 
 if __name__ == "__main__":

@@ -17,6 +17,20 @@ need_cmd() {
     command -v "$1" >/dev/null 2>&1 || skip "$1 not found ($2)"
 }
 
+# need_python MODULE...: sets $py to a python3 that imports every module (the one on PATH,
+# else Debian's /usr/bin/python3, where scripts/install-deps.sh installs python3-* packages);
+# fails when none does, since make test installs them.
+need_python() {
+    py=""
+    for p in python3 /usr/bin/python3; do
+        if "$p" -c "import $(echo "$@" | tr ' ' ',')" 2>/dev/null; then
+            py=$p
+            return 0
+        fi
+    done
+    fail "no python3 imports $* (scripts/install-deps.sh installs Debian's python3 packages)"
+}
+
 # ---- for tests that start processes (tests/e2e) ----
 
 # e2e_tmp: a fresh directory in $tmp and an empty $pids; on exit every process listed in

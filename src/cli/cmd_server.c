@@ -14,8 +14,10 @@ static const char usage[] =
     "usage: scorch server [--config FILE] [--data DIR] [--listen ADDR] [--storage ENGINE]\n"
     "                     [--clickhouse-url URL]\n"
     "\n"
-    "Keeps profiles and serves them: Pyroscope-compatible pushes to POST /ingest, the HTTP\n"
-    "API under /api/v1/, Prometheus metrics at /metrics, and the web UI at /.\n"
+    "Keeps profiles and serves them: Pyroscope-compatible pushes to POST /ingest, Pyroscope's\n"
+    "push API (POST /push.v1.PusherService/Push), OpenTelemetry profiles (OTLP/HTTP at\n"
+    "POST /v1development/profiles, OTLP/gRPC on --otlp-grpc-listen), the HTTP API under\n"
+    "/api/v1/, Prometheus metrics at /metrics, and the web UI at /.\n"
     "\n"
     "options:\n"
     "  --config FILE        YAML configuration (scrape_configs, auth, storage, server)\n"
@@ -24,6 +26,9 @@ static const char usage[] =
     "  --storage ENGINE     sqlite (default) or clickhouse\n"
     "  --clickhouse-url URL ClickHouse's HTTP interface, for --storage clickhouse\n"
     "  --retention DUR      keep profiles this long (default 30d; the config's storage.retention)\n"
+    "  --otlp-grpc-listen ADDR  host:port of the OTLP/gRPC profiles listener (the config's\n"
+    "                       otlp.grpc_listen; off unless set). OTLP/HTTP is always on the main\n"
+    "                       port: POST /v1development/profiles\n"
     "  --no-fsync           do not fsync commits (faster; a crash may lose recent writes)\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -52,10 +57,11 @@ int cmd_server(int argc, char **argv)
         {"listen", required_argument, 0, 'l'},  {"storage", required_argument, 0, 's'},
         {"clickhouse-url", required_argument, 0, 'u'}, {"retention", required_argument, 0, 'r'},
         {"no-fsync", no_argument, 0, 'F'},      {"help", no_argument, 0, 'h'},
+        {"otlp-grpc-listen", required_argument, 0, 'g'},
         {0, 0, 0, 0},
     };
     const char *config = NULL, *data = NULL, *listen = NULL, *storage = NULL, *churl = NULL;
-    const char *retention = NULL;
+    const char *retention = NULL, *grpc_listen = NULL;
     int nofsync = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -80,6 +86,9 @@ int cmd_server(int argc, char **argv)
             break;
         case 'F':
             nofsync = 1;
+            break;
+        case 'g':
+            grpc_listen = optarg;
             break;
         case 'h':
             return cli_help(usage);
@@ -124,6 +133,7 @@ int cmd_server(int argc, char **argv)
         sc_config_release(&tmp);
     }
     o.token = cf.auth_token;
+    o.grpc_listen = grpc_listen ? grpc_listen : cf.otlp_grpc_listen;
     o.durable = !nofsync;
     if (cf.max_read_blocks)
         o.max_read_blocks = cf.max_read_blocks;

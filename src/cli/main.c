@@ -26,6 +26,7 @@ static const struct cmd {
     {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON"},
     {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI"},
     {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server"},
+    {"ingest", cmd_ingest, "push profile files of any format to a server's /ingest"},
 };
 
 static void usage(FILE *f)

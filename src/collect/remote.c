@@ -132,8 +132,8 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 static int on_progress(void *ctx, curl_off_t a, curl_off_t b, curl_off_t c, curl_off_t d)
 {
     (void)a, (void)b, (void)c, (void)d;
-    struct sc_remote *r = ctx;
-    return atomic_load(&r->abort_io) ? 1 : 0;
+    const struct sc_post *p = ctx;
+    return p->abort && p->abort(p->abort_ctx) ? 1 : 0;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ctx)
@@ -164,6 +164,56 @@ static void excerpt(const struct sc_buf *b, char *out, size_t n)
     out[k] = 0;
 }
 
+int sc_remote_post(void *curl, const struct sc_post *p, long *status, long *retry_after,
+                   char *reason, size_t nreason, char *err)
+{
+    CURL *e = curl;
+    struct sc_buf resp = SC_BUF_INIT, auth = SC_BUF_INIT;
+    char errbuf[CURL_ERROR_SIZE] = "";
+    struct curl_slist *h = NULL;
+    if (p->content_type) {
+        sc_buf_printf(&resp, "Content-Type: %s", p->content_type);
+        h = curl_slist_append(h, resp.data);
+    }
+    if (p->token) {
+        sc_buf_printf(&auth, "Authorization: Bearer %s", p->token);
+        if (auth.data) h = curl_slist_append(h, auth.data);
+    }
+    for (const char *const *x = p->headers; x && *x; x++) h = curl_slist_append(h, *x);
+    h = curl_slist_append(h, "Expect:");
+    resp.len = 0;
+    *retry_after = -1;
+    *status = 0;
+    curl_easy_reset(e);
+    curl_easy_setopt(e, CURLOPT_URL, p->url);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, p->body ? p->body : "");
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, retry_after);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, p->timeout_ms);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)p);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, p->user_agent ? p->user_agent : "scorch");
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode cc = curl_easy_perform(e);
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+    curl_slist_free_all(h);
+    excerpt(&resp, reason, nreason);
+    sc_buf_release(&resp);
+    sc_buf_release(&auth);
+    if (cc != CURLE_OK)
+        return sc_errf(err, SC_EIO, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+    return 0;
+}
+
 /* Waits until the backoff has passed or the senders stop. */
 static void wait_backoff(struct sc_remote *r)
 {
@@ -180,13 +230,18 @@ static void wait_backoff(struct sc_remote *r)
     pthread_mutex_unlock(&r->mu);
 }
 
+static int aborting(void *ctx)
+{
+    return atomic_load(&((struct sc_remote *)ctx)->abort_io);
+}
+
 static void *sender_main(void *arg)
 {
     struct sc_remote *r = arg;
     pthread_setname_np(pthread_self(), "scorch-push");
     CURL *e = curl_easy_init();
-    struct sc_buf resp = SC_BUF_INIT, url = SC_BUF_INIT;
-    char errbuf[CURL_ERROR_SIZE];
+    struct sc_buf url = SC_BUF_INIT;
+    char errbuf[SC_ERR_LEN];
     while (e && !atomic_load(&r->stop)) {
         wait_backoff(r);
         if (atomic_load(&r->stop)) break;
@@ -196,45 +251,17 @@ static void *sender_main(void *arg)
         pthread_mutex_lock(&r->mu);
         url.len = 0;
         sc_buf_printf(&url, "%s/ingest?%s", r->url, en.meta.data ? en.meta.data : "");
-        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/octet-stream");
-        if (r->token) {
-            struct sc_buf a = SC_BUF_INIT;
-            sc_buf_printf(&a, "Authorization: Bearer %s", r->token);
-            if (a.data) h = curl_slist_append(h, a.data);
-            sc_buf_release(&a);
-        }
+        char *token = r->token ? strdup(r->token) : NULL;
         pthread_mutex_unlock(&r->mu);
-        h = curl_slist_append(h, "Expect:");
-        resp.len = 0;
-        long retry_after = -1;
-        errbuf[0] = 0;
-        curl_easy_reset(e);
-        curl_easy_setopt(e, CURLOPT_URL, url.data);
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, en.body.data ? en.body.data : "");
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)en.body.len);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, &retry_after);
-        curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(r->o.timeout_ns / 1000000));
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-        curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-        curl_easy_setopt(e, CURLOPT_XFERINFODATA, r);
-        curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-agent/0.1");
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        int64_t t0 = sc_mono_ns();
-        CURLcode cc = curl_easy_perform(e);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        curl_slist_free_all(h);
+        long retry_after = -1, status = 0;
         char ex[200];
-        excerpt(&resp, ex, sizeof ex);
-        if (cc == CURLE_OK && status >= 200 && status < 300) {
+        struct sc_post post = {url.data, token, "application/octet-stream", NULL, en.body.data,
+                               en.body.len, (long)(r->o.timeout_ns / 1000000), "scorch-agent/0.1",
+                               aborting, r};
+        int64_t t0 = sc_mono_ns();
+        int cc = sc_remote_post(e, &post, &status, &retry_after, ex, sizeof ex, errbuf);
+        free(token);
+        if (cc == 0 && status >= 200 && status < 300) {
             sc_queue_done(r->q, en.seq);
             atomic_fetch_add(&r->sent, 1);
             pthread_mutex_lock(&r->mu);
@@ -243,7 +270,7 @@ static void *sender_main(void *arg)
             r->backoff_ns = 0;
             pthread_mutex_unlock(&r->mu);
             if (r->o.verbose) logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
-        } else if (cc == CURLE_OK && status >= 400 && status < 500 && status != 408 &&
+        } else if (cc == 0 && status >= 400 && status < 500 && status != 408 &&
                    status != 429) {
             /* the server will never take it: retrying would block the queue for good */
             sc_queue_done(r->q, en.seq);
@@ -267,9 +294,8 @@ static void *sender_main(void *arg)
                 r->backoff_set = now;
             }
             if (!r->failing && !atomic_load(&r->abort_io)) {
-                if (cc != CURLE_OK)
-                    logf_(r, "remote write failed, will retry: %s",
-                          errbuf[0] ? errbuf : curl_easy_strerror(cc));
+                if (cc)
+                    logf_(r, "remote write failed, will retry: %s", errbuf);
                 else
                     logf_(r, "remote write failed, will retry: HTTP %ld: %s", status, ex);
             }
@@ -278,7 +304,6 @@ static void *sender_main(void *arg)
         }
         sc_queue_entry_release(&en);
     }
-    sc_buf_release(&resp);
     sc_buf_release(&url);
     if (e) curl_easy_cleanup(e);
     return NULL;

@@ -2,6 +2,7 @@
 #ifndef SC_REMOTE_H
 #define SC_REMOTE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collect/scrape.h"
@@ -58,5 +59,26 @@ void sc_remote_stats(struct sc_remote *r, struct sc_remote_stats *st);
  * scorch_agent_queued_total, _sent_total, _retries_total, _dropped_total{reason=...},
  * _backoff_seconds. */
 void sc_remote_metrics(struct sc_remote *r, struct sc_buf *out);
+
+/* One POST: what the agent's senders and `scorch ingest` share. */
+struct sc_post {
+    const char *url;
+    const char *token;          /* Authorization: Bearer TOKEN, or NULL */
+    const char *content_type;   /* or NULL */
+    const char *const *headers; /* more "Name: value" lines, NULL-terminated; may be NULL */
+    const void *body;
+    size_t len;
+    long timeout_ms;
+    const char *user_agent;
+    int (*abort)(void *ctx);    /* polled during the transfer: non-zero ends it; may be NULL */
+    void *abort_ctx;
+};
+
+/* Sends p on the libcurl easy handle curl (reset first; sc_curl_global_init must have run).
+ * *status is the HTTP status (0 without an answer), *retry_after a Retry-After in seconds
+ * (-1: none), reason the first line of the body, printable. 0 when the server answered,
+ * whatever the status; SC_EIO with libcurl's reason in err when it did not. */
+int sc_remote_post(void *curl, const struct sc_post *p, long *status, long *retry_after,
+                   char *reason, size_t nreason, char *err);
 
 #endif

@@ -1,9 +1,6 @@
 /* pprof.c - profile.proto decoder and encoder on the raw protobuf wire format.
  *
- * Wire format (protobuf): a message is a sequence of fields; each starts with a varint tag
- * (field_number << 3 | wire_type). Wire types used: 0 varint, 1 fixed64, 2 length-delimited
- * (LEN: varint length + bytes), 5 fixed32. Repeated scalars may be packed into one LEN
- * field or repeated as single varints; decoders must take both.
+ * The wire format is read and written with formats/protowire.h.
  *
  * profile.proto field numbers (package perftools.profiles):
  *
@@ -26,123 +23,12 @@
  * and mappings; then locations; then samples.
  */
 #include "formats/pprof.h"
+#include "formats/protowire.h"
 #include "model/error.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-struct rd {
-    const uint8_t *p, *end;
-};
-
-/* Reads a varint. 0, or -1 on truncation or a varint longer than 10 bytes. */
-static inline int rd_varint(struct rd *r, uint64_t *out)
-{
-    const uint8_t *p = r->p;
-    if (p < r->end && *p < 0x80) {
-        *out = *p;
-        r->p = p + 1;
-        return 0;
-    }
-    uint64_t v = 0;
-    for (int shift = 0; shift < 70; shift += 7) {
-        if (p >= r->end)
-            return -1;
-        uint8_t b = *p++;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (b < 0x80) {
-            r->p = p;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* One field of a message: its number, wire type, and either a scalar or a LEN payload. */
-struct field {
-    uint32_t num;
-    int wt;
-    uint64_t v;        /* WT_VARINT / WT_I64 / WT_I32 */
-    struct rd payload; /* WT_LEN */
-};
-
-/* Reads the next field. 1 when one was read, 0 at the end, -1 on malformed input. */
-static inline __attribute__((always_inline)) int rd_field(struct rd *r, struct field *f)
-{
-    if (r->p >= r->end)
-        return 0;
-    uint64_t tag;
-    if (rd_varint(r, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
-        return -1;
-    f->num = (uint32_t)(tag >> 3);
-    f->wt = (int)(tag & 7);
-    f->payload.p = f->payload.end = NULL;
-    f->v = 0;
-    switch (f->wt) {
-    case WT_VARINT:
-        return rd_varint(r, &f->v) ? -1 : 1;
-    case WT_I64:
-        if (r->end - r->p < 8)
-            return -1;
-        memcpy(&f->v, r->p, 8);
-        r->p += 8;
-        return 1;
-    case WT_I32: {
-        if (r->end - r->p < 4)
-            return -1;
-        uint32_t v32;
-        memcpy(&v32, r->p, 4);
-        f->v = v32;
-        r->p += 4;
-        return 1;
-    }
-    case WT_LEN: {
-        uint64_t len;
-        if (rd_varint(r, &len) || len > (uint64_t)(r->end - r->p))
-            return -1;
-        f->payload.p = r->p;
-        f->payload.end = r->p + len;
-        r->p += len;
-        return 1;
-    }
-    default:
-        return -1; /* groups (3, 4) and reserved types do not occur in profile.proto */
-    }
-}
-
-/* Number of varints in a packed payload: the bytes that end one. */
-static inline uint64_t packed_count(const struct rd *r)
-{
-    uint64_t n = 0;
-    for (const uint8_t *p = r->p; p < r->end; p++)
-        n += *p < 0x80;
-    return n;
-}
-
-/* Calls the body for each scalar of a repeated scalar field (packed or not).
- * Evaluates `bad` (a statement) on malformed packed data. */
-#define FOR_EACH_SCALAR(f, var, body, bad)                                                         \
-    do {                                                                                           \
-        if ((f)->wt == WT_LEN) {                                                                   \
-            struct rd pk_ = (f)->payload;                                                          \
-            while (pk_.p < pk_.end) {                                                              \
-                uint64_t var;                                                                      \
-                if (rd_varint(&pk_, &var)) {                                                       \
-                    bad;                                                                           \
-                }                                                                                  \
-                body;                                                                              \
-            }                                                                                      \
-        } else if ((f)->wt == WT_VARINT) {                                                         \
-            uint64_t var = (f)->v;                                                                 \
-            body;                                                                                  \
-        } else {                                                                                   \
-            bad;                                                                                   \
-        }                                                                                          \
-    } while (0)
 
 /* Id -> index resolution: a dense array when ids are small (pprof writers number them
  * 1..n), a hash map otherwise. */
@@ -214,30 +100,30 @@ struct dec {
 #define BAD(d, ...) sc_errf((d)->err, SC_EFORMAT, "malformed pprof: " __VA_ARGS__)
 
 /* Reads the id (field 1) of a mapping, location or function message. */
-static int peek_id(struct rd r, uint64_t *id)
+static int peek_id(struct sc_pb_rd r, uint64_t *id)
 {
-    struct field f;
+    struct sc_pb_field f;
     int k;
     *id = 0;
-    while ((k = rd_field(&r, &f)) > 0)
-        if (f.num == 1 && f.wt == WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0)
+        if (f.num == 1 && f.wt == SC_WT_VARINT)
             *id = f.v;
     return k;
 }
 
-static int count_pass(struct dec *d, struct rd r, struct counts *c)
+static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
 {
     const uint8_t *start = r.p;
-    struct field f;
+    struct sc_pb_field f;
     int k;
     memset(c, 0, sizeof *c);
-    while ((k = rd_field(&r, &f)) > 0) {
+    while ((k = sc_pb_next(&r, &f)) > 0) {
         switch (f.num) {
         case 1:
             c->sample_types++;
             break;
         case 2: {
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "sample is not a message");
             c->samples++;
             if (d->lazy) {
@@ -248,12 +134,12 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
                     c->max_sample_locs = len;
                 break;
             }
-            struct rd s = f.payload;
-            struct field g;
+            struct sc_pb_rd s = f.payload;
+            struct sc_pb_field g;
             int j;
             uint64_t here = 0;
-            while ((j = rd_field(&s, &g)) > 0) {
-                uint64_t n = g.wt == WT_LEN ? packed_count(&g.payload) : 1;
+            while ((j = sc_pb_next(&s, &g)) > 0) {
+                uint64_t n = g.wt == SC_WT_LEN ? sc_pb_packed_count(&g.payload) : 1;
                 if (g.num == 1)
                     here += n;
                 else if (g.num == 2)
@@ -271,7 +157,7 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
         case 3:
         case 4:
         case 5: {
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "field %u is not a message", (unsigned)f.num);
             uint64_t id;
             if (peek_id(f.payload, &id) < 0)
@@ -289,9 +175,9 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
                 c->locations++;
                 if (id > c->max_location_id)
                     c->max_location_id = id;
-                struct rd l = f.payload;
-                struct field g;
-                while (rd_field(&l, &g) > 0)
+                struct sc_pb_rd l = f.payload;
+                struct sc_pb_field g;
+                while (sc_pb_next(&l, &g) > 0)
                     c->lines += g.num == 4;
             }
             break;
@@ -300,7 +186,7 @@ static int count_pass(struct dec *d, struct rd r, struct counts *c)
             c->strings++;
             break;
         case 13:
-            c->comments += f.wt == WT_LEN ? packed_count(&f.payload) : 1;
+            c->comments += f.wt == SC_WT_LEN ? sc_pb_packed_count(&f.payload) : 1;
             break;
         default:
             break;
@@ -321,13 +207,13 @@ static int str_index(struct dec *d, uint64_t v, uint32_t *out)
     return 0;
 }
 
-static int dec_value_type(struct dec *d, struct rd r, struct sc_value_type *vt)
+static int dec_value_type(struct dec *d, struct sc_pb_rd r, struct sc_value_type *vt)
 {
-    struct field f;
+    struct sc_pb_field f;
     int k;
     memset(vt, 0, sizeof *vt);
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.wt != WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.wt != SC_WT_VARINT)
             continue;
         int rc = 0;
         if (f.num == 1)
@@ -340,15 +226,15 @@ static int dec_value_type(struct dec *d, struct rd r, struct sc_value_type *vt)
     return k < 0 ? BAD(d, "truncated value type") : 0;
 }
 
-static int dec_function(struct dec *d, struct rd r)
+static int dec_function(struct dec *d, struct sc_pb_rd r)
 {
     struct sc_profile *p = d->p;
     struct sc_function *fn = &p->functions[p->nfunctions];
     memset(fn, 0, sizeof *fn);
-    struct field f;
+    struct sc_pb_field f;
     int k, rc = 0;
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.wt != WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
         case 1:
@@ -382,15 +268,15 @@ static int dec_function(struct dec *d, struct rd r)
     return 0;
 }
 
-static int dec_mapping(struct dec *d, struct rd r)
+static int dec_mapping(struct dec *d, struct sc_pb_rd r)
 {
     struct sc_profile *p = d->p;
     struct sc_mapping *m = &p->mappings[p->nmappings];
     memset(m, 0, sizeof *m);
-    struct field f;
+    struct sc_pb_field f;
     int k, rc = 0;
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.wt != WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
         case 1:
@@ -439,13 +325,13 @@ static int dec_mapping(struct dec *d, struct rd r)
     return 0;
 }
 
-static int dec_line(struct dec *d, struct rd r, struct sc_line *ln)
+static int dec_line(struct dec *d, struct sc_pb_rd r, struct sc_line *ln)
 {
-    struct field f;
+    struct sc_pb_field f;
     int k;
     memset(ln, 0, sizeof *ln);
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.wt != WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.wt != SC_WT_VARINT)
             continue;
         if (f.num == 1) {
             if (f.v) {
@@ -463,16 +349,16 @@ static int dec_line(struct dec *d, struct rd r, struct sc_line *ln)
     return k < 0 ? BAD(d, "truncated line") : 0;
 }
 
-static int dec_location(struct dec *d, struct rd r)
+static int dec_location(struct dec *d, struct sc_pb_rd r)
 {
     struct sc_profile *p = d->p;
     struct sc_location *l = &p->locations[p->nlocations];
     memset(l, 0, sizeof *l);
     l->line_start = p->nlines;
-    struct field f;
+    struct sc_pb_field f;
     int k, rc;
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.num == 4 && f.wt == WT_LEN) {
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.num == 4 && f.wt == SC_WT_LEN) {
             rc = dec_line(d, f.payload, &p->lines[p->nlines]);
             if (rc)
                 return rc;
@@ -480,7 +366,7 @@ static int dec_location(struct dec *d, struct rd r)
             l->nlines++;
             continue;
         }
-        if (f.wt != WT_VARINT)
+        if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
         case 1:
@@ -516,13 +402,13 @@ static int dec_location(struct dec *d, struct rd r)
     return 0;
 }
 
-static int dec_label(struct dec *d, struct rd r, struct sc_label *lb)
+static int dec_label(struct dec *d, struct sc_pb_rd r, struct sc_label *lb)
 {
-    struct field f;
+    struct sc_pb_field f;
     int k, rc = 0;
     memset(lb, 0, sizeof *lb);
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.wt != WT_VARINT)
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
         case 1:
@@ -557,15 +443,15 @@ struct sample_out {
 };
 
 /* Decodes sample number `index` (for messages) from r into o. */
-static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_out *o)
+static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct sample_out *o)
 {
     uint32_t nt = d->p->nsample_types;
     uint32_t nvals = 0;
     o->nlocs = o->nlabels = 0;
-    struct field f;
+    struct sc_pb_field f;
     int k, rc;
-    while ((k = rd_field(&r, &f)) > 0) {
-        if (f.num == 1 && f.wt == WT_LEN && d->loc_ids.use_dense) {
+    while ((k = sc_pb_next(&r, &f)) > 0) {
+        if (f.num == 1 && f.wt == SC_WT_LEN && d->loc_ids.use_dense) {
             /* the common case, packed ids numbered densely: a tight loop with 1- and
              * 2-byte varints inline (profiles are mostly made of these ids) */
             const uint8_t *p = f.payload.p, *e = f.payload.end;
@@ -580,8 +466,8 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
                     id = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
                     p += 2;
                 } else {
-                    struct rd t = {p, e};
-                    if (rd_varint(&t, &id))
+                    struct sc_pb_rd t = {p, e};
+                    if (sc_pb_varint(&t, &id))
                         return BAD(d, "bad sample location ids");
                     p = t.p;
                 }
@@ -598,7 +484,7 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
         }
         switch (f.num) {
         case 1:
-            FOR_EACH_SCALAR(
+            SC_PB_FOR_EACH_VARINT(
                 &f, id,
                 {
                     uint32_t li = idmap_get(&d->loc_ids, id);
@@ -613,7 +499,7 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
                 return BAD(d, "bad sample location ids"));
             break;
         case 2:
-            FOR_EACH_SCALAR(
+            SC_PB_FOR_EACH_VARINT(
                 &f, v,
                 {
                     if (nvals >= nt)
@@ -624,7 +510,7 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
                 return BAD(d, "bad sample values"));
             break;
         case 3:
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "label is not a message");
             if (!o->labels)
                 break;
@@ -652,7 +538,7 @@ static int dec_sample(struct dec *d, struct rd r, uint32_t index, struct sample_
 }
 
 /* Decodes a sample into the profile's arrays (sized exactly by the counting pass). */
-static int store_sample(struct dec *d, struct rd r)
+static int store_sample(struct dec *d, struct sc_pb_rd r)
 {
     struct sc_profile *p = d->p;
     struct sample_out o = {
@@ -697,7 +583,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
 {
     struct sc_profile *p = d->p;
     const struct sc_limits *lim = d->lim;
-    struct rd all = {buf, (const uint8_t *)buf + n};
+    struct sc_pb_rd all = {buf, (const uint8_t *)buf + n};
     struct counts c;
     int rc = count_pass(d, all, &c);
     if (rc)
@@ -757,12 +643,12 @@ static int decode(struct dec *d, const void *buf, size_t n)
         return sc_errf(d->err, rc, "out of memory");
 
     /* sweep 1: everything that refers to nothing but strings */
-    struct rd r = all;
-    struct field f;
-    while (rd_field(&r, &f) > 0) {
+    struct sc_pb_rd r = all;
+    struct sc_pb_field f;
+    while (sc_pb_next(&r, &f) > 0) {
         switch (f.num) {
         case 1:
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "sample type is not a message");
             rc = dec_value_type(d, f.payload, &p->sample_types[p->nsample_types++]);
             break;
@@ -773,39 +659,39 @@ static int decode(struct dec *d, const void *buf, size_t n)
             rc = dec_function(d, f.payload);
             break;
         case 6:
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "string is not bytes");
             p->strings.v[p->strings.n].ptr = (const char *)f.payload.p;
             p->strings.v[p->strings.n].len = (uint32_t)(f.payload.end - f.payload.p);
             p->strings.n++;
             break;
         case 7:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->drop_frames);
             break;
         case 8:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->keep_frames);
             break;
         case 9:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 p->time_nanos = (int64_t)f.v;
             break;
         case 10:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 p->duration_nanos = (int64_t)f.v;
             break;
         case 11:
-            if (f.wt != WT_LEN)
+            if (f.wt != SC_WT_LEN)
                 return BAD(d, "period type is not a message");
             rc = dec_value_type(d, f.payload, &p->period_type);
             break;
         case 12:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 p->period = (int64_t)f.v;
             break;
         case 13:
-            FOR_EACH_SCALAR(
+            SC_PB_FOR_EACH_VARINT(
                 &f, v,
                 {
                     if (v > UINT32_MAX)
@@ -815,7 +701,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
                 return BAD(d, "bad comment list"));
             break;
         case 14:
-            if (f.wt == WT_VARINT)
+            if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->default_sample_type);
             break;
         }
@@ -833,13 +719,13 @@ static int decode(struct dec *d, const void *buf, size_t n)
 
     /* sweep 2: locations (functions and mappings are known now) */
     r = all;
-    while (rd_field(&r, &f) > 0)
+    while (sc_pb_next(&r, &f) > 0)
         if (f.num == 4 && (rc = dec_location(d, f.payload)))
             return rc;
 
     /* sweep 3: samples, unless they stay in the buffer */
     r = all;
-    while (!d->lazy && rd_field(&r, &f) > 0)
+    while (!d->lazy && sc_pb_next(&r, &f) > 0)
         if (f.num == 2 && (rc = store_sample(d, f.payload)))
             return rc;
 
@@ -851,7 +737,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
 struct lazy {
     struct sc_sample_source base;
     struct dec d; /* read-only during walks: each walk copies it */
-    struct rd all;
+    struct sc_pb_rd all;
 };
 
 static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint32_t nparts,
@@ -870,10 +756,10 @@ static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint3
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
         goto out;
     }
-    struct rd r = z->all;
-    struct field f;
+    struct sc_pb_rd r = z->all;
+    struct sc_pb_field f;
     uint64_t i = 0;
-    while (i < hi && rd_field(&r, &f) > 0) {
+    while (i < hi && sc_pb_next(&r, &f) > 0) {
         if (f.num != 2)
             continue;
         if (i++ < lo)
@@ -949,8 +835,8 @@ int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
 
 int sc_pprof_looks_valid(const void *buf, size_t n)
 {
-    struct rd r = {buf, (const uint8_t *)buf + n};
-    struct field f;
+    struct sc_pb_rd r = {buf, (const uint8_t *)buf + n};
+    struct sc_pb_field f;
     int k = 0, known = 0;
     if (n == 0)
         return 0;
@@ -958,14 +844,14 @@ int sc_pprof_looks_valid(const void *buf, size_t n)
      * fields with profile.proto's wire types, and a damaged pprof then fails to decode
      * with a clear error rather than as "unrecognized format". Unknown field numbers (from
      * newer writers) pass with any wire type. */
-    for (int fields = 0; fields < 4096 && (k = rd_field(&r, &f)) > 0; fields++) {
+    for (int fields = 0; fields < 4096 && (k = sc_pb_next(&r, &f)) > 0; fields++) {
         if (f.num > 14)
             continue;
         /* message and string fields are LEN; scalars varint (or packed comments) */
         int want_len = f.num <= 6 || f.num == 11;
-        if (want_len && f.wt != WT_LEN)
+        if (want_len && f.wt != SC_WT_LEN)
             return 0;
-        if (!want_len && f.wt != WT_VARINT && !(f.num == 13 && f.wt == WT_LEN))
+        if (!want_len && f.wt != SC_WT_VARINT && !(f.num == 13 && f.wt == SC_WT_LEN))
             return 0;
         known++;
     }
@@ -976,58 +862,13 @@ int sc_pprof_looks_valid(const void *buf, size_t n)
 
 /* ---- encoder ---- */
 
-static inline void put_varint(struct sc_buf *b, uint64_t v)
-{
-    char tmp[10];
-    int n = 0;
-    while (v >= 0x80) {
-        tmp[n++] = (char)(v | 0x80);
-        v >>= 7;
-    }
-    tmp[n++] = (char)v;
-    sc_buf_append(b, tmp, (size_t)n);
-}
-
-static inline int varint_len(uint64_t v)
-{
-    int n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static inline void put_tag(struct sc_buf *b, uint32_t num, int wt)
-{
-    put_varint(b, (uint64_t)num << 3 | (uint64_t)wt);
-}
-
-/* A varint field, omitted when zero (proto3 default). */
-static inline void put_uint(struct sc_buf *b, uint32_t num, uint64_t v)
-{
-    if (v) {
-        put_tag(b, num, WT_VARINT);
-        put_varint(b, v);
-    }
-}
-
-/* Nested messages are written into a scratch buffer first, then copied behind their
- * length: simpler than computing sizes ahead, and the messages are small. */
-static void put_msg(struct sc_buf *b, uint32_t num, const struct sc_buf *m)
-{
-    put_tag(b, num, WT_LEN);
-    put_varint(b, m->len);
-    sc_buf_append(b, m->data, m->len);
-}
-
 static void put_value_type(struct sc_buf *b, struct sc_buf *tmp, uint32_t num,
                            const struct sc_value_type *vt)
 {
     tmp->len = 0;
-    put_uint(tmp, 1, vt->type);
-    put_uint(tmp, 2, vt->unit);
-    put_msg(b, num, tmp);
+    sc_pb_put_uint(tmp, 1, vt->type);
+    sc_pb_put_uint(tmp, 2, vt->unit);
+    sc_pb_put_msg(b, num, tmp);
 }
 
 int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
@@ -1045,96 +886,94 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
         if (s->nlocs) {
             size_t len = 0;
             for (uint32_t j = 0; j < s->nlocs; j++)
-                len += (size_t)varint_len((uint64_t)locs[j] + 1);
-            put_tag(&tmp, 1, WT_LEN);
-            put_varint(&tmp, len);
+                len += (size_t)sc_pb_varint_len((uint64_t)locs[j] + 1);
+            sc_pb_put_tag(&tmp, 1, SC_WT_LEN);
+            sc_pb_put_varint(&tmp, len);
             for (uint32_t j = 0; j < s->nlocs; j++)
-                put_varint(&tmp, (uint64_t)locs[j] + 1);
+                sc_pb_put_varint(&tmp, (uint64_t)locs[j] + 1);
         }
         if (nt) {
             size_t len = 0;
             for (uint32_t j = 0; j < nt; j++)
-                len += (size_t)varint_len((uint64_t)vals[j]);
-            put_tag(&tmp, 2, WT_LEN);
-            put_varint(&tmp, len);
+                len += (size_t)sc_pb_varint_len((uint64_t)vals[j]);
+            sc_pb_put_tag(&tmp, 2, SC_WT_LEN);
+            sc_pb_put_varint(&tmp, len);
             for (uint32_t j = 0; j < nt; j++)
-                put_varint(&tmp, (uint64_t)vals[j]);
+                sc_pb_put_varint(&tmp, (uint64_t)vals[j]);
         }
         for (uint32_t j = 0; j < s->nlabels; j++) {
             const struct sc_label *lb = &p->labels[s->label_start + j];
             inner.len = 0;
-            put_uint(&inner, 1, lb->key);
-            put_uint(&inner, 2, lb->str);
-            put_uint(&inner, 3, (uint64_t)lb->num);
-            put_uint(&inner, 4, lb->num_unit);
-            put_msg(&tmp, 3, &inner);
+            sc_pb_put_uint(&inner, 1, lb->key);
+            sc_pb_put_uint(&inner, 2, lb->str);
+            sc_pb_put_uint(&inner, 3, (uint64_t)lb->num);
+            sc_pb_put_uint(&inner, 4, lb->num_unit);
+            sc_pb_put_msg(&tmp, 3, &inner);
         }
-        put_msg(b, 2, &tmp);
+        sc_pb_put_msg(b, 2, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nmappings; i++) {
         const struct sc_mapping *m = &p->mappings[i];
         tmp.len = 0;
-        put_uint(&tmp, 1, (uint64_t)i + 1);
-        put_uint(&tmp, 2, m->start);
-        put_uint(&tmp, 3, m->limit);
-        put_uint(&tmp, 4, m->offset);
-        put_uint(&tmp, 5, m->filename);
-        put_uint(&tmp, 6, m->build_id);
-        put_uint(&tmp, 7, m->has_functions);
-        put_uint(&tmp, 8, m->has_filenames);
-        put_uint(&tmp, 9, m->has_line_numbers);
-        put_uint(&tmp, 10, m->has_inline_frames);
-        put_msg(b, 3, &tmp);
+        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, 2, m->start);
+        sc_pb_put_uint(&tmp, 3, m->limit);
+        sc_pb_put_uint(&tmp, 4, m->offset);
+        sc_pb_put_uint(&tmp, 5, m->filename);
+        sc_pb_put_uint(&tmp, 6, m->build_id);
+        sc_pb_put_uint(&tmp, 7, m->has_functions);
+        sc_pb_put_uint(&tmp, 8, m->has_filenames);
+        sc_pb_put_uint(&tmp, 9, m->has_line_numbers);
+        sc_pb_put_uint(&tmp, 10, m->has_inline_frames);
+        sc_pb_put_msg(b, 3, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nlocations; i++) {
         const struct sc_location *l = &p->locations[i];
         tmp.len = 0;
-        put_uint(&tmp, 1, (uint64_t)i + 1);
-        put_uint(&tmp, 2, l->mapping);
-        put_uint(&tmp, 3, l->address);
+        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, 2, l->mapping);
+        sc_pb_put_uint(&tmp, 3, l->address);
         const struct sc_line *lines = sc_location_lines(p, l);
         for (uint32_t j = 0; j < l->nlines; j++) {
             inner.len = 0;
-            put_uint(&inner, 1, lines[j].function);
-            put_uint(&inner, 2, (uint64_t)lines[j].line);
-            put_uint(&inner, 3, (uint64_t)lines[j].column);
-            put_msg(&tmp, 4, &inner);
+            sc_pb_put_uint(&inner, 1, lines[j].function);
+            sc_pb_put_uint(&inner, 2, (uint64_t)lines[j].line);
+            sc_pb_put_uint(&inner, 3, (uint64_t)lines[j].column);
+            sc_pb_put_msg(&tmp, 4, &inner);
         }
-        put_uint(&tmp, 5, l->is_folded);
-        put_msg(b, 4, &tmp);
+        sc_pb_put_uint(&tmp, 5, l->is_folded);
+        sc_pb_put_msg(b, 4, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nfunctions; i++) {
         const struct sc_function *fn = &p->functions[i];
         tmp.len = 0;
-        put_uint(&tmp, 1, (uint64_t)i + 1);
-        put_uint(&tmp, 2, fn->name);
-        put_uint(&tmp, 3, fn->system_name);
-        put_uint(&tmp, 4, fn->filename);
-        put_uint(&tmp, 5, (uint64_t)fn->start_line);
-        put_msg(b, 5, &tmp);
+        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, 2, fn->name);
+        sc_pb_put_uint(&tmp, 3, fn->system_name);
+        sc_pb_put_uint(&tmp, 4, fn->filename);
+        sc_pb_put_uint(&tmp, 5, (uint64_t)fn->start_line);
+        sc_pb_put_msg(b, 5, &tmp);
     }
 
     for (uint32_t i = 0; i < p->strings.n; i++) {
         struct sc_str s = p->strings.v[i];
-        put_tag(b, 6, WT_LEN);
-        put_varint(b, s.len);
-        sc_buf_append(b, s.ptr, s.len);
+        sc_pb_put_bytes(b, 6, s.ptr, s.len);
     }
-    put_uint(b, 7, p->drop_frames);
-    put_uint(b, 8, p->keep_frames);
-    put_uint(b, 9, (uint64_t)p->time_nanos);
-    put_uint(b, 10, (uint64_t)p->duration_nanos);
+    sc_pb_put_uint(b, 7, p->drop_frames);
+    sc_pb_put_uint(b, 8, p->keep_frames);
+    sc_pb_put_uint(b, 9, (uint64_t)p->time_nanos);
+    sc_pb_put_uint(b, 10, (uint64_t)p->duration_nanos);
     if (p->period_type.type || p->period_type.unit)
         put_value_type(b, &tmp, 11, &p->period_type);
-    put_uint(b, 12, (uint64_t)p->period);
+    sc_pb_put_uint(b, 12, (uint64_t)p->period);
     for (uint32_t i = 0; i < p->ncomments; i++) {
-        put_tag(b, 13, WT_VARINT);
-        put_varint(b, p->comments[i]);
+        sc_pb_put_tag(b, 13, SC_WT_VARINT);
+        sc_pb_put_varint(b, p->comments[i]);
     }
-    put_uint(b, 14, p->default_sample_type);
+    sc_pb_put_uint(b, 14, p->default_sample_type);
 
     int oom = tmp.oom || inner.oom || b->oom;
     sc_buf_release(&tmp);

@@ -251,7 +251,7 @@ static int str_is(struct sc_str s, const char *z)
 /* The profile name a pprof describes itself as. The period type names the sampler first:
  * a Node.js wall profile (period wall) that also carries cpu time stays "wall", as in
  * Pyroscope; the sample types decide when the period type says nothing. */
-static const char *pprof_profile_name(const struct sc_profile *p)
+const char *sc_ingest_profile_name(const struct sc_profile *p)
 {
     static const struct {
         const char *period, *profile;
@@ -541,14 +541,12 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     if (!rc && !profile && fmt == SC_FMT_PPROF)
         profile = stc.n ? stc_profile_name(&stc, p) : NULL;
     if (!rc && !profile)
-        profile = fmt == SC_FMT_PPROF ? pprof_profile_name(p) : "cpu";
+        profile = fmt == SC_FMT_PPROF ? sc_ingest_profile_name(p) : "cpu";
     if (!rc && !profile)
         profile = "profile"; /* a pprof of no kind we know */
-    if (!rc && sc_profile_nsamples(p) == 0 && p->nsample_types == 0)
-        rc = sc_errf(err, SC_EFORMAT, "empty profile");
     /* a text body without one readable stack is a mistake (an empty pprof is not: Go's
      * mutex and block profiles are empty until something contends) */
-    if (!rc && fmt != SC_FMT_PPROF && sc_profile_nsamples(p) == 0)
+    if (!rc && fmt != SC_FMT_PPROF && sc_profile_nsamples(p) == 0 && p->nsample_types)
         rc = sc_errf(err, SC_EFORMAT, "no stack samples in the %s body", format);
     /* labels: the name's, spy_name, the caller's (the name's win) */
     if (!rc && r->spy_name && *r->spy_name &&
@@ -566,7 +564,6 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     }
     if (!rc) {
         int64_t t = from ? from : p->time_nanos;
-        int64_t dur = until > from ? until - from : p->duration_nanos;
         /* perf script timestamps count from boot: shift them by whole seconds so the first
          * sample lands in the push's first second and sub-second offsets stay exact */
         int64_t shift = 0;
@@ -579,20 +576,57 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
                 t = (int64_t)time(NULL) * 1000000000LL;
             shift = (t / 1000000000LL - first / 1000000000LL) * 1000000000LL;
         }
-        if (!t)
-            t = (int64_t)time(NULL) * 1000000000LL;
-        struct sc_store_write w = {r->tenant, &labels, profile, t, dur, p, shift};
-        rc = sc_store_write(s, &w, err);
-        if (!rc) {
-            res->samples = sc_profile_nsamples(p);
-            snprintf(res->profile, sizeof res->profile, "%s", profile);
-            struct sc_str svc;
-            sc_labels_get(&labels, "service_name", 12, &svc);
-            snprintf(res->service, sizeof res->service, "%.*s", (int)svc.len, svc.ptr);
-        }
+        struct sc_ingest_item it = {r->tenant, &labels, profile, p, t,
+                                    until > from ? until - from : 0, shift};
+        rc = sc_ingest_store(s, &it, res, err);
     }
     sc_profile_free(p);
     free(plain);
     sc_labels_release(&labels);
     return rc;
+}
+
+int sc_ingest_check_labels(const struct sc_labels *l, char *err)
+{
+    if (l->n > MAX_LABELS)
+        return sc_errf(err, SC_ELIMIT, "%u labels is more than %d", (unsigned)l->n, MAX_LABELS);
+    for (uint32_t i = 0; i < l->n; i++) {
+        struct sc_str k = l->v[i].name, v = l->v[i].value;
+        if (!sc_label_name_valid(k.ptr, k.len))
+            return sc_errf(err, SC_EINVAL, "bad label name '%.*s'", (int)(k.len < 64 ? k.len : 64),
+                           k.ptr);
+        if (v.len > MAX_LABEL_LEN)
+            return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
+                           (int)(k.len < 64 ? k.len : 64), k.ptr, MAX_LABEL_LEN);
+    }
+    return 0;
+}
+
+int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
+                    struct sc_ingest_result *res, char *err)
+{
+    memset(res, 0, sizeof *res);
+    const struct sc_profile *p = it->p;
+    if (sc_profile_nsamples(p) == 0 && p->nsample_types == 0)
+        return sc_errf(err, SC_EFORMAT, "empty profile");
+    int rc = sc_ingest_check_labels(it->labels, err);
+    if (rc)
+        return rc;
+    const char *profile = it->profile ? it->profile : sc_ingest_profile_name(p);
+    if (!profile)
+        profile = "profile"; /* a profile of no kind we know */
+    int64_t t = it->time_ns ? it->time_ns : p->time_nanos;
+    int64_t dur = it->duration_ns ? it->duration_ns : p->duration_nanos;
+    if (!t)
+        t = (int64_t)time(NULL) * 1000000000LL;
+    struct sc_store_write w = {it->tenant, it->labels, profile, t, dur, p, it->time_shift_ns};
+    rc = sc_store_write(s, &w, err);
+    if (rc)
+        return rc;
+    res->samples = sc_profile_nsamples(p);
+    snprintf(res->profile, sizeof res->profile, "%s", profile);
+    struct sc_str svc;
+    sc_labels_get(it->labels, "service_name", 12, &svc);
+    snprintf(res->service, sizeof res->service, "%.*s", (int)svc.len, svc.ptr);
+    return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "formats/input.h"
+#include "model/error.h"
 #include "model/labels.h"
 #include "store/store.h"
 
@@ -65,10 +66,62 @@ struct sc_ingest_result {
 int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
               struct sc_ingest_result *res, char *err);
 
+/* One decoded profile of any source (a push, OTLP, Connect, the scraper) to store under a
+ * series: what every way in shares. */
+struct sc_ingest_item {
+    const char *tenant;
+    const struct sc_labels *labels; /* the series */
+    const char *profile;            /* NULL: sc_ingest_profile_name(p), else "profile" */
+    const struct sc_profile *p;     /* samples may be lazy */
+    int64_t time_ns, duration_ns;   /* 0: the profile's own (time: else now) */
+    int64_t time_shift_ns;          /* added to sample timestamps (whole seconds) */
+};
+
+/* Checks the series labels (at most 48, names [A-Za-z_][A-Za-z0-9_.-]* of at most 256 bytes,
+ * values of at most 1024) and the profile (not empty), then writes it durably: when this
+ * returns 0 the profile survives a crash. 0 or SC_EINVAL / SC_ELIMIT / SC_EFORMAT / a store
+ * error, with the reason in err. */
+int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
+                    struct sc_ingest_result *res, char *err);
+
+/* The label checks of sc_ingest_store alone. 0 or SC_EINVAL / SC_ELIMIT. */
+int sc_ingest_check_labels(const struct sc_labels *l, char *err);
+
+/* The profile name a decoded profile describes itself as, from its period and sample types
+ * (cpu, wall, heap, allocs, goroutine, threadcreate, mutex), or NULL. */
+const char *sc_ingest_profile_name(const struct sc_profile *p);
+
 /* Parses a Pyroscope name into labels (service_name and the braces' pairs; labels must be
  * initialised and empty) and the known suffix, copied into suffix (at least 32 bytes; ""
  * when none). 0 or SC_EINVAL / SC_ELIMIT with a reason. */
 int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t max, char *suffix,
                          char *err);
+
+/* ---- OTLP and Pyroscope's Connect push (ingest_otlp.c, ingest_push.c) ---- */
+
+struct sc_ingest_batch {
+    uint32_t stored;      /* profiles stored */
+    uint32_t rejected;    /* profiles refused (OTLP's partial success) */
+    uint64_t samples;     /* samples stored */
+    char reason[SC_ERR_LEN]; /* why profiles were refused: the first reason, and how many */
+};
+
+/* An OTLP ExportProfilesServiceRequest (formats/otlp.h; gzip or not, json: OTLP JSON): every
+ * profile that decodes is stored through sc_ingest_store; a profile that does not is
+ * counted in res->rejected with the reason (partial success). Returns 0 once every good
+ * profile is stored (durably), or an error for the request as a whole: SC_EFORMAT (not an
+ * OTLP request: nothing stored), SC_ELIMIT, or a store error (profiles before it may be
+ * stored). */
+int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
+
+/* A push.v1.PushRequest (formats/push.h; gzip or not, json: Connect's JSON): each series'
+ * labels (names starting with "__" are Pyroscope's private ones and dropped; __name__
+ * names the profile: process_cpu -> cpu, memory -> heap, ..., else the pprof decides) with
+ * every raw pprof of its samples. All of it is decoded and checked before anything is
+ * stored, so a refused request stored nothing. 0, or SC_EINVAL / SC_EFORMAT / SC_ELIMIT /
+ * a store error with the reason in err. */
+int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
 
 #endif

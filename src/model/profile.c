@@ -228,12 +228,9 @@ int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t
                          sizeof *p->sample_locs);
 }
 
-int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,
-                              const int64_t *values, int64_t time_ns)
+/* Room for one more sample and nlocs more sample locations. */
+static int grow_samples(struct sc_profile *p, uint32_t nlocs)
 {
-    uint32_t nt = p->nsample_types;
-    if (nt == 0)
-        return SC_EINVAL;
     if (p->nsamples == p->samples_cap || p->nsample_locs + (uint64_t)nlocs > p->sample_locs_cap) {
         uint64_t ns = p->nsamples + 1 > p->samples_cap ? (uint64_t)p->samples_cap * 2 + 16
                                                         : p->samples_cap;
@@ -242,19 +239,43 @@ int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32
             nl = nl > (uint64_t)p->sample_locs_cap * 2 ? nl : (uint64_t)p->sample_locs_cap * 2;
         if (ns > UINT32_MAX / 2 || nl > UINT32_MAX / 2)
             return SC_ELIMIT;
-        int rc = sc_profile_reserve_samples(p, (uint32_t)ns, (uint32_t)nl);
-        if (rc)
-            return rc;
+        return sc_profile_reserve_samples(p, (uint32_t)ns, (uint32_t)nl);
     }
-    struct sc_sample *s = &p->samples[p->nsamples];
-    s->loc_start = p->nsample_locs;
-    s->nlocs = nlocs;
-    s->label_start = p->nlabels;
-    s->nlabels = 0;
-    s->time_ns = time_ns;
+    return 0;
+}
+
+int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,
+                              const int64_t *values, int64_t time_ns)
+{
+    if (p->nsample_types == 0)
+        return SC_EINVAL;
+    int rc = grow_samples(p, nlocs);
+    if (rc)
+        return rc;
+    uint32_t start = p->nsample_locs;
     if (nlocs)
-        memcpy(p->sample_locs + p->nsample_locs, locs, nlocs * sizeof *locs);
+        memcpy(p->sample_locs + start, locs, nlocs * sizeof *locs);
     p->nsample_locs += nlocs;
+    return sc_profile_add_sample_span(p, start, nlocs, p->nlabels, 0, values, time_ns);
+}
+
+int64_t sc_profile_add_sample_span(struct sc_profile *p, uint32_t loc_start, uint32_t nlocs,
+                                   uint32_t label_start, uint32_t nlabels, const int64_t *values,
+                                   int64_t time_ns)
+{
+    uint32_t nt = p->nsample_types;
+    if (nt == 0 || (uint64_t)loc_start + nlocs > p->nsample_locs ||
+        (uint64_t)label_start + nlabels > p->nlabels)
+        return SC_EINVAL;
+    int rc = grow_samples(p, 0);
+    if (rc)
+        return rc;
+    struct sc_sample *s = &p->samples[p->nsamples];
+    s->loc_start = loc_start;
+    s->nlocs = nlocs;
+    s->label_start = label_start;
+    s->nlabels = nlabels;
+    s->time_ns = time_ns;
     memcpy(p->values + (size_t)p->nsamples * nt, values, nt * sizeof *values);
     return p->nsamples++;
 }

@@ -196,6 +196,12 @@ int64_t sc_profile_add_simple_location(struct sc_profile *p, uint32_t fn);
  * Labels are added afterwards with sc_profile_add_label (to the last sample). */
 int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,
                               const int64_t *values, int64_t time_ns);
+/* Appends a sample on locations and labels already in sample_locs and labels (shared with
+ * earlier samples: many timestamped samples of one stack cost no copies). Labels added
+ * afterwards with sc_profile_add_label must directly follow label_start + nlabels. */
+int64_t sc_profile_add_sample_span(struct sc_profile *p, uint32_t loc_start, uint32_t nlocs,
+                                   uint32_t label_start, uint32_t nlabels, const int64_t *values,
+                                   int64_t time_ns);
 int sc_profile_add_label(struct sc_profile *p, uint32_t key, uint32_t str, int64_t num,
                          uint32_t num_unit);
 

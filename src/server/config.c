@@ -78,14 +78,11 @@ static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
     return d;
 }
 
-/* The first line of a file (a token), without its newline. */
-static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+char *sc_config_read_token(const char *path, char *err)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "cannot read token file '%s': %s", path, strerror(errno));
-        *rc = fail(c, n, "%s", msg);
+        sc_errf(err, SC_EIO, "cannot read token file '%s': %s", path, strerror(errno));
         return NULL;
     }
     char line[4096] = "";
@@ -96,10 +93,22 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
     while (l && (line[l - 1] == '\n' || line[l - 1] == '\r' || line[l - 1] == ' '))
         line[--l] = 0;
     if (!l) {
-        *rc = fail(c, n, "token file '%s' is empty", path);
+        sc_errf(err, SC_EINVAL, "token file '%s' is empty", path);
         return NULL;
     }
-    return strdup(line);
+    char *t = strdup(line);
+    if (!t)
+        sc_errf(err, SC_ENOMEM, "out of memory");
+    return t;
+}
+
+static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+{
+    char msg[SC_ERR_LEN];
+    char *t = sc_config_read_token(path, msg);
+    if (!t)
+        *rc = fail(c, n, "%s", msg);
+    return t;
 }
 
 /* Iterates a mapping's pairs; it names the iterator, so loops can nest. */
@@ -362,7 +371,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     return rc;
             }
         } else if (!strcmp(key, "remote_write") || !strcmp(key, "auth") ||
-                   !strcmp(key, "storage") || !strcmp(key, "server")) {
+                   !strcmp(key, "storage") || !strcmp(key, "server") || !strcmp(key, "otlp")) {
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
@@ -424,6 +433,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                                     scalar(sv) ? scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.listen"))
                     cf->listen = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "otlp.grpc_listen"))
+                    cf->otlp_grpc_listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
                     rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
                 else if (!strcmp(sect_key, "server.layout_timeout")) {
@@ -458,7 +469,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
             }
         } else {
             return fail(c, k,
-                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server)",
+                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, otlp)",
                         key);
         }
     }
@@ -551,6 +562,7 @@ void sc_config_release(struct sc_config *c)
     free(c->remote_token);
     free(c->remote_queue_dir);
     free(c->auth_token);
+    free(c->otlp_grpc_listen);
     free(c->storage_engine);
     free(c->storage_path);
     free(c->storage_url);

@@ -60,6 +60,7 @@ struct sc_config {
     uint64_t max_read_rows;   /* server.max_read_rows: distinct stacks a query may hold */
     uint32_t max_queries;     /* server.max_queries: heavy queries at once */
     int64_t layout_timeout_ns; /* server.layout_timeout: a call graph layout's deadline */
+    char *otlp_grpc_listen;  /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;
 };
@@ -71,6 +72,10 @@ int sc_config_load(const char *path, struct sc_config *c, char *err);
 int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *c,
                     char *err);
 void sc_config_release(struct sc_config *c);
+
+/* The first line of a token file, without its line end (malloc'd), or NULL with "cannot
+ * read token file 'x': why" / "token file 'x' is empty" in err. */
+char *sc_config_read_token(const char *path, char *err);
 
 /* Profile name -> SC_PROFILE_* bit, 0 when unknown. */
 uint32_t sc_config_profile_bit(const char *name);

@@ -5,6 +5,7 @@
 #include "server/assets.h"
 #include "collect/scrape.h"
 #include "server/config.h"
+#include "server/grpc.h"
 
 #include <arpa/inet.h>
 #include <sys/resource.h>
@@ -220,6 +221,8 @@ static const struct route {
     int ingest; /* decodes a pushed body: admitted against the ingest budget */
 } routes[] = {
     {"POST", "/ingest", sc_api_ingest, 0, 0, 1},
+    {"POST", "/v1development/profiles", sc_api_otlp, 0, 0, 1},
+    {"POST", "/push.v1.PusherService/Push", sc_api_push, 0, 0, 1},
     {"GET", "/api/v1/profile_types", sc_api_profile_types, 0, 1, 0},
     {"GET", "/api/v1/labels", sc_api_labels, 0, 1, 0},
     {"GET", "/api/v1/label_values", sc_api_label_values, 0, 1, 0},
@@ -272,15 +275,11 @@ static int base64_decode(const char *in, char *out, size_t cap)
     return 0;
 }
 
-/* The token from `Authorization: Bearer TOKEN`, from Basic auth (any user name, the token
- * as the password: what Pyroscope clients' basic-auth options send), or from the
- * scorch_token cookie the web UI sets. */
-static int authorized(const struct sc_req *r)
+int sc_server_authorization_ok(const struct sc_server *srv, const char *h)
 {
-    const char *want = r->srv->opts.token;
+    const char *want = srv->opts.token;
     if (!want || !*want)
         return 1;
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
     if (h && !strncasecmp(h, "Bearer ", 7)) {
         h += 7;
         while (*h == ' ')
@@ -295,6 +294,17 @@ static int authorized(const struct sc_req *r)
             (colon = strchr(cred, ':')) && token_equal(colon + 1, want))
             return 1;
     }
+    return 0;
+}
+
+/* The token from the Authorization header (sc_server_authorization_ok) or from the
+ * scorch_token cookie the web UI sets. */
+static int authorized(const struct sc_req *r)
+{
+    const char *want = r->srv->opts.token;
+    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
+    if (sc_server_authorization_ok(r->srv, h))
+        return 1;
     const char *c = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token");
     return c && token_equal(c, want);
 }
@@ -348,14 +358,25 @@ static void count_error(struct sc_server *srv, const struct sc_resp *w)
 /* Counts n more body bytes of r against the in-flight total; 0 (and nothing counted) when
  * that would pass it. A refused charge never inflates the total, so requests receiving at
  * the same moment are not refused for each other's refusals. */
-static int charge(struct sc_req *r, size_t n)
+int sc_server_charge(struct sc_server *srv, uint64_t n)
 {
-    struct sc_server *srv = r->srv;
     uint64_t cur = atomic_load(&srv->body_bytes);
     do {
         if (cur + n > srv->opts.max_body_total)
             return 0;
     } while (!atomic_compare_exchange_weak(&srv->body_bytes, &cur, cur + n));
+    return 1;
+}
+
+void sc_server_uncharge(struct sc_server *srv, uint64_t n)
+{
+    atomic_fetch_sub(&srv->body_bytes, n);
+}
+
+static int charge(struct sc_req *r, size_t n)
+{
+    if (!sc_server_charge(r->srv, n))
+        return 0;
     r->charged += n;
     return 1;
 }
@@ -363,7 +384,7 @@ static int charge(struct sc_req *r, size_t n)
 /* Takes what r buffered off the in-flight total (first: freeing takes a while) and frees it. */
 static void release_bodies(struct sc_req *r)
 {
-    atomic_fetch_sub(&r->srv->body_bytes, r->charged);
+    sc_server_uncharge(r->srv, r->charged);
     r->charged = 0;
     sc_buf_release(&r->body);
     sc_buf_release(&r->part_profile);
@@ -413,22 +434,27 @@ static uint64_t gzip_size(const void *data, size_t len, uint64_t max)
  * whose bytes are mostly location references (deep stacks) decodes into 4 bytes per byte,
  * plus the plain bytes it keeps (61 MB of them took 300 MB). */
 #define DECODE_FACTOR 5
-static uint64_t ingest_cost(const struct sc_req *r)
+uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len)
 {
-    const struct sc_server_opts *o = &r->srv->opts;
-    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
-    uint64_t len = b->len, cost = len + DECODE_FACTOR * len;
-    if (b->data && sc_is_gzip(b->data, b->len)) {
-        uint64_t out = gzip_size(b->data, b->len, o->limits.max_decompressed);
+    const struct sc_server_opts *o = &srv->opts;
+    uint64_t cost = len + DECODE_FACTOR * (uint64_t)len;
+    if (data && sc_is_gzip(data, len)) {
+        uint64_t out = gzip_size(data, len, o->limits.max_decompressed);
         cost = out > o->limits.max_decompressed ? len + o->limits.max_decompressed
                                                 : len + DECODE_FACTOR * out;
     }
     return cost < o->ingest_budget ? cost : o->ingest_budget;
 }
 
+static uint64_t ingest_cost(const struct sc_req *r)
+{
+    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
+    return sc_server_ingest_cost(r->srv, b->data, b->len);
+}
+
 /* Waits until cost fits in the ingest budget or nothing else is admitted; non-zero after
  * ADMIT_WAIT_S seconds. */
-static int admit(struct sc_server *srv, uint64_t cost)
+int sc_server_admit(struct sc_server *srv, uint64_t cost)
 {
     struct timespec until;
     sc_deadline(&until, ADMIT_WAIT_S * SC_NS_PER_S);
@@ -442,7 +468,7 @@ static int admit(struct sc_server *srv, uint64_t cost)
     return rc;
 }
 
-static void unadmit(struct sc_server *srv, uint64_t cost)
+void sc_server_unadmit(struct sc_server *srv, uint64_t cost)
 {
     pthread_mutex_lock(&srv->admit_mu);
     srv->admitted -= cost;
@@ -605,14 +631,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
     } else {
         const struct route *rt = r->route >= 0 ? &routes[r->route] : NULL;
-        if (rt && rt->ingest && (cost = ingest_cost(r), admit(srv, cost))) {
+        if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
             sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
                                    "(it needs about %llu bytes); retry later",
                           ADMIT_WAIT_S, (unsigned long long)cost);
         } else if (rt) {
             rt->fn(r, &w);
             if (rt->ingest)
-                unadmit(srv, cost);
+                sc_server_unadmit(srv, cost);
             if (rt->query)
                 sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
         } else {
@@ -764,6 +790,17 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             rc = sc_errf(err, SC_EIO, "cannot listen on %s: %s", o->listen,
                          errno ? strerror(errno) : "address in use?");
     }
+    if (!rc && o->grpc_listen) {
+        struct sockaddr_in ga;
+        rc = parse_listen(o->grpc_listen, &ga, err);
+        if (!rc)
+            rc = sc_grpc_start(srv, &ga, &srv->grpc, err);
+        if (!rc) {
+            char host[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &ga.sin_addr, host, sizeof host);
+            fprintf(stderr, "scorch: OTLP/gRPC on %s:%u\n", host, sc_grpc_port(srv->grpc));
+        }
+    }
     if (!rc) {
         /* the real port when :0 asked for any */
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -802,6 +839,10 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         if (ls != MHD_INVALID_SOCKET)
             close(ls);
     }
+    /* after HTTP and before the store: gRPC requests in flight are stored and answered */
+    sc_grpc_stop(srv->grpc);
+    if (srv->daemon && rc)
+        MHD_stop_daemon(srv->daemon);
     /* before the store: profiles already scraped are handed to it as the scraper stops */
     sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);

@@ -11,6 +11,7 @@ struct sc_config;
 
 struct sc_server_opts {
     const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
+    const char *grpc_listen; /* the OTLP/gRPC listener's host:port (otlp.grpc_listen); NULL: none */
     const char *data_dir;    /* the embedded store's directory */
     const char *token;       /* bearer token required on every route but /metrics, /healthz */
     int64_t retention_ns;    /* store retention */

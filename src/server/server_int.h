@@ -12,6 +12,7 @@
 
 struct sc_server;
 struct sc_scraper;
+struct sc_grpc;
 
 /* One request, from first byte to response. */
 struct sc_req {
@@ -85,6 +86,7 @@ struct sc_server {
                                            reload may start one while handlers run) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
+    struct sc_grpc *grpc; /* the OTLP/gRPC listener (grpc.c), NULL when not configured */
     /* store statistics are costly: refreshed at most every few seconds */
     pthread_mutex_t stats_mu;
     struct sc_store_stats stats;
@@ -144,6 +146,9 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w);
 int sc_api_heatmap(struct sc_req *r, struct sc_resp *w);
 int sc_api_callgraph(struct sc_req *r, struct sc_resp *w);
 int sc_api_source(struct sc_req *r, struct sc_resp *w);
+/* Handlers (api_otlp.c). */
+int sc_api_otlp(struct sc_req *r, struct sc_resp *w);
+int sc_api_push(struct sc_req *r, struct sc_resp *w);
 
 /* ---- shared by the handler files ---- */
 
@@ -158,5 +163,20 @@ int sc_api_profiles(struct sc_req *r, struct sc_resp *w);
 int sc_api_profile(struct sc_req *r, struct sc_resp *w);
 
 double sc_server_now(void);
+
+/* What the HTTP server and the gRPC listener (grpc.c) share (server.c): */
+/* Whether an Authorization header value (NULL: none) carries the token: Bearer, or Basic
+ * with the token as the password; 1 when no token is configured. Constant time. */
+int sc_server_authorization_ok(const struct sc_server *srv, const char *authorization);
+/* Counts n more body bytes against max_body_total: 1, or 0 (nothing counted) when that
+ * would pass it; sc_server_uncharge gives them back. */
+int sc_server_charge(struct sc_server *srv, uint64_t n);
+void sc_server_uncharge(struct sc_server *srv, uint64_t n);
+/* The memory decoding a pushed body costs (what a gzip body really inflates to, times the
+ * decode factor), for sc_server_admit: waits up to 10 s for that share of the ingest
+ * budget; 0 when admitted (give it back with sc_server_unadmit), else non-zero. */
+uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len);
+int sc_server_admit(struct sc_server *srv, uint64_t cost);
+void sc_server_unadmit(struct sc_server *srv, uint64_t cost);
 
 #endif

@@ -1,5 +1,6 @@
 /* block.c - encoding and decoding of compressed sample blocks (layout in block.h). */
 #include "store/block.h"
+#include "formats/protowire.h"
 #include "model/error.h"
 #include "model/profile.h"
 
@@ -11,14 +12,7 @@ enum { CODEC_RAW = 0, CODEC_ZSTD = 1 };
 
 void sc_put_uvarint(struct sc_buf *b, uint64_t v)
 {
-    char tmp[10];
-    int n = 0;
-    while (v >= 0x80) {
-        tmp[n++] = (char)(v | 0x80);
-        v >>= 7;
-    }
-    tmp[n++] = (char)v;
-    sc_buf_append(b, tmp, (size_t)n);
+    sc_pb_put_varint(b, v);
 }
 
 int sc_get_uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *v)

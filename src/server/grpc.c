@@ -1,0 +1,535 @@
+/* grpc.c - the OTLP/gRPC profiles listener: HTTP/2 cleartext (libnghttp2), gRPC framing.
+ *
+ * One method, opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export,
+ * on its own port (otlp.grpc_listen). HTTP/2 with prior knowledge (h2c, what gRPC clients
+ * speak without TLS); a thread per connection, as the HTTP server has, because a request
+ * blocks on the store's fsync'd commit. A request message is the gRPC frame: one byte
+ * "compressed", a 4-byte big-endian length, the message (gzip when compressed and the
+ * grpc-encoding header says gzip). The answer is HEADERS, the framed
+ * ExportProfilesServiceResponse, and trailers with grpc-status (0) and grpc-message; a
+ * refusal is a trailers-only answer with the status:
+ *
+ *   UNAUTHENTICATED (16)    no or a wrong token in the authorization metadata
+ *   UNIMPLEMENTED (12)      another path, or a grpc-encoding other than gzip / identity
+ *   INVALID_ARGUMENT (3)    a malformed request or framing, an unknown
+ *                           otlp-profiles-development-version
+ *   RESOURCE_EXHAUSTED (8)  a message past the body limit, or the server's memory budgets
+ *   UNAVAILABLE (14)        the store failed (the client retries)
+ *
+ * Limits: the server's body limit per message, its in-flight body budget and ingest
+ * budget (shared with HTTP), GRPC_MAX_CONNECTIONS connections (more are closed at once),
+ * GRPC_MAX_STREAMS concurrent streams each, 64 KiB of headers a stream, and connections
+ * idle for GRPC_IDLE_S seconds are closed. */
+#include "server/grpc.h"
+#include "formats/otlp.h"
+#include "ingest/ingest.h"
+#include "model/error.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define GRPC_MAX_CONNECTIONS 128
+#define GRPC_MAX_STREAMS 16
+#define GRPC_MAX_HEADERS (64 << 10)
+#define GRPC_IDLE_S 120
+#define EXPORT_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+enum {
+    GS_OK = 0,
+    GS_INVALID = 3,
+    GS_EXHAUSTED = 8,
+    GS_UNIMPLEMENTED = 12,
+    GS_INTERNAL = 13,
+    GS_UNAVAILABLE = 14,
+    GS_UNAUTHENTICATED = 16
+};
+
+struct sc_grpc {
+    struct sc_server *srv;
+    int fd;
+    pthread_t thread;
+    _Atomic int stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t nconns;
+};
+
+struct stream {
+    int32_t id;
+    struct stream *next;
+    char path[128], tenant[128], encoding[32], version[40];
+    int have_version, authorized, bad_header;
+    size_t header_bytes;
+    struct sc_buf body;
+    uint64_t charged;
+    int ready;    /* the whole request is in: answer it */
+    int answered; /* a response was submitted */
+    /* the response: the framed message and the trailers' values (kept until sent) */
+    struct sc_buf out;
+    size_t out_off;
+    char status[8], message[512];
+};
+
+struct conn {
+    struct sc_grpc *g;
+    int fd;
+    nghttp2_session *h2;
+    struct stream *streams;
+};
+
+/* ---- responses ---- */
+
+/* grpc-message is percent-encoded: bytes outside printable ASCII, and '%'. */
+static void set_status(struct stream *st, int code, const char *msg)
+{
+    snprintf(st->status, sizeof st->status, "%d", code);
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)msg; *p && n + 4 < sizeof st->message;
+         p++) {
+        if (*p < 0x20 || *p > 0x7e || *p == '%')
+            n += (size_t)snprintf(st->message + n, 4, "%%%02X", *p);
+        else
+            st->message[n++] = (char)*p;
+    }
+    st->message[n] = 0;
+}
+
+#define NV(name, value)                                                                            \
+    {                                                                                              \
+        (uint8_t *)(name), (uint8_t *)(value), sizeof(name) - 1, strlen(value),                    \
+            NGHTTP2_NV_FLAG_NO_COPY_NAME                                                           \
+    }
+
+/* A trailers-only answer: the status in the response headers, the stream ends. */
+static void refuse(struct conn *c, struct stream *st, int code, const char *msg)
+{
+    if (st->answered) return;
+    set_status(st, code, msg);
+    nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc"),
+                        NV("grpc-status", st->status), NV("grpc-message", st->message)};
+    nghttp2_submit_response(c->h2, st->id, nva, sizeof nva / sizeof nva[0], NULL);
+    st->answered = 1; /* whatever more of the body comes is dropped */
+}
+
+static ssize_t read_out(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+                        nghttp2_data_source *src, void *user)
+{
+    (void)user;
+    struct stream *st = src->ptr;
+    size_t left = st->out.len - st->out_off, n = left < len ? left : len;
+    if (n) memcpy(buf, st->out.data + st->out_off, n);
+    st->out_off += n;
+    if (st->out_off == st->out.len) {
+        *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
+        nghttp2_nv tr[] = {NV("grpc-status", st->status), NV("grpc-message", st->message)};
+        if (nghttp2_submit_trailer(h2, id, tr, 2)) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+    }
+    return (ssize_t)n;
+}
+
+static void reply(struct conn *c, struct stream *st, const struct sc_buf *msg)
+{
+    uint32_t n = (uint32_t)msg->len;
+    unsigned char hdr[5] = {0, (unsigned char)(n >> 24), (unsigned char)(n >> 16),
+                            (unsigned char)(n >> 8), (unsigned char)n};
+    st->out.len = 0;
+    sc_buf_append(&st->out, hdr, 5);
+    sc_buf_append(&st->out, msg->data, msg->len);
+    if (st->out.oom) {
+        refuse(c, st, GS_EXHAUSTED, "out of memory");
+        return;
+    }
+    set_status(st, GS_OK, "");
+    nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc"),
+                        NV("grpc-accept-encoding", "identity,gzip")};
+    nghttp2_data_provider dp = {.source.ptr = st, .read_callback = read_out};
+    nghttp2_submit_response(c->h2, st->id, nva, sizeof nva / sizeof nva[0], &dp);
+    st->answered = 1;
+}
+
+static int status_of(int rc)
+{
+    switch (rc) {
+    case SC_EINVAL:
+    case SC_EFORMAT:
+        return GS_INVALID;
+    case SC_ELIMIT:
+    case SC_ENOMEM:
+        return GS_EXHAUSTED;
+    case SC_EUNSUPPORTED:
+        return GS_UNIMPLEMENTED;
+    default:
+        return GS_UNAVAILABLE;
+    }
+}
+
+/* The whole request is in: unframe, admit, ingest, answer. */
+static void answer(struct conn *c, struct stream *st)
+{
+    struct sc_server *srv = c->g->srv;
+    const unsigned char *b = (const unsigned char *)st->body.data;
+    size_t n = st->body.len;
+    if (n < 5 || (b[0] != 0 && b[0] != 1) ||
+        ((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 8 | b[4]) != n - 5) {
+        refuse(c, st, GS_INVALID, "expected one length-prefixed gRPC message");
+        return;
+    }
+    if (b[0] == 1 && strcasecmp(st->encoding, "gzip")) {
+        refuse(c, st, GS_INVALID, "a compressed message without grpc-encoding: gzip");
+        return;
+    }
+    uint64_t cost = sc_server_ingest_cost(srv, b + 5, n - 5);
+    if (sc_server_admit(srv, cost)) {
+        refuse(c, st, GS_EXHAUSTED, "server busy: no memory to decode the request; retry later");
+        return;
+    }
+    double t0 = sc_server_now();
+    struct sc_ingest_batch res;
+    char err[SC_ERR_LEN] = "";
+    struct sc_limits lim = srv->opts.limits;
+    int rc = sc_ingest_otlp(srv->store, st->tenant, b + 5, n - 5, 0, &lim, &res, err);
+    sc_server_unadmit(srv, cost);
+    sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
+    if (rc) {
+        atomic_fetch_add(&srv->metrics.errors[rc == SC_EFORMAT  ? SC_REASON_FORMAT
+                                              : rc == SC_ELIMIT ? SC_REASON_LIMIT
+                                                                : SC_REASON_INTERNAL],
+                         1);
+        refuse(c, st, status_of(rc), err);
+        return;
+    }
+    atomic_fetch_add(&srv->metrics.ingest_ok, res.stored);
+    atomic_fetch_add(&srv->metrics.ingest_bytes, n);
+    atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
+    struct sc_buf msg = SC_BUF_INIT;
+    sc_otlp_put_response(&msg, 0, res.rejected, res.reason);
+    reply(c, st, &msg);
+    sc_buf_release(&msg);
+}
+
+/* ---- nghttp2 callbacks ---- */
+
+static struct stream *find(struct conn *c, int32_t id)
+{
+    for (struct stream *s = c->streams; s; s = s->next)
+        if (s->id == id) return s;
+    return NULL;
+}
+
+static void release_body(struct conn *c, struct stream *st)
+{
+    sc_server_uncharge(c->g->srv, st->charged);
+    st->charged = 0;
+    sc_buf_release(&st->body);
+}
+
+static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *user)
+{
+    (void)h2;
+    struct conn *c = user;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    struct stream *st = calloc(1, sizeof *st);
+    if (!st) return NGHTTP2_ERR_CALLBACK_FAILURE;
+    st->id = f->hd.stream_id;
+    st->next = c->streams;
+    c->streams = st;
+    return 0;
+}
+
+static void copy_value(char *dst, size_t cap, const uint8_t *v, size_t n, int *bad)
+{
+    if (n >= cap) {
+        *bad = 1;
+        n = cap - 1;
+    }
+    memcpy(dst, v, n);
+    dst[n] = 0;
+}
+
+static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t *name, size_t nlen,
+                     const uint8_t *value, size_t vlen, uint8_t flags, void *user)
+{
+    (void)h2, (void)flags;
+    struct conn *c = user;
+    struct stream *st = find(c, f->hd.stream_id);
+    if (!st || f->hd.type != NGHTTP2_HEADERS) return 0;
+    st->header_bytes += nlen + vlen;
+    if (st->header_bytes > GRPC_MAX_HEADERS)
+        return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
+    char v[1024];
+    int bad = 0;
+    copy_value(v, sizeof v, value, vlen, &bad);
+#define IS(s) (nlen == sizeof(s) - 1 && !memcmp(name, s, nlen))
+    if (IS(":path"))
+        copy_value(st->path, sizeof st->path, value, vlen, &st->bad_header);
+    else if (IS("authorization"))
+        st->authorized = !bad && sc_server_authorization_ok(c->g->srv, v);
+    else if (IS("x-scope-orgid"))
+        copy_value(st->tenant, sizeof st->tenant, value, vlen, &st->bad_header);
+    else if (IS("grpc-encoding"))
+        copy_value(st->encoding, sizeof st->encoding, value, vlen, &st->bad_header);
+    else if (IS("otlp-profiles-development-version")) {
+        copy_value(st->version, sizeof st->version, value, vlen, &bad);
+        st->have_version++;
+    }
+#undef IS
+    return 0;
+}
+
+/* The request's headers are in: refuse what they decide before any of the body. */
+static void check_headers(struct conn *c, struct stream *st)
+{
+    char err[SC_ERR_LEN];
+    if (!st->authorized && !sc_server_authorization_ok(c->g->srv, NULL))
+        refuse(c, st, GS_UNAUTHENTICATED, "missing or wrong bearer token (authorization metadata)");
+    else if (strcmp(st->path, EXPORT_PATH))
+        refuse(c, st, GS_UNIMPLEMENTED, "unknown method (this listener serves " EXPORT_PATH ")");
+    else if (st->bad_header)
+        refuse(c, st, GS_INVALID, "a header value is too long (x-scope-orgid: 127 bytes)");
+    else if (st->encoding[0] && strcasecmp(st->encoding, "gzip") &&
+             strcasecmp(st->encoding, "identity"))
+        refuse(c, st, GS_UNIMPLEMENTED, "unsupported grpc-encoding (gzip or identity)");
+    else if (st->have_version > 1)
+        refuse(c, st, GS_INVALID, "more than one otlp-profiles-development-version");
+    else if (sc_otlp_check_version(st->have_version ? st->version : NULL, err))
+        refuse(c, st, GS_INVALID, err);
+}
+
+static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+                   void *user)
+{
+    (void)h2, (void)flags;
+    struct conn *c = user;
+    struct stream *st = find(c, id);
+    if (!st || st->answered) return 0;
+    struct sc_server *srv = c->g->srv;
+    if (st->body.len + len > srv->opts.max_body + 5) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "message is more than the limit of %llu bytes",
+                 (unsigned long long)srv->opts.max_body);
+        release_body(c, st);
+        refuse(c, st, GS_EXHAUSTED, msg);
+    } else if (!sc_server_charge(srv, len)) {
+        release_body(c, st);
+        refuse(c, st, GS_EXHAUSTED, "server busy: too many request bytes in flight; retry later");
+    } else {
+        st->charged += len;
+        sc_buf_append(&st->body, data, len);
+        if (st->body.oom) {
+            release_body(c, st);
+            refuse(c, st, GS_EXHAUSTED, "out of memory");
+        }
+    }
+    return 0;
+}
+
+static int on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
+{
+    (void)h2;
+    struct conn *c = user;
+    struct stream *st = find(c, f->hd.stream_id);
+    if (!st) return 0;
+    if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
+        check_headers(c, st);
+    if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+        (f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+        st->ready = 1;
+    return 0;
+}
+
+static int on_close(nghttp2_session *h2, int32_t id, uint32_t code, void *user)
+{
+    (void)h2, (void)code;
+    struct conn *c = user;
+    for (struct stream **pp = &c->streams; *pp; pp = &(*pp)->next) {
+        if ((*pp)->id != id) continue;
+        struct stream *st = *pp;
+        *pp = st->next;
+        release_body(c, st);
+        sc_buf_release(&st->out);
+        free(st);
+        break;
+    }
+    return 0;
+}
+
+/* ---- connections ---- */
+
+static int send_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int flush(struct conn *c)
+{
+    for (;;) {
+        const uint8_t *data;
+        ssize_t n = nghttp2_session_mem_send(c->h2, &data);
+        if (n < 0) return -1;
+        if (n == 0) return 0;
+        if (send_all(c->fd, data, (size_t)n)) return -1;
+    }
+}
+
+static void serve(struct conn *c)
+{
+    nghttp2_session_callbacks *cb;
+    if (nghttp2_session_callbacks_new(&cb)) return;
+    nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+    int rc = nghttp2_session_server_new(&c->h2, cb, c);
+    nghttp2_session_callbacks_del(cb);
+    if (rc) return;
+    nghttp2_settings_entry iv[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GRPC_MAX_STREAMS},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, GRPC_MAX_HEADERS},
+    };
+    nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, iv, sizeof iv / sizeof iv[0]);
+    /* a larger connection window, so a big message is not sent 64 KiB per round trip */
+    nghttp2_session_set_local_window_size(c->h2, NGHTTP2_FLAG_NONE, 0, 16 << 20);
+    uint8_t buf[65536];
+    int idle_ms = 0;
+    while (!flush(c) && (nghttp2_session_want_read(c->h2) || nghttp2_session_want_write(c->h2))) {
+        if (atomic_load(&c->g->stop)) {
+            /* requests answered: say goodbye (in-flight ones finished above) */
+            nghttp2_session_terminate_session(c->h2, NGHTTP2_NO_ERROR);
+            flush(c);
+            break;
+        }
+        struct pollfd pfd = {c->fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, 100);
+        if (pr < 0 && errno != EINTR) break;
+        if (pr <= 0) {
+            if ((idle_ms += 100) >= GRPC_IDLE_S * 1000) break;
+            continue;
+        }
+        idle_ms = 0;
+        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0 || nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0) break;
+        for (struct stream *st = c->streams; st; st = st->next)
+            if (st->ready && !st->answered) {
+                answer(c, st);
+                release_body(c, st);
+            }
+    }
+    nghttp2_session_del(c->h2); /* closes the streams: on_close frees them */
+}
+
+static void *conn_main(void *arg)
+{
+    struct conn *c = arg;
+    struct sc_grpc *g = c->g;
+    serve(c);
+    close(c->fd);
+    free(c);
+    pthread_mutex_lock(&g->mu);
+    g->nconns--;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    return NULL;
+}
+
+static void *accept_main(void *arg)
+{
+    struct sc_grpc *g = arg;
+    while (!atomic_load(&g->stop)) {
+        struct pollfd pfd = {g->fd, POLLIN, 0};
+        if (poll(&pfd, 1, 100) <= 0) continue;
+        int fd = accept(g->fd, NULL, NULL);
+        if (fd < 0) continue;
+        pthread_mutex_lock(&g->mu);
+        int full = g->nconns >= GRPC_MAX_CONNECTIONS;
+        if (!full) g->nconns++;
+        pthread_mutex_unlock(&g->mu);
+        struct conn *c = full ? NULL : calloc(1, sizeof *c);
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (c) {
+            c->g = g;
+            c->fd = fd;
+        }
+        if (!c || pthread_create(&t, &at, conn_main, c)) {
+            close(fd);
+            free(c);
+            if (!full) {
+                pthread_mutex_lock(&g->mu);
+                g->nconns--;
+                pthread_mutex_unlock(&g->mu);
+            }
+        }
+        pthread_attr_destroy(&at);
+    }
+    return NULL;
+}
+
+int sc_grpc_start(struct sc_server *srv, const struct sockaddr_in *sa, struct sc_grpc **out,
+                  char *err)
+{
+    *out = NULL;
+    struct sc_grpc *g = calloc(1, sizeof *g);
+    if (!g) return sc_errf(err, SC_ENOMEM, "out of memory");
+    g->srv = srv;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    g->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (g->fd >= 0) setsockopt(g->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (g->fd < 0 || bind(g->fd, (const struct sockaddr *)sa, sizeof *sa) || listen(g->fd, 128)) {
+        int e = errno;
+        if (g->fd >= 0) close(g->fd);
+        free(g);
+        return sc_errf(err, SC_EIO, "cannot listen for OTLP/gRPC: %s", strerror(e));
+    }
+    if (pthread_create(&g->thread, NULL, accept_main, g)) {
+        close(g->fd);
+        free(g);
+        return sc_errf(err, SC_ENOMEM, "cannot start the OTLP/gRPC listener");
+    }
+    *out = g;
+    return 0;
+}
+
+unsigned sc_grpc_port(const struct sc_grpc *g)
+{
+    struct sockaddr_in sa;
+    socklen_t n = sizeof sa;
+    if (getsockname(g->fd, (struct sockaddr *)&sa, &n)) return 0;
+    return ntohs(sa.sin_port);
+}
+
+void sc_grpc_stop(struct sc_grpc *g)
+{
+    if (!g) return;
+    atomic_store(&g->stop, 1);
+    pthread_join(g->thread, NULL);
+    close(g->fd);
+    /* connections answer what they hold, send GOAWAY and end within a poll interval */
+    pthread_mutex_lock(&g->mu);
+    while (g->nconns)
+        pthread_cond_wait(&g->cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_destroy(&g->mu);
+    pthread_cond_destroy(&g->cv);
+    free(g);
+}
