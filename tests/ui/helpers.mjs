@@ -69,3 +69,62 @@ export function randomFolded(seed, n, k = 12, maxDepth = 10) {
     }
     return lines.join("\n");
 }
+
+// The diff flame graph document (docs/api-flamegraph.md "Two profiles compared") of two
+// sets of folded lines, laid out by combined width (new + base) as the server lays it
+// out; change(name) gives each node's seventh number ("fields" with "change"); without
+// it, the six-number form. opts.normalize scales the base to the new total.
+export function flameDiffDoc(baseFolded, newFolded, change = null, opts = {}) {
+    const root = { name: "total", v: [0, 0], s: [0, 0], kids: new Map() };
+    const add = (folded, side, scale = 1) => {
+        for (const line of folded.trim().split("\n")) {
+            const sp = line.lastIndexOf(" ");
+            const v = Math.round(Number(line.slice(sp + 1)) * scale);
+            let t = root;
+            t.v[side] += v;
+            for (const f of line.slice(0, sp).split(";").filter(Boolean)) {
+                if (!t.kids.has(f)) t.kids.set(f, { name: f, v: [0, 0], s: [0, 0], kids: new Map() });
+                t = t.kids.get(f);
+                t.v[side] += v;
+            }
+            t.s[side] += v;
+        }
+    };
+    const sum = (folded) => folded.trim().split("\n").reduce((a, l) => a + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+    const scale = opts.normalize ? sum(newFolded) / sum(baseFolded) : 1;
+    add(baseFolded, 0, scale);
+    add(newFolded, 1);
+    const names = [], idx = new Map();
+    const nameId = (s) => {
+        if (!idx.has(s)) {
+            idx.set(s, names.length);
+            names.push(s);
+        }
+        return idx.get(s);
+    };
+    const levels = [];
+    let cur = [{ t: root, x: 0 }];
+    while (cur.length) {
+        const l = [], next = [];
+        for (const { t, x } of cur) {
+            l.push(x, t.v[1], t.s[1], t.v[0], t.s[0], nameId(t.name));
+            if (change) l.push(change(t.name));
+            let cx = x;
+            for (const k of [...t.kids.keys()].sort()) {
+                const c = t.kids.get(k);
+                next.push({ t: c, x: cx });
+                cx += c.v[0] + c.v[1];
+            }
+        }
+        levels.push(l);
+        cur = next;
+    }
+    const doc = { version: 1, diff: true, sample_type: "samples", unit: "count", total: root.v[1],
+                  base_total: root.v[0], normalized: !!opts.normalize, base_scale: scale, names, levels };
+    if (change) {
+        doc.fields = ["x", "total", "self", "base_total", "base_self", "name", "change"];
+        doc.q = 0.05;
+        doc.method = "replicates";
+    }
+    return doc;
+}
