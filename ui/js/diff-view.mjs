@@ -67,20 +67,24 @@ export function createDiffView(root, ctx) {
         e.preventDefault();
         applyBase();
     } },
-    h("span", { class: "side-tag base" }, "Base"), el.baseQuery, el.baseFrom, h("span", null, "to"), el.baseUntil,
+    h("span", { class: "form-label" }, "Change the base:"), el.baseQuery, el.baseFrom, h("span", null, "to"), el.baseUntil,
     h("button", { type: "submit", class: "small primary", dataset: { testid: "base-apply" } }, "Apply"),
     h("span", { class: "presets" },
         preset("same range", "the base over the new side's range", () => setBaseRange("", "")),
         preset("period before", "the base over the period just before the new side's", () => shiftBase(null)),
         preset("a day before", "the new side's range a day earlier", () => shiftBase(86400e3)),
         preset("a week before", "the new side's range a week earlier", () => shiftBase(7 * 86400e3))),
-    h("button", { type: "button", class: "small", dataset: { testid: "swap-sides" }, title: "the new side becomes the base",
-                  onclick: () => store.set(swapPatch(state)) }, "⇄ Swap sides"),
-    h("button", { type: "button", class: "small", dataset: { testid: "label-sides" },
-                  title: "compare two values of a label (e.g. load=low against load=high) over the same range",
-                  onclick: () => toggleLabelPicker() }, "By label…"));
+);
+    el.baseError = h("div", { class: "query-error", role: "alert", hidden: true, dataset: { testid: "base-error" } });
     el.labelPicker = h("div", { class: "diff-labels", hidden: true, dataset: { testid: "label-picker" } });
-    el.head = h("section", { class: "panel diff-head" }, el.summary, el.baseForm, el.labelPicker, el.method);
+    el.sideButtons = h("span", { class: "side-buttons" },
+        h("button", { type: "button", class: "small", dataset: { testid: "swap-sides" }, title: "the new side becomes the base",
+                      onclick: () => store.set(swapPatch(state)) }, "⇄ Swap sides"),
+        h("button", { type: "button", class: "small", dataset: { testid: "label-sides" },
+                      title: "compare two values of a label (e.g. load=low against load=high) over the same range",
+                      onclick: () => toggleLabelPicker() }, "By label…"));
+    el.head = h("section", { class: "panel diff-head" }, h("div", { class: "diff-top" }, el.summary, el.sideButtons),
+        el.baseForm, el.baseError, el.labelPicker, el.method);
 
     // ---- the toolbar ----
     el.search = h("input", {
@@ -132,7 +136,9 @@ export function createDiffView(root, ctx) {
     el.baseHost = h("div", { class: "diff-side" });
     el.newHost = h("div", { class: "diff-side" });
     el.sideBox = h("div", { class: "diff-sides", hidden: true },
-        h("div", { class: "diff-col" }, h("div", { class: "side-title" }, h("span", { class: "side-tag base" }, "Base")), el.baseHost),
+        h("div", { class: "diff-col" }, h("div", { class: "side-title" }, h("span", { class: "side-tag base" }, "Base"),
+            h("span", { class: "hint" }, " colours name functions, the same on both sides; the diff graph shows the changes")),
+        el.baseHost),
         h("div", { class: "diff-col" }, h("div", { class: "side-title" }, h("span", { class: "side-tag new" }, "New")), el.newHost));
     el.graphMsg = h("div", { class: "panel-msg", hidden: true });
     el.graph = h("section", { class: "panel flame-panel diff-graph", dataset: { testid: "diff-flamegraph" } },
@@ -215,6 +221,12 @@ export function createDiffView(root, ctx) {
         if (r) setBaseRange(r.from, r.until);
     }
 
+    function baseError(m) {
+        el.baseError.textContent = m;
+        el.baseError.hidden = !m;
+        el.baseQuery.setAttribute("aria-invalid", m && /base_query/.test(m) ? "true" : "false");
+    }
+
     // ---- two values of a label ----
     let pickerSeq = 0;
     async function toggleLabelPicker(open = el.labelPicker.hidden) {
@@ -288,9 +300,9 @@ export function createDiffView(root, ctx) {
     function renderSummary(st) {
         const b = baseOf(st);
         const j = jsonDoc;
-        replace(el.summary, sideText("base", b.query, b.from, b.until, j ? j.base_profiles : undefined),
-            sideText("new", st.query, st.from, st.until, j ? j.profiles : undefined),
-            h("div", { class: "hint" }, "The new side is the query bar above; type and filters apply to both sides."));
+        const n = sideText("new", st.query, st.from, st.until, j ? j.profiles : undefined);
+        n.append(h("span", { class: "hint" }, "(set in the query bar above; type and filters apply to both sides)"));
+        replace(el.summary, sideText("base", b.query, b.from, b.until, j ? j.base_profiles : undefined), n);
         fillBaseForm(st);
         if (!j) {
             replace(el.method, "");
@@ -302,7 +314,12 @@ export function createDiffView(root, ctx) {
         const auto = st.normalize === "";
         replace(el.method,
             h("div", { class: "method-line" + (warn ? " warn" : ""), dataset: { method: j.method || "" } },
-                h("b", null, "Method: "), j.method_text || "no statistics", j.method ? h("code", null, " " + j.method) : null),
+                h("b", null, "Method: "), j.method_text || "no statistics", j.method ? h("code", null, " " + j.method) : null,
+                // the server cuts a range into whole seconds, and a profile counts where it starts
+                j.method === "none" && j.total && j.base_total ? h("div", null,
+                    "Both sides have samples, but no replicates to test: ranges shorter than a second (heatmap " +
+                    "selections) or inside one long profile are not cut into replicates. The exact difference is " +
+                    "shown, nothing is coloured.") : null),
             h("div", { class: "method-line" },
                 h("b", null, "Compared: "), `${j.sample_type} (${j.unit}), ${METRIC_TEXT[j.metric] || j.metric || "–"}; ` +
                 `significant when q < ${j.q ?? (st.q || 0.05)}; `,
@@ -398,12 +415,17 @@ export function createDiffView(root, ctx) {
 
     function renderNote(st, m) {
         const hid = hiddenFrames(m);
+        // one scale: say what the empty part of the width is
+        const own = m.widths === "base" ? m.baseRoot : m.newRoot;
+        const scale = m.span > m.rootTotal && m.widths !== "both" ? h("span", { class: "hint scale-note" },
+            `Amounts on one scale: the width is the ${m.widths === "base" ? "new" : "base"} side's total; ` +
+            `the ${m.widths} side's is ${formatPercent(own, m.span)} of it. `) : null;
         if (!hid) {
-            replace(el.note, "");
+            replace(el.note, scale);
             return;
         }
         const what = m.widths === "base" ? "new on the new side" : "that vanished";
-        replace(el.note, h("span", { class: "hint" },
+        replace(el.note, scale, h("span", { class: "hint" },
             `${hid.count} call path${hid.count === 1 ? "" : "s"} ${what} (${formatPercent(hid.share, 1)} of the ` +
             `${m.widths === "base" ? "new" : "base"} side) ${hid.count === 1 ? "is" : "are"} not drawn at the ` +
             `${m.widths} side's widths: `),
@@ -487,6 +509,7 @@ export function createDiffView(root, ctx) {
             el.graph.dataset.normalized = normalized ? "1" : "0";
             el.graph.dataset.method = jsonDoc.method || "";
             ctx.onQueryError("");
+            baseError("");
         } catch (err) {
             if (err.name === "AbortError" || ac.signal.aborted) return;
             tree = flameDoc = jsonDoc = null;
@@ -495,7 +518,9 @@ export function createDiffView(root, ctx) {
             table.setData(null);
             message(el.graphMsg, "error", errorText(err));
             message(el.tableMsg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
+            // the server names the parameter: a base side's error belongs to the base's inputs
+            if (err.status === 400 && /^'base_/.test(err.message)) baseError(err.message);
+            else if (err.status === 400) ctx.onQueryError(err.message);
         } finally {
             if (ctl === ac) {
                 el.body.classList.remove("loading");
