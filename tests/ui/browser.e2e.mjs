@@ -59,16 +59,17 @@ afterEach(async () => {
     assert.deepEqual(p, [], "page or console errors");
 });
 
-// Waits until the flame graph and table hold a profile newer than `since`.
-async function loaded(since = 0) {
-    await page.waitForFunction((t) => {
-        const fg = document.querySelector('[data-testid="flamegraph"]');
-        const split = document.querySelector(".split");
+// Waits until the flame graph and table hold a profile newer than `since` (the element
+// testid says when it loaded; busy is what is marked "loading" meanwhile).
+async function loaded(since = 0, testid = "flamegraph", busy = ".split") {
+    await page.waitForFunction(([t, id, b]) => {
+        const fg = document.querySelector(`[data-testid="${id}"]`);
+        const split = document.querySelector(b);
         return fg && +(fg.dataset.loaded || 0) > t && !split.classList.contains("loading");
-    }, since, { timeout: 20000 });
+    }, [since, testid, busy], { timeout: 20000 });
 }
-const loadedAt = () => page.evaluate(() =>
-    +(document.querySelector('[data-testid="flamegraph"]').dataset.loaded || 0));
+const loadedAt = (testid = "flamegraph") => page.evaluate((id) =>
+    +(document.querySelector(`[data-testid="${id}"]`)?.dataset.loaded || 0), testid);
 
 async function open(p) {
     const t = Date.now() - 1;
@@ -591,6 +592,16 @@ async function heatmapBox() {
     return { ...a, box: await hm.boundingBox() };
 }
 
+// A drag of the mouse from a to b ({x, y} client px), with shift held when asked.
+async function drag(a, b, { shift = false } = {}) {
+    if (shift) await page.keyboard.down("Shift");
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    if (shift) await page.keyboard.up("Shift");
+}
+
 // The centre of cell (c, r) on screen, for the grid's orientation (cells fill the box).
 function cellPoint(hm, c, r) {
     const w = hm.box.width / hm.cols, h = hm.box.height / hm.rows;
@@ -680,13 +691,7 @@ test("heatmap: the bursts are a band; a drag over it in one column selects that 
               `${total} ns for ${counted} samples`);
     await shot("17-heatmap-selected");
     // a second span (shift-drag) in the next column's quiet part, and compare
-    const c0 = cellPoint(hm, mid + 1, 20), c1 = cellPoint(hm, mid + 1, 40);
-    await page.keyboard.down("Shift");
-    await page.mouse.move(c0.x, c0.y);
-    await page.mouse.down();
-    await page.mouse.move(c1.x, c1.y, { steps: 4 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
+    await drag(cellPoint(hm, mid + 1, 20), cellPoint(hm, mid + 1, 40), { shift: true });
     const cmp = page.getByTestId("heatmap-compare");
     await cmp.waitFor();
     const u = new URL(await cmp.getAttribute("href"), BASE);
@@ -862,15 +867,8 @@ const cmpSides = () => ({ view: "diff", type: "cpu:samples", query: CMP,
                           from: String(CMP_NOW - 1600), until: String(CMP_NOW - 1100) });
 
 // Waits until the diff view has shown data newer than `since`.
-async function diffLoaded(since = 0) {
-    await page.waitForFunction((t) => {
-        const g = document.querySelector('[data-testid="diff-flamegraph"]');
-        const body = document.querySelector(".diff-body");
-        return g && +(g.dataset.loaded || 0) > t && !body.classList.contains("loading");
-    }, since, { timeout: 20000 });
-}
-const diffLoadedAt = () => page.evaluate(() =>
-    +(document.querySelector('[data-testid="diff-flamegraph"]')?.dataset.loaded || 0));
+const diffLoaded = (since = 0) => loaded(since, "diff-flamegraph", ".diff-body");
+const diffLoadedAt = () => loadedAt("diff-flamegraph");
 
 // Colour and box of the frame named name in a diff view's graph (which: "main" the diff
 // graph, "base" / "new" the side-by-side ones): {rgb: [r, g, b] at the frame's top left,
@@ -1071,17 +1069,9 @@ test("explore: two brushed ranges compare; Compare with... opens the period befo
     const xAt = (t) => box.x + 64 + ((t - (CMP_NOW - 3600)) / 3600) * (box.width - 76);
     const y = box.y + box.height / 2;
     let t = await loadedAt();
-    await page.mouse.move(xAt(CMP_NOW - 3050), y);
-    await page.mouse.down();
-    await page.mouse.move(xAt(CMP_NOW - 2650), y, { steps: 5 });
-    await page.mouse.up();
+    await drag({ x: xAt(CMP_NOW - 3050), y }, { x: xAt(CMP_NOW - 2650), y });
     await loaded(t);
-    await page.keyboard.down("Shift");
-    await page.mouse.move(xAt(CMP_NOW - 1550), y);
-    await page.mouse.down();
-    await page.mouse.move(xAt(CMP_NOW - 1150), y, { steps: 5 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
+    await drag({ x: xAt(CMP_NOW - 1550), y }, { x: xAt(CMP_NOW - 1150), y }, { shift: true });
     const go = page.getByTestId("compare-ranges");
     await go.waitFor();
     await shot("30-two-ranges");
@@ -1116,19 +1106,9 @@ test("the heatmap's Compare link lands in a working diff view", async () => {
     const hm = await heatmapBox();
     assert.ok(hm.cols >= 4, "cols " + hm.cols);
     // the first 200 ms of the second column, then shift: 400-820 ms of the third
-    const a = cellPoint(hm, 1, 0), b = cellPoint(hm, 1, 9);
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 4 });
-    await page.mouse.up();
+    await drag(cellPoint(hm, 1, 0), cellPoint(hm, 1, 9));
     await loaded(0);
-    const c0 = cellPoint(hm, 2, 20), c1 = cellPoint(hm, 2, 40);
-    await page.keyboard.down("Shift");
-    await page.mouse.move(c0.x, c0.y);
-    await page.mouse.down();
-    await page.mouse.move(c1.x, c1.y, { steps: 4 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
+    await drag(cellPoint(hm, 2, 20), cellPoint(hm, 2, 40), { shift: true });
     const cmp = page.getByTestId("heatmap-compare");
     await cmp.waitFor();
     const t = Date.now() - 1;

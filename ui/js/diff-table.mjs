@@ -6,44 +6,25 @@
 import { diffRows, formatChange, formatInterval, formatQ } from "./diff-model.mjs";
 import { h, replace } from "./dom.mjs";
 import { formatPercent, formatValue } from "./format.mjs";
-import { filterRows } from "./toptable.mjs";
+import { filterRows, PAGE, RowTable } from "./toptable.mjs";
 
-const PAGE = 300; // rows drawn at first; the rest on demand
-
-export class DiffTable {
+export class DiffTable extends RowTable {
     // host: element to fill; opts.onSelect(name).
     constructor(host, opts = {}) {
+        super(host, { testid: "diff-table", className: "top-table diff-table" });
         this.opts = opts;
         this.rows = [];
         this.doc = null;
-        this.filter = "";
-        this.selected = "";
-        this.limit = PAGE;
-        this.filterInput = h("input", {
-            type: "search", class: "tt-filter", placeholder: "Filter functions",
-            "aria-label": "filter functions",
-            oninput: () => {
-                this.filter = this.filterInput.value;
-                this.limit = PAGE;
-                this.render();
-            },
-        });
-        this.count = h("span", { class: "tt-count" });
-        this.tbody = h("tbody");
         const th = (label, cls, title) => h("th", { class: cls, title }, label);
-        this.table = h("table", { class: "top-table diff-table", dataset: { testid: "diff-table" } },
-            h("thead", null, h("tr", null,
-                th("", "mark", "significant change: ▲ grew, ▼ shrank"),
-                th("Function", "name"),
-                th("", "measure", "the measure tested: self (flat) or total (cum)"),
-                th("Base", "num", "the base side's value and its share of the base total"),
-                th("New", "num", "the new side's value and its share of the new total"),
-                th("Change", "num", "the relative change of the measure's mean over the replicates"),
-                th("95% interval", "num interval", "the change's 95% confidence interval"),
-                th("q", "num q", "the q-value (false discovery rate) of the test; – not tested"))),
-            this.tbody);
-        this.scroll = h("div", { class: "tt-scroll" }, this.table);
-        host.append(h("div", { class: "tt-head" }, this.filterInput, this.count), this.scroll);
+        replace(this.thead, h("tr", null,
+            th("", "mark", "significant change: ▲ grew, ▼ shrank"),
+            th("Function", "name"),
+            th("", "measure", "the measure tested: self (flat) or total (cum)"),
+            th("Base", "num", "the base side's value and its share of the base total"),
+            th("New", "num", "the new side's value and its share of the new total"),
+            th("Change", "num", "the relative change of the measure's mean over the replicates"),
+            th("95% interval", "num interval", "the change's 95% confidence interval"),
+            th("q", "num q", "the q-value (false discovery rate) of the test; – not tested")));
         this.tbody.addEventListener("click", (e) => {
             const tr = e.target.closest("tr[data-name]");
             if (tr && this.opts.onSelect) this.opts.onSelect(tr.dataset.name);
@@ -56,17 +37,6 @@ export class DiffTable {
         this.rows = diffRows(doc);
         this.limit = PAGE;
         this.render();
-    }
-
-    setSelected(name) {
-        if (name === this.selected) return;
-        this.selected = name;
-        for (const tr of this.tbody.querySelectorAll("tr.selected")) tr.classList.remove("selected");
-        const tr = name ? [...this.tbody.children].find((r) => r.dataset.name === name) : null;
-        if (tr) {
-            tr.classList.add("selected");
-            tr.scrollIntoView({ block: "nearest" });
-        }
     }
 
     render() {
@@ -92,16 +62,6 @@ export class DiffTable {
         h("td", { class: "num interval" }, formatInterval(r.lo, r.hi)),
         h("td", { class: "num q" }, formatQ(r.q))));
         replace(this.tbody, trs);
-        if (rows.length > this.limit) {
-            this.tbody.append(h("tr", { class: "more" }, h("td", { colspan: 8 },
-                h("button", { type: "button", onclick: () => {
-                    this.limit = Infinity;
-                    this.render();
-                } }, `Show all ${rows.length} rows`))));
-        }
-        if (!rows.length) {
-            this.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: 8 },
-                this.rows.length ? "No function matches the filter." : "No data.")));
-        }
+        this.renderTail(trs.length, rows.length, this.rows.length > 0, 8);
     }
 }

@@ -20,7 +20,9 @@ import { h, replace } from "./dom.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
 import { modelFromJSON } from "./flame-model.mjs";
 import { formatPercent, formatValue } from "./format.mjs";
-import { errorText, message, renderFilters } from "./profile-area.mjs";
+import {
+    errorText, flameKeys, markSegment, message, renderFilters, searchInput, segmented,
+} from "./profile-area.mjs";
 import { addAlternative, exactName, exactRegex, withoutMatcher } from "./selector.mjs";
 import { baseOf, changed } from "./state.mjs";
 import { displayTime } from "./timespec.mjs";
@@ -87,21 +89,9 @@ export function createDiffView(root, ctx) {
         el.baseForm, el.baseError, el.labelPicker, el.method);
 
     // ---- the toolbar ----
-    el.search = h("input", {
-        type: "search", class: "fg-search", placeholder: "Search frames (regex)   /",
-        "aria-label": "search frames", dataset: { testid: "search" }, spellcheck: false,
-    });
-    let searchTimer = 0;
-    el.search.addEventListener("input", () => {
-        clearTimeout(searchTimer);
-        searchTimer = setTimeout(() => store.set({ search: el.search.value }, { push: false }), 120);
-    });
+    el.search = searchInput(store);
     el.share = h("span", { class: "share", dataset: { testid: "search-share" }, "aria-live": "polite" });
-    const seg = (name, choices, testid) => h("span", { class: "seg", role: "group", "aria-label": name,
-                                                       dataset: { testid } },
-        choices.map(([v, label, title]) => h("button", {
-            type: "button", dataset: { value: v }, title, onclick: () => store.set({ [name]: v }),
-        }, label)));
+    const seg = (name, choices, testid) => segmented(store, name, choices, testid);
     el.normalize = seg("normalize", [["1", "Shares", "normalise: scale the base to the new total, so shares compare"],
         ["0", "Amounts", "do not normalise: values compare as they are, both sides drawn to one scale"]],
     "normalize");
@@ -533,9 +523,7 @@ export function createDiffView(root, ctx) {
 
     // ---- state -> view ----
     function renderControls(st) {
-        const on = (segEl, v) => {
-            for (const b of segEl.querySelectorAll("button")) b.classList.toggle("on", b.dataset.value === v);
-        };
+        const on = markSegment;
         const norm = normalizeOf(st, normalized);
         on(el.normalize, norm === null ? "" : norm ? "1" : "0");
         el.normHint.textContent = st.normalize === "" ? "(default)" : "";
@@ -578,18 +566,7 @@ export function createDiffView(root, ctx) {
         if (changed(prev, st, ["search"])) table.setSelected(exactName(st.search));
     }
 
-    function onKey(e) {
-        const t = e.target;
-        const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
-        if (e.key === "/" && !typing) {
-            e.preventDefault();
-            el.search.focus();
-            el.search.select();
-        } else if (e.key === "Escape" && !typing && state) {
-            if (state.zoom) store.set({ zoom: "" });
-            else if (state.search) store.set({ search: "" }, { push: false });
-        }
-    }
+    const onKey = flameKeys(store, el.search, () => state);
     document.addEventListener("keydown", onKey);
 
     return {
