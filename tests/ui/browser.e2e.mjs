@@ -1024,6 +1024,12 @@ test("diff view: side by side in the same function colours; base widths; both wi
     await page.waitForTimeout(100);
     const both = await diffFrame("main.fade");
     assert.ok(both.w < atBase.w && both.w > (await diffFrame("main.fade")).canvas * 0.05, "both sides' widths");
+    // a graph cut by maxNodes says so
+    const t = await diffLoadedAt();
+    await page.goto(q({ ...cmpSides(), maxNodes: "4" }));
+    await diffLoaded(t);
+    assert.equal(+(await page.getByTestId("diff-flamegraph").getAttribute("data-nodes")), 4);
+    assert.match(await page.getByTestId("diff-note").textContent(), /The 4 heaviest frames of both sides together/);
 });
 
 test("load levels: the timeline grouped by a label compares two of its values in one click", async () => {

@@ -73,28 +73,34 @@ export function layoutDiff(d, widths = "new", { oneScale = false } = {}) {
     const other = widths === "base" ? (i) => d.value[i] : (i) => d.baseTotal[i];
     const levels = [], src = [];
     let hidden = 0, hiddenValue = 0;
-    let cur = d.n && width(0) > 0 ? [{ i: 0, x: 0 }] : [];
-    while (cur.length) {
-        const l = [], next = [];
-        for (const { i, x } of cur) {
-            const w = width(i);
+    // the kept nodes of a level: ids in d and their x, parallel
+    let ids = d.n && width(0) > 0 ? [0] : [], xs = [0];
+    while (ids.length) {
+        const l = new Array(ids.length * 4), nids = [], nxs = [];
+        for (let k = 0; k < ids.length; k++) {
+            const i = ids[k], x = xs[k], w = width(i);
             let cx = x;
             const c0 = d.firstChild[i];
             for (let c = c0; c >= 0 && c < c0 + d.childCount[i]; c++) {
                 const cw = width(c);
                 if (cw > 0) {
-                    next.push({ i: c, x: cx });
+                    nids.push(c);
+                    nxs.push(cx);
                     cx += cw;
                 } else if (other(c) > 0) {
                     hidden++;
                     hiddenValue += other(c);
                 }
             }
-            l.push(x, w, w - (cx - x), d.name[i]);
+            l[4 * k] = x;
+            l[4 * k + 1] = w;
+            l[4 * k + 2] = w - (cx - x);
+            l[4 * k + 3] = d.name[i];
             src.push(i);
         }
         levels.push(l);
-        cur = next;
+        ids = nids;
+        xs = nxs;
     }
     const m = modelFromLevels(d.names, levels, 4);
     const n = m.n, pick = (a) => {
@@ -139,19 +145,39 @@ export function changeIntensity(base, now) {
 // more). base and now are the node's two values, or its two shares: only their ratio counts.
 export function diffColor(change, base, now) {
     if (change !== 1 && change !== -1) return NEUTRAL_COLOR;
-    const t = 0.2 + 0.8 * changeIntensity(base, now);
-    // lightness 84% .. 56%: the darkest still carries the dark label text
-    return change > 0 ? hslHex(4, 78, 84 - 28 * t) : hslHex(214, 72, 84 - 28 * t);
+    return shadeColor(change, shadeOf(base, now));
+}
+
+// 64 shades a direction: the intensity rounded to 0..63.
+const shadeOf = (base, now) => Math.round(63 * changeIntensity(base, now));
+
+// Red (dir 1) or blue (-1) in shade 0..63: lightness 80% .. 56% (the darkest still carries
+// the dark label text); the palest is still clearly not grey.
+function shadeColor(dir, shade) {
+    const t = 0.2 + (0.8 * shade) / 63;
+    return dir > 0 ? hslHex(4, 78, 84 - 28 * t) : hslHex(214, 72, 84 - 28 * t);
 }
 
 // The colour of node id of a model from layoutDiff, by the ratio of its two values as the
 // graph draws them: normalised, the base is scaled to the new total and the ratio is the
 // share's; not normalised, the amount's.
-// Computed once per model: a draw asks for every visible node's colour.
+// Computed once per model (a draw asks for every visible node's colour), from 64 shades a
+// direction.
 export function nodeDiffColor(m, id) {
     if (!m.diffColors) {
+        const shades = new Map();
         m.diffColors = new Array(m.n);
-        for (let i = 0; i < m.n; i++) m.diffColors[i] = diffColor(m.change[i], m.baseTotal[i], m.value[i]);
+        for (let i = 0; i < m.n; i++) {
+            const c = m.change[i];
+            if (c !== 1 && c !== -1) {
+                m.diffColors[i] = NEUTRAL_COLOR;
+                continue;
+            }
+            const k = c * (1 + shadeOf(m.baseTotal[i], m.value[i]));
+            let col = shades.get(k);
+            if (!col) shades.set(k, (col = shadeColor(c, Math.abs(k) - 1)));
+            m.diffColors[i] = col;
+        }
     }
     return m.diffColors[id];
 }

@@ -18,7 +18,7 @@ import { functionColor } from "./colors.mjs";
 import { DiffTable } from "./diff-table.mjs";
 import { h, replace } from "./dom.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
-import { modelFromJSON } from "./flame-model.mjs";
+import { modelFromJSON, truncated } from "./flame-model.mjs";
 import { formatPercent, formatValue } from "./format.mjs";
 import {
     errorText, flameKeys, markSegment, message, renderFilters, searchInput, segmented,
@@ -394,7 +394,8 @@ export function createDiffView(root, ctx) {
                 sides.new.apply(st);
             }
             el.graph.dataset.nodes = String(sides.new.model.n);
-            replace(el.note, "");
+            renderNoteParts(null, truncated(tree, st.maxNodes) ? h("span", { class: "hint" },
+                `The ${tree.n} heaviest frames of both sides together, lighter ones merged into their callers.`) : null);
             return;
         }
         if (fresh) main.setModel(layoutDiff(tree, st.widths, { oneScale }), st);
@@ -404,18 +405,25 @@ export function createDiffView(root, ctx) {
     }
 
     function renderNote(st, m) {
+        const cut = truncated(tree, st.maxNodes) ? h("span", { class: "hint" },
+            `The ${tree.n} heaviest frames of both sides together, lighter ones merged into their callers ` +
+            "(focus on a function for its whole subtree). ") : null;
+        renderNoteParts(m, cut);
+    }
+
+    function renderNoteParts(m, cut) {
         const hid = hiddenFrames(m);
         // one scale: say what the empty part of the width is
-        const own = m.widths === "base" ? m.baseRoot : m.newRoot;
-        const scale = m.span > m.rootTotal && m.widths !== "both" ? h("span", { class: "hint scale-note" },
+        const own = m && (m.widths === "base" ? m.baseRoot : m.newRoot);
+        const scale = m && m.span > m.rootTotal && m.widths !== "both" ? h("span", { class: "hint scale-note" },
             `Amounts on one scale: the width is the ${m.widths === "base" ? "new" : "base"} side's total; ` +
             `the ${m.widths} side's is ${formatPercent(own, m.span)} of it. `) : null;
         if (!hid) {
-            replace(el.note, scale);
+            replace(el.note, cut, scale);
             return;
         }
         const what = m.widths === "base" ? "new on the new side" : "that vanished";
-        replace(el.note, scale, h("span", { class: "hint" },
+        replace(el.note, cut, scale, h("span", { class: "hint" },
             `${hid.count} call path${hid.count === 1 ? "" : "s"} ${what} (${formatPercent(hid.share, 1)} of the ` +
             `${m.widths === "base" ? "new" : "base"} side) ${hid.count === 1 ? "is" : "are"} not drawn at the ` +
             `${m.widths} side's widths: `),
