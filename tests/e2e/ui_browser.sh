@@ -6,7 +6,8 @@
 # brushing, upload, the scrape targets page (the server scrapes tests/e2e/fake_pprof_target.py:
 # one healthy target, one answering garbage, one down), the heatmap of a perf capture with
 # periodic bursts (tests/data/bursts; skipped without perf events), the call graph, the
-# source view (the Go program's directory is a source root), single profiles...
+# source view (the Go program's directory is a source root), single profiles, the diff
+# view (service "cmp": one function grows significantly between two sets of six pushes)...
 # Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core in tests/ui on
 # first use.
 set -u
@@ -95,6 +96,42 @@ cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/goprog/"
 push "$tmp/goprog/cpu.pb.gz" "goprog.cpu%7Benv%3Dtest%7D" $((now - 600))
 push "$tmp/goprog/mem.pb.gz" "goprog%7Benv%3Dtest%7D" $((now - 600))
 
+# service "cmp", for the diff view: folded CPU samples, 6 pushes a side a minute apart
+# with a little random noise per push (per push and per function, about 5% each); the
+# base (load="low") 300 main.steady, 100 main.grow, 100 main.fade, 100 runtime.gcDrain a
+# push; the new side (load="high", 25 minutes later) 250, 180, 35, 35: main.grow's share
+# grows from 17% to 36%, main.steady's stays at 50%, the totals differ by a sixth
+python3 - "$tmp/cmp" <<'PY' || fail "cannot write the diff view's profiles"
+import os, random, sys
+d = sys.argv[1]
+os.makedirs(d)
+r = random.Random(9)
+sides = {"base": [300, 100, 100, 100], "new": [250, 180, 35, 35]}
+stacks = ["main.main;main.steady", "main.main;main.grow", "main.main;main.fade",
+          "runtime.gcBgMarkWorker;runtime.gcDrain"]
+for side, vals in sides.items():
+    for i in range(6):
+        f = 1 + r.gauss(0, 0.05)
+        with open(os.path.join(d, f"{side}{i}.folded"), "w") as out:
+            for s, v in zip(stacks, vals):
+                out.write(f"{s} {max(1, round(v * f * (1 + r.gauss(0, 0.05))))}\n")
+PY
+for i in 0 1 2 3 4 5; do
+    push "$tmp/cmp/base$i.folded" "cmp.cpu%7Bload%3Dlow%7D" $((now - 3000 + i * 60)) folded
+    push "$tmp/cmp/new$i.folded" "cmp.cpu%7Bload%3Dhigh%7D" $((now - 1500 + i * 60)) folded
+done
+# service "synth": a made-up perf script of 4 s at 500 Hz, the first 200 ms of every second
+# in hot_loop, the rest in idle_wait: the heatmap's Compare link without perf events
+python3 - >"$tmp/synth.perf.txt" <<'PY' || fail "cannot write the synthetic perf script"
+for i in range(2000):
+    leaf = "hot_loop" if i % 500 < 100 else "idle_wait"
+    print(f"synth  4242 [000] {1000 + i * 0.002:.6f}:    2000000 cpu-clock:pppH: ")
+    print(f"\t    5555000{i % 7:05x} {leaf}+0x1{i % 5} (/opt/synth)")
+    print("\t    555500010000 run+0x20 (/opt/synth)")
+    print("\t    555500020000 main+0x30 (/opt/synth)\n")
+PY
+push "$tmp/synth.perf.txt" "synth%7Benv%3Dtest%7D" $((now - 240)) perf_script
+
 # service "bursts": perf's samples of a C program busy 200 ms of every second
 # (tests/data/bursts), for the heatmap; skipped (and said so) without perf events
 bursts=no
@@ -116,7 +153,7 @@ fi
 artifacts=${SCORCH_BUILD:-$SCORCH_SRC/build}/ui-artifacts
 mkdir -p "$artifacts"
 SCORCH_URL="$url/" ARTIFACTS=$artifacts CHROMIUM=$chromium \
-    UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" BURSTS=$bursts \
+    UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" BURSTS=$bursts CMP_NOW=$now \
     TARGET_OK="127.0.0.1:$okp" TARGET_BAD="127.0.0.1:$badp" TARGET_DOWN="127.0.0.1:$downp" \
     node --test --test-concurrency=1 browser.e2e.mjs >&2 ||
     { tail -20 "$tmp/server.log" >&2; fail "browser tests (screenshots in $artifacts)"; }

@@ -59,16 +59,17 @@ afterEach(async () => {
     assert.deepEqual(p, [], "page or console errors");
 });
 
-// Waits until the flame graph and table hold a profile newer than `since`.
-async function loaded(since = 0) {
-    await page.waitForFunction((t) => {
-        const fg = document.querySelector('[data-testid="flamegraph"]');
-        const split = document.querySelector(".split");
+// Waits until the flame graph and table hold a profile newer than `since` (the element
+// testid says when it loaded; busy is what is marked "loading" meanwhile).
+async function loaded(since = 0, testid = "flamegraph", busy = ".split") {
+    await page.waitForFunction(([t, id, b]) => {
+        const fg = document.querySelector(`[data-testid="${id}"]`);
+        const split = document.querySelector(b);
         return fg && +(fg.dataset.loaded || 0) > t && !split.classList.contains("loading");
-    }, since, { timeout: 20000 });
+    }, [since, testid, busy], { timeout: 20000 });
 }
-const loadedAt = () => page.evaluate(() =>
-    +(document.querySelector('[data-testid="flamegraph"]').dataset.loaded || 0));
+const loadedAt = (testid = "flamegraph") => page.evaluate((id) =>
+    +(document.querySelector(`[data-testid="${id}"]`)?.dataset.loaded || 0), testid);
 
 async function open(p) {
     const t = Date.now() - 1;
@@ -591,6 +592,16 @@ async function heatmapBox() {
     return { ...a, box: await hm.boundingBox() };
 }
 
+// A drag of the mouse from a to b ({x, y} client px), with shift held when asked.
+async function drag(a, b, { shift = false } = {}) {
+    if (shift) await page.keyboard.down("Shift");
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    if (shift) await page.keyboard.up("Shift");
+}
+
 // The centre of cell (c, r) on screen, for the grid's orientation (cells fill the box).
 function cellPoint(hm, c, r) {
     const w = hm.box.width / hm.cols, h = hm.box.height / hm.rows;
@@ -680,13 +691,7 @@ test("heatmap: the bursts are a band; a drag over it in one column selects that 
               `${total} ns for ${counted} samples`);
     await shot("17-heatmap-selected");
     // a second span (shift-drag) in the next column's quiet part, and compare
-    const c0 = cellPoint(hm, mid + 1, 20), c1 = cellPoint(hm, mid + 1, 40);
-    await page.keyboard.down("Shift");
-    await page.mouse.move(c0.x, c0.y);
-    await page.mouse.down();
-    await page.mouse.move(c1.x, c1.y, { steps: 4 });
-    await page.mouse.up();
-    await page.keyboard.up("Shift");
+    await drag(cellPoint(hm, mid + 1, 20), cellPoint(hm, mid + 1, 40), { shift: true });
     const cmp = page.getByTestId("heatmap-compare");
     await cmp.waitFor();
     const u = new URL(await cmp.getAttribute("href"), BASE);
@@ -849,4 +854,304 @@ test("a truncated flame graph: zooming into a frame fetches its subtree at full 
     await page.keyboard.press("Escape");
     await page.waitForFunction(() => !new URL(location.href).searchParams.get("zoom"));
     await page.waitForFunction(() => /40 heaviest/.test(document.querySelector('[data-testid="detail-note"]').textContent));
+});
+
+// ---- the diff view (issue 9) ----
+
+// Service "cmp" (ui_browser.sh): six pushes a side, load="low" 50 to 45 minutes before
+// CMP_NOW, load="high" 25 to 20 minutes before; main.grow's share grows, main.steady's not.
+const CMP = '{service_name="cmp"}';
+const CMP_NOW = +process.env.CMP_NOW;
+const cmpSides = () => ({ view: "diff", type: "cpu:samples", query: CMP,
+                          base_from: String(CMP_NOW - 3100), base_until: String(CMP_NOW - 2600),
+                          from: String(CMP_NOW - 1600), until: String(CMP_NOW - 1100) });
+
+// Waits until the diff view has shown data newer than `since`.
+const diffLoaded = (since = 0) => loaded(since, "diff-flamegraph", ".diff-body");
+const diffLoadedAt = () => loadedAt("diff-flamegraph");
+
+// Colour and box of the frame named name in a diff view's graph (which: "main" the diff
+// graph, "base" / "new" the side-by-side ones): {rgb: [r, g, b] at the frame's top left,
+// x, y (its middle, client px), w} or null.
+function diffFrame(name, which = "main") {
+    return page.evaluate(([n, w]) => {
+        const v = window.scorch.view;
+        const fg = (w === "main" ? v.flame : v.sides[w]).fg;
+        const m = fg.model;
+        if (!m) return null;
+        for (let i = 0; i < m.n; i++) {
+            if (m.names[m.name[i]] !== n) continue;
+            const r = fg.rectOf(i);
+            if (!r || r.w < 4) continue;
+            const d = fg.ctx.getImageData(Math.floor((r.x + 2) * fg.dpr), Math.floor((r.y + 2) * fg.dpr), 1, 1).data;
+            const o = fg.overlay.getBoundingClientRect();
+            return { rgb: [d[0], d[1], d[2]], x: o.left + r.x + Math.min(r.w / 2, 40), y: o.top + r.y + r.h / 2,
+                     w: r.w, canvas: fg.width };
+        }
+        return null;
+    }, [name, which]);
+}
+const isRed = (c) => c[0] > c[2] + 60 && c[0] > c[1] + 40;
+const isBlue = (c) => c[2] > c[0] + 60;
+const NEUTRAL = [0xd2, 0xd2, 0xd2];
+
+test("diff view from a URL: what is compared and how, the grown function red, a steady one grey, the table", async () => {
+    const reqs = [];
+    const onReq = (r) => { if (r.url().includes("/api/v1/diff")) reqs.push(new URL(r.url())); };
+    page.on("request", onReq);
+    const t = Date.now() - 1;
+    await page.goto(q(cmpSides()));
+    await diffLoaded(t);
+    await page.waitForTimeout(200);
+    page.off("request", onReq);
+    // one request for the graph, one for the table; the totals differ by a sixth, so the
+    // default normalises, and the first guess (normalised) needed no second try
+    assert.deepEqual(reqs.map((u) => u.searchParams.get("format")).sort(), ["flame", "json"]);
+    for (const u of reqs) {
+        assert.equal(u.searchParams.get("normalize"), "1");
+        assert.equal(u.searchParams.get("base_from"), String(CMP_NOW - 3100));
+        assert.equal(u.searchParams.get("from"), String(CMP_NOW - 1600));
+    }
+    assert.equal(params().get("normalize"), null, "the default is not written into the URL");
+    const g = page.getByTestId("diff-flamegraph");
+    assert.ok(await g.isVisible());
+    assert.equal(await g.getAttribute("data-normalized"), "1");
+    assert.equal(await g.getAttribute("data-method"), "replicates");
+    // the header: both sides with their replicates, the method, the metric, the level
+    const summary = await page.getByTestId("diff-summary").textContent();
+    assert.match(summary, /Base\{service_name="cmp"\}.*6 replicates.*New\{service_name="cmp"\}.*6 replicates/s);
+    const method = await page.getByTestId("diff-method").textContent();
+    assert.match(method, /Welch's t-test on the spread between the profiles of each side/);
+    assert.match(method, /share of each profile's total/);
+    assert.match(method, /q < 0\.05/);
+    assert.match(method, /normalised: base values ×0\.8\d/);
+    assert.match(method, /the default: the totals differ by more than 10%/);
+    // colours: main.grow red, main.steady neutral, main.fade blue
+    const grow = await diffFrame("main.grow"), steady = await diffFrame("main.steady");
+    const fade = await diffFrame("main.fade");
+    assert.ok(isRed(grow.rgb), "main.grow red: " + grow.rgb);
+    assert.deepEqual(steady.rgb, NEUTRAL, "main.steady neutral");
+    assert.ok(isBlue(fade.rgb), "main.fade blue: " + fade.rgb);
+    // widths from the new side: main.grow's share of the new total (about 36%)
+    const share = grow.w / grow.canvas;
+    assert.ok(share > 0.3 && share < 0.42, `main.grow is ${share} of the width`);
+    // the table: the grown function first, marked significant; the steady one not
+    const rows = page.getByTestId("diff-table").locator("tbody tr[data-name]");
+    const first = rows.first();
+    assert.equal(await first.getAttribute("data-name"), "main.grow");
+    assert.equal(await first.getAttribute("data-significant"), "true");
+    assert.equal(await first.getAttribute("data-direction"), "1");
+    assert.match(await first.textContent(), /▲main\.growself.*\+\d+\.\d%\+\d+\.\d% … \+\d+\.\d%/);
+    const st = page.getByTestId("diff-table").locator('tr[data-name="main.steady"]');
+    assert.equal(await st.getAttribute("data-significant"), "false");
+    // significant rows come before the others
+    const sig = await rows.evaluateAll((trs) => trs.map((tr) => tr.dataset.significant));
+    assert.ok(sig.indexOf("false") > 0 && !sig.slice(sig.indexOf("false")).includes("true"), sig.join(","));
+    // the tooltip: both values and shares, the change, its interval, the verdict
+    await page.mouse.move(grow.x, grow.y);
+    const tip = page.locator(".diff-tip");
+    await tip.waitFor();
+    const text = await tip.textContent();
+    assert.match(text, /main\.grow/);
+    assert.match(text, /Base \(×0\.8\d+\).*%.*New.*%/s);
+    assert.match(text, /self\+\d+\.\d%\+\d+\.\d% … \+\d+\.\d%q /);
+    assert.match(text, /significant growth/);
+    await page.mouse.move(steady.x, steady.y);
+    await page.waitForFunction(() => /main\.steady/.test(document.querySelector(".diff-tip")?.textContent || ""));
+    assert.match(await tip.textContent(), /within noise/);
+    await shot("25-diff");
+    // a click on a table row selects the function in the graph: the others dimmed
+    await st.locator("td.name").click();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("search") === "^main\\.steady$");
+    await page.waitForTimeout(100);
+    assert.deepEqual((await diffFrame("main.grow")).rgb, [0xf1, 0xf1, 0xf1], "main.grow dimmed");
+    assert.deepEqual((await diffFrame("main.steady")).rgb, NEUTRAL, "main.steady as it was");
+    assert.match(await page.getByTestId("search-share").textContent(), /^1 function/);
+    assert.ok(await st.evaluate((tr) => tr.classList.contains("selected")));
+});
+
+test("diff view: switching normalisation changes the drawn widths and what is compared", async () => {
+    await page.goto(q(cmpSides()));
+    await diffLoaded(0);
+    const before = await diffFrame("main.grow");
+    const rootBefore = await diffFrame("total");
+    assert.ok(Math.abs(rootBefore.w - rootBefore.canvas) < 1, "normalised: the root fills the width");
+    const t = await diffLoadedAt();
+    await page.getByTestId("normalize").locator("button", { hasText: "Amounts" }).click();
+    await diffLoaded(t);
+    assert.equal(params().get("normalize"), "0");
+    assert.equal(await page.getByTestId("diff-flamegraph").getAttribute("data-normalized"), "0");
+    // amounts: both sides drawn to one scale, the new side (the smaller total) narrower
+    const { flame } = await page.evaluate(() => window.scorch.view.data());
+    const ratio = flame.total / flame.base_total;
+    assert.ok(ratio > 0.75 && ratio < 0.92, "new / base total " + ratio);
+    const root = await diffFrame("total"), after = await diffFrame("main.grow");
+    assert.ok(Math.abs(root.w / root.canvas - ratio) < 0.01, `root ${root.w} of ${root.canvas}, ratio ${ratio}`);
+    assert.ok(Math.abs(after.w / before.w - ratio) < 0.01, `main.grow ${before.w} -> ${after.w}`);
+    assert.match(await page.getByTestId("diff-method").textContent(), /value per (second of profile|profile)/, "amounts: a rate, not a share");
+    assert.match(await page.getByTestId("diff-method").textContent(), /not normalised/);
+    await shot("26-diff-amounts");
+    // and back: the widths again
+    const t2 = await diffLoadedAt();
+    await page.getByTestId("normalize").locator("button", { hasText: "Shares" }).click();
+    await diffLoaded(t2);
+    assert.equal(params().get("normalize"), "1");
+    assert.ok(Math.abs((await diffFrame("main.grow")).w - before.w) < 0.5);
+});
+
+test("diff view: side by side in the same function colours; base widths; both widths", async () => {
+    await page.goto(q({ ...cmpSides(), sides: "1" }));
+    await diffLoaded(0);
+    await page.waitForTimeout(100);
+    const b = await diffFrame("main.fade", "base"), n = await diffFrame("main.fade", "new");
+    assert.ok(b && n, "main.fade on both sides");
+    assert.deepEqual(b.rgb, n.rgb, "one function, one colour on both sides");
+    assert.notDeepEqual((await diffFrame("main.grow", "new")).rgb, n.rgb, "another function, another colour");
+    assert.ok(b.w > 2 * n.w, `main.fade shrank: ${b.w} -> ${n.w}`);
+    assert.ok(await page.getByTestId("diff-flamegraph").locator(".diff-sides").isVisible());
+    await shot("27-diff-side-by-side");
+    // one graph again, at the base's widths: main.fade as wide as it was
+    await page.getByTestId("sides").locator("button", { hasText: "Diff" }).click();
+    await page.waitForFunction(() => !new URL(location.href).searchParams.get("sides"));
+    await page.getByTestId("widths").locator("button", { hasText: "Base" }).click();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("widths") === "base");
+    await page.waitForTimeout(100);
+    const atBase = await diffFrame("main.fade");
+    assert.ok(Math.abs(atBase.w / atBase.canvas - b.w / b.canvas) < 0.01, "base widths");
+    assert.ok(isBlue(atBase.rgb), "still coloured by the change");
+    await page.getByTestId("widths").locator("button", { hasText: "Both" }).click();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("widths") === "both");
+    await page.waitForTimeout(100);
+    const both = await diffFrame("main.fade");
+    assert.ok(both.w < atBase.w && both.w > (await diffFrame("main.fade")).canvas * 0.05, "both sides' widths");
+    // a graph cut by maxNodes says so
+    const t = await diffLoadedAt();
+    await page.goto(q({ ...cmpSides(), maxNodes: "4" }));
+    await diffLoaded(t);
+    assert.equal(+(await page.getByTestId("diff-flamegraph").getAttribute("data-nodes")), 4);
+    assert.match(await page.getByTestId("diff-note").textContent(), /The 4 heaviest frames of both sides together/);
+});
+
+test("load levels: the timeline grouped by a label compares two of its values in one click", async () => {
+    await open({ query: CMP, type: "cpu:samples", from: "now-1h", until: "now", group_by: "load" });
+    await page.waitForFunction(() => document.querySelectorAll(".tl-legend .tl-key").length === 2);
+    const ctl = page.getByTestId("group-compare");
+    await ctl.waitFor();
+    await ctl.getByTestId("group-base").selectOption("low");
+    await ctl.getByTestId("group-new").selectOption("high");
+    await shot("28-grouped-timeline");
+    const t = Date.now() - 1;
+    await ctl.getByTestId("group-compare-go").click();
+    await diffLoaded(t);
+    assert.equal(params().get("view"), "diff");
+    assert.equal(params().get("base_query"), '{service_name="cmp", load="low"}');
+    assert.equal(params().get("query"), '{service_name="cmp", load="high"}');
+    assert.equal(params().get("base_from"), null, "both over the same range");
+    assert.ok(isRed((await diffFrame("main.grow")).rgb));
+    assert.deepEqual((await diffFrame("main.steady")).rgb, NEUTRAL);
+    assert.equal(await page.getByTestId("diff-table").locator("tbody tr").first().getAttribute("data-name"), "main.grow");
+    // the diff view's own picker knows the label and its two values; swapping them swaps the sides
+    await page.getByTestId("label-sides").click();
+    const picker = page.getByTestId("label-picker");
+    await page.waitForFunction(() => !document.querySelector('[data-testid="label-compare"]')?.disabled);
+    assert.equal(await picker.getByTestId("label-name").inputValue(), "load");
+    assert.equal(await picker.getByTestId("label-base").inputValue(), "low");
+    assert.equal(await picker.getByTestId("label-new").inputValue(), "high");
+    await shot("29-diff-by-label");
+    await picker.getByTestId("label-base").selectOption("high");
+    await picker.getByTestId("label-new").selectOption("low");
+    const t2 = await diffLoadedAt();
+    await picker.getByTestId("label-compare").click();
+    await diffLoaded(t2);
+    assert.equal(params().get("base_query"), '{service_name="cmp", load="high"}');
+    assert.equal(params().get("query"), '{service_name="cmp", load="low"}');
+    assert.ok(isBlue((await diffFrame("main.grow")).rgb), "the other way round, main.grow shrank");
+});
+
+test("explore: two brushed ranges compare; Compare with... opens the period before", async () => {
+    await open({ query: CMP, type: "cpu:samples", from: String(CMP_NOW - 3600), until: String(CMP_NOW) });
+    const box = await page.getByTestId("timeline").locator("canvas").boundingBox();
+    // the timeline's axis: what the canvas shows of the hour (64 px left, 12 px right)
+    const xAt = (t) => box.x + 64 + ((t - (CMP_NOW - 3600)) / 3600) * (box.width - 76);
+    const y = box.y + box.height / 2;
+    let t = await loadedAt();
+    await drag({ x: xAt(CMP_NOW - 3050), y }, { x: xAt(CMP_NOW - 2650), y });
+    await loaded(t);
+    await drag({ x: xAt(CMP_NOW - 1550), y }, { x: xAt(CMP_NOW - 1150), y }, { shift: true });
+    const go = page.getByTestId("compare-ranges");
+    await go.waitFor();
+    await shot("30-two-ranges");
+    const sel = [params().get("sel_from"), params().get("sel_until")];
+    t = Date.now() - 1;
+    await go.click();
+    await diffLoaded(t);
+    assert.equal(params().get("view"), "diff");
+    assert.deepEqual([params().get("base_from"), params().get("base_until")], sel, "the first range is the base");
+    const from = +params().get("from"), until = +params().get("until");
+    assert.ok(Math.abs(from - (CMP_NOW - 1550)) < 60 && Math.abs(until - (CMP_NOW - 1150)) < 60, `${from}..${until}`);
+    assert.ok(isRed((await diffFrame("main.grow")).rgb));
+    // Compare with...: what explore shows against the period before it
+    await open({ query: CMP, type: "cpu:samples", from: "now-1h", until: "now" });
+    t = Date.now() - 1;
+    await page.getByTestId("compare-with").click();
+    await diffLoaded(t);
+    assert.deepEqual(["view", "from", "until", "base_from", "base_until"].map((k) => params().get(k)),
+        ["diff", "now-1h", "now", "now-2h", "now-1h"]);
+    // the base side is set here: its range by a preset, its selector by typing
+    await page.getByTestId("base-query").fill(CMP);
+    t = await diffLoadedAt();
+    await page.locator(".diff-base .presets button", { hasText: "same range" }).click();
+    await diffLoaded(t);
+    assert.equal(params().get("base_from"), null);
+    assert.equal(params().get("base_query"), null, "the same selector as the new side is the default");
+});
+
+test("the heatmap's Compare link lands in a working diff view", async () => {
+    const SYNTH = '{service_name="synth"}';
+    await page.goto(q({ view: "heatmap", query: SYNTH, type: "cpu:cpu-clock", from: "now-1h", until: "now" }));
+    const hm = await heatmapBox();
+    assert.ok(hm.cols >= 4, "cols " + hm.cols);
+    // the first 200 ms of the second column, then shift: 400-820 ms of the third
+    await drag(cellPoint(hm, 1, 0), cellPoint(hm, 1, 9));
+    await loaded(0);
+    await drag(cellPoint(hm, 2, 20), cellPoint(hm, 2, 40), { shift: true });
+    const cmp = page.getByTestId("heatmap-compare");
+    await cmp.waitFor();
+    const t = Date.now() - 1;
+    await cmp.click();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "diff");
+    await diffLoaded(t);
+    assert.match(params().get("base_from"), /^\d+\.000$/);
+    assert.match(params().get("base_until"), /^\d+\.200$/);
+    assert.match(params().get("until"), /^\d+\.820$/);
+    // the graph at the new side's widths: idle_wait only; hot_loop vanished, said above it
+    assert.ok(+(await page.getByTestId("diff-flamegraph").getAttribute("data-nodes")) >= 4);
+    assert.ok(await diffFrame("idle_wait"), "idle_wait drawn");
+    assert.equal(await diffFrame("hot_loop"), null);
+    assert.match(await page.getByTestId("diff-note").textContent(), /1 call path that vanished \(100\.00% of the base side\)/);
+    const names = await page.getByTestId("diff-table").locator("tbody tr[data-name]")
+        .evaluateAll((trs) => trs.map((tr) => tr.dataset.name));
+    assert.ok(names.includes("hot_loop") && names.includes("idle_wait"), names.join(","));
+    assert.match(await page.getByTestId("diff-method").textContent(), /Method: /);
+    assert.match(await page.getByTestId("diff-summary").textContent(), /\(200 ms\).*\(420 ms\)/s);
+    await shot("31-heatmap-compare");
+});
+
+test("diff view: a bad base selector is the base side's error, and fixing it there loads", async () => {
+    allowed = [/status of 400/];
+    await page.goto(q({ ...cmpSides(), base_query: "{load=}" }));
+    const err = page.getByTestId("base-error");
+    await err.waitFor();
+    assert.match(await err.textContent(), /^'base_query': bad selector at offset \d+/);
+    assert.equal(await page.getByTestId("base-query").getAttribute("aria-invalid"), "true");
+    assert.ok(await page.getByTestId("query-error").isHidden(), "the query bar's selector is fine");
+    assert.match(await page.locator(".diff-graph .panel-msg.error").textContent(), /bad selector/);
+    await shot("32-diff-bad-base");
+    const t = await diffLoadedAt();
+    await page.getByTestId("base-query").fill('{service_name="cmp", load="low"}');
+    await page.getByTestId("base-query").press("Enter");
+    await diffLoaded(t);
+    assert.ok(await err.isHidden());
+    assert.equal(params().get("base_query"), '{service_name="cmp", load="low"}');
+    assert.ok(isRed((await diffFrame("main.grow")).rgb));
 });

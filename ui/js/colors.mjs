@@ -67,6 +67,15 @@ export function colorFor(name) {
     return hslHex((h + (f % 9) - 4 + 360) % 360, s, l + ((f >>> 8) % 11) - 5);
 }
 
+// A pastel per function, not per package: the two sides of a comparison drawn next to
+// each other show one function in one colour on both, and neighbours of one package apart.
+export function functionColor(name) {
+    if (name === "total") return "#c9c9c9";
+    const f = hash32(name);
+    const [h, s, l] = PALETTE[f % PALETTE.length];
+    return hslHex(h, s, l + ((f >>> 8) % 7) - 3);
+}
+
 export const DIM_COLOR = "#e4e4e4";
 export const DIM_TEXT = "#9a9a9a";
 

@@ -1,7 +1,11 @@
 // explore.mjs - the explore view: timeline, flame graph and top table of one query over
-// time; fetches what the state asks for and keeps loading, empty and error states.
+// time; fetches what the state asks for and keeps loading, empty and error states. The
+// ways into the diff view start here: "Compare with..." (what is shown against the period
+// before), a second range shift-brushed on the timeline, two values of the label the
+// timeline is grouped by.
 
 import { flameParams, profileRange, renderParams, sourcePatch, timelineParams } from "./api.mjs";
+import { compareWithPatch, defaultLabelPair, labelSidesPatch, rangesPatch } from "./diff-model.mjs";
 import { h, replace } from "./dom.mjs";
 import { formatDateTime, formatDuration } from "./format.mjs";
 import { createProfileArea, errorText, message } from "./profile-area.mjs";
@@ -29,6 +33,7 @@ export function createExplore(root, ctx) {
     const el = {};
     let state = null;
     let tlCtl = null;
+    let second = null; // the shift-brushed range to compare the selection with
 
     // ---- layout ----
     el.tlHost = h("div", { class: "tl-host" });
@@ -37,8 +42,15 @@ export function createExplore(root, ctx) {
                                onchange: () => store.set({ group_by: el.groupBy.value }) },
         h("option", { value: "" }, "one line per series"));
     el.selInfo = h("span", { class: "sel-info" });
+    el.labelCompare = h("span", { class: "label-compare", hidden: true, dataset: { testid: "group-compare" } });
+    el.compareWith = h("button", {
+        type: "button", class: "small", dataset: { testid: "compare-with" },
+        title: "open the diff view: what is shown here against the period before it (change the base there)",
+        onclick: () => store.set(compareWithPatch(state)),
+    }, "Compare with…");
     el.timeline = h("section", { class: "panel timeline-panel", dataset: { testid: "timeline" } },
-        h("div", { class: "panel-head" }, h("h2", null, "Timeline"), el.groupBy, el.selInfo),
+        h("div", { class: "panel-head" }, h("h2", null, "Timeline"), el.groupBy, el.labelCompare,
+            el.selInfo, h("span", { class: "spacer" }), el.compareWith),
         el.tlHost, el.tlMsg);
     const area = createProfileArea(ctx, {
         exports: true, detail: true, exportParams: (st) => renderParams(st),
@@ -52,6 +64,10 @@ export function createExplore(root, ctx) {
         onSelect: (r) => store.set(r ? { sel_from: String(r[0]), sel_until: String(r[1]) }
             : { sel_from: "", sel_until: "" }),
         onPoint: (line, k, e) => openProfileAt(ctx, state, timeline, line, k, e),
+        onSecond: (r) => {
+            second = r;
+            renderSelInfo(state);
+        },
     });
 
     function typeInfo(id) {
@@ -72,9 +88,11 @@ export function createExplore(root, ctx) {
             timeline.setSelection(selection(st));
             const empty = !data.series.length || data.series.every((s) => s.values.every((v) => !v));
             message(el.tlMsg, empty ? "empty" : null, empty ? emptyText(ctx.types, st, "profiles") : null);
+            renderLabelCompare(st);
         } catch (err) {
             if (err.name === "AbortError") return;
             timeline.setData(null);
+            renderLabelCompare(st);
             message(el.tlMsg, "error", errorText(err));
             if (err.status === 400) ctx.onQueryError(err.message);
         } finally {
@@ -93,22 +111,60 @@ export function createExplore(root, ctx) {
     }
 
     // ---- state -> view ----
+    const rangeText = (r) => [h("b", null, formatDateTime(r[0])), " – ",
+        h("b", null, formatDateTime(r[1]).slice(11)), ` (${formatDuration(r[1] - r[0])}) `];
+
+    // The timeline grouped by a label: its two heaviest values compared in one click.
+    function renderLabelCompare(st) {
+        const label = st.group_by;
+        const lines = label && timeline.data ? timeline.data.lines : null;
+        const pair = lines ? defaultLabelPair(lines, label) : null;
+        el.labelCompare.hidden = !pair;
+        if (!pair) return;
+        const values = [...new Set(lines.filter((l) => !l.other && l.labels[label]).map((l) => l.labels[label]))];
+        const pick = (v, testid) => {
+            const s = h("select", { "aria-label": testid, dataset: { testid } },
+                values.map((x) => h("option", { value: x }, x)));
+            s.value = v;
+            return s;
+        };
+        const a = pick(pair.base, "group-base"), b = pick(pair.new, "group-new");
+        replace(el.labelCompare, "compare ", a, " with ", b, " ",
+            h("button", { type: "button", class: "small primary", dataset: { testid: "group-compare-go" },
+                          title: `the diff view: ${label}="${a.value}" (base) against ${label}="${b.value}" (new) over this range`,
+                          onclick: () => {
+                              const r = profileRange(state);
+                              store.set({ ...labelSidesPatch(state.query, label, a.value, b.value), from: r.from,
+                                          until: r.until, sel_from: "", sel_until: "" });
+                          } }, "Compare"));
+    }
+
     function renderSelInfo(st) {
         const sel = selection(st);
+        timeline.setSecond(second);
+        const cmp = second ? [h("span", { class: "hm-span s1" }, "Compare with ", rangeText(second)),
+            sel ? h("button", { type: "button", class: "small primary", dataset: { testid: "compare-ranges" },
+                                title: "the diff view of the two ranges (the first selected is the base)",
+                                onclick: () => store.set(rangesPatch(sel, second)) }, "Compare")
+                : h("span", { class: "hint" }, "drag (without shift) to select the base range"),
+            h("button", { type: "button", class: "small", onclick: () => {
+                second = null;
+                renderSelInfo(state);
+            } }, "×")] : null;
         if (!sel) {
-            replace(el.selInfo, h("span", { class: "hint" },
-                "drag across the timeline to select a range; click a point to open that profile"));
+            replace(el.selInfo, cmp || h("span", { class: "hint" },
+                "drag to select a range (shift-drag: a second one to compare it with); " +
+                "click a point to open its profile"));
             return;
         }
-        replace(el.selInfo, "Selected ", h("b", null, formatDateTime(sel[0])), " – ",
-            h("b", null, formatDateTime(sel[1]).slice(11)), ` (${formatDuration(sel[1] - sel[0])}) `,
+        replace(el.selInfo, h("span", { class: "hm-span s0" }, "Selected ", rangeText(sel)),
             h("button", { type: "button", class: "small", dataset: { testid: "zoom-selection" },
                           title: "make the selection the time range",
                           onclick: () => store.set({ from: String(sel[0]), until: String(sel[1]),
                                                      sel_from: "", sel_until: "" }) }, "Zoom in"),
             " ",
             h("button", { type: "button", class: "small", dataset: { testid: "clear-selection" },
-                          onclick: () => store.set({ sel_from: "", sel_until: "" }) }, "Clear"));
+                          onclick: () => store.set({ sel_from: "", sel_until: "" }) }, "Clear"), cmp);
     }
 
     async function fillGroupBy(st) {
@@ -126,6 +182,7 @@ export function createExplore(root, ctx) {
     function update(st, prev, how) {
         state = st;
         const refresh = how === "refresh" || !prev;
+        if (prev && changed(prev, st, TIMELINE_KEYS)) second = null;
         if (refresh) fillGroupBy(st);
         else el.groupBy.value = st.group_by;
         renderSelInfo(st);

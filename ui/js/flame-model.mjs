@@ -10,12 +10,15 @@ export const DEFAULT_MAX_NODES = 8192;
 // levelStart[d] .. levelStart[d+1]-1, sorted by x. x and total are in value units (for a
 // diff, combined units: new + base); every node lies inside its parent.
 
+// The fields of a diff document's nodes without "fields" (docs/api-flamegraph.md).
+const DIFF_FIELDS = ["x", "total", "self", "base_total", "base_self", "name"];
+
 // The model of a flame graph JSON document (version 1, one profile or a diff).
 export function modelFromJSON(doc) {
     if (!doc || doc.version !== 1)
         throw new Error("unsupported flame graph version " + (doc && doc.version));
-    const stride = doc.diff ? 6 : 4;
-    const m = modelFromLevels(doc.names, doc.levels, stride);
+    const fields = doc.diff ? (Array.isArray(doc.fields) ? doc.fields : DIFF_FIELDS) : null;
+    const m = modelFromLevels(doc.names, doc.levels, fields ? fields.length : 4, fields);
     m.unit = doc.unit || "";
     m.sampleType = doc.sample_type || "";
     m.diff = !!doc.diff;
@@ -26,10 +29,10 @@ export function modelFromJSON(doc) {
     return m;
 }
 
-// Builds the arrays from per-level flat number lists (stride 4: x, total, self, name;
-// stride 6: x, total, self, base_total, base_self, name, with x and widths in combined
-// units).
-export function modelFromLevels(names, levels, stride = 4) {
+// Builds the arrays from per-level flat number lists: stride 4 (x, total, self, name), or
+// a diff's nodes named by fields (x, total, self, base_total, base_self, name and, with
+// statistics, change) with x and widths in combined units (new + base).
+export function modelFromLevels(names, levels, stride = 4, fields = null) {
     const nlevels = levels.length;
     const levelStart = new Int32Array(nlevels + 1);
     let n = 0;
@@ -40,40 +43,46 @@ export function modelFromLevels(names, levels, stride = 4) {
     levelStart[nlevels] = n;
     const x = new Float64Array(n), total = new Float64Array(n), self = new Float64Array(n);
     const name = new Int32Array(n), depth = new Uint16Array(n);
-    const value = stride === 6 ? new Float64Array(n) : total; // the new side's total
-    let baseTotal = null, baseSelf = null, newSelf = self;
-    if (stride === 6) {
+    const diff = !!fields;
+    const value = diff ? new Float64Array(n) : total; // the new side's total
+    let baseTotal = null, baseSelf = null, newSelf = self, change = null;
+    const f = {};
+    if (diff) {
         baseTotal = new Float64Array(n);
         baseSelf = new Float64Array(n);
         newSelf = new Float64Array(n);
+        change = new Int8Array(n);
+        for (const k of DIFF_FIELDS.concat("change")) f[k] = fields.indexOf(k);
     }
     let id = 0;
     for (let d = 0; d < nlevels; d++) {
         const l = levels[d];
         for (let k = 0; k + stride <= l.length; k += stride, id++) {
-            x[id] = l[k];
             depth[id] = d;
-            if (stride === 4) {
+            if (!diff) {
+                x[id] = l[k];
                 total[id] = l[k + 1];
                 self[id] = l[k + 2];
                 name[id] = l[k + 3];
-            } else {
-                value[id] = l[k + 1];
-                newSelf[id] = l[k + 2];
-                baseTotal[id] = l[k + 3];
-                baseSelf[id] = l[k + 4];
-                name[id] = l[k + 5];
-                total[id] = l[k + 1] + l[k + 3]; // drawn width: combined
-                self[id] = l[k + 2] + l[k + 4];
+                continue;
             }
+            x[id] = l[k + f.x];
+            value[id] = l[k + f.total];
+            newSelf[id] = l[k + f.self];
+            baseTotal[id] = l[k + f.base_total];
+            baseSelf[id] = l[k + f.base_self];
+            name[id] = l[k + f.name];
+            if (f.change >= 0) change[id] = l[k + f.change];
+            total[id] = value[id] + baseTotal[id]; // drawn width: combined
+            self[id] = newSelf[id] + baseSelf[id];
         }
     }
     const m = {
         names, nlevels, levelStart, n, x, total, self, name, depth,
-        value, newSelf, baseTotal, baseSelf,
+        value, newSelf, baseTotal, baseSelf, change,
         parent: new Int32Array(n), firstChild: new Int32Array(n), childCount: new Int32Array(n),
         rootTotal: n ? total[0] : 0,
-        unit: "", sampleType: "", diff: stride === 6,
+        unit: "", sampleType: "", diff,
     };
     linkParents(m);
     return m;
@@ -125,11 +134,14 @@ export function firstVisible(m, d, v) {
 }
 
 // The horizontal view that shows node id across the whole width: {x0, w, depth}; the
-// root for id < 0. The ancestors of id span the width too (they contain it), everything
-// else at id's level and below falls outside.
+// root for id < 0, or m.span when the model sets one (a wider scale that the root fills
+// only in part: two sides of a comparison drawn to one scale). The ancestors of id span
+// the width too (they contain it), everything else at id's level and below falls outside.
 export function zoomView(m, id) {
-    if (id < 0 || id >= m.n || m.total[id] <= 0)
-        return { x0: 0, w: m.rootTotal > 0 ? m.rootTotal : 1, depth: 0, id: -1 };
+    if (id < 0 || id >= m.n || m.total[id] <= 0) {
+        const w = m.span > m.rootTotal ? m.span : m.rootTotal;
+        return { x0: 0, w: w > 0 ? w : 1, depth: 0, id: -1 };
+    }
     return { x0: m.x[id], w: m.total[id], depth: m.depth[id], id };
 }
 

@@ -12,7 +12,9 @@ export class FlamePanel {
     // host: the panel element (data-testid="flamegraph"). opts: onZoom(path: string[]),
     // onFilter(kind: "focus"|"ignore"|"hide", name), onSandwich(name | ""),
     // onSelect(name), onShare(share | null), maxHeight(), onSource(name) (optional: the
-    // menu's "Show source").
+    // menu's "Show source"). A comparison's panel also passes: nodeColor(model, id) and
+    // dimColor (FlameGraph's), tooltip(model, id) (the tooltip's content), sandwich: false
+    // (no sandwich view), selectLabel (the menu item that calls onSelect), label.
     constructor(host, opts) {
         this.opts = opts;
         this.host = host;
@@ -40,7 +42,8 @@ export class FlamePanel {
             return Math.max(280, Math.min(opts.maxHeight(), window.innerHeight - top - 20));
         };
         this.fg = new FlameGraph(this.mainHost, {
-            maxHeight: mainHeight, label: "flame graph",
+            maxHeight: mainHeight, label: opts.label || "flame graph",
+            nodeColor: opts.nodeColor, dimColor: opts.dimColor,
             onHover: (id, e) => this.tooltip(this.fg, id, e),
             onClick: (id) => this.opts.onZoom(id <= 0 ? [] : pathOf(this.model, id)),
             onContext: (id, e) => this.menu(this.fg, id, e),
@@ -79,7 +82,7 @@ export class FlamePanel {
             this.zoomId = id;
             this.renderBreadcrumb();
         }
-        if (fresh || prev.sandwich !== state.sandwich) {
+        if ((fresh || prev.sandwich !== state.sandwich) && this.opts.sandwich !== false) {
             this.sw = m && state.sandwich ? sandwich(m, state.sandwich) : null;
             const on = !!state.sandwich;
             this.swBox.hidden = !on;
@@ -131,6 +134,10 @@ export class FlamePanel {
             hideTooltip();
             return;
         }
+        if (this.opts.tooltip && fg === this.fg) {
+            showTooltip(this.opts.tooltip(m, id), e.clientX, e.clientY);
+            return;
+        }
         const all = this.model ? this.model.rootTotal : m.rootTotal;
         const p = m.parent[id];
         const pt = p >= 0 ? m.total[p] : 0;
@@ -165,10 +172,13 @@ export class FlamePanel {
                   action: () => this.opts.onFilter("ignore", name) },
                 { label: "Hide this frame", title: "remove it from stacks, keep the samples (hide)",
                   action: () => this.opts.onFilter("hide", name) },
-                "-",
-                { label: "Sandwich view", title: "its callers above, its callees below",
-                  action: () => this.opts.onSandwich(name) },
-                { label: "Select in top table", action: () => this.opts.onSelect(name) });
+                "-");
+            if (this.opts.sandwich !== false) {
+                items.push({ label: "Sandwich view", title: "its callers above, its callees below",
+                             action: () => this.opts.onSandwich(name) });
+            }
+            items.push({ label: this.opts.selectLabel || "Select in top table",
+                         action: () => this.opts.onSelect(name) });
             if (this.opts.onSource) {
                 items.push({ label: "Show source", title: "its lines with their values",
                              action: () => this.opts.onSource(name) });

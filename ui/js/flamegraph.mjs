@@ -19,7 +19,8 @@ export class FlameGraph {
     // host: an element to fill; opts: rowHeight, orient ("icicle" | "flame"), maxHeight()
     // (px), onHover(id, event) (id -1 when leaving), onClick(id, event),
     // onContext(id, event), label (aria label), nodeColor(model, id) (a colour per node,
-    // e.g. a diff's red and blue; default: by the frame's package).
+    // e.g. a diff's red and blue; default: by the frame's package), dimColor (frames a
+    // search does not match).
     constructor(host, opts = {}) {
         this.opts = { rowHeight: 18, orient: "icicle", maxHeight: () => 600, ...opts };
         this.host = host;
@@ -176,7 +177,7 @@ export class FlameGraph {
         const xs = m.x, ts = m.total, names = m.name, colors = this.colors;
         const nodeColor = this.opts.nodeColor;
         const color = nodeColor ? (i) => nodeColor(m, i) : (i) => colors[names[i]];
-        const matched = this.matched;
+        const matched = this.matched, dim = this.opts.dimColor || DIM_COLOR;
         const firstRow = Math.max(0, Math.floor(scroll / rowH));
         const lastRow = Math.min(m.nlevels - 1, Math.floor((scroll + H - 1) / rowH));
         const labels = []; // x, y, text, dim
@@ -213,12 +214,12 @@ export class FlameGraph {
                         runStart = px;
                         runEnd = px + pw;
                         runMatch = hit && !!matched;
-                        runColor = hit ? color(i) : DIM_COLOR;
+                        runColor = hit ? color(i) : dim;
                     }
                     continue;
                 }
                 if (runStart >= 0) flush();
-                ctx.fillStyle = hit ? color(i) : DIM_COLOR;
+                ctx.fillStyle = hit ? color(i) : dim;
                 ctx.fillRect(px, y, pw - 1, rowH - 1);
                 if (pw >= minText) labels.push(px, y, i, hit);
             }

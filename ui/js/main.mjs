@@ -1,9 +1,12 @@
-// main.mjs - the page: state from the URL, the query bar, the views (explore, heatmap,
-// call graph, source, a single profile, the scrape targets), upload, the API token.
+// main.mjs - the page: state from the URL, the query bar, the views (explore, the diff
+// view, heatmap, call graph, source, a single profile, the scrape targets), upload, the
+// API token.
 
 import { createApi } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { createCallgraphView } from "./callgraph-view.mjs";
+import { compareWithPatch } from "./diff-model.mjs";
+import { createDiffView } from "./diff-view.mjs";
 import { createExplore } from "./explore.mjs";
 import { createHeatmapView } from "./heatmap-view.mjs";
 import { createProfileView } from "./single.mjs";
@@ -15,9 +18,13 @@ import { setupUpload, typeCandidates } from "./upload.mjs";
 
 // The views by URL name (state.view). Each create(root, ctx) returns {update(state, prev,
 // how), destroy()}.
-// tab: false for views reached from another one (a function's source, one profile).
+// tab: false for views reached from another one (a function's source, one profile);
+// open(state): the patch its tab sets (default: just the view).
 const VIEWS = {
     explore: { label: "Explore", create: createExplore },
+    diff: { label: "Compare", create: createDiffView,
+            // without a base yet, what explore shows against the period before it
+            open: (s) => (s.base_query || s.base_from || s.base_until ? { view: "diff" } : compareWithPatch(s)) },
     heatmap: { label: "Heatmap", create: createHeatmapView },
     callgraph: { label: "Call graph", create: createCallgraphView },
     source: { label: "Source", create: createSourceView, tab: false },
@@ -114,7 +121,7 @@ function renderNav(state) {
     replace($("views"), shown.map(([name, v]) => h("button", {
         type: "button", class: "tab" + (state.view === name ? " on" : ""),
         "aria-current": state.view === name ? "page" : null,
-        onclick: () => store.set({ view: name }),
+        onclick: () => store.set(v.open && state.view !== name ? v.open(state) : { view: name }),
     }, v.label)));
 }
 

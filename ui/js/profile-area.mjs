@@ -60,6 +60,57 @@ export function renderFilters(el, st, store) {
     replace(el, chips.length ? [h("span", { class: "label" }, "Filters:"), chips] : []);
 }
 
+// The flame graph's search box: typing sets `search` (after a pause, replacing the
+// history entry rather than adding one per key).
+export function searchInput(store) {
+    const el = h("input", {
+        type: "search", class: "fg-search", placeholder: "Search frames (regex)   /",
+        "aria-label": "search frames", dataset: { testid: "search" }, spellcheck: false,
+    });
+    let timer = 0;
+    el.addEventListener("input", () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => store.set({ search: el.value }, { push: false }), 120);
+    });
+    return el;
+}
+
+// A segmented control of the state key name: choices [value, label, title]; a click sets it.
+export function segmented(store, name, choices, testid) {
+    return h("span", { class: "seg", role: "group", "aria-label": name, dataset: testid ? { testid } : null },
+        choices.map(([v, label, title]) => h("button", {
+            type: "button", dataset: { value: v }, title, onclick: () => store.set({ [name]: v }),
+        }, label)));
+}
+
+// Marks the button of a segmented control whose value is v.
+export function markSegment(seg, v) {
+    for (const b of seg.querySelectorAll("button")) b.classList.toggle("on", b.dataset.value === v);
+}
+
+// The keys of a view with a flame graph (a keydown handler): "/" focuses the search box;
+// Escape leaves the sandwich, else resets the zoom, else clears the search (in the search
+// box: clears it). current() is the view's state.
+export function flameKeys(store, search, current) {
+    return (e) => {
+        const t = e.target, state = current();
+        const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
+        if (e.key === "/" && !typing) {
+            e.preventDefault();
+            search.focus();
+            search.select();
+        } else if (e.key === "Escape" && !typing && state) {
+            if (state.sandwich) store.set({ sandwich: "" });
+            else if (state.zoom) store.set({ zoom: "" });
+            else if (state.search) store.set({ search: "" }, { push: false });
+        } else if (e.key === "Escape" && t === search) {
+            search.value = "";
+            store.set({ search: "" }, { push: false });
+            search.blur();
+        }
+    };
+}
+
 // The view. ctx: store, api, types(), onQueryError(m). opts: exports (bool: the export
 // links, from exportParams(state)), detail (bool: the frames select), emptyText(state,
 // what) (the empty message), onSource(name) (opens the source view; default: none).
@@ -69,21 +120,9 @@ export function createProfileArea(ctx, opts = {}) {
     let state = null, model = null, base = null; // base: the model before a detail fetch
     let ctl = null, detailCtl = null, fetcher = null;
 
-    el.search = h("input", {
-        type: "search", class: "fg-search", placeholder: "Search frames (regex)   /",
-        "aria-label": "search frames", dataset: { testid: "search" }, spellcheck: false,
-    });
-    let searchTimer = 0;
-    el.search.addEventListener("input", () => {
-        clearTimeout(searchTimer);
-        searchTimer = setTimeout(() => store.set({ search: el.search.value }, { push: false }), 120);
-    });
+    el.search = searchInput(store);
     el.share = h("span", { class: "share", dataset: { testid: "search-share" }, "aria-live": "polite" });
-    const seg = (name, choices) => h("span", { class: "seg", role: "group", "aria-label": name },
-        choices.map(([v, label, title]) => h("button", {
-            type: "button", dataset: { value: v }, title,
-            onclick: () => store.set({ [name]: v }),
-        }, label)));
+    const seg = (name, choices) => segmented(store, name, choices);
     el.layout = seg("layout", [["table", "Table", "top table only"],
         ["both", "Both", "table and flame graph side by side"],
         ["flame", "Flame graph", "flame graph only"]]);
@@ -270,10 +309,8 @@ export function createProfileArea(ctx, opts = {}) {
     // Brings toolbar, table and graph in line with st (no fetch).
     function apply(st, prev) {
         state = st;
-        for (const b of el.layout.querySelectorAll("button"))
-            b.classList.toggle("on", b.dataset.value === st.layout);
-        for (const b of el.orient.querySelectorAll("button"))
-            b.classList.toggle("on", b.dataset.value === st.orient);
+        markSegment(el.layout, st.layout);
+        markSegment(el.orient, st.orient);
         el.split.className = "split layout-" + st.layout + (el.split.classList.contains("loading") ? " loading" : "");
         if (document.activeElement !== el.search) el.search.value = st.search;
         if (el.detail) {
@@ -302,23 +339,7 @@ export function createProfileArea(ctx, opts = {}) {
         if (content) showEmpty(content);
     }
 
-    function onKey(e) {
-        const t = e.target;
-        const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
-        if (e.key === "/" && !typing) {
-            e.preventDefault();
-            el.search.focus();
-            el.search.select();
-        } else if (e.key === "Escape" && !typing && state) {
-            if (state.sandwich) store.set({ sandwich: "" });
-            else if (state.zoom) store.set({ zoom: "" });
-            else if (state.search) store.set({ search: "" }, { push: false });
-        } else if (e.key === "Escape" && t === el.search) {
-            el.search.value = "";
-            store.set({ search: "" }, { push: false });
-            el.search.blur();
-        }
-    }
+    const onKey = flameKeys(store, el.search, () => state);
     document.addEventListener("keydown", onKey);
 
     return {

@@ -164,3 +164,33 @@ export function exactName(re) {
     const m = /^\^((?:[^\\^$.|?*+()[\]{}]|\\[\\^$.|?*+()[\]{}])*)\$$/.exec(String(re || ""));
     return m ? m[1].replace(/\\(.)/g, "$1") : "";
 }
+
+// The matchers of a selector text: [{name, op, value}] in their order (op: =, !=, =~, !~;
+// values unquoted), [] for "" or "{}", null when the text is not a well-formed selector.
+export function parseMatchers(text) {
+    const t = String(text || "").trim();
+    if (!t || t === "{}") return [];
+    const re = /\s*([A-Za-z_][A-Za-z0-9_.:]*)\s*(=~|!~|!=|=)\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)\s*(,|(?=}))/y;
+    if (t[0] !== "{" || t[t.length - 1] !== "}") return null;
+    const body = t.slice(1, -1) + "}";
+    const out = [];
+    re.lastIndex = 0;
+    while (re.lastIndex < body.length - 1) {
+        const at = re.lastIndex;
+        const m = re.exec(body);
+        if (!m || m.index !== at) return /^\s*$/.test(body.slice(at, -1)) && out.length ? out : null;
+        const q = m[3];
+        out.push({ name: m[1], op: m[2], value: q[0] === "`" ? q.slice(1, -1) : unquote(q.slice(1, -1)) });
+    }
+    return out;
+}
+
+// A selector text without the matchers of label name ('{a="1", b="2"}' without b is
+// '{a="1"}', "" when nothing is left); text that does not parse is returned as it is.
+export function withoutMatcher(text, name) {
+    const ms = parseMatchers(text);
+    if (!ms) return text;
+    const rest = ms.filter((m) => m.name !== name);
+    if (rest.length === ms.length) return text;
+    return rest.length ? "{" + rest.map((m) => m.name + m.op + quoteValue(m.value)).join(", ") + "}" : "";
+}

@@ -31,6 +31,10 @@ export const DEFAULTS = Object.freeze({
     row0: "", // heatmap: where offset 0 is drawn, "bottom" (FlameScope's) or "top"
     series: "", // single profile: its series' labels, as /api/v1/profiles lists them
     time: "", // single profile: its time in ns (time_ns of /api/v1/profiles)
+    normalize: "", // diff: "1" shares compare, "0" amounts; "" = by the totals (diff-model.mjs)
+    q: "", // diff: the false discovery rate; "" = the server's 0.05
+    widths: "new", // diff: frames as wide as the new side's values, the base's, or both
+    sides: "", // diff: "1" draws the two sides' flame graphs next to each other
 });
 
 export const KEYS = Object.keys(DEFAULTS);
@@ -41,6 +45,9 @@ const CHOICES = {
     layout: ["both", "flame", "table"],
     orient: ["icicle", "flame"],
     row0: ["", "bottom", "top"],
+    normalize: ["", "0", "1"],
+    widths: ["new", "base", "both"],
+    sides: ["", "1"],
 };
 // Written even when at their default, so a URL says which range it shows.
 const ALWAYS = new Set(["from", "until"]);
@@ -59,6 +66,7 @@ export function parseState(search) {
     if (!/^-?(name|self|self_pct|total|total_pct)$/.test(s.sort)) s.sort = DEFAULTS.sort;
     for (const k of ["maxNodes", "nodecount", "rows", "time"])
         if (s[k] && !/^\d+$/.test(s[k])) s[k] = "";
+    if (s.q && !(/^0?\.\d+$/.test(s.q) && +s.q > 0 && +s.q < 1)) s.q = "";
     return s;
 }
 

@@ -1,5 +1,6 @@
 // timeline.mjs - the timeline canvas: one line per series (or label value) over the range,
-// a tooltip with the values under the pointer, and a brush that selects a range.
+// a tooltip with the values under the pointer, and a brush that selects a range (and,
+// with shift, a second range to compare it with).
 
 import { SERIES_COLORS } from "./colors.mjs";
 import { formatDateTime, formatTick, formatValue } from "./format.mjs";
@@ -15,12 +16,14 @@ const FONT = "11px system-ui, sans-serif";
 export class Timeline {
     // host: the element to fill; opts.onSelect([from, until] unix s, or null to clear),
     // opts.onPoint(line, k, event) (a click on the point of a line at bucket k: the
-    // series' profiles there), opts.height (css px).
+    // series' profiles there), opts.onSecond([from, until] or null) (a shift-drag: the
+    // range to compare the selection with), opts.height (css px).
     constructor(host, opts = {}) {
         this.opts = { height: 150, ...opts };
         this.host = host;
         this.data = null;
         this.selection = null; // [from, until] unix s
+        this.second = null; // the shift-dragged range, [from, until] unix s
         this.drag = null;
         this.hoverT = null;
         this.canvas = h("canvas", { class: "tl-canvas", role: "img", "aria-label": "timeline" });
@@ -64,6 +67,11 @@ export class Timeline {
 
     setSelection(sel) {
         this.selection = sel;
+        this.draw();
+    }
+
+    setSecond(sel) {
+        this.second = sel;
         this.draw();
     }
 
@@ -131,20 +139,23 @@ export class Timeline {
             const half = c.measureText(label).width / 2;
             if (px - half >= 0 && px + half <= W) c.fillText(label, px, bottom + 6);
         }
-        // selection below the lines
-        const sel = this.drag ? this.dragRange() : this.selection;
-        if (sel) {
+        // the selections below the lines: the first blue, the second (shift) green
+        const sels = [this.selection, this.second];
+        if (this.drag) sels[this.drag.which] = this.dragRange();
+        sels.forEach((sel, i) => {
+            if (!sel) return;
             const a = Math.max(PAD.left, x.to(sel[0])), b = Math.min(W - PAD.right, x.to(sel[1]));
-            c.fillStyle = "rgba(30, 120, 220, 0.14)";
+            const rgb = i ? "0, 150, 90" : "30, 120, 220";
+            c.fillStyle = `rgba(${rgb}, 0.14)`;
             c.fillRect(a, top, Math.max(1, b - a), bottom - top);
-            c.strokeStyle = "rgba(30, 120, 220, 0.7)";
+            c.strokeStyle = `rgba(${rgb}, 0.7)`;
             c.beginPath();
             c.moveTo(Math.round(a) + 0.5, top);
             c.lineTo(Math.round(a) + 0.5, bottom);
             c.moveTo(Math.round(b) - 0.5, top);
             c.lineTo(Math.round(b) - 0.5, bottom);
             c.stroke();
-        }
+        });
         // lines: a point per bucket with profiles, at its middle, joined over usual gaps
         // and broken at longer ones (lineRuns); lone points, and every point when there
         // are few, get a dot
@@ -199,7 +210,7 @@ export class Timeline {
     onDown(e) {
         if (e.button !== 0 || !this.data) return;
         e.preventDefault();
-        this.drag = { a: this.eventX(e), b: this.eventX(e) };
+        this.drag = { a: this.eventX(e), b: this.eventX(e), which: e.shiftKey && this.opts.onSecond ? 1 : 0 };
         hideTooltip();
         window.addEventListener("mousemove", this.onDragMove);
         window.addEventListener("mouseup", this.onUp);
@@ -218,7 +229,16 @@ export class Timeline {
         this.drag.b = this.eventX(e);
         const { x } = this.geometry();
         const r = brushRange(this.drag.a, this.drag.b, x, this.data.t0, this.data.t1);
+        const which = this.drag.which;
         this.drag = null;
+        if (which === 1) {
+            if (r || this.second) {
+                this.second = r;
+                this.opts.onSecond(r);
+            }
+            this.draw();
+            return;
+        }
         const pt = !r && this.opts.onPoint ? this.pointAt(e) : null;
         if (pt) {
             this.opts.onPoint(pt.line, pt.k, e);

@@ -4,7 +4,7 @@
 import { formatPercent, formatValue } from "./format.mjs";
 import { h, replace } from "./dom.mjs";
 
-const PAGE = 300; // rows drawn at first; the rest on demand
+export const PAGE = 300; // rows drawn at first; the rest on demand
 
 export const COLUMNS = [
     { key: "name", label: "Function" },
@@ -50,15 +50,11 @@ export function nextSort(current, key) {
     return key === "name" ? key : "-" + key;
 }
 
-export class TopTable {
-    // host: element to fill. opts: onSort(sort), onSelect(name), onSandwich(name),
-    // onSource(name) (optional: a "src" button per row), onContext(name, event).
-    constructor(host, opts = {}) {
-        this.opts = opts;
-        this.rows = [];
-        this.total = 0;
-        this.unit = "";
-        this.sort = "-self";
+// What the top table and the diff table share: a filter box and a count above a table
+// with a sticky header, rows drawn a page at a time, one selected row (by data-name).
+export class RowTable {
+    // host: element to fill; testid, className: the table's.
+    constructor(host, { testid, className }) {
         this.filter = "";
         this.selected = "";
         this.limit = PAGE;
@@ -74,10 +70,49 @@ export class TopTable {
         this.count = h("span", { class: "tt-count" });
         this.thead = h("thead");
         this.tbody = h("tbody");
-        this.table = h("table", { class: "top-table", dataset: { testid: "top-table" } },
-            this.thead, this.tbody);
+        this.table = h("table", { class: className, dataset: { testid } }, this.thead, this.tbody);
         this.scroll = h("div", { class: "tt-scroll" }, this.table);
         host.append(h("div", { class: "tt-head" }, this.filterInput, this.count), this.scroll);
+    }
+
+    setSelected(name) {
+        if (name === this.selected) return;
+        this.selected = name;
+        for (const tr of this.tbody.querySelectorAll("tr.selected")) tr.classList.remove("selected");
+        const tr = name ? [...this.tbody.children].find((r) => r.dataset.name === name) : null;
+        if (tr) {
+            tr.classList.add("selected");
+            tr.scrollIntoView({ block: "nearest" });
+        }
+    }
+
+    // The rows after the drawn ones: "Show all N rows" when the page cut them, a line when
+    // there are none (any: whether there are rows before the filter). cols: the columns.
+    renderTail(shown, count, any, cols) {
+        if (count > shown) {
+            this.tbody.append(h("tr", { class: "more" }, h("td", { colspan: cols },
+                h("button", { type: "button", onclick: () => {
+                    this.limit = Infinity;
+                    this.render();
+                } }, `Show all ${count} rows`))));
+        }
+        if (!count) {
+            this.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: cols },
+                any ? "No function matches the filter." : "No data.")));
+        }
+    }
+}
+
+export class TopTable extends RowTable {
+    // host: element to fill. opts: onSort(sort), onSelect(name), onSandwich(name),
+    // onSource(name) (optional: a "src" button per row), onContext(name, event).
+    constructor(host, opts = {}) {
+        super(host, { testid: "top-table", className: "top-table" });
+        this.opts = opts;
+        this.rows = [];
+        this.total = 0;
+        this.unit = "";
+        this.sort = "-self";
         this.tbody.addEventListener("click", (e) => {
             const tr = e.target.closest("tr[data-name]");
             if (!tr) return;
@@ -114,19 +149,6 @@ export class TopTable {
         this.render();
     }
 
-    setSelected(name) {
-        if (name === this.selected) return;
-        this.selected = name;
-        for (const tr of this.tbody.querySelectorAll("tr.selected")) tr.classList.remove("selected");
-        if (name) {
-            const tr = [...this.tbody.children].find((r) => r.dataset.name === name);
-            if (tr) {
-                tr.classList.add("selected");
-                tr.scrollIntoView({ block: "nearest" });
-            }
-        }
-    }
-
     render() {
         const cur = this.sort.replace(/^-/, ""), desc = this.sort.startsWith("-");
         replace(this.thead, h("tr", null, COLUMNS.map((c) => h("th", {
@@ -155,17 +177,7 @@ export class TopTable {
         h("td", { class: "num" }, formatValue(r.total, u)),
         h("td", { class: "num pct" }, bar(r.total, t), h("span", null, formatPercent(r.total, t)))));
         replace(this.tbody, trs);
-        if (rows.length > shown.length) {
-            this.tbody.append(h("tr", { class: "more" }, h("td", { colspan: 5 },
-                h("button", { type: "button", onclick: () => {
-                    this.limit = Infinity;
-                    this.render();
-                } }, `Show all ${rows.length} rows`))));
-        }
-        if (!rows.length) {
-            this.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: 5 },
-                this.rows.length ? "No function matches the filter." : "No data.")));
-        }
+        this.renderTail(shown.length, rows.length, this.rows.length > 0, COLUMNS.length);
     }
 }
 
