@@ -176,27 +176,6 @@ static int add_label(struct sc_labels *l, const char *kv)
     return 0;
 }
 
-/* The default service name: the program (-p) or the host (-a). */
-static void default_service(int32_t pid, char *out, size_t n)
-{
-    snprintf(out, n, "localhost");
-    if (pid > 0) {
-        char path[64];
-        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-        FILE *f = fopen(path, "re");
-        if (f) {
-            if (fgets(out, (int)n, f))
-                out[strcspn(out, "\n")] = 0;
-            fclose(f);
-            if (*out)
-                return;
-        }
-    }
-    if (gethostname(out, n - 1) || !*out)
-        snprintf(out, n, "localhost");
-    out[n - 1] = 0;
-}
-
 enum { OPT_DURATION = 256, OPT_PUSH, OPT_INTERVAL, OPT_LABEL, OPT_TOKEN, OPT_QUEUE, OPT_NODWARF };
 
 int cmd_record(int argc, char **argv)
@@ -295,7 +274,7 @@ int cmd_record(int argc, char **argv)
     if (sc_labels_get(&labels, "service_name", 12, &sv))
         snprintf(service, sizeof service, "%.*s", (int)sv.len, sv.ptr);
     else
-        default_service(ro.pid, service, sizeof service);
+        sc_record_service_name(ro.pid, service, sizeof service);
     cl.service = service;
     if (!push)
         ro.sample_labels = &labels; /* -o: labels on every sample */

@@ -10,6 +10,8 @@
 #include "model/labels.h"
 #include "model/profile.h"
 
+struct sc_config;
+
 /* A recorder samples on-CPU stacks with the kernel's cpu-clock software event (it works
  * in VMs and containers without hardware counters): every CPU (-a) or one process with
  * all its threads, also those it starts later (-p). The kernel walks the stacks by frame
@@ -142,5 +144,14 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
                        char *err);
 /* Stops sampling, delivers what the last window holds, frees. NULL is fine. */
 void sc_record_bg_stop(struct sc_record_bg *b);
+
+/* The same from a config's record: section (server/config.h): its frequency, interval,
+ * pid and labels; the service is labels' service_name, else as sc_record_service_name. */
+int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,
+                             struct sc_record_bg **out, char *err);
+
+/* The service_name a recording is stored under when no label names it: the program's
+ * name (/proc/PID/comm) for one process, else the host name. */
+void sc_record_service_name(int32_t pid, char *out, size_t n);
 
 #endif

@@ -422,10 +422,14 @@ int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err)
     b.trunc_dsos = calloc((size_t)r->nstacks + 1, sizeof *b.trunc_dsos);
     if (!rc && (!b.str_map || !b.trunc_counts || !b.trunc_dsos))
         rc = SC_ENOMEM;
-    /* the program (of -p) as mapping 1: pprof names the profile after it */
+    /* the program (of -p; else the kernel) as mapping 1: pprof names the profile after it */
     uint32_t *ps = r->o.pid > 0 ? sc_map64_get(&r->proc_index, (uint32_t)r->o.pid) : NULL;
-    if (!rc && ps && *ps < r->nprocs && r->procs[*ps].nmaps &&
-        mapping_of(&b, r->procs[*ps].maps[0].dso, NULL) < 0)
+    uint32_t first = UINT32_MAX;
+    if (ps && *ps < r->nprocs && r->procs[*ps].nmaps)
+        first = r->procs[*ps].maps[0].dso;
+    else if (r->o.pid <= 0 && r->nsamples)
+        first = SC_DSO_ID_KERNEL;
+    if (!rc && first != UINT32_MAX && mapping_of(&b, first, NULL) < 0)
         rc = SC_ENOMEM;
     if (!rc)
         rc = build_samples(&b);

@@ -1,5 +1,6 @@
 /* record_run.c - the sampling loop, delivery to scrape sinks, the server's recorder thread. */
 #include "collect/record_int.h"
+#include "server/config.h"
 #include "formats/pprof.h"
 #include "model/error.h"
 
@@ -182,4 +183,53 @@ void sc_record_bg_stop(struct sc_record_bg *b)
     sc_labels_release(&b->labels);
     free(b->service);
     free(b);
+}
+
+void sc_record_service_name(int32_t pid, char *out, size_t n)
+{
+    out[0] = 0;
+    if (pid > 0) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+        FILE *f = fopen(path, "re");
+        if (f) {
+            if (fgets(out, (int)n, f))
+                out[strcspn(out, "\n")] = 0;
+            else
+                out[0] = 0;
+            fclose(f);
+        }
+    }
+    if (!out[0] && gethostname(out, n - 1) != 0)
+        out[0] = 0;
+    out[n - 1] = 0;
+    if (!out[0])
+        snprintf(out, n, "localhost");
+}
+
+int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,
+                             struct sc_record_bg **out, char *err)
+{
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = cf->record_pid;
+    o.frequency = cf->record_frequency;
+    struct sc_labels labels;
+    sc_labels_init(&labels);
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < cf->record_nlabels; i++)
+        if (sc_labels_set(&labels, cf->record_label_names[i], strlen(cf->record_label_names[i]),
+                          cf->record_label_values[i], strlen(cf->record_label_values[i])))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    char service[256];
+    struct sc_str sv;
+    if (sc_labels_get(&labels, "service_name", 12, &sv))
+        snprintf(service, sizeof service, "%.*s", (int)sv.len, sv.ptr);
+    else
+        sc_record_service_name(o.pid, service, sizeof service);
+    if (!rc)
+        rc = sc_record_bg_start(&o, cf->record_interval_ns, service, &labels, sink, sink_ctx, out,
+                                err);
+    sc_labels_release(&labels);
+    return rc ? sc_errwrap(err, rc, "record") : 0;
 }
