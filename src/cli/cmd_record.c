@@ -8,6 +8,8 @@
 #include "query/timespec.h"
 #include "server/config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -107,10 +109,17 @@ static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64
         sc_buf_release(&gz);
         return sc_errf(err, rc, "out of memory");
     }
-    rc = cli_write(c->output, &gz) ? SC_EIO : 0;
+    int to_file = strcmp(c->output, "-") != 0;
+    int fd = to_file ? open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
+    rc = fd < 0 || sc_buf_write_fd(&gz, fd) != 0 ? SC_EIO : 0;
+    int e = errno;
+    if (to_file && fd >= 0 && close(fd) != 0 && !rc) {
+        rc = SC_EIO;
+        e = errno;
+    }
     sc_buf_release(&gz);
     c->written_samples += p->nsamples;
-    return rc ? sc_errf(err, SC_EIO, "cannot write '%s'", c->output) : 0;
+    return rc ? sc_errf(err, SC_EIO, "cannot write '%s': %s", c->output, strerror(e)) : 0;
 }
 
 /* --push: every window with samples goes to the queue, the senders do the rest. */

@@ -443,7 +443,15 @@ static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
     struct rec_proc *p = proc_get(r, pid);
     if (!p)
         return;
-    struct rec_proc *parent = proc_find(r, ppid); /* after proc_get, which may move it */
+    /* the child has the parent's mappings: read the parent's now if nobody did (it is
+     * likelier to be alive than the child, which may be gone by its first sample) */
+    struct rec_proc *parent = proc_get(r, ppid);
+    if (parent && !parent->loaded)
+        load_maps(r, parent);
+    p = proc_find(r, pid); /* proc_get may have moved the array */
+    parent = proc_find(r, ppid);
+    if (!p)
+        return;
     p->nmaps = 0;
     if (parent && parent->loaded) {
         if (sc_grow_array(&p->maps, &p->cap, parent->nmaps, sizeof *p->maps) == 0) {

@@ -222,16 +222,16 @@ void sc_symbolizer_info(struct sc_symbolizer *s, uint32_t dso, struct sc_dso_inf
 /* Opens a DSO's file: through its process's root (its mount namespace) while the process
  * lives, else by its path. The inode must match when the mapping told one (a file replaced
  * since it was mapped is not the code that ran). -1 when it cannot be read. */
-static int open_dso(const struct dso *d)
+static int open_dso(const struct sc_symbolizer *s, const struct dso *d)
 {
     char p[4200];
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (attempt == 0 && d->pid <= 0)
+        if (attempt == 0 && (d->pid <= 0 || s->o.root))
             continue;
         if (attempt == 0)
             snprintf(p, sizeof p, "/proc/%d/root%s", (int)d->pid, d->path);
         else
-            snprintf(p, sizeof p, "%s", d->path);
+            snprintf(p, sizeof p, "%s%s", s->o.root ? s->o.root : "", d->path);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             continue;
@@ -309,7 +309,7 @@ static int store_table(struct sc_symbolizer *s, struct table *t)
 /* Loads (or finds by build id) the table of a file DSO; 0 when it cannot be read. */
 static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round)
 {
-    int fd = open_dso(d);
+    int fd = open_dso(s, d);
     if (fd < 0) {
         d->failed = 1;
         s->st.load_failures++;
@@ -593,7 +593,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
         }
     }
     if (dwarf) {
-        int fd = dwarf_path ? open(dwarf_path, O_RDONLY | O_CLOEXEC) : open_dso(d);
+        int fd = dwarf_path ? open(dwarf_path, O_RDONLY | O_CLOEXEC) : open_dso(s, d);
         char err[SC_ERR_LEN];
         if (fd < 0 || sc_elf_lines(fd, r.vaddrs, n, emit, &r, err) != 0)
             dwarf = 0;

@@ -33,6 +33,8 @@ struct sc_symbolizer_opts {
     const char *kallsyms;    /* NULL: /proc/kallsyms */
     const char *perf_map_dir; /* NULL: /tmp */
     const char *debug_dir;   /* NULL: /usr/lib/debug */
+    const char *root;        /* mapped files are opened under this directory instead of
+                                through /proc/PID/root (tests, fuzzing); NULL: not */
 };
 
 int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out,

@@ -1,0 +1,3 @@
+module scorch.test/goburn
+
+go 1.19
