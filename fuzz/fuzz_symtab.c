@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* lookups: every symbol finds itself or a same-start alias; sizes are not zero */
     for (uint32_t i = 0; i < t.n; i++) {
         FUZZ_CHECK(t.v[i].size > 0);
-        FUZZ_CHECK(t.v[i].name + t.v[i].name_len < t.names_len + 1);
+        FUZZ_CHECK(t.v[i].name < t.names_len && t.v[i].name + strlen(t.names + t.v[i].name) < t.names_len);
         FUZZ_CHECK(i == 0 || t.v[i - 1].start < t.v[i].start);
         const struct sc_symtab_ent *e = sc_symtab_find(&t, t.v[i].start);
         FUZZ_CHECK(e && e->start <= t.v[i].start);

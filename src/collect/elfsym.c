@@ -271,45 +271,96 @@ static int find_cu(Dwarf *dw, struct cu_index *ix, uint64_t va, Dwarf_Die *cu)
     return 0;
 }
 
-/* The frames of one address, innermost first. */
-static uint32_t frames_at(Dwarf *dw, struct cu_index *ix, uint64_t va, struct sc_elf_frame *fr)
+/* ---- the scopes of many addresses, one walk per CU ----
+ *
+ * dwarf_getscopes walks a CU's DIEs from its top for every address it is asked about;
+ * with thousands of addresses in a big CU that is most of the time spent. Instead the
+ * addresses of a CU are sorted and its DIE tree is walked once, descending only into the
+ * subprograms, inlined subroutines and lexical blocks that contain some of them (and the
+ * namespaces and types that may hold definitions): each address ends with the offsets of
+ * the subprogram and inlined subroutines containing it, outermost first. */
+
+struct item {
+    uint64_t va;
+    uint32_t idx, depth;
+    Dwarf_Off cu; /* 0: no CU covers it */
+    Dwarf_Off chain[SC_ELF_MAX_FRAMES];
+};
+
+static int cmp_item(const void *a, const void *b)
 {
-    Dwarf_Die cu;
-    if (!find_cu(dw, ix, va, &cu))
-        return 0;
-    Dwarf_Line *ln = dwarf_getsrc_die(&cu, va);
+    const struct item *x = a, *y = b;
+    if (x->cu != y->cu)
+        return x->cu < y->cu ? -1 : 1;
+    return (x->va > y->va) - (x->va < y->va);
+}
+
+/* The first item with va >= lo. */
+static uint32_t lower_bound(const struct item *it, uint32_t n, uint64_t lo)
+{
+    uint32_t a = 0, b = n;
+    while (a < b) {
+        uint32_t m = a + (b - a) / 2;
+        if (it[m].va < lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
+
+static void walk(Dwarf_Die *parent, struct item *it, uint32_t n, uint32_t depth, int level)
+{
+    Dwarf_Die c;
+    if (level > 64 || dwarf_child(parent, &c) != 0)
+        return;
+    do {
+        int tag = dwarf_tag(&c);
+        int frame = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+        if (frame || tag == DW_TAG_lexical_block) {
+            int any = 0;
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t k = 0;
+            while ((k = dwarf_ranges(&c, k, &base, &lo, &hi)) > 0)
+                for (uint32_t j = lower_bound(it, n, lo); j < n && it[j].va < hi; j++) {
+                    any = 1;
+                    if (frame && depth < SC_ELF_MAX_FRAMES) {
+                        it[j].chain[depth] = dwarf_dieoffset(&c);
+                        it[j].depth = depth + 1;
+                    }
+                }
+            if (any)
+                walk(&c, it, n, frame ? depth + 1 : depth, level + 1);
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_class_type ||
+                   tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+            walk(&c, it, n, depth, level + 1);
+        }
+    } while (dwarf_siblingof(&c, &c) == 0);
+}
+
+/* The frames of one walked address, innermost first. */
+static uint32_t item_frames(Dwarf *dw, Dwarf_Die *cu, Dwarf_Files *files, size_t nfiles,
+                            const struct item *it, struct sc_elf_frame *fr)
+{
+    Dwarf_Line *ln = dwarf_getsrc_die(cu, it->va);
     const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
     int lineno = 0;
     if (ln)
         dwarf_lineno(ln, &lineno);
     int64_t line = lineno;
-    Dwarf_Files *files = NULL;
-    size_t nfiles = 0;
-    if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
-        files = NULL;
-    /* the innermost scope at va, then its physical parents (dwarf_getscopes continues
-     * an inlined instance with its abstract origin's scopes, not with its caller) */
-    Dwarf_Die *scopes = NULL, inner;
-    int ns = dwarf_getscopes(&cu, va, &scopes);
-    if (ns > 0) {
-        Dwarf_Off off = dwarf_dieoffset(&scopes[0]);
-        free(scopes);
-        scopes = NULL;
-        ns = dwarf_offdie(dw, off, &inner) ? dwarf_getscopes_die(&inner, &scopes) : 0;
-    }
     uint32_t n = 0;
-    for (int i = 0; i < ns && n < SC_ELF_MAX_FRAMES; i++) {
-        int tag = dwarf_tag(&scopes[i]);
-        if (tag == DW_TAG_inlined_subroutine) {
-            fr[n++] = (struct sc_elf_frame){die_name(&scopes[i]), file, line, 0};
-            call_site(&scopes[i], files, nfiles, &file, &line);
-        } else if (tag == DW_TAG_subprogram) {
+    for (uint32_t k = it->depth; k > 0 && n < SC_ELF_MAX_FRAMES; k--) {
+        Dwarf_Die d;
+        if (!dwarf_offdie(dw, it->chain[k - 1], &d))
+            break;
+        if (dwarf_tag(&d) == DW_TAG_subprogram) {
             /* the real function: the symbol table names it, DWARF places it */
-            fr[n++] = (struct sc_elf_frame){die_name(&scopes[i]), file, line, 1};
+            fr[n++] = (struct sc_elf_frame){die_name(&d), file, line, 1};
             break;
         }
+        fr[n++] = (struct sc_elf_frame){die_name(&d), file, line, 0};
+        call_site(&d, files, nfiles, &file, &line);
     }
-    free(scopes);
     if (n == 0 && file) /* a line table without a subprogram DIE */
         fr[n++] = (struct sc_elf_frame){NULL, file, line, 1};
     return n;
@@ -326,10 +377,42 @@ int sc_elf_lines(int fd, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb,
         elf_end(e);
         return sc_errf(err, SC_ENOTFOUND, "no DWARF");
     }
-    struct sc_elf_frame fr[SC_ELF_MAX_FRAMES];
+    struct item *it = calloc((size_t)n + 1, sizeof *it);
+    if (!it) {
+        dwarf_end(dw);
+        elf_end(e);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
     struct cu_index ix = {NULL, 0, 0, 0};
-    for (uint32_t i = 0; i < n; i++)
-        cb(ctx, i, fr, frames_at(dw, &ix, vaddrs[i], fr));
+    for (uint32_t i = 0; i < n; i++) {
+        Dwarf_Die cu;
+        it[i].va = vaddrs[i];
+        it[i].idx = i;
+        if (find_cu(dw, &ix, vaddrs[i], &cu))
+            it[i].cu = dwarf_dieoffset(&cu);
+    }
+    qsort(it, n, sizeof *it, cmp_item);
+    struct sc_elf_frame fr[SC_ELF_MAX_FRAMES];
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i;
+        while (j < n && it[j].cu == it[i].cu)
+            j++;
+        Dwarf_Die cu;
+        if (it[i].cu && dwarf_offdie(dw, it[i].cu, &cu)) {
+            walk(&cu, it + i, j - i, 0, 0);
+            Dwarf_Files *files = NULL;
+            size_t nfiles = 0;
+            if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+                files = NULL;
+            for (uint32_t k = i; k < j; k++)
+                cb(ctx, it[k].idx, fr, item_frames(dw, &cu, files, nfiles, &it[k], fr));
+        } else {
+            for (uint32_t k = i; k < j; k++)
+                cb(ctx, it[k].idx, fr, 0);
+        }
+        i = j;
+    }
+    free(it);
     free(ix.v);
     dwarf_end(dw);
     elf_end(e);

@@ -368,15 +368,22 @@ static void load_kernel(struct sc_symbolizer *s)
     int fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    struct sc_buf b = SC_BUF_INIT;
+    /* parsed a chunk at a time (the text is several MB; its symbols far less) */
     char chunk[65536];
+    size_t have = 0;
     ssize_t k;
-    while ((k = read(fd, chunk, sizeof chunk)) > 0 && b.len < (256u << 20))
-        sc_buf_append(&b, chunk, (size_t)k);
+    while ((k = read(fd, chunk + have, sizeof chunk - have)) > 0) {
+        have += (size_t)k;
+        char *nl = memrchr(chunk, '\n', have);
+        size_t whole = nl ? (size_t)(nl - chunk) + 1 : have; /* a 64 KiB line: cut it */
+        if (sc_symtab_parse_kallsyms(&s->kernel, chunk, whole))
+            break;
+        memmove(chunk, chunk + whole, have - whole);
+        have -= whole;
+    }
+    if (k == 0 && have)
+        sc_symtab_parse_kallsyms(&s->kernel, chunk, have);
     close(fd);
-    if (!b.oom && b.len)
-        sc_symtab_parse_kallsyms(&s->kernel, b.data, b.len);
-    sc_buf_release(&b);
     sc_symtab_finish(&s->kernel, KERNEL_GAP);
     s->st.kernel_symbols = s->kernel.n;
 }
@@ -499,7 +506,7 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
     const struct sc_symtab_ent *e = r->t ? sc_symtab_find(r->t, sym.address) : NULL;
     sym.found = e != NULL;
     const char *sname = e ? r->t->names + e->name : r->unnamed;
-    size_t slen = e ? e->name_len : r->unnamed_len;
+    size_t slen = e ? strlen(sname) : r->unnamed_len;
     sym.nframes = 0;
     for (uint32_t k = 0; k < n && sym.nframes < SC_ELF_MAX_FRAMES; k++) {
         const char *nm = fr[k].function;

@@ -14,6 +14,7 @@ void sc_symtab_init(struct sc_symtab *t)
 void sc_symtab_release(struct sc_symtab *t)
 {
     free(t->v);
+    free(t->add);
     free(t->names);
     memset(t, 0, sizeof *t);
 }
@@ -25,7 +26,7 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
         return 0;
     if (name_len > UINT32_MAX || t->names_len + name_len + 1 > UINT32_MAX)
         return SC_ELIMIT;
-    int rc = sc_grow_array(&t->v, &t->cap, (uint64_t)t->n + 1, sizeof *t->v);
+    int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
     if (rc)
         return rc;
     if (t->names_len + name_len + 1 > t->names_cap) {
@@ -40,41 +41,41 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
     }
     memcpy(t->names + t->names_len, name, name_len);
     t->names[t->names_len + name_len] = 0;
-    t->v[t->n++] = (struct sc_symtab_ent){start, size, (uint32_t)t->names_len,
-                                          (uint32_t)name_len, rank};
+    t->add[t->nadd++] = (struct sc_symtab_new){start, size, (uint32_t)t->names_len, rank};
     t->names_len += name_len + 1;
     return 0;
 }
 
 static int cmp_start(const void *a, const void *b)
 {
-    const struct sc_symtab_ent *x = a, *y = b;
+    const struct sc_symtab_new *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return 0;
 }
 
-static uint32_t leading_underscores(const struct sc_symtab *t, const struct sc_symtab_ent *e)
+static uint32_t leading_underscores(const char *s)
 {
     uint32_t k = 0;
-    while (k < e->name_len && t->names[e->name + k] == '_')
+    while (s[k] == '_')
         k++;
     return k;
 }
 
 /* Is a a better name than b for the same address? */
-static int better(const struct sc_symtab *t, const struct sc_symtab_ent *a,
-                  const struct sc_symtab_ent *b)
+static int better(const struct sc_symtab *t, const struct sc_symtab_new *a,
+                  const struct sc_symtab_new *b)
 {
     if (a->rank != b->rank)
         return a->rank > b->rank;
-    uint32_t ua = leading_underscores(t, a), ub = leading_underscores(t, b);
+    const char *x = t->names + a->name, *y = t->names + b->name;
+    uint32_t ua = leading_underscores(x), ub = leading_underscores(y);
     if (ua != ub)
         return ua < ub;
-    if (a->name_len != b->name_len)
-        return a->name_len < b->name_len;
-    uint32_t n = a->name_len;
-    int c = memcmp(t->names + a->name, t->names + b->name, n);
+    size_t la = strlen(x), lb = strlen(y);
+    if (la != lb)
+        return la < lb;
+    int c = strcmp(x, y);
     if (c)
         return c < 0;
     return a->size > b->size;
@@ -82,35 +83,51 @@ static int better(const struct sc_symtab *t, const struct sc_symtab_ent *a,
 
 void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
 {
-    if (t->n == 0)
-        goto done;
-    qsort(t->v, t->n, sizeof *t->v, cmp_start);
+    /* the entries of an earlier finish take part again (a debug file's symbols joining a
+     * binary's), ranked in the middle */
+    if (t->n && sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + t->n, sizeof *t->add) == 0) {
+        for (uint32_t i = 0; i < t->n; i++)
+            t->add[t->nadd++] = (struct sc_symtab_new){t->v[i].start, t->v[i].size, t->v[i].name, 2};
+        t->n = 0;
+    }
+    struct sc_symtab_new *a = t->add;
+    uint32_t n = t->nadd;
+    if (n && sc_grow_array(&t->v, &t->cap, n, sizeof *t->v) != 0)
+        n = 0; /* out of memory: an empty table names nothing, which is safe */
+    if (n)
+        qsort(a, n, sizeof *a, cmp_start);
     uint32_t k = 0;
-    for (uint32_t i = 0; i < t->n;) {
+    for (uint32_t i = 0; i < n;) {
         uint32_t best = i, j = i + 1;
-        uint64_t size = t->v[i].size;
-        for (; j < t->n && t->v[j].start == t->v[i].start; j++) {
-            if (better(t, &t->v[j], &t->v[best]))
+        uint64_t size = a[i].size;
+        for (; j < n && a[j].start == a[i].start; j++) {
+            if (better(t, &a[j], &a[best]))
                 best = j;
-            if (t->v[j].size > size)
-                size = t->v[j].size;
+            if (a[j].size > size)
+                size = a[j].size; /* an alias with a size tells the extent */
         }
-        t->v[k] = t->v[best];
-        if (!t->v[k].size)
-            t->v[k].size = size; /* an alias with a size tells the extent */
-        k++;
+        uint64_t sz = a[best].size ? a[best].size : size;
+        if (!sz) {
+            uint64_t gap = j < n ? a[j].start - a[i].start : max_gap;
+            if (max_gap && gap > max_gap)
+                gap = max_gap;
+            sz = gap ? gap : 1;
+        }
+        t->v[k++] = (struct sc_symtab_ent){a[i].start, sz > UINT32_MAX ? UINT32_MAX : (uint32_t)sz,
+                                           a[best].name};
         i = j;
     }
     t->n = k;
-    for (uint32_t i = 0; i < t->n; i++) {
-        if (t->v[i].size)
-            continue;
-        uint64_t gap = i + 1 < t->n ? t->v[i + 1].start - t->v[i].start : max_gap;
-        if (max_gap && gap > max_gap)
-            gap = max_gap;
-        t->v[i].size = gap ? gap : 1;
+    free(t->add);
+    t->add = NULL;
+    t->nadd = t->addcap = 0;
+    if (t->cap > k + 1024) { /* give back what the aliases took */
+        struct sc_symtab_ent *v = realloc(t->v, ((size_t)k + 1) * sizeof *v);
+        if (v) {
+            t->v = v;
+            t->cap = k + 1;
+        }
     }
-done:
     t->bytes = sizeof *t + (size_t)t->cap * sizeof *t->v + t->names_cap;
 }
 
@@ -127,7 +144,7 @@ const struct sc_symtab_ent *sc_symtab_find(const struct sc_symtab *t, uint64_t a
     if (lo == 0)
         return NULL;
     const struct sc_symtab_ent *e = &t->v[lo - 1];
-    return addr - e->start < e->size ? e : NULL;
+    return addr - e->start < (uint64_t)e->size ? e : NULL;
 }
 
 int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)

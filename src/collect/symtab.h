@@ -11,9 +11,16 @@
  * parsers below, which never trust their input: every offset is checked, every count
  * bounded by the input's size). Names live in one pool owned by the table. */
 struct sc_symtab_ent {
-    uint64_t start, size; /* size 0 until sc_symtab_finish: up to the next symbol */
-    uint32_t name, name_len; /* into names */
-    uint8_t rank;            /* which of several names at one address wins: higher */
+    uint64_t start;
+    uint32_t size; /* > 0 */
+    uint32_t name; /* into names, NUL-terminated */
+};
+
+/* A symbol being added: sc_symtab_finish turns these into entries. */
+struct sc_symtab_new {
+    uint64_t start, size; /* size 0: up to the next symbol */
+    uint32_t name;
+    uint8_t rank; /* which of several names at one address wins: higher */
 };
 
 /* A PT_LOAD segment: how file offsets become the addresses symbols use. */
@@ -26,8 +33,10 @@ struct sc_segment {
 enum { SC_SYMS_NONE, SC_SYMS_DYNSYM, SC_SYMS_GOPCLNTAB, SC_SYMS_SYMTAB, SC_SYMS_TEXT };
 
 struct sc_symtab {
-    struct sc_symtab_ent *v;
+    struct sc_symtab_ent *v; /* sorted by start, one per start (after sc_symtab_finish) */
     uint32_t n, cap;
+    struct sc_symtab_new *add; /* added since the last finish */
+    uint32_t nadd, addcap;
     char *names;
     size_t names_len, names_cap;
     struct sc_segment seg[SC_SYMTAB_MAX_SEGMENTS];
@@ -46,9 +55,10 @@ void sc_symtab_release(struct sc_symtab *t);
  * 4 GiB of names). */
 int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char *name,
                   size_t name_len, uint8_t rank);
-/* Sorts, keeps one name per address (highest rank, then fewer leading underscores, then
- * shorter, then bytewise smaller: deterministic), gives size-0 symbols the distance to the
- * next symbol (at most max_gap; 0 = unbounded) and drops empty names. */
+/* Sorts what was added (with the entries of an earlier finish), keeps one name per
+ * address (highest rank, then fewer leading underscores, then shorter, then bytewise
+ * smaller: deterministic), gives size-0 symbols the distance to the next symbol (at most
+ * max_gap; 0 = unbounded; sizes stop at 4 GiB) and frees the building state. */
 void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap);
 /* The symbol containing addr, or NULL. */
 const struct sc_symtab_ent *sc_symtab_find(const struct sc_symtab *t, uint64_t addr);

@@ -543,6 +543,7 @@ static void test_gopclntab(void)
     uint32_t far = 100000;
     memcpy(bad + pcln + 48 + 4, &far, 4);
     T_EQ_INT(sc_symtab_parse_gopclntab(&t, bad, sizeof bad, 0), 0);
+    sc_symtab_finish(&t, 0);
     T_EQ_INT(t.n, 1); /* the good one */
     T_EQ_INT(sc_symtab_parse_gopclntab(&t, d, 15, 0), SC_EFORMAT);
     sc_symtab_release(&t);
