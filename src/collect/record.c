@@ -574,7 +574,8 @@ void sc_recorder_truncated(struct sc_recorder *r,
     struct rec_trunc *v = malloc(((size_t)r->ntrunc + 1) * sizeof *v);
     if (!v)
         return;
-    memcpy(v, r->trunc, (size_t)r->ntrunc * sizeof *v);
+    if (r->ntrunc)
+        memcpy(v, r->trunc, (size_t)r->ntrunc * sizeof *v);
     qsort(v, r->ntrunc, sizeof *v, cmp_trunc);
     for (uint32_t i = 0; i < r->ntrunc; i++) {
         struct sc_dso_info di;

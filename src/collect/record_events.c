@@ -455,7 +455,8 @@ static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
     p->nmaps = 0;
     if (parent && parent->loaded) {
         if (sc_grow_array(&p->maps, &p->cap, parent->nmaps, sizeof *p->maps) == 0) {
-            memcpy(p->maps, parent->maps, (size_t)parent->nmaps * sizeof *p->maps);
+            if (parent->nmaps)
+                memcpy(p->maps, parent->maps, (size_t)parent->nmaps * sizeof *p->maps);
             p->nmaps = parent->nmaps;
             p->loaded = 1;
         }
@@ -550,7 +551,8 @@ static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n
         *slot = UINT32_MAX - 1;
         return SC_ENOMEM;
     }
-    memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
+    if (n)
+        memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
     r->stacks[r->nstacks] = (struct rec_stack){r->nstack_locs, n, nk};
     r->nstack_locs += n;
     return r->nstacks++;
@@ -625,6 +627,12 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
             loc = m ? loc_get(r, m->dso, a - m->start + m->pgoff)
                     : loc_get(r, SC_DSO_ID_UNKNOWN, 0);
         }
+        if (loc < 0)
+            return SC_ENOMEM;
+        locs[nlocs++] = (uint32_t)loc;
+    }
+    if (nlocs == 0) { /* no frame we could place (guest code, an empty callchain) */
+        int64_t loc = loc_get(r, SC_DSO_ID_UNKNOWN, 0);
         if (loc < 0)
             return SC_ENOMEM;
         locs[nlocs++] = (uint32_t)loc;

@@ -947,7 +947,8 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
     uint32_t nt = p->nsample_types;
     for (uint32_t i = 0; i < p->nsamples; i++) {
         const struct sc_sample *s = &p->samples[i];
-        const uint32_t *locs = p->sample_locs + s->loc_start;
+        /* (samples may all be empty: then there is no sample_locs array to point into) */
+        const uint32_t *locs = s->nlocs ? p->sample_locs + s->loc_start : NULL;
         const int64_t *vals = p->values + (size_t)i * nt;
         tmp.len = 0;
         if (s->nlocs) {
