@@ -34,35 +34,51 @@ total=$((dur * 2 + 30))
 load="$load $!"
 sleep 1
 
-# run.py OUT CMD...: runs CMD (stderr to OUT), prints "cpu_seconds maxrss_mib wall_seconds"
+# run.py OUT PROBE CMD...: runs CMD (stderr to OUT); PROBE seconds after the start reads its
+# CPU so far from /proc (the sampling, before the end's work); prints "cpu_seconds
+# maxrss_mib wall_seconds probe_cpu_seconds"
 cat >"$tmp/run.py" <<'PY'
 import os, sys, time
 out = open(sys.argv[1], "wb")
+probe = float(sys.argv[2])
+tick = os.sysconf("SC_CLK_TCK")
 t0 = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     os.dup2(out.fileno(), 2)
-    os.execvp(sys.argv[2], sys.argv[2:])
+    os.execvp(sys.argv[3], sys.argv[3:])
+pcpu = 0.0
+if probe > 0:
+    time.sleep(probe)
+    try:
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        pcpu = (int(f[11]) + int(f[12])) / tick
+    except (OSError, IndexError):
+        pass
 _, status, ru = os.wait4(pid, 0)
 if os.waitstatus_to_exitcode(status) != 0:
-    sys.exit("%s failed: %s" % (sys.argv[2], open(sys.argv[1]).read()))
-print("%.3f %.1f %.2f" % (ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, time.perf_counter() - t0))
+    sys.exit("%s failed: %s" % (sys.argv[3], open(sys.argv[1]).read()))
+print("%.3f %.1f %.2f %.3f" % (ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0,
+                               time.perf_counter() - t0, pcpu))
 PY
-set -- $(python3 "$tmp/run.py" "$tmp/scorch.log" "$root/build/scorch" record -a -F 99 \
+probe=$(python3 -c "print($dur - 0.5)")
+set -- $(python3 "$tmp/run.py" "$tmp/scorch.log" "$probe" "$root/build/scorch" record -a -F 99 \
     --duration "$dur" -o "$tmp/scorch.pb.gz")
-s_cpu=$1 s_rss=$2 s_wall=$3
+s_cpu=$1 s_rss=$2 s_wall=$3 s_probe=$4
 s_n=$(sed -n 's/.*recorded \([0-9]*\) samples.*/\1/p' "$tmp/scorch.log")
-set -- $(python3 "$tmp/run.py" "$tmp/perf.log" perf record -F 99 -a -g -e cpu-clock \
+set -- $(python3 "$tmp/run.py" "$tmp/perf.log" "$probe" perf record -F 99 -a -g -e cpu-clock \
     -o "$tmp/perf.data" -- sleep "$dur")
-p_cpu=$1 p_rss=$2 p_wall=$3
+p_cpu=$1 p_rss=$2 p_wall=$3 p_probe=$4
 p_n=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$tmp/perf.log")
-set -- $(python3 "$tmp/run.py" "$tmp/script.log" sh -c "perf script -i '$tmp/perf.data' >/dev/null")
+set -- $(python3 "$tmp/run.py" "$tmp/script.log" 0 sh -c "perf script -i '$tmp/perf.data' >/dev/null")
 ps_cpu=$1 ps_rss=$2
-python3 - "$dur" "$s_cpu" "$s_rss" "$s_n" "$p_cpu" "$p_rss" "$p_n" "$ps_cpu" "$ps_rss" <<'PY'
+python3 - "$dur" "$s_cpu" "$s_rss" "$s_n" "$p_cpu" "$p_rss" "$p_n" "$ps_cpu" "$ps_rss" "$s_probe" \
+    "$p_probe" "$(grep -o 'symbols of [0-9]* binaries, [0-9]* distinct addresses' "$tmp/scorch.log")" <<'PY'
 import sys
-d, s_cpu, s_rss, s_n, p_cpu, p_rss, p_n, ps_cpu, ps_rss = sys.argv[1:]
+d, s_cpu, s_rss, s_n, p_cpu, p_rss, p_n, ps_cpu, ps_rss, s_probe, p_probe, syms = sys.argv[1:]
 d = float(d)
-s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss = map(float, (s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss))
+s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss, s_probe, p_probe = map(
+    float, (s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss, s_probe, p_probe))
 s_n, p_n = int(s_n or 0), int(p_n or 0)
 def row(name, cpu, rss, n):
     per = cpu / n * 1e6 if n else float("nan")
@@ -72,6 +88,11 @@ print("system-wide at 99 Hz for %.0f s, same load:" % d)
 row("scorch record -a", s_cpu, s_rss, s_n)
 row("perf record -a -g", p_cpu, p_rss, p_n)
 row("perf record + perf script", p_cpu + ps_cpu, max(p_rss, ps_rss), p_n)
+print("  scorch: sampling %.3f%% of one core (%.1f us/sample); at the end %.0f ms to symbolize "
+      "(%s) and write" % (100 * s_probe / (d - 0.5), s_probe / max(s_n, 1) * 1e6,
+                          1000 * (s_cpu - s_probe), syms))
+print("  perf: sampling %.3f%% of one core; at the end %.0f ms (build ids, no symbols)" %
+      (100 * p_probe / (d - 0.5), 1000 * (p_cpu - p_probe)))
 print("scorch / perf record: CPU %.2fx, RSS %.2fx; scorch / perf record+script: CPU %.2fx" %
       (s_cpu / p_cpu if p_cpu else float("nan"), s_rss / p_rss if p_rss else float("nan"),
        s_cpu / (p_cpu + ps_cpu) if p_cpu + ps_cpu else float("nan")))

@@ -277,7 +277,7 @@ static int find_cu(Dwarf *dw, struct cu_index *ix, uint64_t va, Dwarf_Die *cu)
  * with thousands of addresses in a big CU that is most of the time spent. Instead the
  * addresses of a CU are sorted and its DIE tree is walked once, descending only into the
  * subprograms, inlined subroutines and lexical blocks that contain some of them (and the
- * namespaces and types that may hold definitions): each address ends with the offsets of
+ * namespaces that may hold definitions): each address ends with the offsets of
  * the subprogram and inlined subroutines containing it, outermost first. */
 
 struct item {
@@ -331,8 +331,9 @@ static void walk(Dwarf_Die *parent, struct item *it, uint32_t n, uint32_t depth,
                 }
             if (any)
                 walk(&c, it, n, frame ? depth + 1 : depth, level + 1);
-        } else if (tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_class_type ||
-                   tag == DW_TAG_structure_type || tag == DW_TAG_union_type) {
+        } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
+            /* clang puts C++ definitions in their namespace; types only declare members
+             * (the definition, with the code, is outside with DW_AT_specification) */
             walk(&c, it, n, depth, level + 1);
         }
     } while (dwarf_siblingof(&c, &c) == 0);

@@ -94,7 +94,11 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
     uint32_t n = t->nadd;
     if (n && sc_grow_array(&t->v, &t->cap, n, sizeof *t->v) != 0)
         n = 0; /* out of memory: an empty table names nothing, which is safe */
-    if (n)
+    /* /proc/kallsyms comes sorted but for its modules: sort only what needs it */
+    uint32_t sorted = 1;
+    while (sorted < n && a[sorted - 1].start <= a[sorted].start)
+        sorted++;
+    if (sorted < n)
         qsort(a, n, sizeof *a, cmp_start);
     uint32_t k = 0;
     for (uint32_t i = 0; i < n;) {
