@@ -163,6 +163,13 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
         sc_recorder_truncated(r, print_trunc, &first);
         fputc('\n', stderr);
     }
+    if (c->verbose)
+        fprintf(stderr,
+                "scorch: symbol tables %.1f MiB (%u kept, %llu loads, %llu failed, %llu evicted), "
+                "%u kernel symbols\n",
+                st.sym.table_bytes / 1048576.0, st.sym.tables, (unsigned long long)st.sym.loads,
+                (unsigned long long)st.sym.load_failures, (unsigned long long)st.sym.evictions,
+                (unsigned)st.sym.kernel_symbols);
     if (pushed)
         fprintf(stderr, "scorch: pushed %llu profiles\n", (unsigned long long)c->pushed);
     else if (c->output && strcmp(c->output, "-"))

@@ -34,12 +34,23 @@ static uint8_t bind_rank(unsigned bind)
     return bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
 }
 
-/* Adds the function symbols of one symbol table section. */
-static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symtab *t)
+/* Adds the function symbols of one symbol table section. With in_file the names stay in
+ * the file: entries refer to its string table, lent to t for sc_symtab_finish, whose file
+ * offset goes to t->names_off; else (or when that table is not usable so) names are
+ * copied. */
+static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symtab *t,
+                       int in_file)
 {
     Elf_Data *d = elf_getdata(scn, NULL);
     if (!d || !sh->sh_entsize)
         return 0;
+    GElf_Shdr ssh;
+    Elf_Scn *strs = elf_getscn(e, sh->sh_link);
+    Elf_Data *sd = strs && gelf_getshdr(strs, &ssh) ? elf_getdata(strs, NULL) : NULL;
+    if (in_file && (!sd || ssh.sh_type != SHT_STRTAB || (ssh.sh_flags & SHF_COMPRESSED) ||
+                    sd->d_size == 0 || sd->d_size > UINT32_MAX ||
+                    ((const char *)sd->d_buf)[sd->d_size - 1] != 0))
+        in_file = 0;
     size_t n = sh->sh_size / sh->sh_entsize;
     for (size_t i = 0; i < n; i++) {
         GElf_Sym sym;
@@ -49,15 +60,39 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
             sym.st_shndx == SHN_UNDEF)
             continue;
-        const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
-        if (!name || !*name)
-            continue;
-        int rc = sc_symtab_add(t, sym.st_value, sym.st_size, name, strlen(name),
-                               bind_rank(GELF_ST_BIND(sym.st_info)));
+        uint8_t rank = bind_rank(GELF_ST_BIND(sym.st_info));
+        int rc;
+        if (in_file) {
+            if (sym.st_name >= sd->d_size || !((const char *)sd->d_buf)[sym.st_name])
+                continue;
+            rc = sc_symtab_add_ref(t, sym.st_value, sym.st_size, sym.st_name, rank);
+        } else {
+            const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
+            if (!name || !*name)
+                continue;
+            rc = sc_symtab_add(t, sym.st_value, sym.st_size, name, strlen(name), rank);
+        }
         if (rc)
             return rc;
     }
+    if (in_file) {
+        t->names = (char *)sd->d_buf; /* lent until the finish */
+        t->names_len = sd->d_size;
+        t->names_in_file = 1;
+        t->names_off = ssh.sh_offset;
+    }
     return 0;
+}
+
+/* Finishes a table whose names may be lent by the file: afterwards they are not kept. */
+static void finish(struct sc_symtab *t)
+{
+    sc_symtab_finish(t, 0);
+    if (t->names_in_file) {
+        t->names = NULL;
+        t->names_len = 0;
+        t->bytes = sizeof *t + (size_t)t->cap * sizeof *t->v;
+    }
 }
 
 /* The GNU build id from a note section or segment's data. */
@@ -120,7 +155,7 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
             t->is_go = 1;
     }
     if (symtab) {
-        rc = add_symbols(e, symtab, &sym_sh, t);
+        rc = add_symbols(e, symtab, &sym_sh, t, fd >= 0);
         t->source = SC_SYMS_SYMTAB;
     } else if (pcln) {
         Elf_Data *d = elf_getdata(pcln, NULL);
@@ -133,14 +168,19 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
     }
     /* dynamic symbols complete a .symtab-less binary (and a pclntab-less one) */
     if (!rc && !symtab && dynsym) {
-        rc = add_symbols(e, dynsym, &dyn_sh, t);
+        /* (after a pclntab its names are copied: one table, one kind of name) */
+        rc = add_symbols(e, dynsym, &dyn_sh, t, fd >= 0 && t->n == 0 && t->nadd == 0);
         if (!t->source)
             t->source = SC_SYMS_DYNSYM;
     }
+    if (!rc)
+        finish(t); /* while the file's names are mapped */
     elf_end(e);
-    if (rc)
+    if (rc) {
+        if (t->names_in_file)
+            t->names = NULL;
         return sc_errf(err, rc, "reading symbols: %s", sc_strerror(rc));
-    sc_symtab_finish(t, 0);
+    }
     return 0;
 }
 
@@ -162,20 +202,42 @@ uint32_t sc_elf_build_id(int fd, uint8_t id[20])
     return t.build_id_len;
 }
 
-int sc_elf_add_symbols(int fd, struct sc_symtab *t, char *err)
+int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
 {
     Elf *e = open_elf(fd, NULL, 0);
     if (!e)
         return sc_errf(err, SC_EFORMAT, "not an ELF file");
     Elf_Scn *scn = NULL;
-    int rc = 0;
-    while (!rc && (scn = elf_nextscn(e, scn))) {
-        GElf_Shdr sh;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(e, scn)))
         if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-            rc = add_symbols(e, scn, &sh, t);
+            break;
+    int rc = scn ? 0 : sc_errf(err, SC_ENOTFOUND, "no .symtab");
+    if (!rc) {
+        struct sc_symtab n;
+        sc_symtab_init(&n);
+        rc = add_symbols(e, scn, &sh, &n, 1);
+        if (!rc && n.nadd) {
+            finish(&n);
+            /* the new symbols and names, the old segments and build id */
+            n.nseg = t->nseg;
+            memcpy(n.seg, t->seg, sizeof n.seg);
+            n.build_id_len = t->build_id_len;
+            memcpy(n.build_id, t->build_id, sizeof n.build_id);
+            n.is_go = t->is_go;
+            n.source = SC_SYMS_SYMTAB;
+            sc_symtab_release(t);
+            *t = n;
+        } else {
+            if (n.names_in_file)
+                n.names = NULL;
+            sc_symtab_release(&n);
+            if (!rc)
+                rc = sc_errf(err, SC_ENOTFOUND, "no function symbols");
+        }
     }
     elf_end(e);
-    return rc ? sc_errf(err, rc, "reading symbols: %s", sc_strerror(rc)) : 0;
+    return rc;
 }
 
 /* ---- DWARF ---- */

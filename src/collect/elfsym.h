@@ -9,9 +9,11 @@
 
 /* Loads an ELF file (the open fd, or the bytes [mem, mem + len) when fd < 0, e.g. the
  * vDSO) into t: its PT_LOAD segments, its GNU build id, and its function symbols: .symtab
- * (ranked global > weak > local), else .dynsym, else a Go .gopclntab. has_dwarf says
- * whether the file carries .debug_info (or .zdebug_info). t must be empty (sc_symtab_init)
- * and is finished (sc_symtab_finish) on success. 0, SC_EFORMAT (not ELF) or SC_ENOMEM. */
+ * (ranked global > weak > local), else .dynsym, else a Go .gopclntab. From a file the
+ * names of .symtab / .dynsym stay in it (t->names_in_file); from memory they are copied.
+ * has_dwarf says whether the file carries .debug_info (or .zdebug_info). t must be empty
+ * (sc_symtab_init) and is finished (sc_symtab_finish) on success. 0, SC_EFORMAT (not
+ * ELF) or SC_ENOMEM. */
 int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *has_dwarf,
                 char *err);
 
@@ -19,10 +21,10 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
  * (at most 20, into id), 0 when it has none or is not ELF. */
 uint32_t sc_elf_build_id(int fd, uint8_t id[20]);
 
-/* The symbols only (no segments, no build id) of an ELF file, added to t (not finished):
- * for a separate debug file (/usr/lib/debug/.build-id/...) whose .symtab completes a
- * stripped binary. 0 or SC_E*. */
-int sc_elf_add_symbols(int fd, struct sc_symtab *t, char *err);
+/* Replaces t's symbols with the .symtab of another ELF file (a separate debug file,
+ * /usr/lib/debug/.build-id/..., of a stripped binary), names left in that file; keeps
+ * t's segments and build id. 0, SC_ENOTFOUND (no .symtab) or SC_E*. */
+int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err);
 
 /* One frame of a source position: a function and a file:line in it. Strings are valid
  * during the callback only. */

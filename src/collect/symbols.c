@@ -21,6 +21,8 @@ struct table {
     struct sc_symtab st;
     int has_dwarf;    /* DWARF in dwarf_path, or in the DSO's own file when that is NULL */
     char *dwarf_path; /* a separate debug file */
+    char *names_path; /* the file st's names are in (st.names_in_file): a debug file; NULL:
+                         the DSO's own */
     uint64_t last_use;
 };
 
@@ -116,6 +118,7 @@ static void free_table(struct table *t)
         return;
     sc_symtab_release(&t->st);
     free(t->dwarf_path);
+    free(t->names_path);
     free(t);
 }
 
@@ -338,9 +341,12 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
         char *dpath = NULL;
         int dfd = open_debug_file(s, &t->st, &dpath);
         if (dfd >= 0) {
-            if (t->st.source != SC_SYMS_SYMTAB && sc_elf_add_symbols(dfd, &t->st, err) == 0) {
-                t->st.source = SC_SYMS_SYMTAB;
-                sc_symtab_finish(&t->st, 0);
+            int from_debug = t->st.source != SC_SYMS_SYMTAB && sc_elf_load_symtab(dfd, &t->st, err) == 0;
+            if (from_debug && !(t->names_path = strdup(dpath))) {
+                close(dfd);
+                free(dpath);
+                free_table(t);
+                return 0;
             }
             if (!t->has_dwarf) {
                 t->has_dwarf = 1;
@@ -479,7 +485,31 @@ struct resolve {
     void *ctx;
     char unnamed[300];
     size_t unnamed_len;
+    int names_fd;        /* the file of t's names (names_in_file), -1: not open (yet) */
+    const char *names_path; /* that file, NULL: the DSO's own */
+    char name[4096];     /* a name read from it */
 };
+
+/* The name of symbol e: in the table's pool, or read from the file it stays in (names
+ * longer than 4 KiB are cut). NULL when it cannot be read. */
+static const char *sym_name(struct resolve *r, const struct sc_symtab_ent *e)
+{
+    if (!r->t->names_in_file)
+        return r->t->names + e->name;
+    if (r->names_fd == -1)
+        r->names_fd = r->names_path ? open(r->names_path, O_RDONLY | O_CLOEXEC)
+                                    : open_dso(r->s, r->d);
+    if (r->names_fd < 0) {
+        r->names_fd = -2; /* tried */
+        return NULL;
+    }
+    ssize_t k = pread(r->names_fd, r->name, sizeof r->name - 1,
+                      (off_t)(r->t->names_off + e->name));
+    if (k <= 0)
+        return NULL;
+    r->name[k] = 0;
+    return r->name[0] ? r->name : NULL;
+}
 
 static struct sc_sym_frame frame(const char *name, size_t nlen, const char *file, int64_t line)
 {
@@ -504,9 +534,13 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
     struct sc_sym sym;
     sym.address = r->vaddrs[i];
     const struct sc_symtab_ent *e = r->t ? sc_symtab_find(r->t, sym.address) : NULL;
+    const char *sname = e ? sym_name(r, e) : NULL;
+    if (!sname)
+        e = NULL;
     sym.found = e != NULL;
-    const char *sname = e ? r->t->names + e->name : r->unnamed;
-    size_t slen = e ? strlen(sname) : r->unnamed_len;
+    if (!sname)
+        sname = r->unnamed;
+    size_t slen = strlen(sname);
     sym.nframes = 0;
     for (uint32_t k = 0; k < n && sym.nframes < SC_ELF_MAX_FRAMES; k++) {
         const char *nm = fr[k].function;
@@ -544,7 +578,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
         dso = SC_DSO_ID_UNKNOWN;
     uint64_t round = now_clock(s);
     struct dso *d = &s->dsos[dso];
-    struct resolve r = {s, d, NULL, addrs, cb, ctx, "", 0};
+    struct resolve r = {s, d, NULL, addrs, cb, ctx, "", 0, -1, NULL, ""};
     const char *unnamed = d->kind == SC_DSO_JIT ? "anon" : d->name;
     if (d->kind == SC_DSO_KERNEL || d->kind == SC_DSO_UNKNOWN)
         unnamed = d->path + 1; /* "[kernel.kallsyms]", "[unknown]" as they are */
@@ -579,6 +613,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
             struct table *t = s->tables[d->table - 1];
             t->last_use = round;
             r.t = &t->st;
+            r.names_path = t->names_path;
             dwarf = t->has_dwarf && !s->o.no_dwarf;
             dwarf_path = t->dwarf_path;
         }
@@ -610,6 +645,8 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     if (!dwarf)
         for (uint32_t i = 0; i < n; i++)
             emit(&r, i, NULL, 0);
+    if (r.names_fd >= 0)
+        close(r.names_fd);
     free(va);
 }
 

@@ -46,6 +46,16 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
     return 0;
 }
 
+int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32_t name,
+                      uint8_t rank)
+{
+    int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
+    if (rc)
+        return rc;
+    t->add[t->nadd++] = (struct sc_symtab_new){start, size, name, rank};
+    return 0;
+}
+
 static int cmp_start(const void *a, const void *b)
 {
     const struct sc_symtab_new *x = a, *y = b;

@@ -39,6 +39,11 @@ struct sc_symtab {
     uint32_t nadd, addcap;
     char *names;
     size_t names_len, names_cap;
+    /* ELF tables leave the names in the file (a big C++ library's table is mostly names):
+     * then names is NULL and an entry's name is an offset from names_off in the file the
+     * symbols came from, read when an address is named (symbols.c) */
+    int names_in_file;
+    uint64_t names_off;
     struct sc_segment seg[SC_SYMTAB_MAX_SEGMENTS];
     uint32_t nseg;
     uint8_t build_id[20];
@@ -55,6 +60,10 @@ void sc_symtab_release(struct sc_symtab *t);
  * 4 GiB of names). */
 int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char *name,
                   size_t name_len, uint8_t rank);
+/* Appends a symbol whose name is at offset name in the caller's string pool, which the
+ * caller lends as t->names / t->names_len (NUL-terminated) until sc_symtab_finish. */
+int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32_t name,
+                      uint8_t rank);
 /* Sorts what was added (with the entries of an earlier finish), keeps one name per
  * address (highest rank, then fewer leading underscores, then shorter, then bytewise
  * smaller: deterministic), gives size-0 symbols the distance to the next symbol (at most
