@@ -7,6 +7,8 @@
 # scorch's figures against perf's. scorch's include symbolizing every distinct address
 # and writing the gzipped pprof; perf's include writing perf.data and its build-id pass at
 # the end, but no symbols (`perf script` would add them: measured too, as perf+script).
+# Then `scorch record -a --push` (a profile every 10 s to a server started here, symbols
+# and open DWARF kept between intervals), the continuous mode, for as long again.
 # Goals (issue 11): < 0.5% of one core, < 50 MB RSS.
 #
 # usage: bench/record.sh [SECONDS]   (default 30; needs root or CAP_PERFMON, perf)
@@ -72,10 +74,21 @@ p_cpu=$1 p_rss=$2 p_wall=$3 p_probe=$4
 p_n=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$tmp/perf.log")
 set -- $(python3 "$tmp/run.py" "$tmp/script.log" 0 sh -c "perf script -i '$tmp/perf.data' >/dev/null")
 ps_cpu=$1 ps_rss=$2
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$root/build/scorch" server --data "$tmp/data" --listen "127.0.0.1:$port" --no-fsync \
+    >"$tmp/server.log" 2>&1 &
+load="$load $!"
+sleep 1
+set -- $(python3 "$tmp/run.py" "$tmp/push.log" 0 "$root/build/scorch" record -a -F 99 \
+    --duration "$dur" --push "http://127.0.0.1:$port" --interval 10 --queue-dir "$tmp/q")
+u_cpu=$1 u_rss=$2
+u_n=$(sed -n 's/.*recorded \([0-9]*\) samples.*/\1/p' "$tmp/push.log")
 python3 - "$dur" "$s_cpu" "$s_rss" "$s_n" "$p_cpu" "$p_rss" "$p_n" "$ps_cpu" "$ps_rss" "$s_probe" \
-    "$p_probe" "$(grep -o 'symbols of [0-9]* binaries, [0-9]* distinct addresses' "$tmp/scorch.log")" <<'PY'
+    "$p_probe" "$(grep -o 'symbols of [0-9]* binaries, [0-9]* distinct addresses' "$tmp/scorch.log")" \
+    "$u_cpu" "$u_rss" "$u_n" <<'PY'
 import sys
-d, s_cpu, s_rss, s_n, p_cpu, p_rss, p_n, ps_cpu, ps_rss, s_probe, p_probe, syms = sys.argv[1:]
+d, s_cpu, s_rss, s_n, p_cpu, p_rss, p_n, ps_cpu, ps_rss, s_probe, p_probe, syms, u_cpu, u_rss, u_n = sys.argv[1:]
+u_cpu, u_rss, u_n = float(u_cpu), float(u_rss), int(u_n or 0)
 d = float(d)
 s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss, s_probe, p_probe = map(
     float, (s_cpu, s_rss, p_cpu, p_rss, ps_cpu, ps_rss, s_probe, p_probe))
@@ -88,6 +101,7 @@ print("system-wide at 99 Hz for %.0f s, same load:" % d)
 row("scorch record -a", s_cpu, s_rss, s_n)
 row("perf record -a -g", p_cpu, p_rss, p_n)
 row("perf record + perf script", p_cpu + ps_cpu, max(p_rss, ps_rss), p_n)
+row("scorch record -a --push 10s", u_cpu, u_rss, u_n)
 print("  scorch: sampling %.3f%% of one core (%.1f us/sample); at the end %.0f ms to symbolize "
       "(%s) and write" % (100 * s_probe / (d - 0.5), s_probe / max(s_n, 1) * 1e6,
                           1000 * (s_cpu - s_probe), syms))
@@ -96,6 +110,9 @@ print("  perf: sampling %.3f%% of one core; at the end %.0f ms (build ids, no sy
 print("scorch / perf record: CPU %.2fx, RSS %.2fx; scorch / perf record+script: CPU %.2fx" %
       (s_cpu / p_cpu if p_cpu else float("nan"), s_rss / p_rss if p_rss else float("nan"),
        s_cpu / (p_cpu + ps_cpu) if p_cpu + ps_cpu else float("nan")))
-print("goals: < 0.5%% of one core: %s; < 50 MB RSS: %s" %
-      ("met" if 100 * s_cpu / d < 0.5 else "NOT met", "met" if s_rss * 1.048576 < 50 else "NOT met"))
+def goals(name, cpu, rss):
+    print("goals (%s): < 0.5%% of one core: %s; < 50 MB RSS: %s" %
+          (name, "met" if 100 * cpu / d < 0.5 else "NOT met", "met" if rss * 1.048576 < 50 else "NOT met"))
+goals("-o", s_cpu, s_rss)
+goals("--push", u_cpu, u_rss)
 PY

@@ -166,10 +166,10 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
     if (c->verbose)
         fprintf(stderr,
                 "scorch: symbol tables %.1f MiB (%u kept, %llu loads, %llu failed, %llu evicted), "
-                "%u kernel symbols\n",
+                "%u kernel symbols, open DWARF %.1f MiB (%u files)\n",
                 st.sym.table_bytes / 1048576.0, st.sym.tables, (unsigned long long)st.sym.loads,
                 (unsigned long long)st.sym.load_failures, (unsigned long long)st.sym.evictions,
-                (unsigned)st.sym.kernel_symbols);
+                (unsigned)st.sym.kernel_symbols, st.sym.dwarf_bytes / 1048576.0, st.sym.dwarfs);
     if (pushed)
         fprintf(stderr, "scorch: pushed %llu profiles\n", (unsigned long long)c->pushed);
     else if (c->output && strcmp(c->output, "-"))
@@ -294,6 +294,8 @@ int cmd_record(int argc, char **argv)
     cl.service = service;
     if (!push)
         ro.sample_labels = &labels; /* -o: labels on every sample */
+    else
+        ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE; /* profiles every interval */
 
     char *token = NULL;
     if (token_file && !(token = sc_config_read_token(token_file, err))) {

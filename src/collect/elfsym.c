@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static pthread_once_t elf_once = PTHREAD_ONCE_INIT;
 static void elf_init(void)
@@ -429,23 +430,67 @@ static uint32_t item_frames(Dwarf *dw, Dwarf_Die *cu, Dwarf_Files *files, size_t
     return n;
 }
 
-int sc_elf_lines(int fd, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb, void *ctx,
-                 char *err)
+struct sc_elf_dwarf {
+    int fd;
+    Elf *e;
+    Dwarf *dw;
+};
+
+int sc_elf_dwarf_open(int fd, struct sc_elf_dwarf **out, uint64_t *bytes, char *err)
 {
-    Elf *e = open_elf(fd, NULL, 0);
-    if (!e)
-        return sc_errf(err, SC_EFORMAT, "not an ELF file");
-    Dwarf *dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
-    if (!dw) {
-        elf_end(e);
-        return sc_errf(err, SC_ENOTFOUND, "no DWARF");
-    }
-    struct item *it = calloc((size_t)n + 1, sizeof *it);
-    if (!it) {
-        dwarf_end(dw);
-        elf_end(e);
+    *out = NULL;
+    *bytes = 0;
+    struct sc_elf_dwarf *d = calloc(1, sizeof *d);
+    if (!d) {
+        close(fd);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
+    d->fd = fd;
+    d->e = open_elf(fd, NULL, 0);
+    if (!d->e) {
+        sc_elf_dwarf_close(d);
+        return sc_errf(err, SC_EFORMAT, "not an ELF file");
+    }
+    d->dw = dwarf_begin_elf(d->e, DWARF_C_READ, NULL);
+    if (!d->dw) {
+        sc_elf_dwarf_close(d);
+        return sc_errf(err, SC_ENOTFOUND, "no DWARF");
+    }
+    /* what the debug sections hold now (decompressed ones in memory) */
+    size_t shstr = 0;
+    elf_getshdrstrndx(d->e, &shstr);
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(d->e, scn))) {
+        GElf_Shdr sh;
+        const char *name = gelf_getshdr(scn, &sh) ? elf_strptr(d->e, shstr, sh.sh_name) : NULL;
+        if (name && (!strncmp(name, ".debug", 6) || !strncmp(name, ".zdebug", 7)))
+            *bytes += (sh.sh_flags & SHF_COMPRESSED) || name[1] == 'z' ? 4 * sh.sh_size
+                                                                       : sh.sh_size;
+    }
+    *out = d;
+    return 0;
+}
+
+void sc_elf_dwarf_close(struct sc_elf_dwarf *d)
+{
+    if (!d)
+        return;
+    if (d->dw)
+        dwarf_end(d->dw);
+    if (d->e)
+        elf_end(d->e);
+    if (d->fd >= 0)
+        close(d->fd);
+    free(d);
+}
+
+int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb,
+                 void *ctx, char *err)
+{
+    Dwarf *dw = d->dw;
+    struct item *it = calloc((size_t)n + 1, sizeof *it);
+    if (!it)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct cu_index ix = {NULL, 0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {
         Dwarf_Die cu;
@@ -477,7 +522,5 @@ int sc_elf_lines(int fd, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb,
     }
     free(it);
     free(ix.v);
-    dwarf_end(dw);
-    elf_end(e);
     return 0;
 }

@@ -41,9 +41,20 @@ struct sc_elf_frame {
 typedef void (*sc_elf_lines_cb)(void *ctx, uint32_t i, const struct sc_elf_frame *frames,
                                 uint32_t nframes);
 
-/* File, line and inlined frames of n link-time addresses from the DWARF of the open ELF
- * file fd (libdw; the fd is not closed). 0, SC_ENOTFOUND (no DWARF) or SC_E*. */
-int sc_elf_lines(int fd, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb, void *ctx,
-                 char *err);
+/* An open DWARF: an ELF file's descriptor, its libelf and libdw handles (libdw
+ * decompresses compressed debug sections when it opens them: worth keeping open when the
+ * same file is asked about again and again). */
+struct sc_elf_dwarf;
+
+/* Opens the DWARF of the ELF file fd, which it takes (closed by sc_elf_dwarf_close, or
+ * here on failure). *bytes estimates the memory it holds (its debug sections). 0,
+ * SC_ENOTFOUND (no DWARF), SC_EFORMAT or SC_ENOMEM. */
+int sc_elf_dwarf_open(int fd, struct sc_elf_dwarf **out, uint64_t *bytes, char *err);
+void sc_elf_dwarf_close(struct sc_elf_dwarf *d);
+
+/* File, line and inlined frames of n link-time addresses, cb called once for each. 0 or
+ * SC_ENOMEM. */
+int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb,
+                 void *ctx, char *err);
 
 #endif

@@ -135,8 +135,13 @@ int sc_record_deliver(const struct sc_profile *p, int64_t from_ns, int64_t until
                       const char *service_name, const struct sc_labels *labels,
                       sc_scrape_sink sink, void *sink_ctx, char *err);
 
+/* The open DWARF a recorder that takes profiles again and again keeps (--push, the
+ * server): a library's debug information is read (and decompressed) once, not every
+ * interval. */
+#define SC_RECORD_DWARF_CACHE (24u << 20)
+
 /* A recorder on its own thread writing to a scrape sink every interval (the server's
- * `record:`). */
+ * `record:`), keeping SC_RECORD_DWARF_CACHE of DWARF open unless o says otherwise. */
 struct sc_record_bg;
 int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
                        const char *service_name, const struct sc_labels *labels,

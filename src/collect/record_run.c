@@ -158,8 +158,11 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
         if (sc_labels_set(&b->labels, labels->v[i].name.ptr, labels->v[i].name.len,
                           labels->v[i].value.ptr, labels->v[i].value.len))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    struct sc_record_opts ro = *o;
+    if (!ro.sym.dwarf_bytes)
+        ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE;
     if (!rc)
-        rc = sc_recorder_open(o, &b->r, err);
+        rc = sc_recorder_open(&ro, &b->r, err);
     if (!rc && pthread_create(&b->th, NULL, bg_main, b))
         rc = sc_errf(err, SC_EINTERNAL, "cannot start the recorder thread");
     if (rc) {

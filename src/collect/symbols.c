@@ -23,6 +23,8 @@ struct table {
     char *dwarf_path; /* a separate debug file */
     char *names_path; /* the file st's names are in (st.names_in_file): a debug file; NULL:
                          the DSO's own */
+    struct sc_elf_dwarf *dw; /* kept open (opts.dwarf_bytes), else NULL */
+    uint64_t dw_bytes;
     uint64_t last_use;
 };
 
@@ -45,7 +47,7 @@ struct sc_symbolizer {
     struct sc_map64 index; /* identity hash -> dso index (probing on collisions) */
     struct table **tables; /* NULL slots are free */
     uint32_t ntables, tcap;
-    uint64_t table_bytes, clock;
+    uint64_t table_bytes, dwarf_bytes, clock;
     struct sc_symtab kernel;
     int kernel_loaded;
     struct sc_symtab vdso;
@@ -92,7 +94,7 @@ int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer *
     if (o)
         s->o = *o;
     if (!s->o.max_bytes)
-        s->o.max_bytes = 64u << 20;
+        s->o.max_bytes = 32u << 20;
     if (!s->o.kallsyms)
         s->o.kallsyms = "/proc/kallsyms";
     if (!s->o.perf_map_dir)
@@ -116,6 +118,7 @@ static void free_table(struct table *t)
 {
     if (!t)
         return;
+    sc_elf_dwarf_close(t->dw);
     sc_symtab_release(&t->st);
     free(t->dwarf_path);
     free(t->names_path);
@@ -276,9 +279,29 @@ static void evict(struct sc_symbolizer *s, uint64_t round)
             if (s->dsos[i].table == victim + 1)
                 s->dsos[i].table = 0;
         s->table_bytes -= s->tables[victim]->st.bytes;
+        s->dwarf_bytes -= s->tables[victim]->dw_bytes;
         free_table(s->tables[victim]);
         s->tables[victim] = NULL;
         s->st.evictions++;
+    }
+}
+
+/* Closes the least recently used open DWARF until the budget holds (never keep table). */
+static void evict_dwarf(struct sc_symbolizer *s, const struct table *keep)
+{
+    while (s->dwarf_bytes > s->o.dwarf_bytes) {
+        struct table *v = NULL;
+        for (uint32_t i = 0; i < s->ntables; i++) {
+            struct table *t = s->tables[i];
+            if (t && t->dw && t != keep && (!v || t->last_use < v->last_use))
+                v = t;
+        }
+        if (!v)
+            return;
+        sc_elf_dwarf_close(v->dw);
+        v->dw = NULL;
+        s->dwarf_bytes -= v->dw_bytes;
+        v->dw_bytes = 0;
     }
 }
 
@@ -592,6 +615,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     uint64_t *va = NULL;
     int dwarf = 0;
     char *dwarf_path = NULL;
+    struct table *tab = NULL;
     switch (d->kind) {
     case SC_DSO_KERNEL:
         if (!s->kernel_loaded)
@@ -611,6 +635,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
             d->table = load_file(s, d, round);
         if (d->table) {
             struct table *t = s->tables[d->table - 1];
+            tab = t;
             t->last_use = round;
             r.t = &t->st;
             r.names_path = t->names_path;
@@ -634,13 +659,21 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
             r.vaddrs = va;
         }
     }
-    if (dwarf) {
+    if (dwarf && !tab->dw) {
         int fd = dwarf_path ? open(dwarf_path, O_RDONLY | O_CLOEXEC) : open_dso(s, d);
         char err[SC_ERR_LEN];
-        if (fd < 0 || sc_elf_lines(fd, r.vaddrs, n, emit, &r, err) != 0)
+        if (fd < 0 || sc_elf_dwarf_open(fd, &tab->dw, &tab->dw_bytes, err) != 0) {
+            tab->has_dwarf = 0; /* not again */
             dwarf = 0;
-        if (fd >= 0)
-            close(fd);
+        } else {
+            s->dwarf_bytes += tab->dw_bytes;
+        }
+    }
+    if (dwarf) {
+        char err[SC_ERR_LEN];
+        if (sc_elf_lines(tab->dw, r.vaddrs, n, emit, &r, err) != 0)
+            dwarf = 0;
+        evict_dwarf(s, s->o.dwarf_bytes ? tab : NULL);
     }
     if (!dwarf)
         for (uint32_t i = 0; i < n; i++)
@@ -658,4 +691,8 @@ void sc_symbolizer_stats(struct sc_symbolizer *s, struct sc_symbolizer_stats *st
     for (uint32_t i = 0; i < s->ntables; i++)
         st->tables += s->tables[i] != NULL;
     st->table_bytes = s->table_bytes + s->kernel.bytes + s->vdso.bytes;
+    st->dwarf_bytes = s->dwarf_bytes;
+    st->dwarfs = 0;
+    for (uint32_t i = 0; i < s->ntables; i++)
+        st->dwarfs += s->tables[i] && s->tables[i]->dw;
 }

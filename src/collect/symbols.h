@@ -21,7 +21,8 @@
  *
  * Caches. A DSO's symbol table is loaded on first use and shared by every DSO with the
  * same build id (the same library in many containers); tables are kept while their
- * total stays under max_bytes, least recently used first out. Nothing here caches per
+ * total stays under max_bytes, least recently used first out, and so is open DWARF under
+ * dwarf_bytes. Nothing here caches per
  * address: the sampler asks once per distinct address (see record_int.h).
  *
  * Not thread safe: one sampler thread owns a symbolizer. */
@@ -29,7 +30,9 @@ struct sc_symbolizer;
 
 struct sc_symbolizer_opts {
     int no_dwarf;            /* skip file:line (symbols only) */
-    uint64_t max_bytes;      /* symbol tables kept; 0: 64 MiB */
+    uint64_t max_bytes;      /* symbol tables kept; 0: 32 MiB */
+    uint64_t dwarf_bytes;    /* open DWARF kept between resolves (worth it when profiles
+                                are taken again and again); 0: none, each closed after use */
     const char *kallsyms;    /* NULL: /proc/kallsyms */
     const char *perf_map_dir; /* NULL: /tmp */
     const char *debug_dir;   /* NULL: /usr/lib/debug */
@@ -82,8 +85,8 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
                            uint32_t n, sc_sym_cb cb, void *ctx);
 
 struct sc_symbolizer_stats {
-    uint32_t dsos, tables;
-    uint64_t table_bytes;
+    uint32_t dsos, tables, dwarfs;
+    uint64_t table_bytes, dwarf_bytes;
     uint64_t loads, load_failures, evictions;
     uint64_t kernel_symbols;
 };
