@@ -27,11 +27,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 src=$root/tests/data/record
 gcc -O2 -g -fno-omit-frame-pointer -o "$tmp/hot" "$src/hot.c"
-(cd "$src/goburn" && HOME=${HOME:-/tmp} GOCACHE=${TMPDIR:-/tmp}/scorch-gocache GOFLAGS=-mod=mod \
+(cd "$root/tests/data/goprog" && HOME=${HOME:-/tmp} GOCACHE=${TMPDIR:-/tmp}/scorch-gocache GOFLAGS=-mod=mod \
     GOPROXY=off go build -o "$tmp/goburn" .)
 total=$((dur * 2 + 30))
 "$tmp/hot" "$total" & load="$load $!"
-"$tmp/goburn" "$total" & load="$load $!"
+"$tmp/goburn" burn "$total" & load="$load $!"
 (end=$(($(date +%s) + total)); while [ "$(date +%s)" -lt "$end" ]; do /bin/true; sleep 0.05; done) &
 load="$load $!"
 sleep 1

@@ -46,7 +46,9 @@ static const char usage[] =
     "                      With -o, a label of every sample\n"
     "  --token-file FILE   the bearer token for --push (the first line of FILE)\n"
     "  --queue-dir DIR     where pushes wait until delivered (default ./record-queue)\n"
-    "  --no-dwarf          function names only, no file:line (less work for huge binaries)\n"
+    "  --dwarf, --no-dwarf file:line and inlined frames from DWARF, or function names only;\n"
+    "                      default: with DWARF, but for -a --push (every binary the machine\n"
+    "                      runs, continuously: names only keep the cost low)\n"
     "  -v, --verbose       log every push\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -76,13 +78,6 @@ static int should_stop(void *ctx)
 {
     (void)ctx;
     return stop_flag;
-}
-
-static void log_line(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "scorch: %s\n", line);
-    fflush(stderr);
 }
 
 struct rec_cli {
@@ -192,7 +187,16 @@ static int add_label(struct sc_labels *l, const char *kv)
     return 0;
 }
 
-enum { OPT_DURATION = 256, OPT_PUSH, OPT_INTERVAL, OPT_LABEL, OPT_TOKEN, OPT_QUEUE, OPT_NODWARF };
+enum {
+    OPT_DURATION = 256,
+    OPT_PUSH,
+    OPT_INTERVAL,
+    OPT_LABEL,
+    OPT_TOKEN,
+    OPT_QUEUE,
+    OPT_NODWARF,
+    OPT_DWARF
+};
 
 int cmd_record(int argc, char **argv)
 {
@@ -204,14 +208,15 @@ int cmd_record(int argc, char **argv)
         {"label", required_argument, 0, OPT_LABEL},
         {"token-file", required_argument, 0, OPT_TOKEN},
         {"queue-dir", required_argument, 0, OPT_QUEUE},
-        {"no-dwarf", no_argument, 0, OPT_NODWARF}, {"verbose", no_argument, 0, 'v'},
+        {"no-dwarf", no_argument, 0, OPT_NODWARF}, {"dwarf", no_argument, 0, OPT_DWARF},
+        {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
     };
     struct sc_record_opts ro;
     memset(&ro, 0, sizeof ro);
     const char *output = NULL, *push = NULL, *token_file = NULL, *queue_dir = "./record-queue";
     int64_t duration = 0, interval = 10 * 1000000000LL;
-    int all = 0, verbose = 0, c, rc;
+    int all = 0, verbose = 0, dwarf = -1, c, rc;
     char err[SC_ERR_LEN] = "";
     struct sc_labels labels;
     sc_labels_init(&labels);
@@ -263,7 +268,8 @@ int cmd_record(int argc, char **argv)
             queue_dir = optarg;
             break;
         case OPT_NODWARF:
-            ro.sym.no_dwarf = 1;
+        case OPT_DWARF:
+            dwarf = c == OPT_DWARF;
             break;
         case 'v':
             verbose = 1;
@@ -284,13 +290,10 @@ int cmd_record(int argc, char **argv)
     }
     if (!push && !output)
         output = "record.pb.gz";
+    ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
     struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose};
     char service[256];
-    struct sc_str sv;
-    if (sc_labels_get(&labels, "service_name", 12, &sv))
-        snprintf(service, sizeof service, "%.*s", (int)sv.len, sv.ptr);
-    else
-        sc_record_service_name(ro.pid, service, sizeof service);
+    sc_record_service_name(&labels, ro.pid, service, sizeof service);
     cl.service = service;
     if (!push)
         ro.sample_labels = &labels; /* -o: labels on every sample */
@@ -306,7 +309,7 @@ int cmd_record(int argc, char **argv)
     rc = sc_recorder_open(&ro, &r, err);
     if (!rc && push) {
         struct sc_remote_opts o = {.url = push, .token = token, .queue_dir = queue_dir,
-                                   .verbose = verbose, .log = log_line};
+                                   .verbose = verbose, .log = cli_log_line};
         rc = sc_remote_new(&o, &cl.remote, err);
         if (!rc)
             rc = sc_remote_start(cl.remote, err);

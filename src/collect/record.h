@@ -155,8 +155,8 @@ void sc_record_bg_stop(struct sc_record_bg *b);
 int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,
                              struct sc_record_bg **out, char *err);
 
-/* The service_name a recording is stored under when no label names it: the program's
- * name (/proc/PID/comm) for one process, else the host name. */
-void sc_record_service_name(int32_t pid, char *out, size_t n);
+/* The service_name a recording is stored under: labels' service_name (labels may be
+ * NULL), else the program's name (/proc/PID/comm) for one process, else the host name. */
+void sc_record_service_name(const struct sc_labels *labels, int32_t pid, char *out, size_t n);
 
 #endif

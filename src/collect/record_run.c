@@ -188,9 +188,14 @@ void sc_record_bg_stop(struct sc_record_bg *b)
     free(b);
 }
 
-void sc_record_service_name(int32_t pid, char *out, size_t n)
+void sc_record_service_name(const struct sc_labels *labels, int32_t pid, char *out, size_t n)
 {
     out[0] = 0;
+    struct sc_str sv;
+    if (labels && sc_labels_get(labels, "service_name", 12, &sv)) {
+        snprintf(out, n, "%.*s", (int)sv.len, sv.ptr);
+        return;
+    }
     if (pid > 0) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
@@ -217,6 +222,8 @@ int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, vo
     memset(&o, 0, sizeof o);
     o.pid = cf->record_pid;
     o.frequency = cf->record_frequency;
+    /* the whole machine, continuously: names only unless asked (see docs/record.md) */
+    o.sym.no_dwarf = cf->record_dwarf == -1 ? !cf->record_pid : !cf->record_dwarf;
     struct sc_labels labels;
     sc_labels_init(&labels);
     int rc = 0;
@@ -225,11 +232,7 @@ int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, vo
                           cf->record_label_values[i], strlen(cf->record_label_values[i])))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     char service[256];
-    struct sc_str sv;
-    if (sc_labels_get(&labels, "service_name", 12, &sv))
-        snprintf(service, sizeof service, "%.*s", (int)sv.len, sv.ptr);
-    else
-        sc_record_service_name(o.pid, service, sizeof service);
+    sc_record_service_name(&labels, o.pid, service, sizeof service);
     if (!rc)
         rc = sc_record_bg_start(&o, cf->record_interval_ns, service, &labels, sink, sink_ctx, out,
                                 err);

@@ -175,29 +175,18 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
 
 /* ---- text parsers ---- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A hex number at *p (optional 0x), advancing *p; -1 when there is none or it overflows. */
 static int read_hex(const char **p, const char *end, uint64_t *out)
 {
     const char *s = *p;
-    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hexval(s[2]) >= 0)
+    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && sc_hex_digit(s[2]) >= 0)
         s += 2;
     uint64_t v = 0;
     int digits = 0;
-    for (; s < end && hexval(*s) >= 0; s++, digits++) {
+    for (; s < end && sc_hex_digit(*s) >= 0; s++, digits++) {
         if (v >> 60)
             return -1;
-        v = v << 4 | (uint64_t)hexval(*s);
+        v = v << 4 | (uint64_t)sc_hex_digit(*s);
     }
     if (!digits)
         return -1;

@@ -224,6 +224,7 @@ static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
     if (n->type != YAML_MAPPING_NODE)
         return fail(c, n, "'record' must be a mapping%s", "");
     cf->record = 1;
+    cf->record_dwarf = -1;
     yaml_node_t *k, *v;
     FOR_PAIRS(c, n, it8, k, v)
     {
@@ -252,8 +253,14 @@ static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
                                      &cf->record_nlabels);
             if (rc)
                 return rc;
+        } else if (!strcmp(key, "dwarf")) {
+            if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
+                cf->record_dwarf = !strcmp(val, "true");
+            else
+                return fail(c, v, "'record.dwarf' must be true or false, not '%s'", val ? val : "");
         } else {
-            return fail(c, k, "unknown key '%s' in record (frequency, interval, pid, labels)",
+            return fail(c, k,
+                        "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)",
                         key);
         }
     }

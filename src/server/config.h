@@ -68,6 +68,8 @@ struct sc_config {
     uint32_t record_frequency;  /* record.frequency (Hz), 0 = the default (99) */
     int64_t record_interval_ns; /* record.interval, 0 = the default (10 s) */
     int32_t record_pid;         /* record.pid: one process instead of every CPU */
+    int record_dwarf;           /* record.dwarf: file:line from DWARF; -1 = the default
+                                   (with pid only) */
     char **record_label_names, **record_label_values; /* record.labels */
     uint32_t record_nlabels;
 };

@@ -1,5 +1,5 @@
 #!/bin/sh
-# scorch record on a Go program built here (tests/data/record/goburn): main.burn and
+# scorch record on a Go program built here (tests/data/goprog): main.burn and
 # main.spin named from the binary's symbol table, the inlined main.step from its DWARF
 # under main.spin, file:line; the same binary stripped (-ldflags=-s -w: no .symtab, no
 # DWARF) named through Go's own pclntab.
@@ -10,12 +10,12 @@ need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
 export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mod=mod GOPROXY=off
 e2e_tmp
 need_perf
-cp "$SCORCH_SRC"/tests/data/record/goburn/* "$tmp/"
+cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/"
 cd "$tmp" || fail "no $tmp"
 go build -o goburn . || fail "go build failed"
 go build -ldflags='-s -w' -o goburn-stripped . || fail "go build -s -w failed"
 for b in goburn goburn-stripped; do
-    ./$b 6 &
+    ./$b burn 6 &
     p=$!
     pids="$pids $p"
     sleep 0.3

@@ -13,11 +13,11 @@ need_cmd python3 "python3"
 export HOME="${HOME:-/tmp}" GOCACHE="${TMPDIR:-/tmp}/scorch-gocache" GOFLAGS=-mod=mod GOPROXY=off
 e2e_tmp
 need_perf
-cp "$SCORCH_SRC"/tests/data/record/goburn/* "$tmp/"
+cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/"
 cd "$tmp" || fail "no $tmp"
 go build -o goburn . || fail "go build failed"
 cc_prog hot "$SCORCH_SRC/tests/data/record/hot.c" $FP
-./goburn 8 &
+./goburn burn 8 &
 g=$!
 ./hot 8 &
 h=$!

@@ -1,3 +1,0 @@
-module scorch.test/goburn
-
-go 1.19
