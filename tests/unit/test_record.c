@@ -6,6 +6,7 @@
 #include "formats/folded.h"
 #include "formats/pprof.h"
 #include "model/error.h"
+#include "server/config.h"
 
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -549,8 +550,53 @@ static void test_gopclntab(void)
     sc_symtab_release(&t);
 }
 
+/* record: in the config: its keys, their defaults, their errors; token files. */
+static void test_config_record(void)
+{
+    struct sc_config c;
+    char err[SC_ERR_LEN] = "";
+    const char *y = "record: {frequency: 49, interval: 5s, pid: 77, dwarf: true,\n"
+                    "         labels: {host: h1, service_name: me}}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_EQ_INT(c.record, 1);
+    T_EQ_INT(c.record_frequency, 49);
+    T_EQ_INT(c.record_interval_ns, 5000000000LL);
+    T_EQ_INT(c.record_pid, 77);
+    T_EQ_INT(c.record_dwarf, 1);
+    T_EQ_INT(c.record_nlabels, 2);
+    T_EQ_STR(c.record_label_names[1], "service_name");
+    T_EQ_STR(c.record_label_values[1], "me");
+    sc_config_release(&c);
+    y = "record: {}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_CHECK(c.record && c.record_frequency == 0 && c.record_dwarf == -1 && c.record_pid == 0);
+    sc_config_release(&c);
+    const char *bad[] = {"record: {frequency: 0}", "record: {interval: 100ms}",
+                         "record: {pid: -3}", "record: {dwarf: maybe}", "record: {cpus: 2}",
+                         "record: [1, 2]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_EQ_INT(sc_config_parse(bad[i], strlen(bad[i]), "t.yaml", &c, err), SC_EINVAL);
+        T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err && strstr(err, "record"));
+        sc_config_release(&c);
+    }
+    char *tok = NULL;
+    T_EQ_INT(sc_config_read_token_file("/nonexistent/token", &tok, err), SC_ENOTFOUND);
+    T_CHECK(strstr(err, "cannot read token file '/nonexistent/token'") != NULL);
+    char path[] = "/tmp/scorch-test-token-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0) {
+        T_CHECK(write(fd, "s3cret \r\nsecond line\n", 22) == 22);
+        close(fd);
+        T_EQ_INT(sc_config_read_token_file(path, &tok, err), 0);
+        T_EQ_STR(tok, "s3cret");
+        free(tok);
+        unlink(path);
+    }
+}
+
 int main(void)
 {
+    T_RUN(test_config_record);
     T_RUN(test_symtab);
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
