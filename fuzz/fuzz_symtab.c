@@ -10,8 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The first byte picks the parser; for the pclntab the next 8 bytes are the text address. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1)
-        return 0;
+    if (size < 1) return 0;
     int kind = data[0] % 5;
     data++, size--;
     struct sc_symtab t;
@@ -46,8 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 3: {
         uint64_t text = 0;
-        if (size >= 8)
-            memcpy(&text, buf, 8);
+        if (size >= 8) memcpy(&text, buf, 8);
         rc = size >= 8 ? sc_symtab_parse_gopclntab(&t, buf + 8, size - 8, text) : 0;
         FUZZ_CHECK(rc == 0 || rc == SC_EFORMAT);
         break;
@@ -57,12 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rc == 0 || rc == SC_EFORMAT);
         break;
     }
-    if (kind != 4)
-        sc_symtab_finish(&t, kind == 0 ? 65536 : 0);
+    if (kind != 4) sc_symtab_finish(&t, kind == 0 ? 65536 : 0);
     /* lookups: every symbol finds itself or a same-start alias; sizes are not zero */
     for (uint32_t i = 0; i < t.n; i++) {
         FUZZ_CHECK(t.v[i].size > 0);
-        FUZZ_CHECK(t.v[i].name < t.names_len && t.v[i].name + strlen(t.names + t.v[i].name) < t.names_len);
+        FUZZ_CHECK(t.v[i].name < t.names_len &&
+                   t.v[i].name + strlen(t.names + t.v[i].name) < t.names_len);
         FUZZ_CHECK(i == 0 || t.v[i - 1].start < t.v[i].start);
         const struct sc_symtab_ent *e = sc_symtab_find(&t, t.v[i].start);
         FUZZ_CHECK(e && e->start <= t.v[i].start);

@@ -90,15 +90,13 @@ struct rec_cli {
 };
 
 /* -o: the one profile, gzipped. */
-static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until,
-                      char *err)
+static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
 {
     (void)from, (void)until;
     struct rec_cli *c = ctx;
     struct sc_buf raw = SC_BUF_INIT, gz = SC_BUF_INIT;
     int rc = sc_pprof_encode(p, &raw) || raw.oom ? SC_ENOMEM : 0;
-    if (!rc && sc_gzip(raw.data ? raw.data : "", raw.len, 6, &gz))
-        rc = SC_ENOMEM;
+    if (!rc && sc_gzip(raw.data ? raw.data : "", raw.len, 6, &gz)) rc = SC_ENOMEM;
     sc_buf_release(&raw);
     if (rc) {
         sc_buf_release(&gz);
@@ -118,14 +116,12 @@ static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64
 }
 
 /* --push: every window with samples goes to the queue, the senders do the rest. */
-static int push_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until,
-                     char *err)
+static int push_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
 {
     struct rec_cli *c = ctx;
-    if (p->nsamples == 0)
-        return 0;
-    int rc = sc_record_deliver(p, from, until, c->service, c->labels, sc_remote_sink, c->remote,
-                               err);
+    if (p->nsamples == 0) return 0;
+    int rc =
+        sc_record_deliver(p, from, until, c->service, c->labels, sc_remote_sink, c->remote, err);
     if (rc) {
         /* one profile the queue cannot take is not worth stopping for */
         fprintf(stderr, "scorch: record: %s\n", err);
@@ -175,8 +171,7 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
 static int add_label(struct sc_labels *l, const char *kv)
 {
     const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv || !eq[1])
-        return cli_usage("record", "--label wants k=v, not '%s'", kv);
+    if (!eq || eq == kv || !eq[1]) return cli_usage("record", "--label wants k=v, not '%s'", kv);
     if (!sc_labels_is_name_start((unsigned char)kv[0]))
         return cli_usage("record", "bad label name in '%s'", kv);
     for (const char *p = kv + 1; p < eq; p++)
@@ -201,16 +196,21 @@ enum {
 int cmd_record(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"all-cpus", no_argument, 0, 'a'},      {"pid", required_argument, 0, 'p'},
-        {"freq", required_argument, 0, 'F'},    {"duration", required_argument, 0, OPT_DURATION},
-        {"output", required_argument, 0, 'o'},  {"push", required_argument, 0, OPT_PUSH},
+        {"all-cpus", no_argument, 0, 'a'},
+        {"pid", required_argument, 0, 'p'},
+        {"freq", required_argument, 0, 'F'},
+        {"duration", required_argument, 0, OPT_DURATION},
+        {"output", required_argument, 0, 'o'},
+        {"push", required_argument, 0, OPT_PUSH},
         {"interval", required_argument, 0, OPT_INTERVAL},
         {"label", required_argument, 0, OPT_LABEL},
         {"token-file", required_argument, 0, OPT_TOKEN},
         {"queue-dir", required_argument, 0, OPT_QUEUE},
-        {"no-dwarf", no_argument, 0, OPT_NODWARF}, {"dwarf", no_argument, 0, OPT_DWARF},
+        {"no-dwarf", no_argument, 0, OPT_NODWARF},
+        {"dwarf", no_argument, 0, OPT_DWARF},
         {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
     };
     struct sc_record_opts ro;
     memset(&ro, 0, sizeof ro);
@@ -288,8 +288,7 @@ int cmd_record(int argc, char **argv)
                : all         ? cli_usage("record", "-a and -p exclude each other")
                              : cli_usage("record", "-o and --push exclude each other");
     }
-    if (!push && !output)
-        output = "record.pb.gz";
+    if (!push && !output) output = "record.pb.gz";
     ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
     struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose};
     char service[256];
@@ -308,11 +307,13 @@ int cmd_record(int argc, char **argv)
     struct sc_recorder *r = NULL;
     rc = sc_recorder_open(&ro, &r, err);
     if (!rc && push) {
-        struct sc_remote_opts o = {.url = push, .token = token, .queue_dir = queue_dir,
-                                   .verbose = verbose, .log = cli_log_line};
+        struct sc_remote_opts o = {.url = push,
+                                   .token = token,
+                                   .queue_dir = queue_dir,
+                                   .verbose = verbose,
+                                   .log = cli_log_line};
         rc = sc_remote_new(&o, &cl.remote, err);
-        if (!rc)
-            rc = sc_remote_start(cl.remote, err);
+        if (!rc) rc = sc_remote_start(cl.remote, err);
     }
     free(token);
     if (rc) {
@@ -330,19 +331,17 @@ int cmd_record(int argc, char **argv)
         fprintf(stderr, "scorch: recording process %d at %u Hz%s\n", (int)ro.pid,
                 ro.frequency ? ro.frequency : 99, push ? "" : "; Ctrl-C stops");
     else
-        fprintf(stderr, "scorch: recording all CPUs at %u Hz%s\n",
-                ro.frequency ? ro.frequency : 99, push ? "" : "; Ctrl-C stops");
+        fprintf(stderr, "scorch: recording all CPUs at %u Hz%s\n", ro.frequency ? ro.frequency : 99,
+                push ? "" : "; Ctrl-C stops");
     fflush(stderr);
-    struct sc_record_run run = {push ? interval : 0, duration, should_stop, NULL,
-                                push ? push_sink : write_sink, &cl, 0};
+    struct sc_record_run run = {
+        push ? interval : 0, duration, should_stop, NULL, push ? push_sink : write_sink, &cl, 0};
     double t0 = mono_s();
     rc = sc_record_run(r, &run, err);
     double secs = mono_s() - t0;
-    if (run.target_exited)
-        fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
+    if (run.target_exited) fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
     sc_remote_stop_free(cl.remote, 10 * 1000000000LL);
-    if (!rc)
-        summary(r, &cl, secs, push != NULL);
+    if (!rc) summary(r, &cl, secs, push != NULL);
     sc_recorder_close(r);
     sc_labels_release(&labels);
     return rc ? cli_error("%s", err) : 0;

@@ -32,7 +32,7 @@ struct sc_elf_frame {
     const char *function; /* DWARF's name; NULL when it has none */
     const char *file;     /* NULL when unknown */
     int64_t line;
-    int outer;            /* the real (not inlined) function: the symbol table names it */
+    int outer; /* the real (not inlined) function: the symbol table names it */
 };
 #define SC_ELF_MAX_FRAMES 16
 

@@ -59,8 +59,7 @@ int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, c
 
 /* A recorder with no events, fed records by sc_recorder_feed (tests, fuzzing): it reads
  * nothing from /proc. */
-int sc_recorder_new_offline(const struct sc_record_opts *o, struct sc_recorder **out,
-                            char *err);
+int sc_recorder_new_offline(const struct sc_record_opts *o, struct sc_recorder **out, char *err);
 
 /* Closes the events and frees everything. NULL is fine. */
 void sc_recorder_close(struct sc_recorder *r);
@@ -85,14 +84,14 @@ int sc_recorder_take(struct sc_recorder *r, struct sc_profile **out, int64_t *fr
                      int64_t *until_ns, char *err);
 
 struct sc_record_stats {
-    uint64_t samples;      /* sampled stacks processed */
-    uint64_t lost;         /* samples the kernel dropped (rings full) */
+    uint64_t samples; /* sampled stacks processed */
+    uint64_t lost;    /* samples the kernel dropped (rings full) */
     uint64_t records, bad_records;
     uint64_t truncated;    /* stacks cut short (see above) */
     uint32_t cpus, events; /* rings, and event file descriptors */
     uint32_t ring_pages;
     uint32_t processes, threads, locations;
-    int user_only;         /* kernel frames are not collected */
+    int user_only; /* kernel frames are not collected */
     struct sc_symbolizer_stats sym;
 };
 void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
@@ -114,8 +113,8 @@ typedef int (*sc_record_sink)(void *ctx, const struct sc_profile *p, int64_t fro
                               int64_t until_ns, char *err);
 
 struct sc_record_run {
-    int64_t interval_ns; /* a profile every interval; 0: one at the end */
-    int64_t duration_ns; /* stop after this long; 0: until should_stop */
+    int64_t interval_ns;           /* a profile every interval; 0: one at the end */
+    int64_t duration_ns;           /* stop after this long; 0: until should_stop */
     int (*should_stop)(void *ctx); /* polled a few times a second; may be NULL */
     void *stop_ctx;
     sc_record_sink sink;
@@ -132,8 +131,8 @@ int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err);
  * as profile "cpu" of the series service_name + labels (job "record", instance the host
  * name). 0 or the sink's error. */
 int sc_record_deliver(const struct sc_profile *p, int64_t from_ns, int64_t until_ns,
-                      const char *service_name, const struct sc_labels *labels,
-                      sc_scrape_sink sink, void *sink_ctx, char *err);
+                      const char *service_name, const struct sc_labels *labels, sc_scrape_sink sink,
+                      void *sink_ctx, char *err);
 
 /* The open DWARF a recorder that takes profiles again and again keeps (--push, the
  * server): a library's debug information is read (and decompressed) once, not every
@@ -145,8 +144,7 @@ int sc_record_deliver(const struct sc_profile *p, int64_t from_ns, int64_t until
 struct sc_record_bg;
 int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
                        const char *service_name, const struct sc_labels *labels,
-                       sc_scrape_sink sink, void *sink_ctx, struct sc_record_bg **out,
-                       char *err);
+                       sc_scrape_sink sink, void *sink_ctx, struct sc_record_bg **out, char *err);
 /* Stops sampling, delivers what the last window holds, frees. NULL is fine. */
 void sc_record_bg_stop(struct sc_record_bg *b);
 

@@ -67,8 +67,8 @@ struct rec_frame {
 };
 
 struct rec_stack {
-    uint32_t start, n;  /* into stack_locs, leaf first */
-    uint32_t nkernel;   /* the first nkernel are kernel frames */
+    uint32_t start, n; /* into stack_locs, leaf first */
+    uint32_t nkernel;  /* the first nkernel are kernel frames */
 };
 
 struct rec_sample {

@@ -29,19 +29,18 @@
 struct sc_symbolizer;
 
 struct sc_symbolizer_opts {
-    int no_dwarf;            /* skip file:line (symbols only) */
-    uint64_t max_bytes;      /* symbol tables kept; 0: 32 MiB */
-    uint64_t dwarf_bytes;    /* open DWARF kept between resolves (worth it when profiles
-                                are taken again and again); 0: none, each closed after use */
-    const char *kallsyms;    /* NULL: /proc/kallsyms */
+    int no_dwarf;             /* skip file:line (symbols only) */
+    uint64_t max_bytes;       /* symbol tables kept; 0: 32 MiB */
+    uint64_t dwarf_bytes;     /* open DWARF kept between resolves (worth it when profiles
+                                 are taken again and again); 0: none, each closed after use */
+    const char *kallsyms;     /* NULL: /proc/kallsyms */
     const char *perf_map_dir; /* NULL: /tmp */
-    const char *debug_dir;   /* NULL: /usr/lib/debug */
-    const char *root;        /* mapped files are opened under this directory instead of
-                                through /proc/PID/root (tests, fuzzing); NULL: not */
+    const char *debug_dir;    /* NULL: /usr/lib/debug */
+    const char *root;         /* mapped files are opened under this directory instead of
+                                 through /proc/PID/root (tests, fuzzing); NULL: not */
 };
 
-int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out,
-                      char *err);
+int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out, char *err);
 void sc_symbolizer_free(struct sc_symbolizer *s);
 
 enum sc_dso_kind { SC_DSO_KERNEL, SC_DSO_UNKNOWN, SC_DSO_VDSO, SC_DSO_FILE, SC_DSO_JIT };
@@ -81,8 +80,8 @@ typedef void (*sc_sym_cb)(void *ctx, uint32_t i, const struct sc_sym *sym);
 /* Symbolizes n addresses of one DSO, calling cb(ctx, i, ...) once for each i in [0, n).
  * Loads (or reloads, for a JIT map that changed) what it needs. Never fails: what cannot
  * be named is named after its DSO. */
-void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t *addrs,
-                           uint32_t n, sc_sym_cb cb, void *ctx);
+void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t *addrs, uint32_t n,
+                           sc_sym_cb cb, void *ctx);
 
 struct sc_symbolizer_stats {
     uint32_t dsos, tables, dwarfs;

@@ -48,9 +48,9 @@ struct sc_symtab {
     uint32_t nseg;
     uint8_t build_id[20];
     uint32_t build_id_len;
-    int is_go;     /* a Go binary (has .gopclntab / .go.buildinfo) */
-    int source;    /* where the symbols came from: SC_SYMS_* */
-    size_t bytes;  /* memory held, for the cache's budget */
+    int is_go;    /* a Go binary (has .gopclntab / .go.buildinfo) */
+    int source;   /* where the symbols came from: SC_SYMS_* */
+    size_t bytes; /* memory held, for the cache's budget */
 };
 
 void sc_symtab_init(struct sc_symtab *t);
@@ -98,8 +98,8 @@ int sc_symtab_parse_gopclntab(struct sc_symtab *t, const uint8_t *data, size_t l
 struct sc_maps_line {
     uint64_t start, end, offset, inode;
     uint32_t dev_major, dev_minor;
-    int exec;           /* perms has 'x' */
-    const char *path;   /* into the line; "" for anonymous memory */
+    int exec;         /* perms has 'x' */
+    const char *path; /* into the line; "" for anonymous memory */
     size_t path_len;
 };
 /* Parses one line (without its newline). 0 or SC_EFORMAT. */

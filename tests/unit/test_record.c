@@ -164,8 +164,7 @@ static int self_map(const void *fn, struct self_map *m)
     int found = 0;
     while (f && !found && fgets(line, sizeof line, f)) {
         struct sc_maps_line l;
-        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec)
-            continue;
+        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec) continue;
         if ((uint64_t)(uintptr_t)fn >= l.start && (uint64_t)(uintptr_t)fn < l.end) {
             m->start = l.start;
             m->end = l.end;
@@ -177,8 +176,7 @@ static int self_map(const void *fn, struct self_map *m)
             found = 1;
         }
     }
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     return found;
 }
 
@@ -212,8 +210,7 @@ static int has_comment(const struct sc_profile *p, const char *part)
         struct sc_str s = sc_profile_str(p, p->comments[i]);
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%.*s", (int)s.len, s.ptr);
-        if (strstr(tmp, part))
-            return 1;
+        if (strstr(tmp, part)) return 1;
     }
     return 0;
 }
@@ -228,11 +225,9 @@ static void on_trunc(void *ctx, const char *dso, uint64_t count)
 static void test_records_to_profile(void)
 {
     struct self_map m;
-    if (!self_map((const void *)t_leaf, &m))
-        T_SKIP("cannot find this binary's mapping");
+    if (!self_map((const void *)t_leaf, &m)) T_SKIP("cannot find this binary's mapping");
     snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-record-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        T_SKIP("no temporary directory");
+    if (!mkdtemp(tmpdir)) T_SKIP("no temporary directory");
     char ksyms[512], pmap[512];
     snprintf(ksyms, sizeof ksyms, "%s/kallsyms", tmpdir);
     FILE *f = fopen(ksyms, "w");
@@ -254,22 +249,25 @@ static void test_records_to_profile(void)
     struct sc_recorder *r = NULL;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
-    if (!r)
-        return;
+    if (!r) return;
     uint64_t base = 0x555500000000ULL; /* where "the process" mapped this binary */
     uint64_t text = base + (m.start - m.start);
     comm(r, pid, pid, "tprog", 1, 100);
     mmap2(r, pid, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 101);
     mmap2(r, pid, 0x7f0000000000ULL, 0x10000, 0, 0, 0, 0, "//anon", 102);
-#define AT(fn, off) (text + ((uint64_t)(uintptr_t)(fn) - m.start) + (off))
+#define AT(fn, off) (text + ((uint64_t)(uintptr_t)(fn)-m.start) + (off))
     /* a whole stack: thread_start -> t_caller -> t_leaf, callers as return addresses */
     uint64_t whole[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
                         AT(thread_start, 5)};
     sample(r, pid, pid, 1000, whole, 4);
     sample(r, pid, pid, 2000, whole, 4);
     /* in the kernel under t_leaf */
-    uint64_t kern[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000110ULL, 0xffffffff81000011ULL,
-                       (uint64_t)PERF_CONTEXT_USER,   AT(t_leaf, 2),          AT(t_caller, 5),
+    uint64_t kern[] = {(uint64_t)PERF_CONTEXT_KERNEL,
+                       0xffffffff81000110ULL,
+                       0xffffffff81000011ULL,
+                       (uint64_t)PERF_CONTEXT_USER,
+                       AT(t_leaf, 2),
+                       AT(t_caller, 5),
                        AT(thread_start, 5)};
     sample(r, pid, pid, 3000, kern, 7);
     /* cut short: no root */
@@ -312,8 +310,7 @@ static void test_records_to_profile(void)
     T_CHECK(strstr(fo, "[truncated: [jit-4242]];[unknown];jitted_fn 1\n") != NULL);
     /* after the exec the child's addresses are in no mapping */
     T_CHECK(strstr(fo, "[truncated: [unknown]];[unknown];[unknown];[unknown] 1\n") != NULL);
-    if (!strstr(fo, "thread_start;t_caller;t_leaf 4\n"))
-        fprintf(stderr, "folded:\n%s", fo);
+    if (!strstr(fo, "thread_start;t_caller;t_leaf 4\n")) fprintf(stderr, "folded:\n%s", fo);
     free(fo);
     /* labels and times */
     T_EQ_STR(label(p, 0, "comm"), "tprog");
@@ -392,8 +389,7 @@ static void test_records_to_profile(void)
 static void test_cache_bound(void)
 {
     struct self_map m;
-    if (!self_map((const void *)t_leaf, &m))
-        return;
+    if (!self_map((const void *)t_leaf, &m)) return;
     struct sc_record_opts o;
     memset(&o, 0, sizeof o);
     o.pid = 77;
@@ -401,8 +397,7 @@ static void test_cache_bound(void)
     struct sc_recorder *r = NULL;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
-    if (!r)
-        return;
+    if (!r) return;
     uint64_t text = 0x400000000ULL;
     mmap2(r, 77, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 1);
     uint64_t whole[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
@@ -412,8 +407,7 @@ static void test_cache_bound(void)
         struct sc_profile *p = NULL;
         int64_t a, b;
         T_EQ_INT(sc_recorder_take(r, &p, &a, &b, err), 0);
-        if (!p)
-            break;
+        if (!p) break;
         char *fo = folded(p);
         T_EQ_STR(fo, "thread_start;t_caller;t_leaf 1\n");
         free(fo);
@@ -447,9 +441,9 @@ static void test_symtab(void)
     T_EQ_INT(sc_symtab_parse_kallsyms(&t, ks, strlen(ks)), 0);
     sc_symtab_finish(&t, 4096);
     T_EQ_INT(t.n, 3);
-    T_EQ_STR(name_at(&t, 0xffffffff81000050ULL), "_stext"); /* T over t */
-    T_EQ_STR(name_at(&t, 0xffffffff81000100ULL), "helper"); /* without [mymod] */
-    T_EQ_STR(name_at(&t, 0xffffffff81000250ULL), "helper"); /* data is not a symbol */
+    T_EQ_STR(name_at(&t, 0xffffffff81000050ULL), "_stext");  /* T over t */
+    T_EQ_STR(name_at(&t, 0xffffffff81000100ULL), "helper");  /* without [mymod] */
+    T_EQ_STR(name_at(&t, 0xffffffff81000250ULL), "helper");  /* data is not a symbol */
     T_EQ_STR(name_at(&t, 0xffffffff810012ffULL), "weak_fn"); /* the last one: max_gap */
     T_EQ_STR(name_at(&t, 0xffffffff81001300ULL), "(none)");
     T_EQ_STR(name_at(&t, 0x1000), "(none)");
@@ -505,8 +499,8 @@ static void test_gopclntab(void)
     memset(d, 0, sizeof d);
     uint32_t magic = 0xfffffff0;
     memcpy(d, &magic, 4);
-    d[6] = 1; /* minLC */
-    d[7] = 8; /* ptrSize */
+    d[6] = 1;                                          /* minLC */
+    d[7] = 8;                                          /* ptrSize */
     uint64_t hdr[8] = {2, 0, 0x401000, 0, 0, 0, 0, 0}; /* nfunc, nfiles, textStart, ... */
     uint64_t funcname = 200, pcln = 80;
     hdr[3] = funcname;
@@ -571,9 +565,8 @@ static void test_config_record(void)
     T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
     T_CHECK(c.record && c.record_frequency == 0 && c.record_dwarf == -1 && c.record_pid == 0);
     sc_config_release(&c);
-    const char *bad[] = {"record: {frequency: 0}", "record: {interval: 100ms}",
-                         "record: {pid: -3}", "record: {dwarf: maybe}", "record: {cpus: 2}",
-                         "record: [1, 2]"};
+    const char *bad[] = {"record: {frequency: 0}", "record: {interval: 100ms}", "record: {pid: -3}",
+                         "record: {dwarf: maybe}", "record: {cpus: 2}",         "record: [1, 2]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_EQ_INT(sc_config_parse(bad[i], strlen(bad[i]), "t.yaml", &c, err), SC_EINVAL);
         T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err && strstr(err, "record"));
@@ -604,8 +597,7 @@ int main(void)
     char cmd[400];
     if (tmpdir[0]) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
     }
     return t_done();
 }
