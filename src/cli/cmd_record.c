@@ -5,7 +5,9 @@
 #include "formats/input.h"
 #include "formats/pprof.h"
 #include "model/error.h"
-#include "query/timespec.h"
+#include "model/clock.h"
+#include "model/labels.h"
+#include "model/timespec.h"
 #include "server/config.h"
 
 #include <errno.h>
@@ -65,13 +67,6 @@ static void on_stop(int sig)
 {
     (void)sig;
     stop_flag = 1;
-}
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static int should_stop(void *ctx)
@@ -172,11 +167,11 @@ static int add_label(struct sc_labels *l, const char *kv)
 {
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv || !eq[1]) return cli_usage("record", "--label wants k=v, not '%s'", kv);
-    if (!sc_labels_is_name_start((unsigned char)kv[0]))
-        return cli_usage("record", "bad label name in '%s'", kv);
-    for (const char *p = kv + 1; p < eq; p++)
-        if (!sc_labels_is_name_char((unsigned char)*p))
-            return cli_usage("record", "bad label name in '%s'", kv);
+    if (!sc_label_name_valid(kv, (size_t)(eq - kv)))
+        return cli_usage("record", "bad label name in '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*)", kv);
+    if (strlen(eq + 1) > SC_LABEL_VALUE_MAX)
+        return cli_usage("record", "the value of '%.*s' is longer than %d bytes", (int)(eq - kv),
+                         kv, SC_LABEL_VALUE_MAX);
     if (sc_labels_set(l, kv, (size_t)(eq - kv), eq + 1, strlen(eq + 1)))
         return cli_error("out of memory");
     return 0;
@@ -336,9 +331,9 @@ int cmd_record(int argc, char **argv)
     fflush(stderr);
     struct sc_record_run run = {
         push ? interval : 0, duration, should_stop, NULL, push ? push_sink : write_sink, &cl, 0};
-    double t0 = mono_s();
+    double t0 = sc_mono_s();
     rc = sc_record_run(r, &run, err);
-    double secs = mono_s() - t0;
+    double secs = sc_mono_s() - t0;
     if (run.target_exited) fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
     sc_remote_stop_free(cl.remote, 10 * 1000000000LL);
     if (!rc) summary(r, &cl, secs, push != NULL);

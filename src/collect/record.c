@@ -85,19 +85,12 @@ static uint32_t online_cpus(int *cpus, uint32_t max)
     return n;
 }
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* CLOCK_REALTIME - CLOCK_MONOTONIC, read as tightly as we can. */
 static int64_t mono_to_real(void)
 {
     int64_t best = 0, span = INT64_MAX;
     for (int i = 0; i < 5; i++) {
-        int64_t a = sc_rec_mono_ns(), t = realtime_ns(), b = sc_rec_mono_ns();
+        int64_t a = sc_mono_ns(), t = sc_wall_ns(), b = sc_mono_ns();
         if (b - a < span) {
             span = b - a;
             best = t - (a + (b - a) / 2);
@@ -115,7 +108,7 @@ static int recorder_alloc(const struct sc_record_opts *o, struct sc_recorder **o
     if (!r->o.ring_pages) r->o.ring_pages = sc_record_ring_pages(r->o.frequency);
     r->user_only = o->no_kernel;
     r->mono_to_real = mono_to_real();
-    r->win_start = sc_rec_mono_ns();
+    r->win_start = sc_mono_ns();
     int rc = sc_symbolizer_new(&o->sym, &r->sym, err);
     if (!rc) rc = sc_rec_init_tables(r, err);
     if (rc) {
@@ -487,7 +480,7 @@ int sc_recorder_poll(struct sc_recorder *r, int timeout_ms, char *err)
     if (poll(r->pfds, r->nrings, timeout_ms) < 0 && errno != EINTR)
         return sc_errf(err, SC_EIO, "poll: %s", strerror(errno));
     int gone = process_gone(r);
-    int rc = read_and_process(r, gone ? INT64_MAX : sc_rec_mono_ns(), err);
+    int rc = read_and_process(r, gone ? INT64_MAX : sc_mono_ns(), err);
     if (!rc && gone) rc = SC_ENOTFOUND;
     return rc;
 }
@@ -501,7 +494,7 @@ int sc_recorder_drain(struct sc_recorder *r, char *err)
 int sc_recorder_take(struct sc_recorder *r, struct sc_profile **out, int64_t *from_ns,
                      int64_t *until_ns, char *err)
 {
-    int64_t now = sc_rec_mono_ns();
+    int64_t now = sc_mono_ns();
     int rc = sc_rec_take(r, out, err);
     if (rc) return rc;
     (*out)->time_nanos = r->win_start + r->mono_to_real;

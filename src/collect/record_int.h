@@ -18,10 +18,10 @@
 #define SC_RECORD_INT_H
 
 #include "collect/record.h"
+#include "model/clock.h"
 #include "model/hash.h"
 
 #include <poll.h>
-#include <time.h>
 
 /* An executable mapping of a process. */
 struct rec_map {
@@ -165,12 +165,5 @@ int64_t sc_rec_time(const uint8_t *rec, size_t len);
 
 /* record_profile.c */
 int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err);
-
-static inline int64_t sc_rec_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 #endif

@@ -26,14 +26,14 @@ static int deliver_take(struct sc_recorder *r, struct sc_record_run *run, char *
 
 int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err)
 {
-    int64_t start = sc_rec_mono_ns();
+    int64_t start = sc_mono_ns();
     int64_t next = run->interval_ns > 0 ? start + run->interval_ns : INT64_MAX;
     int64_t end = run->duration_ns > 0 ? start + run->duration_ns : INT64_MAX;
     int rc = 0;
     run->target_exited = 0;
     for (;;) {
         if (run->should_stop && run->should_stop(run->stop_ctx)) break;
-        int64_t now = sc_rec_mono_ns();
+        int64_t now = sc_mono_ns();
         if (now >= end) break;
         /* wake up at least 4 times a second to see a stop; otherwise the rings' watermark
          * and the next flush decide */
@@ -46,11 +46,11 @@ int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err)
             break;
         }
         if (rc) return rc;
-        if (sc_rec_mono_ns() >= next) {
+        if (sc_mono_ns() >= next) {
             if ((rc = deliver_take(r, run, err))) return rc;
             next += run->interval_ns;
-            if (next < sc_rec_mono_ns())
-                next = sc_rec_mono_ns() + run->interval_ns; /* a slow sink: no catching up */
+            if (next < sc_mono_ns())
+                next = sc_mono_ns() + run->interval_ns; /* a slow sink: no catching up */
         }
     }
     rc = sc_recorder_drain(r, err);
