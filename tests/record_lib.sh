@@ -14,6 +14,13 @@ cc_prog() {
     gcc -O2 -g -o "$_cc_out" "$_cc_src" "$@" || fail "gcc $_cc_src failed"
 }
 
+# start CMD...: runs CMD in the background, its pid in $p (and in $pids, for e2e_cleanup).
+start() {
+    "$@" &
+    p=$!
+    pids="$pids $p"
+}
+
 # The frame-pointer flags distributions that keep them use (Fedora, Ubuntu 24.04).
 FP="-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
 

@@ -17,9 +17,7 @@ cd "$tmp" || fail "no $tmp"
 
 # ---- frame pointers: hot_leaf on top, the whole chain down from main ----
 cc_prog hot_fp "$src/hot.c" $FP
-./hot_fp 6 &
-p=$!
-pids="$pids $p"
+start ./hot_fp 6
 record fp.pb.gz -p $p -F 299 --duration 1.5
 kill $p
 top=$(top_flat fp.pb.gz)
@@ -34,9 +32,7 @@ grep -q "recorded [0-9]* samples" fp.pb.gz.log || fail "no summary: $(cat fp.pb.
 
 # ---- no frame pointers: the stacks are cut short, and said to be ----
 cc_prog hot_nofp "$src/hot.c" -fomit-frame-pointer
-./hot_nofp 6 &
-p=$!
-pids="$pids $p"
+start ./hot_nofp 6
 record nofp.pb.gz -p $p -F 299 --duration 1.5
 kill $p
 n=$(total nofp.pb.gz)
@@ -53,9 +49,7 @@ grep -q "truncated stacks: $cut of $n samples" nofp.comments && grep -q "/hot_no
 gcc -O2 -g $FP -shared -fPIC -o libhot.so "$src/libhot.c" || fail "gcc libhot"
 gcc -O2 -g $FP -shared -fPIC -DLATE -o liblate.so "$src/libhot.c" || fail "gcc liblate"
 cc_prog uselib "$src/uselib.c" $FP -L. -lhot -Wl,-rpath,"$tmp" -ldl
-./uselib 8 "$tmp/go-lib" "$tmp/liblate.so" &
-p=$!
-pids="$pids $p"
+start ./uselib 8 "$tmp/go-lib" "$tmp/liblate.so"
 "$SCORCH" record -p $p -F 299 --duration 2.5 -o lib.pb.gz 2>lib.pb.gz.log &
 r=$!
 wait_log lib.pb.gz.log "recording process"
@@ -74,9 +68,7 @@ grep -q "$tmp/libhot.so" lib.raw && grep -q "$tmp/liblate.so" lib.raw || fail "n
 cc_prog threads "$src/threads.c" $FP -pthread
 for mode in p a; do
     rm -f go-thr
-    ./threads 8 "$tmp/go-thr" &
-    p=$!
-    pids="$pids $p"
+    start ./threads 8 "$tmp/go-thr"
     if [ $mode = p ]; then target="-p $p"; else target=-a; fi
     "$SCORCH" record $target -F 199 --duration 2.5 -o thr-$mode.pb.gz 2>thr-$mode.pb.gz.log &
     r=$!
@@ -101,9 +93,7 @@ done
 cc_prog child "$src/child.c" $FP
 cc_prog forker "$src/forker.c" $FP
 for mode in p a; do
-    ./forker 6 "$tmp/child" &
-    p=$!
-    pids="$pids $p"
+    start ./forker 6 "$tmp/child"
     if [ $mode = p ]; then target="-p $p"; else target=-a; fi
     record fork-$mode.pb.gz $target -F 299 --duration 2
     kill $p
@@ -119,9 +109,7 @@ done
 
 # ---- kernel frames: busy in read(2) ----
 cc_prog syscall "$src/syscall.c" $FP
-./syscall 6 &
-p=$!
-pids="$pids $p"
+start ./syscall 6
 record sys.pb.gz -p $p -F 299 --duration 1.5
 kill $p
 n=$(total sys.pb.gz)
@@ -131,9 +119,7 @@ kern=$(stacks sys.pb.gz ';main;reader;.*(do_syscall_64|entry_SYSCALL_64)')
     { sort -k2 -nr sys.pb.gz.folded | head -3; fail "the kernel's /dev/zero read should show"; }
 
 # ---- SIGINT ends the recording and still writes it ----
-./hot_fp 6 &
-p=$!
-pids="$pids $p"
+start ./hot_fp 6
 "$SCORCH" record -p $p -o int.pb.gz 2>int.pb.gz.log &
 r=$!
 wait_log int.pb.gz.log "recording process"
@@ -158,9 +144,7 @@ if [ "$(id -u)" = 0 ] && [ "$paranoid" -ge 1 ] && command -v setpriv >/dev/null;
     # -p of one's own process: user frames only, as paranoid 2 allows
     if [ "$paranoid" -le 2 ]; then
         chmod 755 "$tmp"
-        setpriv --reuid=65534 --regid=65534 --clear-groups ./hot_fp 4 &
-        p=$!
-        pids="$pids $p"
+        start setpriv --reuid=65534 --regid=65534 --clear-groups ./hot_fp 4
         sleep 0.2
         setpriv --reuid=65534 --regid=65534 --clear-groups "$SCORCH" record -p $p --duration 1 \
             -o - >user.pb.gz 2>user.log || fail "record -p of one's own process: $(cat user.log)"

@@ -15,9 +15,7 @@ cd "$tmp" || fail "no $tmp"
 go build -o goburn . || fail "go build failed"
 go build -ldflags='-s -w' -o goburn-stripped . || fail "go build -s -w failed"
 for b in goburn goburn-stripped; do
-    ./$b burn 6 &
-    p=$!
-    pids="$pids $p"
+    start ./$b burn 6
     sleep 0.3
     record $b.pb.gz -p $p -F 299 --duration 2
     kill $p
