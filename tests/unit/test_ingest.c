@@ -545,6 +545,27 @@ static void test_timed_pprof(void)
         T_EQ_INT(t->samples[2].time_ns, times[1]);
     }
     sc_profile_free(t);
+    /* timestamps that are not wall-clock (a perf recording converted to pprof: seconds
+     * since boot) are shifted by whole seconds into the push's first second */
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        p->samples[i].time_ns = 5000 * NS + 250000000LL * (i + 1);
+    raw.len = 0;
+    T_EQ_INT(sc_pprof_encode(p, &raw), 0);
+    struct sc_ingest_req r2 = {.name = "boot.cpu", .from = "1700000200", .format = "pprof",
+                               .body = raw.data, .len = raw.len};
+    T_EQ_INT(sc_ingest(s, &r2, &sc_limits_cli, &res, err), 0);
+    struct ids ids2 = {{0}, 0};
+    sc_store_series_list(s, NULL, "cpu:samples", 0, INT64_MAX, collect, &ids2, err);
+    uint64_t boot = 0;
+    for (uint32_t i = 0; i < ids2.n; i++)
+        if (ids2.id[i] != ids.id[0])
+            boot = ids2.id[i];
+    struct sc_store_query q2 = {NULL, &boot, 1, "cpu:samples", 0, INT64_MAX, 0};
+    T_EQ_INT(sc_store_timed(s, &q2, &t, err), 0);
+    T_CHECK(t && t->nsamples == 3);
+    if (t && t->nsamples == 3)
+        T_EQ_INT(t->samples[0].time_ns, 1700000200LL * NS + 250000000LL);
+    sc_profile_free(t);
     sc_profile_free(p);
     sc_buf_release(&raw);
     sc_store_close(s);
