@@ -223,6 +223,8 @@ static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
 {
     if (n->type != YAML_MAPPING_NODE)
         return fail(c, n, "'record' must be a mapping%s", "");
+    if (unique_keys(c, n))
+        return SC_EINVAL;
     cf->record = 1;
     cf->record_dwarf = -1;
     yaml_node_t *k, *v;

@@ -569,7 +569,8 @@ static void test_config_record(void)
                          "record: {dwarf: maybe}", "record: {cpus: 2}",         "record: [1, 2]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_EQ_INT(sc_config_parse(bad[i], strlen(bad[i]), "t.yaml", &c, err), SC_EINVAL);
-        T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err && strstr(err, "record"));
+        T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err &&
+                (strstr(err, "record") || strstr(err, "duplicate key 'frequency'")));
         sc_config_release(&c);
     }
     char *tok = NULL;
