@@ -80,7 +80,6 @@ static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
 
 char *sc_config_read_token(const char *path, char *err)
 {
-    *out = NULL;
     FILE *f = fopen(path, "r");
     if (!f) {
         sc_errf(err, SC_EIO, "cannot read token file '%s': %s", path, strerror(errno));
