@@ -240,6 +240,122 @@ def write(target, name, data):
         fh.write(data)
 
 
+# ---- perf records (fuzz_record): what a ring holds, little-endian ----
+
+import struct
+
+PERF_CONTEXT_KERNEL = (1 << 64) - 128
+PERF_CONTEXT_USER = (1 << 64) - 512
+
+
+def rec(rtype, body, misc=0, pid=1000, tid=1000, time=0, sample_id=True):
+    if sample_id:
+        body += struct.pack("<IIQII", pid, tid, time, 0, 0)
+    return struct.pack("<IHH", rtype, misc, 8 + len(body)) + body
+
+
+def padded(s):
+    b = s.encode() + b"\0"
+    return b + b"\0" * (-len(b) % 8)
+
+
+def r_comm(pid, tid, name, exec_=False, t=0):
+    return rec(3, struct.pack("<II", pid, tid) + padded(name), 0x2000 if exec_ else 0, pid, tid, t)
+
+
+def r_mmap2(pid, addr, length, pgoff, path, ino=1234, t=0):
+    body = struct.pack("<IIQQQIIQQII", pid, pid, addr, length, pgoff, 8, 1, ino, 0, 5, 2)
+    return rec(10, body + padded(path), 0, pid, pid, t)
+
+
+def r_task(rtype, pid, ppid, tid, ptid, t=0):
+    return rec(rtype, struct.pack("<IIIIQ", pid, ppid, tid, ptid, t), 0, pid, tid, t)
+
+
+def r_sample(pid, tid, t, ips, period=10101010):
+    body = struct.pack("<QIIQIIQQ", ips[-1] if ips else 0, pid, tid, t, 0, 0, period, len(ips))
+    body += b"".join(struct.pack("<Q", ip) for ip in ips)
+    return rec(9, body, sample_id=False)
+
+
+def record_seeds():
+    base = (r_comm(1000, 1000, "prog", True, 1) +
+            r_mmap2(1000, 0x400000, 0x10000, 0, "/bin/prog", t=2) +
+            r_mmap2(1000, 0x7f0000000000, 0x20000, 0x1000, "/lib/libc.so.6", 99, 3) +
+            r_mmap2(1000, 0x7f1000000000, 0x1000, 0, "//anon", 0, 4))
+    user = [PERF_CONTEXT_USER, 0x401010, 0x402020, 0x7f0000001234]
+    kern = [PERF_CONTEXT_KERNEL, 0xffffffff81000100, 0xffffffff81000200] + user
+    seeds = {
+        "basic": bytes([0]) + base + r_sample(1000, 1000, 10, user) + r_sample(1000, 1000, 11, kern),
+        "fork-exec-exit": bytes([3]) + base + r_task(7, 1001, 1000, 1001, 1000, 5) +
+        r_sample(1001, 1001, 12, user) + r_comm(1001, 1001, "child", True, 13) +
+        r_mmap2(1001, 0x500000, 0x1000, 0, "/bin/child", 77, 14) +
+        r_sample(1001, 1001, 15, [PERF_CONTEXT_USER, 0x500010]) +
+        r_task(4, 1001, 1000, 1001, 1000, 16) + r_sample(1001, 1001, 17, user),
+        "threads-jit-lost": bytes([2]) + base + r_task(7, 1000, 1000, 1005, 1000, 5) +
+        r_sample(1000, 1005, 20, [PERF_CONTEXT_USER, 0x7f1000000100, 0x1234]) +
+        rec(2, struct.pack("<QQ", 1, 7)) + rec(13, struct.pack("<Q", 3)) +
+        r_sample(0, 0, 21, [PERF_CONTEXT_KERNEL, 0xffffffff81000300]),
+        "overlapping-maps": bytes([1]) + base +
+        r_mmap2(1000, 0x404000, 0x2000, 0x9000, "/bin/other", 55, 6) +
+        r_sample(1000, 1000, 30, [PERF_CONTEXT_USER, 0x405000, 0x403000, 0x40c000]),
+    }
+    return seeds
+
+
+# ---- symbol sources (fuzz_symtab): the first byte picks the parser ----
+
+def gopclntab():
+    hdr = struct.pack("<IBBBBQQQQQQQQ", 0xfffffff0, 0, 0, 1, 8, 2, 0, 0x401000, 200, 0, 0, 0, 80)
+    d = bytearray(512)
+    d[:len(hdr)] = hdr
+    d[80:100] = struct.pack("<IIIII", 0, 40, 0x100, 48, 0x180)
+    d[120:128] = struct.pack("<II", 0, 0)
+    d[128:136] = struct.pack("<II", 0x100, 10)
+    d[200:220] = b"main.main\0main.burn\0"
+    return bytes(d)
+
+
+def tiny_elf():
+    """An ELF64 with a PT_LOAD, .text, .symtab/.strtab and a build-id note."""
+    text = b"\x55\x48\x89\xe5\x5d\xc3" * 8
+    strtab = b"\0main\0helper\0"
+    syms = (b"\0" * 24 +
+            struct.pack("<IBBHQQ", 1, 0x12, 0, 1, 0x401000, 16) +
+            struct.pack("<IBBHQQ", 6, 0x02, 0, 1, 0x401010, 0))
+    note = struct.pack("<III", 4, 20, 3) + b"GNU\0" + bytes(range(20))
+    shstr = b"\0.text\0.symtab\0.strtab\0.note.gnu.build-id\0.shstrtab\0"
+    parts = [text, syms, strtab, note, shstr]
+    offs, off = [], 64 + 56
+    for p_ in parts:
+        offs.append(off)
+        off += len(p_)
+    shoff = off
+    ehdr = struct.pack("<4sBBBBB7sHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0, b"\0" * 7, 2, 62, 1,
+                       0x401000, 64, shoff, 0, 64, 56, 1, 64, 6, 5)
+    phdr = struct.pack("<IIQQQQQQ", 1, 5, offs[0], 0x401000, 0x401000, len(text), len(text), 0x1000)
+
+    def sh(name, typ, flags, addr, o, size, link=0, info=0, align=1, ent=0):
+        return struct.pack("<IIQQQQIIQQ", name, typ, flags, addr, o, size, link, info, align, ent)
+    shdrs = (b"\0" * 64 + sh(1, 1, 6, 0x401000, offs[0], len(text), align=16) +
+             sh(7, 2, 0, 0, offs[1], len(syms), 3, 1, 8, 24) + sh(15, 3, 0, 0, offs[2], len(strtab)) +
+             sh(23, 7, 2, 0, offs[3], len(note), align=4) + sh(42, 3, 0, 0, offs[4], len(shstr)))
+    return ehdr + phdr + b"".join(parts) + shdrs
+
+
+def symtab_seeds():
+    return {
+        "kallsyms": b"\0ffffffff81000000 T _stext\nffffffff81000000 t __pfx\n"
+                    b"ffffffff81000100 t helper\t[mod]\nffffffff81000200 D data\nbad\n",
+        "perf-map": b"\x01" + b"0x7f0000001000 0x40 LazyCompile:~f a.js:1\n7f0000002000 10 Interp\n",
+        "maps": b"\x02" + b"00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/prog\n"
+                b"7f1c2a000000-7f1c2a022000 r-xp 00001000 fd:01 1234567 /opt/x y/lib.so (deleted)\n"
+                b"7ffd0000-7ffd1000 rw-p 00000000 00:00 0\n",
+        "gopclntab": b"\x03" + struct.pack("<Q", 0x401000) + gopclntab(),
+        "elf": b"\x04" + tiny_elf(),
+    }
+
+
 def main():
     pp = pprof_seeds()
     for k, v in pp.items():
@@ -272,6 +388,10 @@ def main():
     pair("mem-sort-then-strconv", "mem-sort", "mem-strconv")
     pair("negative-then-labels", "negative-values", "inline-labels")
     pair("sparse-then-mem", "sparse-ids", "mem-sort")
+    for k, v in record_seeds().items():
+        write("record", k, v)
+    for k, v in symtab_seeds().items():
+        write("symtab", k, v)
     otlp_main()
 
 

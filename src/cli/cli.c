@@ -56,6 +56,13 @@ int cli_write(const char *path, const struct sc_buf *b)
     return 0;
 }
 
+void cli_log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "scorch: %s\n", line);
+    fflush(stderr);
+}
+
 int cli_help(const char *text)
 {
     fputs(text, stdout);

@@ -50,13 +50,6 @@ static void on_hup(int sig)
     reload_flag = 1;
 }
 
-static void log_line(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "scorch: %s\n", line);
-    fflush(stderr);
-}
-
 struct agent {
     struct sc_scraper *scraper;
     struct sc_remote *remote;
@@ -285,7 +278,7 @@ int cmd_agent(int argc, char **argv)
             .max_backoff_ns = cf.remote_max_backoff_ns,
             .timeout_ns = cf.remote_timeout_ns,
             .verbose = verbose,
-            .log = log_line,
+            .log = cli_log_line,
         };
         rc = sc_remote_new(&ro, &a.remote, err);
         free(qdir);

@@ -27,6 +27,7 @@ static const struct cmd {
     {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI"},
     {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server"},
     {"ingest", cmd_ingest, "push profile files of any format to a server's /ingest"},
+    {"record", cmd_record, "sample on-CPU stacks with perf events; write or push pprof"},
 };
 
 static void usage(FILE *f)

@@ -21,6 +21,12 @@
  * at its exact size (memory is O(input), checked against the limits first), then decodes in
  * three sweeps so that ids can be resolved to indexes as they are read: strings, functions
  * and mappings; then locations; then samples.
+ *
+ * Sample timestamps. profile.proto has no field for a sample's time; scorch carries
+ * sc_sample.time_ns as a numeric label with key "timestamp_ns" (unix nanoseconds, num_unit
+ * "nanoseconds"), the key Google's perf_data_converter writes. The encoder adds it to every
+ * sample with a time; the decoder turns it (and Datadog's "end_timestamp_ns", the same
+ * meaning) back into time_ns and does not keep it as a label.
  */
 #include "formats/pprof.h"
 #include "formats/protowire.h"
@@ -82,6 +88,7 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
 }
 
 struct counts {
+    int time_keys; /* the string table holds a timestamp label key */
     uint64_t sample_types, samples, sample_locs, sample_values, labels;
     uint64_t max_sample_locs; /* in one sample */
     uint64_t mappings, locations, lines, functions, strings, comments;
@@ -98,6 +105,13 @@ struct dec {
 };
 
 #define BAD(d, ...) sc_errf((d)->err, SC_EFORMAT, "malformed pprof: " __VA_ARGS__)
+
+/* The label keys that carry a sample's time (see the header comment). */
+static int is_time_key(const uint8_t *s, size_t n)
+{
+    return (n == 12 && !memcmp(s, "timestamp_ns", 12)) ||
+           (n == 16 && !memcmp(s, "end_timestamp_ns", 16));
+}
 
 /* Reads the id (field 1) of a mapping, location or function message. */
 static int peek_id(struct sc_pb_rd r, uint64_t *id)
@@ -184,6 +198,8 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
         }
         case 6:
             c->strings++;
+            if (f.wt == SC_WT_LEN && is_time_key(f.payload.p, (size_t)(f.payload.end - f.payload.p)))
+                c->time_keys = 1;
             break;
         case 13:
             c->comments += f.wt == SC_WT_LEN ? sc_pb_packed_count(&f.payload) : 1;
@@ -440,7 +456,17 @@ struct sample_out {
     struct sc_label *labels;
     uint64_t label_cap;
     uint32_t nlabels;
+    int64_t time_ns; /* from a timestamp label (only when labels are decoded) */
 };
+
+/* Is lb a sample's time? Its key is checked against the table here; sc_profile_validate
+ * checks every index at the end. */
+static int time_label(const struct dec *d, const struct sc_label *lb)
+{
+    const struct sc_strtab *t = &d->p->strings;
+    return lb->str == 0 && lb->key < t->n &&
+           is_time_key((const uint8_t *)t->v[lb->key].ptr, t->v[lb->key].len);
+}
 
 /* Decodes sample number `index` (for messages) from r into o. */
 static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct sample_out *o)
@@ -448,6 +474,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
     uint32_t nt = d->p->nsample_types;
     uint32_t nvals = 0;
     o->nlocs = o->nlabels = 0;
+    o->time_ns = 0;
     struct sc_pb_field f;
     int k, rc;
     while ((k = sc_pb_next(&r, &f)) > 0) {
@@ -519,7 +546,10 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
             rc = dec_label(d, f.payload, &o->labels[o->nlabels]);
             if (rc)
                 return rc;
-            o->nlabels++;
+            if (time_label(d, &o->labels[o->nlabels]))
+                o->time_ns = o->labels[o->nlabels].num;
+            else
+                o->nlabels++;
             break;
         }
     }
@@ -556,7 +586,7 @@ static int store_sample(struct dec *d, struct sc_pb_rd r)
     s->nlocs = o.nlocs;
     s->label_start = p->nlabels;
     s->nlabels = o.nlabels;
-    s->time_ns = 0;
+    s->time_ns = o.time_ns;
     p->nsample_locs += o.nlocs;
     p->nlabels += o.nlabels;
     return 0;
@@ -586,6 +616,11 @@ static int decode(struct dec *d, const void *buf, size_t n)
     struct sc_pb_rd all = {buf, (const uint8_t *)buf + n};
     struct counts c;
     int rc = count_pass(d, all, &c);
+    /* samples with timestamps are kept in the profile: a lazy walk carries no times */
+    if (rc == 0 && d->lazy && c.time_keys) {
+        d->lazy = 0;
+        rc = count_pass(d, all, &c);
+    }
     if (rc)
         return rc;
     if ((rc = check_limit(d, c.samples, lim->max_samples, "samples")) ||
@@ -796,7 +831,7 @@ static int pprof_decode(const void *buf, size_t n, const struct sc_limits *lim,
     int rc = decode(&d, buf, n);
     idmap_release(&d.fn_ids);
     idmap_release(&d.map_ids);
-    if (rc == 0 && lazy) {
+    if (rc == 0 && d.lazy) {
         struct lazy *z = calloc(1, sizeof *z);
         if (!z) {
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
@@ -871,16 +906,49 @@ static void put_value_type(struct sc_buf *b, struct sc_buf *tmp, uint32_t num,
     sc_pb_put_msg(b, num, tmp);
 }
 
+/* The string indexes of "timestamp_ns" and "nanoseconds" for samples' time labels: where
+ * the table has them, else appended after it (*extra says how many strings to append:
+ * 0, 1 or 2, in the order key, unit). Nothing when no sample has a time. */
+struct time_strings {
+    uint32_t key, unit;
+    int any, extra_key, extra_unit;
+};
+
+static void find_time_strings(const struct sc_profile *p, struct time_strings *ts)
+{
+    memset(ts, 0, sizeof *ts);
+    for (uint32_t i = 0; i < p->nsamples && !ts->any; i++)
+        ts->any = p->samples[i].time_ns != 0;
+    if (!ts->any)
+        return;
+    int have_key = 0, have_unit = 0;
+    for (uint32_t i = 1; i < p->strings.n && !(have_key && have_unit); i++) {
+        struct sc_str s = p->strings.v[i];
+        if (!have_key && s.len == 12 && !memcmp(s.ptr, "timestamp_ns", 12))
+            ts->key = i, have_key = 1;
+        else if (!have_unit && s.len == 11 && !memcmp(s.ptr, "nanoseconds", 11))
+            ts->unit = i, have_unit = 1;
+    }
+    uint32_t next = p->strings.n;
+    if (!have_key)
+        ts->key = next++, ts->extra_key = 1;
+    if (!have_unit)
+        ts->unit = next, ts->extra_unit = 1;
+}
+
 int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
 {
     struct sc_buf tmp = SC_BUF_INIT, inner = SC_BUF_INIT;
     for (uint32_t i = 0; i < p->nsample_types; i++)
         put_value_type(b, &tmp, 1, &p->sample_types[i]);
+    struct time_strings ts;
+    find_time_strings(p, &ts);
 
     uint32_t nt = p->nsample_types;
     for (uint32_t i = 0; i < p->nsamples; i++) {
         const struct sc_sample *s = &p->samples[i];
-        const uint32_t *locs = p->sample_locs + s->loc_start;
+        /* (samples may all be empty: then there is no sample_locs array to point into) */
+        const uint32_t *locs = s->nlocs ? p->sample_locs + s->loc_start : NULL;
         const int64_t *vals = p->values + (size_t)i * nt;
         tmp.len = 0;
         if (s->nlocs) {
@@ -903,11 +971,20 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
         }
         for (uint32_t j = 0; j < s->nlabels; j++) {
             const struct sc_label *lb = &p->labels[s->label_start + j];
+            if (s->time_ns && lb->key == ts.key && !lb->str)
+                continue; /* the time goes below, once */
             inner.len = 0;
             sc_pb_put_uint(&inner, 1, lb->key);
             sc_pb_put_uint(&inner, 2, lb->str);
             sc_pb_put_uint(&inner, 3, (uint64_t)lb->num);
             sc_pb_put_uint(&inner, 4, lb->num_unit);
+            sc_pb_put_msg(&tmp, 3, &inner);
+        }
+        if (s->time_ns) {
+            inner.len = 0;
+            sc_pb_put_uint(&inner, 1, ts.key);
+            sc_pb_put_uint(&inner, 3, (uint64_t)s->time_ns);
+            sc_pb_put_uint(&inner, 4, ts.unit);
             sc_pb_put_msg(&tmp, 3, &inner);
         }
         sc_pb_put_msg(b, 2, &tmp);
@@ -962,6 +1039,10 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
         struct sc_str s = p->strings.v[i];
         sc_pb_put_bytes(b, 6, s.ptr, s.len);
     }
+    if (ts.extra_key)
+        sc_pb_put_bytes(b, 6, "timestamp_ns", 12);
+    if (ts.extra_unit)
+        sc_pb_put_bytes(b, 6, "nanoseconds", 11);
     sc_pb_put_uint(b, 7, p->drop_frames);
     sc_pb_put_uint(b, 8, p->keep_frames);
     sc_pb_put_uint(b, 9, (uint64_t)p->time_nanos);

@@ -12,20 +12,25 @@
 /* Decodes an uncompressed profile.proto message into p (a fresh sc_profile_new()).
  * Zero-copy: p's strings point into buf, which must live as long as p (sc_decode() makes
  * p adopt it). Accepts packed and unpacked repeated scalars, unknown fields, sparse ids,
- * fields in any order. Enforces lim before allocating. 0 or SC_EFORMAT / SC_ELIMIT /
- * SC_ENOMEM with detail in err. */
+ * fields in any order. Enforces lim before allocating. A sample's numeric label
+ * "timestamp_ns" or "end_timestamp_ns" becomes its time_ns (and is not kept as a label).
+ * 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM with detail in err. */
 int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, struct sc_profile *p,
                     char *err);
 
 /* Like sc_pprof_decode() but leaves the samples in buf: p->nsamples stays 0 and p->lazy
  * decodes them on each sc_profile_foreach_sample() walk (without labels), so memory is
  * O(input) rather than O(samples). Malformed samples surface as errors of the walk. For
- * one-pass reports over big profiles (`scorch top`). */
+ * one-pass reports over big profiles (`scorch top`). A profile whose samples carry
+ * timestamps (its string table holds a timestamp label key) is decoded as by
+ * sc_pprof_decode instead, since walks carry no times. */
 int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
                          struct sc_profile *p, char *err);
 
 /* Appends p as an uncompressed profile.proto message to out. Location, function and
- * mapping ids are written as index + 1. 0 or SC_ENOMEM. */
+ * mapping ids are written as index + 1. A sample with a time_ns gets the numeric label
+ * timestamp_ns = time_ns (num_unit "nanoseconds"; both strings are appended to the string
+ * table when it lacks them). 0 or SC_ENOMEM. */
 int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *out);
 
 /* Cheap check used by format detection: does buf parse as a sequence of well-formed

@@ -565,13 +565,14 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     if (!rc) {
         int64_t t = from ? from : p->time_nanos;
         /* perf script timestamps count from boot: shift them by whole seconds so the first
-         * sample lands in the push's first second and sub-second offsets stay exact */
-        int64_t shift = 0;
-        if (fmt == SC_FMT_PERF && p->nsamples && p->samples[0].time_ns) {
-            int64_t first = p->samples[0].time_ns;
-            for (uint32_t i = 1; i < p->nsamples; i++)
-                if (p->samples[i].time_ns && p->samples[i].time_ns < first)
-                    first = p->samples[i].time_ns;
+         * sample lands in the push's first second and sub-second offsets stay exact. The
+         * same for a pprof whose timestamp_ns labels are not wall-clock (before 2001: a
+         * perf recording converted to pprof); scorch record's are */
+        int64_t shift = 0, first = 0;
+        for (uint32_t i = 0; i < p->nsamples; i++)
+            if (p->samples[i].time_ns && (!first || p->samples[i].time_ns < first))
+                first = p->samples[i].time_ns;
+        if (first && (fmt == SC_FMT_PERF || first < 978307200LL * 1000000000LL)) {
             if (!t)
                 t = (int64_t)time(NULL) * 1000000000LL;
             shift = (t / 1000000000LL - first / 1000000000LL) * 1000000000LL;

@@ -45,6 +45,18 @@ static inline void sc_buf_putc(struct sc_buf *b, char c)
     }
 }
 
+/* The value of a hexadecimal digit, -1 for anything else. */
+static inline int sc_hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* Grows the array *arrp (elements of size sz, capacity *cap) to hold need elements,
  * doubling from 16. 0, SC_ELIMIT past 2^31 elements, or SC_ENOMEM (the array unchanged). */
 int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz);

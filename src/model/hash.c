@@ -108,3 +108,22 @@ uint32_t *sc_map64_upsert(struct sc_map64 *m, uint64_t key, uint32_t init, int *
         *added = 1;
     return &m->vals[j];
 }
+
+uint32_t *sc_map64_intern(struct sc_map64 *m, uint64_t h, uint32_t init, sc_map64_eq eq,
+                          void *ctx, int *added)
+{
+    /* 64-bit hashes of distinct content practically never meet; the bound only keeps a
+     * broken eq from looping forever */
+    for (int probe = 0; probe < 64; probe++, h = sc_mix64(h + 1)) {
+        int a;
+        uint32_t *slot = sc_map64_upsert(m, h, init, &a);
+        if (!slot)
+            return NULL;
+        if (a || eq(ctx, *slot)) {
+            if (added)
+                *added = a;
+            return slot;
+        }
+    }
+    return NULL;
+}

@@ -41,4 +41,12 @@ uint32_t *sc_map64_get(const struct sc_map64 *m, uint64_t key);
  * Returns the value slot (valid until the next insert) or NULL when out of memory. */
 uint32_t *sc_map64_upsert(struct sc_map64 *m, uint64_t key, uint32_t init, int *added);
 
+/* For content filed under its 64-bit hash h, where different content may share a hash:
+ * finds the value for which eq(ctx, value) holds among those filed under h, sc_mix64(h + 1),
+ * ... (probing on), or files init under the first free key and sets *added. Returns the
+ * value slot (valid until the next insert), or NULL when out of memory. */
+typedef int (*sc_map64_eq)(void *ctx, uint32_t value);
+uint32_t *sc_map64_intern(struct sc_map64 *m, uint64_t h, uint32_t init, sc_map64_eq eq,
+                          void *ctx, int *added);
+
 #endif

@@ -224,7 +224,8 @@ int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t
             return SC_ENOMEM;
         p->values = v;
     }
-    return sc_grow_array(&p->sample_locs, &p->sample_locs_cap, (uint64_t)nlocs,
+    /* never NULL once there are samples, even when they are all empty: readers index it */
+    return sc_grow_array(&p->sample_locs, &p->sample_locs_cap, (uint64_t)(nlocs ? nlocs : 1),
                          sizeof *p->sample_locs);
 }
 

@@ -69,17 +69,6 @@ static void skip_ws(struct lexer *x)
         x->i++;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static void put_utf8(struct sc_buf *b, uint32_t cp)
 {
     char u[4];
@@ -171,7 +160,7 @@ static int lex_string(struct lexer *x, struct sc_buf *out)
             continue;
         uint32_t v = 0;
         for (int k = 0; k < digits; k++) {
-            int d = x->i < x->n ? hexval(x->s[x->i]) : -1;
+            int d = x->i < x->n ? sc_hex_digit(x->s[x->i]) : -1;
             if (d < 0 || d >= base)
                 return bad(x, esc, 1, "escape needs %d %s digits", digits,
                            base == 8 ? "octal" : "hex");

@@ -166,8 +166,9 @@ static int strlist(struct ctx *c, yaml_node_t *n, const char *key, char ***out, 
     return 0;
 }
 
-/* A `labels:` mapping, appended to the job's static labels. */
-static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
+/* A `labels:` mapping, appended to the names and values arrays. */
+static int parse_label_map(struct ctx *c, yaml_node_t *v, char ***names, char ***values,
+                           uint32_t *n)
 {
     if (v->type != YAML_MAPPING_NODE)
         return fail(c, v, "'labels' must be a mapping%s", "");
@@ -189,23 +190,80 @@ static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
         /* service_name, job and instance come on top */
         snprintf(why, sizeof why, "too many labels (a series has at most %d)",
                  SC_SERIES_LABELS_MAX);
-        if (j->nlabels + 3 >= SC_SERIES_LABELS_MAX) return fail(c, lk, "%s", why);
-        char **nn = realloc(j->label_names, (j->nlabels + 1) * sizeof *nn);
+        if (*n + 3 >= SC_SERIES_LABELS_MAX) return fail(c, lk, "%s", why);
+        char **nn = realloc(*names, (*n + 1) * sizeof *nn);
         if (nn)
-            j->label_names = nn;
-        char **nv = nn ? realloc(j->label_values, (j->nlabels + 1) * sizeof *nv) : NULL;
+            *names = nn;
+        char **nv = nn ? realloc(*values, (*n + 1) * sizeof *nv) : NULL;
         if (nv)
-            j->label_values = nv;
+            *values = nv;
         if (!nn || !nv)
             return sc_errf(c->err, SC_ENOMEM, "out of memory");
-        j->label_names[j->nlabels] = strdup(ln);
-        j->label_values[j->nlabels] = strdup(lvs);
-        if (!j->label_names[j->nlabels] || !j->label_values[j->nlabels]) {
-            free(j->label_names[j->nlabels]);
-            free(j->label_values[j->nlabels]);
+        (*names)[*n] = strdup(ln);
+        (*values)[*n] = strdup(lvs);
+        if (!(*names)[*n] || !(*values)[*n]) {
+            free((*names)[*n]);
+            free((*values)[*n]);
             return sc_errf(c->err, SC_ENOMEM, "out of memory");
         }
-        j->nlabels++;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* A job's `labels:`, appended to its static labels. */
+static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
+{
+    return parse_label_map(c, v, &j->label_names, &j->label_values, &j->nlabels);
+}
+
+/* record: {frequency: 99, interval: 10s, pid: 1234, labels: {k: v}} */
+static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return fail(c, n, "'record' must be a mapping%s", "");
+    if (unique_keys(c, n))
+        return SC_EINVAL;
+    cf->record = 1;
+    cf->record_dwarf = -1;
+    yaml_node_t *k, *v;
+    FOR_PAIRS(c, n, it8, k, v)
+    {
+        const char *key = scalar(k), *val = scalar(v);
+        char *end = NULL;
+        if (!key)
+            return fail(c, k, "bad key%s", "");
+        if (!strcmp(key, "frequency")) {
+            long f = val ? strtol(val, &end, 10) : 0;
+            if (!val || *end || f < 1 || f > 100000)
+                return fail(c, v, "'record.frequency' must be 1 to 100000 (Hz), not '%s'",
+                            val ? val : "");
+            cf->record_frequency = (uint32_t)f;
+        } else if (!strcmp(key, "interval")) {
+            if (parse_duration(val, &cf->record_interval_ns) ||
+                cf->record_interval_ns < 1000000000LL)
+                return fail(c, v, "bad 'record.interval' '%s' (1s or more, like 10s)",
+                            val ? val : "");
+        } else if (!strcmp(key, "pid")) {
+            long p = val ? strtol(val, &end, 10) : 0;
+            if (!val || *end || p < 1 || p > INT32_MAX)
+                return fail(c, v, "'record.pid' must be a process id, not '%s'", val ? val : "");
+            cf->record_pid = (int32_t)p;
+        } else if (!strcmp(key, "labels")) {
+            int rc = parse_label_map(c, v, &cf->record_label_names, &cf->record_label_values,
+                                     &cf->record_nlabels);
+            if (rc)
+                return rc;
+        } else if (!strcmp(key, "dwarf")) {
+            if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
+                cf->record_dwarf = !strcmp(val, "true");
+            else
+                return fail(c, v, "'record.dwarf' must be true or false, not '%s'", val ? val : "");
+        } else {
+            return fail(c, k,
+                        "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)",
+                        key);
+        }
     }
     return 0;
 }
@@ -467,9 +525,14 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 if (rc)
                     return rc;
             }
+        } else if (!strcmp(key, "record")) {
+            rc = parse_record(c, v, cf);
+            if (rc)
+                return rc;
         } else {
             return fail(c, k,
-                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, otlp)",
+                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, "
+                        "otlp, record)",
                         key);
         }
     }
@@ -568,5 +631,7 @@ void sc_config_release(struct sc_config *c)
     free(c->storage_url);
     free(c->listen);
     free_strs(c->source_roots, c->nsource_roots);
+    free_strs(c->record_label_names, c->record_nlabels);
+    free_strs(c->record_label_values, c->record_nlabels);
     memset(c, 0, sizeof *c);
 }

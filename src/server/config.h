@@ -63,6 +63,15 @@ struct sc_config {
     char *otlp_grpc_listen;  /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;
+    /* record: the server samples its host (collect/record.h) */
+    int record;                 /* a record: section is present */
+    uint32_t record_frequency;  /* record.frequency (Hz), 0 = the default (99) */
+    int64_t record_interval_ns; /* record.interval, 0 = the default (10 s) */
+    int32_t record_pid;         /* record.pid: one process instead of every CPU */
+    int record_dwarf;           /* record.dwarf: file:line from DWARF; -1 = the default
+                                   (with pid only) */
+    char **record_label_names, **record_label_values; /* record.labels */
+    uint32_t record_nlabels;
 };
 
 /* Reads path. Unknown keys are errors (typos should not be silent). 0 or SC_E* with

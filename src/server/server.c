@@ -3,6 +3,7 @@
 #include "model/error.h"
 #include "model/clock.h"
 #include "server/assets.h"
+#include "collect/record.h"
 #include "collect/scrape.h"
 #include "server/config.h"
 #include "server/grpc.h"
@@ -774,6 +775,10 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!rc && o->config && o->config->njobs) {
         rc = start_scraper(srv, o->config, err);
     }
+    /* record: the host's own samples, written like a scrape (a reload does not change it) */
+    if (!rc && o->config && o->config->record)
+        rc = sc_record_bg_from_config(o->config, sc_scrape_store_sink, srv->store,
+                                      &srv->recorder, err);
     if (!rc) {
         /* a thread per connection: handlers block on fsync'd commits and long merges
          * without holding up other connections */
@@ -843,7 +848,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     sc_grpc_stop(srv->grpc);
     if (srv->daemon && rc)
         MHD_stop_daemon(srv->daemon);
-    /* before the store: profiles already scraped are handed to it as the scraper stops */
+    /* before the store: profiles already scraped (and the last recorded window) are
+     * handed to it as the scraper and the recorder stop */
+    sc_record_bg_stop(srv->recorder);
     sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);
     pthread_mutex_destroy(&srv->stats_mu);

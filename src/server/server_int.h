@@ -84,6 +84,7 @@ struct sc_server {
     struct sc_store *store;
     struct sc_scraper *_Atomic scraper; /* NULL until a config has scrape_configs (a
                                            reload may start one while handlers run) */
+    struct sc_record_bg *recorder;      /* the config's record: (set before serving) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
     struct sc_grpc *grpc; /* the OTLP/gRPC listener (grpc.c), NULL when not configured */

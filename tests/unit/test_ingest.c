@@ -502,11 +502,84 @@ static void test_config_mutations(void)
     T_CHECK(bad_config > 100 && bad_body > 10);
 }
 
+/* A pprof push whose samples carry timestamp_ns labels (scorch record) is stored timed:
+ * sc_store_timed returns its samples at their own (unix) times, not shifted. */
+static void test_timed_pprof(void)
+{
+    struct sc_store *s = open_store();
+    if (!s)
+        return;
+    struct sc_profile *p = sc_profile_new();
+    sc_profile_add_sample_type(p, "samples", "count");
+    sc_profile_add_sample_type(p, "cpu", "nanoseconds");
+    p->period_type = p->sample_types[1];
+    p->period = 10101010;
+    int64_t nm = sc_profile_intern(p, "hot", 3);
+    uint32_t loc = (uint32_t)sc_profile_add_simple_location(
+        p, (uint32_t)sc_profile_add_function(p, (uint32_t)nm, 0));
+    const int64_t times[3] = {1700000100LL * NS + 900000000LL, 1700000101LL * NS + 5000000LL,
+                              1700000100LL * NS + 100000000LL};
+    for (int i = 0; i < 3; i++) {
+        int64_t v[2] = {1, 10101010};
+        sc_profile_add_sample(p, &loc, 1, v, times[i]);
+    }
+    struct sc_buf raw = SC_BUF_INIT;
+    T_EQ_INT(sc_pprof_encode(p, &raw), 0);
+    struct sc_ingest_req r = {.name = "rec.cpu{host=h1}", .from = "1700000100",
+                              .until = "1700000110", .format = "pprof", .body = raw.data,
+                              .len = raw.len};
+    struct sc_ingest_result res;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);
+    T_EQ_INT(res.samples, 3);
+    struct ids ids = {{0}, 0};
+    sc_store_series_list(s, NULL, "cpu:samples", 0, INT64_MAX, collect, &ids, err);
+    T_EQ_INT(ids.n, 1);
+    struct sc_store_query q = {NULL, ids.id, ids.n, "cpu:samples", 0, INT64_MAX, 0};
+    struct sc_profile *t = NULL;
+    T_EQ_INT(sc_store_timed(s, &q, &t, err), 0);
+    T_CHECK(t && t->nsamples == 3);
+    if (t && t->nsamples == 3) {
+        T_EQ_INT(t->samples[0].time_ns, times[2]);
+        T_EQ_INT(t->samples[1].time_ns, times[0]);
+        T_EQ_INT(t->samples[2].time_ns, times[1]);
+    }
+    sc_profile_free(t);
+    /* timestamps that are not wall-clock (a perf recording converted to pprof: seconds
+     * since boot) are shifted by whole seconds into the push's first second */
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        p->samples[i].time_ns = 5000 * NS + 250000000LL * (i + 1);
+    raw.len = 0;
+    T_EQ_INT(sc_pprof_encode(p, &raw), 0);
+    struct sc_ingest_req r2 = {.name = "boot.cpu", .from = "1700000200", .format = "pprof",
+                               .body = raw.data, .len = raw.len};
+    T_EQ_INT(sc_ingest(s, &r2, &sc_limits_cli, &res, err), 0);
+    struct ids ids2 = {{0}, 0};
+    sc_store_series_list(s, NULL, "cpu:samples", 0, INT64_MAX, collect, &ids2, err);
+    uint64_t boot = 0;
+    for (uint32_t i = 0; i < ids2.n; i++)
+        if (ids2.id[i] != ids.id[0])
+            boot = ids2.id[i];
+    struct sc_store_query q2 = {NULL, &boot, 1, "cpu:samples", 0, INT64_MAX, 0};
+    T_EQ_INT(sc_store_timed(s, &q2, &t, err), 0);
+    T_CHECK(t && t->nsamples == 3);
+    if (t && t->nsamples == 3)
+        T_EQ_INT(t->samples[0].time_ns, 1700000200LL * NS + 250000000LL);
+    sc_profile_free(t);
+    sc_profile_free(p);
+    sc_buf_release(&raw);
+    sc_store_close(s);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    T_EQ_INT(system(cmd), 0);
+}
+
 int main(void)
 {
     T_RUN(test_names);
     T_RUN(test_pushes);
     T_RUN(test_pprof_pushes);
+    T_RUN(test_timed_pprof);
     T_RUN(test_client_pprofs);
     T_RUN(test_config_mutations);
     return t_done();

@@ -512,6 +512,80 @@ static void test_lazy_samples(void)
     sc_profile_free(rich);
 }
 
+/* A sample's time travels as the numeric label timestamp_ns: encoded for samples with a
+ * time, decoded back into time_ns (not kept as a label), also from Datadog's
+ * end_timestamp_ns; a lazy decode of such a profile keeps its samples (and times). */
+static void test_sample_times(void)
+{
+    struct sc_profile *p = rich_profile();
+    p->samples[0].time_ns = 1700000000123456789LL;
+    p->samples[1].time_ns = 0;
+    struct sc_buf b = SC_BUF_INIT;
+    T_EQ_INT(sc_pprof_encode(p, &b), 0);
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    struct sc_profile *q = decode(b.data, b.len, &rc, err);
+    T_EQ_INT(rc, 0);
+    if (q) {
+        T_EQ_INT(q->samples[0].time_ns, 1700000000123456789LL);
+        T_EQ_INT(q->samples[1].time_ns, 0);
+        T_EQ_INT(q->samples[0].nlabels, 2); /* bytes, thread: the time is no label */
+        T_CHECK(profiles_equal(p, q));
+        /* the two strings were appended once; encode(decode(x)) is a fixed point */
+        T_EQ_INT(q->strings.n, p->strings.n + 2);
+        struct sc_buf b2 = SC_BUF_INIT;
+        T_EQ_INT(sc_pprof_encode(q, &b2), 0);
+        T_CHECK(b2.len == b.len && memcmp(b.data, b2.data, b.len) == 0);
+        sc_buf_release(&b2);
+        sc_profile_free(q);
+    }
+    /* lazy decoding keeps timestamped samples in the profile */
+    struct sc_profile *z = sc_profile_new();
+    T_EQ_INT(sc_pprof_decode_lazy(b.data, b.len, &sc_limits_cli, z, err), 0);
+    T_CHECK(z->lazy == NULL);
+    T_EQ_INT(z->nsamples, 2);
+    if (z->nsamples == 2)
+        T_EQ_INT(z->samples[0].time_ns, 1700000000123456789LL);
+    sc_profile_free(z);
+    sc_buf_release(&b);
+
+    /* Datadog's key, written by hand: one sample, one location, end_timestamp_ns = 42 s */
+    struct sc_buf w = SC_BUF_INIT, m = SC_BUF_INIT, l = SC_BUF_INIT;
+    put_uint(&m, 1, 1); /* sample type: type "samples", unit "count" */
+    put_uint(&m, 2, 2);
+    put_msg(&w, 1, &m);
+    m.len = 0;
+    put_uint(&m, 1, 1); /* location id 1 */
+    put_msg(&w, 4, &m);
+    m.len = 0;
+    put_uint(&m, 1, 1); /* location_id */
+    put_uint(&m, 2, 7); /* value */
+    put_uint(&l, 1, 3);
+    put_uint(&l, 3, 42000000000ULL);
+    put_uint(&l, 4, 4);
+    put_msg(&m, 3, &l);
+    l.len = 0;
+    put_uint(&l, 1, 5); /* a string label stays */
+    put_uint(&l, 2, 6);
+    put_msg(&m, 3, &l);
+    put_msg(&w, 2, &m);
+    const char *strs[] = {"", "samples", "count", "end_timestamp_ns", "nanoseconds", "comm", "x"};
+    for (int i = 0; i < 7; i++)
+        put_bytes(&w, 6, strs[i], strlen(strs[i]));
+    q = decode(w.data, w.len, &rc, err);
+    T_EQ_INT(rc, 0);
+    if (q) {
+        T_EQ_INT(q->samples[0].time_ns, 42000000000LL);
+        T_EQ_INT(q->samples[0].nlabels, 1);
+        T_EQ_INT(q->labels[q->samples[0].label_start].key, 5);
+        sc_profile_free(q);
+    }
+    sc_buf_release(&w);
+    sc_buf_release(&m);
+    sc_buf_release(&l);
+    sc_profile_free(p);
+}
+
 int main(void)
 {
     T_RUN(test_roundtrip_all_fields);
@@ -519,5 +593,6 @@ int main(void)
     T_RUN(test_errors);
     T_RUN(test_testdata_roundtrip);
     T_RUN(test_lazy_samples);
+    T_RUN(test_sample_times);
     return t_done();
 }

@@ -1,7 +1,8 @@
 // A small program with a known profile: main.burn takes ~3/4 of the CPU and
 // main.spin ~1/4 (main.spin also calls an inlinable helper); main.grow does
 // nearly all allocation. Writes cpu.pb.gz and mem.pb.gz into the directory
-// given as the first argument.
+// given as the first argument. `goprog burn SECONDS` only burns and spins (3:1) for that
+// long, writing nothing: what the `scorch record` tests sample from outside.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"time"
 )
 
@@ -43,6 +45,14 @@ func grow(n int) {
 }
 
 func main() {
+	if len(os.Args) > 2 && os.Args[1] == "burn" {
+		secs, _ := strconv.ParseFloat(os.Args[2], 64)
+		for end := time.Now().Add(time.Duration(secs * float64(time.Second))); time.Now().Before(end); {
+			burn(30 * time.Millisecond)
+			spin(10 * time.Millisecond)
+		}
+		return
+	}
 	dir := os.Args[1]
 	runtime.MemProfileRate = 4096
 	cpu, err := os.Create(filepath.Join(dir, "cpu.pb.gz"))

@@ -1,0 +1,343 @@
+/* cmd_record.c - `scorch record`: sample on-CPU stacks with perf events, write or push pprof. */
+#include "cli/cli.h"
+#include "collect/record.h"
+#include "collect/remote.h"
+#include "formats/input.h"
+#include "formats/pprof.h"
+#include "model/error.h"
+#include "model/clock.h"
+#include "model/labels.h"
+#include "model/timespec.h"
+#include "server/config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "usage: scorch record [-a | -p PID] [-F HZ] [--duration S] [-o FILE]\n"
+    "       scorch record [-a | -p PID] [-F HZ] [--duration S] --push URL [--interval S]\n"
+    "                     [--label k=v]... [--token-file FILE] [--queue-dir DIR]\n"
+    "\n"
+    "Samples on-CPU stacks, user and kernel frames, with the kernel's cpu-clock perf event\n"
+    "(works in VMs and containers without hardware counters) and writes them as pprof:\n"
+    "sample types samples and cpu (nanoseconds), every sample with its timestamp and the\n"
+    "labels pid, tid and comm. Symbols come from the binaries themselves (ELF symbol\n"
+    "tables, Go's pclntab, DWARF file:line, /proc/kallsyms, /tmp/perf-PID.map); perf is not\n"
+    "needed. Stacks are walked by frame pointers: code built without them gives short\n"
+    "stacks, which are marked [truncated: <binary>] and counted per binary at the end.\n"
+    "\n"
+    "options:\n"
+    "  -a, --all-cpus      every process on every CPU (the default)\n"
+    "  -p, --pid PID       one process: all its threads, also those it starts later, and\n"
+    "                      the children it forks; stops when it exits\n"
+    "  -F, --freq HZ       samples per second, per CPU or thread (default 99)\n"
+    "  --duration S        stop after S (10, 2.5, 1m, 1h); default: at SIGINT or SIGTERM\n"
+    "  -o, --output FILE   the gzipped pprof to write (default record.pb.gz; - is stdout)\n"
+    "  --push URL          push to a scorch (or Pyroscope) server's /ingest every interval,\n"
+    "                      through a bounded on-disk queue, with retries\n"
+    "  --interval S        between pushes (default 10)\n"
+    "  --label k=v         a label of the pushed series, repeatable; service_name=NAME names\n"
+    "                      it (default: the program's name with -p, the host name with -a).\n"
+    "                      With -o, a label of every sample\n"
+    "  --token-file FILE   the bearer token for --push (the first line of FILE)\n"
+    "  --queue-dir DIR     where pushes wait until delivered (default ./record-queue)\n"
+    "  --dwarf, --no-dwarf file:line and inlined frames from DWARF, or function names only;\n"
+    "                      default: with DWARF, but for -a --push (every binary the machine\n"
+    "                      runs, continuously: names only keep the cost low)\n"
+    "  -v, --verbose       log every push\n"
+    "  -h, --help          show this help\n"
+    "\n"
+    "SIGINT or SIGTERM stop the sampling; what was recorded is still written (or pushed,\n"
+    "trying for 10 s, the rest staying queued for the next run).\n"
+    "\n"
+    "Permissions: -a needs root or CAP_PERFMON (or kernel.perf_event_paranoid <= 0); -p of\n"
+    "your own process needs paranoid <= 2 (user frames) or <= 1 (kernel frames too). See\n"
+    "docs/record.md.\n";
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static int should_stop(void *ctx)
+{
+    (void)ctx;
+    return stop_flag;
+}
+
+struct rec_cli {
+    const char *output;
+    struct sc_remote *remote;
+    const char *service;
+    struct sc_labels *labels;
+    uint64_t pushed, written_samples;
+    int verbose;
+};
+
+/* -o: the one profile, gzipped. */
+static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
+{
+    (void)from, (void)until;
+    struct rec_cli *c = ctx;
+    struct sc_buf raw = SC_BUF_INIT, gz = SC_BUF_INIT;
+    int rc = sc_pprof_encode(p, &raw) || raw.oom ? SC_ENOMEM : 0;
+    if (!rc && sc_gzip(raw.data ? raw.data : "", raw.len, 6, &gz)) rc = SC_ENOMEM;
+    sc_buf_release(&raw);
+    if (rc) {
+        sc_buf_release(&gz);
+        return sc_errf(err, rc, "out of memory");
+    }
+    int to_file = strcmp(c->output, "-") != 0;
+    int fd = to_file ? open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : 1;
+    rc = fd < 0 || sc_buf_write_fd(&gz, fd) != 0 ? SC_EIO : 0;
+    int e = errno;
+    if (to_file && fd >= 0 && close(fd) != 0 && !rc) {
+        rc = SC_EIO;
+        e = errno;
+    }
+    sc_buf_release(&gz);
+    c->written_samples += p->nsamples;
+    return rc ? sc_errf(err, SC_EIO, "cannot write '%s': %s", c->output, strerror(e)) : 0;
+}
+
+/* --push: every window with samples goes to the queue, the senders do the rest. */
+static int push_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
+{
+    struct rec_cli *c = ctx;
+    if (p->nsamples == 0) return 0;
+    int rc =
+        sc_record_deliver(p, from, until, c->service, c->labels, sc_remote_sink, c->remote, err);
+    if (rc) {
+        /* one profile the queue cannot take is not worth stopping for */
+        fprintf(stderr, "scorch: record: %s\n", err);
+        return 0;
+    }
+    c->pushed++;
+    return 0;
+}
+
+static void print_trunc(void *ctx, const char *dso, uint64_t count)
+{
+    int *first = ctx;
+    fprintf(stderr, "%s%s %llu", *first ? "" : ",", dso, (unsigned long long)count);
+    *first = 0;
+}
+
+static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs, int pushed)
+{
+    struct sc_record_stats st;
+    sc_recorder_stats(r, &st);
+    fprintf(stderr,
+            "scorch: recorded %llu samples in %.1f s on %u CPUs (%llu lost)%s; symbols of %u "
+            "binaries, %u distinct addresses\n",
+            (unsigned long long)st.samples, secs, st.cpus, (unsigned long long)st.lost,
+            st.user_only ? ", user frames only" : "", st.sym.dsos, st.locations);
+    if (st.truncated) {
+        fprintf(stderr, "scorch: %llu truncated stacks (code without frame pointers) by binary: ",
+                (unsigned long long)st.truncated);
+        int first = 1;
+        sc_recorder_truncated(r, print_trunc, &first);
+        fputc('\n', stderr);
+    }
+    if (c->verbose)
+        fprintf(stderr,
+                "scorch: symbol tables %.1f MiB (%u kept, %llu loads, %llu failed, %llu evicted), "
+                "%u kernel symbols, open DWARF %.1f MiB (%u files)\n",
+                st.sym.table_bytes / 1048576.0, st.sym.tables, (unsigned long long)st.sym.loads,
+                (unsigned long long)st.sym.load_failures, (unsigned long long)st.sym.evictions,
+                (unsigned)st.sym.kernel_symbols, st.sym.dwarf_bytes / 1048576.0, st.sym.dwarfs);
+    if (pushed)
+        fprintf(stderr, "scorch: pushed %llu profiles\n", (unsigned long long)c->pushed);
+    else if (c->output && strcmp(c->output, "-"))
+        fprintf(stderr, "scorch: wrote '%s'\n", c->output);
+}
+
+/* k=v into labels. 0, or a usage error's exit status. */
+static int add_label(struct sc_labels *l, const char *kv)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || !eq[1]) return cli_usage("record", "--label wants k=v, not '%s'", kv);
+    if (!sc_label_name_valid(kv, (size_t)(eq - kv)))
+        return cli_usage("record", "bad label name in '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*)", kv);
+    if (strlen(eq + 1) > SC_LABEL_VALUE_MAX)
+        return cli_usage("record", "the value of '%.*s' is longer than %d bytes", (int)(eq - kv),
+                         kv, SC_LABEL_VALUE_MAX);
+    if (sc_labels_set(l, kv, (size_t)(eq - kv), eq + 1, strlen(eq + 1)))
+        return cli_error("out of memory");
+    return 0;
+}
+
+enum {
+    OPT_DURATION = 256,
+    OPT_PUSH,
+    OPT_INTERVAL,
+    OPT_LABEL,
+    OPT_TOKEN,
+    OPT_QUEUE,
+    OPT_NODWARF,
+    OPT_DWARF
+};
+
+int cmd_record(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"all-cpus", no_argument, 0, 'a'},
+        {"pid", required_argument, 0, 'p'},
+        {"freq", required_argument, 0, 'F'},
+        {"duration", required_argument, 0, OPT_DURATION},
+        {"output", required_argument, 0, 'o'},
+        {"push", required_argument, 0, OPT_PUSH},
+        {"interval", required_argument, 0, OPT_INTERVAL},
+        {"label", required_argument, 0, OPT_LABEL},
+        {"token-file", required_argument, 0, OPT_TOKEN},
+        {"queue-dir", required_argument, 0, OPT_QUEUE},
+        {"no-dwarf", no_argument, 0, OPT_NODWARF},
+        {"dwarf", no_argument, 0, OPT_DWARF},
+        {"verbose", no_argument, 0, 'v'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    struct sc_record_opts ro;
+    memset(&ro, 0, sizeof ro);
+    const char *output = NULL, *push = NULL, *token_file = NULL, *queue_dir = "./record-queue";
+    int64_t duration = 0, interval = 10 * 1000000000LL;
+    int all = 0, verbose = 0, dwarf = -1, c, rc;
+    char err[SC_ERR_LEN] = "";
+    struct sc_labels labels;
+    sc_labels_init(&labels);
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "ap:F:o:vh", opts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (c) {
+        case 'a':
+            all = 1;
+            break;
+        case 'p':
+            v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > INT32_MAX)
+                return cli_usage("record", "bad process id '%s'", optarg);
+            ro.pid = (int32_t)v;
+            break;
+        case 'F':
+            v = strtol(optarg, &end, 10);
+            if (*end || v <= 0 || v > 100000)
+                return cli_usage("record", "bad frequency '%s' (1 to 100000 Hz)", optarg);
+            ro.frequency = (uint32_t)v;
+            break;
+        case OPT_DURATION:
+        case OPT_INTERVAL: {
+            int64_t d;
+            if (sc_duration_parse(optarg, &d, err) || d <= 0)
+                return cli_usage("record", "bad %s '%s' (seconds, or like 30s, 2m)",
+                                 c == OPT_DURATION ? "--duration" : "--interval", optarg);
+            *(c == OPT_DURATION ? &duration : &interval) = d;
+            break;
+        }
+        case 'o':
+            output = optarg;
+            break;
+        case OPT_PUSH:
+            push = optarg;
+            break;
+        case OPT_LABEL:
+            if ((rc = add_label(&labels, optarg))) {
+                sc_labels_release(&labels);
+                return rc;
+            }
+            break;
+        case OPT_TOKEN:
+            token_file = optarg;
+            break;
+        case OPT_QUEUE:
+            queue_dir = optarg;
+            break;
+        case OPT_NODWARF:
+        case OPT_DWARF:
+            dwarf = c == OPT_DWARF;
+            break;
+        case 'v':
+            verbose = 1;
+            break;
+        case 'h':
+            sc_labels_release(&labels);
+            return cli_help(usage);
+        default:
+            sc_labels_release(&labels);
+            return cli_usage("record", "bad option");
+        }
+    }
+    if (optind < argc || (all && ro.pid) || (output && push)) {
+        sc_labels_release(&labels);
+        return optind < argc ? cli_usage("record", "unexpected argument '%s'", argv[optind])
+               : all         ? cli_usage("record", "-a and -p exclude each other")
+                             : cli_usage("record", "-o and --push exclude each other");
+    }
+    if (!push && !output) output = "record.pb.gz";
+    ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
+    struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose};
+    char service[256];
+    sc_record_service_name(&labels, ro.pid, service, sizeof service);
+    cl.service = service;
+    if (!push)
+        ro.sample_labels = &labels; /* -o: labels on every sample */
+    else
+        ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE; /* profiles every interval */
+
+    char *token = NULL;
+    if (token_file && !(token = sc_config_read_token(token_file, err))) {
+        sc_labels_release(&labels);
+        return cli_error("%s", err);
+    }
+    struct sc_recorder *r = NULL;
+    rc = sc_recorder_open(&ro, &r, err);
+    if (!rc && push) {
+        struct sc_remote_opts o = {.url = push,
+                                   .token = token,
+                                   .queue_dir = queue_dir,
+                                   .verbose = verbose,
+                                   .log = cli_log_line};
+        rc = sc_remote_new(&o, &cl.remote, err);
+        if (!rc) rc = sc_remote_start(cl.remote, err);
+    }
+    free(token);
+    if (rc) {
+        sc_remote_stop_free(cl.remote, 0);
+        sc_recorder_close(r);
+        sc_labels_release(&labels);
+        return cli_error("%s", err);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (ro.pid)
+        fprintf(stderr, "scorch: recording process %d at %u Hz%s\n", (int)ro.pid,
+                ro.frequency ? ro.frequency : 99, push ? "" : "; Ctrl-C stops");
+    else
+        fprintf(stderr, "scorch: recording all CPUs at %u Hz%s\n", ro.frequency ? ro.frequency : 99,
+                push ? "" : "; Ctrl-C stops");
+    fflush(stderr);
+    struct sc_record_run run = {
+        push ? interval : 0, duration, should_stop, NULL, push ? push_sink : write_sink, &cl, 0};
+    double t0 = sc_mono_s();
+    rc = sc_record_run(r, &run, err);
+    double secs = sc_mono_s() - t0;
+    if (run.target_exited) fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
+    sc_remote_stop_free(cl.remote, 10 * 1000000000LL);
+    if (!rc) summary(r, &cl, secs, push != NULL);
+    sc_recorder_close(r);
+    sc_labels_release(&labels);
+    return rc ? cli_error("%s", err) : 0;
+}

@@ -1,0 +1,160 @@
+/* record.h - `scorch record`: a native on-CPU sampler on Linux perf events. */
+#ifndef SC_RECORD_H
+#define SC_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collect/scrape.h"
+#include "collect/symbols.h"
+#include "model/labels.h"
+#include "model/profile.h"
+
+struct sc_config;
+
+/* A recorder samples on-CPU stacks with the kernel's cpu-clock software event (it works
+ * in VMs and containers without hardware counters): every CPU (-a) or one process with
+ * all its threads, also those it starts later (-p). The kernel walks the stacks by frame
+ * pointers, user and kernel frames, and writes them with pid, tid, CPU, period and a
+ * CLOCK_MONOTONIC timestamp into one mmap'd ring buffer per CPU, beside the records that
+ * name processes and their code (COMM, MMAP2, FORK, EXIT). The recorder reads the rings,
+ * orders the records by time, keeps a table of processes, threads and mappings, and turns
+ * each sample into a stack of (DSO, address) locations. A take builds the profile of the
+ * samples since the last one: every sample with its own timestamp (unix nanoseconds) and
+ * the labels pid, tid and comm; locations are symbolized once per distinct (DSO, address)
+ * for the life of the recorder (symbols.h), never per sample.
+ *
+ * Profiles have the sample types samples/count and cpu/nanoseconds (the sample's period:
+ * the CPU time it stands for), period type cpu/nanoseconds. A stack whose user part does
+ * not end in a thread's or process's entry function (_start, __libc_start_call_main,
+ * start_thread, clone, runtime.goexit, ...) was cut short, nearly always by code built
+ * without frame pointers: it gets an outermost frame "[truncated: <DSO>]" naming the DSO
+ * of its outermost known frame, the profile a comment with the counts per DSO, and
+ * sc_recorder_truncated() reports them for the whole recording.
+ *
+ * Memory. Per CPU one ring of ring_pages pages (see sc_record_ring_pages). The samples of
+ * the current window, the process table and the location cache grow with what is
+ * sampled; the location cache and its strings are dropped after a take once they pass
+ * max_locations (or 64 MiB of names), symbol tables are bounded by the symbolizer's
+ * max_bytes. Not thread safe: one thread owns a recorder. */
+struct sc_recorder;
+
+struct sc_record_opts {
+    int32_t pid;            /* > 0: that process (all its threads, and what it starts);
+                               0: every process on every CPU (-a) */
+    uint32_t frequency;     /* samples per second (per CPU, or per thread); 0: 99 */
+    uint32_t ring_pages;    /* data pages per CPU ring, a power of two; 0: by frequency */
+    int no_kernel;          /* user frames only (unprivileged with perf_event_paranoid 2) */
+    uint32_t max_locations; /* location cache bound; 0: 1 << 20 */
+    struct sc_symbolizer_opts sym;
+    const struct sc_labels *sample_labels; /* added to every sample (string labels); may
+                                              be NULL */
+};
+
+/* Opens the events and the rings; sampling starts at once. Errors say what to change:
+ * for EACCES / EPERM the value of kernel.perf_event_paranoid and the fix (root,
+ * CAP_PERFMON, the sysctl); SC_EAUTH then. With -p and paranoid 2 an unprivileged open
+ * falls back to user frames only (sc_recorder_stats says so). 0 or SC_E*. */
+int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, char *err);
+
+/* A recorder with no events, fed records by sc_recorder_feed (tests, fuzzing): it reads
+ * nothing from /proc. */
+int sc_recorder_new_offline(const struct sc_record_opts *o, struct sc_recorder **out, char *err);
+
+/* Closes the events and frees everything. NULL is fine. */
+void sc_recorder_close(struct sc_recorder *r);
+
+/* Waits up to timeout_ms for the rings to fill (half full wakes it), then processes every
+ * record older than the moment it started reading (later ones wait for the next call, so
+ * that records of different CPUs are processed in time order). 0; SC_ENOTFOUND when the
+ * process (-p) has exited and everything it left was read; or SC_E*. */
+int sc_recorder_poll(struct sc_recorder *r, int timeout_ms, char *err);
+
+/* Reads and processes everything the rings hold, whatever its time (the last read). */
+int sc_recorder_drain(struct sc_recorder *r, char *err);
+
+/* Processes one perf record (a struct perf_event_header and its body, as the kernel
+ * writes it for this recorder's sample_type). Malformed records are counted and skipped.
+ * 0, or SC_ENOMEM. */
+int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len);
+
+/* The profile of the samples since the last take (or the open): new, the caller frees it
+ * (sc_profile_free). from_ns / until_ns (unix) are the window's bounds. 0 or SC_ENOMEM. */
+int sc_recorder_take(struct sc_recorder *r, struct sc_profile **out, int64_t *from_ns,
+                     int64_t *until_ns, char *err);
+
+struct sc_record_stats {
+    uint64_t samples; /* sampled stacks processed */
+    uint64_t lost;    /* samples the kernel dropped (rings full) */
+    uint64_t records, bad_records;
+    uint64_t truncated;    /* stacks cut short (see above) */
+    uint32_t cpus, events; /* rings, and event file descriptors */
+    uint32_t ring_pages;
+    uint32_t processes, threads, locations;
+    int user_only; /* kernel frames are not collected */
+    struct sc_symbolizer_stats sym;
+};
+void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
+
+/* The truncated stacks of the whole recording per DSO, most first: cb(ctx, dso path,
+ * count). */
+void sc_recorder_truncated(struct sc_recorder *r,
+                           void (*cb)(void *ctx, const char *dso, uint64_t count), void *ctx);
+
+/* The ring size for a frequency: a second of 1 KiB samples, a power of two of 8 to 512
+ * pages (128 KiB per CPU at 99 Hz). */
+uint32_t sc_record_ring_pages(uint32_t frequency);
+
+/* ---- running one (record_run.c) ---- */
+
+/* Called with each profile (the recorder's take) and its window; the profile is freed
+ * after the call. Non-zero stops the run with that error. */
+typedef int (*sc_record_sink)(void *ctx, const struct sc_profile *p, int64_t from_ns,
+                              int64_t until_ns, char *err);
+
+struct sc_record_run {
+    int64_t interval_ns;           /* a profile every interval; 0: one at the end */
+    int64_t duration_ns;           /* stop after this long; 0: until should_stop */
+    int (*should_stop)(void *ctx); /* polled a few times a second; may be NULL */
+    void *stop_ctx;
+    sc_record_sink sink;
+    void *sink_ctx;
+    int target_exited; /* out: the run ended because the process (-p) exited */
+};
+
+/* Samples until the duration passes, should_stop says so or the process exits, handing
+ * the sink a profile every interval and always a last one with what is left (also after
+ * a stop). 0, or the sink's or the recorder's error. */
+int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err);
+
+/* Encodes p as pprof and hands it to a scrape sink (sc_remote_sink, sc_scrape_store_sink)
+ * as profile "cpu" of the series service_name + labels (job "record", instance the host
+ * name). 0 or the sink's error. */
+int sc_record_deliver(const struct sc_profile *p, int64_t from_ns, int64_t until_ns,
+                      const char *service_name, const struct sc_labels *labels, sc_scrape_sink sink,
+                      void *sink_ctx, char *err);
+
+/* The open DWARF a recorder that takes profiles again and again keeps (--push, the
+ * server): a library's debug information is read (and decompressed) once, not every
+ * interval. */
+#define SC_RECORD_DWARF_CACHE (24u << 20)
+
+/* A recorder on its own thread writing to a scrape sink every interval (the server's
+ * `record:`), keeping SC_RECORD_DWARF_CACHE of DWARF open unless o says otherwise. */
+struct sc_record_bg;
+int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
+                       const char *service_name, const struct sc_labels *labels,
+                       sc_scrape_sink sink, void *sink_ctx, struct sc_record_bg **out, char *err);
+/* Stops sampling, delivers what the last window holds, frees. NULL is fine. */
+void sc_record_bg_stop(struct sc_record_bg *b);
+
+/* The same from a config's record: section (server/config.h): its frequency, interval,
+ * pid and labels; the service is labels' service_name, else as sc_record_service_name. */
+int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,
+                             struct sc_record_bg **out, char *err);
+
+/* The service_name a recording is stored under: labels' service_name (labels may be
+ * NULL), else the program's name (/proc/PID/comm) for one process, else the host name. */
+void sc_record_service_name(const struct sc_labels *labels, int32_t pid, char *out, size_t n);
+
+#endif

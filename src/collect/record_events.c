@@ -1,0 +1,652 @@
+/* record_events.c - perf records into processes, threads and mappings; samples into stacks.
+ *
+ * Records as the kernel writes them for the recorder's attributes (sample_type IP | TID |
+ * TIME | CPU | PERIOD | CALLCHAIN, sample_id_all, mmap2, comm, task), little-endian, after
+ * the 8-byte struct perf_event_header {u32 type; u16 misc; u16 size}:
+ *
+ *   SAMPLE (9)   u64 ip; u32 pid, tid; u64 time; u32 cpu, res; u64 period; u64 nr;
+ *                u64 ips[nr] (PERF_CONTEXT_KERNEL / _USER markers, then addresses, leaf
+ *                first)
+ *   MMAP2 (10)   u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_gen;
+ *                u32 prot, flags; char filename[] (NUL-padded to 8); sample_id
+ *   COMM (3)     u32 pid, tid; char comm[] (padded); sample_id; misc COMM_EXEC on exec
+ *   FORK (7),    u32 pid, ppid, tid, ptid; u64 time; sample_id
+ *   EXIT (4)
+ *   LOST (2)     u64 id, lost; sample_id
+ *   LOST_SAMPLES (13)  u64 lost; sample_id
+ *   sample_id    u32 pid, tid; u64 time; u32 cpu, res   (the last 24 bytes)
+ */
+#include "collect/record_int.h"
+#include "model/error.h"
+
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAMPLE_ID_LEN 24
+#define KERNEL_START 0xffff800000000000ULL /* x86-64 and arm64: the kernel's half */
+
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+int64_t sc_rec_time(const uint8_t *rec, size_t len)
+{
+    if (len < 8) return 0;
+    uint32_t type = rd32(rec);
+    if (type == PERF_RECORD_SAMPLE) return len >= 32 ? (int64_t)rd64(rec + 24) : 0;
+    if (len >= 8 + SAMPLE_ID_LEN) return (int64_t)rd64(rec + len - 16);
+    return 0;
+}
+
+/* ---- tables ---- */
+
+int sc_rec_init_tables(struct sc_recorder *r, char *err)
+{
+    sc_arena_init(&r->sym_arena);
+    memset(&r->symstr, 0, sizeof r->symstr);
+    r->symstr.arena = &r->sym_arena;
+    if (sc_strtab_push(&r->symstr, "", 0) < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+    return sc_rec_new_window(r) ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
+}
+
+static void release_locations(struct sc_recorder *r)
+{
+    free(r->locs);
+    free(r->syms);
+    free(r->frames);
+    r->locs = NULL;
+    r->syms = NULL;
+    r->frames = NULL;
+    r->nlocs = r->lcap = r->nsyms = r->scap = r->nframes = r->fcap = 0;
+    sc_map64_release(&r->loc_index);
+    sc_strtab_release(&r->symstr);
+    sc_arena_release(&r->sym_arena);
+}
+
+void sc_rec_release_tables(struct sc_recorder *r)
+{
+    for (uint32_t i = 0; i < r->nprocs; i++)
+        free(r->procs[i].maps);
+    free(r->procs);
+    free(r->tasks);
+    sc_map64_release(&r->proc_index);
+    sc_map64_release(&r->task_index);
+    sc_map64_release(&r->forked);
+    release_locations(r);
+    sc_profile_free(r->win);
+    free(r->stacks);
+    free(r->stack_locs);
+    sc_map64_release(&r->stack_index);
+    free(r->samples);
+    sc_map64_release(&r->trunc_index);
+    free(r->trunc);
+}
+
+int sc_rec_new_window(struct sc_recorder *r)
+{
+    sc_profile_free(r->win);
+    r->win = sc_profile_new();
+    if (!r->win || sc_profile_add_sample_type(r->win, "samples", "count") < 0 ||
+        sc_profile_add_sample_type(r->win, "cpu", "nanoseconds") < 0)
+        return SC_ENOMEM;
+    r->win->period_type = r->win->sample_types[1];
+    r->gen++;
+    r->nstacks = r->nstack_locs = r->nsamples = 0;
+    sc_map64_release(&r->stack_index);
+    r->win_lost = 0;
+    return 0;
+}
+
+/* Rebuilds an index from the live entries only. */
+static void sweep(struct sc_map64 *index, uint32_t n, int (*dead)(struct sc_recorder *, uint32_t),
+                  int32_t (*key)(struct sc_recorder *, uint32_t), struct sc_recorder *r)
+{
+    sc_map64_release(index);
+    for (uint32_t i = 0; i < n; i++)
+        if (!dead(r, i)) sc_map64_upsert(index, (uint64_t)(uint32_t)key(r, i), i, NULL);
+}
+
+static int proc_dead(struct sc_recorder *r, uint32_t i)
+{
+    return r->procs[i].dead;
+}
+static int32_t proc_key(struct sc_recorder *r, uint32_t i)
+{
+    return r->procs[i].pid;
+}
+static int task_dead(struct sc_recorder *r, uint32_t i)
+{
+    return r->tasks[i].dead;
+}
+static int32_t task_key(struct sc_recorder *r, uint32_t i)
+{
+    return r->tasks[i].tid;
+}
+
+void sc_rec_after_take(struct sc_recorder *r)
+{
+    /* dead entries go once they are most of the table: compact the arrays, rebuild */
+    if (r->dead_procs > 64 && r->dead_procs * 2 > r->nprocs) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < r->nprocs; i++)
+            if (!r->procs[i].dead)
+                r->procs[k++] = r->procs[i];
+            else
+                free(r->procs[i].maps);
+        r->nprocs = k;
+        r->dead_procs = 0;
+        sweep(&r->proc_index, r->nprocs, proc_dead, proc_key, r);
+    }
+    if (r->dead_tasks > 64 && r->dead_tasks * 2 > r->ntasks) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < r->ntasks; i++)
+            if (!r->tasks[i].dead) r->tasks[k++] = r->tasks[i];
+        r->ntasks = k;
+        r->dead_tasks = 0;
+        sweep(&r->task_index, r->ntasks, task_dead, task_key, r);
+    }
+    uint32_t max = r->o.max_locations ? r->o.max_locations : 1u << 20;
+    if (r->nlocs > max || r->sym_arena.total > (64u << 20)) {
+        release_locations(r);
+        sc_arena_init(&r->sym_arena);
+        r->symstr.arena = &r->sym_arena;
+        sc_strtab_push(&r->symstr, "", 0);
+    }
+}
+
+/* ---- processes ---- */
+
+static void read_file(const char *path, struct sc_buf *out, size_t max)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return;
+    char chunk[8192];
+    size_t k;
+    while (out->len < max && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
+        sc_buf_append(out, chunk, k);
+    fclose(f);
+}
+
+/* Puts [m->start, m->end) into the sorted, disjoint maps, cutting what it overlaps. */
+static int insert_map(struct rec_proc *p, const struct rec_map *m)
+{
+    if (m->end <= m->start) return 0;
+    /* at most one existing map is split in two: room for two more */
+    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps)) return SC_ENOMEM;
+    uint32_t k = 0, n = p->nmaps;
+    struct rec_map right = {0, 0, 0, 0};
+    int have_right = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct rec_map e = p->maps[i];
+        if (e.end <= m->start || e.start >= m->end) {
+            p->maps[k++] = e;
+            continue;
+        }
+        if (e.end > m->end) {
+            right = (struct rec_map){m->end, e.end, e.pgoff + (m->end - e.start), e.dso};
+            have_right = 1;
+        }
+        if (e.start < m->start) p->maps[k++] = (struct rec_map){e.start, m->start, e.pgoff, e.dso};
+    }
+    p->maps[k++] = *m;
+    if (have_right) p->maps[k++] = right;
+    p->nmaps = k;
+    /* insertion keeps it nearly sorted: a simple insertion sort */
+    for (uint32_t i = 1; i < p->nmaps; i++) {
+        struct rec_map x = p->maps[i];
+        uint32_t j = i;
+        while (j > 0 && p->maps[j - 1].start > x.start) {
+            p->maps[j] = p->maps[j - 1];
+            j--;
+        }
+        p->maps[j] = x;
+    }
+    return 0;
+}
+
+static const struct rec_map *find_map(const struct rec_proc *p, uint64_t ip)
+{
+    uint32_t lo = 0, hi = p->nmaps;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->maps[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
+}
+
+/* The path of a mapping without the kernel's " (deleted)" mark. */
+static size_t trim_deleted(const char *path, size_t len)
+{
+    if (len > 10 && !memcmp(path + len - 10, " (deleted)", 10)) return len - 10;
+    return len;
+}
+
+static int add_mapping(struct sc_recorder *r, struct rec_proc *p, uint64_t start, uint64_t end,
+                       uint64_t pgoff, const char *path, size_t plen, uint64_t dev, uint64_t ino)
+{
+    int64_t dso = sc_symbolizer_dso(r->sym, path, trim_deleted(path, plen), dev, ino, p->pid);
+    if (dso < 0) dso = SC_DSO_ID_UNKNOWN;
+    struct sc_dso_info di;
+    sc_symbolizer_info(r->sym, (uint32_t)dso, &di);
+    if (di.kind == SC_DSO_JIT)
+        pgoff = start; /* JIT code is named by absolute addresses (perf maps) */
+    struct rec_map m = {start, end, pgoff, (uint32_t)dso};
+    return insert_map(p, &m);
+}
+
+/* /proc/PID/maps: the executable mappings of a process that ran before we looked. */
+static void load_maps(struct sc_recorder *r, struct rec_proc *p)
+{
+    p->loaded = 1;
+    if (r->offline || p->pid <= 0) return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
+    struct sc_buf b = SC_BUF_INIT;
+    read_file(path, &b, 64u << 20);
+    for (size_t off = 0; off < b.len;) {
+        const char *line = b.data + off;
+        const char *nl = memchr(line, '\n', b.len - off);
+        size_t n = nl ? (size_t)(nl - line) : b.len - off;
+        off += n + 1;
+        struct sc_maps_line m;
+        if (sc_maps_parse_line(line, n, &m) || !m.exec) continue;
+        uint64_t dev = (uint64_t)m.dev_major << 32 | m.dev_minor;
+        if (add_mapping(r, p, m.start, m.end, m.offset, m.path, m.path_len, dev, m.inode)) break;
+    }
+    sc_buf_release(&b);
+}
+
+/* The process pid, created (empty, not loaded) when new. NULL when out of memory. */
+static struct rec_proc *proc_get(struct sc_recorder *r, int32_t pid)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&r->proc_index, (uint32_t)pid, r->nprocs, &added);
+    if (!slot) return NULL;
+    if (!added) {
+        struct rec_proc *p = &r->procs[*slot];
+        if (p->dead) { /* a pid used again */
+            p->dead = 0;
+            p->loaded = 0;
+            p->nmaps = 0;
+            r->dead_procs--;
+        }
+        return p;
+    }
+    if (sc_grow_array(&r->procs, &r->pcap, (uint64_t)r->nprocs + 1, sizeof *r->procs)) {
+        *slot = UINT32_MAX - 1; /* unusable; a later insert of this pid fails over */
+        return NULL;
+    }
+    struct rec_proc *p = &r->procs[r->nprocs++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    return p;
+}
+
+static struct rec_proc *proc_find(struct sc_recorder *r, int32_t pid)
+{
+    uint32_t *slot = sc_map64_get(&r->proc_index, (uint32_t)pid);
+    return slot && *slot < r->nprocs && !r->procs[*slot].dead ? &r->procs[*slot] : NULL;
+}
+
+static void task_comm_from_proc(struct sc_recorder *r, struct rec_task *t)
+{
+    if (t->pid == 0 && t->tid == 0) {
+        snprintf(t->comm, sizeof t->comm, "swapper");
+        return;
+    }
+    snprintf(t->comm, sizeof t->comm, ":%d", (int)t->tid);
+    if (r->offline) return;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->pid, (int)t->tid);
+    struct sc_buf b = SC_BUF_INIT;
+    read_file(path, &b, 64);
+    size_t n = b.len;
+    while (n && (b.data[n - 1] == '\n' || b.data[n - 1] == 0))
+        n--;
+    if (n) {
+        if (n > sizeof t->comm - 1) n = sizeof t->comm - 1;
+        memcpy(t->comm, b.data, n);
+        t->comm[n] = 0;
+    }
+    sc_buf_release(&b);
+}
+
+/* The thread tid, created when new; its comm from /proc when named is 0. */
+static struct rec_task *task_get(struct sc_recorder *r, int32_t pid, int32_t tid, int named)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&r->task_index, (uint32_t)tid, r->ntasks, &added);
+    if (!slot) return NULL;
+    struct rec_task *t;
+    if (!added) {
+        t = &r->tasks[*slot];
+        if (!t->dead && t->pid == pid) return t;
+        if (t->dead) r->dead_tasks--;
+    } else {
+        if (sc_grow_array(&r->tasks, &r->tcap, (uint64_t)r->ntasks + 1, sizeof *r->tasks)) {
+            *slot = UINT32_MAX - 1;
+            return NULL;
+        }
+        t = &r->tasks[r->ntasks++];
+    }
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    if (!named) task_comm_from_proc(r, t);
+    return t;
+}
+
+/* ---- records ---- */
+
+static void on_comm(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t misc)
+{
+    if (n < 8 + SAMPLE_ID_LEN) return;
+    int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 4);
+    struct rec_task *t = task_get(r, pid, tid, 1);
+    if (!t) return;
+    size_t cl = strnlen((const char *)b + 8, n - 8 - SAMPLE_ID_LEN);
+    if (cl > sizeof t->comm - 1) cl = sizeof t->comm - 1;
+    memcpy(t->comm, b + 8, cl);
+    t->comm[cl] = 0;
+    t->gen = 0; /* its window strings change */
+    if (misc & PERF_RECORD_MISC_COMM_EXEC) {
+        /* a new program: its mappings follow as MMAP2 records */
+        struct rec_proc *p = proc_get(r, pid);
+        if (p) {
+            p->nmaps = 0;
+            p->loaded = 1;
+        }
+    }
+}
+
+static void on_mmap2(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t misc)
+{
+    if (n < 64 + SAMPLE_ID_LEN) return;
+    int32_t pid = (int32_t)rd32(b);
+    uint64_t addr = rd64(b + 8), len = rd64(b + 16), pgoff = rd64(b + 24);
+    uint64_t dev = 0, ino = 0;
+    if (!(misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+        dev = (uint64_t)rd32(b + 32) << 32 | rd32(b + 36);
+        ino = rd64(b + 40);
+    }
+    uint32_t prot = rd32(b + 56);
+    if (!(prot & 4 /* PROT_EXEC */) || pid <= 0 || len == 0 || addr + len < addr) return;
+    const char *path = (const char *)b + 64;
+    size_t plen = strnlen(path, n - 64 - SAMPLE_ID_LEN);
+    struct rec_proc *p = proc_get(r, pid);
+    if (!p) return;
+    if (!p->loaded) load_maps(r, p); /* the rest of its mappings; this one may be among them */
+    add_mapping(r, p, addr, addr + len, pgoff, path, plen, dev, ino);
+}
+
+static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
+{
+    if (n < 24) return;
+    int32_t pid = (int32_t)rd32(b), ppid = (int32_t)rd32(b + 4);
+    int32_t tid = (int32_t)rd32(b + 8), ptid = (int32_t)rd32(b + 12);
+    sc_map64_upsert(&r->forked, (uint32_t)tid, 0, NULL);
+    char comm[16] = "";
+    uint32_t *ps = sc_map64_get(&r->task_index, (uint32_t)ptid);
+    if (ps && *ps < r->ntasks && !r->tasks[*ps].dead) memcpy(comm, r->tasks[*ps].comm, sizeof comm);
+    struct rec_task *t = task_get(r, pid, tid, comm[0] != 0);
+    if (t && comm[0]) memcpy(t->comm, comm, sizeof comm);
+    if (pid == ppid) return; /* a thread: same process, same mappings */
+    struct rec_proc *p = proc_get(r, pid);
+    if (!p) return;
+    /* the child has the parent's mappings: read the parent's now if nobody did (it is
+     * likelier to be alive than the child, which may be gone by its first sample) */
+    struct rec_proc *parent = proc_get(r, ppid);
+    if (parent && !parent->loaded) load_maps(r, parent);
+    p = proc_find(r, pid); /* proc_get may have moved the array */
+    parent = proc_find(r, ppid);
+    if (!p) return;
+    p->nmaps = 0;
+    if (parent && parent->loaded) {
+        if (sc_grow_array(&p->maps, &p->cap, parent->nmaps, sizeof *p->maps) == 0) {
+            if (parent->nmaps)
+                memcpy(p->maps, parent->maps, (size_t)parent->nmaps * sizeof *p->maps);
+            p->nmaps = parent->nmaps;
+            p->loaded = 1;
+        }
+    } else {
+        p->loaded = 0;
+    }
+}
+
+static void on_exit_record(struct sc_recorder *r, const uint8_t *b, size_t n)
+{
+    if (n < 24) return;
+    int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 8);
+    uint32_t *ts = sc_map64_get(&r->task_index, (uint32_t)tid);
+    if (ts && *ts < r->ntasks && !r->tasks[*ts].dead) {
+        r->tasks[*ts].dead = 1;
+        r->dead_tasks++;
+    }
+    if (pid != tid) return;
+    struct rec_proc *p = proc_find(r, pid);
+    if (p) {
+        p->dead = 1;
+        free(p->maps);
+        p->maps = NULL;
+        p->nmaps = p->cap = 0;
+        r->dead_procs++;
+    }
+}
+
+/* ---- samples ---- */
+
+struct loc_key {
+    struct sc_recorder *r;
+    uint32_t dso;
+    uint64_t addr;
+};
+
+static int loc_eq(void *ctx, uint32_t i)
+{
+    const struct loc_key *k = ctx;
+    return i < k->r->nlocs && k->r->locs[i].dso == k->dso && k->r->locs[i].addr == k->addr;
+}
+
+static int64_t loc_get(struct sc_recorder *r, uint32_t dso, uint64_t addr)
+{
+    struct loc_key k = {r, dso, addr};
+    int added;
+    uint32_t *slot =
+        sc_map64_intern(&r->loc_index, sc_hash_combine(dso, addr), r->nlocs, loc_eq, &k, &added);
+    if (!slot) return SC_ENOMEM;
+    if (!added) return *slot;
+    if (sc_grow_array(&r->locs, &r->lcap, (uint64_t)r->nlocs + 1, sizeof *r->locs)) {
+        *slot = UINT32_MAX - 1;
+        return SC_ENOMEM;
+    }
+    r->locs[r->nlocs] = (struct rec_loc){addr, dso, 0, 0, 0};
+    return r->nlocs++;
+}
+
+struct stack_key {
+    struct sc_recorder *r;
+    const uint32_t *locs;
+    uint32_t n, nkernel;
+};
+
+static int stack_eq(void *ctx, uint32_t i)
+{
+    const struct stack_key *k = ctx;
+    if (i >= k->r->nstacks) return 0;
+    const struct rec_stack *s = &k->r->stacks[i];
+    return s->n == k->n && s->nkernel == k->nkernel &&
+           !memcmp(k->r->stack_locs + s->start, k->locs, (size_t)k->n * sizeof *k->locs);
+}
+
+static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n, uint32_t nk)
+{
+    struct stack_key k = {r, locs, n, nk};
+    uint64_t h = sc_hash_combine(sc_hash64(locs, (size_t)n * sizeof *locs), nk);
+    int added;
+    uint32_t *slot = sc_map64_intern(&r->stack_index, h, r->nstacks, stack_eq, &k, &added);
+    if (!slot) return SC_ENOMEM;
+    if (!added) return *slot;
+    if (sc_grow_array(&r->stacks, &r->stcap, (uint64_t)r->nstacks + 1, sizeof *r->stacks) ||
+        sc_grow_array(&r->stack_locs, &r->slcap, (uint64_t)r->nstack_locs + n,
+                      sizeof *r->stack_locs)) {
+        *slot = UINT32_MAX - 1;
+        return SC_ENOMEM;
+    }
+    if (n) memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
+    r->stacks[r->nstacks] = (struct rec_stack){r->nstack_locs, n, nk};
+    r->nstack_locs += n;
+    return r->nstacks++;
+}
+
+/* The window strings of a thread (its labels), interned into the window's profile. */
+static int task_strings(struct sc_recorder *r, struct rec_task *t)
+{
+    if (t->gen == r->gen) return 0;
+    char num[16];
+    int64_t c = sc_profile_intern(r->win, t->comm, strlen(t->comm));
+    int64_t p = sc_profile_intern(r->win, num, (size_t)snprintf(num, sizeof num, "%d", t->pid));
+    int64_t k = sc_profile_intern(r->win, num, (size_t)snprintf(num, sizeof num, "%d", t->tid));
+    if (c < 0 || p < 0 || k < 0) return SC_ENOMEM;
+    t->s_comm = (uint32_t)c;
+    t->s_pid = (uint32_t)p;
+    t->s_tid = (uint32_t)k;
+    t->gen = r->gen;
+    return 0;
+}
+
+#define MAX_FRAMES 1024
+
+static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
+{
+    if (n < 48) return 1;
+    int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
+    int64_t time = (int64_t)rd64(b + 16);
+    uint64_t period = rd64(b + 32), nr = rd64(b + 40);
+    if (nr > (n - 48) / 8) return 1;
+    const uint8_t *ips = b + 48;
+    uint32_t locs[MAX_FRAMES], nlocs = 0, nkernel = 0;
+    struct rec_proc *proc = NULL;
+    int proc_looked = 0;
+    uint64_t ctx = 0;
+    int first = 1;
+    for (uint64_t i = 0; i < nr && nlocs < MAX_FRAMES; i++) {
+        uint64_t ip = rd64(ips + 8 * i);
+        if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+            ctx = ip;
+            first = 1;
+            continue;
+        }
+        int kernel = ctx ? ctx == (uint64_t)PERF_CONTEXT_KERNEL : ip >= KERNEL_START;
+        if (ctx && !kernel && ctx != (uint64_t)PERF_CONTEXT_USER) continue; /* guest frames */
+        /* callers' return addresses name the instruction after the call: less one */
+        uint64_t a = first ? ip : ip - 1;
+        first = 0;
+        int64_t loc;
+        if (kernel) {
+            if (nlocs > nkernel) continue; /* kernel after user: not a callchain we understand */
+            loc = loc_get(r, SC_DSO_ID_KERNEL, a);
+            nkernel++;
+        } else {
+            if (!proc_looked) {
+                proc_looked = 1;
+                proc = pid > 0 ? proc_get(r, pid) : NULL;
+                if (proc && !proc->loaded) load_maps(r, proc);
+                if (proc) proc = proc_find(r, pid);
+            }
+            const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
+            /* in no executable mapping: nothing that ran (a frame walk gone astray), one
+             * [unknown] location for all of them */
+            loc =
+                m ? loc_get(r, m->dso, a - m->start + m->pgoff) : loc_get(r, SC_DSO_ID_UNKNOWN, 0);
+        }
+        if (loc < 0) return SC_ENOMEM;
+        locs[nlocs++] = (uint32_t)loc;
+    }
+    if (nlocs == 0) { /* no frame we could place (guest code, an empty callchain) */
+        int64_t loc = loc_get(r, SC_DSO_ID_UNKNOWN, 0);
+        if (loc < 0) return SC_ENOMEM;
+        locs[nlocs++] = (uint32_t)loc;
+    }
+    struct rec_task *t = task_get(r, pid, tid, 0);
+    if (!t || task_strings(r, t)) return SC_ENOMEM;
+    int64_t st = stack_get(r, locs, nlocs, nkernel);
+    if (st < 0) return SC_ENOMEM;
+    if (sc_grow_array(&r->samples, &r->smcap, (uint64_t)r->nsamples + 1, sizeof *r->samples))
+        return SC_ENOMEM;
+    r->samples[r->nsamples++] =
+        (struct rec_sample){(uint32_t)st, t->s_comm, t->s_pid, t->s_tid, time, period};
+    r->st.samples++;
+    return 0;
+}
+
+int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
+{
+    const uint8_t *p = rec;
+    if (len < 8) {
+        r->st.bad_records++;
+        return 0;
+    }
+    uint32_t type = rd32(p);
+    uint16_t misc, size;
+    memcpy(&misc, p + 4, 2);
+    memcpy(&size, p + 6, 2);
+    if (size < 8 || size > len) {
+        r->st.bad_records++;
+        return 0;
+    }
+    r->st.records++;
+    const uint8_t *b = p + 8;
+    size_t n = size - 8u;
+    int rc = 0;
+    switch (type) {
+    case PERF_RECORD_SAMPLE:
+        rc = on_sample(r, b, n);
+        if (rc == 1) {
+            r->st.bad_records++;
+            rc = 0;
+        }
+        break;
+    case PERF_RECORD_MMAP2:
+        on_mmap2(r, b, n, misc);
+        break;
+    case PERF_RECORD_COMM:
+        on_comm(r, b, n, misc);
+        break;
+    case PERF_RECORD_FORK:
+        on_fork(r, b, n);
+        break;
+    case PERF_RECORD_EXIT:
+        on_exit_record(r, b, n);
+        break;
+    case PERF_RECORD_LOST:
+        if (n >= 16) {
+            r->st.lost += rd64(b + 8);
+            r->win_lost += rd64(b + 8);
+        }
+        break;
+    case PERF_RECORD_LOST_SAMPLES:
+        if (n >= 8) {
+            r->st.lost += rd64(b);
+            r->win_lost += rd64(b);
+        }
+        break;
+    default:
+        break; /* throttling and records we did not ask for */
+    }
+    return rc;
+}

@@ -1,0 +1,603 @@
+/* test_record.c - the sampler's record processing and symbolization, fed hand-made records. */
+#include "t.h"
+
+#include "collect/record.h"
+#include "collect/symtab.h"
+#include "formats/folded.h"
+#include "formats/pprof.h"
+#include "model/error.h"
+#include "server/config.h"
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Functions of this binary for the records to point at. thread_start is one of the names a
+ * whole stack starts with. */
+int t_leaf(int x);
+int t_caller(int x);
+int thread_start(int x);
+__attribute__((noinline, used)) int t_leaf(int x)
+{
+    volatile int a[4] = {x, x + 1, x + 2, x + 3};
+    return a[0] + a[3];
+}
+__attribute__((noinline, used)) int t_caller(int x)
+{
+    return t_leaf(x) + 1;
+}
+__attribute__((noinline, used)) int thread_start(int x)
+{
+    return t_caller(x) + 1;
+}
+
+/* ---- records ---- */
+
+struct rec {
+    uint8_t b[4096];
+    size_t n;
+};
+
+static void put(struct rec *r, const void *p, size_t n)
+{
+    memcpy(r->b + r->n, p, n);
+    r->n += n;
+}
+static void put32(struct rec *r, uint32_t v)
+{
+    put(r, &v, 4);
+}
+static void put64(struct rec *r, uint64_t v)
+{
+    put(r, &v, 8);
+}
+static void begin(struct rec *r, uint32_t type, uint16_t misc)
+{
+    r->n = 0;
+    put32(r, type);
+    uint16_t z = 0;
+    put(r, &misc, 2);
+    put(r, &z, 2);
+}
+/* The sample_id trailer, and the header's size. */
+static void end(struct rec *r, int32_t pid, int32_t tid, uint64_t time)
+{
+    put32(r, (uint32_t)pid);
+    put32(r, (uint32_t)tid);
+    put64(r, time);
+    put64(r, 0);
+    uint16_t size = (uint16_t)r->n;
+    memcpy(r->b + 6, &size, 2);
+}
+static void str_padded(struct rec *r, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    put(r, s, n);
+    while (r->n % 8)
+        r->b[r->n++] = 0;
+}
+
+static void feed(struct sc_recorder *rc, struct rec *r)
+{
+    T_EQ_INT(sc_recorder_feed(rc, r->b, r->n), 0);
+}
+
+static void comm(struct sc_recorder *rc, int32_t pid, int32_t tid, const char *name, int exec,
+                 uint64_t t)
+{
+    struct rec r;
+    begin(&r, PERF_RECORD_COMM, exec ? PERF_RECORD_MISC_COMM_EXEC : 0);
+    put32(&r, (uint32_t)pid);
+    put32(&r, (uint32_t)tid);
+    str_padded(&r, name);
+    end(&r, pid, tid, t);
+    feed(rc, &r);
+}
+
+static void mmap2(struct sc_recorder *rc, int32_t pid, uint64_t addr, uint64_t len, uint64_t pgoff,
+                  uint32_t maj, uint32_t min, uint64_t ino, const char *path, uint64_t t)
+{
+    struct rec r;
+    begin(&r, PERF_RECORD_MMAP2, 0);
+    put32(&r, (uint32_t)pid);
+    put32(&r, (uint32_t)pid);
+    put64(&r, addr);
+    put64(&r, len);
+    put64(&r, pgoff);
+    put32(&r, maj);
+    put32(&r, min);
+    put64(&r, ino);
+    put64(&r, 0);
+    put32(&r, 5); /* PROT_READ | PROT_EXEC */
+    put32(&r, 2);
+    str_padded(&r, path);
+    end(&r, pid, pid, t);
+    feed(rc, &r);
+}
+
+static void task(struct sc_recorder *rc, uint32_t type, int32_t pid, int32_t ppid, int32_t tid,
+                 int32_t ptid, uint64_t t)
+{
+    struct rec r;
+    begin(&r, type, 0);
+    put32(&r, (uint32_t)pid);
+    put32(&r, (uint32_t)ppid);
+    put32(&r, (uint32_t)tid);
+    put32(&r, (uint32_t)ptid);
+    put64(&r, t);
+    end(&r, pid, tid, t);
+    feed(rc, &r);
+}
+
+static void sample(struct sc_recorder *rc, int32_t pid, int32_t tid, uint64_t t,
+                   const uint64_t *ips, uint32_t n)
+{
+    struct rec r;
+    begin(&r, PERF_RECORD_SAMPLE, 0);
+    put64(&r, n ? ips[n - 1] : 0);
+    put32(&r, (uint32_t)pid);
+    put32(&r, (uint32_t)tid);
+    put64(&r, t);
+    put64(&r, 0);
+    put64(&r, 10101010);
+    put64(&r, n);
+    for (uint32_t i = 0; i < n; i++)
+        put64(&r, ips[i]);
+    uint16_t size = (uint16_t)r.n;
+    memcpy(r.b + 6, &size, 2);
+    feed(rc, &r);
+}
+
+/* ---- this binary's mapping ---- */
+
+struct self_map {
+    uint64_t start, end, offset, ino;
+    uint32_t maj, min;
+    char path[4096];
+};
+
+static int self_map(const void *fn, struct self_map *m)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[8192];
+    int found = 0;
+    while (f && !found && fgets(line, sizeof line, f)) {
+        struct sc_maps_line l;
+        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec) continue;
+        if ((uint64_t)(uintptr_t)fn >= l.start && (uint64_t)(uintptr_t)fn < l.end) {
+            m->start = l.start;
+            m->end = l.end;
+            m->offset = l.offset;
+            m->ino = l.inode;
+            m->maj = l.dev_major;
+            m->min = l.dev_minor;
+            snprintf(m->path, sizeof m->path, "%.*s", (int)l.path_len, l.path);
+            found = 1;
+        }
+    }
+    if (f) fclose(f);
+    return found;
+}
+
+static char *folded(const struct sc_profile *p)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    char err[SC_ERR_LEN];
+    sc_folded_write(p, 0, &b, err);
+    return b.data ? b.data : strdup("");
+}
+
+/* The value of label key of sample i, "" when absent. */
+static const char *label(const struct sc_profile *p, uint32_t i, const char *key)
+{
+    static char out[64];
+    const struct sc_sample *s = &p->samples[i];
+    for (uint32_t k = 0; k < s->nlabels; k++) {
+        const struct sc_label *l = &p->labels[s->label_start + k];
+        struct sc_str ks = sc_profile_str(p, l->key), vs = sc_profile_str(p, l->str);
+        if (ks.len == strlen(key) && !memcmp(ks.ptr, key, ks.len)) {
+            snprintf(out, sizeof out, "%.*s", (int)vs.len, vs.ptr);
+            return out;
+        }
+    }
+    return "";
+}
+
+static int has_comment(const struct sc_profile *p, const char *part)
+{
+    for (uint32_t i = 0; i < p->ncomments; i++) {
+        struct sc_str s = sc_profile_str(p, p->comments[i]);
+        char tmp[1024];
+        snprintf(tmp, sizeof tmp, "%.*s", (int)s.len, s.ptr);
+        if (strstr(tmp, part)) return 1;
+    }
+    return 0;
+}
+
+static char tmpdir[256];
+
+static void on_trunc(void *ctx, const char *dso, uint64_t count)
+{
+    sc_buf_printf(ctx, "%s %llu\n", dso, (unsigned long long)count);
+}
+
+static void test_records_to_profile(void)
+{
+    struct self_map m;
+    if (!self_map((const void *)t_leaf, &m)) T_SKIP("cannot find this binary's mapping");
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-record-XXXXXX");
+    if (!mkdtemp(tmpdir)) T_SKIP("no temporary directory");
+    char ksyms[512], pmap[512];
+    snprintf(ksyms, sizeof ksyms, "%s/kallsyms", tmpdir);
+    FILE *f = fopen(ksyms, "w");
+    fputs("ffffffff81000000 T do_syscall_64\nffffffff81000100 t ksys_read\n"
+          "ffffffff81000200 T _etext\n",
+          f);
+    fclose(f);
+    const int32_t pid = 4242, child = 4243;
+    snprintf(pmap, sizeof pmap, "%s/perf-%d.map", tmpdir, (int)pid);
+    f = fopen(pmap, "w");
+    fputs("7f0000001000 100 jitted_fn\n", f);
+    fclose(f);
+
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = pid;
+    o.sym.kallsyms = ksyms;
+    o.sym.perf_map_dir = tmpdir;
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    if (!r) return;
+    uint64_t base = 0x555500000000ULL; /* where "the process" mapped this binary */
+    uint64_t text = base + (m.start - m.start);
+    comm(r, pid, pid, "tprog", 1, 100);
+    mmap2(r, pid, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 101);
+    mmap2(r, pid, 0x7f0000000000ULL, 0x10000, 0, 0, 0, 0, "//anon", 102);
+#define AT(fn, off) (text + ((uint64_t)(uintptr_t)(fn)-m.start) + (off))
+    /* a whole stack: thread_start -> t_caller -> t_leaf, callers as return addresses */
+    uint64_t whole[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
+                        AT(thread_start, 5)};
+    sample(r, pid, pid, 1000, whole, 4);
+    sample(r, pid, pid, 2000, whole, 4);
+    /* in the kernel under t_leaf */
+    uint64_t kern[] = {(uint64_t)PERF_CONTEXT_KERNEL,
+                       0xffffffff81000110ULL,
+                       0xffffffff81000011ULL,
+                       (uint64_t)PERF_CONTEXT_USER,
+                       AT(t_leaf, 2),
+                       AT(t_caller, 5),
+                       AT(thread_start, 5)};
+    sample(r, pid, pid, 3000, kern, 7);
+    /* cut short: no root */
+    uint64_t cut[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2)};
+    sample(r, pid, pid, 4000, cut, 2);
+    /* JIT code named by the perf map, and an address in no mapping */
+    uint64_t jit[] = {(uint64_t)PERF_CONTEXT_USER, 0x7f0000001010ULL, 0x1234ULL};
+    sample(r, pid, pid, 5000, jit, 3);
+    /* a thread, and a forked child that keeps the parent's mappings and comm */
+    task(r, PERF_RECORD_FORK, pid, pid, pid + 10, pid, 5500);
+    sample(r, pid, pid + 10, 6000, whole, 4);
+    task(r, PERF_RECORD_FORK, child, pid, child, pid, 6500);
+    sample(r, child, child, 7000, whole, 4);
+    /* the child execs something else: its old mappings are gone */
+    comm(r, child, child, "other", 1, 7500);
+    sample(r, child, child, 8000, whole, 4);
+    /* malformed records are counted and skipped */
+    struct rec bad;
+    begin(&bad, PERF_RECORD_SAMPLE, 0);
+    put64(&bad, 1);
+    uint16_t sz = 200; /* longer than the record */
+    memcpy(bad.b + 6, &sz, 2);
+    T_EQ_INT(sc_recorder_feed(r, bad.b, bad.n), 0);
+    T_EQ_INT(sc_recorder_feed(r, bad.b, 3), 0);
+
+    struct sc_profile *p = NULL;
+    int64_t from, until;
+    T_EQ_INT(sc_recorder_take(r, &p, &from, &until, err), 0);
+    if (!p) {
+        sc_recorder_close(r);
+        return;
+    }
+    T_EQ_INT(p->nsamples, 8);
+    T_EQ_INT(p->nsample_types, 2);
+    char *fo = folded(p);
+    T_CHECK(strstr(fo, "thread_start;t_caller;t_leaf 4\n") != NULL);
+    T_CHECK(strstr(fo, "thread_start;t_caller;t_leaf;do_syscall_64;ksys_read 1\n") != NULL);
+    T_CHECK(strstr(fo, "[truncated: ") != NULL && strstr(fo, "];t_leaf 1\n") != NULL);
+    /* blamed on the outermost frame in a known DSO */
+    T_CHECK(strstr(fo, "[truncated: [jit-4242]];[unknown];jitted_fn 1\n") != NULL);
+    /* after the exec the child's addresses are in no mapping */
+    T_CHECK(strstr(fo, "[truncated: [unknown]];[unknown];[unknown];[unknown] 1\n") != NULL);
+    if (!strstr(fo, "thread_start;t_caller;t_leaf 4\n")) fprintf(stderr, "folded:\n%s", fo);
+    free(fo);
+    /* labels and times */
+    T_EQ_STR(label(p, 0, "comm"), "tprog");
+    T_EQ_STR(label(p, 0, "pid"), "4242");
+    T_EQ_STR(label(p, 0, "tid"), "4242");
+    T_EQ_STR(label(p, 5, "tid"), "4252");
+    T_EQ_STR(label(p, 5, "comm"), "tprog");
+    T_EQ_STR(label(p, 6, "pid"), "4243");
+    T_EQ_STR(label(p, 6, "comm"), "tprog");
+    T_EQ_STR(label(p, 7, "comm"), "other");
+    T_EQ_INT(p->samples[0].time_ns, 1000);
+    T_EQ_INT(p->samples[7].time_ns, 8000);
+    T_EQ_INT(p->values[1], 10101010);
+    /* one location per distinct address: t_leaf, t_caller, thread_start, two kernel ones,
+     * jit, unknown, and the markers of three DSOs */
+    T_EQ_INT(p->nlocations, 10);
+    T_CHECK(has_comment(p, "truncated stacks: 3 of 8 samples"));
+    struct sc_record_stats st;
+    sc_recorder_stats(r, &st);
+    T_EQ_INT(st.samples, 8);
+    T_EQ_INT(st.bad_records, 2);
+    T_EQ_INT(st.truncated, 3);
+    T_EQ_INT(st.sym.loads, 2); /* this binary, the perf map: once each */
+    /* file:line from this binary's DWARF (built with -g) */
+    int lines = 0;
+    for (uint32_t i = 0; i < p->nlines; i++)
+        lines += p->lines[i].line > 0;
+    T_CHECK(lines >= 3);
+
+    /* pprof keeps the times and labels */
+    struct sc_buf b = SC_BUF_INIT;
+    T_EQ_INT(sc_pprof_encode(p, &b), 0);
+    struct sc_profile *q = sc_profile_new();
+    T_EQ_INT(sc_pprof_decode(b.data, b.len, NULL, q, err), 0);
+    T_EQ_INT(q->nsamples, 8);
+    if (q->nsamples == 8) {
+        T_EQ_INT(q->samples[2].time_ns, 3000);
+        T_EQ_STR(label(q, 7, "comm"), "other");
+    }
+    sc_profile_free(q);
+    sc_buf_release(&b);
+    sc_profile_free(p);
+
+    /* the next window: the same addresses are not symbolized again */
+    sample(r, pid, pid, 9000, whole, 4);
+    T_EQ_INT(sc_recorder_take(r, &p, &from, &until, err), 0);
+    if (p) {
+        T_EQ_INT(p->nsamples, 1);
+        fo = folded(p);
+        T_EQ_STR(fo, "thread_start;t_caller;t_leaf 1\n");
+        free(fo);
+        sc_profile_free(p);
+    }
+    sc_recorder_stats(r, &st);
+    T_EQ_INT(st.sym.loads, 2);
+    /* a process exits: a pid used again starts without its mappings */
+    task(r, PERF_RECORD_EXIT, pid, pid, pid, pid, 9500);
+    sample(r, pid, pid, 10000, whole, 4);
+    T_EQ_INT(sc_recorder_take(r, &p, &from, &until, err), 0);
+    if (p) {
+        fo = folded(p);
+        T_CHECK(strstr(fo, "t_leaf") == NULL);
+        free(fo);
+        sc_profile_free(p);
+    }
+    /* over the recording, most first */
+    struct sc_buf tr = SC_BUF_INIT;
+    sc_recorder_truncated(r, on_trunc, &tr);
+    T_CHECK(tr.data && !strncmp(tr.data, "[unknown] 2\n", 12));
+    T_CHECK(tr.data && strstr(tr.data, "[jit-4242] 1\n") && strstr(tr.data, "test_record 1\n"));
+    sc_buf_release(&tr);
+    sc_recorder_close(r);
+}
+
+/* A location cache bounded at 2 entries is dropped after a take and filled again. */
+static void test_cache_bound(void)
+{
+    struct self_map m;
+    if (!self_map((const void *)t_leaf, &m)) return;
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = 77;
+    o.max_locations = 2;
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    if (!r) return;
+    uint64_t text = 0x400000000ULL;
+    mmap2(r, 77, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 1);
+    uint64_t whole[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
+                        AT(thread_start, 5)};
+    for (int round = 0; round < 3; round++) {
+        sample(r, 77, 77, 10 + (uint64_t)round, whole, 4);
+        struct sc_profile *p = NULL;
+        int64_t a, b;
+        T_EQ_INT(sc_recorder_take(r, &p, &a, &b, err), 0);
+        if (!p) break;
+        char *fo = folded(p);
+        T_EQ_STR(fo, "thread_start;t_caller;t_leaf 1\n");
+        free(fo);
+        sc_profile_free(p);
+        struct sc_record_stats st;
+        sc_recorder_stats(r, &st);
+        T_EQ_INT(st.locations, 0); /* 3 > 2: dropped */
+    }
+    sc_recorder_close(r);
+}
+
+/* ---- symbol tables and their parsers ---- */
+
+static const char *name_at(const struct sc_symtab *t, uint64_t a)
+{
+    const struct sc_symtab_ent *e = sc_symtab_find(t, a);
+    return e ? t->names + e->name : "(none)";
+}
+
+static void test_symtab(void)
+{
+    struct sc_symtab t;
+    sc_symtab_init(&t);
+    const char *ks = "ffffffff81000000 T _stext\n"
+                     "ffffffff81000000 t __pfx_stext\n"
+                     "garbage line\n"
+                     "ffffffff81000100 t helper\t[mymod]\n"
+                     "ffffffff81000200 D some_data\n"
+                     "0000000000000000 T hidden\n"
+                     "ffffffff81000300 W weak_fn";
+    T_EQ_INT(sc_symtab_parse_kallsyms(&t, ks, strlen(ks)), 0);
+    sc_symtab_finish(&t, 4096);
+    T_EQ_INT(t.n, 3);
+    T_EQ_STR(name_at(&t, 0xffffffff81000050ULL), "_stext");  /* T over t */
+    T_EQ_STR(name_at(&t, 0xffffffff81000100ULL), "helper");  /* without [mymod] */
+    T_EQ_STR(name_at(&t, 0xffffffff81000250ULL), "helper");  /* data is not a symbol */
+    T_EQ_STR(name_at(&t, 0xffffffff810012ffULL), "weak_fn"); /* the last one: max_gap */
+    T_EQ_STR(name_at(&t, 0xffffffff81001300ULL), "(none)");
+    T_EQ_STR(name_at(&t, 0x1000), "(none)");
+    sc_symtab_release(&t);
+
+    sc_symtab_init(&t);
+    const char *pm = "0x7f0000001000 0x40 LazyCompile:~foo app.js:1\n"
+                     "7f0000002000 10 Interpreter\r\n"
+                     "7f0000003000 zz bad\n"
+                     "7f0000004000 0 empty\n";
+    T_EQ_INT(sc_symtab_parse_perf_map(&t, pm, strlen(pm)), 0);
+    sc_symtab_finish(&t, 0);
+    T_EQ_INT(t.n, 2);
+    T_EQ_STR(name_at(&t, 0x7f000000103fULL), "LazyCompile:~foo app.js:1");
+    T_EQ_STR(name_at(&t, 0x7f0000001040ULL), "(none)");
+    T_EQ_STR(name_at(&t, 0x7f0000002005ULL), "Interpreter");
+    sc_symtab_release(&t);
+
+    /* several names at one address: global > weak > local, then fewer underscores */
+    sc_symtab_init(&t);
+    sc_symtab_add(&t, 0x1000, 0, "__write", 7, 3);
+    sc_symtab_add(&t, 0x1000, 0x20, "write_local", 11, 1);
+    sc_symtab_add(&t, 0x1000, 0, "write", 5, 3);
+    sc_symtab_add(&t, 0x2000, 0x10, "other", 5, 1);
+    sc_symtab_finish(&t, 0);
+    T_EQ_STR(name_at(&t, 0x101f), "write"); /* the alias's size gives the extent */
+    T_EQ_STR(name_at(&t, 0x1020), "(none)");
+    T_EQ_STR(name_at(&t, 0x200f), "other");
+    sc_symtab_release(&t);
+
+    struct sc_maps_line ml;
+    const char *line = "7f1c2a000000-7f1c2a022000 r-xp 00001000 fd:01 1234567   /opt/my app/lib.so "
+                       "(deleted)";
+    T_EQ_INT(sc_maps_parse_line(line, strlen(line), &ml), 0);
+    T_EQ_INT(ml.start, 0x7f1c2a000000ULL);
+    T_EQ_INT(ml.end, 0x7f1c2a022000ULL);
+    T_EQ_INT(ml.offset, 0x1000);
+    T_EQ_INT(ml.dev_major, 0xfd);
+    T_EQ_INT(ml.inode, 1234567);
+    T_CHECK(ml.exec);
+    T_EQ_MEM(ml.path, ml.path_len, "/opt/my app/lib.so (deleted)");
+    line = "7ffd0000-7ffd1000 rw-p 00000000 00:00 0";
+    T_EQ_INT(sc_maps_parse_line(line, strlen(line), &ml), 0);
+    T_CHECK(!ml.exec && ml.path_len == 0);
+    T_EQ_INT(sc_maps_parse_line("zz", 2, &ml), SC_EFORMAT);
+    T_EQ_INT(sc_maps_parse_line("1000-0800 r-xp 0 0:0 0", 22, &ml), SC_EFORMAT);
+}
+
+/* A Go 1.18-layout pclntab made by hand: two functions, names, sizes. */
+static void test_gopclntab(void)
+{
+    uint8_t d[512];
+    memset(d, 0, sizeof d);
+    uint32_t magic = 0xfffffff0;
+    memcpy(d, &magic, 4);
+    d[6] = 1;                                          /* minLC */
+    d[7] = 8;                                          /* ptrSize */
+    uint64_t hdr[8] = {2, 0, 0x401000, 0, 0, 0, 0, 0}; /* nfunc, nfiles, textStart, ... */
+    uint64_t funcname = 200, pcln = 80;
+    hdr[3] = funcname;
+    hdr[7] = pcln;
+    memcpy(d + 8, hdr, sizeof hdr);
+    /* functab at pcln: {entryoff, funcoff} x 2, then the end */
+    uint32_t ft[5] = {0x0, 40, 0x100, 48, 0x180};
+    memcpy(d + pcln, ft, sizeof ft);
+    /* _func records at pcln + funcoff: {entryoff, nameoff} */
+    uint32_t f1[2] = {0x0, 0}, f2[2] = {0x100, 10};
+    memcpy(d + pcln + 40, f1, 8);
+    memcpy(d + pcln + 48, f2, 8);
+    memcpy(d + funcname, "main.main\0main.burn\0", 20);
+    struct sc_symtab t;
+    sc_symtab_init(&t);
+    T_EQ_INT(sc_symtab_parse_gopclntab(&t, d, sizeof d, 0), 0);
+    sc_symtab_finish(&t, 0);
+    T_EQ_INT(t.n, 2);
+    T_EQ_STR(name_at(&t, 0x401000), "main.main");
+    T_EQ_STR(name_at(&t, 0x4010ff), "main.main");
+    T_EQ_STR(name_at(&t, 0x401100), "main.burn");
+    T_EQ_STR(name_at(&t, 0x401180), "(none)");
+    sc_symtab_release(&t);
+    /* damaged: a bad magic, an nfunc the data cannot hold, a name off the end */
+    sc_symtab_init(&t);
+    uint8_t bad[512];
+    memcpy(bad, d, sizeof d);
+    bad[0] = 0;
+    T_EQ_INT(sc_symtab_parse_gopclntab(&t, bad, sizeof bad, 0), SC_EFORMAT);
+    memcpy(bad, d, sizeof d);
+    uint64_t huge = 1u << 30;
+    memcpy(bad + 8, &huge, 8);
+    T_EQ_INT(sc_symtab_parse_gopclntab(&t, bad, sizeof bad, 0), SC_EFORMAT);
+    memcpy(bad, d, sizeof d);
+    uint32_t far = 100000;
+    memcpy(bad + pcln + 48 + 4, &far, 4);
+    T_EQ_INT(sc_symtab_parse_gopclntab(&t, bad, sizeof bad, 0), 0);
+    sc_symtab_finish(&t, 0);
+    T_EQ_INT(t.n, 1); /* the good one */
+    T_EQ_INT(sc_symtab_parse_gopclntab(&t, d, 15, 0), SC_EFORMAT);
+    sc_symtab_release(&t);
+}
+
+/* record: in the config: its keys, their defaults, their errors; token files. */
+static void test_config_record(void)
+{
+    struct sc_config c;
+    char err[SC_ERR_LEN] = "";
+    const char *y = "record: {frequency: 49, interval: 5s, pid: 77, dwarf: true,\n"
+                    "         labels: {host: h1, service_name: me}}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_EQ_INT(c.record, 1);
+    T_EQ_INT(c.record_frequency, 49);
+    T_EQ_INT(c.record_interval_ns, 5000000000LL);
+    T_EQ_INT(c.record_pid, 77);
+    T_EQ_INT(c.record_dwarf, 1);
+    T_EQ_INT(c.record_nlabels, 2);
+    T_EQ_STR(c.record_label_names[1], "service_name");
+    T_EQ_STR(c.record_label_values[1], "me");
+    sc_config_release(&c);
+    y = "record: {}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_CHECK(c.record && c.record_frequency == 0 && c.record_dwarf == -1 && c.record_pid == 0);
+    sc_config_release(&c);
+    const char *bad[] = {"record: {frequency: 0}", "record: {interval: 100ms}", "record: {pid: -3}",
+                         "record: {dwarf: maybe}", "record: {cpus: 2}",         "record: [1, 2]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        T_EQ_INT(sc_config_parse(bad[i], strlen(bad[i]), "t.yaml", &c, err), SC_EINVAL);
+        T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err &&
+                (strstr(err, "record") || strstr(err, "duplicate key 'frequency'")));
+        sc_config_release(&c);
+    }
+    char *tok = sc_config_read_token("/nonexistent/token", err);
+    T_CHECK(tok == NULL && strstr(err, "cannot read token file '/nonexistent/token'") != NULL);
+    char path[] = "/tmp/scorch-test-token-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd >= 0) {
+        T_CHECK(write(fd, "s3cret \r\nsecond line\n", 22) == 22);
+        close(fd);
+        tok = sc_config_read_token(path, err);
+        T_EQ_STR(tok, "s3cret");
+        free(tok);
+        unlink(path);
+    }
+}
+
+int main(void)
+{
+    T_RUN(test_config_record);
+    T_RUN(test_symtab);
+    T_RUN(test_gopclntab);
+    T_RUN(test_records_to_profile);
+    T_RUN(test_cache_bound);
+    char cmd[400];
+    if (tmpdir[0]) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    }
+    return t_done();
+}
