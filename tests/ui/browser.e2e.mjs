@@ -795,6 +795,12 @@ test("a point on the timeline opens that one stored profile", async () => {
     const list = await (await page.request.get(BASE + "api/v1/profiles?" + new URLSearchParams({
         query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" }))).json();
     assert.equal(list.profiles.length, 1);
+    // the timeline loads beside the flame graph, not before it: wait for its drawn data
+    await page.waitForFunction(() => {
+        const tl = window.scorch.view.timeline;
+        return tl && tl.data && tl.yScale && tl.data.lines.length &&
+            tl.data.lines[0].values.some((x) => x > 0);
+    }, null, { timeout: 20000 });
     const pt = await page.evaluate(() => {
         // the explore view's timeline: the bucket with a value
         const v = window.scorch.view;
