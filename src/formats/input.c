@@ -346,7 +346,7 @@ int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_pro
     enum sc_format f = o->format ? o->format : sc_detect_format(data, len);
     switch (f) {
     case SC_FMT_PPROF:
-        rc = o->lazy_samples ? sc_pprof_decode_lazy(data, len, lim, p, err)
+        rc = o->lazy_samples ? sc_pprof_decode_mode(data, len, lim, o->lazy_samples, p, err)
                              : sc_pprof_decode(data, len, lim, p, err);
         break;
     case SC_FMT_FOLDED:

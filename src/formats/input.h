@@ -47,7 +47,7 @@ struct sc_decode_opts {
     const struct sc_limits *limits; /* NULL = sc_limits_cli */
     struct sc_perf_opts perf;
     enum sc_format format;          /* SC_FMT_UNKNOWN = detect from content */
-    int lazy_samples;               /* pprof: sc_pprof_decode_lazy (see pprof.h) */
+    int lazy_samples;               /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
 };
 
 /* A whole input in memory: mmap'd for regular files, malloc'd otherwise, or borrowed from

@@ -1,5 +1,6 @@
 /* otlp_build.c - one OTLP Profile built into the model from the request's dictionary. */
 #include "formats/otlp_int.h"
+#include "formats/pprof.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -556,15 +557,10 @@ static int add_sample(struct build *b, struct sc_pb_rd r, uint32_t si)
 /* Sets name=value unless name is set already; the name is made a label name. */
 static int series_label(struct sc_labels *ls, struct sc_str key, struct sc_str val)
 {
-    char name[256];
-    size_t n = 0;
+    char name[SC_LABEL_NAME_MAX + 2];
     if (!key.len || !val.len) return 0;
-    if (key.ptr[0] >= '0' && key.ptr[0] <= '9') name[n++] = '_';
-    for (uint32_t i = 0; i < key.len && n < sizeof name - 1; i++) {
-        char c = key.ptr[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        name[n++] = ok ? c : '_';
-    }
+    size_t n = sc_labels_clean_name(key.ptr, key.len, name, sizeof name);
+    if (!n) return 0;
     struct sc_str old;
     if (sc_labels_get(ls, name, n, &old)) return 0;
     return sc_labels_set(ls, name, n, val.ptr, val.len);
@@ -742,7 +738,8 @@ static int from_pprof(struct build *b, const struct prof_fields *pf, struct sc_o
 {
     struct sc_input in = {(void *)pf->payload.p, (size_t)(pf->payload.end - pf->payload.p),
                           SC_INPUT_BORROWED};
-    struct sc_decode_opts opts = {.limits = &b->r->lim, .format = SC_FMT_PPROF, .lazy_samples = 1};
+    struct sc_decode_opts opts = {.limits = &b->r->lim, .format = SC_FMT_PPROF,
+                                   .lazy_samples = SC_PPROF_LAZY_UNLABELLED};
     char why[SC_ERR_LEN] = "";
     int rc = sc_decode(&in, &opts, &o->p, why);
     if (rc) return FAIL(b, rc, "original_payload: %s", why);

@@ -88,7 +88,8 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
 }
 
 struct counts {
-    int time_keys; /* the string table holds a timestamp label key */
+    int time_keys;  /* the string table holds a timestamp label key */
+    int str_labels; /* a sample has a string label (counted for SC_PPROF_LAZY_UNLABELLED) */
     uint64_t sample_types, samples, sample_locs, sample_values, labels;
     uint64_t max_sample_locs; /* in one sample */
     uint64_t mappings, locations, lines, functions, strings, comments;
@@ -125,6 +126,22 @@ static int peek_id(struct sc_pb_rd r, uint64_t *id)
     return k;
 }
 
+/* Does a sample message hold a label with a string value (Label.str, field 2, non-zero)?
+ * Malformed bytes say no: the decode that follows reports them. */
+static int has_str_label(struct sc_pb_rd r)
+{
+    struct sc_pb_field f, g;
+    while (sc_pb_next(&r, &f) > 0) {
+        if (f.num != 3 || f.wt != SC_WT_LEN)
+            continue;
+        struct sc_pb_rd l = f.payload;
+        while (sc_pb_next(&l, &g) > 0)
+            if (g.num == 2 && g.wt == SC_WT_VARINT && g.v != 0)
+                return 1;
+    }
+    return 0;
+}
+
 static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
 {
     const uint8_t *start = r.p;
@@ -146,6 +163,8 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                 uint64_t len = (uint64_t)(f.payload.end - f.payload.p);
                 if (len > c->max_sample_locs)
                     c->max_sample_locs = len;
+                if (d->lazy == SC_PPROF_LAZY_UNLABELLED && !c->str_labels)
+                    c->str_labels = has_str_label(f.payload);
                 break;
             }
             struct sc_pb_rd s = f.payload;
@@ -617,7 +636,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
     struct counts c;
     int rc = count_pass(d, all, &c);
     /* samples with timestamps are kept in the profile: a lazy walk carries no times */
-    if (rc == 0 && d->lazy && c.time_keys) {
+    if (rc == 0 && d->lazy && (c.time_keys || c.str_labels)) {
         d->lazy = 0;
         rc = count_pass(d, all, &c);
     }
@@ -865,7 +884,13 @@ int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, stru
 int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
                          struct sc_profile *p, char *err)
 {
-    return pprof_decode(buf, n, lim, p, 1, err);
+    return pprof_decode(buf, n, lim, p, SC_PPROF_LAZY, err);
+}
+
+int sc_pprof_decode_mode(const void *buf, size_t n, const struct sc_limits *lim, int lazy,
+                         struct sc_profile *p, char *err)
+{
+    return pprof_decode(buf, n, lim, p, lazy, err);
 }
 
 int sc_pprof_looks_valid(const void *buf, size_t n)

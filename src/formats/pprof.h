@@ -27,6 +27,13 @@ int sc_pprof_decode(const void *buf, size_t n, const struct sc_limits *lim, stru
 int sc_pprof_decode_lazy(const void *buf, size_t n, const struct sc_limits *lim,
                          struct sc_profile *p, char *err);
 
+/* How lazy a decode may be: SC_PPROF_LAZY as sc_pprof_decode_lazy(); SC_PPROF_LAZY_UNLABELLED
+ * only when no sample has a string label (labels split a pushed profile into series, see
+ * ingest/split.h, and a lazy walk carries none); 0 decodes everything. */
+enum { SC_PPROF_LAZY = 1, SC_PPROF_LAZY_UNLABELLED = 2 };
+int sc_pprof_decode_mode(const void *buf, size_t n, const struct sc_limits *lim, int lazy,
+                         struct sc_profile *p, char *err);
+
 /* Appends p as an uncompressed profile.proto message to out. Location, function and
  * mapping ids are written as index + 1. A sample with a time_ns gets the numeric label
  * timestamp_ns = time_ns (num_unit "nanoseconds"; both strings are appended to the string

@@ -1,5 +1,6 @@
 /* ingest.c - Pyroscope-style pushes (and every other source) decoded into the store. */
 #include "ingest/ingest.h"
+#include "ingest/split.h"
 #include "formats/folded.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
@@ -532,7 +533,7 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         /* the profile borrows the plain bytes (freed below, after the write) */
         struct sc_input in = {(void *)body, plen, SC_INPUT_BORROWED};
         struct sc_decode_opts o = {
-            .limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF};
+            .limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF ? SC_PPROF_LAZY_UNLABELLED : 0};
         rc = sc_decode(&in, &o, &p, err);
     }
     const char *profile = r->profile_name;
@@ -620,8 +621,23 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     int64_t dur = it->duration_ns ? it->duration_ns : p->duration_nanos;
     if (!t)
         t = (int64_t)time(NULL) * 1000000000LL;
-    struct sc_store_write w = {it->tenant, it->labels, profile, t, dur, p, it->time_shift_ns};
-    rc = sc_store_write(s, &w, err);
+    struct sc_split sp;
+    rc = sc_split_profile(p, it->labels, SC_INGEST_MAX_SPLIT, &sp, err);
+    if (rc == 0 && sp.n == 0) {
+        struct sc_store_write w = {it->tenant, it->labels, profile, t, dur, p, it->time_shift_ns};
+        rc = sc_store_write(s, &w, err);
+    }
+    /* every part is checked before the first is stored */
+    for (uint32_t g = 0; rc == 0 && g < sp.n; g++)
+        rc = sc_ingest_check_labels(&sp.parts[g].labels, err);
+    for (uint32_t g = 0; rc == 0 && g < sp.n; g++) {
+        struct sc_store_write w = {it->tenant,           &sp.parts[g].labels, profile, t, dur,
+                                   &sp.parts[g].view, it->time_shift_ns};
+        rc = sc_store_write(s, &w, err);
+    }
+    res->series = sp.n ? sp.n : 1;
+    snprintf(res->dropped, sizeof res->dropped, "%s", sp.dropped);
+    sc_split_release(&sp);
     if (rc)
         return rc;
     res->samples = sc_profile_nsamples(p);

@@ -58,7 +58,12 @@ struct sc_ingest_result {
     uint32_t samples;        /* samples stored */
     char profile[64];        /* the profile name used */
     char service[256];       /* service_name */
+    uint32_t series;         /* series written: more than 1 when samples had labels */
+    char dropped[256];       /* sample label names not made series labels (split.h) */
 };
+
+/* A profile's samples make at most this many series by their labels (split.h). */
+#define SC_INGEST_MAX_SPLIT 256
 
 /* Decodes and stores one push. lim bounds the body (size, decompressed size, counts).
  * 0, or SC_EINVAL (bad parameters: 400), SC_EFORMAT (bad body: 400), SC_ELIMIT (413/400),

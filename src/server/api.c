@@ -68,7 +68,13 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
     atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
     sc_buf_printf(&w->body, "{\"samples\":%u,\"profile\":\"", (unsigned)res.samples);
     sc_buf_put_json_str(&w->body, res.profile, strlen(res.profile));
-    sc_buf_puts(&w->body, "\"}\n");
+    sc_buf_printf(&w->body, "\",\"series\":%u", (unsigned)res.series);
+    if (res.dropped[0]) {
+        sc_buf_puts(&w->body, ",\"dropped_labels\":\"");
+        sc_buf_put_json_str(&w->body, res.dropped, strlen(res.dropped));
+        sc_buf_puts(&w->body, "\"");
+    }
+    sc_buf_puts(&w->body, "}\n");
     return 0;
 }
 

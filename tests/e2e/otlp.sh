@@ -169,6 +169,32 @@ for l in '"host_name":"test-host"' '"deployment_environment":"e2e"' \
     grep -q "$l" "$tmp/series" || fail "series labels lack $l: $(cat "$tmp/series")"
 done
 
+# sample attributes and span links became series labels: a thread's series holds exactly
+# that thread's stacks (its root frame is the process name), a trace's only its samples
+curl -fs -H "$auth" "$url/api/v1/render?query=$(q svc-grpc)&type=cpu:samples&$range&format=folded" |
+    sort >"$tmp/all.folded"
+curl -fs -H "$auth" "$url/api/v1/label_values?name=thread_name" >"$tmp/threads"
+thread=$("$py" -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v[len(v)//2] if v else "")' "$tmp/threads")
+[ -n "$thread" ] || fail "no thread_name values: $(cat "$tmp/threads")"
+sel=$("$py" -c 'import sys,urllib.parse as u; print(u.quote("{service_name=\"svc-grpc\",thread_name=\"%s\"}" % sys.argv[1]))' "$thread")
+curl -fs -H "$auth" "$url/api/v1/render?query=$sel&type=cpu:samples&$range&format=folded" |
+    sort >"$tmp/thread.folded"
+grep -F "$thread;" "$tmp/all.folded" | awk -v p="$thread;" 'index($0, p) == 1' >"$tmp/thread.want"
+[ -s "$tmp/thread.want" ] || fail "the capture has no stacks of $thread"
+cmp -s "$tmp/thread.want" "$tmp/thread.folded" || {
+    diff "$tmp/thread.want" "$tmp/thread.folded" | head -5
+    fail "{thread_name=\"$thread\"} is not that thread's stacks"
+}
+# the client links every third sample group n to trace n + 1 (see otlp_client.py build)
+tid=$(printf '%032x' 1)
+sel=$("$py" -c 'import sys,urllib.parse as u; print(u.quote("{service_name=\"svc-grpc\",trace_id=\"%s\"}" % sys.argv[1]))' "$tid")
+curl -fs -H "$auth" "$url/api/v1/render?query=$sel&type=cpu:samples&$range&format=folded" \
+    >"$tmp/trace.folded"
+[ "$(wc -l <"$tmp/trace.folded")" = 1 ] || fail "trace $tid: $(wc -l <"$tmp/trace.folded") stacks, want the one linked"
+grep -qxF "$(cat "$tmp/trace.folded")" "$tmp/all.folded" || fail "trace $tid's stack is not the capture's"
+curl -fs -H "$auth" "$url/api/v1/label_values?name=process_pid" | grep -q '^\[\]$' ||
+    fail "a numeric sample attribute (process.pid) became a series label"
+
 # ---- partial success: two bad profiles refused with the reason, the good one stored ----
 c build "$perf" "$base" paired svc-partial "$tmp/p.pb"
 c bad "$tmp/p.pb" "$tmp/bad.pb"

@@ -43,6 +43,20 @@ curl -s -o /dev/null -w '%{http_code}' "$S/api/v1/series" | grep -q 401 || fail 
 curl -fs -H "$auth" "$S/api/v1/series?type=cpu:samples&from=$start" >series.json || fail "series"
 grep -q '"env":"band"' series.json && grep -q '"service_name":"band-svc"' series.json ||
     fail "the series should carry the labels: $(cat series.json)"
+# the samples' pid, tid and comm labels became series labels: the process can be selected
+grep -q "\"pid\":\"$b\"" series.json && grep -q '"comm":"band"' series.json && grep -q '"tid":' series.json ||
+    fail "the series should carry pid $b, its tid and comm: $(cat series.json)"
+curl -fs -H "$auth" "$S/api/v1/render?query=%7Bpid%3D%22$b%22%7D&type=cpu:samples&from=$start&format=folded" >pid.folded ||
+    fail "render by pid"
+curl -fs -H "$auth" "$S/api/v1/render?query=%7Benv%3D%22band%22%7D&type=cpu:samples&from=$start&format=folded" >env.folded ||
+    fail "render by env"
+sort pid.folded >pid.sorted
+sort env.folded >env.sorted
+[ -s pid.sorted ] && cmp -s pid.sorted env.sorted ||
+    fail "{pid=\"$b\"} should be the whole recording (one process): $(head -3 pid.folded)"
+curl -fs -H "$auth" "$S/api/v1/render?query=%7Bpid%3D%221%22%7D&type=cpu:samples&from=$start&format=folded" >none.folded ||
+    fail "render by another pid"
+[ ! -s none.folded ] || fail "{pid=\"1\"} should select nothing: $(head -3 none.folded)"
 curl -fs -H "$auth" "$S/api/v1/render?query=%7Benv%3D%22band%22%7D&type=cpu:samples&from=$start&format=tsv" >top.tsv ||
     fail "render"
 [ "$(sed -n 2p top.tsv | cut -f3)" = band_work ] || fail "band_work should top: $(head -3 top.tsv)"
