@@ -629,10 +629,10 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     }
     /* every part is checked before the first is stored */
     for (uint32_t g = 0; rc == 0 && g < sp.n; g++)
-        rc = sc_ingest_check_labels(&sp.parts[g].labels, err);
+        rc = sc_ingest_check_labels(&sp.labels[g], err);
     for (uint32_t g = 0; rc == 0 && g < sp.n; g++) {
-        struct sc_store_write w = {it->tenant,           &sp.parts[g].labels, profile, t, dur,
-                                   &sp.parts[g].view, it->time_shift_ns};
+        struct sc_store_write w = {it->tenant, &sp.labels[g],       profile,
+                                   t,          dur,          &sp.parts.views[g], it->time_shift_ns};
         rc = sc_store_write(s, &w, err);
     }
     res->series = sp.n ? sp.n : 1;

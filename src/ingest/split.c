@@ -183,22 +183,18 @@ static void note_dropped(const struct splitter *sp, char *out, size_t cap)
         snprintf(out + n, cap - n, "%s%u more names", n ? ", " : "", (unsigned)sp->keys_over);
 }
 
-/* Groups the samples by set into out's parts. */
+/* Groups the samples by set into out's parts, each labelled by its first sample. */
 static int build_parts(struct splitter *sp, const struct sc_labels *series, uint32_t nsets,
                        struct sc_split *out)
 {
     const struct sc_profile *p = sp->p;
-    uint32_t nt = p->nsample_types;
     struct sc_map64 part_of;
     sc_map64_init(&part_of);
     uint32_t *part = malloc(((size_t)p->nsamples + 1) * sizeof *part);
     uint32_t *first = malloc(((size_t)nsets + 1) * sizeof *first);
-    uint32_t *fill = calloc((size_t)nsets + 1, sizeof *fill);
-    out->parts = calloc(nsets, sizeof *out->parts);
-    out->samples = malloc(((size_t)p->nsamples + 1) * sizeof *out->samples);
-    out->values = malloc(((size_t)p->nsamples * nt + 1) * sizeof *out->values);
+    out->labels = calloc((size_t)nsets + 1, sizeof *out->labels);
     int rc = SC_ENOMEM;
-    if (!part || !first || !fill || !out->parts || !out->samples || !out->values)
+    if (!part || !first || !out->labels)
         goto done;
     for (uint32_t i = 0; i < p->nsamples; i++) {
         int added;
@@ -208,56 +204,32 @@ static int build_parts(struct splitter *sp, const struct sc_labels *series, uint
         part[i] = *slot;
         if (added)
             first[*slot] = i;
-        fill[*slot + 1]++;
     }
-    for (uint32_t g = 0; g < nsets; g++)
-        fill[g + 1] += fill[g]; /* fill[g]: where part g starts */
-    for (uint32_t g = 0; g < nsets; g++) {
-        struct sc_split_part *pt = &out->parts[g];
-        sc_labels_init(&pt->labels);
+    rc = 0;
+    for (uint32_t g = 0; rc == 0 && g < nsets; g++) {
+        struct sc_labels *l = &out->labels[g];
+        sc_labels_init(l);
         out->n = g + 1;
-        pt->view = *p;
-        pt->view.samples = out->samples + fill[g];
-        pt->view.values = out->values + (size_t)fill[g] * nt;
-        pt->view.nsamples = pt->view.samples_cap = 0;
-        pt->view.lazy = NULL;
-        pt->view.owned = NULL;
-        pt->view.nowned = 0;
-        for (uint32_t j = 0; j < series->n; j++) {
-            const struct sc_label_pair *l = &series->v[j];
-            if ((rc = sc_labels_set(&pt->labels, l->name.ptr, l->name.len, l->value.ptr,
-                                    l->value.len)))
-                goto done;
+        for (uint32_t j = 0; rc == 0 && j < series->n; j++) {
+            const struct sc_label_pair *x = &series->v[j];
+            rc = sc_labels_set(l, x->name.ptr, x->name.len, x->value.ptr, x->value.len);
         }
         const struct sc_sample *s = &p->samples[first[g]];
         memset(sp->stamp, 0, (size_t)sp->nkeys * sizeof *sp->stamp);
-        rc = 0;
         FOR_SAMPLE_LABELS(sp, s, lb, k, {
-            if (sp->stamp[k])
+            if (rc || sp->stamp[k])
                 continue;
             sp->stamp[k] = 1;
             struct sc_str v = sc_profile_str(p, lb->str);
-            if ((rc = sc_labels_set(&pt->labels, sp->keys[k].name, sp->keys[k].len, v.ptr,
-                                    v.len)))
-                break;
+            rc = sc_labels_set(l, sp->keys[k].name, sp->keys[k].len, v.ptr, v.len);
         });
-        if (rc)
-            goto done;
     }
-    for (uint32_t i = 0; i < p->nsamples; i++) {
-        struct sc_profile *v = &out->parts[part[i]].view;
-        memcpy(v->values + (size_t)v->nsamples * nt, p->values + (size_t)i * nt,
-               nt * sizeof *p->values);
-        v->samples[v->nsamples++] = p->samples[i];
-    }
-    for (uint32_t g = 0; g < nsets; g++)
-        out->parts[g].view.samples_cap = out->parts[g].view.nsamples;
-    rc = 0;
+    if (rc == 0)
+        rc = sc_partition_profile(p, part, nsets, &out->parts);
 done:
     sc_map64_release(&part_of);
     free(part);
     free(first);
-    free(fill);
     return rc;
 }
 
@@ -309,9 +281,8 @@ done:
 void sc_split_release(struct sc_split *sp)
 {
     for (uint32_t g = 0; g < sp->n; g++)
-        sc_labels_release(&sp->parts[g].labels);
-    free(sp->parts);
-    free(sp->samples);
-    free(sp->values);
+        sc_labels_release(&sp->labels[g]);
+    free(sp->labels);
+    sc_partition_release(&sp->parts);
     memset(sp, 0, sizeof *sp);
 }

@@ -6,6 +6,7 @@
 
 #include "model/error.h"
 #include "model/labels.h"
+#include "model/partition.h"
 #include "model/profile.h"
 
 /* Samples carry labels of their own: pprof labels (Go's pprof.Do, `scorch record`'s pid,
@@ -22,19 +23,13 @@
  * of series; which names were dropped is reported. A label whose name or a value is too
  * long for a series label is dropped the same way. */
 
-/* One series of a split profile. view is a shallow copy of the profile (shared strings,
- * locations, functions) holding this series' samples only: read it, never free it. */
-struct sc_split_part {
-    struct sc_labels labels;
-    struct sc_profile view;
-};
-
+/* Series g of a split profile: labels[g], and parts.views[g] holding its samples (a view
+ * over the profile's tables, see model/partition.h). */
 struct sc_split {
-    struct sc_split_part *parts; /* n parts; n == 0: nothing to split, store p as it is */
-    uint32_t n;
-    struct sc_sample *samples;   /* the parts' samples, part after part */
-    int64_t *values;
-    char dropped[256];           /* names dropped ("trace_id, span_id") or "" */
+    uint32_t n;                /* 0: nothing to split, store p as it is */
+    struct sc_labels *labels;
+    struct sc_partition parts;
+    char dropped[256];         /* names dropped ("trace_id, span_id") or "" */
 };
 
 /* Splits p (samples stored, not lazy; a lazy profile has no labels to split by) under the

@@ -44,24 +44,23 @@ static const char *get(const struct sc_labels *l, const char *name)
     return buf[k];
 }
 
-static int64_t part_total(const struct sc_split_part *pt)
+static int64_t view_total(const struct sc_profile *v)
 {
     int64_t t = 0;
-    for (uint32_t i = 0; i < pt->view.nsamples; i++)
-        t += pt->view.values[i];
+    for (uint32_t i = 0; i < v->nsamples; i++)
+        t += v->values[i];
     return t;
 }
 
-/* The part whose label name has value, or NULL. */
-static const struct sc_split_part *part_with(const struct sc_split *sp, const char *name,
-                                             const char *value)
+/* The index of the part whose label name has value (NULL: lacks the name), or -1. */
+static int part_with(const struct sc_split *sp, const char *name, const char *value)
 {
     for (uint32_t g = 0; g < sp->n; g++) {
-        const char *v = get(&sp->parts[g].labels, name);
+        const char *v = get(&sp->labels[g], name);
         if (value ? v && !strcmp(v, value) : v == NULL)
-            return &sp->parts[g];
+            return (int)g;
     }
-    return NULL;
+    return -1;
 }
 
 static void series_labels(struct sc_labels *l, const char *service)
@@ -89,22 +88,25 @@ static void test_split_by_process(void)
     T_EQ_INT(sc_split_profile(p, &series, 256, &sp, err), 0);
     T_EQ_INT(sp.n, 3);
     T_EQ_STR(sp.dropped, "");
-    const struct sc_split_part *x = part_with(&sp, "pid", "10");
-    T_CHECK(x != NULL);
-    if (x) {
-        T_EQ_STR(get(&x->labels, "comm"), "burner");
-        T_EQ_STR(get(&x->labels, "service_name"), "host");
-        T_EQ_STR(get(&x->labels, "env"), "prod");
-        T_CHECK(get(&x->labels, "bytes") == NULL);
-        T_EQ_INT(x->view.nsamples, 2);
-        T_EQ_INT(part_total(x), 16);
+    int x = part_with(&sp, "pid", "10");
+    T_CHECK(x >= 0);
+    if (x >= 0) {
+        const struct sc_labels *l = &sp.labels[x];
+        const struct sc_profile *v = &sp.parts.views[x];
+        T_EQ_STR(get(l, "comm"), "burner");
+        T_EQ_STR(get(l, "service_name"), "host");
+        T_EQ_STR(get(l, "env"), "prod");
+        T_CHECK(get(l, "bytes") == NULL);
+        T_EQ_INT(v->nsamples, 2);
+        T_EQ_INT(view_total(v), 16);
         /* the view shares the profile's tables */
-        T_CHECK(x->view.locations == p->locations && x->view.strings.n == p->strings.n);
+        T_CHECK(v->locations == p->locations && v->strings.n == p->strings.n);
     }
     x = part_with(&sp, "pid", "20");
-    T_CHECK(x && part_total(x) == 7 && !strcmp(get(&x->labels, "comm"), "idle"));
+    T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 7 &&
+            !strcmp(get(&sp.labels[x], "comm"), "idle"));
     x = part_with(&sp, "pid", NULL);
-    T_CHECK(x && part_total(x) == 13 && x->labels.n == 2);
+    T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 13 && sp.labels[x].n == 2);
     sc_split_release(&sp);
     sc_labels_release(&series);
     sc_profile_free(p);
@@ -131,18 +133,18 @@ static void test_split_caps(void)
     T_EQ_INT(sp.n, 2);
     T_EQ_STR(sp.dropped, "trace_id");
     for (uint32_t g = 0; g < sp.n; g++) {
-        T_CHECK(get(&sp.parts[g].labels, "trace_id") == NULL);
-        T_EQ_STR(get(&sp.parts[g].labels, "env"), "canary");
-        T_EQ_INT(part_total(&sp.parts[g]), 20);
+        T_CHECK(get(&sp.labels[g], "trace_id") == NULL);
+        T_EQ_STR(get(&sp.labels[g], "env"), "canary");
+        T_EQ_INT(view_total(&sp.parts.views[g]), 20);
     }
-    T_CHECK(part_with(&sp, "span_kind", "server") != NULL);
+    T_CHECK(part_with(&sp, "span_kind", "server") >= 0);
     sc_split_release(&sp);
     /* a cap of 1 set: the labels that vary go, the one all samples share stays */
     T_EQ_INT(sc_split_profile(p, &series, 1, &sp, err), 0);
     T_EQ_INT(sp.n, 1);
     T_CHECK(strstr(sp.dropped, "trace_id") && strstr(sp.dropped, "span_kind"));
-    T_EQ_STR(get(&sp.parts[0].labels, "env"), "canary");
-    T_EQ_INT(part_total(&sp.parts[0]), 40);
+    T_EQ_STR(get(&sp.labels[0], "env"), "canary");
+    T_EQ_INT(view_total(&sp.parts.views[0]), 40);
     sc_split_release(&sp);
     sc_profile_free(p);
     /* numeric and empty labels only: nothing to split */
@@ -158,8 +160,8 @@ static void test_split_caps(void)
     add(p, "c", 3, odd);
     T_EQ_INT(sc_split_profile(p, &series, 256, &sp, err), 0);
     T_EQ_INT(sp.n, 2);
-    const struct sc_split_part *x = part_with(&sp, "_9_lives", "x");
-    T_CHECK(x && part_total(x) == 3);
+    int x = part_with(&sp, "_9_lives", "x");
+    T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 3);
     sc_split_release(&sp);
     sc_profile_free(p);
     sc_labels_release(&series);
