@@ -22,7 +22,8 @@ IV=5         # scrape interval, s
 set -- $(free_ports 2)
 tport=$1 sport=$2
 start_target() {
-    "$tmp/prog" -listen "127.0.0.1:$tport" -alloc-rate $RATE >>"$tmp/prog.log" 2>&1 &
+    # (asyncpreemptoff: see tests/data/scrapeprog)
+    GODEBUG=asyncpreemptoff=1 "$tmp/prog" -listen "127.0.0.1:$tport" -alloc-rate $RATE >>"$tmp/prog.log" 2>&1 &
     tpid=$!
     pids="$pids $tpid"
     wait_http "http://127.0.0.1:$tport/debug/pprof/"

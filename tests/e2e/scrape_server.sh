@@ -26,7 +26,8 @@ wait_log() { # FILE TEXT: until FILE holds TEXT (30 s)
 (cd "$SCORCH_SRC/tests/data/scrapeprog" && go build -o "$tmp/prog" .) || fail "go build failed"
 set -- $(free_ports 2)
 tport=$1 sport=$2
-"$tmp/prog" -listen "127.0.0.1:$tport" >"$tmp/prog.log" 2>&1 &
+# (asyncpreemptoff: see tests/data/scrapeprog)
+GODEBUG=asyncpreemptoff=1 "$tmp/prog" -listen "127.0.0.1:$tport" >"$tmp/prog.log" 2>&1 &
 pids="$pids $!"
 wait_http "http://127.0.0.1:$tport/debug/pprof/"
 

@@ -16,6 +16,10 @@
 // themselves are mostly not recorded (with a rate of 1 they were, and made a ?seconds=
 // delta take twice its seconds on a loaded machine). A GC every 200 ms keeps the published
 // heap profile fresh.
+//
+// The tests run it with GODEBUG=asyncpreemptoff=1: on a loaded machine Go's CPU profile puts
+// up to a third of main.burnCPU's samples into runtime.asyncPreempt (measured with both
+// cores busy), which would soon take the top from it.
 package main
 
 import (
