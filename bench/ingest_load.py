@@ -252,4 +252,5 @@ def main():
     return 1 if sum(errors) else 0
 
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

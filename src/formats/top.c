@@ -701,14 +701,9 @@ static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
         const char *tu;
         double tn = sc_units_scale(t->total, unit, "nanoseconds", &tu);
         if (!strcmp(tu, "ns") && (int64_t)tn != 0) {
+            /* padded as pprof pads it: "( 7.98%)" when the profile was busy under 10% */
             sc_buf_puts(out, " (");
-            struct sc_buf pct = SC_BUF_INIT;
-            sc_units_percent(&pct, (int64_t)tn, p->duration_nanos);
-            const char *s = pct.data ? pct.data : "";
-            while (*s == ' ')
-                s++;
-            sc_buf_puts(out, s);
-            sc_buf_release(&pct);
+            sc_units_percent(out, (int64_t)tn, p->duration_nanos);
             sc_buf_putc(out, ')');
         } else {
             sc_buf_putc(out, ' ');

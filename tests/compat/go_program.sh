@@ -30,6 +30,26 @@ go tool pprof -top "$tmp/cpu.pb.gz" >"$tmp/go.txt" 2>/dev/null
 "$SCORCH" top "$tmp/cpu.pb.gz" >"$tmp/ours.txt"
 cmp -s "$tmp/go.txt" "$tmp/ours.txt" || { diff "$tmp/go.txt" "$tmp/ours.txt"; fail "top text differs"; }
 grep -q ' main.step (inline)$' "$tmp/ours.txt" || fail "main.step should be labelled (inline)"
+# the header's share of the duration, padded as pprof pads it: "( 6.25%)" (a profile busy
+# under 10% of its duration: a loaded machine's), "(  100%)"; the same profile with a
+# duration_nanos appended (field 10, the last one wins)
+total=$("$SCORCH" top --format json "$tmp/cpu.pb.gz" | sed 's/.*"total":\([0-9]*\).*/\1/')
+for d in $((total * 16)) $total; do
+    python3 -c 'import gzip, sys
+n, b = int(sys.argv[2]), bytearray(b"\x50")
+while n > 0x7F:
+    b.append(n & 0x7F | 0x80)
+    n >>= 7
+b.append(n)
+raw = gzip.decompress(open(sys.argv[1], "rb").read()) + bytes(b)
+open(sys.argv[3], "wb").write(gzip.compress(raw))' "$tmp/cpu.pb.gz" $d "$tmp/cpu-d.pb.gz" ||
+        fail "cannot rewrite the profile's duration"
+    go tool pprof -top "$tmp/cpu-d.pb.gz" >"$tmp/go.txt" 2>/dev/null
+    "$SCORCH" top "$tmp/cpu-d.pb.gz" >"$tmp/ours.txt"
+    grep -Eq '^Duration: .*, Total samples = .* \(( 6\.25|  100)%\)$' "$tmp/go.txt" ||
+        fail "go tool pprof's header for a duration of $d ns: $(grep Duration "$tmp/go.txt")"
+    cmp -s "$tmp/go.txt" "$tmp/ours.txt" || { diff "$tmp/go.txt" "$tmp/ours.txt"; fail "top text differs (duration $d ns)"; }
+done
 
 # memory: main.grow allocates the most bytes
 "$SCORCH" top --format tsv --sample-index alloc_space "$tmp/mem.pb.gz" >"$tmp/mem.tsv"
@@ -38,7 +58,6 @@ top=$(sed -n 2p "$tmp/mem.tsv" | cut -f3)
 
 # folded output sums to the profile total, and burn's folded stacks carry its flat value
 "$SCORCH" convert --to folded "$tmp/cpu.pb.gz" >"$tmp/cpu.folded" || fail "convert folded"
-total=$("$SCORCH" top --format json "$tmp/cpu.pb.gz" | sed 's/.*"total":\([0-9]*\).*/\1/')
 fsum=$(awk '{s+=$NF} END{print s}' "$tmp/cpu.folded")
 [ "$fsum" = "$total" ] || fail "folded sum $fsum != total $total"
 fburn=$(awk '$1 ~ /;main\.burn$/ {s+=$NF} END{print s+0}' "$tmp/cpu.folded")

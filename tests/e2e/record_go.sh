@@ -15,7 +15,7 @@ cd "$tmp" || fail "no $tmp"
 go build -o goburn . || fail "go build failed"
 go build -ldflags='-s -w' -o goburn-stripped . || fail "go build -s -w failed"
 for b in goburn goburn-stripped; do
-    start ./$b burn 6
+    start ./$b burn 60 # (killed after the recording: long enough for a loaded machine)
     sleep 0.3
     record $b.pb.gz -p $p -F 299 --duration 2
     kill $p

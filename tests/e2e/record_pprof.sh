@@ -17,9 +17,10 @@ cp "$SCORCH_SRC"/tests/data/goprog/* "$tmp/"
 cd "$tmp" || fail "no $tmp"
 go build -o goburn . || fail "go build failed"
 cc_prog hot "$SCORCH_SRC/tests/data/record/hot.c" $FP
-./goburn burn 8 &
+# (both killed after the recordings: long enough for a loaded machine)
+./goburn burn 60 &
 g=$!
-./hot 8 &
+./hot 60 &
 h=$!
 pids="$pids $g $h"
 sleep 0.3

@@ -22,7 +22,8 @@ IV=5         # scrape interval, s
 set -- $(free_ports 2)
 tport=$1 sport=$2
 start_target() {
-    "$tmp/prog" -listen "127.0.0.1:$tport" -alloc-rate $RATE >>"$tmp/prog.log" 2>&1 &
+    # (asyncpreemptoff: see tests/data/scrapeprog)
+    GODEBUG=asyncpreemptoff=1 "$tmp/prog" -listen "127.0.0.1:$tport" -alloc-rate $RATE >>"$tmp/prog.log" 2>&1 &
     tpid=$!
     pids="$pids $tpid"
     wait_http "http://127.0.0.1:$tport/debug/pprof/"
@@ -54,14 +55,30 @@ EOF
 apid=$!
 pids="$pids $apid"
 
+# allocs_queued JOB SINCE: how many allocs profiles of JOB the agent has queued that start
+# after SINCE (s) and do not start a new baseline
+allocs_queued() {
+    awk -v job="job=$1" -v since="$2" '/^scorch: queued / && / profile=allocs / && !/ restart=1/ &&
+        $3 == job { split($6, f, "="); if (int(f[2] / 1e9) > since) n++ } END { print n + 0 }' \
+        "$tmp/agent.log"
+}
+# wait_allocs SINCE N: until both jobs have queued N such profiles (a loaded machine slows
+# the scrapes, so this waits for them, not for a time)
+wait_allocs() {
+    i=0
+    while [ "$(allocs_queued gosvc "$1")" -lt "$2" ] || [ "$(allocs_queued gosub "$1")" -lt "$2" ]; do
+        i=$((i + 1))
+        [ $i -lt 240 ] || { tail -20 "$tmp/agent.log"; fail "fewer than $2 allocs profiles a job"; }
+        sleep 0.5
+    done
+}
 # two jobs x all types, a few intervals; then the target restarts on the same port
-t_restart=$(($(date +%s) + 4 * IV + 3))
-while [ "$(date +%s)" -lt $t_restart ]; do sleep 0.5; done
+wait_allocs 0 3
 kill -9 $tpid
 wait $tpid 2>/dev/null
 restart_s=$(date +%s)
 start_target
-sleep $((3 * IV + 2))
+wait_allocs $((restart_s + 1)) 1
 kill -TERM $apid
 wait $apid 2>/dev/null
 grep -q "agent stopping" "$tmp/agent.log" || fail "the agent did not stop on SIGTERM"
@@ -190,11 +207,16 @@ EOF
 "$SCORCH" agent --config "$tmp/local.yaml" --data "$tmp/local" -v >"$tmp/local.log" 2>&1 &
 lpid=$!
 pids="$pids $lpid"
-sleep 10
+i=0
+until [ "$(grep -c "^scorch: stored job=local" "$tmp/local.log")" -ge 7 ] &&
+    grep -q "^scorch: stored job=local .* profile=cpu " "$tmp/local.log"; do
+    i=$((i + 1))
+    [ $i -lt 240 ] || { cat "$tmp/local.log"; fail "agent --data stored no cpu or fewer than 7 profiles in 2 min"; }
+    sleep 0.5
+done
 kill -TERM $lpid
 wait $lpid 2>/dev/null
 n=$(grep -c "^scorch: stored job=local" "$tmp/local.log")
-[ "$n" -ge 7 ] || { cat "$tmp/local.log"; fail "agent --data stored only $n profiles"; }
 "$SCORCH" server --data "$tmp/local" --listen "127.0.0.1:$sport" --no-fsync \
     >"$tmp/server2.log" 2>&1 &
 spid=$!

@@ -137,8 +137,10 @@ push "$tmp/synth.perf.txt" "synth%7Benv%3Dtest%7D" $((now - 240)) perf_script
 bursts=no
 if command -v perf >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 &&
     cc -O1 -g -fno-omit-frame-pointer -o "$tmp/bursts" "$SCORCH_SRC/tests/data/bursts/bursts.c"; then
+    # at the highest priority (when allowed: CI runs as root), so that a loaded machine still
+    # gives the program the CPU during its bursts, which are times of the clock
     if perf record -q -e cpu-clock -F 499 -g -k CLOCK_MONOTONIC -o "$tmp/bursts.data" -- \
-        "$tmp/bursts" 5 2>"$tmp/perf.log" &&
+        nice -n -20 "$tmp/bursts" 5 2>"$tmp/perf.log" &&
         perf script -i "$tmp/bursts.data" >"$tmp/bursts.perf.txt" 2>>"$tmp/perf.log" &&
         [ -s "$tmp/bursts.perf.txt" ]; then
         push "$tmp/bursts.perf.txt" "bursts%7Benv%3Dtest%7D" $((now - 300)) perf_script

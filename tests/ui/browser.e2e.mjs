@@ -34,6 +34,7 @@ before(async () => {
                "--disable-component-update", "--disable-sync", "--no-first-run"],
     });
     const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    context.setDefaultTimeout(60000); // every wait: a loaded machine is slow, not wrong
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(BASE).origin });
     page = await context.newPage();
     page.on("pageerror", (e) => problems.push("page error: " + e.message));
@@ -66,10 +67,43 @@ async function loaded(since = 0, testid = "flamegraph", busy = ".split") {
         const fg = document.querySelector(`[data-testid="${id}"]`);
         const split = document.querySelector(b);
         return fg && +(fg.dataset.loaded || 0) > t && !split.classList.contains("loading");
-    }, [since, testid, busy], { timeout: 20000 });
+    }, [since, testid, busy], { timeout: 60000 });
 }
 const loadedAt = (testid = "flamegraph") => page.evaluate((id) =>
     +(document.querySelector(`[data-testid="${id}"]`)?.dataset.loaded || 0), testid);
+
+// Waits until the explore view's timeline holds its answer: it loads beside the flame
+// graph, so loaded() says nothing about it (data drawn, or its empty / error message).
+async function timelineLoaded() {
+    await page.waitForFunction(() => {
+        const panel = document.querySelector('[data-testid="timeline"]');
+        const tl = window.scorch.view.timeline;
+        return panel && tl && !panel.classList.contains("loading") &&
+            (tl.data || panel.querySelector(".panel-msg.empty, .panel-msg.error"));
+    }, null, { timeout: 60000 });
+}
+
+// Waits until the view's flame graphs have drawn what they hold: a new zoom or search is
+// drawn in the next animation frame, which a loaded machine delays.
+async function drawn() {
+    await page.waitForFunction(() => {
+        const v = window.scorch.view, f = v.flame || {}, s = v.sides || {};
+        return [f.fg, f.fgCallers, f.fgCallees, s.base?.fg, s.new?.fg].every((fg) => !fg || !fg.pending);
+    }, null, { timeout: 60000 });
+}
+
+// Polls get() (in the test) until ok(value), for what the page shows only some time after
+// a change (a graph laid out again when its box is resized); fails saying what, with the
+// last value.
+async function until(what, get, ok = (v) => !!v, ms = 60000) {
+    const end = Date.now() + ms;
+    for (;;) {
+        const v = await get();
+        if (ok(v)) return v;
+        if (Date.now() > end) assert.fail(`${what} (last: ${JSON.stringify(v)})`);
+        await page.waitForTimeout(50);
+    }
+}
 
 async function open(p) {
     const t = Date.now() - 1;
@@ -107,6 +141,7 @@ test("every hook of part 1 is there and holds what it should", async () => {
     assert.ok(groups.includes("cpu") && groups.includes("heap"), groups.join(","));
     assert.match(await sel.locator('option[value="cpu:cpu"]').textContent(), /cpu \(nanoseconds\)/);
     // timeline: a canvas with a line per series and a legend
+    await timelineLoaded();
     assert.equal(await page.getByTestId("timeline").locator("canvas").count(), 1);
     assert.match(await page.locator(".tl-legend").textContent(), /env=test/);
     // flame graph: a canvas with the profile; main.burn drawn
@@ -188,6 +223,7 @@ test("search highlights matches and shows their share", async () => {
     const pct = parseFloat(s.match(/([\d.]+)% of total/)[1]);
     assert.ok(pct > 50 && pct <= 100, s);
     // matches keep their colour, others are dimmed
+    await drawn();
     const colors = await page.evaluate(() => {
         const fg = window.scorch.view.flame.fg;
         const m = fg.model, c = fg.ctx, dpr = fg.dpr;
@@ -292,9 +328,9 @@ test("right-click: copy, focus, ignore, hide set the query's filters; sandwich",
     const sw = page.getByTestId("sandwich");
     await sw.waitFor();
     assert.match(await sw.textContent(), /Sandwich: main\.spin/);
-    await page.waitForTimeout(100);
-    assert.ok(await frameAt("main.main", "fgCallers"), "callers show main.main");
-    assert.ok(await frameAt("main.step", "fgCallees"), "callees show main.step");
+    // the two graphs are laid out when their box shows
+    await until("callers show main.main", () => frameAt("main.main", "fgCallers"));
+    await until("callees show main.step", () => frameAt("main.step", "fgCallees"));
     await shot("07-sandwich");
     await page.keyboard.press("Escape");
     await page.waitForFunction(() => !new URL(location.href).searchParams.get("sandwich"));
@@ -305,9 +341,8 @@ test("orientation and layout", async () => {
     const before = await frameAt("testing.(*B).runN");
     await page.locator('.seg[aria-label="orient"] button', { hasText: "Flame" }).click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("orient") === "flame");
-    await page.waitForTimeout(100);
-    const flipped = await frameAt("testing.(*B).runN");
-    assert.ok(flipped && flipped.y > before.y, `root at the bottom: ${before.y} -> ${flipped && flipped.y}`);
+    await until(`root at the bottom (it was at y ${before.y})`, () => frameAt("testing.(*B).runN"),
+                (f) => f && f.y > before.y);
     await shot("08-flame-orientation");
     await page.locator('.seg[aria-label="layout"] button', { hasText: "Table" }).click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("layout") === "table");
@@ -325,6 +360,7 @@ test("orientation and layout", async () => {
 
 test("brushing the timeline selects the range the flame graph and table show", async () => {
     await open({ query: APP, type: "cpu:cpu", from: "now-1h", until: "now" });
+    await timelineLoaded(); // a brush needs the timeline's data
     const box = await page.getByTestId("timeline").locator("canvas").boundingBox();
     const renders = [];
     const onReq = (r) => { if (r.url().includes("/api/v1/render")) renders.push(new URL(r.url())); };
@@ -372,6 +408,7 @@ test("brushing the timeline selects the range the flame graph and table show", a
 
 test("timeline lines per label value; flame graph detail", async () => {
     await open({ query: APP, type: "cpu:cpu", from: "now-1h", until: "now" });
+    await timelineLoaded();
     assert.equal(await page.locator(".tl-legend .tl-key").count(), 3);
     await page.locator(".group-by").selectOption("env");
     await page.waitForFunction(() => new URL(location.href).searchParams.get("group_by") === "env");
@@ -462,6 +499,7 @@ test("a bad selector shows the parser's message; an empty range says what to do"
     await msg.waitFor();
     assert.match(await msg.textContent(), /No cpu samples for \{service_name="goprog"\} in this time range/);
     assert.match(await msg.textContent(), /Widen the time range/);
+    await timelineLoaded();
     assert.match(await page.locator(".timeline-panel .panel-msg.empty").textContent(), /No cpu profiles/);
     await shot("12-empty");
 });
@@ -538,7 +576,7 @@ test("targets page: health per target and profile, the scraper's errors, a row o
     await page.waitForFunction(([a, b, c]) => [a, b, c].every((i) => {
         const t = document.querySelector(`.target[data-instance="${i}"] h3 .health`);
         return t && t.textContent !== "unknown";
-    }), [ok, bad, down], { timeout: 20000 });
+    }), [ok, bad, down], { timeout: 60000 });
     assert.equal(await target(ok).locator("h3 .health").textContent(), "up");
     assert.equal(await target(bad).locator("h3 .health").textContent(), "down");
     assert.equal(await target(down).locator("h3 .health").textContent(), "down");
@@ -571,7 +609,8 @@ test("a view load asks the server once for the flame graph and the table", async
     const onReq = (r) => { if (r.url().includes("/api/v1/render")) reqs.push(new URL(r.url())); };
     page.on("request", onReq);
     await open({ query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" });
-    await page.waitForTimeout(300);
+    // both of the view's requests answered: a second render would have been asked for by now
+    await timelineLoaded();
     page.off("request", onReq);
     assert.equal(reqs.length, 1, reqs.map(String).join(" "));
     assert.equal(reqs[0].searchParams.get("format"), "json");
@@ -586,7 +625,7 @@ const BURSTS = '{service_name="bursts"}';
 async function heatmapBox() {
     const hm = page.getByTestId("heatmap");
     await page.waitForFunction(() => +(document.querySelector('[data-testid="heatmap"]')?.dataset.cols || 0) > 0,
-                               null, { timeout: 20000 });
+                               null, { timeout: 60000 });
     const a = await hm.evaluate((el) => ({ cols: +el.dataset.cols, rows: +el.dataset.rows, row0: el.dataset.row0,
                                            start: +el.dataset.start, secs: +el.dataset.secondsPerCol }));
     return { ...a, box: await hm.boundingBox() };
@@ -715,7 +754,7 @@ test("call graph: the server's graph, pan and zoom, node count, a click focuses"
     await page.goto(q({ view: "callgraph", query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" }));
     const box = page.getByTestId("callgraph");
     await page.waitForFunction(() => +(document.querySelector('[data-testid="callgraph"]')?.dataset.loaded || 0) > 0,
-                               null, { timeout: 30000 });
+                               null, { timeout: 60000 });
     const titles = await box.locator("g.node title").allTextContents();
     assert.ok(titles.length > 3, titles.join(","));
     const tips = await box.locator("g.node a").evaluateAll((as) => as.map((a) =>
@@ -727,10 +766,9 @@ test("call graph: the server's graph, pan and zoom, node count, a click focuses"
     const bb = await box.boundingBox();
     const t0 = await page.evaluate(() => window.scorch.view.transform());
     await page.mouse.move(bb.x + bb.width / 2, bb.y + bb.height / 2);
-    await page.mouse.wheel(0, -400);
-    await page.waitForTimeout(100);
-    const t1 = await page.evaluate(() => window.scorch.view.transform());
-    assert.ok(t1.k > t0.k * 1.5, `zoom ${t0.k} -> ${t1.k}`);
+    await page.mouse.wheel(0, -400); // (does not wait for the page to handle it)
+    const t1 = await until(`the wheel zooms in from ${t0.k}`,
+                           () => page.evaluate(() => window.scorch.view.transform()), (t) => t.k > t0.k * 1.5);
     await page.mouse.move(bb.x + 40, bb.y + 40);
     await page.mouse.down();
     await page.mouse.move(bb.x + 140, bb.y + 90, { steps: 5 });
@@ -795,12 +833,7 @@ test("a point on the timeline opens that one stored profile", async () => {
     const list = await (await page.request.get(BASE + "api/v1/profiles?" + new URLSearchParams({
         query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" }))).json();
     assert.equal(list.profiles.length, 1);
-    // the timeline loads beside the flame graph, not before it: wait for its drawn data
-    await page.waitForFunction(() => {
-        const tl = window.scorch.view.timeline;
-        return tl && tl.data && tl.yScale && tl.data.lines.length &&
-            tl.data.lines[0].values.some((x) => x > 0);
-    }, null, { timeout: 20000 });
+    await timelineLoaded();
     const pt = await page.evaluate(() => {
         // the explore view's timeline: the bucket with a value
         const v = window.scorch.view;
@@ -878,8 +911,9 @@ const diffLoadedAt = () => loadedAt("diff-flamegraph");
 
 // Colour and box of the frame named name in a diff view's graph (which: "main" the diff
 // graph, "base" / "new" the side-by-side ones): {rgb: [r, g, b] at the frame's top left,
-// x, y (its middle, client px), w} or null.
-function diffFrame(name, which = "main") {
+// x, y (its middle, client px), w} or null. Waits for pending draws first.
+async function diffFrame(name, which = "main") {
+    await drawn();
     return page.evaluate(([n, w]) => {
         const v = window.scorch.view;
         const fg = (w === "main" ? v.flame : v.sides[w]).fg;
@@ -969,7 +1003,6 @@ test("diff view from a URL: what is compared and how, the grown function red, a 
     // a click on a table row selects the function in the graph: the others dimmed
     await st.locator("td.name").click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("search") === "^main\\.steady$");
-    await page.waitForTimeout(100);
     assert.deepEqual((await diffFrame("main.grow")).rgb, [0xf1, 0xf1, 0xf1], "main.grow dimmed");
     assert.deepEqual((await diffFrame("main.steady")).rgb, NEUTRAL, "main.steady as it was");
     assert.match(await page.getByTestId("search-share").textContent(), /^1 function/);
@@ -1008,9 +1041,9 @@ test("diff view: switching normalisation changes the drawn widths and what is co
 test("diff view: side by side in the same function colours; base widths; both widths", async () => {
     await page.goto(q({ ...cmpSides(), sides: "1" }));
     await diffLoaded(0);
-    await page.waitForTimeout(100);
+    await until("main.fade on both sides", async () => [await diffFrame("main.fade", "base"),
+                                                        await diffFrame("main.fade", "new")], ([x, y]) => x && y);
     const b = await diffFrame("main.fade", "base"), n = await diffFrame("main.fade", "new");
-    assert.ok(b && n, "main.fade on both sides");
     assert.deepEqual(b.rgb, n.rgb, "one function, one colour on both sides");
     assert.notDeepEqual((await diffFrame("main.grow", "new")).rgb, n.rgb, "another function, another colour");
     assert.ok(b.w > 2 * n.w, `main.fade shrank: ${b.w} -> ${n.w}`);
@@ -1021,13 +1054,11 @@ test("diff view: side by side in the same function colours; base widths; both wi
     await page.waitForFunction(() => !new URL(location.href).searchParams.get("sides"));
     await page.getByTestId("widths").locator("button", { hasText: "Base" }).click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("widths") === "base");
-    await page.waitForTimeout(100);
     const atBase = await diffFrame("main.fade");
     assert.ok(Math.abs(atBase.w / atBase.canvas - b.w / b.canvas) < 0.01, "base widths");
     assert.ok(isBlue(atBase.rgb), "still coloured by the change");
     await page.getByTestId("widths").locator("button", { hasText: "Both" }).click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("widths") === "both");
-    await page.waitForTimeout(100);
     const both = await diffFrame("main.fade");
     assert.ok(both.w < atBase.w && both.w > (await diffFrame("main.fade")).canvas * 0.05, "both sides' widths");
     // a graph cut by maxNodes says so
@@ -1076,6 +1107,7 @@ test("load levels: the timeline grouped by a label compares two of its values in
 
 test("explore: two brushed ranges compare; Compare with... opens the period before", async () => {
     await open({ query: CMP, type: "cpu:samples", from: String(CMP_NOW - 3600), until: String(CMP_NOW) });
+    await timelineLoaded(); // a brush needs the timeline's data
     const box = await page.getByTestId("timeline").locator("canvas").boundingBox();
     // the timeline's axis: what the canvas shows of the hour (64 px left, 12 px right)
     const xAt = (t) => box.x + 64 + ((t - (CMP_NOW - 3600)) / 3600) * (box.width - 76);

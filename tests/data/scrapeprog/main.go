@@ -8,8 +8,18 @@
 //   - main.contendMutex, goroutines fighting over one mutex (mutex),
 //   - main.blockOnChan, a goroutine waiting on a channel (block).
 //
-// runtime.MemProfileRate = 1 records every allocation, so alloc_space is exact; a GC every
-// 200 ms keeps the published heap profile fresh.
+// main.knownAllocator keeps to its rate by the clock: each round allocates what is due since
+// the start, so a round the scheduler delays (a loaded machine) is made up by the next
+// instead of lost. runtime.MemProfileRate = 4096 samples a 16 KiB chunk with probability
+// 1-e^-4 (98%) and Go scales the counts back, so alloc_space is within a fraction of a
+// percent of the bytes allocated, while the many small allocations of the pprof handlers
+// themselves are mostly not recorded (with a rate of 1 they were, and made a ?seconds=
+// delta take twice its seconds on a loaded machine). A GC every 200 ms keeps the published
+// heap profile fresh.
+//
+// The tests run it with GODEBUG=asyncpreemptoff=1: on a loaded machine Go's CPU profile puts
+// up to a third of main.burnCPU's samples into runtime.asyncPreempt (measured with both
+// cores busy), which would soon take the top from it.
 package main
 
 import (
@@ -68,7 +78,7 @@ func main() {
 	rate := flag.Int("alloc-rate", 4<<20, "bytes per second main.knownAllocator allocates")
 	parked := flag.Int("parked", 25, "goroutines parked in main.parkForever")
 	flag.Parse()
-	runtime.MemProfileRate = 1
+	runtime.MemProfileRate = 4096
 	runtime.SetMutexProfileFraction(1)
 	runtime.SetBlockProfileRate(1)
 
@@ -80,10 +90,11 @@ func main() {
 	}()
 	go func() {
 		const chunk = 16384
-		per := *rate / 10 / chunk
-		t := time.NewTicker(100 * time.Millisecond)
+		start, done := time.Now(), 0
+		t := time.NewTicker(10 * time.Millisecond)
 		for range t.C {
-			for i := 0; i < per; i++ {
+			due := int(time.Since(start).Seconds() * float64(*rate) / chunk)
+			for ; done < due; done++ {
 				sink = knownAllocator(chunk)
 			}
 		}
