@@ -322,7 +322,9 @@ def run_all(srv):
         got = srv.json("/api/v1/series", dict(query=query, type=typ, **RANGE))
         for s in got:
             check(set(s) == {"labels"}, "series entry %r" % s)
-        return sorted(s["labels"]["service_name"] for s in got)
+        # a service's samples with a string label of their own (perf's comm) make one
+        # series each: the selector cases ask which services match
+        return sorted(set(s["labels"]["service_name"] for s in got))
 
     cpu_pprof = sorted(p["service"] for p in pprofs if p["service"].startswith("cpu-"))
     allsvc = sorted(want_services - {"dotted", "keepalive"})
@@ -345,6 +347,15 @@ def run_all(srv):
     for query, typ, want in cases:
         got = series(query, typ)
         check(got == want, "series %s type=%s: %s, want %s" % (query, typ, got, want))
+    # perf script's comm is a sample label: a push is a series per process name
+    perf_series = [x["labels"] for x in srv.json("/api/v1/series", dict(
+        query='{service_name=~"perf-.*|system-wide-.*"}', **RANGE))]
+    comms = [x.get("comm") for x in perf_series]
+    if HAVE_TD:
+        check(perf_series and None not in comms, "perf series without comm: %s" % perf_series[:4])
+        check(len(perf_series) == len({(x["service_name"], x["comm"]) for x in perf_series}),
+              "perf series are not one per service and comm: %s" % perf_series)
+        check(len(set(comms)) >= 2, "a system-wide capture names several processes: %s" % comms)
     print("listings: %d types, %d services, %d selectors" % (len(types), len(services),
                                                               len(cases)))
     if not HAVE_TD:
