@@ -42,6 +42,7 @@
 #define SC_SQLITE_INT_H
 
 #include "store/block.h"
+#include "store/prepare.h"
 #include "store/store_int.h"
 #include "model/buf.h"
 #include "model/error.h"
