@@ -22,7 +22,9 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     *out = NULL;
     if (!o->engine || !*o->engine || !strcmp(o->engine, "sqlite"))
         return sc_sqlite_open(o, out, err);
-    return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite)", o->engine);
+    if (!strcmp(o->engine, "clickhouse")) return sc_clickhouse_open(o, out, err);
+    return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite, clickhouse)",
+                   o->engine);
 }
 
 void sc_store_close(struct sc_store *s)

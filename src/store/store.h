@@ -1,4 +1,4 @@
-/* store.h - where profiles are kept: one interface over every backend (SQLite embedded). */
+/* store.h - where profiles are kept: one interface over every backend (SQLite, ClickHouse). */
 #ifndef SC_STORE_H
 #define SC_STORE_H
 
@@ -34,7 +34,7 @@
 struct sc_store;
 
 struct sc_store_opts {
-    const char *engine;      /* "sqlite" (default) */
+    const char *engine;      /* "sqlite" (default) or "clickhouse" */
     const char *dir;         /* data directory (created if missing) */
     int64_t retention_ns;    /* profiles older than this go; 0 = keep forever */
     int zstd_level;          /* block compression, default 3 */
@@ -45,6 +45,14 @@ struct sc_store_opts {
                                  server.max_read_blocks) */
     uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
                                  block budget, what bounds a query's memory */
+    /* clickhouse (docs/storage.md): */
+    const char *url;            /* the HTTP interface queries go to */
+    const char *cluster;        /* remote_servers cluster: Distributed tables; NULL: none */
+    const char *const *shards;  /* each shard's HTTP URL (local tables, inserts); none: url */
+    uint32_t nshards;
+    const char *database;       /* default "default" */
+    int64_t write_timeout_ns;   /* default 10 s: an insert not confirmed by then fails */
+    int64_t query_timeout_ns;   /* default 60 s */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
@@ -151,6 +159,8 @@ struct sc_store_read {
     const struct sc_store_query *q;
     int64_t bucket_ns; /* > 0: buckets of this width aligned to its multiples; 0: one */
     int timed;         /* timestamped samples only, a row each with its time */
+    int sum_series;    /* the caller sums the series' rows (not a gauge): a backend may give
+                          a bucket's rows summed over its series in one callback */
 };
 
 /* The rows of one series in one bucket: aggregated (one per stack, summed over the
@@ -164,9 +174,12 @@ struct sc_store_rows {
     const uint64_t *stacks;    /* backend stack keys: sc_store_resolve names them */
     const int64_t *values;
     const int64_t *times;      /* timed reads only */
+    uint32_t nseries;          /* series in these rows: 1, or (sum_series) those summed,
+                                  series being UINT32_MAX then */
 };
-/* Called bucket by bucket (every series of a bucket before the next bucket), only for
- * series with profiles in the bucket; arrays valid during the call; non-zero stops. */
+/* Called bucket by bucket (every series of a bucket before the next bucket, in q->series
+ * order), only for series with profiles in the bucket; arrays valid during the call;
+ * non-zero stops. */
 typedef int (*sc_store_rows_cb)(void *ctx, const struct sc_store_rows *r);
 
 /* Reads rows. 0, SC_ENOTFOUND (unknown type), SC_ELIMIT (the read budget) or SC_E*. */

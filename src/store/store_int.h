@@ -55,6 +55,7 @@ struct sc_store {
 
 /* Backends. */
 int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
+int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
 
 /* floor(a / b) for b > 0, also for negative a. */
 static inline int64_t sc_floor_div(int64_t a, int64_t b)
