@@ -43,13 +43,16 @@ static const char *const local_ddl[] = {
     "res UInt32, series UInt64, bucket Int64, unit String, profiles UInt64, duration Int64, "
     "total Int64) ENGINE = SummingMergeTree() PARTITION BY intDiv(bucket, 86400) "
     "ORDER BY (tenant, type, res, series, bucket, unit)",
-    "CREATE TABLE IF NOT EXISTS %s.scorch_stacks_local (stack UInt64, day UInt32, "
-    "frame_ids Array(UInt64), functions Array(String), files Array(String), "
-    "lines Array(Int64), binaries Array(String), inlined Array(UInt8)) "
-    "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY stack",
+    /* looked up by random ids: small granules, so a lookup reads little besides its own */
+    "CREATE TABLE IF NOT EXISTS %s.scorch_stacks_local (stack UInt64, week UInt32, "
+    "frames Array(UInt64), inlined Array(UInt8)) ENGINE = ReplacingMergeTree() "
+    "PARTITION BY week ORDER BY stack SETTINGS index_granularity = 1024",
+    "CREATE TABLE IF NOT EXISTS %s.scorch_frames_local (frame UInt64, week UInt32, "
+    "function String, file String, line Int64, binary String) ENGINE = ReplacingMergeTree() "
+    "PARTITION BY week ORDER BY frame SETTINGS index_granularity = 1024",
     "CREATE TABLE IF NOT EXISTS %s.scorch_series_local (tenant String, series UInt64, "
-    "day UInt32, labels String, names Array(String), values Array(String)) "
-    "ENGINE = ReplacingMergeTree() PARTITION BY day ORDER BY (tenant, series)",
+    "week UInt32, labels String, names Array(String), values Array(String)) "
+    "ENGINE = ReplacingMergeTree() PARTITION BY week ORDER BY (tenant, series)",
     "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_rollup_mv TO %1$s.scorch_rollup_local "
     "AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, series, "
     "intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, s AS stack, v AS value "
@@ -63,12 +66,13 @@ static const char *const local_ddl[] = {
 /* The tables reads use with a cluster, and the column they would be sharded by. */
 static const char *const dist_tables[][2] = {
     {"profiles", "series"}, {"rollup", "series"}, {"counts", "series"},
-    {"stacks", "stack"},    {"series", "series"},
+    {"stacks", "stack"},    {"frames", "frame"},  {"series", "series"},
 };
 
-static int statement(struct ch_store *s, struct ch_endpoint *e, const char *sql, char *err)
+static int statement(struct ch_store *s, struct ch_endpoint *e, const char *sql, int system,
+                     char *err)
 {
-    struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, CH_SMALL_ANSWER, NULL};
+    struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, CH_SMALL_ANSWER, NULL, system};
     return ch_request(s, e, &r, err);
 }
 
@@ -82,10 +86,10 @@ int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
     struct ch_endpoint *e = endpoint(s, i);
     char sql[1024];
     snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS %s", s->db);
-    int rc = statement(s, e, sql, err);
+    int rc = statement(s, e, sql, 1, err);
     for (size_t k = 0; rc == 0 && k < sizeof local_ddl / sizeof local_ddl[0]; k++) {
         snprintf(sql, sizeof sql, local_ddl[k], s->db);
-        rc = statement(s, e, sql, err);
+        rc = statement(s, e, sql, 0, err);
     }
     for (size_t k = 0; rc == 0 && s->cluster && k < sizeof dist_tables / sizeof dist_tables[0];
          k++) {
@@ -98,7 +102,7 @@ int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
                  "CREATE TABLE IF NOT EXISTS %1$s.scorch_%2$s AS %1$s.scorch_%2$s_local "
                  "ENGINE = Distributed(%3$s, '%1$s', 'scorch_%2$s_local', %4$s)",
                  s->db, dist_tables[k][0], cl, dist_tables[k][1]);
-        rc = statement(s, e, sql, err);
+        rc = statement(s, e, sql, 0, err);
     }
     return rc;
 }
@@ -110,13 +114,15 @@ static int check_cluster(struct ch_store *s, char *err)
     sc_buf_puts(&sql, "SELECT uniqExact(shard_num) FROM system.clusters WHERE cluster = ");
     ch_sql_str(&sql, s->cluster, strlen(s->cluster));
     sc_buf_puts(&sql, " FORMAT RowBinary");
-    int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_SMALL_ANSWER, &ans, err);
+    struct ch_req req = {sql.data,        NULL, 0, s->base.opts.query_timeout_ns,
+                         CH_SMALL_ANSWER, &ans, 1};
+    int rc =
+        sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &s->query, &req, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     uint64_t n = ch_get_u64(&r);
     if (rc == 0 && n == 0)
-        rc = sc_errf(err, SC_EINVAL, "cluster '%s' is not in the remote_servers of %s",
-                     s->cluster, s->query.url);
+        rc = sc_errf(err, SC_EINVAL, "cluster '%s' is not in the remote_servers of %s", s->cluster,
+                     s->query.url);
     else if (rc == 0 && n != s->nshards)
         rc = sc_errf(err, SC_EINVAL,
                      "cluster '%s' has %llu shards, storage.shards lists %u (one URL per shard, "
@@ -364,7 +370,8 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
     int parts = 0;
     for (int half = 0; half < 2; half++) {
         if (!ch_pieces_have(p, n, half)) continue;
-        sc_buf_puts(&sql, parts++ ? " UNION ALL SELECT type, unit FROM " : "SELECT type, unit FROM ");
+        sc_buf_puts(&sql,
+                    parts++ ? " UNION ALL SELECT type, unit FROM " : "SELECT type, unit FROM ");
         ch_sql_table(s, &sql, half ? "counts" : "profiles");
         sc_buf_puts(&sql, " WHERE tenant = ");
         ch_sql_str(&sql, t, strlen(t));
@@ -416,14 +423,20 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
 
 /* ---- upkeep: retention, stats ---- */
 
-static const char *const all_tables[] = {"profiles", "rollup", "counts", "stacks", "series"};
+/* The tables and the days their partitions span (profiles and rollups by day; stacks,
+ * frames and series by week, written again in each week that uses them). */
+static const struct {
+    const char *name;
+    int days;
+} all_tables[] = {
+    {"profiles", 1},          {"rollup", 1},           {"counts", 1}, {"stacks", CH_WEEK_DAYS},
+    {"frames", CH_WEEK_DAYS}, {"series", CH_WEEK_DAYS}};
 #define NTABLES (sizeof all_tables / sizeof all_tables[0])
 
-/* Drops, on every shard, the day partitions that end before the cutoff. */
+/* Drops, on every shard, the partitions that end before the cutoff. */
 static int retain(struct ch_store *s, int64_t now, char *err)
 {
     int64_t cutoff = now - s->base.opts.retention_ns;
-    int64_t last_gone = cutoff / CH_DAY_NS - 1; /* days ending at or before the cutoff */
     if (cutoff < CH_DAY_NS) return 0;
     int rc = 0;
     for (uint32_t i = 0; i < s->nshards && rc == 0; i++) {
@@ -433,10 +446,10 @@ static int retain(struct ch_store *s, int64_t now, char *err)
         ch_sql_str(&sql, s->db, strlen(s->db));
         sc_buf_puts(&sql, " AND table IN (");
         for (size_t k = 0; k < NTABLES; k++)
-            sc_buf_printf(&sql, "%s'scorch_%s_local'", k ? ", " : "", all_tables[k]);
+            sc_buf_printf(&sql, "%s'scorch_%s_local'", k ? ", " : "", all_tables[k].name);
         sc_buf_puts(&sql, ") FORMAT RowBinary");
-        struct ch_req req = {sql.data, NULL, 0, s->base.opts.query_timeout_ns, CH_MAX_ANSWER,
-                             &ans};
+        struct ch_req req = {sql.data,      NULL, 0, s->base.opts.query_timeout_ns,
+                             CH_MAX_ANSWER, &ans, 1};
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_request(s, &s->shards[i].ep, &req, err);
         struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
@@ -450,13 +463,19 @@ static int retain(struct ch_store *s, int64_t now, char *err)
             char num[32], *end;
             snprintf(num, sizeof num, "%.*s", (int)(part.len < 31 ? part.len : 31), part.ptr);
             long long day = strtoll(num, &end, 10);
-            if (*end || end == num || day > last_gone) continue;
+            int days = 1;
+            for (size_t k = 0; k < NTABLES; k++)
+                if (table.len == strlen(all_tables[k].name) + 13 &&
+                    !memcmp(table.ptr + 7, all_tables[k].name, table.len - 13))
+                    days = all_tables[k].days;
+            /* whole partitions only: those that end at or before the cutoff */
+            if (*end || end == num || day < 0 || (day + 1) * days > cutoff / CH_DAY_NS) continue;
             char stmt[256];
             snprintf(stmt, sizeof stmt, "ALTER TABLE %s.%.*s DROP PARTITION %lld", s->db,
                      (int)(table.len < 100 ? table.len : 100), table.ptr, day);
             char e2[SC_ERR_LEN];
             /* another scorch server may have dropped it first: not an error */
-            int drc = statement(s, &s->shards[i].ep, stmt, e2);
+            int drc = statement(s, &s->shards[i].ep, stmt, 0, e2);
             if (drc == SC_EUNAVAIL) rc = sc_errf(err, drc, "%s", e2);
         }
         sc_buf_release(&sql);
@@ -483,8 +502,8 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
                           "active AND database = ");
         ch_sql_str(&sql, s->db, strlen(s->db));
         sc_buf_puts(&sql, " GROUP BY table FORMAT RowBinary");
-        struct ch_req req = {sql.data, NULL, 0, s->base.opts.query_timeout_ns, CH_SMALL_ANSWER,
-                             &ans};
+        struct ch_req req = {sql.data,        NULL, 0, s->base.opts.query_timeout_ns,
+                             CH_SMALL_ANSWER, &ans, 1};
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_request(s, &s->shards[i].ep, &req, err);
         struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
@@ -512,10 +531,11 @@ static void *bg_main(void *arg)
 {
     struct ch_store *s = arg;
     pthread_mutex_lock(&s->bg_mu);
-    while (!s->bg_stop) {
+    for (int pass = 0; !s->bg_stop; pass++) {
+        /* soon after open (a restarted server catches up), then every minute */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 60;
+        ts.tv_sec += pass ? 60 : 1;
         pthread_cond_timedwait(&s->bg_cond, &s->bg_mu, &ts);
         if (s->bg_stop) break;
         pthread_mutex_unlock(&s->bg_mu);
@@ -555,8 +575,9 @@ static void ch_close(struct sc_store *st)
     for (uint32_t i = 0; i < s->ntypes; i++)
         free(s->types[i].id);
     free(s->types);
-    sc_map64_release(&s->stack_days);
-    sc_map64_release(&s->series_days);
+    sc_map64_release(&s->stack_weeks);
+    sc_map64_release(&s->frame_weeks);
+    sc_map64_release(&s->series_weeks);
     ch_stacks_release(&s->cache);
     sc_arena_release(&s->cache.arena);
     pthread_mutex_destroy(&s->cache_mu);
@@ -600,15 +621,17 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     *out = NULL;
     const char *db = o->database && *o->database ? o->database : "default";
     if (!o->url || !*o->url)
-        return sc_errf(err, SC_EINVAL, "storage clickhouse needs a url (--clickhouse-url, "
-                                       "storage.url)");
+        return sc_errf(err, SC_EINVAL,
+                       "storage clickhouse needs a url (--clickhouse-url, "
+                       "storage.url)");
     if (!valid_ident(db))
         return sc_errf(err, SC_EINVAL, "bad clickhouse database name '%s' ([A-Za-z_][A-Za-z0-9_]*)",
                        db);
     int cluster = o->cluster && *o->cluster;
     if (o->nshards > 1 && !cluster)
-        return sc_errf(err, SC_EINVAL, "%u shards need a cluster (storage.cluster: its name in "
-                                       "ClickHouse's remote_servers)",
+        return sc_errf(err, SC_EINVAL,
+                       "%u shards need a cluster (storage.cluster: its name in "
+                       "ClickHouse's remote_servers)",
                        (unsigned)o->nshards);
     if (cluster && o->nshards == 0)
         return sc_errf(err, SC_EINVAL, "a cluster needs its shards' URLs (storage.shards)");

@@ -183,15 +183,17 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     struct sc_buf url = SC_BUF_INIT, scratch = SC_BUF_INIT;
     struct sc_buf *answer = r->answer ? r->answer : &scratch;
     answer->len = 0;
-    sc_buf_printf(&url, "%s/?database=%s", e->url, s->db); /* an identifier: no escaping */
+    /* the database is an identifier (checked at open): no escaping */
+    sc_buf_printf(&url, "%s/?database=%s", e->url, r->system ? "system" : s->db);
     if (r->parts) {
         url_param(&url, h, "query", r->sql);
     } else {
         /* errors as an HTTP status, not in the middle of a 200 answer; the server stops
          * the query when the client has given up on it */
-        sc_buf_printf(&url, "&wait_end_of_query=1&max_execution_time=%lld"
-                            "&max_result_bytes=%zu&result_overflow_mode=throw"
-                            "&max_query_size=%d",
+        sc_buf_printf(&url,
+                      "&wait_end_of_query=1&max_execution_time=%lld"
+                      "&max_result_bytes=%zu&result_overflow_mode=throw"
+                      "&max_query_size=%d",
                       (long long)((timeout_ms + 999) / 1000), r->max_answer, 64 << 20);
     }
     struct upload up = {r->parts, r->nparts, 0, 0};
@@ -232,14 +234,13 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     sc_buf_release(&url);
     int rc = 0;
     if (down.over)
-        rc = sc_errf(err, SC_ELIMIT, "clickhouse at %s: the answer is larger than %zu MiB",
-                     e->url, r->max_answer >> 20);
+        rc = sc_errf(err, SC_ELIMIT, "clickhouse at %s: the answer is larger than %zu MiB", e->url,
+                     r->max_answer >> 20);
     else if (answer->oom)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
     else if (cc != CURLE_OK)
         rc = sc_errf(err, SC_EUNAVAIL, "clickhouse at %s is unavailable: %s", e->url,
-                     cc == CURLE_OPERATION_TIMEDOUT ? "no answer in time"
-                                                    : curl_easy_strerror(cc));
+                     cc == CURLE_OPERATION_TIMEDOUT ? "no answer in time" : curl_easy_strerror(cc));
     else if (status != 200)
         rc = http_error(e, status, answer, err);
     conn_put(e, c, cc == CURLE_OK);
@@ -249,7 +250,7 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
 
 int ch_query(struct ch_store *s, const char *sql, size_t max, struct sc_buf *answer, char *err)
 {
-    struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, max, answer};
+    struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, max, answer, 0};
     return ch_request(s, &s->query, &r, err);
 }
 

@@ -24,15 +24,18 @@
  *       series, bucket, unit) -> profiles, duration, total.
  *       Materialized at insert, rollups are never stale: any whole bucket inside a read's
  *       range can come from them, and the answer is the same as from raw rows.
- *   scorch_stacks_local    ReplacingMergeTree (stack, day): a stack's frames, leaf first
- *       (frame ids, functions, files, lines, binaries, inlined). Written with the first
- *       profile that uses it on a day (a bounded cache remembers which), so a day's
- *       partition holds every stack its profiles use.
- *   scorch_series_local    ReplacingMergeTree (tenant, series, day): canonical labels and
+ *   scorch_stacks_local    ReplacingMergeTree (stack, week): a stack's frame ids, leaf
+ *       first, and which are inlined into the next. Written with the first profile that
+ *       uses it in a week (a bounded cache remembers which), so a week's partition holds
+ *       every stack its profiles use. (Weeks, not days: the table is read by random ids,
+ *       which costs in proportion to its size.)
+ *   scorch_frames_local    ReplacingMergeTree (frame, week): function, file, line, binary;
+ *       written like stacks, with the stacks that use them.
+ *   scorch_series_local    ReplacingMergeTree (tenant, series, week): canonical labels and
  *       their names and values, written like stacks.
- *   Retention drops whole day partitions older than the cutoff from every table (18.16
- *   has no TTL); reads leave out what is older than the cutoff, so answers do not wait
- *   for the drop.
+ *   Retention drops whole partitions older than the cutoff from every table (18.16 has no
+ *   TTL); reads leave out what is older than the cutoff, so answers do not wait for the
+ *   drop.
  *
  * Ids are content hashes (store.h): a series' is sc_series_id, a stack's the hash of its
  * frames, so every scorch server and shard agrees on them without talking to the others.
@@ -43,7 +46,8 @@
  *   shard.qmu   the shard's group-commit queue and leader flag (qcond: a commit ended).
  *               Never held across a request: the leader takes the queue and lets go.
  *   ep.mu       an endpoint's pool of idle curl handles. A leaf.
- *   cache_mu    the write caches (stack_days, series_days) and the type cache. A leaf.
+ *   cache_mu    the write caches (stack_weeks, frame_weeks, series_weeks) and the type
+ *               cache. A leaf.
  *   read_mu     the stack cache of resolutions (stacks and frames). Held while
  *               resolving against it; a leaf.
  *   bg_mu       bg_stop (bg_cond wakes the retention thread). A leaf.
@@ -62,6 +66,7 @@
 
 #define CH_NS 1000000000LL
 #define CH_DAY_NS (86400LL * CH_NS)
+#define CH_WEEK_DAYS 7
 /* Bounds: cache entries (a full cache is emptied and refills), the answer of one request,
  * and the rows one write batch carries. */
 #define CH_WRITE_CACHE (1u << 20)
@@ -85,11 +90,11 @@ struct ch_endpoint {
 /* One profile waiting for its shard's commit. */
 struct ch_pend {
     struct ch_pend *next;
-    struct sc_buf rows, stacks, series; /* RowBinary for each table */
-    uint64_t *new_stacks;               /* to remember once committed */
-    uint32_t nnew;
+    struct sc_buf rows, stacks, frames, series; /* RowBinary for each table */
+    uint64_t *new_stacks, *new_frames;          /* to remember once committed */
+    uint32_t nnew, nnew_frames;
     uint64_t series_id; /* remembered when series is not empty */
-    uint32_t day;
+    uint32_t week;
     int done, rc;
     char err[SC_ERR_LEN];
 };
@@ -109,18 +114,20 @@ struct ch_type {
     int gauge;
 };
 
-/* Resolved stacks: frames (interned by id) and stacks as runs of frame indexes. */
+/* Resolved stacks: frames by id, and stacks as runs of frame ids. */
 struct ch_frame {
     uint64_t id;
     const char *function, *file, *binary; /* in arena */
     int64_t line;
 };
 struct ch_stacks {
-    struct sc_map64 stack_ix; /* stack id -> index into off/len */
+    struct sc_map64 stack_ix; /* stack id -> index into ids/off/len */
     uint64_t *ids;
     uint32_t *off, *len, nstacks, stacks_cap;
-    uint32_t *fr, nfr, fr_cap; /* frame index << 1 | inlined */
-    struct sc_map64 frame_ix;  /* frame id -> index into frames */
+    uint64_t *fid; /* frame ids, leaf first, of all stacks */
+    uint8_t *inl;  /* per frame id: inlined into the next */
+    uint32_t nfid, fid_cap;
+    struct sc_map64 frame_ix; /* frame id -> index into frames */
     struct ch_frame *frames;
     uint32_t nframes, frames_cap;
     struct sc_arena arena;
@@ -136,7 +143,7 @@ struct ch_store {
     uint32_t nshards;
 
     pthread_mutex_t cache_mu;
-    struct sc_map64 stack_days, series_days; /* id -> the latest day written */
+    struct sc_map64 stack_weeks, frame_weeks, series_weeks; /* id -> latest week written */
     struct ch_type *types;
     uint32_t ntypes;
 
@@ -160,6 +167,7 @@ struct ch_req {
     int64_t timeout_ns;
     size_t max_answer;
     struct sc_buf *answer; /* filled with the answer (may be NULL for statements) */
+    int system;            /* run in database "system" (before ours exists) */
 };
 int ch_endpoint_init(struct ch_endpoint *e, const char *url, char *err);
 void ch_endpoint_release(struct ch_endpoint *e);

@@ -244,7 +244,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     int64_t *vk = rc == 0 ? malloc((nv + 1) * sizeof *vk) : NULL;
     uint64_t *vs = rc == 0 ? malloc((nv + 1) * sizeof *vs) : NULL;
     struct group *g = rc == 0 ? malloc(((size_t)nc + 1) * sizeof *g) : NULL;
-    if (rc == 0 && (!stk || !val || !vk || !vs || !g)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (rc == 0 && (!stk || !val || !vk || !vs || !g))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
     if (rc == 0) {
         struct ch_rd rd = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
         for (size_t i = 0; i < nv; i++) {
@@ -304,9 +305,16 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
         }
         qsort(g, ng, sizeof *g, cmp_group);
         for (uint32_t i = 0; i < ng && rc == 0; i++) {
-            struct sc_store_rows out = {g[i].index, from,           until,          g[i].profiles,
-                                        g[i].duration, g[i].n,   stk + g[i].start, val + g[i].start,
-                                        NULL,          1};
+            struct sc_store_rows out = {g[i].index,
+                                        from,
+                                        until,
+                                        g[i].profiles,
+                                        g[i].duration,
+                                        g[i].n,
+                                        stk + g[i].start,
+                                        val + g[i].start,
+                                        NULL,
+                                        1};
             rc = cb(ctx, &out);
         }
     }
@@ -425,7 +433,7 @@ static int read_timed(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
             tim[m++] = t;
         }
         if (m) {
-            struct sc_store_rows out = {tp[i].index, q->from_ns, q->until_ns, 1, tp[i].duration,
+            struct sc_store_rows out = {tp[i].index, q->from_ns, q->until_ns, 1,   tp[i].duration,
                                         m,           stk,        val,         tim, 1};
             rc = cb(ctx, &out);
         }
@@ -592,7 +600,7 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
     /* rollups serve whole steps: when the steps start on their buckets */
     int64_t max_res = res_dividing(step_ns);
     while (max_res && q->from_ns % (max_res * CH_NS) != 0)
-        max_res = max_res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR
+        max_res = max_res == SC_ROLLUP_DAY    ? SC_ROLLUP_HOUR
                   : max_res == SC_ROLLUP_HOUR ? SC_ROLLUP_SHORT
                                               : 0;
     x.npieces = ch_pieces(x.lo, x.hi, max_res, x.pieces);
@@ -601,8 +609,8 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
     x.by_series = 1;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(t), toUInt64(0) FROM (");
-    sql_union(&x, &sql, "count() AS n, sum(total) AS t", NULL, "sum(profiles) AS n, sum(total) AS t",
-              "counts", "");
+    sql_union(&x, &sql, "count() AS n, sum(total) AS t", NULL,
+              "sum(profiles) AS n, sum(total) AS t", "counts", "");
     sc_buf_puts(&sql, ") GROUP BY k, sr FORMAT RowBinary");
     rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                  : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);

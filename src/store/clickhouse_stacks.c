@@ -16,25 +16,27 @@ void ch_stacks_release(struct ch_stacks *t)
     free(t->ids);
     free(t->off);
     free(t->len);
-    free(t->fr);
+    free(t->fid);
+    free(t->inl);
     free(t->frames);
     sc_arena_release(&t->arena);
     memset(t, 0, sizeof *t);
     sc_arena_init(&t->arena);
 }
 
-static int has(const struct ch_stacks *t, uint64_t id)
+static const struct ch_frame *frame_of(const struct ch_stacks *t, uint64_t id)
 {
-    return sc_map64_get(&t->stack_ix, id) != NULL;
+    const uint32_t *ix = t ? sc_map64_get(&t->frame_ix, id) : NULL;
+    return ix ? &t->frames[*ix] : NULL;
 }
 
-static int64_t add_frame(struct ch_stacks *t, uint64_t id, struct sc_str fn, struct sc_str file,
-                         int64_t line, struct sc_str bin)
+static int add_frame(struct ch_stacks *t, uint64_t id, struct sc_str fn, struct sc_str file,
+                     int64_t line, struct sc_str bin)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&t->frame_ix, id, t->nframes, &added);
     if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!added) return 0;
     if (sc_grow_array(&t->frames, &t->frames_cap, (uint64_t)t->nframes + 1, sizeof *t->frames))
         return SC_ENOMEM;
     struct ch_frame *f = &t->frames[t->nframes];
@@ -44,13 +46,13 @@ static int64_t add_frame(struct ch_stacks *t, uint64_t id, struct sc_str fn, str
     f->binary = sc_arena_strndup(&t->arena, bin.ptr, bin.len);
     f->line = line;
     if (!f->function || !f->file || !f->binary) return SC_ENOMEM;
-    return t->nframes++;
+    t->nframes++;
+    return 0;
 }
 
-/* Appends a stack whose frames are given by index into src's frames (or, with src NULL,
- * already in t). */
-static int add_stack(struct ch_stacks *t, uint64_t id, const uint32_t *fr, uint32_t nf,
-                     const struct ch_stacks *src)
+/* A stack: nf frame ids, leaf first, with their inlined flags. */
+static int add_stack(struct ch_stacks *t, uint64_t id, const uint64_t *fid, const uint8_t *inl,
+                     uint32_t nf)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&t->stack_ix, id, t->nstacks, &added);
@@ -66,87 +68,87 @@ static int add_stack(struct ch_stacks *t, uint64_t id, const uint32_t *fr, uint3
         if (ni) t->ids = ni;
         if (!nl || !ni) return SC_ENOMEM;
     }
-    if (sc_grow_array(&t->fr, &t->fr_cap, (uint64_t)t->nfr + nf, sizeof *t->fr)) return SC_ENOMEM;
-    uint32_t start = t->nfr;
-    for (uint32_t j = 0; j < nf; j++) {
-        uint32_t v = fr[j];
-        if (src) {
-            const struct ch_frame *f = &src->frames[v >> 1];
-            struct sc_str fn = {f->function, (uint32_t)strlen(f->function)};
-            struct sc_str file = {f->file, (uint32_t)strlen(f->file)};
-            struct sc_str bin = {f->binary, (uint32_t)strlen(f->binary)};
-            int64_t fi = add_frame(t, f->id, fn, file, f->line, bin);
-            if (fi < 0) return (int)fi;
-            v = (uint32_t)fi << 1 | (v & 1);
-        }
-        t->fr[t->nfr++] = v;
+    cap = t->fid_cap;
+    if (sc_grow_array(&t->fid, &t->fid_cap, (uint64_t)t->nfid + nf + 1, sizeof *t->fid))
+        return SC_ENOMEM;
+    if (t->fid_cap != cap) {
+        uint8_t *ni = realloc(t->inl, t->fid_cap);
+        if (!ni) return SC_ENOMEM;
+        t->inl = ni;
     }
+    memcpy(t->fid + t->nfid, fid, nf * sizeof *fid);
+    memcpy(t->inl + t->nfid, inl, nf);
     t->ids[t->nstacks] = id;
-    t->off[t->nstacks] = start;
+    t->off[t->nstacks] = t->nfid;
     t->len[t->nstacks] = nf;
+    t->nfid += nf;
     t->nstacks++;
     return 0;
 }
 
-/* Adds the stacks of an answer: rows (stack, frame_ids, functions, files, lines, binaries,
- * inlined), every array as long as the first. */
-static int add_answer(struct ch_stacks *t, const struct sc_buf *ans, char *err)
+/* The stack of id in a (NULL: none) or b: its index and table, or NULL. */
+static const struct ch_stacks *stack_of(const struct ch_stacks *a, const struct ch_stacks *b,
+                                        uint64_t id, uint32_t *ix)
+{
+    const uint32_t *p = a ? sc_map64_get(&a->stack_ix, id) : NULL;
+    if (p) {
+        *ix = *p;
+        return a;
+    }
+    p = sc_map64_get(&b->stack_ix, id);
+    if (p) *ix = *p;
+    return p ? b : NULL;
+}
+
+/* Adds an answer's stacks (stack, frames, inlined) or frames (frame, function, file, line,
+ * binary) to t. */
+static int add_answer(struct ch_stacks *t, const struct sc_buf *ans, int frames, char *err)
 {
     struct ch_rd r = {(const uint8_t *)ans->data, (const uint8_t *)ans->data + ans->len, 0};
-    uint32_t *fr = NULL, cap = 0;
+    uint64_t *fid = NULL;
+    uint8_t *inl = NULL;
+    uint32_t cap = 0;
     int rc = 0;
     while (rc == 0 && r.p < r.end && !r.bad) {
         uint64_t id = ch_get_u64(&r);
+        if (frames) {
+            struct sc_str fn = ch_get_str(&r), file = ch_get_str(&r);
+            int64_t line = (int64_t)ch_get_u64(&r);
+            struct sc_str bin = ch_get_str(&r);
+            if (!r.bad && add_frame(t, id, fn, file, line, bin))
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            continue;
+        }
         uint64_t nf = ch_get_len(&r, 8);
-        const uint8_t *ids = r.p;
-        r.p += nf * 8;
-        if (nf > UINT32_MAX / 2 || sc_grow_array(&fr, &cap, nf + 1, sizeof *fr)) {
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-            break;
+        if (nf >= cap) {
+            uint64_t c = nf + 64;
+            uint64_t *a = c < UINT32_MAX / 8 ? realloc(fid, c * sizeof *a) : NULL;
+            if (a) fid = a;
+            uint8_t *b = a ? realloc(inl, c) : NULL;
+            if (b) inl = b;
+            if (!a || !b) {
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                break;
+            }
+            cap = (uint32_t)c;
         }
-        struct sc_str *strs = calloc(3 * nf + 1, sizeof *strs);
-        int64_t *lines = malloc((nf + 1) * sizeof *lines);
-        if (!strs || !lines) {
-            free(strs);
-            free(lines);
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-            break;
-        }
-        for (int k = 0; k < 2; k++) {
-            if (ch_get_len(&r, 1) != nf) r.bad = 1;
-            for (uint64_t j = 0; j < nf && !r.bad; j++)
-                strs[k * nf + j] = ch_get_str(&r);
-        }
-        if (ch_get_len(&r, 8) != nf) r.bad = 1;
-        for (uint64_t j = 0; j < nf && !r.bad; j++)
-            lines[j] = (int64_t)ch_get_u64(&r);
+        for (uint64_t j = 0; j < nf; j++)
+            fid[j] = ch_get_u64(&r);
         if (ch_get_len(&r, 1) != nf) r.bad = 1;
         for (uint64_t j = 0; j < nf && !r.bad; j++)
-            strs[2 * nf + j] = ch_get_str(&r);
-        if (ch_get_len(&r, 1) != nf) r.bad = 1;
-        for (uint64_t j = 0; j < nf && !r.bad && rc == 0; j++) {
-            uint8_t inl = ch_get_u8(&r);
-            struct ch_rd e = {ids + 8 * j, ids + 8 * j + 8, 0};
-            int64_t fi = add_frame(t, ch_get_u64(&e), strs[j], strs[nf + j], lines[j],
-                                   strs[2 * nf + j]);
-            if (fi < 0)
-                rc = sc_errf(err, (int)fi, "out of memory");
-            else
-                fr[j] = (uint32_t)fi << 1 | (inl != 0);
-        }
-        free(strs);
-        free(lines);
-        if (rc == 0 && !r.bad && add_stack(t, id, fr, (uint32_t)nf, NULL))
+            inl[j] = ch_get_u8(&r) != 0;
+        if (!r.bad && add_stack(t, id, fid, inl, (uint32_t)nf))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    free(fr);
+    free(fid);
+    free(inl);
     if (rc == 0 && r.bad) rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed stack");
     return rc;
 }
 
-/* Reads the given stacks from ClickHouse into t, a few thousand per query. */
-static int fetch(struct ch_store *s, struct ch_stacks *t, const uint64_t *ids, uint32_t n,
-                 char *err)
+/* Reads the given stacks (or frames) from ClickHouse into t, a few thousand per query. */
+static int fetch(struct ch_store *s, struct ch_stacks *t, int frames, const uint64_t *ids,
+                 uint32_t n, char *err)
 {
     enum { CHUNK = 8192 };
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
@@ -154,24 +156,39 @@ static int fetch(struct ch_store *s, struct ch_stacks *t, const uint64_t *ids, u
     for (uint32_t off = 0; off < n && rc == 0; off += CHUNK) {
         uint32_t m = n - off < CHUNK ? n - off : CHUNK;
         sql.len = 0;
-        sc_buf_puts(&sql, "SELECT stack, any(frame_ids), any(functions), any(files), any(lines), "
-                          "any(binaries), any(inlined) FROM ");
-        ch_sql_table(s, &sql, "stacks");
-        sc_buf_puts(&sql, " WHERE stack IN ");
+        /* one row per week it was used (and per shard): any will do (LIMIT BY is cheaper
+         * than any() over arrays; rows that still repeat are skipped) */
+        sc_buf_puts(&sql, frames ? "SELECT frame, function, file, line, binary FROM "
+                                 : "SELECT stack, frames, inlined FROM ");
+        ch_sql_table(s, &sql, frames ? "frames" : "stacks");
+        sc_buf_puts(&sql, frames ? " WHERE frame IN " : " WHERE stack IN ");
         ch_sql_ids(&sql, ids + off, m);
-        sc_buf_puts(&sql, " GROUP BY stack FORMAT RowBinary");
+        sc_buf_puts(&sql, frames ? " LIMIT 1 BY frame FORMAT RowBinary"
+                                 : " LIMIT 1 BY stack FORMAT RowBinary");
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
-        if (rc == 0) rc = add_answer(t, &ans, err);
+        if (rc == 0) rc = add_answer(t, &ans, frames, err);
     }
     sc_buf_release(&sql);
     sc_buf_release(&ans);
     return rc;
 }
 
-/* The stacks of ids in neither a (NULL: none) nor b, each once. */
+/* Appends id to a list unless seen. */
+static int note(struct sc_map64 *seen, uint64_t **out, uint32_t *n, uint32_t *cap, uint64_t id)
+{
+    int added;
+    if (!sc_map64_upsert(seen, id, 0, &added)) return SC_ENOMEM;
+    if (!added) return 0;
+    if (sc_grow_array(out, cap, (uint64_t)*n + 1, sizeof **out)) return SC_ENOMEM;
+    (*out)[(*n)++] = id;
+    return 0;
+}
+
+/* The stacks of ids in neither a (NULL: none) nor b; or (frames) the frames of those
+ * stacks found in neither. Each once. */
 static int misses(const struct ch_stacks *a, const struct ch_stacks *b, const uint64_t *ids,
-                  uint32_t n, uint64_t **out, uint32_t *nout)
+                  uint32_t n, int frames, uint64_t **out, uint32_t *nout)
 {
     struct sc_map64 seen;
     sc_map64_init(&seen);
@@ -179,20 +196,22 @@ static int misses(const struct ch_stacks *a, const struct ch_stacks *b, const ui
     *nout = 0;
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        if ((a && has(a, ids[i])) || has(b, ids[i])) continue;
-        int added;
-        if (!sc_map64_upsert(&seen, ids[i], 0, &added))
-            rc = SC_ENOMEM;
-        else if (added && sc_grow_array(out, &cap, (uint64_t)*nout + 1, sizeof **out))
-            rc = SC_ENOMEM;
-        else if (added)
-            (*out)[(*nout)++] = ids[i];
+        uint32_t ix;
+        const struct ch_stacks *t = stack_of(a, b, ids[i], &ix);
+        if (!frames) {
+            if (!t) rc = note(&seen, out, nout, &cap, ids[i]);
+            continue;
+        }
+        for (uint32_t j = 0; t && j < t->len[ix] && rc == 0; j++) {
+            uint64_t f = t->fid[t->off[ix] + j];
+            if (!frame_of(a, f) && !frame_of(b, f)) rc = note(&seen, out, nout, &cap, f);
+        }
     }
     sc_map64_release(&seen);
     return rc;
 }
 
-/* Calls cb for each id from a (NULL: none) or b. */
+/* Calls cb for each id, its stack and frames from a (NULL: none) or b. */
 static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const uint64_t *ids,
                    uint32_t n, sc_store_stack_cb cb, void *ctx, char *err)
 {
@@ -200,25 +219,30 @@ static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const u
     uint32_t fcap = 0;
     int rc = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        const struct ch_stacks *t = a && has(a, ids[i]) ? a : b;
-        uint32_t *ix = sc_map64_get(&t->stack_ix, ids[i]);
-        if (!ix) {
+        uint32_t ix;
+        const struct ch_stacks *t = stack_of(a, b, ids[i], &ix);
+        if (!t) {
             rc = sc_errf(err, SC_EFORMAT, "stack %llu is not in the store",
                          (unsigned long long)ids[i]);
             break;
         }
-        uint32_t nf = t->len[*ix];
+        uint32_t nf = t->len[ix];
         if (sc_grow_array(&fr, &fcap, (uint64_t)nf + 1, sizeof *fr)) {
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
         }
-        const uint32_t *f = t->fr + t->off[*ix];
-        for (uint32_t j = 0; j < nf; j++) {
-            const struct ch_frame *x = &t->frames[f[j] >> 1];
-            fr[j] = (struct sc_store_frame){x->id, x->function, x->file, x->binary, x->line,
-                                            (int)(f[j] & 1)};
+        for (uint32_t j = 0; j < nf && rc == 0; j++) {
+            uint64_t id = t->fid[t->off[ix] + j];
+            const struct ch_frame *x = frame_of(b, id);
+            if (!x) x = frame_of(a, id);
+            if (!x)
+                rc = sc_errf(err, SC_EFORMAT, "frame %llu of stack %llu is not in the store",
+                             (unsigned long long)id, (unsigned long long)ids[i]);
+            else
+                fr[j] = (struct sc_store_frame){x->id,     x->function, x->file,
+                                                x->binary, x->line,     t->inl[t->off[ix] + j]};
         }
-        rc = cb(ctx, ids[i], fr, nf);
+        if (rc == 0) rc = cb(ctx, ids[i], fr, nf);
     }
     free(fr);
     return rc;
@@ -228,17 +252,26 @@ static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const u
 static void remember(struct ch_store *s, const struct ch_stacks *b)
 {
     struct ch_stacks *c = &s->cache;
+    if (b->nstacks > CH_READ_CACHE || b->nframes > CH_READ_CACHE) return;
     if (c->nstacks + b->nstacks > CH_READ_CACHE || c->nframes + b->nframes > CH_READ_CACHE) {
         ch_stacks_release(c);
         s->cache_gen++;
     }
-    for (uint32_t i = 0; i < b->nstacks && b->nstacks <= CH_READ_CACHE; i++)
-        if (add_stack(c, b->ids[i], b->fr + b->off[i], b->len[i], b)) {
-            /* out of memory: forget it all rather than keep half a stack */
-            ch_stacks_release(c);
-            s->cache_gen++;
-            break;
-        }
+    int rc = 0;
+    for (uint32_t i = 0; i < b->nframes && rc == 0; i++) {
+        const struct ch_frame *f = &b->frames[i];
+        struct sc_str fn = {f->function, (uint32_t)strlen(f->function)};
+        struct sc_str file = {f->file, (uint32_t)strlen(f->file)};
+        struct sc_str bin = {f->binary, (uint32_t)strlen(f->binary)};
+        rc = add_frame(c, f->id, fn, file, f->line, bin);
+    }
+    for (uint32_t i = 0; i < b->nstacks && rc == 0; i++)
+        rc = add_stack(c, b->ids[i], b->fid + b->off[i], b->inl + b->off[i], b->len[i]);
+    if (rc) {
+        /* out of memory: forget it all rather than keep half a stack */
+        ch_stacks_release(c);
+        s->cache_gen++;
+    }
 }
 
 int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
@@ -251,19 +284,21 @@ int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store
     uint64_t *miss = NULL;
     uint32_t nmiss = 0;
     int rc = 0, use_cache = 1;
-    /* fetch what the cache lacks, then deliver under read_mu in the same generation; a
-     * resolution that emptied the cache in between means looking again (the last try
-     * fetches everything) */
+    /* fetch the stacks the cache lacks, then their frames it lacks, then deliver under
+     * read_mu in the same generation; a resolution that emptied the cache in between
+     * means looking again (the last try fetches everything) */
     for (int attempt = 0;; attempt++) {
-        pthread_mutex_lock(&s->read_mu);
-        uint64_t gen = s->cache_gen;
-        rc = misses(use_cache ? &s->cache : NULL, &got, stacks, n, &miss, &nmiss);
-        pthread_mutex_unlock(&s->read_mu);
-        if (rc) {
-            rc = sc_errf(err, rc, "out of memory");
-            break;
+        uint64_t gen = 0;
+        for (int frames = 0; frames < 2 && rc == 0; frames++) {
+            pthread_mutex_lock(&s->read_mu);
+            if (!frames) gen = s->cache_gen;
+            rc = misses(use_cache ? &s->cache : NULL, &got, stacks, n, frames, &miss, &nmiss);
+            pthread_mutex_unlock(&s->read_mu);
+            if (rc)
+                rc = sc_errf(err, rc, "out of memory");
+            else if (nmiss)
+                rc = fetch(s, &got, frames, miss, nmiss, err);
         }
-        if (nmiss) rc = fetch(s, &got, miss, nmiss, err);
         if (rc) break;
         pthread_mutex_lock(&s->read_mu);
         if (!use_cache || gen == s->cache_gen) {

@@ -10,9 +10,10 @@
 static const char ins_profiles[] =
     "scorch_profiles_local (tenant, type, series, time_ns, duration_ns, unit, timed, total, "
     "stacks, values, times)";
-static const char ins_stacks[] =
-    "scorch_stacks_local (stack, day, frame_ids, functions, files, lines, binaries, inlined)";
-static const char ins_series[] = "scorch_series_local (tenant, series, day, labels, names, values)";
+static const char ins_stacks[] = "scorch_stacks_local (stack, week, frames, inlined)";
+static const char ins_frames[] = "scorch_frames_local (frame, week, function, file, line, binary)";
+static const char ins_series[] =
+    "scorch_series_local (tenant, series, week, labels, names, values)";
 
 /* ---- a profile's rows ---- */
 
@@ -20,8 +21,8 @@ static const char ins_series[] = "scorch_series_local (tenant, series, day, labe
  * profiles) and the first row that has it (for its frames). */
 struct uniq {
     struct sc_map64 ix;
-    uint32_t *row;  /* per distinct stack: its first row */
-    int64_t *sums;  /* per distinct stack, row-major like the rows */
+    uint32_t *row; /* per distinct stack: its first row */
+    int64_t *sums; /* per distinct stack, row-major like the rows */
     uint32_t n;
 };
 
@@ -88,7 +89,8 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
         uint32_t m = 0;
         int64_t total = 0;
         for (uint32_t i = 0; i < nrows; i++) {
-            int64_t v = timed ? x->values[(size_t)ord[i].row * x->nt + c] : u->sums[(size_t)i * x->nt + c];
+            int64_t v =
+                timed ? x->values[(size_t)ord[i].row * x->nt + c] : u->sums[(size_t)i * x->nt + c];
             m += v != 0;
             total = (int64_t)((uint64_t)total + (uint64_t)v);
         }
@@ -107,9 +109,12 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
             ch_put_len(out, col == 2 && !timed ? 0 : m);
             for (uint32_t i = 0; i < nrows && !(col == 2 && !timed); i++) {
                 uint32_t r = timed ? ord[i].row : u->row[i];
-                int64_t v = timed ? x->values[(size_t)r * x->nt + c] : u->sums[(size_t)i * x->nt + c];
+                int64_t v =
+                    timed ? x->values[(size_t)r * x->nt + c] : u->sums[(size_t)i * x->nt + c];
                 if (!v) continue;
-                ch_put_u64(out, col == 0 ? x->stack[r] : col == 1 ? (uint64_t)v : (uint64_t)x->times[r]);
+                ch_put_u64(out, col == 0   ? x->stack[r]
+                                : col == 1 ? (uint64_t)v
+                                           : (uint64_t)x->times[r]);
             }
         }
     }
@@ -117,48 +122,43 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
     return out->oom ? SC_ENOMEM : 0;
 }
 
-/* A stack's row: its frames, leaf first, from row r of the prepared profile. */
-static void encode_stack(const struct sc_prep *x, uint32_t r, uint32_t day, struct sc_buf *out)
+/* A stack's row: its frame ids, leaf first, from row r of the prepared profile. */
+static void encode_stack(const struct sc_prep *x, uint32_t r, uint32_t week, struct sc_buf *out)
 {
     uint32_t a = x->soff[r], b = x->soff[r + 1];
     struct sc_prep_frame f;
     ch_put_u64(out, x->stack[r]);
-    ch_put_u32(out, day);
-    for (int col = 0; col < 6; col++) {
+    ch_put_u32(out, week);
+    for (int col = 0; col < 2; col++) {
         ch_put_len(out, b - a);
         for (uint32_t k = a; k < b; k++) {
             sc_prep_frame(x, x->refs[k], &f);
-            switch (col) {
-            case 0:
+            if (col == 0)
                 ch_put_u64(out, f.id);
-                break;
-            case 1:
-                ch_put_str(out, f.function.ptr, f.function.len);
-                break;
-            case 2:
-                ch_put_str(out, f.file.ptr, f.file.len);
-                break;
-            case 3:
-                ch_put_u64(out, (uint64_t)f.line);
-                break;
-            case 4:
-                ch_put_str(out, f.binary.ptr, f.binary.len);
-                break;
-            default:
+            else
                 ch_put_u8(out, (uint8_t)f.inlined);
-            }
         }
     }
 }
 
-static void encode_series(const struct sc_store_write *w, uint64_t series, uint32_t day,
+static void encode_frame(const struct sc_prep_frame *f, uint32_t week, struct sc_buf *out)
+{
+    ch_put_u64(out, f->id);
+    ch_put_u32(out, week);
+    ch_put_str(out, f->function.ptr, f->function.len);
+    ch_put_str(out, f->file.ptr, f->file.len);
+    ch_put_u64(out, (uint64_t)f->line);
+    ch_put_str(out, f->binary.ptr, f->binary.len);
+}
+
+static void encode_series(const struct sc_store_write *w, uint64_t series, uint32_t week,
                           const struct sc_buf *canon, struct sc_buf *out)
 {
     const char *tenant = w->tenant ? w->tenant : "";
     const struct sc_labels *l = w->labels;
     ch_put_str(out, tenant, strlen(tenant));
     ch_put_u64(out, series);
-    ch_put_u32(out, day);
+    ch_put_u32(out, week);
     ch_put_str(out, canon->data ? canon->data : "", canon->len);
     ch_put_len(out, l->n);
     for (uint32_t i = 0; i < l->n; i++)
@@ -168,20 +168,20 @@ static void encode_series(const struct sc_store_write *w, uint64_t series, uint3
         ch_put_str(out, l->v[i].value.ptr, l->v[i].value.len);
 }
 
-/* Whether id was written on a day >= day (the caches only ever hold what ClickHouse
+/* Whether id was written in a week >= week (the caches only ever hold what ClickHouse
  * confirmed); cache_mu held. */
-static int known(const struct sc_map64 *m, uint64_t id, uint32_t day)
+static int known(const struct sc_map64 *m, uint64_t id, uint32_t week)
 {
     const uint32_t *d = sc_map64_get(m, id);
-    return d && *d >= day;
+    return d && *d >= week;
 }
 
-static void remember(struct sc_map64 *m, uint64_t id, uint32_t day)
+static void remember(struct sc_map64 *m, uint64_t id, uint32_t week)
 {
     if (m->count > CH_WRITE_CACHE) sc_map64_release(m); /* bounded: refills on a miss */
     int added;
-    uint32_t *d = sc_map64_upsert(m, id, day, &added);
-    if (d && *d < day) *d = day;
+    uint32_t *d = sc_map64_upsert(m, id, week, &added);
+    if (d && *d < week) *d = week;
 }
 
 /* ---- group commit ---- */
@@ -193,33 +193,35 @@ static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
     if (n == 0) return 0;
     struct sc_buf sql = SC_BUF_INIT;
     sc_buf_printf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
-    struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL};
+    struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL, 0};
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &r, err);
     sc_buf_release(&sql);
     return rc;
 }
 
-/* Writes a batch: stacks and series first, so a stored profile always finds them; then the
- * profiles' rows in one insert. A missing table (a shard that lost its data) is created
- * again and the batch retried once. */
+/* Writes a batch: frames, stacks and series first, so a stored profile always finds them;
+ * then the profiles' rows in one insert. A missing table (a shard that lost its data) is
+ * created again and the batch retried once. */
 static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, char *err)
 {
     struct ch_shard *sh = &s->shards[shard];
     uint32_t n = 0;
     for (struct ch_pend *p = batch; p; p = p->next)
         n++;
-    const struct sc_buf **parts = malloc(3 * ((size_t)n + 1) * sizeof *parts);
+    const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
     if (!parts) return sc_errf(err, SC_ENOMEM, "out of memory");
-    uint32_t ns = 0, ne = 0, nr = 0;
-    const struct sc_buf **ps = parts, **pe = parts + n, **pr = parts + 2 * n;
+    uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
+    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * n, **pr = parts + 3 * n;
     for (struct ch_pend *p = batch; p; p = p->next) {
+        if (p->frames.len) pf[nf++] = &p->frames;
         if (p->stacks.len) ps[ns++] = &p->stacks;
         if (p->series.len) pe[ne++] = &p->series;
         pr[nr++] = &p->rows;
     }
     int rc = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        rc = insert(s, sh, ins_stacks, ps, ns, err);
+        rc = insert(s, sh, ins_frames, pf, nf, err);
+        if (rc == 0) rc = insert(s, sh, ins_stacks, ps, ns, err);
         if (rc == 0) rc = insert(s, sh, ins_series, pe, ne, err);
         if (rc == 0) rc = insert(s, sh, ins_profiles, pr, nr, err);
         if (rc != SC_ENOTFOUND || attempt) break;
@@ -232,8 +234,10 @@ static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, cha
     pthread_mutex_lock(&s->cache_mu);
     for (struct ch_pend *p = batch; p; p = p->next) {
         for (uint32_t i = 0; i < p->nnew; i++)
-            remember(&s->stack_days, p->new_stacks[i], p->day);
-        if (p->series.len) remember(&s->series_days, p->series_id, p->day);
+            remember(&s->stack_weeks, p->new_stacks[i], p->week);
+        for (uint32_t i = 0; i < p->nnew_frames; i++)
+            remember(&s->frame_weeks, p->new_frames[i], p->week);
+        if (p->series.len) remember(&s->series_weeks, p->series_id, p->week);
     }
     pthread_mutex_unlock(&s->cache_mu);
     return 0;
@@ -241,7 +245,7 @@ static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, cha
 
 static size_t pend_bytes(const struct ch_pend *p)
 {
-    return p->rows.len + p->stacks.len + p->series.len;
+    return p->rows.len + p->stacks.len + p->frames.len + p->series.len;
 }
 
 /* Queues p on its shard and returns when a commit that includes it has finished. */
@@ -289,6 +293,52 @@ static int group_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, c
 
 /* ---- the write ---- */
 
+/* The stacks (rows of x, by their first row in u) and frames ClickHouse may not have for
+ * p's week, and the series: encoded into p. 0 or SC_ENOMEM. */
+static int encode_new(struct ch_store *s, const struct sc_store_write *w, const struct sc_prep *x,
+                      const struct uniq *u, const struct sc_buf *canon, struct ch_pend *p)
+{
+    p->new_stacks = malloc(((size_t)u->n + 1) * sizeof *p->new_stacks);
+    if (!p->new_stacks) return SC_ENOMEM;
+    pthread_mutex_lock(&s->cache_mu);
+    for (uint32_t i = 0; i < u->n; i++)
+        if (!known(&s->stack_weeks, x->stack[u->row[i]], p->week))
+            p->new_stacks[p->nnew++] = u->row[i];
+    int new_series = !known(&s->series_weeks, p->series_id, p->week);
+    pthread_mutex_unlock(&s->cache_mu);
+    /* the frames of the new stacks, each once */
+    struct sc_map64 seen;
+    sc_map64_init(&seen);
+    uint32_t fcap = 0;
+    int rc = 0;
+    struct sc_prep_frame f;
+    for (uint32_t i = 0; i < p->nnew && rc == 0; i++) {
+        uint32_t r = (uint32_t)p->new_stacks[i];
+        encode_stack(x, r, p->week, &p->stacks);
+        p->new_stacks[i] = x->stack[r];
+        for (uint32_t k = x->soff[r]; k < x->soff[r + 1] && rc == 0; k++) {
+            sc_prep_frame(x, x->refs[k], &f);
+            int added;
+            if (!sc_map64_upsert(&seen, f.id, 0, &added)) rc = SC_ENOMEM;
+            if (rc || !added) continue;
+            pthread_mutex_lock(&s->cache_mu);
+            int have = known(&s->frame_weeks, f.id, p->week);
+            pthread_mutex_unlock(&s->cache_mu);
+            if (have) continue;
+            if (sc_grow_array(&p->new_frames, &fcap, (uint64_t)p->nnew_frames + 1,
+                              sizeof *p->new_frames))
+                rc = SC_ENOMEM;
+            else
+                p->new_frames[p->nnew_frames++] = f.id;
+            encode_frame(&f, p->week, &p->frames);
+        }
+    }
+    sc_map64_release(&seen);
+    if (new_series) encode_series(w, p->series_id, p->week, canon, &p->series);
+    if (p->stacks.oom || p->frames.oom || p->series.oom) rc = SC_ENOMEM;
+    return rc;
+}
+
 int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
@@ -307,34 +357,13 @@ int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
     sc_labels_format(w->labels, &canon);
     uint64_t series = sc_series_id(w->tenant, canon.data ? canon.data : "", canon.len);
     uint32_t shard = (uint32_t)(series % s->nshards);
-    int64_t dayl = w->time_ns / CH_DAY_NS;
-    p.day = dayl > UINT32_MAX ? UINT32_MAX : (uint32_t)dayl;
+    int64_t week = w->time_ns / CH_DAY_NS / CH_WEEK_DAYS;
+    p.week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
     p.series_id = series;
     rc = sc_prep_profile(&x, w->p, w->time_shift_ns, err);
     if (rc) goto out;
-    if (uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p.rows)) {
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    /* what ClickHouse may not have for this day yet: stacks, the series */
-    p.new_stacks = malloc(((size_t)u.n + 1) * sizeof *p.new_stacks);
-    if (!p.new_stacks) {
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    int new_series;
-    pthread_mutex_lock(&s->cache_mu);
-    for (uint32_t i = 0; i < u.n; i++)
-        if (!known(&s->stack_days, x.stack[u.row[i]], p.day)) p.new_stacks[p.nnew++] = u.row[i];
-    new_series = !known(&s->series_days, series, p.day);
-    pthread_mutex_unlock(&s->cache_mu);
-    for (uint32_t i = 0; i < p.nnew; i++) {
-        uint32_t r = (uint32_t)p.new_stacks[i];
-        encode_stack(&x, r, p.day, &p.stacks);
-        p.new_stacks[i] = x.stack[r];
-    }
-    if (new_series) encode_series(w, series, p.day, &canon, &p.series);
-    if (canon.oom || p.stacks.oom || p.series.oom) {
+    if (canon.oom || uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p.rows) ||
+        encode_new(s, w, &x, &u, &canon, &p)) {
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
         goto out;
     }
@@ -345,7 +374,9 @@ out:
     uniq_release(&u);
     sc_buf_release(&p.rows);
     sc_buf_release(&p.stacks);
+    sc_buf_release(&p.frames);
     sc_buf_release(&p.series);
     free(p.new_stacks);
+    free(p.new_frames);
     return rc;
 }

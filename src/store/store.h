@@ -34,25 +34,25 @@
 struct sc_store;
 
 struct sc_store_opts {
-    const char *engine;      /* "sqlite" (default) or "clickhouse" */
-    const char *dir;         /* data directory (created if missing) */
-    int64_t retention_ns;    /* profiles older than this go; 0 = keep forever */
-    int zstd_level;          /* block compression, default 3 */
-    int durable;             /* 1 (default): fsync every commit (synchronous=FULL) */
-    int background;          /* 1: a thread compacts rollups and applies retention */
+    const char *engine;       /* "sqlite" (default) or "clickhouse" */
+    const char *dir;          /* data directory (created if missing) */
+    int64_t retention_ns;     /* profiles older than this go; 0 = keep forever */
+    int zstd_level;           /* block compression, default 3 */
+    int durable;              /* 1 (default): fsync every commit (synchronous=FULL) */
+    int background;           /* 1: a thread compacts rollups and applies retention */
     uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
                                  read fails with SC_ELIMIT naming the limit (the server's
                                  server.max_read_blocks) */
     uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
                                  block budget, what bounds a query's memory */
     /* clickhouse (docs/storage.md): */
-    const char *url;            /* the HTTP interface queries go to */
-    const char *cluster;        /* remote_servers cluster: Distributed tables; NULL: none */
-    const char *const *shards;  /* each shard's HTTP URL (local tables, inserts); none: url */
+    const char *url;           /* the HTTP interface queries go to */
+    const char *cluster;       /* remote_servers cluster: Distributed tables; NULL: none */
+    const char *const *shards; /* each shard's HTTP URL (local tables, inserts); none: url */
     uint32_t nshards;
-    const char *database;       /* default "default" */
-    int64_t write_timeout_ns;   /* default 10 s: an insert not confirmed by then fails */
-    int64_t query_timeout_ns;   /* default 60 s */
+    const char *database;     /* default "default" */
+    int64_t write_timeout_ns; /* default 10 s: an insert not confirmed by then fails */
+    int64_t query_timeout_ns; /* default 60 s */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
@@ -64,13 +64,13 @@ void sc_store_close(struct sc_store *s);
 
 /* One profile to write. */
 struct sc_store_write {
-    const char *tenant;                 /* NULL or "" = the default tenant */
-    const struct sc_labels *labels;     /* the series; its canonical text is its identity */
-    const char *profile;                /* profile name: "cpu", "heap", ... */
-    int64_t time_ns;                    /* when the profile starts */
+    const char *tenant;             /* NULL or "" = the default tenant */
+    const struct sc_labels *labels; /* the series; its canonical text is its identity */
+    const char *profile;            /* profile name: "cpu", "heap", ... */
+    int64_t time_ns;                /* when the profile starts */
     int64_t duration_ns;
-    const struct sc_profile *p;         /* every sample type is kept; samples may be lazy */
-    int64_t time_shift_ns;              /* added to sample timestamps (a whole number of s) */
+    const struct sc_profile *p; /* every sample type is kept; samples may be lazy */
+    int64_t time_shift_ns;      /* added to sample timestamps (a whole number of s) */
 };
 
 /* Writes one profile durably: when it returns 0 the profile survives a crash. Samples with
@@ -116,7 +116,7 @@ struct sc_store_query {
     uint32_t nseries;
     const char *type; /* profile type id */
     int64_t from_ns, until_ns;
-    int raw_only;     /* ignore rollups (tests compare both paths) */
+    int raw_only; /* ignore rollups (tests compare both paths) */
 };
 
 /* Merges the query's profiles into a new profile with one sample type (the query's) and
@@ -171,11 +171,11 @@ struct sc_store_rows {
     int64_t profiles;          /* profiles merged (rollups count theirs) */
     int64_t duration_ns;       /* their durations, summed */
     uint32_t n;
-    const uint64_t *stacks;    /* backend stack keys: sc_store_resolve names them */
+    const uint64_t *stacks; /* backend stack keys: sc_store_resolve names them */
     const int64_t *values;
-    const int64_t *times;      /* timed reads only */
-    uint32_t nseries;          /* series in these rows: 1, or (sum_series) those summed,
-                                  series being UINT32_MAX then */
+    const int64_t *times; /* timed reads only */
+    uint32_t nseries;     /* series in these rows: 1, or (sum_series) those summed,
+                             series being UINT32_MAX then */
 };
 /* Called bucket by bucket (every series of a bucket before the next bucket, in q->series
  * order), only for series with profiles in the bucket; arrays valid during the call;
@@ -183,8 +183,8 @@ struct sc_store_rows {
 typedef int (*sc_store_rows_cb)(void *ctx, const struct sc_store_rows *r);
 
 /* Reads rows. 0, SC_ENOTFOUND (unknown type), SC_ELIMIT (the read budget) or SC_E*. */
-int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
-                  void *ctx, char *err);
+int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+                  char *err);
 
 /* A frame of a resolved stack; strings valid during the callback. */
 struct sc_store_frame {
@@ -199,8 +199,8 @@ typedef int (*sc_store_stack_cb)(void *ctx, uint64_t stack, const struct sc_stor
 
 /* Resolves stack keys (as sc_store_read gives them; duplicates allowed) to frames, one
  * callback per key in the given order. 0, SC_EFORMAT (a key the store lacks) or SC_E*. */
-int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n,
-                     sc_store_stack_cb cb, void *ctx, char *err);
+int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+                     void *ctx, char *err);
 
 /* The unit of a profile type and whether it is a gauge. 0 or SC_ENOTFOUND. */
 int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge);
