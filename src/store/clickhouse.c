@@ -33,7 +33,8 @@ int64_t ch_cutoff(const struct ch_store *s)
 static const char *const local_ddl[] = {
     "CREATE TABLE IF NOT EXISTS %s.scorch_profiles_local (tenant String, type String, "
     "series UInt64, time_ns Int64, duration_ns Int64, unit String, timed UInt8, total Int64, "
-    "stacks Array(UInt64), values Array(Int64), times Array(Int64)) ENGINE = MergeTree() "
+    "nsamples UInt32, stacks Array(UInt64), values Array(Int64), times Array(Int64)) "
+    "ENGINE = MergeTree() "
     "PARTITION BY intDiv(time_ns, 86400000000000) ORDER BY (tenant, type, series, time_ns)",
     "CREATE TABLE IF NOT EXISTS %s.scorch_rollup_local (tenant String, type String, "
     "res UInt32, series UInt64, bucket Int64, stack UInt64, value Int64) "
@@ -602,6 +603,7 @@ static const struct sc_store_ops clickhouse_ops = {
     .resolve = ch_resolve,
     .span = ch_span,
     .timeline = ch_timeline,
+    .profiles = ch_profiles,
     .compact = ch_compact,
     .stats = ch_stats,
 };

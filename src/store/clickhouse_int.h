@@ -13,7 +13,8 @@
  *
  *   scorch_profiles_local  MergeTree, one row per stored profile and sample type:
  *       tenant, type ("cpu:cpu"), series, time_ns, duration_ns, unit, timed, total (the
- *       values' sum, for timelines), stacks Array(UInt64) (content ids), values
+ *       values' sum, for timelines), nsamples (the profile's distinct stacks, or samples
+ *       when timed, over all its types), stacks Array(UInt64) (content ids), values
  *       Array(Int64) (non-zero only), times Array(Int64) (timed profiles: one element per
  *       sample, in time order; else empty). PARTITION BY day, ORDER BY (tenant, type,
  *       series, time_ns). A profile's rows go in one INSERT, so a profile is stored whole
@@ -239,6 +240,8 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
             int64_t *last_ns, char *err);
 int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
                 int64_t *values, char *err);
+int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
+                void *ctx, char *err);
 
 /* ---- clickhouse_stacks.c ---- */
 int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,

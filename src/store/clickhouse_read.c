@@ -94,9 +94,13 @@ static void sql_where(struct ch_store *s, struct sc_buf *b, const struct sc_stor
                       const struct sc_buf *ids)
 {
     (void)s;
-    const char *t = q->tenant ? q->tenant : "";
-    sc_buf_puts(b, " WHERE tenant = ");
-    ch_sql_str(b, t, strlen(t));
+    /* a NULL tenant: the caller checked the series are the tenant's (series ids differ
+     * between tenants anyway) */
+    sc_buf_puts(b, " WHERE 1");
+    if (q->tenant) {
+        sc_buf_puts(b, " AND tenant = ");
+        ch_sql_str(b, q->tenant, strlen(q->tenant));
+    }
     sc_buf_puts(b, " AND type = ");
     ch_sql_str(b, q->type, strlen(q->type));
     sc_buf_puts(b, " AND series IN ");
@@ -625,6 +629,74 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
         values[(size_t)*ix * nsteps + (size_t)cr[i].k] = gauge && n ? sc_avg_round(v, n) : v;
     }
     free(cr);
+    sc_buf_release(&sql);
+    sc_buf_release(&ans);
+    agg_release(&x);
+    return rc;
+}
+
+/* ---- listing stored profiles ---- */
+
+struct listed {
+    uint32_t index, order;
+    struct sc_store_profile_info pi;
+};
+
+static int cmp_listed(const void *a, const void *b)
+{
+    const struct listed *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    if (x->pi.time_ns != y->pi.time_ns) return x->pi.time_ns < y->pi.time_ns ? -1 : 1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
+                void *ctx, char *err)
+{
+    struct ch_store *s = (struct ch_store *)st;
+    char unit[64];
+    int gauge;
+    int rc = ch_type_lookup(s, q->type, unit, &gauge, err);
+    if (rc == SC_ENOTFOUND || q->nseries == 0) return 0;
+    if (rc) return rc;
+    struct sc_store_read r = {q, 0, 0, 0};
+    struct agg x;
+    rc = agg_init(&x, s, &r, err);
+    struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
+    if (rc == 0 && x.lo < x.hi) {
+        sc_buf_puts(&sql, "SELECT series, time_ns, duration_ns, total, nsamples, timed FROM ");
+        ch_sql_table(s, &sql, "profiles");
+        sql_where(s, &sql, q, &x.ids);
+        sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld FORMAT RowBinary",
+                      (long long)x.lo, (long long)x.hi);
+        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
+                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
+    }
+    size_t n = ans.len / 37;
+    if (rc == 0 && ans.len % 37)
+        rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer (%zu bytes)", ans.len);
+    struct listed *v = rc == 0 ? malloc((n + 1) * sizeof *v) : NULL;
+    if (rc == 0 && !v) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    size_t m = 0;
+    struct ch_rd rd = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct sc_store_profile_info pi;
+        pi.series = ch_get_u64(&rd);
+        pi.time_ns = (int64_t)ch_get_u64(&rd);
+        pi.duration_ns = (int64_t)ch_get_u64(&rd);
+        pi.total = (int64_t)ch_get_u64(&rd);
+        uint32_t ns = 0;
+        for (int k = 0; k < 4; k++)
+            ns |= (uint32_t)ch_get_u8(&rd) << (8 * k);
+        pi.nsamples = ns;
+        pi.timed = ch_get_u8(&rd) != 0;
+        uint32_t *ix = sc_map64_get(&x.index, pi.series);
+        if (ix) v[m++] = (struct listed){*ix, (uint32_t)i, pi};
+    }
+    if (rc == 0) qsort(v, m, sizeof *v, cmp_listed);
+    for (size_t i = 0; rc == 0 && i < m; i++)
+        if (cb(ctx, &v[i].pi)) break;
+    free(v);
     sc_buf_release(&sql);
     sc_buf_release(&ans);
     agg_release(&x);

@@ -9,7 +9,7 @@
 /* Column lists of the inserts, in the order the rows are encoded. */
 static const char ins_profiles[] =
     "scorch_profiles_local (tenant, type, series, time_ns, duration_ns, unit, timed, total, "
-    "stacks, values, times)";
+    "nsamples, stacks, values, times)";
 static const char ins_stacks[] = "scorch_stacks_local (stack, week, frames, inlined)";
 static const char ins_frames[] = "scorch_frames_local (frame, week, function, file, line, binary)";
 static const char ins_series[] =
@@ -105,6 +105,7 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
         ch_put_str(out, unit.ptr, unit.len);
         ch_put_u8(out, (uint8_t)timed);
         ch_put_u64(out, (uint64_t)total);
+        ch_put_u32(out, nrows); /* the profile's rows, of all its types */
         for (int col = 0; col < 3; col++) {
             ch_put_len(out, col == 2 && !timed ? 0 : m);
             for (uint32_t i = 0; i < nrows && !(col == 2 && !timed); i++) {

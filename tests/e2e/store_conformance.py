@@ -373,6 +373,23 @@ def conformance(servers):
         for pt in json.loads(same(sq, "/api/v1/profile_types", {"query": q("td-perf")})):
             same(sq, "/api/v1/heatmap", {"query": q("td-perf"), "type": pt["id"],
                                          "from": str(NOW - 3 * HOUR), "until": str(NOW)})
+    # the stored profiles one by one, and each of a few on its own
+    for typ, sel in main_cases:
+        for lab in ("all", "last 15 min"):
+            f, u = R[lab]
+            listed = json.loads(same(sq, "/api/v1/profiles", {"query": sel, "type": typ,
+                                                              "from": str(f), "until": str(u)}))
+            check(listed["profiles"], "no profiles listed for %s %s" % (sel, lab))
+            for p in listed["profiles"][:: max(1, len(listed["profiles"]) // 3)]:
+                same(sq, "/api/v1/profile", {"type": typ, "series": p["series"],
+                                             "time": p["time_ns"]})
+        f, u = R["ragged hours"]
+        for fmt in ("dot", "svg"):
+            same(sq, "/api/v1/callgraph", {"query": sel, "type": typ, "format": fmt,
+                                           "from": str(f), "until": str(u)})
+    f, u = R["all"]
+    same(sq, "/api/v1/source", {"query": '{service_name="worker"}', "type": "cpu:samples",
+                                "function": "f3", "from": str(f), "until": str(u)})
     # the answers are not empty: a suite of equal empty answers would prove nothing
     tsv = same(sq, "/api/v1/render", {"query": '{service_name="api"}', "type": "heap:alloc_space",
                                       "format": "tsv", "from": str(R["all"][0]),
