@@ -125,6 +125,7 @@ int cmd_server(int argc, char **argv)
     so.database = cf.storage_database;
     so.write_timeout_ns = cf.storage_write_timeout_ns;
     so.query_timeout_ns = cf.storage_query_timeout_ns;
+    so.max_answer = cf.storage_max_answer;
     if (!strcmp(engine, "clickhouse") && !so.url) {
         sc_config_release(&cf);
         return cli_usage("server", "--storage clickhouse needs --clickhouse-url (or storage.url)");

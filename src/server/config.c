@@ -489,7 +489,11 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     cf->storage_cluster = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "storage.database"))
                     cf->storage_database = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.shards"))
+                else if (!strcmp(sect_key, "storage.max_answer")) {
+                    if (parse_bytes(scalar(sv), &cf->storage_max_answer) ||
+                        cf->storage_max_answer == 0)
+                        return fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
+                } else if (!strcmp(sect_key, "storage.shards"))
                     rc = strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
                 else if (!strcmp(sect_key, "storage.write_timeout") ||
                          !strcmp(sect_key, "storage.query_timeout")) {

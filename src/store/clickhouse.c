@@ -167,7 +167,7 @@ int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gau
     if (rc == 0 && ans.len == 0) rc = SC_ENOTFOUND;
     if (rc == 0) {
         struct sc_str u = ch_get_str(&r);
-        if (r.bad) rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+        if (r.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
         snprintf(unit, 64, "%.*s", (int)(u.len < 63 ? u.len : 63), u.ptr);
     }
     if (rc == 0) {
@@ -246,14 +246,14 @@ static int list_strings(struct ch_store *s, const struct sc_buf *sql, sc_store_s
 {
     struct sc_buf ans = SC_BUF_INIT;
     int rc = sql->oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                      : ch_query(s, sql->data, CH_MAX_ANSWER, &ans, err);
+                      : ch_query(s, sql->data, s->max_answer, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     char *tmp = NULL;
     size_t tcap = 0;
     while (rc == 0 && r.p < r.end) {
         struct sc_str v = ch_get_str(&r);
         if (r.bad) {
-            rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
             break;
         }
         if (v.len + 1 > tcap) {
@@ -327,7 +327,7 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
     sql_live_series(s, &sql, t, type && *type ? type : NULL, from, until);
     sc_buf_puts(&sql, ") GROUP BY series ORDER BY l FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     char *tmp = NULL;
     size_t tcap = 0;
@@ -335,7 +335,7 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
         uint64_t id = ch_get_u64(&r);
         struct sc_str l = ch_get_str(&r);
         if (r.bad) {
-            rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
             break;
         }
         if (l.len + 1 > tcap) {
@@ -385,7 +385,7 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
     }
     sc_buf_puts(&sql, ") GROUP BY type ORDER BY type FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     struct sc_buf tmp = SC_BUF_INIT;
     while (rc == 0 && r.p < r.end) {
@@ -393,7 +393,7 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
         struct sc_str unit = ch_get_str(&r);
         const char *colon = memchr(id.ptr, ':', id.len);
         if (r.bad || !colon) {
-            rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
             break;
         }
         /* id, profile, sample type, unit: NUL-separated in tmp */
@@ -450,7 +450,7 @@ static int retain(struct ch_store *s, int64_t now, char *err)
             sc_buf_printf(&sql, "%s'scorch_%s_local'", k ? ", " : "", all_tables[k].name);
         sc_buf_puts(&sql, ") FORMAT RowBinary");
         struct ch_req req = {sql.data,      NULL, 0, s->base.opts.query_timeout_ns,
-                             CH_MAX_ANSWER, &ans, 1};
+                             s->max_answer, &ans, 1};
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_request(s, &s->shards[i].ep, &req, err);
         struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
@@ -458,7 +458,7 @@ static int retain(struct ch_store *s, int64_t now, char *err)
             struct sc_str table = ch_get_str(&r);
             struct sc_str part = ch_get_str(&r);
             if (r.bad) {
-                rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+                rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
                 break;
             }
             char num[32], *end;
@@ -512,7 +512,7 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
             struct sc_str t = ch_get_str(&r);
             uint64_t rows = ch_get_u64(&r), bytes = ch_get_u64(&r);
             if (r.bad) {
-                rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+                rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
                 break;
             }
             out->bytes_on_disk += bytes;
@@ -649,6 +649,8 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     s->base.opts.cluster = NULL;
     if (s->base.opts.write_timeout_ns <= 0) s->base.opts.write_timeout_ns = 10 * CH_NS;
     if (s->base.opts.query_timeout_ns <= 0) s->base.opts.query_timeout_ns = 60 * CH_NS;
+    s->max_answer = o->max_answer ? (size_t)o->max_answer : (size_t)1 << 30;
+    if (s->max_answer < CH_SMALL_ANSWER) s->max_answer = CH_SMALL_ANSWER;
     s->db = strdup(db);
     s->cluster = cluster ? strdup(o->cluster) : NULL;
     s->nshards = o->nshards ? o->nshards : 1;

@@ -68,11 +68,10 @@
 #define CH_NS 1000000000LL
 #define CH_DAY_NS (86400LL * CH_NS)
 #define CH_WEEK_DAYS 7
-/* Bounds: cache entries (a full cache is emptied and refills), the answer of one request,
- * and the rows one write batch carries. */
+/* Bounds: cache entries (a full cache is emptied and refills), the answer of a small
+ * request (a large one's is opts.max_answer), and the bytes one write batch carries. */
 #define CH_WRITE_CACHE (1u << 20)
 #define CH_READ_CACHE (1u << 18)
-#define CH_MAX_ANSWER ((size_t)1 << 30)
 #define CH_SMALL_ANSWER ((size_t)1 << 20)
 #define CH_BATCH_BYTES ((size_t)64 << 20)
 #define CH_MAX_TYPES 4096
@@ -136,6 +135,7 @@ struct ch_stacks {
 
 struct ch_store {
     struct sc_store base; /* first: the ops and options */
+    size_t max_answer;    /* what a large answer may take (opts.max_answer) */
     char *db;             /* the database, as an SQL identifier (checked at open) */
     char *cluster;        /* the remote_servers cluster: reads go through Distributed tables;
                              NULL: one server, local tables */
@@ -243,7 +243,39 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
 int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
                 void *ctx, char *err);
 
+/* Answers' parsers (fuzz/fuzz_clickhouse.c feeds them anything). */
+/* Rows (k, series, profiles, duration or total, blocks) of a counts query. */
+struct ch_count {
+    int64_t k;
+    uint64_t series;
+    uint64_t profiles;
+    int64_t duration;
+    uint64_t blocks;
+};
+int ch_parse_counts(const struct sc_buf *a, struct ch_count **out, uint32_t *n, char *err);
+/* The profiles of a timed answer (rows series, time_ns, duration_ns, stacks, values,
+ * times) whose series is in index (series id -> q->series index; NULL: all, index 0),
+ * sorted by series index and time; ch_timed_rows gives one's samples in [from, until). */
+struct ch_timed {
+    uint32_t index, order;
+    int64_t time_ns, duration;
+    size_t off; /* its arrays in the answer */
+};
+struct ch_timed_rows {
+    uint64_t *stacks;
+    int64_t *values, *times;
+    uint32_t n, cap;
+};
+int ch_timed_scan(const struct sc_buf *ans, const struct sc_map64 *index, struct ch_timed **out,
+                  uint32_t *n, char *err);
+int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t from, int64_t until,
+                  struct ch_timed_rows *out, char *err);
+void ch_timed_rows_release(struct ch_timed_rows *r);
+
 /* ---- clickhouse_stacks.c ---- */
+/* Adds an answer's stacks (rows stack, frames, inlined) or (frames) frames (rows frame,
+ * function, file, line, binary) to t. 0, SC_EIO (malformed) or SC_ENOMEM. */
+int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int frames, char *err);
 int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
                void *ctx, char *err);
 void ch_stacks_release(struct ch_stacks *t);

@@ -117,22 +117,14 @@ static int64_t read_from(struct ch_store *s, int64_t from)
 
 /* ---- answers ---- */
 
-struct count_row {
-    int64_t k;
-    uint64_t series;
-    uint64_t profiles;
-    int64_t duration;
-    uint64_t blocks;
-};
-
-static int parse_counts(const struct sc_buf *a, struct count_row **out, uint32_t *n, char *err)
+int ch_parse_counts(const struct sc_buf *a, struct ch_count **out, uint32_t *n, char *err)
 {
     size_t rows = a->len / 40;
     *out = NULL;
     *n = 0;
     if (a->len % 40 || rows > UINT32_MAX)
-        return sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer (%zu bytes)", a->len);
-    struct count_row *c = malloc((rows + 1) * sizeof *c);
+        return sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", a->len);
+    struct ch_count *c = malloc((rows + 1) * sizeof *c);
     if (!c) return sc_errf(err, SC_ENOMEM, "out of memory");
     struct ch_rd r = {(const uint8_t *)a->data, (const uint8_t *)a->data + a->len, 0};
     for (size_t i = 0; i < rows; i++) {
@@ -212,7 +204,7 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     struct ch_store *s = x->s;
     const struct sc_store_query *q = x->r->q;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
-    struct count_row *cr = NULL;
+    struct ch_count *cr = NULL;
     uint32_t nc = 0;
     int by_series = x->by_series;
     /* the profiles (and durations) of each series in each bucket: always per series */
@@ -222,8 +214,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
               "sum(profiles) AS n, sum(duration) AS d, count() AS b", "counts", "");
     sc_buf_puts(&sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
-    if (rc == 0) rc = parse_counts(&ans, &cr, &nc, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
+    if (rc == 0) rc = ch_parse_counts(&ans, &cr, &nc, err);
     uint64_t blocks = 0;
     for (uint32_t i = 0; rc == 0 && i < nc; i++)
         blocks += cr[i].blocks;
@@ -238,11 +230,11 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
                   "stack AS st, sum(value) AS v", "rollup", ", st");
         sc_buf_puts(&sql, ") GROUP BY k, sr, st ORDER BY k, sr FORMAT RowBinary");
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
     }
     size_t nv = rc == 0 && nc ? ans.len / 32 : 0;
     if (rc == 0 && nc && (ans.len % 32 || nv > UINT32_MAX))
-        rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer (%zu bytes)", ans.len);
+        rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);
     uint64_t *stk = rc == 0 ? malloc((nv + 1) * sizeof *stk) : NULL;
     int64_t *val = rc == 0 ? malloc((nv + 1) * sizeof *val) : NULL;
     int64_t *vk = rc == 0 ? malloc((nv + 1) * sizeof *vk) : NULL;
@@ -335,18 +327,102 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
 
 /* ---- timed reads ---- */
 
-struct timed_prof {
-    uint32_t index, order;
-    int64_t time_ns, duration;
-    size_t off; /* its arrays in the answer */
-};
-
 static int cmp_timed(const void *a, const void *b)
 {
-    const struct timed_prof *x = a, *y = b;
+    const struct ch_timed *x = a, *y = b;
     if (x->index != y->index) return x->index < y->index ? -1 : 1;
     if (x->time_ns != y->time_ns) return x->time_ns < y->time_ns ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
+}
+
+int ch_timed_scan(const struct sc_buf *ans, const struct sc_map64 *index, struct ch_timed **out,
+                  uint32_t *n, char *err)
+{
+    struct ch_timed *tp = NULL;
+    uint32_t np = 0, cap = 0;
+    int rc = 0;
+    struct ch_rd rd = {(const uint8_t *)ans->data, (const uint8_t *)ans->data + ans->len, 0};
+    while (rd.p < rd.end && !rd.bad) {
+        if (sc_grow_array(&tp, &cap, (uint64_t)np + 1, sizeof *tp)) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
+        }
+        struct ch_timed *t = &tp[np];
+        uint64_t series = ch_get_u64(&rd);
+        t->time_ns = (int64_t)ch_get_u64(&rd);
+        t->duration = (int64_t)ch_get_u64(&rd);
+        t->off = (size_t)(rd.p - (const uint8_t *)ans->data);
+        t->order = np;
+        for (int a = 0; a < 3; a++) {
+            uint64_t k = ch_get_len(&rd, 8);
+            rd.p += k * 8;
+        }
+        const uint32_t *ix = index ? sc_map64_get(index, series) : NULL;
+        if (!index || ix) {
+            t->index = ix ? *ix : 0;
+            np++;
+        }
+    }
+    if (rc == 0 && rd.bad)
+        rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans->len);
+    if (rc == 0 && np > 1) qsort(tp, np, sizeof *tp, cmp_timed);
+    if (rc) {
+        free(tp);
+        tp = NULL;
+        np = 0;
+    }
+    *out = tp;
+    *n = np;
+    return rc;
+}
+
+int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t from, int64_t until,
+                  struct ch_timed_rows *out, char *err)
+{
+    struct ch_rd a = {(const uint8_t *)ans->data + t->off, (const uint8_t *)ans->data + ans->len,
+                      0};
+    uint64_t ns = ch_get_len(&a, 8);
+    const uint8_t *ps = a.p;
+    a.p += ns * 8;
+    uint64_t nv = ch_get_len(&a, 8);
+    const uint8_t *pv = a.p;
+    a.p += nv * 8;
+    uint64_t nt = ch_get_len(&a, 8);
+    const uint8_t *pt = a.p;
+    out->n = 0;
+    if (a.bad || ns != nv || ns != nt || ns > UINT32_MAX)
+        return sc_errf(err, SC_EIO, "clickhouse: a timed profile with uneven arrays");
+    if (ns > out->cap) {
+        uint32_t c = (uint32_t)ns;
+        uint64_t *a1 = realloc(out->stacks, c * sizeof *a1);
+        if (a1) out->stacks = a1;
+        int64_t *a2 = realloc(out->values, c * sizeof *a2);
+        if (a2) out->values = a2;
+        int64_t *a3 = realloc(out->times, c * sizeof *a3);
+        if (a3) out->times = a3;
+        if (!a1 || !a2 || !a3) return sc_errf(err, SC_ENOMEM, "out of memory");
+        out->cap = c;
+    }
+    for (uint64_t j = 0; j < ns; j++) {
+        struct ch_rd e = {pt + 8 * j, pt + 8 * j + 8, 0};
+        int64_t tm = (int64_t)ch_get_u64(&e);
+        e = (struct ch_rd){pv + 8 * j, pv + 8 * j + 8, 0};
+        int64_t v = (int64_t)ch_get_u64(&e);
+        if (!v || tm < from || tm >= until) continue;
+        e = (struct ch_rd){ps + 8 * j, ps + 8 * j + 8, 0};
+        out->stacks[out->n] = ch_get_u64(&e);
+        out->values[out->n] = v;
+        out->times[out->n++] = tm;
+    }
+    return 0;
+}
+
+void ch_timed_rows_release(struct ch_timed_rows *r)
+{
+    free(r->stacks);
+    free(r->values);
+    free(r->times);
+    memset(r, 0, sizeof *r);
 }
 
 static int read_timed(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
@@ -364,87 +440,22 @@ static int read_timed(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     sc_buf_printf(&sql, " AND timed = 1 AND time_ns >= %lld AND time_ns < %lld FORMAT RowBinary",
                   (long long)lo, (long long)q->until_ns);
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
-    struct timed_prof *tp = NULL;
-    uint32_t np = 0, cap = 0;
-    struct ch_rd rd = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
-    while (rc == 0 && rd.p < rd.end && !rd.bad) {
-        if (sc_grow_array(&tp, &cap, (uint64_t)np + 1, sizeof *tp)) {
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-            break;
-        }
-        struct timed_prof *t = &tp[np];
-        uint64_t series = ch_get_u64(&rd);
-        t->time_ns = (int64_t)ch_get_u64(&rd);
-        t->duration = (int64_t)ch_get_u64(&rd);
-        t->off = (size_t)(rd.p - (const uint8_t *)ans.data);
-        t->order = np;
-        for (int a = 0; a < 3; a++) {
-            uint64_t n = ch_get_len(&rd, 8);
-            rd.p += n * 8;
-        }
-        uint32_t *ix = sc_map64_get(&x->index, series);
-        if (ix) {
-            t->index = *ix;
-            np++;
-        }
-    }
-    if (rc == 0 && rd.bad)
-        rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer (%zu bytes)", ans.len);
-    if (rc == 0) qsort(tp, np, sizeof *tp, cmp_timed);
-    uint64_t *stk = NULL;
-    int64_t *val = NULL, *tim = NULL;
-    uint32_t acap = 0;
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
+    struct ch_timed *tp = NULL;
+    uint32_t np = 0;
+    if (rc == 0) rc = ch_timed_scan(&ans, &x->index, &tp, &np, err);
+    struct ch_timed_rows rows;
+    memset(&rows, 0, sizeof rows);
     for (uint32_t i = 0; i < np && rc == 0; i++) {
-        struct ch_rd a = {(const uint8_t *)ans.data + tp[i].off,
-                          (const uint8_t *)ans.data + ans.len, 0};
-        uint64_t ns = ch_get_len(&a, 8);
-        const uint8_t *ps = a.p;
-        a.p += ns * 8;
-        uint64_t nv = ch_get_len(&a, 8);
-        const uint8_t *pv = a.p;
-        a.p += nv * 8;
-        uint64_t nt = ch_get_len(&a, 8);
-        const uint8_t *pt = a.p;
-        if (a.bad || ns != nv || ns != nt || ns > UINT32_MAX) {
-            rc = sc_errf(err, SC_EFORMAT, "clickhouse: a timed profile with uneven arrays");
-            break;
-        }
-        if (ns > acap) {
-            uint32_t c = (uint32_t)ns;
-            uint64_t *a1 = realloc(stk, c * sizeof *a1);
-            if (a1) stk = a1;
-            int64_t *a2 = realloc(val, c * sizeof *a2);
-            if (a2) val = a2;
-            int64_t *a3 = realloc(tim, c * sizeof *a3);
-            if (a3) tim = a3;
-            if (!a1 || !a2 || !a3) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            acap = c;
-        }
-        uint32_t m = 0;
-        for (uint64_t j = 0; j < ns; j++) {
-            struct ch_rd e = {pt + 8 * j, pt + 8 * j + 8, 0};
-            int64_t t = (int64_t)ch_get_u64(&e);
-            e = (struct ch_rd){pv + 8 * j, pv + 8 * j + 8, 0};
-            int64_t v = (int64_t)ch_get_u64(&e);
-            if (!v || t < q->from_ns || t >= q->until_ns) continue;
-            e = (struct ch_rd){ps + 8 * j, ps + 8 * j + 8, 0};
-            stk[m] = ch_get_u64(&e);
-            val[m] = v;
-            tim[m++] = t;
-        }
-        if (m) {
-            struct sc_store_rows out = {tp[i].index, q->from_ns, q->until_ns, 1,   tp[i].duration,
-                                        m,           stk,        val,         tim, 1};
+        rc = ch_timed_rows(&ans, &tp[i], q->from_ns, q->until_ns, &rows, err);
+        if (rc == 0 && rows.n) {
+            struct sc_store_rows out = {tp[i].index,    q->from_ns, q->until_ns, 1,
+                                        tp[i].duration, rows.n,     rows.stacks, rows.values,
+                                        rows.times,     1};
             rc = cb(ctx, &out);
         }
     }
-    free(stk);
-    free(val);
-    free(tim);
+    ch_timed_rows_release(&rows);
     free(tp);
     sc_buf_release(&sql);
     sc_buf_release(&ans);
@@ -548,7 +559,7 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
         bl = (int64_t)ch_get_u64(&rd);
         bh = (int64_t)ch_get_u64(&rd);
         nb = ch_get_u64(&rd);
-        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
     }
     if (rc == 0) {
         struct ch_piece p[CH_MAX_PIECES + 2];
@@ -572,7 +583,7 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
         *first_ns = (int64_t)ch_get_u64(&rd);
         *last_ns = (int64_t)ch_get_u64(&rd);
         uint64_t found = ch_get_u64(&rd);
-        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer");
+        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
         if (rc == 0 && !found) rc = SC_ENOTFOUND;
     }
     sc_buf_release(&sql);
@@ -617,10 +628,10 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
               "sum(profiles) AS n, sum(total) AS t", "counts", "");
     sc_buf_puts(&sql, ") GROUP BY k, sr FORMAT RowBinary");
     rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                 : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
-    struct count_row *cr = NULL;
+                 : ch_query(s, sql.data, s->max_answer, &ans, err);
+    struct ch_count *cr = NULL;
     uint32_t nc = 0;
-    if (rc == 0) rc = parse_counts(&ans, &cr, &nc, err);
+    if (rc == 0) rc = ch_parse_counts(&ans, &cr, &nc, err);
     for (uint32_t i = 0; rc == 0 && i < nc; i++) {
         uint32_t *ix = sc_map64_get(&x.index, cr[i].series);
         if (!ix || cr[i].k < 0 || (uint64_t)cr[i].k >= nsteps) continue;
@@ -670,11 +681,11 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
         sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld FORMAT RowBinary",
                       (long long)x.lo, (long long)x.hi);
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
     }
     size_t n = ans.len / 37;
     if (rc == 0 && ans.len % 37)
-        rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed answer (%zu bytes)", ans.len);
+        rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);
     struct listed *v = rc == 0 ? malloc((n + 1) * sizeof *v) : NULL;
     if (rc == 0 && !v) rc = sc_errf(err, SC_ENOMEM, "out of memory");
     size_t m = 0;

@@ -102,7 +102,7 @@ static const struct ch_stacks *stack_of(const struct ch_stacks *a, const struct 
 
 /* Adds an answer's stacks (stack, frames, inlined) or frames (frame, function, file, line,
  * binary) to t. */
-static int add_answer(struct ch_stacks *t, const struct sc_buf *ans, int frames, char *err)
+int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int frames, char *err)
 {
     struct ch_rd r = {(const uint8_t *)ans->data, (const uint8_t *)ans->data + ans->len, 0};
     uint64_t *fid = NULL;
@@ -142,7 +142,7 @@ static int add_answer(struct ch_stacks *t, const struct sc_buf *ans, int frames,
     }
     free(fid);
     free(inl);
-    if (rc == 0 && r.bad) rc = sc_errf(err, SC_EFORMAT, "clickhouse: a malformed stack");
+    if (rc == 0 && r.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed stack");
     return rc;
 }
 
@@ -166,8 +166,8 @@ static int fetch(struct ch_store *s, struct ch_stacks *t, int frames, const uint
         sc_buf_puts(&sql, frames ? " LIMIT 1 BY frame FORMAT RowBinary"
                                  : " LIMIT 1 BY stack FORMAT RowBinary");
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, CH_MAX_ANSWER, &ans, err);
-        if (rc == 0) rc = add_answer(t, &ans, frames, err);
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
+        if (rc == 0) rc = ch_stacks_add_answer(t, &ans, frames, err);
     }
     sc_buf_release(&sql);
     sc_buf_release(&ans);

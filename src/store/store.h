@@ -53,6 +53,7 @@ struct sc_store_opts {
     const char *database;     /* default "default" */
     int64_t write_timeout_ns; /* default 10 s: an insert not confirmed by then fails */
     int64_t query_timeout_ns; /* default 60 s */
+    uint64_t max_answer;      /* the largest answer read (bytes), default 1 GiB */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
