@@ -6,6 +6,8 @@
  * Each generated profile holds only the locations its samples use, as Go writes them.
  *
  * usage: store_bench [DIR] [PROFILES] [THREADS]   (defaults: a temp dir, 8640, 16)
+ * env: BENCH_ENGINE=clickhouse with BENCH_CH_URL, BENCH_CH_CLUSTER, BENCH_CH_SHARDS (URLs,
+ * comma-separated) and BENCH_CH_DATABASE stores into ClickHouse instead (bench/clickhouse.sh)
  *        store_bench --open DIR                    (RSS of a fresh process after open)
  * Prints: profiles/s written (durable, group-committed), the .pb.gz bytes the same profiles
  * take (gzip level 1, what Go's runtime/pprof uses), bytes on disk and per sample, and merge
@@ -190,7 +192,7 @@ static double time_merge(int64_t from, int64_t until, uint32_t *nsamples)
         double t0 = now();
         ids.n = 0;
         sc_store_series_list(store, NULL, "cpu:cpu", from, until, collect, &ids, err);
-        struct sc_store_query q = {NULL, ids.id, ids.n, "cpu:cpu", from, until, 0};
+        struct sc_store_query q = {"", ids.id, ids.n, "cpu:cpu", from, until, 0};
         struct sc_profile *out;
         if (sc_store_merge(store, &q, &out, err)) {
             fprintf(stderr, "merge: %s\n", err);
@@ -274,6 +276,19 @@ int main(int argc, char **argv)
     o.retention_ns = 0;
     if (getenv("BENCH_NO_FSYNC"))
         o.durable = 0; /* to see what the fsyncs cost */
+    const char *shards[16];
+    char shard_list[4096] = "";
+    if (getenv("BENCH_ENGINE")) {
+        o.engine = getenv("BENCH_ENGINE");
+        o.url = getenv("BENCH_CH_URL");
+        o.cluster = getenv("BENCH_CH_CLUSTER");
+        o.database = getenv("BENCH_CH_DATABASE");
+        snprintf(shard_list, sizeof shard_list, "%s", getenv("BENCH_CH_SHARDS") ? getenv("BENCH_CH_SHARDS") : "");
+        for (char *t = strtok(shard_list, ","); t && o.nshards < 16; t = strtok(NULL, ","))
+            shards[o.nshards++] = t;
+        o.shards = shards;
+    }
+    int ch = o.engine && !strcmp(o.engine, "clickhouse");
     char err[SC_ERR_LEN];
     if (sc_store_open(&o, &store, err)) {
         fprintf(stderr, "%s\n", err);
@@ -321,15 +336,16 @@ int main(int argc, char **argv)
     char path[300];
     snprintf(path, sizeof path, "%s/scorch.db", dir);
     FILE *f = fopen(path, "rb");
-    long disk = 0;
-    if (f) {
+    long disk = ch ? (long)st.bytes_on_disk : 0; /* ClickHouse's parts, all shards */
+    if (f && !ch) {
         fseek(f, 0, SEEK_END);
         disk = ftell(f);
         fclose(f);
     }
     double day_gz = per_gz * total_profiles, day_samples = per_samples * total_profiles;
-    printf("profiles written:        %d (%d threads, durable, group commit)\n", total_profiles,
-           threads);
+    printf("profiles written:        %d (%d threads, %s, group commit)\n", total_profiles,
+           threads,
+           ch ? "confirmed by ClickHouse" : o.durable ? "durable" : "not fsync'd");
     printf("write rate:              %.0f profiles/s (%.2f s; %.0f us of CPU per profile)\n",
            total_profiles / wt, wt, wcpu * 1e6 / total_profiles);
     printf("rollup compaction:       %.2f s\n", ct);

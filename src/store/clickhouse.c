@@ -36,14 +36,12 @@ static const char *const local_ddl[] = {
     "nsamples UInt32, stacks Array(UInt64), values Array(Int64), times Array(Int64)) "
     "ENGINE = MergeTree() "
     "PARTITION BY intDiv(time_ns, 86400000000000) ORDER BY (tenant, type, series, time_ns)",
+    /* a row per profile, type and resolution, summed by key as parts merge: the
+     * Nested "...Map" column sums its values by stack (SummingMergeTree's map rule) */
     "CREATE TABLE IF NOT EXISTS %s.scorch_rollup_local (tenant String, type String, "
-    "res UInt32, series UInt64, bucket Int64, stack UInt64, value Int64) "
-    "ENGINE = SummingMergeTree() PARTITION BY intDiv(bucket, 86400) "
-    "ORDER BY (tenant, type, res, series, bucket, stack)",
-    "CREATE TABLE IF NOT EXISTS %s.scorch_counts_local (tenant String, type String, "
     "res UInt32, series UInt64, bucket Int64, unit String, profiles UInt64, duration Int64, "
-    "total Int64) ENGINE = SummingMergeTree() PARTITION BY intDiv(bucket, 86400) "
-    "ORDER BY (tenant, type, res, series, bucket, unit)",
+    "total Int64, stackMap Nested(stack UInt64, value Int64)) ENGINE = SummingMergeTree() "
+    "PARTITION BY intDiv(bucket, 86400) ORDER BY (tenant, type, res, series, bucket, unit)",
     /* looked up by random ids: small granules, so a lookup reads little besides its own */
     "CREATE TABLE IF NOT EXISTS %s.scorch_stacks_local (stack UInt64, week UInt32, "
     "frames Array(UInt64), inlined Array(UInt8)) ENGINE = ReplacingMergeTree() "
@@ -56,19 +54,14 @@ static const char *const local_ddl[] = {
     "ENGINE = ReplacingMergeTree() PARTITION BY week ORDER BY (tenant, series)",
     "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_rollup_mv TO %1$s.scorch_rollup_local "
     "AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, series, "
-    "intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, s AS stack, v AS value "
-    "FROM %1$s.scorch_profiles_local ARRAY JOIN stacks AS s, values AS v",
-    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_counts_mv TO %1$s.scorch_counts_local "
-    "AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, series, "
     "intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, unit, toUInt64(1) AS profiles, "
-    "duration_ns AS duration, total FROM %1$s.scorch_profiles_local",
+    "duration_ns AS duration, total, stacks AS `stackMap.stack`, values AS `stackMap.value` "
+    "FROM %1$s.scorch_profiles_local",
 };
 
-/* The tables reads use with a cluster, and the column they would be sharded by. */
-static const char *const dist_tables[][2] = {
-    {"profiles", "series"}, {"rollup", "series"}, {"counts", "series"},
-    {"stacks", "stack"},    {"frames", "frame"},  {"series", "series"},
-};
+/* The tables reads use with a cluster (without a sharding key: scorch inserts into the
+ * shards itself, see clickhouse_write.c). */
+static const char *const dist_tables[] = {"profiles", "rollup", "stacks", "frames", "series"};
 
 static int statement(struct ch_store *s, struct ch_endpoint *e, const char *sql, int system,
                      char *err)
@@ -101,8 +94,8 @@ int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
         sc_buf_release(&lit);
         snprintf(sql, sizeof sql,
                  "CREATE TABLE IF NOT EXISTS %1$s.scorch_%2$s AS %1$s.scorch_%2$s_local "
-                 "ENGINE = Distributed(%3$s, '%1$s', 'scorch_%2$s_local', %4$s)",
-                 s->db, dist_tables[k][0], cl, dist_tables[k][1]);
+                 "ENGINE = Distributed(%3$s, '%1$s', 'scorch_%2$s_local')",
+                 s->db, dist_tables[k], cl);
         rc = statement(s, e, sql, 0, err);
     }
     return rc;
@@ -157,7 +150,7 @@ int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gau
     /* any tenant's, as the other backends answer: a type is a name and a unit */
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT unit FROM ");
-    ch_sql_table(s, &sql, "counts");
+    ch_sql_table(s, &sql, "rollup");
     sc_buf_puts(&sql, " WHERE type = ");
     ch_sql_str(&sql, type, strlen(type));
     sc_buf_puts(&sql, " LIMIT 1 FORMAT RowBinary");
@@ -202,7 +195,7 @@ static int ch_type_info(struct sc_store *st, const char *type, char unit[64], in
 
 /* ---- listings ---- */
 
-/* Appends "SELECT series FROM raw ... UNION ALL SELECT series FROM counts ...": the series
+/* Appends "SELECT series FROM raw ... UNION ALL SELECT series FROM rollup ...": the series
  * with profiles (of type, when given) in [from, until), within retention. */
 static void sql_live_series(struct ch_store *s, struct sc_buf *b, const char *tenant,
                             const char *type, int64_t from, int64_t until)
@@ -215,7 +208,7 @@ static void sql_live_series(struct ch_store *s, struct sc_buf *b, const char *te
     for (int half = 0; half < 2; half++) {
         if (!ch_pieces_have(p, n, half)) continue;
         sc_buf_puts(b, parts++ ? " UNION ALL SELECT series FROM " : "SELECT series FROM ");
-        ch_sql_table(s, b, half ? "counts" : "profiles");
+        ch_sql_table(s, b, half ? "rollup" : "profiles");
         sc_buf_puts(b, " WHERE tenant = ");
         ch_sql_str(b, tenant, strlen(tenant));
         if (type) {
@@ -373,7 +366,7 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
         if (!ch_pieces_have(p, n, half)) continue;
         sc_buf_puts(&sql,
                     parts++ ? " UNION ALL SELECT type, unit FROM " : "SELECT type, unit FROM ");
-        ch_sql_table(s, &sql, half ? "counts" : "profiles");
+        ch_sql_table(s, &sql, half ? "rollup" : "profiles");
         sc_buf_puts(&sql, " WHERE tenant = ");
         ch_sql_str(&sql, t, strlen(t));
         sc_buf_puts(&sql, " AND ");
@@ -429,9 +422,11 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
 static const struct {
     const char *name;
     int days;
-} all_tables[] = {
-    {"profiles", 1},          {"rollup", 1},           {"counts", 1}, {"stacks", CH_WEEK_DAYS},
-    {"frames", CH_WEEK_DAYS}, {"series", CH_WEEK_DAYS}};
+} all_tables[] = {{"profiles", 1},
+                  {"rollup", 1},
+                  {"stacks", CH_WEEK_DAYS},
+                  {"frames", CH_WEEK_DAYS},
+                  {"series", CH_WEEK_DAYS}};
 #define NTABLES (sizeof all_tables / sizeof all_tables[0])
 
 /* Drops, on every shard, the partitions that end before the cutoff. */

@@ -20,11 +20,12 @@
  *       series, time_ns). A profile's rows go in one INSERT, so a profile is stored whole
  *       or not at all.
  *   scorch_rollup_local    SummingMergeTree fed by a materialized view: (tenant, type, res,
- *       series, bucket, stack) -> value, res 600, 3600 and 86400 s, bucket in seconds.
- *   scorch_counts_local    SummingMergeTree fed by a materialized view: (tenant, type, res,
- *       series, bucket, unit) -> profiles, duration, total.
- *       Materialized at insert, rollups are never stale: any whole bucket inside a read's
- *       range can come from them, and the answer is the same as from raw rows.
+ *       series, bucket, unit) -> profiles, duration, total and stackMap (Nested stack,
+ *       value: summed by stack as parts merge), res 600, 3600 and 86400 s, bucket in
+ *       seconds. A profile adds one row per resolution (its arrays as they are), not a
+ *       row per stack: cheap to insert. Materialized at insert, rollups are never stale:
+ *       any whole bucket inside a read's range can come from them, and the answer is the
+ *       same as from raw rows.
  *   scorch_stacks_local    ReplacingMergeTree (stack, week): a stack's frame ids, leaf
  *       first, and which are inlined into the next. Written with the first profile that
  *       uses it in a week (a bounded cache remembers which), so a week's partition holds
@@ -40,8 +41,10 @@
  *
  * Ids are content hashes (store.h): a series' is sc_series_id, a stack's the hash of its
  * frames, so every scorch server and shard agrees on them without talking to the others.
- * A series lives on shard series % nshards; inserts go straight to that shard's local
- * tables (a shard that is down fails only its own writes).
+ * A profile lives on the shard its series and ten-minute bucket hash to, so one series'
+ * history spreads over all shards (a read of it aggregates on each) while a ten-minute
+ * rollup bucket stays whole on one; inserts go straight to that shard's local tables (a
+ * shard that is down fails only the writes it would take).
  *
  * LOCKS
  *   shard.qmu   the shard's group-commit queue and leader flag (qcond: a commit ended).

@@ -169,8 +169,8 @@ struct agg {
 
 /* SELECT k, series, <what> FROM raw ... UNION ALL SELECT ... FROM rollups: the two halves of
  * a read over the pieces, each grouped where the data lives. */
-static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, const char *raw_from,
-                      const char *roll_cols, const char *roll_table, const char *group)
+static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, const char *roll_cols,
+                      const char *array_join, const char *group)
 {
     const struct sc_store_query *q = x->r->q;
     int have_raw = ch_pieces_have(x->pieces, x->npieces, 0);
@@ -187,8 +187,11 @@ static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, con
         sc_buf_puts(b, x->by_series ? "series AS sr, " : "toUInt64(0) AS sr, ");
         sc_buf_puts(b, half ? roll_cols : raw_cols);
         sc_buf_puts(b, " FROM ");
-        ch_sql_table(x->s, b, half ? roll_table : "profiles");
-        if (!half && raw_from) sc_buf_puts(b, raw_from);
+        ch_sql_table(x->s, b, half ? "rollup" : "profiles");
+        /* the same rows from raw profiles and rollups: "ARRAY JOIN stacks AS s, values AS x" */
+        if (array_join)
+            sc_buf_puts(b, half ? " ARRAY JOIN stackMap.stack AS s, stackMap.value AS x"
+                                : " ARRAY JOIN stacks AS s, values AS x");
         sql_where(x->s, b, q, &x->ids);
         sc_buf_puts(b, " AND ");
         if (half)
@@ -210,8 +213,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     /* the profiles (and durations) of each series in each bucket: always per series */
     x->by_series = 1;
     sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(d), sum(b) FROM (");
-    sql_union(x, &sql, "count() AS n, sum(duration_ns) AS d, count() AS b", NULL,
-              "sum(profiles) AS n, sum(duration) AS d, count() AS b", "counts", "");
+    sql_union(x, &sql, "count() AS n, sum(duration_ns) AS d, count() AS b",
+              "sum(profiles) AS n, sum(duration) AS d, count() AS b", NULL, "");
     sc_buf_puts(&sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
@@ -226,8 +229,7 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     if (rc == 0 && nc) {
         sql.len = 0;
         sc_buf_puts(&sql, "SELECT k, sr, st, sum(v) FROM (");
-        sql_union(x, &sql, "s AS st, sum(x) AS v", " ARRAY JOIN stacks AS s, values AS x",
-                  "stack AS st, sum(value) AS v", "rollup", ", st");
+        sql_union(x, &sql, "s AS st, sum(x) AS v", "s AS st, sum(x) AS v", "", ", st");
         sc_buf_puts(&sql, ") GROUP BY k, sr, st ORDER BY k, sr FORMAT RowBinary");
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
@@ -548,7 +550,7 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
     uint64_t nb = 0;
     if (ch_pieces_have(x.pieces, x.npieces, 1)) {
         sc_buf_puts(&sql, "SELECT min(bucket), max(bucket), count() FROM ");
-        ch_sql_table(s, &sql, "counts");
+        ch_sql_table(s, &sql, "rollup");
         sql_where(s, &sql, q, &x.ids);
         sc_buf_puts(&sql, " AND ");
         ch_sql_rollup_cond(&sql, x.pieces, x.npieces);
@@ -624,8 +626,8 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
     x.by_series = 1;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(t), toUInt64(0) FROM (");
-    sql_union(&x, &sql, "count() AS n, sum(total) AS t", NULL,
-              "sum(profiles) AS n, sum(total) AS t", "counts", "");
+    sql_union(&x, &sql, "count() AS n, sum(total) AS t", "sum(profiles) AS n, sum(total) AS t",
+              NULL, "");
     sc_buf_puts(&sql, ") GROUP BY k, sr FORMAT RowBinary");
     rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                  : ch_query(s, sql.data, s->max_answer, &ans, err);

@@ -357,7 +357,10 @@ int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
     memset(&p, 0, sizeof p);
     sc_labels_format(w->labels, &canon);
     uint64_t series = sc_series_id(w->tenant, canon.data ? canon.data : "", canon.len);
-    uint32_t shard = (uint32_t)(series % s->nshards);
+    /* a series' ten-minute buckets go round the shards: a long read of one series
+     * aggregates on all of them, and a ten-minute rollup bucket stays on one */
+    uint64_t bucket = (uint64_t)(w->time_ns / ((int64_t)SC_ROLLUP_SHORT * CH_NS));
+    uint32_t shard = (uint32_t)(sc_mix64(series ^ sc_mix64(bucket)) % s->nshards);
     int64_t week = w->time_ns / CH_DAY_NS / CH_WEEK_DAYS;
     p.week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
     p.series_id = series;
