@@ -31,14 +31,23 @@ run() { # LABEL [ENV...]
 run "sqlite"
 run "sqlite-nofsync" BENCH_NO_FSYNC=1
 mkdir -p "$tmp/one" "$tmp/two"
+# after the fresh merges, ClickHouse merges its parts (OPTIMIZE ... FINAL on every shard)
+# and the merges are timed again: a store under steady ingest has its parts merged
+settle() { # URL...
+    for u in "$@"; do
+        for t in profiles rollup; do
+            printf "$ch sql %s 'OPTIMIZE TABLE scorch_%s_local FINAL' >/dev/null; " "$u" "$t"
+        done
+    done
+}
 url=$($ch up "$tmp/one" 1)
-run "clickhouse-1" BENCH_ENGINE=clickhouse BENCH_CH_URL="$url"
+run "clickhouse-1" BENCH_ENGINE=clickhouse BENCH_CH_URL="$url" BENCH_SETTLE="$(settle "$url")"
 $ch down "$tmp/one"
 urls=$($ch up "$tmp/two" 2)
 u0=$(echo "$urls" | sed -n 1p)
 u1=$(echo "$urls" | sed -n 2p)
 run "clickhouse-2" BENCH_ENGINE=clickhouse BENCH_CH_URL="$u0" BENCH_CH_CLUSTER=scorch \
-    BENCH_CH_SHARDS="$u0,$u1"
+    BENCH_CH_SHARDS="$u0,$u1" BENCH_SETTLE="$(settle "$u0" "$u1")"
 for s in "$u0" "$u1"; do
     printf 'shard %s holds %s profile rows\n' "$s" \
         "$($ch sql "$s" 'SELECT count() FROM scorch_profiles_local' | tr -d '\n')"
@@ -58,15 +67,17 @@ rows = [("write rate (profiles/s)", r"write rate:\s+(\d+)"),
         ("merge 1 h aligned (ms)", r"merge 1 h \(aligned\):\s+([\d.]+)"),
         ("merge 1 h unaligned (ms)", r"merge 1 h \(unaligned\):\s+([\d.]+)"),
         ("merge 10 min (ms)", r"merge 10 min:\s+([\d.]+)"),
-        ("stacks in the 24 h merge", r"merge 24 h:.*\((\d+) stacks")]
+        ("stacks in the 24 h merge", r"merge 24 h:.*\((\d+) stacks"),
+        ("24 h, parts not merged (ms)", r"right after writing: 24 h ([\d.]+)"),
+        ("10 min, not merged (ms)", r"right after writing:.*10 min ([\d.]+)")]
 out = {l: open("%s/%s.out" % (tmp, l)).read() for l in labels}
-print("%-26s" % "" + "".join("%16s" % l for l in labels))
+print("%-30s" % "" + "".join("%16s" % l for l in labels))
 for name, rx in rows:
     vals = []
     for l in labels:
         m = re.search(rx, out[l])
         vals.append(m.group(1) if m else "-")
-    print("%-26s" % name + "".join("%16s" % v for v in vals))
+    print("%-30s" % name + "".join("%16s" % v for v in vals))
 base = re.search(r"merge 24 h:\s+([\d.]+)", out["sqlite"])
 for l in labels[1:]:
     m = re.search(r"merge 24 h:\s+([\d.]+)", out[l])

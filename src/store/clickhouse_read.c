@@ -214,7 +214,7 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     x->by_series = 1;
     sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(d), sum(b) FROM (");
     sql_union(x, &sql, "count() AS n, sum(duration_ns) AS d, count() AS b",
-              "sum(profiles) AS n, sum(duration) AS d, count() AS b", NULL, "");
+              "sum(profiles) AS n, sum(duration) AS d, uniqExact(res, bucket) AS b", NULL, "");
     sc_buf_puts(&sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
