@@ -4,25 +4,18 @@
  * tables' DDL and what ClickHouse 18.16 does and does not have.
  */
 #include "store/clickhouse_int.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * CH_NS + ts.tv_nsec;
-}
 
 int64_t ch_cutoff(const struct ch_store *s)
 {
     int64_t r = s->base.opts.retention_ns;
-    return r > 0 ? now_ns() - r : 0;
+    return r > 0 ? sc_wall_ns() - r : 0;
 }
 
 /* ---- tables ---- */
@@ -233,6 +226,16 @@ static void sql_live_filter(struct ch_store *s, struct sc_buf *b, const char *te
     sc_buf_putc(b, ')');
 }
 
+/* An answer's string as a C string, in scratch (valid until its next use); NULL: no
+ * memory. */
+static const char *cstr(struct sc_buf *scratch, struct sc_str v)
+{
+    scratch->len = 0;
+    sc_buf_append(scratch, v.ptr, v.len);
+    sc_buf_putc(scratch, 0);
+    return scratch->oom ? NULL : scratch->data;
+}
+
 /* Runs a query whose answer is rows of strings and hands each to cb. */
 static int list_strings(struct ch_store *s, const struct sc_buf *sql, sc_store_str_cb cb, void *ctx,
                         char *err)
@@ -241,28 +244,21 @@ static int list_strings(struct ch_store *s, const struct sc_buf *sql, sc_store_s
     int rc = sql->oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                       : ch_query(s, sql->data, s->max_answer, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
-    char *tmp = NULL;
-    size_t tcap = 0;
+    struct sc_buf tmp = SC_BUF_INIT;
     while (rc == 0 && r.p < r.end) {
         struct sc_str v = ch_get_str(&r);
         if (r.bad) {
             rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
             break;
         }
-        if (v.len + 1 > tcap) {
-            char *t = realloc(tmp, v.len + 1);
-            if (!t) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            tmp = t;
-            tcap = v.len + 1;
+        const char *c = cstr(&tmp, v);
+        if (!c) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
         }
-        memcpy(tmp, v.ptr, v.len);
-        tmp[v.len] = 0;
-        if (cb(ctx, tmp)) break;
+        if (cb(ctx, c)) break;
     }
-    free(tmp);
+    sc_buf_release(&tmp);
     sc_buf_release(&ans);
     return rc;
 }
@@ -322,8 +318,7 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
-    char *tmp = NULL;
-    size_t tcap = 0;
+    struct sc_buf tmp = SC_BUF_INIT;
     while (rc == 0 && r.p < r.end) {
         uint64_t id = ch_get_u64(&r);
         struct sc_str l = ch_get_str(&r);
@@ -331,21 +326,14 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
             rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
             break;
         }
-        if (l.len + 1 > tcap) {
-            char *nt = realloc(tmp, l.len + 1);
-            if (!nt) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            tmp = nt;
-            tcap = l.len + 1;
+        struct sc_store_series se = {id, cstr(&tmp, l)};
+        if (!se.labels) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
         }
-        memcpy(tmp, l.ptr, l.len);
-        tmp[l.len] = 0;
-        struct sc_store_series se = {id, tmp};
         if (cb(ctx, &se)) break;
     }
-    free(tmp);
+    sc_buf_release(&tmp);
     sc_buf_release(&sql);
     sc_buf_release(&ans);
     return rc;
@@ -523,24 +511,11 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
     return rc;
 }
 
-static void *bg_main(void *arg)
+static void bg_tick(void *arg)
 {
     struct ch_store *s = arg;
-    pthread_mutex_lock(&s->bg_mu);
-    for (int pass = 0; !s->bg_stop; pass++) {
-        /* soon after open (a restarted server catches up), then every minute */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += pass ? 60 : 1;
-        pthread_cond_timedwait(&s->bg_cond, &s->bg_mu, &ts);
-        if (s->bg_stop) break;
-        pthread_mutex_unlock(&s->bg_mu);
-        char err[SC_ERR_LEN];
-        ch_compact(&s->base, now_ns(), 0, err); /* ClickHouse away: next minute */
-        pthread_mutex_lock(&s->bg_mu);
-    }
-    pthread_mutex_unlock(&s->bg_mu);
-    return NULL;
+    char err[SC_ERR_LEN];
+    ch_compact(&s->base, sc_wall_ns(), 0, err); /* ClickHouse away: next minute */
 }
 
 /* ---- open / close ---- */
@@ -548,13 +523,7 @@ static void *bg_main(void *arg)
 static void ch_close(struct sc_store *st)
 {
     struct ch_store *s = (struct ch_store *)st;
-    if (s->bg_running) {
-        pthread_mutex_lock(&s->bg_mu);
-        s->bg_stop = 1;
-        pthread_cond_signal(&s->bg_cond);
-        pthread_mutex_unlock(&s->bg_mu);
-        pthread_join(s->bg, NULL);
-    }
+    sc_store_bg_stop(&s->bg);
     for (uint32_t i = 0; i < s->nshards; i++) {
         struct ch_shard *sh = &s->shards[i];
         /* writes in flight finish first (their callers are waiting on them) */
@@ -578,8 +547,6 @@ static void ch_close(struct sc_store *st)
     sc_arena_release(&s->cache.arena);
     pthread_mutex_destroy(&s->cache_mu);
     pthread_mutex_destroy(&s->read_mu);
-    pthread_mutex_destroy(&s->bg_mu);
-    pthread_cond_destroy(&s->bg_cond);
     free(s->db);
     free(s->cluster);
     free(s);
@@ -653,8 +620,6 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     s->types = calloc(CH_MAX_TYPES, sizeof *s->types);
     pthread_mutex_init(&s->cache_mu, NULL);
     pthread_mutex_init(&s->read_mu, NULL);
-    pthread_mutex_init(&s->bg_mu, NULL);
-    pthread_cond_init(&s->bg_cond, NULL);
     sc_arena_init(&s->cache.arena);
     int rc = !s->db || !s->shards || !s->types || (cluster && !s->cluster)
                  ? sc_errf(err, SC_ENOMEM, "out of memory")
@@ -685,7 +650,8 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
         ch_close(&s->base);
         return rc;
     }
-    if (o->background) s->bg_running = pthread_create(&s->bg, NULL, bg_main, s) == 0;
+    /* retention soon after open (a restarted server catches up), then every minute */
+    if (o->background) sc_store_bg_start(&s->bg, SC_NS_PER_S, 60 * SC_NS_PER_S, bg_tick, s);
     *out = &s->base;
     return 0;
 }

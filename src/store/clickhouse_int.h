@@ -54,7 +54,7 @@
  *               cache. A leaf.
  *   read_mu     the stack cache of resolutions (stacks and frames). Held while
  *               resolving against it; a leaf.
- *   bg_mu       bg_stop (bg_cond wakes the retention thread). A leaf.
+ *   bg.mu       the retention thread's stop flag (sc_store_bg). A leaf.
  */
 #ifndef SC_CLICKHOUSE_INT_H
 #define SC_CLICKHOUSE_INT_H
@@ -155,10 +155,7 @@ struct ch_store {
     struct ch_stacks cache;
     uint64_t cache_gen; /* bumped when the cache is emptied */
 
-    pthread_t bg;
-    int bg_running, bg_stop;
-    pthread_mutex_t bg_mu;
-    pthread_cond_t bg_cond;
+    struct sc_store_bg bg; /* retention */
 };
 
 /* ---- clickhouse_http.c ---- */

@@ -494,6 +494,21 @@ static void agg_release(struct agg *x)
     sc_map64_release(&x->index);
 }
 
+/* The start of a read that lists: a known type (*gauge its kind) and the selection in x.
+ * 0 to go on (release x after), 1 when there is nothing to read, or SC_E*. */
+static int begin(struct ch_store *s, const struct sc_store_read *r, struct agg *x, int *gauge,
+                 char *err)
+{
+    char unit[64];
+    int rc = ch_type_lookup(s, r->q->type, unit, gauge, err);
+    if (rc == SC_ENOTFOUND || r->q->nseries == 0) return 1;
+    if (rc) return rc;
+    rc = agg_init(x, s, r, err);
+    if (rc == 0 && x->lo < x->hi) return 0;
+    agg_release(x);
+    return rc ? rc : 1;
+}
+
 int ch_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
             char *err)
 {
@@ -602,18 +617,11 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
         return sc_errf(err, SC_EINVAL, "bad timeline range or step");
     uint64_t nsteps = (uint64_t)((q->until_ns - q->from_ns + step_ns - 1) / step_ns);
     memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
-    char unit[64];
     int gauge;
-    int rc = ch_type_lookup(s, q->type, unit, &gauge, err);
-    if (rc == SC_ENOTFOUND || q->nseries == 0) return 0;
-    if (rc) return rc;
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;
-    rc = agg_init(&x, s, &r, err);
-    if (rc || x.lo >= x.hi) {
-        agg_release(&x);
-        return rc;
-    }
+    int rc = begin(s, &r, &x, &gauge, err);
+    if (rc) return rc > 0 ? 0 : rc;
     /* rollups serve whole steps: when the steps start on their buckets */
     int64_t max_res = res_dividing(step_ns);
     while (max_res && q->from_ns % (max_res * CH_NS) != 0)
@@ -667,24 +675,19 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
                 void *ctx, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
-    char unit[64];
     int gauge;
-    int rc = ch_type_lookup(s, q->type, unit, &gauge, err);
-    if (rc == SC_ENOTFOUND || q->nseries == 0) return 0;
-    if (rc) return rc;
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;
-    rc = agg_init(&x, s, &r, err);
+    int rc = begin(s, &r, &x, &gauge, err);
+    if (rc) return rc > 0 ? 0 : rc;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
-    if (rc == 0 && x.lo < x.hi) {
-        sc_buf_puts(&sql, "SELECT series, time_ns, duration_ns, total, nsamples, timed FROM ");
-        ch_sql_table(s, &sql, "profiles");
-        sql_where(s, &sql, q, &x.ids);
-        sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld FORMAT RowBinary",
-                      (long long)x.lo, (long long)x.hi);
-        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_query(s, sql.data, s->max_answer, &ans, err);
-    }
+    sc_buf_puts(&sql, "SELECT series, time_ns, duration_ns, total, nsamples, timed FROM ");
+    ch_sql_table(s, &sql, "profiles");
+    sql_where(s, &sql, q, &x.ids);
+    sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld FORMAT RowBinary", (long long)x.lo,
+                  (long long)x.hi);
+    rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
+                 : ch_query(s, sql.data, s->max_answer, &ans, err);
     size_t n = ans.len / 37;
     if (rc == 0 && ans.len % 37)
         rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);

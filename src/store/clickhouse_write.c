@@ -53,18 +53,6 @@ static void uniq_release(struct uniq *u)
     free(u->sums);
 }
 
-struct time_order {
-    int64_t t;
-    uint32_t row;
-};
-
-static int cmp_time(const void *a, const void *b)
-{
-    const struct time_order *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
 /* One row per sample type: the profile's non-zero values of that type, per distinct stack
  * (aggregated) or per sample in time order (timed). */
 static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
@@ -73,14 +61,8 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
     const struct sc_profile *p = w->p;
     const char *tenant = w->tenant ? w->tenant : "";
     int timed = x->times != NULL;
-    struct time_order *ord = NULL;
-    if (timed) {
-        ord = malloc(((size_t)x->n + 1) * sizeof *ord);
-        if (!ord) return SC_ENOMEM;
-        for (uint32_t i = 0; i < x->n; i++)
-            ord[i] = (struct time_order){x->times[i], i};
-        qsort(ord, x->n, sizeof *ord, cmp_time);
-    }
+    uint32_t *ord = timed ? sc_prep_time_order(x) : NULL;
+    if (timed && !ord) return SC_ENOMEM;
     uint32_t nrows = timed ? x->n : u->n;
     size_t plen = strlen(w->profile);
     for (uint32_t c = 0; c < x->nt; c++) {
@@ -90,7 +72,7 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
         int64_t total = 0;
         for (uint32_t i = 0; i < nrows; i++) {
             int64_t v =
-                timed ? x->values[(size_t)ord[i].row * x->nt + c] : u->sums[(size_t)i * x->nt + c];
+                timed ? x->values[(size_t)ord[i] * x->nt + c] : u->sums[(size_t)i * x->nt + c];
             m += v != 0;
             total = (int64_t)((uint64_t)total + (uint64_t)v);
         }
@@ -109,7 +91,7 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
         for (int col = 0; col < 3; col++) {
             ch_put_len(out, col == 2 && !timed ? 0 : m);
             for (uint32_t i = 0; i < nrows && !(col == 2 && !timed); i++) {
-                uint32_t r = timed ? ord[i].row : u->row[i];
+                uint32_t r = timed ? ord[i] : u->row[i];
                 int64_t v =
                     timed ? x->values[(size_t)r * x->nt + c] : u->sums[(size_t)i * x->nt + c];
                 if (!v) continue;

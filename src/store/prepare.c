@@ -260,3 +260,33 @@ void sc_prep_release(struct sc_prep *x)
     free(x->line_loc);
     memset(x, 0, sizeof *x);
 }
+
+struct time_order {
+    int64_t t;
+    uint32_t row;
+};
+
+static int cmp_time(const void *a, const void *b)
+{
+    const struct time_order *x = a, *y = b;
+    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+uint32_t *sc_prep_time_order(const struct sc_prep *x)
+{
+    struct time_order *ord = malloc(((size_t)x->n + 1) * sizeof *ord);
+    uint32_t *rows = malloc(((size_t)x->n + 1) * sizeof *rows);
+    if (!ord || !rows) {
+        free(ord);
+        free(rows);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < x->n; i++)
+        ord[i] = (struct time_order){x->times ? x->times[i] : 0, i};
+    if (x->n > 1) qsort(ord, x->n, sizeof *ord, cmp_time);
+    for (uint32_t i = 0; i < x->n; i++)
+        rows[i] = ord[i].row;
+    free(ord);
+    return rows;
+}

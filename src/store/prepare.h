@@ -45,6 +45,9 @@ int sc_prep_profile(struct sc_prep *x, const struct sc_profile *p, int64_t time_
 /* The frame behind a reference of x->refs. */
 void sc_prep_frame(const struct sc_prep *x, uint32_t ref, struct sc_prep_frame *f);
 void sc_prep_release(struct sc_prep *x);
+/* A timed profile's rows in time order (ties in row order): a new array of x->n row
+ * indexes (free it), NULL when out of memory. */
+uint32_t *sc_prep_time_order(const struct sc_prep *x);
 
 /* What every backend refuses to write: a profile name that is empty or holds ':', more
  * than SC_SERIES_LABELS_MAX labels, no sample types, a sample type with ',' or '/' or a unit

@@ -259,18 +259,6 @@ static int resolve_stacks(struct wctx *w)
     return rc;
 }
 
-struct time_order {
-    int64_t t;
-    uint32_t row;
-};
-
-static int cmp_time(const void *a, const void *b)
-{
-    const struct time_order *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
 /* Builds the encoded block and totals from the collected rows. */
 static int build_block(struct wctx *w, struct pend_write *pw, char *err)
 {
@@ -279,16 +267,11 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     b.stacks = malloc(((size_t)n + 1) * sizeof *b.stacks);
     b.values = malloc(((size_t)n * nt + 1) * sizeof *b.values);
     b.times = w->timed ? malloc(((size_t)n + 1) * sizeof *b.times) : NULL;
-    struct time_order *ord = w->timed ? malloc(((size_t)n + 1) * sizeof *ord) : NULL;
+    uint32_t *ord = w->timed ? sc_prep_time_order(&w->x) : NULL;
     int rc = SC_ENOMEM;
     if (!b.stacks || !b.values || (w->timed && (!b.times || !ord))) goto out;
-    if (w->timed) {
-        for (uint32_t i = 0; i < n; i++)
-            ord[i] = (struct time_order){w->x.times[i], i};
-        qsort(ord, n, sizeof *ord, cmp_time);
-    }
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t r = w->timed ? ord[i].row : i;
+        uint32_t r = w->timed ? ord[i] : i;
         b.stacks[i] = w->stacks[r];
         if (w->timed) b.times[i] = w->x.times[r];
         for (uint32_t c = 0; c < nt; c++)

@@ -1,10 +1,12 @@
 /* store.c - what every store backend shares: options, ids, type rules, and the dispatch. */
 #include "store/store_int.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void sc_store_opts_init(struct sc_store_opts *o)
 {
@@ -158,4 +160,48 @@ int sc_type_is_gauge(const char *profile, const char *sample_type)
     return !strcmp(sample_type, "inuse_space") || !strcmp(sample_type, "inuse_objects") ||
            !strcmp(sample_type, "goroutine") || !strcmp(sample_type, "goroutines") ||
            !strcmp(sample_type, "threadcreate");
+}
+
+static void *bg_main(void *arg)
+{
+    struct sc_store_bg *bg = arg;
+    pthread_mutex_lock(&bg->mu);
+    for (int pass = 0; !bg->stop; pass++) {
+        struct timespec ts;
+        sc_deadline(&ts, pass ? bg->every_ns : bg->first_ns);
+        pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
+        if (bg->stop) break;
+        pthread_mutex_unlock(&bg->mu);
+        bg->fn(bg->arg);
+        pthread_mutex_lock(&bg->mu);
+    }
+    pthread_mutex_unlock(&bg->mu);
+    return NULL;
+}
+
+int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
+                      void (*fn)(void *arg), void *arg)
+{
+    memset(bg, 0, sizeof *bg);
+    pthread_mutex_init(&bg->mu, NULL);
+    pthread_cond_init(&bg->cond, NULL);
+    bg->first_ns = first_ns;
+    bg->every_ns = every_ns;
+    bg->fn = fn;
+    bg->arg = arg;
+    bg->running = pthread_create(&bg->thread, NULL, bg_main, bg) == 0;
+    return bg->running ? 0 : SC_EIO;
+}
+
+void sc_store_bg_stop(struct sc_store_bg *bg)
+{
+    if (!bg->running) return;
+    pthread_mutex_lock(&bg->mu);
+    bg->stop = 1;
+    pthread_cond_signal(&bg->cond);
+    pthread_mutex_unlock(&bg->mu);
+    pthread_join(bg->thread, NULL);
+    pthread_mutex_destroy(&bg->mu);
+    pthread_cond_destroy(&bg->cond);
+    bg->running = 0;
 }
