@@ -102,6 +102,17 @@ def expect_503(srv, what, words):
 
 
 def main():
+    try:
+        faults()
+    finally:
+        for x in STARTED:
+            x.kill()
+
+
+STARTED = []
+
+
+def faults():
     port = socket.socket()
     port.bind(("127.0.0.1", 0))
     p = port.getsockname()[1]
@@ -114,6 +125,7 @@ def main():
         f.write("storage: {engine: clickhouse, url: \"%s\", write_timeout: 1s, "
                 "query_timeout: 2s, max_answer: 2MiB}\n" % url)
     srv = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "server.log"), cfg)
+    STARTED.append(srv)
     srv.start()
     check(any(r.startswith("CREATE TABLE") for r in Fake.requests), "no tables created")
     st, _, data = push(srv)
@@ -173,6 +185,7 @@ def main():
                         (["--storage", "mysql"], ["unknown storage engine"])):
         r = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "bad.log"), None,
                    args)
+        STARTED.append(r)
         try:
             r.start(timeout=10)
             fail("server started with %s" % args)

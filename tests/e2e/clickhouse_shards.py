@@ -235,15 +235,17 @@ def main():
             f.write("storage:\n  engine: clickhouse\n  url: \"%s\"\n  cluster: %s\n"
                     "  shards: [\"%s\", \"%s\"]\n  write_timeout: 5s\n  query_timeout: 20s\n"
                     % (ch[0].url, chc.CLUSTER, ch[0].url, ch[1].url))
-        a = Server(SCORCH, os.path.join(TMP, "sqlite"), os.path.join(TMP, "sqlite.log"), None,
-                   ["--no-fsync"]).start()
-        b = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "clickhouse.log"),
-                   cfg).start()
+        a = conf.started(Server(SCORCH, os.path.join(TMP, "sqlite"),
+                                os.path.join(TMP, "sqlite.log"), None, ["--no-fsync"]))
+        b = conf.started(Server(SCORCH, os.path.join(TMP, "unused"),
+                                os.path.join(TMP, "clickhouse.log"), cfg))
         phase_exact(ch, a, b)
         phase_failure(ch, b)
         a.stop()
         b.stop()
     finally:
+        for srv in conf.STARTED:
+            srv.kill()
         for s in ch:
             s.stop()
 

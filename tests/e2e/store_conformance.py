@@ -31,6 +31,12 @@ TMP = sys.argv[1]
 DAY, HOUR = 86400, 3600
 NOW = int(time.time())
 stats = {"queries": 0, "bytes": 0}
+STARTED = []  # every server started, killed on the way out whatever happens
+
+
+def started(srv):
+    STARTED.append(srv)
+    return srv.start()
 
 
 def gen_heap(seed, samples=150):
@@ -408,7 +414,7 @@ def retention_suite(ch, sq_data, log):
                 % ch.url)
     a = Server(SCORCH, sq_data, log + ".sqlite", None, ["--retention", "2d", "--no-fsync"])
     b = Server(SCORCH, os.path.join(TMP, "unused-ret"), log + ".ch", cfg)
-    servers = [a.start(), b.start()]
+    servers = [started(a), started(b)]
     heap = gen_heap(1)
     pushes = []
     for name, times in (("old{age=old}", [NOW - 3 * DAY, NOW - 3 * DAY + 600]),
@@ -480,7 +486,7 @@ def main():
                    ["--no-fsync"])
         b = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "clickhouse.log"), None,
                    ["--storage", "clickhouse", "--clickhouse-url", ch.url])
-        servers = [a.start(), b.start()]
+        servers = [started(a), started(b)]
         pushes = dataset()
         t0 = time.time()
         push_all(servers, pushes)
@@ -494,6 +500,8 @@ def main():
             s.stop()
         retention_suite(ch, os.path.join(TMP, "sqlite-ret"), os.path.join(TMP, "ret.log"))
     finally:
+        for srv in STARTED:
+            srv.kill()
         ch.stop()
 
 
