@@ -12,7 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * arrays, counts of whole rows). */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0) return 0;
+    if (size == 0)
+        return 0;
     struct sc_buf ans = SC_BUF_INIT;
     sc_buf_append(&ans, data + 1, size - 1);
     FUZZ_CHECK(!ans.oom);

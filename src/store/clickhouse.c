@@ -127,7 +127,8 @@ int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gau
     *gauge = 0;
     unit[0] = 0;
     const char *colon = strchr(type ? type : "", ':');
-    if (!colon) return SC_ENOTFOUND;
+    if (!colon)
+        return SC_ENOTFOUND;
     char pname[128];
     snprintf(pname, sizeof pname, "%.*s", (int)((size_t)(colon - type) < 127 ? colon - type : 127),
              type);
@@ -150,10 +151,12 @@ int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gau
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, CH_SMALL_ANSWER, &ans, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
-    if (rc == 0 && ans.len == 0) rc = SC_ENOTFOUND;
+    if (rc == 0 && ans.len == 0)
+        rc = SC_ENOTFOUND;
     if (rc == 0) {
         struct sc_str u = ch_get_str(&r);
-        if (r.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
+        if (r.bad)
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
         snprintf(unit, 64, "%.*s", (int)(u.len < 63 ? u.len : 63), u.ptr);
     }
     if (rc == 0) {
@@ -194,12 +197,14 @@ static void sql_live_series(struct ch_store *s, struct sc_buf *b, const char *te
                             const char *type, int64_t from, int64_t until)
 {
     int64_t cut = ch_cutoff(s);
-    if (from < cut) from = cut;
+    if (from < cut)
+        from = cut;
     struct ch_piece p[CH_MAX_PIECES];
     uint32_t n = from < until ? ch_pieces(from, until, SC_ROLLUP_DAY, p) : 0;
     int parts = 0;
     for (int half = 0; half < 2; half++) {
-        if (!ch_pieces_have(p, n, half)) continue;
+        if (!ch_pieces_have(p, n, half))
+            continue;
         sc_buf_puts(b, parts++ ? " UNION ALL SELECT series FROM " : "SELECT series FROM ");
         ch_sql_table(s, b, half ? "rollup" : "profiles");
         sc_buf_puts(b, " WHERE tenant = ");
@@ -214,13 +219,15 @@ static void sql_live_series(struct ch_store *s, struct sc_buf *b, const char *te
         else
             ch_sql_raw_cond(b, p, n);
     }
-    if (!parts) sc_buf_puts(b, "SELECT toUInt64(0) AS series WHERE 0");
+    if (!parts)
+        sc_buf_puts(b, "SELECT toUInt64(0) AS series WHERE 0");
 }
 
 /* " AND series [GLOBAL] IN (live series)" when retention may have taken some. */
 static void sql_live_filter(struct ch_store *s, struct sc_buf *b, const char *tenant)
 {
-    if (s->base.opts.retention_ns <= 0) return;
+    if (s->base.opts.retention_ns <= 0)
+        return;
     sc_buf_puts(b, s->cluster ? " AND series GLOBAL IN (" : " AND series IN (");
     sql_live_series(s, b, tenant, NULL, INT64_MIN, INT64_MAX);
     sc_buf_putc(b, ')');
@@ -256,7 +263,8 @@ static int list_strings(struct ch_store *s, const struct sc_buf *sql, sc_store_s
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
         }
-        if (cb(ctx, c)) break;
+        if (cb(ctx, c))
+            break;
     }
     sc_buf_release(&tmp);
     sc_buf_release(&ans);
@@ -331,7 +339,8 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
         }
-        if (cb(ctx, &se)) break;
+        if (cb(ctx, &se))
+            break;
     }
     sc_buf_release(&tmp);
     sc_buf_release(&sql);
@@ -351,7 +360,8 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
     sc_buf_puts(&sql, "SELECT type, min(unit) AS u FROM (");
     int parts = 0;
     for (int half = 0; half < 2; half++) {
-        if (!ch_pieces_have(p, n, half)) continue;
+        if (!ch_pieces_have(p, n, half))
+            continue;
         sc_buf_puts(&sql,
                     parts++ ? " UNION ALL SELECT type, unit FROM " : "SELECT type, unit FROM ");
         ch_sql_table(s, &sql, half ? "rollup" : "profiles");
@@ -395,7 +405,8 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
         struct sc_store_type ty = {tmp.data, tmp.data + id.len + 1, tmp.data + id.len + plen + 2,
                                    tmp.data + 2 * id.len + 2, 0};
         ty.gauge = sc_type_is_gauge(ty.profile, ty.sample_type);
-        if (cb(ctx, &ty)) break;
+        if (cb(ctx, &ty))
+            break;
     }
     sc_buf_release(&tmp);
     sc_buf_release(&sql);
@@ -421,7 +432,8 @@ static const struct {
 static int retain(struct ch_store *s, int64_t now, char *err)
 {
     int64_t cutoff = now - s->base.opts.retention_ns;
-    if (cutoff < CH_DAY_NS) return 0;
+    if (cutoff < CH_DAY_NS)
+        return 0;
     int rc = 0;
     for (uint32_t i = 0; i < s->nshards && rc == 0; i++) {
         struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
@@ -453,14 +465,16 @@ static int retain(struct ch_store *s, int64_t now, char *err)
                     !memcmp(table.ptr + 7, all_tables[k].name, table.len - 13))
                     days = all_tables[k].days;
             /* whole partitions only: those that end at or before the cutoff */
-            if (*end || end == num || day < 0 || (day + 1) * days > cutoff / CH_DAY_NS) continue;
+            if (*end || end == num || day < 0 || (day + 1) * days > cutoff / CH_DAY_NS)
+                continue;
             char stmt[256];
             snprintf(stmt, sizeof stmt, "ALTER TABLE %s.%.*s DROP PARTITION %lld", s->db,
                      (int)(table.len < 100 ? table.len : 100), table.ptr, day);
             char e2[SC_ERR_LEN];
             /* another scorch server may have dropped it first: not an error */
             int drc = statement(s, &s->shards[i].ep, stmt, 0, e2);
-            if (drc == SC_EUNAVAIL) rc = sc_errf(err, drc, "%s", e2);
+            if (drc == SC_EUNAVAIL)
+                rc = sc_errf(err, drc, "%s", e2);
         }
         sc_buf_release(&sql);
         sc_buf_release(&ans);
@@ -500,10 +514,14 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
             }
             out->bytes_on_disk += bytes;
             /* profiles counts the stored (profile, sample type) rows */
-            if (t.len == 21 && !memcmp(t.ptr, "scorch_profiles_local", 21)) out->profiles += rows;
-            if (t.len == 19 && !memcmp(t.ptr, "scorch_series_local", 19)) out->series += rows;
-            if (t.len == 19 && !memcmp(t.ptr, "scorch_stacks_local", 19)) out->stacks += rows;
-            if (t.len == 19 && !memcmp(t.ptr, "scorch_rollup_local", 19)) out->rollups += rows;
+            if (t.len == 21 && !memcmp(t.ptr, "scorch_profiles_local", 21))
+                out->profiles += rows;
+            if (t.len == 19 && !memcmp(t.ptr, "scorch_series_local", 19))
+                out->series += rows;
+            if (t.len == 19 && !memcmp(t.ptr, "scorch_stacks_local", 19))
+                out->stacks += rows;
+            if (t.len == 19 && !memcmp(t.ptr, "scorch_rollup_local", 19))
+                out->rollups += rows;
         }
         sc_buf_release(&sql);
         sc_buf_release(&ans);
@@ -572,7 +590,8 @@ static const struct sc_store_ops clickhouse_ops = {
 
 static int valid_ident(const char *s)
 {
-    if (!s || !*s || strlen(s) > 64) return 0;
+    if (!s || !*s || strlen(s) > 64)
+        return 0;
     for (const char *p = s; *p; p++)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
               (p > s && *p >= '0' && *p <= '9')))
@@ -601,7 +620,8 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
         return sc_errf(err, SC_EINVAL, "a cluster needs its shards' URLs (storage.shards)");
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct ch_store *s = calloc(1, sizeof *s);
-    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!s)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     s->base.ops = &clickhouse_ops;
     s->base.opts = *o;
     /* the option strings are the caller's: only the database is copied, the rest is used
@@ -609,10 +629,13 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     s->base.opts.shards = NULL;
     s->base.opts.url = NULL;
     s->base.opts.cluster = NULL;
-    if (s->base.opts.write_timeout_ns <= 0) s->base.opts.write_timeout_ns = 10 * CH_NS;
-    if (s->base.opts.query_timeout_ns <= 0) s->base.opts.query_timeout_ns = 60 * CH_NS;
+    if (s->base.opts.write_timeout_ns <= 0)
+        s->base.opts.write_timeout_ns = 10 * CH_NS;
+    if (s->base.opts.query_timeout_ns <= 0)
+        s->base.opts.query_timeout_ns = 60 * CH_NS;
     s->max_answer = o->max_answer ? (size_t)o->max_answer : (size_t)1 << 30;
-    if (s->max_answer < CH_SMALL_ANSWER) s->max_answer = CH_SMALL_ANSWER;
+    if (s->max_answer < CH_SMALL_ANSWER)
+        s->max_answer = CH_SMALL_ANSWER;
     s->db = strdup(db);
     s->cluster = cluster ? strdup(o->cluster) : NULL;
     s->nshards = o->nshards ? o->nshards : 1;
@@ -624,12 +647,14 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     int rc = !s->db || !s->shards || !s->types || (cluster && !s->cluster)
                  ? sc_errf(err, SC_ENOMEM, "out of memory")
                  : 0;
-    if (rc == 0) rc = ch_endpoint_init(&s->query, o->url, err);
+    if (rc == 0)
+        rc = ch_endpoint_init(&s->query, o->url, err);
     uint32_t ready = 0;
     for (; rc == 0 && ready < s->nshards; ready++) {
         struct ch_shard *sh = &s->shards[ready];
         rc = ch_endpoint_init(&sh->ep, o->nshards ? o->shards[ready] : o->url, err);
-        if (rc) break;
+        if (rc)
+            break;
         pthread_mutex_init(&sh->qmu, NULL);
         pthread_cond_init(&sh->qcond, NULL);
         sh->qtail = &sh->queue;
@@ -639,19 +664,22 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
         ch_close(&s->base);
         return rc;
     }
-    if (cluster) rc = check_cluster(s, err);
+    if (cluster)
+        rc = check_cluster(s, err);
     int query_is_shard = 0;
     for (uint32_t i = 0; rc == 0 && i < s->nshards; i++) {
         rc = ch_create_tables(s, i, err);
         query_is_shard |= !strcmp(s->shards[i].ep.url, s->query.url);
     }
-    if (rc == 0 && !query_is_shard) rc = ch_create_tables(s, s->nshards, err);
+    if (rc == 0 && !query_is_shard)
+        rc = ch_create_tables(s, s->nshards, err);
     if (rc) {
         ch_close(&s->base);
         return rc;
     }
     /* retention soon after open (a restarted server catches up), then every minute */
-    if (o->background) sc_store_bg_start(&s->bg, SC_NS_PER_S, 60 * SC_NS_PER_S, bg_tick, s);
+    if (o->background)
+        sc_store_bg_start(&s->bg, SC_NS_PER_S, 60 * SC_NS_PER_S, bg_tick, s);
     *out = &s->base;
     return 0;
 }

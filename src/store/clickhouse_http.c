@@ -19,14 +19,16 @@ int ch_endpoint_init(struct ch_endpoint *e, const char *url, char *err)
     while (n > 8 && url[n - 1] == '/')
         n--;
     e->url = strndup(url, n);
-    if (!e->url) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!e->url)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     pthread_mutex_init(&e->mu, NULL);
     return 0;
 }
 
 void ch_endpoint_release(struct ch_endpoint *e)
 {
-    if (!e->url) return;
+    if (!e->url)
+        return;
     while (e->idle) {
         struct ch_conn *c = e->idle;
         e->idle = c->next;
@@ -44,9 +46,11 @@ static struct ch_conn *conn_get(struct ch_endpoint *e)
 {
     pthread_mutex_lock(&e->mu);
     struct ch_conn *c = e->idle;
-    if (c) e->idle = c->next;
+    if (c)
+        e->idle = c->next;
     pthread_mutex_unlock(&e->mu);
-    if (c) return c;
+    if (c)
+        return c;
     c = calloc(1, sizeof *c);
     if (c && !(c->curl = curl_easy_init())) {
         free(c);
@@ -85,7 +89,8 @@ static size_t read_parts(char *dst, size_t size, size_t nmemb, void *arg)
         const struct sc_buf *b = u->parts[u->i];
         size_t left = b->len - u->off;
         size_t k = left < room - n ? left : room - n;
-        if (k) memcpy(dst + n, b->data + u->off, k);
+        if (k)
+            memcpy(dst + n, b->data + u->off, k);
         n += k;
         u->off += k;
         if (u->off == b->len) {
@@ -131,7 +136,8 @@ static int code_is_transient(long code)
         394, /* QUERY_WAS_CANCELLED */
     };
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
-        if (codes[i] == code) return 1;
+        if (codes[i] == code)
+            return 1;
     return 0;
 }
 
@@ -142,14 +148,18 @@ static int http_error(const struct ch_endpoint *e, long status, const struct sc_
     char msg[200] = "";
     long code = 0;
     const char *b = body->data ? body->data : "";
-    if (sscanf(b, "Code: %ld", &code) != 1) code = 0;
+    if (sscanf(b, "Code: %ld", &code) != 1)
+        code = 0;
     const char *text = strstr(b, "e.displayText() = ");
     text = text ? text + 18 : b;
-    if (!strncmp(text, "DB::Exception: ", 15)) text += 15;
+    if (!strncmp(text, "DB::Exception: ", 15))
+        text += 15;
     size_t n = strcspn(text, "\n");
     const char *tail = strstr(text, ", e.what() = ");
-    if (tail && (size_t)(tail - text) < n) n = (size_t)(tail - text);
-    if (n >= sizeof msg) n = sizeof msg - 1;
+    if (tail && (size_t)(tail - text) < n)
+        n = (size_t)(tail - text);
+    if (n >= sizeof msg)
+        n = sizeof msg - 1;
     memcpy(msg, text, n);
     msg[n] = 0;
     int rc = SC_EIO;
@@ -175,11 +185,13 @@ static void url_param(struct sc_buf *u, CURL *c, const char *name, const char *v
 int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r, char *err)
 {
     struct ch_conn *c = conn_get(e);
-    if (!c) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!c)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     CURL *h = c->curl;
     curl_easy_reset(h);
     int64_t timeout_ms = r->timeout_ns / 1000000;
-    if (timeout_ms < 100) timeout_ms = 100;
+    if (timeout_ms < 100)
+        timeout_ms = 100;
     struct sc_buf url = SC_BUF_INIT, scratch = SC_BUF_INIT;
     struct sc_buf *answer = r->answer ? r->answer : &scratch;
     answer->len = 0;
@@ -284,7 +296,8 @@ void ch_put_len(struct sc_buf *b, uint64_t n)
     do {
         x[k] = (unsigned char)(n & 0x7f);
         n >>= 7;
-        if (n) x[k] |= 0x80;
+        if (n)
+            x[k] |= 0x80;
         k++;
     } while (n);
     sc_buf_append(b, x, (size_t)k);
@@ -328,10 +341,12 @@ uint64_t ch_get_len(struct ch_rd *r, size_t elem)
         }
         uint8_t c = *r->p++;
         n |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) break;
+        if (!(c & 0x80))
+            break;
     }
     /* every element takes at least elem bytes of what is left */
-    if (!r->bad && elem && n > (uint64_t)(r->end - r->p) / elem) r->bad = 1;
+    if (!r->bad && elem && n > (uint64_t)(r->end - r->p) / elem)
+        r->bad = 1;
     return r->bad ? 0 : n;
 }
 
@@ -370,10 +385,12 @@ void ch_sql_ids(struct sc_buf *b, const uint64_t *ids, uint32_t n)
 {
     sc_buf_putc(b, '(');
     for (uint32_t i = 0; i < n; i++) {
-        if (i) sc_buf_putc(b, ',');
+        if (i)
+            sc_buf_putc(b, ',');
         sc_buf_put_u64(b, ids[i]);
     }
-    if (n == 0) sc_buf_putc(b, '0'); /* "IN ()" is not SQL; id 0 matches nothing written */
+    if (n == 0)
+        sc_buf_putc(b, '0'); /* "IN ()" is not SQL; id 0 matches nothing written */
     sc_buf_putc(b, ')');
 }
 

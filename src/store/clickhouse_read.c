@@ -11,7 +11,8 @@
 static void cut(int64_t a, int64_t b, const int64_t *levels, int nl, struct ch_piece *out,
                 uint32_t *n)
 {
-    if (a >= b) return;
+    if (a >= b)
+        return;
     if (nl == 0) {
         out[(*n)++] = (struct ch_piece){a, b, 0};
         return;
@@ -42,7 +43,8 @@ uint32_t ch_pieces(int64_t from, int64_t until, int64_t max_res, struct ch_piece
 int ch_pieces_have(const struct ch_piece *p, uint32_t n, int rollup)
 {
     for (uint32_t i = 0; i < n; i++)
-        if ((p[i].res != 0) == (rollup != 0)) return 1;
+        if ((p[i].res != 0) == (rollup != 0))
+            return 1;
     return 0;
 }
 
@@ -51,7 +53,8 @@ void ch_sql_raw_cond(struct sc_buf *b, const struct ch_piece *p, uint32_t n)
     int any = 0;
     sc_buf_putc(b, '(');
     for (uint32_t i = 0; i < n; i++) {
-        if (p[i].res) continue;
+        if (p[i].res)
+            continue;
         sc_buf_printf(b, "%s(time_ns >= %lld AND time_ns < %lld)", any++ ? " OR " : "",
                       (long long)p[i].from, (long long)p[i].until);
     }
@@ -63,7 +66,8 @@ void ch_sql_rollup_cond(struct sc_buf *b, const struct ch_piece *p, uint32_t n)
     int any = 0;
     sc_buf_putc(b, '(');
     for (uint32_t i = 0; i < n; i++) {
-        if (!p[i].res) continue;
+        if (!p[i].res)
+            continue;
         sc_buf_printf(b, "%s(res = %lld AND bucket >= %lld AND bucket < %lld)", any++ ? " OR " : "",
                       (long long)p[i].res, (long long)(p[i].from / CH_NS),
                       (long long)(p[i].until / CH_NS));
@@ -111,7 +115,8 @@ static void sql_where(struct ch_store *s, struct sc_buf *b, const struct sc_stor
 static int64_t read_from(struct ch_store *s, int64_t from)
 {
     int64_t cut = ch_cutoff(s);
-    if (from < cut) from = cut;
+    if (from < cut)
+        from = cut;
     return from < 0 ? 0 : from;
 }
 
@@ -125,7 +130,8 @@ int ch_parse_counts(const struct sc_buf *a, struct ch_count **out, uint32_t *n, 
     if (a->len % 40 || rows > UINT32_MAX)
         return sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", a->len);
     struct ch_count *c = malloc((rows + 1) * sizeof *c);
-    if (!c) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!c)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct ch_rd r = {(const uint8_t *)a->data, (const uint8_t *)a->data + a->len, 0};
     for (size_t i = 0; i < rows; i++) {
         c[i].k = (int64_t)ch_get_u64(&r);
@@ -176,8 +182,10 @@ static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, con
     int have_raw = ch_pieces_have(x->pieces, x->npieces, 0);
     int have_roll = ch_pieces_have(x->pieces, x->npieces, 1);
     for (int half = 0; half < 2; half++) {
-        if (half == 0 ? !have_raw : !have_roll) continue;
-        if (half == 1 && have_raw) sc_buf_puts(b, " UNION ALL ");
+        if (half == 0 ? !have_raw : !have_roll)
+            continue;
+        if (half == 1 && have_raw)
+            sc_buf_puts(b, " UNION ALL ");
         sc_buf_puts(b, "SELECT ");
         if (x->width)
             sql_step(b, half ? "(bucket * 1000000000)" : "time_ns", x->b0, x->width);
@@ -218,7 +226,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     sc_buf_puts(&sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
-    if (rc == 0) rc = ch_parse_counts(&ans, &cr, &nc, err);
+    if (rc == 0)
+        rc = ch_parse_counts(&ans, &cr, &nc, err);
     uint64_t blocks = 0;
     for (uint32_t i = 0; rc == 0 && i < nc; i++)
         blocks += cr[i].blocks;
@@ -262,14 +271,16 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
         uint32_t ng = 0;
         for (; ci < nc && cr[ci].k == k; ci++) {
             uint32_t *ix = sc_map64_get(&x->index, cr[ci].series);
-            if (!ix) continue; /* not asked for: cannot happen, but never trust an index */
+            if (!ix)
+                continue; /* not asked for: cannot happen, but never trust an index */
             struct group *gg = &g[ng++];
             gg->index = *ix;
             gg->series = cr[ci].series;
             gg->profiles = (int64_t)cr[ci].profiles;
             gg->duration = cr[ci].duration;
             gg->start = gg->n = 0;
-            if (!by_series) continue;
+            if (!by_series)
+                continue;
             while (vi < nv && (vk[vi] < k || (vk[vi] == k && vs[vi] < cr[ci].series)))
                 vi++;
             gg->start = (uint32_t)vi;
@@ -280,8 +291,10 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
         int64_t from = q->from_ns, until = q->until_ns;
         if (x->width) {
             int64_t b = x->b0 + k * x->width;
-            if (b > from) from = b;
-            if (b + x->width < until) until = b + x->width;
+            if (b > from)
+                from = b;
+            if (b + x->width < until)
+                until = b + x->width;
         }
         if (!by_series && ng) {
             /* one callback with every series summed */
@@ -332,8 +345,10 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
 static int cmp_timed(const void *a, const void *b)
 {
     const struct ch_timed *x = a, *y = b;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    if (x->time_ns != y->time_ns) return x->time_ns < y->time_ns ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    if (x->time_ns != y->time_ns)
+        return x->time_ns < y->time_ns ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
 }
 
@@ -367,7 +382,8 @@ int ch_timed_scan(const struct sc_buf *ans, const struct sc_map64 *index, struct
     }
     if (rc == 0 && rd.bad)
         rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans->len);
-    if (rc == 0 && np > 1) qsort(tp, np, sizeof *tp, cmp_timed);
+    if (rc == 0 && np > 1)
+        qsort(tp, np, sizeof *tp, cmp_timed);
     if (rc) {
         free(tp);
         tp = NULL;
@@ -397,12 +413,16 @@ int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t fr
     if (ns > out->cap) {
         uint32_t c = (uint32_t)ns;
         uint64_t *a1 = realloc(out->stacks, c * sizeof *a1);
-        if (a1) out->stacks = a1;
+        if (a1)
+            out->stacks = a1;
         int64_t *a2 = realloc(out->values, c * sizeof *a2);
-        if (a2) out->values = a2;
+        if (a2)
+            out->values = a2;
         int64_t *a3 = realloc(out->times, c * sizeof *a3);
-        if (a3) out->times = a3;
-        if (!a1 || !a2 || !a3) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (a3)
+            out->times = a3;
+        if (!a1 || !a2 || !a3)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         out->cap = c;
     }
     for (uint64_t j = 0; j < ns; j++) {
@@ -410,7 +430,8 @@ int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t fr
         int64_t tm = (int64_t)ch_get_u64(&e);
         e = (struct ch_rd){pv + 8 * j, pv + 8 * j + 8, 0};
         int64_t v = (int64_t)ch_get_u64(&e);
-        if (!v || tm < from || tm >= until) continue;
+        if (!v || tm < from || tm >= until)
+            continue;
         e = (struct ch_rd){ps + 8 * j, ps + 8 * j + 8, 0};
         out->stacks[out->n] = ch_get_u64(&e);
         out->values[out->n] = v;
@@ -435,7 +456,8 @@ static int read_timed(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     /* a profile's samples may start before its own time; a little slack */
     int64_t lo = q->from_ns > INT64_MIN + 3600 * CH_NS ? q->from_ns - 3600 * CH_NS : INT64_MIN;
     int64_t cut = ch_cutoff(s);
-    if (lo < cut) lo = cut;
+    if (lo < cut)
+        lo = cut;
     sc_buf_puts(&sql, "SELECT series, time_ns, duration_ns, stacks, values, times FROM ");
     ch_sql_table(s, &sql, "profiles");
     sql_where(s, &sql, q, &x->ids);
@@ -445,7 +467,8 @@ static int read_timed(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
     struct ch_timed *tp = NULL;
     uint32_t np = 0;
-    if (rc == 0) rc = ch_timed_scan(&ans, &x->index, &tp, &np, err);
+    if (rc == 0)
+        rc = ch_timed_scan(&ans, &x->index, &tp, &np, err);
     struct ch_timed_rows rows;
     memset(&rows, 0, sizeof rows);
     for (uint32_t i = 0; i < np && rc == 0; i++) {
@@ -469,7 +492,8 @@ static int64_t res_dividing(int64_t w)
 {
     static const int64_t all[] = {SC_ROLLUP_DAY, SC_ROLLUP_HOUR, SC_ROLLUP_SHORT};
     for (int i = 0; i < 3; i++)
-        if (w % (all[i] * CH_NS) == 0) return all[i];
+        if (w % (all[i] * CH_NS) == 0)
+            return all[i];
     return 0;
 }
 
@@ -481,8 +505,10 @@ static int agg_init(struct agg *x, struct ch_store *s, const struct sc_store_rea
     const struct sc_store_query *q = r->q;
     ch_sql_ids(&x->ids, q->series, q->nseries);
     for (uint32_t i = 0; i < q->nseries; i++)
-        if (!sc_map64_upsert(&x->index, q->series[i], i, NULL)) x->ids.oom = 1;
-    if (x->ids.oom) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!sc_map64_upsert(&x->index, q->series[i], i, NULL))
+            x->ids.oom = 1;
+    if (x->ids.oom)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     x->lo = read_from(s, q->from_ns);
     x->hi = q->until_ns;
     return 0;
@@ -501,10 +527,13 @@ static int begin(struct ch_store *s, const struct sc_store_read *r, struct agg *
 {
     char unit[64];
     int rc = ch_type_lookup(s, r->q->type, unit, gauge, err);
-    if (rc == SC_ENOTFOUND || r->q->nseries == 0) return 1;
-    if (rc) return rc;
+    if (rc == SC_ENOTFOUND || r->q->nseries == 0)
+        return 1;
+    if (rc)
+        return rc;
     rc = agg_init(x, s, r, err);
-    if (rc == 0 && x->lo < x->hi) return 0;
+    if (rc == 0 && x->lo < x->hi)
+        return 0;
     agg_release(x);
     return rc ? rc : 1;
 }
@@ -519,10 +548,12 @@ int ch_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb
     int rc = ch_type_lookup(s, q->type, unit, &gauge, err);
     if (rc == SC_ENOTFOUND)
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (r->bucket_ns < 0 || (r->bucket_ns > 0 && r->bucket_ns < CH_NS))
         return sc_errf(err, SC_EINVAL, "bad bucket width");
-    if (q->nseries == 0 || q->until_ns <= q->from_ns) return 0;
+    if (q->nseries == 0 || q->until_ns <= q->from_ns)
+        return 0;
     struct agg x;
     rc = agg_init(&x, s, r, err);
     if (rc == 0 && x.lo < x.hi) {
@@ -549,7 +580,8 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
 {
     struct ch_store *s = (struct ch_store *)st;
     *first_ns = *last_ns = 0;
-    if (q->nseries == 0) return SC_ENOTFOUND;
+    if (q->nseries == 0)
+        return SC_ENOTFOUND;
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;
     int rc = agg_init(&x, s, &r, err);
@@ -576,13 +608,15 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
         bl = (int64_t)ch_get_u64(&rd);
         bh = (int64_t)ch_get_u64(&rd);
         nb = ch_get_u64(&rd);
-        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
+        if (rc == 0 && rd.bad)
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
     }
     if (rc == 0) {
         struct ch_piece p[CH_MAX_PIECES + 2];
         uint32_t n = 0;
         for (uint32_t i = 0; i < x.npieces; i++)
-            if (!x.pieces[i].res) p[n++] = x.pieces[i];
+            if (!x.pieces[i].res)
+                p[n++] = x.pieces[i];
         if (nb) {
             p[n++] = (struct ch_piece){bl * CH_NS, (bl + SC_ROLLUP_SHORT) * CH_NS, 0};
             p[n++] = (struct ch_piece){bh * CH_NS, (bh + SC_ROLLUP_SHORT) * CH_NS, 0};
@@ -600,8 +634,10 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
         *first_ns = (int64_t)ch_get_u64(&rd);
         *last_ns = (int64_t)ch_get_u64(&rd);
         uint64_t found = ch_get_u64(&rd);
-        if (rc == 0 && rd.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
-        if (rc == 0 && !found) rc = SC_ENOTFOUND;
+        if (rc == 0 && rd.bad)
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
+        if (rc == 0 && !found)
+            rc = SC_ENOTFOUND;
     }
     sc_buf_release(&sql);
     sc_buf_release(&ans);
@@ -621,7 +657,8 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;
     int rc = begin(s, &r, &x, &gauge, err);
-    if (rc) return rc > 0 ? 0 : rc;
+    if (rc)
+        return rc > 0 ? 0 : rc;
     /* rollups serve whole steps: when the steps start on their buckets */
     int64_t max_res = res_dividing(step_ns);
     while (max_res && q->from_ns % (max_res * CH_NS) != 0)
@@ -641,10 +678,12 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
                  : ch_query(s, sql.data, s->max_answer, &ans, err);
     struct ch_count *cr = NULL;
     uint32_t nc = 0;
-    if (rc == 0) rc = ch_parse_counts(&ans, &cr, &nc, err);
+    if (rc == 0)
+        rc = ch_parse_counts(&ans, &cr, &nc, err);
     for (uint32_t i = 0; rc == 0 && i < nc; i++) {
         uint32_t *ix = sc_map64_get(&x.index, cr[i].series);
-        if (!ix || cr[i].k < 0 || (uint64_t)cr[i].k >= nsteps) continue;
+        if (!ix || cr[i].k < 0 || (uint64_t)cr[i].k >= nsteps)
+            continue;
         /* the duration column carries the totals' sum here */
         int64_t v = cr[i].duration, n = (int64_t)cr[i].profiles;
         values[(size_t)*ix * nsteps + (size_t)cr[i].k] = gauge && n ? sc_avg_round(v, n) : v;
@@ -666,8 +705,10 @@ struct listed {
 static int cmp_listed(const void *a, const void *b)
 {
     const struct listed *x = a, *y = b;
-    if (x->index != y->index) return x->index < y->index ? -1 : 1;
-    if (x->pi.time_ns != y->pi.time_ns) return x->pi.time_ns < y->pi.time_ns ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
+    if (x->pi.time_ns != y->pi.time_ns)
+        return x->pi.time_ns < y->pi.time_ns ? -1 : 1;
     return (x->order > y->order) - (x->order < y->order);
 }
 
@@ -679,7 +720,8 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;
     int rc = begin(s, &r, &x, &gauge, err);
-    if (rc) return rc > 0 ? 0 : rc;
+    if (rc)
+        return rc > 0 ? 0 : rc;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT series, time_ns, duration_ns, total, nsamples, timed FROM ");
     ch_sql_table(s, &sql, "profiles");
@@ -692,7 +734,8 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
     if (rc == 0 && ans.len % 37)
         rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);
     struct listed *v = rc == 0 ? malloc((n + 1) * sizeof *v) : NULL;
-    if (rc == 0 && !v) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (rc == 0 && !v)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
     size_t m = 0;
     struct ch_rd rd = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -707,11 +750,14 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
         pi.nsamples = ns;
         pi.timed = ch_get_u8(&rd) != 0;
         uint32_t *ix = sc_map64_get(&x.index, pi.series);
-        if (ix) v[m++] = (struct listed){*ix, (uint32_t)i, pi};
+        if (ix)
+            v[m++] = (struct listed){*ix, (uint32_t)i, pi};
     }
-    if (rc == 0) qsort(v, m, sizeof *v, cmp_listed);
+    if (rc == 0)
+        qsort(v, m, sizeof *v, cmp_listed);
     for (size_t i = 0; rc == 0 && i < m; i++)
-        if (cb(ctx, &v[i].pi)) break;
+        if (cb(ctx, &v[i].pi))
+            break;
     free(v);
     sc_buf_release(&sql);
     sc_buf_release(&ans);

@@ -35,8 +35,10 @@ static int add_frame(struct ch_stacks *t, uint64_t id, struct sc_str fn, struct 
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&t->frame_ix, id, t->nframes, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return 0;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
     if (sc_grow_array(&t->frames, &t->frames_cap, (uint64_t)t->nframes + 1, sizeof *t->frames))
         return SC_ENOMEM;
     struct ch_frame *f = &t->frames[t->nframes];
@@ -45,7 +47,8 @@ static int add_frame(struct ch_stacks *t, uint64_t id, struct sc_str fn, struct 
     f->file = sc_arena_strndup(&t->arena, file.ptr, file.len);
     f->binary = sc_arena_strndup(&t->arena, bin.ptr, bin.len);
     f->line = line;
-    if (!f->function || !f->file || !f->binary) return SC_ENOMEM;
+    if (!f->function || !f->file || !f->binary)
+        return SC_ENOMEM;
     t->nframes++;
     return 0;
 }
@@ -56,24 +59,30 @@ static int add_stack(struct ch_stacks *t, uint64_t id, const uint64_t *fid, cons
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&t->stack_ix, id, t->nstacks, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return 0;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
     uint32_t cap = t->stacks_cap;
     if (sc_grow_array(&t->off, &t->stacks_cap, (uint64_t)t->nstacks + 1, sizeof *t->off))
         return SC_ENOMEM;
     if (t->stacks_cap != cap) {
         uint32_t *nl = realloc(t->len, t->stacks_cap * sizeof *nl);
-        if (nl) t->len = nl;
+        if (nl)
+            t->len = nl;
         uint64_t *ni = realloc(t->ids, t->stacks_cap * sizeof *ni);
-        if (ni) t->ids = ni;
-        if (!nl || !ni) return SC_ENOMEM;
+        if (ni)
+            t->ids = ni;
+        if (!nl || !ni)
+            return SC_ENOMEM;
     }
     cap = t->fid_cap;
     if (sc_grow_array(&t->fid, &t->fid_cap, (uint64_t)t->nfid + nf + 1, sizeof *t->fid))
         return SC_ENOMEM;
     if (t->fid_cap != cap) {
         uint8_t *ni = realloc(t->inl, t->fid_cap);
-        if (!ni) return SC_ENOMEM;
+        if (!ni)
+            return SC_ENOMEM;
         t->inl = ni;
     }
     memcpy(t->fid + t->nfid, fid, nf * sizeof *fid);
@@ -96,7 +105,8 @@ static const struct ch_stacks *stack_of(const struct ch_stacks *a, const struct 
         return a;
     }
     p = sc_map64_get(&b->stack_ix, id);
-    if (p) *ix = *p;
+    if (p)
+        *ix = *p;
     return p ? b : NULL;
 }
 
@@ -123,9 +133,11 @@ int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int fram
         if (nf >= cap) {
             uint64_t c = nf + 64;
             uint64_t *a = c < UINT32_MAX / 8 ? realloc(fid, c * sizeof *a) : NULL;
-            if (a) fid = a;
+            if (a)
+                fid = a;
             uint8_t *b = a ? realloc(inl, c) : NULL;
-            if (b) inl = b;
+            if (b)
+                inl = b;
             if (!a || !b) {
                 rc = sc_errf(err, SC_ENOMEM, "out of memory");
                 break;
@@ -134,7 +146,8 @@ int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int fram
         }
         for (uint64_t j = 0; j < nf; j++)
             fid[j] = ch_get_u64(&r);
-        if (ch_get_len(&r, 1) != nf) r.bad = 1;
+        if (ch_get_len(&r, 1) != nf)
+            r.bad = 1;
         for (uint64_t j = 0; j < nf && !r.bad; j++)
             inl[j] = ch_get_u8(&r) != 0;
         if (!r.bad && add_stack(t, id, fid, inl, (uint32_t)nf))
@@ -142,7 +155,8 @@ int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int fram
     }
     free(fid);
     free(inl);
-    if (rc == 0 && r.bad) rc = sc_errf(err, SC_EIO, "clickhouse: a malformed stack");
+    if (rc == 0 && r.bad)
+        rc = sc_errf(err, SC_EIO, "clickhouse: a malformed stack");
     return rc;
 }
 
@@ -167,7 +181,8 @@ static int fetch(struct ch_store *s, struct ch_stacks *t, int frames, const uint
                                  : " LIMIT 1 BY stack FORMAT RowBinary");
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
-        if (rc == 0) rc = ch_stacks_add_answer(t, &ans, frames, err);
+        if (rc == 0)
+            rc = ch_stacks_add_answer(t, &ans, frames, err);
     }
     sc_buf_release(&sql);
     sc_buf_release(&ans);
@@ -178,9 +193,12 @@ static int fetch(struct ch_store *s, struct ch_stacks *t, int frames, const uint
 static int note(struct sc_map64 *seen, uint64_t **out, uint32_t *n, uint32_t *cap, uint64_t id)
 {
     int added;
-    if (!sc_map64_upsert(seen, id, 0, &added)) return SC_ENOMEM;
-    if (!added) return 0;
-    if (sc_grow_array(out, cap, (uint64_t)*n + 1, sizeof **out)) return SC_ENOMEM;
+    if (!sc_map64_upsert(seen, id, 0, &added))
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
+    if (sc_grow_array(out, cap, (uint64_t)*n + 1, sizeof **out))
+        return SC_ENOMEM;
     (*out)[(*n)++] = id;
     return 0;
 }
@@ -199,12 +217,14 @@ static int misses(const struct ch_stacks *a, const struct ch_stacks *b, const ui
         uint32_t ix;
         const struct ch_stacks *t = stack_of(a, b, ids[i], &ix);
         if (!frames) {
-            if (!t) rc = note(&seen, out, nout, &cap, ids[i]);
+            if (!t)
+                rc = note(&seen, out, nout, &cap, ids[i]);
             continue;
         }
         for (uint32_t j = 0; t && j < t->len[ix] && rc == 0; j++) {
             uint64_t f = t->fid[t->off[ix] + j];
-            if (!frame_of(a, f) && !frame_of(b, f)) rc = note(&seen, out, nout, &cap, f);
+            if (!frame_of(a, f) && !frame_of(b, f))
+                rc = note(&seen, out, nout, &cap, f);
         }
     }
     sc_map64_release(&seen);
@@ -234,7 +254,8 @@ static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const u
         for (uint32_t j = 0; j < nf && rc == 0; j++) {
             uint64_t id = t->fid[t->off[ix] + j];
             const struct ch_frame *x = frame_of(b, id);
-            if (!x) x = frame_of(a, id);
+            if (!x)
+                x = frame_of(a, id);
             if (!x)
                 rc = sc_errf(err, SC_EFORMAT, "frame %llu of stack %llu is not in the store",
                              (unsigned long long)id, (unsigned long long)ids[i]);
@@ -242,7 +263,8 @@ static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const u
                 fr[j] = (struct sc_store_frame){x->id,     x->function, x->file,
                                                 x->binary, x->line,     t->inl[t->off[ix] + j]};
         }
-        if (rc == 0) rc = cb(ctx, ids[i], fr, nf);
+        if (rc == 0)
+            rc = cb(ctx, ids[i], fr, nf);
     }
     free(fr);
     return rc;
@@ -252,7 +274,8 @@ static int deliver(const struct ch_stacks *a, const struct ch_stacks *b, const u
 static void remember(struct ch_store *s, const struct ch_stacks *b)
 {
     struct ch_stacks *c = &s->cache;
-    if (b->nstacks > CH_READ_CACHE || b->nframes > CH_READ_CACHE) return;
+    if (b->nstacks > CH_READ_CACHE || b->nframes > CH_READ_CACHE)
+        return;
     if (c->nstacks + b->nstacks > CH_READ_CACHE || c->nframes + b->nframes > CH_READ_CACHE) {
         ch_stacks_release(c);
         s->cache_gen++;
@@ -291,7 +314,8 @@ int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store
         uint64_t gen = 0;
         for (int frames = 0; frames < 2 && rc == 0; frames++) {
             pthread_mutex_lock(&s->read_mu);
-            if (!frames) gen = s->cache_gen;
+            if (!frames)
+                gen = s->cache_gen;
             rc = misses(use_cache ? &s->cache : NULL, &got, stacks, n, frames, &miss, &nmiss);
             pthread_mutex_unlock(&s->read_mu);
             if (rc)
@@ -299,7 +323,8 @@ int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store
             else if (nmiss)
                 rc = fetch(s, &got, frames, miss, nmiss, err);
         }
-        if (rc) break;
+        if (rc)
+            break;
         pthread_mutex_lock(&s->read_mu);
         if (!use_cache || gen == s->cache_gen) {
             rc = deliver(use_cache ? &s->cache : NULL, &got, stacks, n, cb, ctx, err);
@@ -308,7 +333,8 @@ int ch_resolve(struct sc_store *st, const uint64_t *stacks, uint32_t n, sc_store
             break;
         }
         pthread_mutex_unlock(&s->read_mu);
-        if (attempt == 2) use_cache = 0;
+        if (attempt == 2)
+            use_cache = 0;
     }
     free(miss);
     ch_stacks_release(&got);

@@ -31,12 +31,15 @@ static int uniq_build(struct uniq *u, const struct sc_prep *x)
     memset(u, 0, sizeof *u);
     u->row = malloc(((size_t)x->n + 1) * sizeof *u->row);
     u->sums = calloc((size_t)x->n * x->nt + 1, sizeof *u->sums);
-    if (!u->row || !u->sums || sc_map64_reserve(&u->ix, x->n)) return SC_ENOMEM;
+    if (!u->row || !u->sums || sc_map64_reserve(&u->ix, x->n))
+        return SC_ENOMEM;
     for (uint32_t i = 0; i < x->n; i++) {
         int added;
         uint32_t *slot = sc_map64_upsert(&u->ix, x->stack[i], u->n, &added);
-        if (!slot) return SC_ENOMEM;
-        if (added) u->row[u->n++] = i;
+        if (!slot)
+            return SC_ENOMEM;
+        if (added)
+            u->row[u->n++] = i;
         int64_t *d = u->sums + (size_t)*slot * x->nt;
         const int64_t *v = x->values + (size_t)i * x->nt;
         /* sums wrap, as the other backends' do */
@@ -62,7 +65,8 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
     const char *tenant = w->tenant ? w->tenant : "";
     int timed = x->times != NULL;
     uint32_t *ord = timed ? sc_prep_time_order(x) : NULL;
-    if (timed && !ord) return SC_ENOMEM;
+    if (timed && !ord)
+        return SC_ENOMEM;
     uint32_t nrows = timed ? x->n : u->n;
     size_t plen = strlen(w->profile);
     for (uint32_t c = 0; c < x->nt; c++) {
@@ -94,7 +98,8 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
                 uint32_t r = timed ? ord[i] : u->row[i];
                 int64_t v =
                     timed ? x->values[(size_t)r * x->nt + c] : u->sums[(size_t)i * x->nt + c];
-                if (!v) continue;
+                if (!v)
+                    continue;
                 ch_put_u64(out, col == 0   ? x->stack[r]
                                 : col == 1 ? (uint64_t)v
                                            : (uint64_t)x->times[r]);
@@ -161,10 +166,12 @@ static int known(const struct sc_map64 *m, uint64_t id, uint32_t week)
 
 static void remember(struct sc_map64 *m, uint64_t id, uint32_t week)
 {
-    if (m->count > CH_WRITE_CACHE) sc_map64_release(m); /* bounded: refills on a miss */
+    if (m->count > CH_WRITE_CACHE)
+        sc_map64_release(m); /* bounded: refills on a miss */
     int added;
     uint32_t *d = sc_map64_upsert(m, id, week, &added);
-    if (d && *d < week) *d = week;
+    if (d && *d < week)
+        *d = week;
 }
 
 /* ---- group commit ---- */
@@ -173,7 +180,8 @@ static void remember(struct sc_map64 *m, uint64_t id, uint32_t week)
 static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
                   const struct sc_buf *const *parts, uint32_t n, char *err)
 {
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     struct sc_buf sql = SC_BUF_INIT;
     sc_buf_printf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
     struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL, 0};
@@ -192,35 +200,47 @@ static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, cha
     for (struct ch_pend *p = batch; p; p = p->next)
         n++;
     const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
-    if (!parts) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!parts)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
     const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * n, **pr = parts + 3 * n;
     for (struct ch_pend *p = batch; p; p = p->next) {
-        if (p->frames.len) pf[nf++] = &p->frames;
-        if (p->stacks.len) ps[ns++] = &p->stacks;
-        if (p->series.len) pe[ne++] = &p->series;
+        if (p->frames.len)
+            pf[nf++] = &p->frames;
+        if (p->stacks.len)
+            ps[ns++] = &p->stacks;
+        if (p->series.len)
+            pe[ne++] = &p->series;
         pr[nr++] = &p->rows;
     }
     int rc = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         rc = insert(s, sh, ins_frames, pf, nf, err);
-        if (rc == 0) rc = insert(s, sh, ins_stacks, ps, ns, err);
-        if (rc == 0) rc = insert(s, sh, ins_series, pe, ne, err);
-        if (rc == 0) rc = insert(s, sh, ins_profiles, pr, nr, err);
-        if (rc != SC_ENOTFOUND || attempt) break;
+        if (rc == 0)
+            rc = insert(s, sh, ins_stacks, ps, ns, err);
+        if (rc == 0)
+            rc = insert(s, sh, ins_series, pe, ne, err);
+        if (rc == 0)
+            rc = insert(s, sh, ins_profiles, pr, nr, err);
+        if (rc != SC_ENOTFOUND || attempt)
+            break;
         char cerr[SC_ERR_LEN];
-        if (ch_create_tables(s, shard, cerr)) break;
+        if (ch_create_tables(s, shard, cerr))
+            break;
     }
     free(parts);
-    if (rc == SC_ENOTFOUND) rc = SC_EIO; /* not "no such profile": the store is broken */
-    if (rc) return rc;
+    if (rc == SC_ENOTFOUND)
+        rc = SC_EIO; /* not "no such profile": the store is broken */
+    if (rc)
+        return rc;
     pthread_mutex_lock(&s->cache_mu);
     for (struct ch_pend *p = batch; p; p = p->next) {
         for (uint32_t i = 0; i < p->nnew; i++)
             remember(&s->stack_weeks, p->new_stacks[i], p->week);
         for (uint32_t i = 0; i < p->nnew_frames; i++)
             remember(&s->frame_weeks, p->new_frames[i], p->week);
-        if (p->series.len) remember(&s->series_weeks, p->series_id, p->week);
+        if (p->series.len)
+            remember(&s->series_weeks, p->series_id, p->week);
     }
     pthread_mutex_unlock(&s->cache_mu);
     return 0;
@@ -253,7 +273,8 @@ static int group_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, c
             bytes += pend_bytes(last);
         }
         sh->queue = last->next;
-        if (!sh->queue) sh->qtail = &sh->queue;
+        if (!sh->queue)
+            sh->qtail = &sh->queue;
         last->next = NULL;
         pthread_mutex_unlock(&sh->qmu);
         char berr[SC_ERR_LEN] = "";
@@ -270,7 +291,8 @@ static int group_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, c
         pthread_cond_broadcast(&sh->qcond);
     }
     pthread_mutex_unlock(&sh->qmu);
-    if (p->rc && err) memcpy(err, p->err, SC_ERR_LEN);
+    if (p->rc && err)
+        memcpy(err, p->err, SC_ERR_LEN);
     return p->rc;
 }
 
@@ -282,7 +304,8 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
                       const struct uniq *u, const struct sc_buf *canon, struct ch_pend *p)
 {
     p->new_stacks = malloc(((size_t)u->n + 1) * sizeof *p->new_stacks);
-    if (!p->new_stacks) return SC_ENOMEM;
+    if (!p->new_stacks)
+        return SC_ENOMEM;
     pthread_mutex_lock(&s->cache_mu);
     for (uint32_t i = 0; i < u->n; i++)
         if (!known(&s->stack_weeks, x->stack[u->row[i]], p->week))
@@ -302,12 +325,15 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
         for (uint32_t k = x->soff[r]; k < x->soff[r + 1] && rc == 0; k++) {
             sc_prep_frame(x, x->refs[k], &f);
             int added;
-            if (!sc_map64_upsert(&seen, f.id, 0, &added)) rc = SC_ENOMEM;
-            if (rc || !added) continue;
+            if (!sc_map64_upsert(&seen, f.id, 0, &added))
+                rc = SC_ENOMEM;
+            if (rc || !added)
+                continue;
             pthread_mutex_lock(&s->cache_mu);
             int have = known(&s->frame_weeks, f.id, p->week);
             pthread_mutex_unlock(&s->cache_mu);
-            if (have) continue;
+            if (have)
+                continue;
             if (sc_grow_array(&p->new_frames, &fcap, (uint64_t)p->nnew_frames + 1,
                               sizeof *p->new_frames))
                 rc = SC_ENOMEM;
@@ -317,8 +343,10 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
         }
     }
     sc_map64_release(&seen);
-    if (new_series) encode_series(w, p->series_id, p->week, canon, &p->series);
-    if (p->stacks.oom || p->frames.oom || p->series.oom) rc = SC_ENOMEM;
+    if (new_series)
+        encode_series(w, p->series_id, p->week, canon, &p->series);
+    if (p->stacks.oom || p->frames.oom || p->series.oom)
+        rc = SC_ENOMEM;
     return rc;
 }
 
@@ -326,7 +354,8 @@ int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
     int rc = sc_prep_check(w, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (w->time_ns < 0)
         return sc_errf(err, SC_EINVAL, "a profile time before 1970 (%lld ns)",
                        (long long)w->time_ns);
@@ -347,7 +376,8 @@ int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
     p.week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
     p.series_id = series;
     rc = sc_prep_profile(&x, w->p, w->time_shift_ns, err);
-    if (rc) goto out;
+    if (rc)
+        goto out;
     if (canon.oom || uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p.rows) ||
         encode_new(s, w, &x, &u, &canon, &p)) {
         rc = sc_errf(err, SC_ENOMEM, "out of memory");

@@ -17,7 +17,8 @@ int sc_prep_check(const struct sc_store_write *w, char *err)
     if (!w->labels || w->labels->n > SC_SERIES_LABELS_MAX)
         return sc_errf(err, SC_ELIMIT, "%u labels is more than %u",
                        w->labels ? (unsigned)w->labels->n : 0, SC_SERIES_LABELS_MAX);
-    if (p->nsample_types == 0) return sc_errf(err, SC_EINVAL, "profile has no sample types");
+    if (p->nsample_types == 0)
+        return sc_errf(err, SC_EINVAL, "profile has no sample types");
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
         struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
@@ -105,7 +106,8 @@ static int hash_frames(struct sc_prep *x)
                 line = ln->line;
             } else {
                 /* nameless: named by its address, as frame_strings() does */
-                if (!haddr) haddr = sc_hash64(abuf, sc_address_name(l->address, abuf));
+                if (!haddr)
+                    haddr = sc_hash64(abuf, sc_address_name(l->address, abuf));
                 hf = haddr;
                 if (ln->function) {
                     hfile = fh[2 * (ln->function - 1) + 1];
@@ -133,16 +135,22 @@ void sc_prep_frame(const struct sc_prep *x, uint32_t ref, struct sc_prep_frame *
 
 static int grow_rows(struct sc_prep *x)
 {
-    if (x->n < x->cap) return 0;
+    if (x->n < x->cap)
+        return 0;
     uint32_t c = x->cap ? x->cap * 2 : 1024;
-    if (c <= x->cap) return SC_ELIMIT;
+    if (c <= x->cap)
+        return SC_ELIMIT;
     uint64_t *st = realloc(x->stack, c * sizeof *st);
-    if (st) x->stack = st;
+    if (st)
+        x->stack = st;
     int64_t *v = realloc(x->values, (size_t)c * x->nt * sizeof *v);
-    if (v) x->values = v;
+    if (v)
+        x->values = v;
     uint32_t *so = realloc(x->soff, ((size_t)c + 1) * sizeof *so);
-    if (so) x->soff = so;
-    if (!st || !v || !so) return SC_ENOMEM;
+    if (so)
+        x->soff = so;
+    if (!st || !v || !so)
+        return SC_ENOMEM;
     x->cap = c;
     return 0;
 }
@@ -154,7 +162,8 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     int any = 0;
     for (uint32_t c = 0; c < x->nt; c++)
         any |= values[c] != 0;
-    if (!any) return 0;
+    if (!any)
+        return 0;
     const struct sc_profile *p = x->p;
     uint64_t nf = 0;
     for (uint32_t k = 0; k < nlocs; k++)
@@ -163,9 +172,11 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         uint64_t c = x->hcap ? x->hcap : 64;
         while (c < nf)
             c *= 2;
-        if (c > UINT32_MAX / 8) return SC_ELIMIT;
+        if (c > UINT32_MAX / 8)
+            return SC_ELIMIT;
         uint64_t *h = realloc(x->hbuf, c * sizeof *h);
-        if (!h) return SC_ENOMEM;
+        if (!h)
+            return SC_ENOMEM;
         x->hbuf = h;
         x->hcap = (uint32_t)c;
     }
@@ -173,9 +184,11 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         uint64_t c = x->refs_cap ? x->refs_cap : 16384;
         while (c < x->nrefs + nf)
             c *= 2;
-        if (c > UINT32_MAX / 4) return SC_ELIMIT;
+        if (c > UINT32_MAX / 4)
+            return SC_ELIMIT;
         uint32_t *f = realloc(x->refs, c * sizeof *f);
-        if (!f) return SC_ENOMEM;
+        if (!f)
+            return SC_ENOMEM;
         x->refs = f;
         x->refs_cap = (uint32_t)c;
     }
@@ -198,7 +211,8 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         }
     }
     int rc = grow_rows(x);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     x->stack[x->n] = sc_hash64(x->hbuf, (size_t)nf * sizeof *x->hbuf);
     x->soff[x->n] = x->nrefs;
     x->nrefs += (uint32_t)nf;
@@ -212,7 +226,8 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
 static int has_times(const struct sc_profile *p)
 {
     for (uint32_t i = 0; i < p->nsamples; i++)
-        if (p->samples[i].time_ns) return 1;
+        if (p->samples[i].time_ns)
+            return 1;
     return 0;
 }
 
@@ -222,26 +237,31 @@ int sc_prep_profile(struct sc_prep *x, const struct sc_profile *p, int64_t time_
     x->p = p;
     x->nt = p->nsample_types;
     int rc = hash_frames(x);
-    if (rc) return sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
+    if (rc)
+        return sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
     rc = sc_profile_foreach_sample(p, collect_visit, x, err);
     if (rc) {
-        if (rc != SC_EFORMAT) rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
+        if (rc != SC_EFORMAT)
+            rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
         return rc;
     }
-    if (x->n == 0 && grow_rows(x)) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (x->n == 0 && grow_rows(x))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     x->soff[x->n] = x->nrefs;
     /* timestamps come from the stored samples (the walk sees values only), in the same
      * order: the samples with a non-zero value */
     if (!p->lazy && has_times(p)) {
         x->times = malloc(((size_t)x->n + 1) * sizeof *x->times);
-        if (!x->times) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!x->times)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         uint32_t r = 0;
         for (uint32_t i = 0; i < p->nsamples && r < x->n; i++) {
             const int64_t *v = p->values + (size_t)i * x->nt;
             int any = 0;
             for (uint32_t c = 0; c < x->nt; c++)
                 any |= v[c] != 0;
-            if (any) x->times[r++] = p->samples[i].time_ns + time_shift_ns;
+            if (any)
+                x->times[r++] = p->samples[i].time_ns + time_shift_ns;
         }
     }
     return 0;
@@ -269,7 +289,8 @@ struct time_order {
 static int cmp_time(const void *a, const void *b)
 {
     const struct time_order *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
     return (x->row > y->row) - (x->row < y->row);
 }
 
@@ -284,7 +305,8 @@ uint32_t *sc_prep_time_order(const struct sc_prep *x)
     }
     for (uint32_t i = 0; i < x->n; i++)
         ord[i] = (struct time_order){x->times ? x->times[i] : 0, i};
-    if (x->n > 1) qsort(ord, x->n, sizeof *ord, cmp_time);
+    if (x->n > 1)
+        qsort(ord, x->n, sizeof *ord, cmp_time);
     for (uint32_t i = 0; i < x->n; i++)
         rows[i] = ord[i].row;
     free(ord);
