@@ -6,7 +6,7 @@ The data: generated heap profiles (four types, two of them gauges), folded CPU s
 real Go program's CPU and allocation profiles (when go is installed), perf script with
 timestamps, and the shared test data's profiles (when present), spread over three days so
 that merges read day, hour and ten-minute rollups as well as raw profiles. The queries:
-render in every format, timeline at several steps, diff (json and tsv, with statistics),
+render in every format, timeline at several steps, diff in every format (with statistics),
 heatmap, series, labels and label values, profile types. Then retention: a pair of servers
 keeping two days must forget the same things, and ClickHouse must drop the old days'
 partitions."""
@@ -327,7 +327,7 @@ def conformance(servers):
     main_cases = [("heap:alloc_space", '{service_name="api"}'),
                   ("heap:inuse_space", '{service_name="api"}'),
                   ("cpu:samples", '{service_name="worker"}')]
-    formats = ("json", "tsv", "pprof", "folded", "svg", "speedscope", "dot")
+    formats = ("json", "tsv", "top", "pprof", "folded", "svg", "speedscope", "dot")
     for typ, sel in main_cases:
         for lab, (f, u) in R.items():
             for fmt in formats if lab in ("all", "ragged hours") else ("json", "tsv", "pprof"):
@@ -335,7 +335,7 @@ def conformance(servers):
                                             "from": str(f), "until": str(u)})
         f, u = R["all"]
         for extra in ({"maxNodes": "20"}, {"focus": "f3|pkg1"}, {"ignore": "f1"},
-                      {"hide": "main"}):
+                      {"hide": "main"}, {"top": "1"}):
             same(sq, "/api/v1/render", dict({"query": sel, "type": typ, "format": "json",
                                              "from": str(f), "until": str(u)}, **extra))
     for t in type_ids:
@@ -360,10 +360,12 @@ def conformance(servers):
         for (bf, bu), (f, u) in ((R["whole day"], R["last 15 min"]),
                                  (R["three whole hours"], R["last 15 min"]),
                                  (R["last day"], R["ragged hours"])):
-            for fmt in ("json", "tsv"):
-                same(sq, "/api/v1/diff", {"type": typ, "base_query": sel, "query": sel,
-                                          "base_from": str(bf), "base_until": str(bu),
-                                          "from": str(f), "until": str(u), "format": fmt})
+            for fmt, extra in (("json", {}), ("tsv", {}), ("flame", {}), ("folded", {}),
+                               ("json", {"normalize": "1"}), ("flame", {"normalize": "0"})):
+                same(sq, "/api/v1/diff", dict({"type": typ, "base_query": sel, "query": sel,
+                                               "base_from": str(bf), "base_until": str(bu),
+                                               "from": str(f), "until": str(u),
+                                               "format": fmt}, **extra))
     # heatmap of the timestamped pushes
     perf_types = json.loads(same(sq, "/api/v1/profile_types", {"query": q("perfapp")}))
     check(perf_types, "no profile types for the perf pushes")
