@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import clickhouse_common as chc  # noqa: E402
-from server_common import Server, _fields, check, enc, fail, main_wrapper  # noqa: E402
+from server_common import Server, _fields, _varint, check, enc, fail, main_wrapper  # noqa: E402
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
@@ -113,12 +113,13 @@ def dataset():
     folded = [gen_folded(s) for s in range(6)]
     for k, name in enumerate(["api{env=prod,pod=a}", "api{env=prod,pod=b}", "web{env=dev}"]):
         for j, t in enumerate(schedule(k)):
-            pushes.append((dict(name=name, format="pprof", **{"from": str(t), "until": str(t + 10)}),
-                           heap[(j + k) % len(heap)]))
+            times = {"from": str(t), "until": str(t + 10)}
+            pushes.append((dict(name=name, format="pprof", **times), heap[(j + k) % len(heap)]))
     for k, name in enumerate(["worker.cpu{env=prod}", "worker.cpu{env=dev,team=x y}"]):
         for j, t in enumerate(schedule(k + 3)):
-            pushes.append((dict(name=name, format="folded", **{"from": str(t), "until": str(t + 10)}),
-                           folded[(j * 5 + k) % len(folded)]))
+            times = {"from": str(t), "until": str(t + 10)}
+            body = folded[(j * 5 + k) % len(folded)]
+            pushes.append((dict(name=name, format="folded", **times), body))
     go = go_profiles()
     for j, t in enumerate(schedule(6)[::4]):
         for n, body in go.items():
@@ -201,14 +202,7 @@ def pprof_canon(data):
             return [v]
         out, i = [], 0
         while i < len(v):
-            x, s = 0, 0
-            while True:
-                c = v[i]
-                i += 1
-                x |= (c & 0x7F) << s
-                s += 7
-                if c < 0x80:
-                    break
+            x, i = _varint(v, i)
             out.append(x - (1 << 64) if x >= 1 << 63 else x)
         return out
     canon = {}
