@@ -284,7 +284,8 @@ int main(int argc, char **argv)
         o.url = getenv("BENCH_CH_URL");
         o.cluster = getenv("BENCH_CH_CLUSTER");
         o.database = getenv("BENCH_CH_DATABASE");
-        snprintf(shard_list, sizeof shard_list, "%s", getenv("BENCH_CH_SHARDS") ? getenv("BENCH_CH_SHARDS") : "");
+        snprintf(shard_list, sizeof shard_list, "%s",
+                 getenv("BENCH_CH_SHARDS") ? getenv("BENCH_CH_SHARDS") : "");
         for (char *t = strtok(shard_list, ","); t && o.nshards < 16; t = strtok(NULL, ","))
             shards[o.nshards++] = t;
         o.shards = shards;
@@ -360,9 +361,10 @@ int main(int argc, char **argv)
         fclose(f);
     }
     double day_gz = per_gz * total_profiles, day_samples = per_samples * total_profiles;
-    printf("profiles written:        %d (%d threads, %s, group commit)\n", total_profiles,
-           threads,
-           ch ? "confirmed by ClickHouse" : o.durable ? "durable" : "not fsync'd");
+    printf("profiles written:        %d (%d threads, %s, group commit)\n", total_profiles, threads,
+           ch          ? "confirmed by ClickHouse"
+           : o.durable ? "durable"
+                       : "not fsync'd");
     printf("write rate:              %.0f profiles/s (%.2f s; %.0f us of CPU per profile)\n",
            total_profiles / wt, wt, wcpu * 1e6 / total_profiles);
     printf("rollup compaction:       %.2f s\n", ct);

@@ -502,8 +502,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
                     *(!strcmp(s, "write_timeout") ? &cf->storage_write_timeout_ns
                                                   : &cf->storage_query_timeout_ns) = d;
-                }
-                else if (!strcmp(sect_key, "storage.retention")) {
+                } else if (!strcmp(sect_key, "storage.retention")) {
                     if (parse_duration(scalar(sv), &cf->retention_ns) || cf->retention_ns <= 0)
                         return fail(c, sv, "bad retention '%s' (like 30d, 12h)",
                                     scalar(sv) ? scalar(sv) : "");

@@ -57,7 +57,7 @@ struct sc_config {
     char *storage_cluster;   /* storage.cluster: the cluster in ClickHouse's remote_servers */
     char **storage_shards;   /* storage.shards: each shard's HTTP URL, in remote_servers order */
     uint32_t nstorage_shards;
-    char *storage_database;  /* storage.database (clickhouse), default "default" */
+    char *storage_database; /* storage.database (clickhouse), default "default" */
     int64_t storage_write_timeout_ns, storage_query_timeout_ns; /* storage.write_timeout,
                                 storage.query_timeout (clickhouse); 0 = the defaults */
     uint64_t storage_max_answer; /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */

@@ -460,7 +460,8 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     }
     /* compaction every 10 s; a store that cannot start its thread still works (rollups
      * and retention wait for sc_store_compact) */
-    if (o->background) sc_store_bg_start(&s->bg, 10 * SC_NS_PER_S, 10 * SC_NS_PER_S, sq_bg_tick, s);
+    if (o->background)
+        sc_store_bg_start(&s->bg, 10 * SC_NS_PER_S, 10 * SC_NS_PER_S, sq_bg_tick, s);
     *out = &s->base;
     return 0;
 }

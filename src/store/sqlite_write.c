@@ -196,7 +196,8 @@ static int resolve_stacks(struct wctx *w)
     sc_map64_init(&seen);
     for (uint32_t i = 0; i < w->x.n && rc == 0; i++) {
         int added;
-        if (sc_map64_get(&s->stack_ids, w->x.stack[i])) continue;
+        if (sc_map64_get(&s->stack_ids, w->x.stack[i]))
+            continue;
         if (!sc_map64_upsert(&seen, w->x.stack[i], 0, &added)) {
             rc = SC_ENOMEM;
             break;
@@ -269,11 +270,13 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     b.times = w->timed ? malloc(((size_t)n + 1) * sizeof *b.times) : NULL;
     uint32_t *ord = w->timed ? sc_prep_time_order(&w->x) : NULL;
     int rc = SC_ENOMEM;
-    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord))) goto out;
+    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord)))
+        goto out;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t r = w->timed ? ord[i] : i;
         b.stacks[i] = w->stacks[r];
-        if (w->timed) b.times[i] = w->x.times[r];
+        if (w->timed)
+            b.times[i] = w->x.times[r];
         for (uint32_t c = 0; c < nt; c++)
             b.values[(size_t)c * n + i] = w->x.values[(size_t)r * nt + c];
     }
@@ -571,7 +574,8 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     struct sq_store *s = (struct sq_store *)sto;
     const struct sc_profile *p = wr->p;
     int rc = sc_prep_check(wr, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT;
     struct pend_write pw;
     memset(&pw, 0, sizeof pw);
@@ -601,7 +605,8 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     pthread_rwlock_rdlock(&s->gc_lock);
     gc_locked = 1;
     rc = sc_prep_profile(&w.x, p, wr->time_shift_ns, err);
-    if (rc) goto out;
+    if (rc)
+        goto out;
     w.timed = w.x.times != NULL;
     w.stacks = malloc(((size_t)w.x.n + 1) * sizeof *w.stacks);
     rc = w.stacks ? resolve_stacks(&w) : SC_ENOMEM;

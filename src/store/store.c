@@ -24,7 +24,8 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     *out = NULL;
     if (!o->engine || !*o->engine || !strcmp(o->engine, "sqlite"))
         return sc_sqlite_open(o, out, err);
-    if (!strcmp(o->engine, "clickhouse")) return sc_clickhouse_open(o, out, err);
+    if (!strcmp(o->engine, "clickhouse"))
+        return sc_clickhouse_open(o, out, err);
     return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite, clickhouse)",
                    o->engine);
 }
@@ -170,7 +171,8 @@ static void *bg_main(void *arg)
         struct timespec ts;
         sc_deadline(&ts, pass ? bg->every_ns : bg->first_ns);
         pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
-        if (bg->stop) break;
+        if (bg->stop)
+            break;
         pthread_mutex_unlock(&bg->mu);
         bg->fn(bg->arg);
         pthread_mutex_lock(&bg->mu);
@@ -195,7 +197,8 @@ int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns
 
 void sc_store_bg_stop(struct sc_store_bg *bg)
 {
-    if (!bg->running) return;
+    if (!bg->running)
+        return;
     pthread_mutex_lock(&bg->mu);
     bg->stop = 1;
     pthread_cond_signal(&bg->cond);
