@@ -42,9 +42,9 @@ static const char usage[] =
     "the config the server samples its host's CPUs itself (docs/record.md).\n"
     "\n"
     "SIGTERM or SIGINT stop the server gracefully: it stops accepting, finishes requests and\n"
-    "writes in flight, stores what the scraper has fetched and closes the store. A bearer token is "
-    "required on every route but\n"
-    "/metrics and /healthz when auth.token or auth.token_file is configured.\n";
+    "writes in flight, stores what the scraper has fetched and closes the store. A bearer\n"
+    "token is required on every route but /metrics and /healthz when auth.token or\n"
+    "auth.token_file is configured.\n";
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 
