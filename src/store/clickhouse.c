@@ -574,6 +574,7 @@ static const struct sc_store_ops clickhouse_ops = {
     .name = "clickhouse",
     .close = ch_close,
     .write = ch_write,
+    .write_many = ch_write_many,
     .types = ch_types,
     .label_names = ch_label_names,
     .label_values = ch_label_values,

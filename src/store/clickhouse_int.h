@@ -214,6 +214,7 @@ int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gau
 
 /* ---- clickhouse_write.c ---- */
 int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err);
+int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err);
 
 /* ---- clickhouse_read.c ---- */
 

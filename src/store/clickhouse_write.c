@@ -251,14 +251,23 @@ static size_t pend_bytes(const struct ch_pend *p)
     return p->rows.len + p->stacks.len + p->frames.len + p->series.len;
 }
 
-/* Queues p on its shard and returns when a commit that includes it has finished. */
-static int group_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, char *err)
+/* Queues p on its shard; await_commit then waits for (or leads) the commit that takes it. */
+static void enqueue(struct ch_store *s, uint32_t shard, struct ch_pend *p)
 {
     struct ch_shard *sh = &s->shards[shard];
     pthread_mutex_lock(&sh->qmu);
     p->next = NULL;
     *sh->qtail = p;
     sh->qtail = &p->next;
+    pthread_mutex_unlock(&sh->qmu);
+}
+
+/* Returns when a commit that includes p (queued by enqueue) has finished: a commit another
+ * writer leads, or one led here with everything queued on the shard. */
+static int await_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, char *err)
+{
+    struct ch_shard *sh = &s->shards[shard];
+    pthread_mutex_lock(&sh->qmu);
     while (!p->done) {
         if (sh->leader) {
             pthread_cond_wait(&sh->qcond, &sh->qmu);
@@ -350,9 +359,22 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
     return rc;
 }
 
-int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
+static void pend_release(struct ch_pend *p)
 {
-    struct ch_store *s = (struct ch_store *)st;
+    sc_buf_release(&p->rows);
+    sc_buf_release(&p->stacks);
+    sc_buf_release(&p->frames);
+    sc_buf_release(&p->series);
+    free(p->new_stacks);
+    free(p->new_frames);
+}
+
+/* w's rows, new stacks, frames and series encoded into p (zeroed here), and the shard they
+ * go to. */
+static int pend_build(struct ch_store *s, const struct sc_store_write *w, struct ch_pend *p,
+                      uint32_t *shard, char *err)
+{
+    memset(p, 0, sizeof *p);
     int rc = sc_prep_check(w, err);
     if (rc)
         return rc;
@@ -362,37 +384,63 @@ int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
     struct sc_buf canon = SC_BUF_INIT;
     struct sc_prep x;
     struct uniq u;
-    struct ch_pend p;
     memset(&x, 0, sizeof x);
     memset(&u, 0, sizeof u);
-    memset(&p, 0, sizeof p);
     sc_labels_format(w->labels, &canon);
     uint64_t series = sc_series_id(w->tenant, canon.data ? canon.data : "", canon.len);
     /* a series' ten-minute buckets go round the shards: a long read of one series
      * aggregates on all of them, and a ten-minute rollup bucket stays on one */
     uint64_t bucket = (uint64_t)(w->time_ns / ((int64_t)SC_ROLLUP_SHORT * CH_NS));
-    uint32_t shard = (uint32_t)(sc_mix64(series ^ sc_mix64(bucket)) % s->nshards);
+    *shard = (uint32_t)(sc_mix64(series ^ sc_mix64(bucket)) % s->nshards);
     int64_t week = w->time_ns / CH_DAY_NS / CH_WEEK_DAYS;
-    p.week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
-    p.series_id = series;
+    p->week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
+    p->series_id = series;
     rc = sc_prep_profile(&x, w->p, w->time_shift_ns, err);
-    if (rc)
-        goto out;
-    if (canon.oom || uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p.rows) ||
-        encode_new(s, w, &x, &u, &canon, &p)) {
+    if (rc == 0 && (canon.oom || uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p->rows) ||
+                    encode_new(s, w, &x, &u, &canon, p)))
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    rc = group_commit(s, shard, &p, err);
-out:
     sc_buf_release(&canon);
     sc_prep_release(&x);
     uniq_release(&u);
-    sc_buf_release(&p.rows);
-    sc_buf_release(&p.stacks);
-    sc_buf_release(&p.frames);
-    sc_buf_release(&p.series);
-    free(p.new_stacks);
-    free(p.new_frames);
     return rc;
+}
+
+/* The parts of one push (ingest's split by sample labels) are queued on their shards
+ * together, so they cost one commit a shard rather than one round trip each. Every part is
+ * sent; the answer is the first failure. */
+int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err)
+{
+    struct ch_store *s = (struct ch_store *)st;
+    struct ch_pend *ps = calloc(n ? n : 1, sizeof *ps);
+    uint32_t *shards = calloc(n ? n : 1, sizeof *shards);
+    int rc = 0;
+    uint32_t built = 0;
+    if (!ps || !shards)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    for (; rc == 0 && built < n; built++)
+        rc = pend_build(s, &ws[built], &ps[built], &shards[built], err);
+    if (rc == 0) {
+        for (uint32_t i = 0; i < n; i++)
+            enqueue(s, shards[i], &ps[i]);
+        /* each queued part is waited for before it is freed, whatever the others' fate */
+        for (uint32_t i = 0; i < n; i++) {
+            char perr[SC_ERR_LEN] = "";
+            int prc = await_commit(s, shards[i], &ps[i], perr);
+            if (prc && !rc) {
+                rc = prc;
+                if (err)
+                    memcpy(err, perr, SC_ERR_LEN);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < built; i++)
+        pend_release(&ps[i]);
+    free(ps);
+    free(shards);
+    return rc;
+}
+
+int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err)
+{
+    return ch_write_many(st, w, 1, err);
 }

@@ -40,6 +40,16 @@ int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err
     return s->ops->write(s, w, err);
 }
 
+int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err)
+{
+    if (s->ops->write_many)
+        return s->ops->write_many(s, ws, n, err);
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        rc = s->ops->write(s, &ws[i], err);
+    return rc;
+}
+
 int sc_store_types(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
                    char *err)
 {

@@ -26,6 +26,8 @@ struct sc_store_ops {
     const char *name;
     void (*close)(struct sc_store *s);
     int (*write)(struct sc_store *s, const struct sc_store_write *w, char *err);
+    /* optional: n profiles at once (one round trip a shard); without it, write each */
+    int (*write_many)(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err);
     int (*types)(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx, char *err);
     int (*label_names)(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
                        char *err);
