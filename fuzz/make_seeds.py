@@ -356,7 +356,42 @@ def symtab_seeds():
     }
 
 
+# ---- ClickHouse answers (RowBinary), the first byte choosing the parser ----
+
+def rb_u64(v):
+    return (v & ((1 << 64) - 1)).to_bytes(8, "little")
+
+
+def rb_str(b):
+    return varint(len(b)) + b
+
+
+def rb_arr(items, enc):
+    return varint(len(items)) + b"".join(enc(x) for x in items)
+
+
+def clickhouse_seeds():
+    stacks = (rb_u64(11) + rb_arr([1, 2, 3], rb_u64) + rb_arr([0, 1, 0], lambda x: bytes([x])) +
+              rb_u64(12) + rb_arr([], rb_u64) + rb_arr([], lambda x: bytes([x])))
+    frames = b"".join(rb_u64(i) + rb_str(b"main.f%d" % i) + rb_str(b"/src/main.go") +
+                      rb_u64(10 * i) + rb_str(b"/bin/app") for i in (1, 2, 3))
+    timed = (rb_u64(7) + rb_u64(5000000000) + rb_u64(1000000000) +
+             rb_arr([11, 12, 11], rb_u64) + rb_arr([1, -1, 3], rb_u64) +
+             rb_arr([5000000001, 5000000002, 5000000002], rb_u64) +
+             rb_u64(7) + rb_u64(4000000000) + rb_u64(0) + rb_arr([], rb_u64) * 3)
+    counts = b"".join(rb_u64(k) + rb_u64(7) + rb_u64(3) + rb_u64(30000000000) + rb_u64(3)
+                      for k in (0, 1, 5))
+    strings = rb_str(b"env") + rb_str(b"service_name") + rb_str(b"") + rb_str(b"x" * 300)
+    return {"stacks": b"\0" + stacks, "frames": b"\1" + frames, "timed": b"\2" + timed,
+            "counts": b"\3" + counts, "strings": b"\4" + strings,
+            "stacks-truncated": b"\0" + stacks[:-5], "timed-uneven": b"\2" + timed[:40] +
+            rb_arr([1], rb_u64) + rb_arr([], rb_u64) + rb_arr([], rb_u64),
+            "huge-length": b"\4" + varint(1 << 62) + b"x"}
+
+
 def main():
+    for k, v in clickhouse_seeds().items():
+        write("clickhouse", k, v)
     pp = pprof_seeds()
     for k, v in pp.items():
         write("pprof", k, v)

@@ -45,6 +45,22 @@ e2e_cleanup() {
     wait 2>/dev/null
     if [ -n "${KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
+# clickhouse_py NAME: runs tests/e2e/NAME.py TMPDIR, which starts clickhouse-servers under
+# $tmp/ch in their own sessions: they are stopped on exit too, whatever happens; on failure the
+# logs' tails are shown. Skips without clickhouse-server.
+clickhouse_py() {
+    need_cmd python3 "python3"
+    [ -x /usr/sbin/clickhouse-server ] ||
+        skip "clickhouse-server is not installed (scripts/install-deps.sh test)"
+    e2e_tmp
+    trap 'python3 -B "$SCORCH_SRC/tests/e2e/clickhouse_common.py" down "$tmp/ch" 2>/dev/null
+          e2e_cleanup' EXIT
+    python3 -B "$SCORCH_SRC/tests/e2e/$1.py" "$tmp"
+    rc=$?
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] ||
+        tail -n 20 "$tmp"/*.log "$tmp"/ch/*/log/*.err.log >&2
+    exit "$rc"
+}
 # free_ports N: N distinct free loopback ports, space separated.
 free_ports() {
     python3 -c '

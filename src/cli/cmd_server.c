@@ -3,6 +3,7 @@
 #include "model/error.h"
 #include "server/config.h"
 #include "server/server.h"
+#include "store/store.h"
 
 #include <getopt.h>
 #include <signal.h>
@@ -24,8 +25,10 @@ static const char usage[] =
     "                       record)\n"
     "  --data DIR           where the embedded store keeps its files (default ./data)\n"
     "  --listen ADDR        host:port to listen on (default 127.0.0.1:4040; :0 picks a port)\n"
-    "  --storage ENGINE     sqlite (default) or clickhouse\n"
-    "  --clickhouse-url URL ClickHouse's HTTP interface, for --storage clickhouse\n"
+    "  --storage ENGINE     sqlite (default) or clickhouse (the config's storage.engine)\n"
+    "  --clickhouse-url URL ClickHouse's HTTP interface, like http://127.0.0.1:8123 (the\n"
+    "                       config's storage.url; storage.cluster and storage.shards spread\n"
+    "                       the profiles over several shards, see docs/storage.md)\n"
     "  --retention DUR      keep profiles this long (default 30d; the config's storage.retention)\n"
     "  --otlp-grpc-listen ADDR  host:port of the OTLP/gRPC profiles listener (the config's\n"
     "                       otlp.grpc_listen; off unless set). OTLP/HTTP is always on the main\n"
@@ -39,8 +42,9 @@ static const char usage[] =
     "the config the server samples its host's CPUs itself (docs/record.md).\n"
     "\n"
     "SIGTERM or SIGINT stop the server gracefully: it stops accepting, finishes requests and\n"
-    "writes in flight, stores what the scraper has fetched and closes the store. A bearer token is required on every route but\n"
-    "/metrics and /healthz when auth.token or auth.token_file is configured.\n";
+    "writes in flight, stores what the scraper has fetched and closes the store. A bearer\n"
+    "token is required on every route but /metrics and /healthz when auth.token or\n"
+    "auth.token_file is configured.\n";
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 
@@ -108,13 +112,28 @@ int cmd_server(int argc, char **argv)
         return cli_error("%s", err);
     }
     const char *engine = storage ? storage : cf.storage_engine ? cf.storage_engine : "sqlite";
-    if (strcmp(engine, "sqlite")) {
+    if (strcmp(engine, "sqlite") && strcmp(engine, "clickhouse")) {
         sc_config_release(&cf);
-        (void)churl;
-        return cli_error("storage engine '%s' is not available yet (sqlite is)", engine);
+        return cli_usage("server", "unknown storage engine '%s' (sqlite, clickhouse)", engine);
+    }
+    struct sc_store_opts so;
+    sc_store_opts_init(&so);
+    so.engine = engine;
+    so.url = churl ? churl : cf.storage_url;
+    so.cluster = cf.storage_cluster;
+    so.shards = (const char *const *)cf.storage_shards;
+    so.nshards = cf.nstorage_shards;
+    so.database = cf.storage_database;
+    so.write_timeout_ns = cf.storage_write_timeout_ns;
+    so.query_timeout_ns = cf.storage_query_timeout_ns;
+    so.max_answer = cf.storage_max_answer;
+    if (!strcmp(engine, "clickhouse") && !so.url) {
+        sc_config_release(&cf);
+        return cli_usage("server", "--storage clickhouse needs --clickhouse-url (or storage.url)");
     }
     struct sc_server_opts o;
     sc_server_opts_init(&o);
+    o.store = &so;
     o.config_path = config;
     if (listen)
         o.listen = listen;

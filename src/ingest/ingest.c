@@ -630,11 +630,18 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     /* every part is checked before the first is stored */
     for (uint32_t g = 0; rc == 0 && g < sp.n; g++)
         rc = sc_ingest_check_labels(&sp.labels[g], err);
-    for (uint32_t g = 0; rc == 0 && g < sp.n; g++) {
+    struct sc_store_write *ws = rc == 0 && sp.n ? calloc(sp.n, sizeof *ws) : NULL;
+    if (rc == 0 && sp.n && !ws)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    for (uint32_t g = 0; ws && g < sp.n; g++) {
         struct sc_store_write w = {it->tenant, &sp.labels[g],       profile,
                                    t,          dur,          &sp.parts.views[g], it->time_shift_ns};
-        rc = sc_store_write(s, &w, err);
+        ws[g] = w;
     }
+    /* the parts together: ClickHouse then stores them in one commit a shard */
+    if (ws)
+        rc = sc_store_write_many(s, ws, sp.n, err);
+    free(ws);
     res->series = sp.n ? sp.n : 1;
     snprintf(res->dropped, sizeof res->dropped, "%s", sp.dropped);
     sc_split_release(&sp);

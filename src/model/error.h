@@ -20,7 +20,8 @@
     X(EXISTS, -8, "already exists")                                                                \
     X(AUTH, -9, "not authorized")                                                                  \
     X(INTERNAL, -10, "internal error")                                                             \
-    X(NOSPACE, -11, "no space left for the store")
+    X(NOSPACE, -11, "no space left for the store")                                                 \
+    X(UNAVAIL, -12, "temporarily unavailable")
 
 enum sc_errno {
     SC_OK = 0,

@@ -485,7 +485,24 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     cf->storage_path = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "storage.url"))
                     cf->storage_url = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.retention")) {
+                else if (!strcmp(sect_key, "storage.cluster"))
+                    cf->storage_cluster = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "storage.database"))
+                    cf->storage_database = dup_scalar(c, sv, s, &rc);
+                else if (!strcmp(sect_key, "storage.max_answer")) {
+                    if (parse_bytes(scalar(sv), &cf->storage_max_answer) ||
+                        cf->storage_max_answer == 0)
+                        return fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
+                } else if (!strcmp(sect_key, "storage.shards"))
+                    rc = strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
+                else if (!strcmp(sect_key, "storage.write_timeout") ||
+                         !strcmp(sect_key, "storage.query_timeout")) {
+                    int64_t d;
+                    if (parse_duration(scalar(sv), &d) || d <= 0)
+                        return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
+                    *(!strcmp(s, "write_timeout") ? &cf->storage_write_timeout_ns
+                                                  : &cf->storage_query_timeout_ns) = d;
+                } else if (!strcmp(sect_key, "storage.retention")) {
                     if (parse_duration(scalar(sv), &cf->retention_ns) || cf->retention_ns <= 0)
                         return fail(c, sv, "bad retention '%s' (like 30d, 12h)",
                                     scalar(sv) ? scalar(sv) : "");
@@ -629,6 +646,9 @@ void sc_config_release(struct sc_config *c)
     free(c->storage_engine);
     free(c->storage_path);
     free(c->storage_url);
+    free(c->storage_cluster);
+    free(c->storage_database);
+    free_strs(c->storage_shards, c->nstorage_shards);
     free(c->listen);
     free_strs(c->source_roots, c->nsource_roots);
     free_strs(c->record_label_names, c->record_nlabels);

@@ -53,7 +53,14 @@ struct sc_config {
     char *auth_token;        /* auth.token / auth.token_file (server) */
     char *storage_engine;    /* sqlite (default) or clickhouse */
     char *storage_path;      /* storage.path */
-    char *storage_url;       /* storage.url (clickhouse) */
+    char *storage_url;       /* storage.url (clickhouse: where queries go) */
+    char *storage_cluster;   /* storage.cluster: the cluster in ClickHouse's remote_servers */
+    char **storage_shards;   /* storage.shards: each shard's HTTP URL, in remote_servers order */
+    uint32_t nstorage_shards;
+    char *storage_database; /* storage.database (clickhouse), default "default" */
+    int64_t storage_write_timeout_ns, storage_query_timeout_ns; /* storage.write_timeout,
+                                storage.query_timeout (clickhouse); 0 = the defaults */
+    uint64_t storage_max_answer; /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
     int64_t retention_ns;    /* storage.retention, default 30 d */
     char *listen;            /* server.listen */
     uint64_t max_read_blocks; /* server.max_read_blocks: a query's budget; 0 = default */

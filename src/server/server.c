@@ -135,6 +135,9 @@ int sc_resp_code(struct sc_resp *w, int code, const char *msg)
         /* the disk is full: nothing was stored; the client may retry once there is room */
         status = 507, reason = SC_REASON_STORAGE;
         break;
+    case SC_EUNAVAIL: /* the store is away for now: clients retry (Retry-After) */
+        status = 503, reason = SC_REASON_BUSY;
+        break;
     default:
         status = 500, reason = SC_REASON_INTERNAL;
     }
@@ -765,6 +768,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!rc) {
         struct sc_store_opts so;
         sc_store_opts_init(&so);
+        if (o->store)
+            so = *o->store;
         so.dir = o->data_dir;
         so.retention_ns = o->retention_ns;
         so.max_read_blocks = o->max_read_blocks;
@@ -811,8 +816,10 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
-        fprintf(stderr, "scorch: listening on http://%s:%u (data in %s)\n", host,
-                di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port), o->data_dir);
+        int ch = o->store && o->store->engine && !strcmp(o->store->engine, "clickhouse");
+        fprintf(stderr, "scorch: listening on http://%s:%u (%s %s)\n", host,
+                di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
+                ch ? "clickhouse at" : "data in", ch ? o->store->url : o->data_dir);
         fflush(stderr);
         while (!*stop) {
             struct timespec ts = {0, 100 * 1000000L};

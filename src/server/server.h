@@ -8,11 +8,15 @@
 #include "formats/input.h"
 
 struct sc_config;
+struct sc_store_opts;
 
 struct sc_server_opts {
     const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
     const char *grpc_listen; /* the OTLP/gRPC listener's host:port (otlp.grpc_listen); NULL: none */
     const char *data_dir;    /* the embedded store's directory */
+    const struct sc_store_opts *store; /* the store's engine and its options (NULL: the
+                                          embedded one); dir, retention and durable are
+                                          the ones here */
     const char *token;       /* bearer token required on every route but /metrics, /healthz */
     int64_t retention_ns;    /* store retention */
     struct sc_limits limits; /* what one pushed profile may be */

@@ -47,8 +47,8 @@ const char *sc_req_arg(const struct sc_req *r, const char *name);
 int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps an SC_E* code to an HTTP status (EINVAL/EFORMAT 400, ELIMIT 413, ENOTFOUND 404,
- * EUNSUPPORTED 415, EAUTH 401, others 500) and sets the error; the error metrics count it
- * by the code (a bad body is "format", a bad parameter "bad_request"). */
+ * EUNSUPPORTED 415, EAUTH 401, EUNAVAIL 503 with Retry-After, others 500) and sets the error; the
+ * error metrics count it by the code (a bad body is "format", a bad parameter "bad_request"). */
 int sc_resp_code(struct sc_resp *w, int code, const char *msg);
 /* A query parameter past one of the server's limits (range, maxNodes, steps...): 400,
  * counted as "limit". */

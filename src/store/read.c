@@ -285,7 +285,7 @@ static int exact_timed_rows(void *ctx, const struct sc_store_rows *r)
 static int exact_agg_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct exact_ctx *x = ctx;
-    return x->timed[r->series] ? 0 : merge_rows(x->m, r);
+    return r->series != UINT32_MAX && x->timed[r->series] ? 0 : merge_rows(x->m, r);
 }
 
 int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc_profile **out,
@@ -300,8 +300,11 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     struct exact_ctx x = {&m, calloc((size_t)q->nseries + 1, 1)};
     if (!x.timed) return sc_errf(err, SC_ENOMEM, "out of memory");
-    struct sc_store_read tr = {q, 0, 1}, r = {q, 0, 0};
+    struct sc_store_read tr = {q, 0, 1, 0}, r = {q, 0, 0, !m.gauge};
     int rc = sc_store_read(s, &tr, exact_timed_rows, &x, err);
+    /* rows of all series summed, unless some are to be left out */
+    for (uint32_t i = 0; i < q->nseries && r.sum_series; i++)
+        r.sum_series = !x.timed[i];
     if (rc == 0) rc = sc_store_read(s, &r, exact_agg_rows, &x, err);
     rc = read_fail(s, rc, err);
     if (rc == 0) {
@@ -359,7 +362,7 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     }
     x->b.profiles += r->profiles;
     x->b.duration_ns += r->duration_ns;
-    x->b.series++;
+    x->b.series += r->nseries;
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
         int e = v ? acc_add(&x->total, r->stacks[i], v) : 0;
@@ -386,7 +389,7 @@ int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, i
     x.cb = cb;
     x.ctx = ctx;
     x.err = err;
-    struct sc_store_read r = {q, bucket_ns, 0};
+    struct sc_store_read r = {q, bucket_ns, 0, !x.b.gauge};
     int rc = sc_store_read(s, &r, bucket_rows, &x, err);
     if (rc == 0 || (rc > 0 && x.stopped)) rc = x.stopped ? 0 : flush_bucket(&x);
     if (rc > 0) rc = 0; /* the caller stopped */
@@ -427,7 +430,7 @@ int sc_store_timed(struct sc_store *s, const struct sc_store_query *q, struct sc
     t.rows.max = s->opts.max_read_rows;
     t.from = q->from_ns;
     t.until = q->until_ns;
-    struct sc_store_read r = {q, 0, 1};
+    struct sc_store_read r = {q, 0, 1, 0};
     int rc = sc_store_read(s, &r, timed_rows, &t, err);
     rc = read_fail(s, rc, err);
     if (rc == 0)
@@ -500,7 +503,7 @@ int sc_store_timed_each(struct sc_store *s, const struct sc_store_query *q, sc_s
     x.err = err;
     sc_map64_init(&x.distinct);
     /* the backend's timed read calls back once per stored profile */
-    struct sc_store_read r = {q, 0, 1};
+    struct sc_store_read r = {q, 0, 1, 0};
     int rc = sc_store_read(s, &r, each_rows, &x, err);
     rc = read_fail(s, rc, err);
     sc_map64_release(&x.distinct);
@@ -526,7 +529,7 @@ int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type,
     /* the aggregated read of [t, t + 1 ns): the profiles that start at t, whole (a timed
      * read would cut them at their samples' times) */
     struct sc_store_query q = {NULL, &series, 1, type, time_ns, time_ns + 1, 1};
-    struct sc_store_read r = {&q, 0, 0};
+    struct sc_store_read r = {&q, 0, 0, 0};
     struct profile_seen seen = {&m, 0};
     int rc = sc_store_read(s, &r, seen_rows, &seen, err);
     rc = read_fail(s, rc, err);

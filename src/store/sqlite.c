@@ -361,13 +361,7 @@ void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_s
 static void sq_close(struct sc_store *st)
 {
     struct sq_store *s = (struct sq_store *)st;
-    if (s->bg_running) {
-        pthread_mutex_lock(&s->bg_mu);
-        s->bg_stop = 1;
-        pthread_cond_signal(&s->bg_cond);
-        pthread_mutex_unlock(&s->bg_mu);
-        pthread_join(s->bg, NULL);
-    }
+    sc_store_bg_stop(&s->bg);
     /* wait for a commit in flight */
     pthread_mutex_lock(&s->qmu);
     while (s->leader || s->queue)
@@ -405,8 +399,6 @@ static void sq_close(struct sc_store *st)
     pthread_cond_destroy(&s->qcond);
     pthread_mutex_destroy(&s->pool_mu);
     pthread_mutex_destroy(&s->cache_mu);
-    pthread_mutex_destroy(&s->bg_mu);
-    pthread_cond_destroy(&s->bg_cond);
     pthread_rwlock_destroy(&s->gc_lock);
     if (s->lock_fd >= 0) close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
@@ -448,8 +440,6 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_cond_init(&s->qcond, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
     pthread_mutex_init(&s->cache_mu, NULL);
-    pthread_mutex_init(&s->bg_mu, NULL);
-    pthread_cond_init(&s->bg_cond, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
     /* the collector must not wait behind a steady stream of writes */
@@ -468,7 +458,10 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
         sq_close(&s->base);
         return rc;
     }
-    if (o->background) s->bg_running = pthread_create(&s->bg, NULL, sq_bg_main, s) == 0;
+    /* compaction every 10 s; a store that cannot start its thread still works (rollups
+     * and retention wait for sc_store_compact) */
+    if (o->background)
+        sc_store_bg_start(&s->bg, 10 * SC_NS_PER_S, 10 * SC_NS_PER_S, sq_bg_tick, s);
     *out = &s->base;
     return 0;
 }

@@ -402,20 +402,9 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
     return rc;
 }
 
-void *sq_bg_main(void *arg)
+void sq_bg_tick(void *arg)
 {
     struct sq_store *s = arg;
-    pthread_mutex_lock(&s->bg_mu);
-    while (!s->bg_stop) {
-        struct timespec ts;
-        sc_deadline(&ts, 10 * SC_NS_PER_S);
-        pthread_cond_timedwait(&s->bg_cond, &s->bg_mu, &ts);
-        if (s->bg_stop) break;
-        pthread_mutex_unlock(&s->bg_mu);
-        char err[SC_ERR_LEN];
-        sq_compact(&s->base, sc_wall_ns(), 0, err);
-        pthread_mutex_lock(&s->bg_mu);
-    }
-    pthread_mutex_unlock(&s->bg_mu);
-    return NULL;
+    char err[SC_ERR_LEN];
+    sq_compact(&s->base, sc_wall_ns(), 0, err);
 }

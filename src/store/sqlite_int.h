@@ -26,14 +26,14 @@
  *             compaction's short transactions.
  *   qmu       the group-commit queue and `leader` (qcond signals a finished commit).
  *   pool_mu   the pool of reader connections.
- *   bg_mu     bg_stop (bg_cond wakes the background thread).
+ *   bg.mu     the background thread's stop flag (store_int.h's sc_store_bg).
  *
  *   Order: gc_lock before everything; mu and cache_mu are never held together (writes
  *   do not fill the read cache). wdb_mu is never
  *   held with mu or cache_mu: the leader takes the pending rows under mu, lets go, then
  *   writes under wdb_mu, then takes mu again to return rows a failed commit must retry.
  *   qmu is never held across any other lock (the leader releases it to commit); pool_mu
- *   and bg_mu are leaves.
+ *   and bg.mu are leaves.
  *
  * Statements are prepared once per connection and cached with it (struct conn), so a
  * read costs no sqlite3_prepare for the statements it runs per series and bucket.
@@ -42,6 +42,7 @@
 #define SC_SQLITE_INT_H
 
 #include "store/block.h"
+#include "store/prepare.h"
 #include "store/store_int.h"
 #include "model/buf.h"
 #include "model/error.h"
@@ -193,12 +194,9 @@ struct sq_store {
     uint32_t nfinfo, finfo_cap;
     uint64_t cache_gen; /* bumped when the caches are emptied to stay bounded */
 
-    /* background (bg_mu) */
+    /* background */
     int64_t last_gc_ns; /* compaction's own: the last garbage collection */
-    pthread_t bg;
-    int bg_running, bg_stop;
-    pthread_mutex_t bg_mu;
-    pthread_cond_t bg_cond;
+    struct sc_store_bg bg;
 };
 
 /* Kinds that carry a profile type id "profile:sample_type", with its column in each. */
@@ -246,6 +244,7 @@ void sq_ids_forget(struct sq_store *s);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);
-void *sq_bg_main(void *arg);
+/* The background thread's work: compaction and retention as of now. */
+void sq_bg_tick(void *arg);
 
 #endif

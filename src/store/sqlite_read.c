@@ -424,8 +424,8 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
             sc_block_release(&b);
             if (rc == 0 && a->n) {
                 struct sc_store_rows out = {
-                    si,   q->from_ns, q->until_ns, 1,       sqlite3_column_int64(st, 1),
-                    a->n, a->stacks,  a->vals,     a->times};
+                    si,   q->from_ns, q->until_ns, 1,        sqlite3_column_int64(st, 1),
+                    a->n, a->stacks,  a->vals,     a->times, 1};
                 rc = cb(ctx, &out);
             }
         }
@@ -477,7 +477,7 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
                                  &duration);
             if (rc == 0 && profiles > 0 && (rc = rows_emit(&a)) == 0) {
                 struct sc_store_rows out = {i,   from,     until,  profiles, duration,
-                                            a.n, a.stacks, a.vals, NULL};
+                                            a.n, a.stacks, a.vals, NULL,     1};
                 rc = cb(ctx, &out);
             }
         }

@@ -1,6 +1,7 @@
 /* sqlite_write.c - the embedded backend's write path: ids, blocks, group commit. */
 #include "store/sqlite_int.h"
 #include "model/error.h"
+#include "store/prepare.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,59 +132,20 @@ static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
 
 /* ---- the write path ---- */
 
-/* Per-profile scratch for resolving a profile's frames and stacks. */
+/* Per-profile scratch: the prepared profile (prepare.h) and its rows' dense stack ids. */
 struct wctx {
     struct sq_store *s;
-    const struct sc_profile *p;
-    uint64_t *line_hash;  /* per profile line (location lines), frame hash */
-    uint32_t *line_loc;   /* per profile line, its location */
-    uint64_t *loc_noline; /* per location without lines: frame hash */
-    /* rows */
-    uint32_t *stacks;
-    int64_t *times;
-    int64_t *values; /* row-major while collecting: values[i * nt + c] */
-    uint32_t n, cap;
-    uint32_t nt;
-    uint64_t *hbuf; /* scratch: a stack's frame hashes */
-    uint32_t hcap;
-    uint64_t *shash;  /* per row: stack hash */
-    uint32_t *soff;   /* per row: its frames in frames[soff[i] .. soff[i + 1]) */
-    uint32_t *frames; /* frame refs (see collect_visit), leaf first */
-    uint32_t nframes, frames_cap;
+    struct sc_prep x;
+    uint32_t *stacks; /* per row: the stack's id in this store */
     int timed;
-    int64_t shift;
     uint32_t day; /* the profile's day, recorded on the stacks it uses */
-    int rc;
 };
 
-/* Frame strings of a profile line (or of a location without lines). */
-static void frame_strings(const struct sc_profile *p, const struct sc_location *l,
-                          const struct sc_line *ln, char *addrbuf, size_t abuflen,
-                          struct sc_str *fn, struct sc_str *file, int64_t *line, struct sc_str *bin)
-{
-    *file = (struct sc_str){"", 0};
-    *line = 0;
-    *fn = (struct sc_str){"", 0};
-    if (ln && ln->function) {
-        const struct sc_function *f = &p->functions[ln->function - 1];
-        *fn = sc_function_name(p, ln->function - 1);
-        *file = sc_profile_str(p, f->filename);
-        *line = ln->line;
-    }
-    if (fn->len == 0) {
-        (void)abuflen;
-        *fn = (struct sc_str){addrbuf, sc_address_name(l->address, addrbuf)};
-    }
-    *bin = l->mapping ? sc_profile_str(p, p->mappings[l->mapping - 1].filename)
-                      : (struct sc_str){"", 0};
-}
-
-/* Frame id for a hash, creating a pending frame when new; mu held. */
 /* Frame id for a hash, creating a pending frame when new; mu held, the hash prefetched
  * (prefetch_ids), so a cache miss is a new frame. */
-static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn, struct sc_str file,
-                               int64_t line, struct sc_str bin)
+static int64_t frame_id_locked(struct sq_store *s, const struct sc_prep_frame *pf)
 {
+    uint64_t h = pf->id;
     uint32_t *slot = sc_map64_get(&s->frame_ids, h);
     if (slot) return *slot;
     if (s->next_frame >= UINT32_MAX / 4) return SC_ELIMIT;
@@ -191,10 +153,10 @@ static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
     if (!f) return SC_ENOMEM;
     f->id = s->next_frame;
     f->hash = h;
-    f->function = strndup(fn.ptr, fn.len);
-    f->file = strndup(file.ptr, file.len);
-    f->binary = strndup(bin.ptr, bin.len);
-    f->line = line;
+    f->function = strndup(pf->function.ptr, pf->function.len);
+    f->file = strndup(pf->file.ptr, pf->file.len);
+    f->binary = strndup(pf->binary.ptr, pf->binary.len);
+    f->line = pf->line;
     if (!f->function || !f->file || !f->binary || !sc_map64_upsert(&s->frame_ids, h, f->id, NULL)) {
         free(f->function);
         free(f->file);
@@ -208,161 +170,13 @@ static int64_t frame_id_locked(struct sq_store *s, uint64_t h, struct sc_str fn,
     return f->id;
 }
 
-/* Frame hashes of every line and line-less location (no ids: those are looked up only for
- * stacks the store has not seen, see resolve_stacks). */
-static int hash_frames(struct wctx *w)
-{
-    const struct sc_profile *p = w->p;
-    struct sq_store *s = w->s;
-    w->line_hash = malloc(((size_t)p->nlines + 1) * sizeof *w->line_hash);
-    w->loc_noline = malloc(((size_t)p->nlocations + 1) * sizeof *w->loc_noline);
-    w->line_loc = malloc(((size_t)p->nlines + 1) * sizeof *w->line_loc);
-    /* string hashes once per function and per mapping, not per line */
-    uint64_t *fh = malloc(((size_t)p->nfunctions + 1) * 2 * sizeof *fh);
-    uint64_t *mh = malloc(((size_t)p->nmappings + 1) * sizeof *mh);
-    if (!w->line_hash || !w->line_loc || !w->loc_noline || !fh || !mh) {
-        free(fh);
-        free(mh);
-        return SC_ENOMEM;
-    }
-    for (uint32_t f = 0; f < p->nfunctions; f++) {
-        struct sc_str n = sc_function_name(p, f);
-        struct sc_str file = sc_profile_str(p, p->functions[f].filename);
-        fh[2 * f] = n.len ? sc_hash64(n.ptr, n.len) : 0;
-        fh[2 * f + 1] = sc_hash64(file.ptr, file.len);
-    }
-    for (uint32_t m = 0; m < p->nmappings; m++) {
-        struct sc_str file = sc_profile_str(p, p->mappings[m].filename);
-        mh[m] = sc_hash64(file.ptr, file.len);
-    }
-    uint64_t h_empty = sc_hash64("", 0);
-    char abuf[SC_ADDR_NAME_LEN];
-    for (uint32_t i = 0; i < p->nlocations; i++) {
-        const struct sc_location *l = &p->locations[i];
-        uint64_t hb = l->mapping ? mh[l->mapping - 1] : h_empty;
-        uint64_t haddr = 0;
-        if (l->nlines == 0) {
-            uint32_t k = sc_address_name(l->address, abuf);
-            w->loc_noline[i] = sc_frame_id_from(sc_hash64(abuf, k), h_empty, hb, 0);
-        }
-        for (uint32_t j = 0; j < l->nlines; j++) {
-            const struct sc_line *ln = &p->lines[l->line_start + j];
-            w->line_loc[l->line_start + j] = i;
-            uint64_t hf, hfile = h_empty;
-            int64_t line = 0;
-            if (ln->function && fh[2 * (ln->function - 1)]) {
-                hf = fh[2 * (ln->function - 1)];
-                hfile = fh[2 * (ln->function - 1) + 1];
-                line = ln->line;
-            } else {
-                /* nameless: named by its address, as frame_strings() does */
-                if (!haddr) {
-                    haddr = sc_hash64(abuf, sc_address_name(l->address, abuf));
-                }
-                hf = haddr;
-                if (ln->function) {
-                    hfile = fh[2 * (ln->function - 1) + 1];
-                    line = ln->line;
-                }
-            }
-            w->line_hash[l->line_start + j] = sc_frame_id_from(hf, hfile, hb, line);
-        }
-    }
-    free(fh);
-    free(mh);
-    (void)s;
-    return 0;
-}
-
-/* Frame id of a frame reference (see collect_visit), creating the frame when new; mu held. */
+/* Frame id of a frame reference of the prepared profile, creating the frame when new; mu
+ * held. */
 static int64_t frame_of_ref(struct wctx *w, uint32_t ref)
 {
-    const struct sc_profile *p = w->p;
-    uint32_t r = ref & 0x7fffffffu;
-    uint64_t h = r < p->nlines ? w->line_hash[r] : w->loc_noline[r - p->nlines];
-    char abuf[SC_ADDR_NAME_LEN];
-    struct sc_str fn, file, bin;
-    int64_t line;
-    const struct sc_location *l = &p->locations[r < p->nlines ? w->line_loc[r] : r - p->nlines];
-    frame_strings(p, l, r < p->nlines ? &p->lines[r] : NULL, abuf, sizeof abuf, &fn, &file, &line,
-                  &bin);
-    return frame_id_locked(w->s, h, fn, file, line, bin);
-}
-
-/* Records a sample: its stack's hash and frames (resolved to ids later, under one lock
- * for the whole profile) and its values. */
-static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
-{
-    struct wctx *w = ctx;
-    int any = 0;
-    for (uint32_t c = 0; c < w->nt; c++)
-        any |= values[c] != 0;
-    if (!any) return 0;
-    const struct sc_profile *p = w->p;
-    uint64_t nf = 0;
-    for (uint32_t k = 0; k < nlocs; k++)
-        nf += p->locations[locs[k]].nlines ? p->locations[locs[k]].nlines : 1;
-    if (nf > w->hcap) {
-        uint64_t c = w->hcap ? w->hcap : 64;
-        while (c < nf)
-            c *= 2;
-        if (c > UINT32_MAX / 8) return SC_ELIMIT;
-        uint64_t *h = realloc(w->hbuf, c * sizeof *h);
-        if (!h) return SC_ENOMEM;
-        w->hbuf = h;
-        w->hcap = (uint32_t)c;
-    }
-    if (w->nframes + nf > w->frames_cap) {
-        uint64_t c = w->frames_cap ? w->frames_cap : 16384;
-        while (c < w->nframes + nf)
-            c *= 2;
-        if (c > UINT32_MAX / 4) return SC_ELIMIT;
-        uint32_t *f = realloc(w->frames, c * sizeof *f);
-        if (!f) return SC_ENOMEM;
-        w->frames = f;
-        w->frames_cap = (uint32_t)c;
-    }
-    uint32_t *fb = w->frames + w->nframes;
-    nf = 0;
-    for (uint32_t k = 0; k < nlocs; k++) {
-        const struct sc_location *l = &p->locations[locs[k]];
-        /* refs: a line index, or nlines + the location index for a location without
-         * lines; bit 31 marks a frame inlined into the next */
-        if (l->nlines == 0) {
-            w->hbuf[nf] = w->loc_noline[locs[k]];
-            fb[nf++] = p->nlines + locs[k];
-            continue;
-        }
-        for (uint32_t j = 0; j < l->nlines; j++) {
-            int inl = j + 1 < l->nlines;
-            /* the stack id hashes the frame ids' bytes, little-endian (x86 and arm64) */
-            w->hbuf[nf] = w->line_hash[l->line_start + j] ^ (inl ? SC_INLINE_SALT : 0);
-            fb[nf++] = (l->line_start + j) | (inl ? 0x80000000u : 0);
-        }
-    }
-    if (w->n == w->cap) {
-        uint32_t c = w->cap ? w->cap * 2 : 1024;
-        uint32_t *st = realloc(w->stacks, c * sizeof *st);
-        if (st) w->stacks = st;
-        int64_t *v = realloc(w->values, (size_t)c * w->nt * sizeof *v);
-        if (v) w->values = v;
-        int64_t *t = realloc(w->times, c * sizeof *t);
-        if (t) w->times = t;
-        uint64_t *sh = realloc(w->shash, c * sizeof *sh);
-        if (sh) w->shash = sh;
-        uint32_t *so = realloc(w->soff, ((size_t)c + 1) * sizeof *so);
-        if (so) w->soff = so;
-        if (!st || !v || !t || !sh || !so) return SC_ENOMEM;
-        w->cap = c;
-    }
-    w->shash[w->n] = sc_hash64(w->hbuf, (size_t)nf * sizeof *w->hbuf);
-    w->soff[w->n] = w->nframes;
-    w->nframes += (uint32_t)nf;
-    w->soff[w->n + 1] = w->nframes;
-    memcpy(w->values + (size_t)w->n * w->nt, values, w->nt * sizeof *values);
-    w->times[w->n] = 0;
-    w->n++;
-    return 0;
+    struct sc_prep_frame f;
+    sc_prep_frame(&w->x, ref, &f);
+    return frame_id_locked(w->s, &f);
 }
 
 /* Turns the collected stack hashes into stack ids, creating pending stacks for new ones. */
@@ -373,23 +187,25 @@ static int resolve_stacks(struct wctx *w)
     pthread_mutex_lock(&s->mu);
     ids_trim(s);
     /* the stacks the database has, then the frames of those it does not */
-    rc = prefetch_ids(s, IDQ_STACK, w->shash, w->n);
+    rc = prefetch_ids(s, IDQ_STACK, w->x.stack, w->x.n);
     /* each distinct frame of each distinct new stack once (a profile may repeat a deep
      * stack thousands of times) */
     uint64_t *fh = NULL;
     uint32_t nfh = 0, fcap = 0;
     struct sc_map64 seen;
     sc_map64_init(&seen);
-    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+    for (uint32_t i = 0; i < w->x.n && rc == 0; i++) {
         int added;
-        if (sc_map64_get(&s->stack_ids, w->shash[i])) continue;
-        if (!sc_map64_upsert(&seen, w->shash[i], 0, &added)) {
+        if (sc_map64_get(&s->stack_ids, w->x.stack[i]))
+            continue;
+        if (!sc_map64_upsert(&seen, w->x.stack[i], 0, &added)) {
             rc = SC_ENOMEM;
             break;
         }
-        for (uint32_t k = w->soff[i]; added && k < w->soff[i + 1] && rc == 0; k++) {
-            uint32_t r = w->frames[k] & 0x7fffffffu;
-            uint64_t h = r < w->p->nlines ? w->line_hash[r] : w->loc_noline[r - w->p->nlines];
+        for (uint32_t k = w->x.soff[i]; added && k < w->x.soff[i + 1] && rc == 0; k++) {
+            struct sc_prep_frame pf;
+            sc_prep_frame(&w->x, w->x.refs[k], &pf);
+            uint64_t h = pf.id;
             int fresh;
             if (!sc_map64_upsert(&seen, h ^ SC_INLINE_SALT, 0, &fresh) ||
                 (fresh && sc_grow_array(&fh, &fcap, (uint64_t)nfh + 1, sizeof *fh)))
@@ -401,8 +217,8 @@ static int resolve_stacks(struct wctx *w)
     sc_map64_release(&seen);
     if (rc == 0) rc = prefetch_ids(s, IDQ_FRAME, fh, nfh);
     free(fh);
-    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
-        uint32_t *slot = sc_map64_get(&s->stack_ids, w->shash[i]);
+    for (uint32_t i = 0; i < w->x.n && rc == 0; i++) {
+        uint32_t *slot = sc_map64_get(&s->stack_ids, w->x.stack[i]);
         if (slot) {
             w->stacks[i] = *slot;
             rc = touch_stack(s, w->stacks[i], w->day);
@@ -419,13 +235,13 @@ static int resolve_stacks(struct wctx *w)
         }
         st->id = s->next_stack;
         st->day = w->day;
-        st->hash = w->shash[i];
-        for (uint32_t k = w->soff[i]; k < w->soff[i + 1] && rc == 0; k++) {
-            int64_t fid = frame_of_ref(w, w->frames[k]);
+        st->hash = w->x.stack[i];
+        for (uint32_t k = w->x.soff[i]; k < w->x.soff[i + 1] && rc == 0; k++) {
+            int64_t fid = frame_of_ref(w, w->x.refs[k]);
             if (fid < 0)
                 rc = (int)fid;
             else
-                sc_put_uvarint(&st->blob, (uint64_t)fid << 1 | (w->frames[k] >> 31));
+                sc_put_uvarint(&st->blob, (uint64_t)fid << 1 | (w->x.refs[k] >> 31));
         }
         if (rc || st->blob.oom || !sc_map64_upsert(&s->stack_ids, st->hash, st->id, NULL)) {
             sc_buf_release(&st->blob);
@@ -444,48 +260,25 @@ static int resolve_stacks(struct wctx *w)
     return rc;
 }
 
-/* Stored samples carry their timestamps; lazy ones (pprof) never have any. */
-static int has_times(const struct sc_profile *p)
-{
-    for (uint32_t i = 0; i < p->nsamples; i++)
-        if (p->samples[i].time_ns) return 1;
-    return 0;
-}
-
-struct time_order {
-    int64_t t;
-    uint32_t row;
-};
-
-static int cmp_time(const void *a, const void *b)
-{
-    const struct time_order *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return (x->row > y->row) - (x->row < y->row);
-}
-
 /* Builds the encoded block and totals from the collected rows. */
 static int build_block(struct wctx *w, struct pend_write *pw, char *err)
 {
-    uint32_t n = w->n, nt = w->nt;
+    uint32_t n = w->x.n, nt = w->x.nt;
     struct sc_block b = {.format = w->timed ? SC_BLOCK_TIMED : SC_BLOCK_AGG, .n = n, .ncols = nt};
     b.stacks = malloc(((size_t)n + 1) * sizeof *b.stacks);
     b.values = malloc(((size_t)n * nt + 1) * sizeof *b.values);
     b.times = w->timed ? malloc(((size_t)n + 1) * sizeof *b.times) : NULL;
-    struct time_order *ord = w->timed ? malloc(((size_t)n + 1) * sizeof *ord) : NULL;
+    uint32_t *ord = w->timed ? sc_prep_time_order(&w->x) : NULL;
     int rc = SC_ENOMEM;
-    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord))) goto out;
-    if (w->timed) {
-        for (uint32_t i = 0; i < n; i++)
-            ord[i] = (struct time_order){w->times[i], i};
-        qsort(ord, n, sizeof *ord, cmp_time);
-    }
+    if (!b.stacks || !b.values || (w->timed && (!b.times || !ord)))
+        goto out;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t r = w->timed ? ord[i].row : i;
+        uint32_t r = w->timed ? ord[i] : i;
         b.stacks[i] = w->stacks[r];
-        if (w->timed) b.times[i] = w->times[r];
+        if (w->timed)
+            b.times[i] = w->x.times[r];
         for (uint32_t c = 0; c < nt; c++)
-            b.values[(size_t)c * n + i] = w->values[(size_t)r * nt + c];
+            b.values[(size_t)c * n + i] = w->x.values[(size_t)r * nt + c];
     }
     if (!w->timed && (rc = sc_block_normalize(&b)) != 0) goto out;
     for (uint32_t c = 0; c < nt; c++) {
@@ -780,72 +573,46 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
     const struct sc_profile *p = wr->p;
-    if (!wr->profile || !*wr->profile || strchr(wr->profile, ':'))
-        return sc_errf(err, SC_EINVAL, "bad profile name '%s'", wr->profile ? wr->profile : "");
-    if (!wr->labels || wr->labels->n > SQ_MAX_LABELS)
-        return sc_errf(err, SC_ELIMIT, "%u labels is more than %u",
-                       wr->labels ? (unsigned)wr->labels->n : 0, SQ_MAX_LABELS);
-    if (p->nsample_types == 0) return sc_errf(err, SC_EINVAL, "profile has no sample types");
-    struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT, key = SC_BUF_INIT;
+    int rc = sc_prep_check(wr, err);
+    if (rc)
+        return rc;
+    struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT;
     struct pend_write pw;
     memset(&pw, 0, sizeof pw);
     struct wctx w;
     memset(&w, 0, sizeof w);
-    int rc = 0, gc_locked = 0;
+    int gc_locked = 0;
     sc_labels_format(wr->labels, &canon);
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
         struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
-        if (memchr(t.ptr, ',', t.len) || memchr(t.ptr, '/', t.len) || memchr(u.ptr, ',', u.len)) {
-            rc = sc_errf(err, SC_EINVAL, "bad sample type name '%.*s'", (int)t.len, t.ptr);
-            goto out;
-        }
         if (i) sc_buf_putc(&types, ',');
         sc_buf_append(&types, t.ptr, t.len);
         sc_buf_putc(&types, '/');
         sc_buf_append(&types, u.ptr, u.len);
     }
     const char *tenant = sq_tenant(wr->tenant);
-    sc_buf_puts(&key, tenant);
-    sc_buf_putc(&key, 0);
-    sc_buf_append(&key, canon.data, canon.len);
-    if (canon.oom || types.oom || key.oom) {
+    if (canon.oom || types.oom) {
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
         goto out;
     }
-    uint64_t sh = sc_hash64(key.data, key.len);
+    uint64_t sh = sc_series_id(tenant, canon.data, canon.len);
 
     w.s = s;
-    w.p = p;
-    w.nt = p->nsample_types;
-    w.shift = wr->time_shift_ns;
     int64_t day = sq_day(wr->time_ns);
     w.day = day < 0 ? 0 : day > UINT32_MAX ? UINT32_MAX : (uint32_t)day;
     /* from the first id to the commit: the collector waits (see sqlite_int.h) */
     pthread_rwlock_rdlock(&s->gc_lock);
     gc_locked = 1;
-    rc = hash_frames(&w);
-    if (rc) {
-        rc = sc_errf(err, rc, "storing frames: %s", sc_strerror(rc));
+    rc = sc_prep_profile(&w.x, p, wr->time_shift_ns, err);
+    if (rc)
         goto out;
-    }
-    rc = sc_profile_foreach_sample(p, collect_visit, &w, err);
-    if (rc == 0) rc = resolve_stacks(&w);
+    w.timed = w.x.times != NULL;
+    w.stacks = malloc(((size_t)w.x.n + 1) * sizeof *w.stacks);
+    rc = w.stacks ? resolve_stacks(&w) : SC_ENOMEM;
     if (rc) {
         if (rc != SC_EFORMAT) rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
         goto out;
-    }
-    /* timestamps come from the stored samples (collect_visit sees values only) */
-    if (!p->lazy && has_times(p)) {
-        w.timed = 1;
-        uint32_t r = 0;
-        for (uint32_t i = 0; i < p->nsamples && r < w.n; i++) {
-            const int64_t *v = p->values + (size_t)i * w.nt;
-            int any = 0;
-            for (uint32_t c = 0; c < w.nt; c++)
-                any |= v[c] != 0;
-            if (any) w.times[r++] = p->samples[i].time_ns + wr->time_shift_ns;
-        }
     }
     rc = build_block(&w, &pw, err);
     if (rc) goto out;
@@ -868,18 +635,9 @@ out:
     if (gc_locked) pthread_rwlock_unlock(&s->gc_lock);
     sc_buf_release(&canon);
     sc_buf_release(&types);
-    sc_buf_release(&key);
     sc_buf_release(&pw.totals);
     sc_buf_release(&pw.block);
-    free(w.line_hash);
-    free(w.line_loc);
-    free(w.loc_noline);
+    sc_prep_release(&w.x);
     free(w.stacks);
-    free(w.times);
-    free(w.values);
-    free(w.hbuf);
-    free(w.shash);
-    free(w.soff);
-    free(w.frames);
     return rc;
 }

@@ -1,10 +1,12 @@
 /* store.c - what every store backend shares: options, ids, type rules, and the dispatch. */
 #include "store/store_int.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void sc_store_opts_init(struct sc_store_opts *o)
 {
@@ -22,7 +24,10 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
     *out = NULL;
     if (!o->engine || !*o->engine || !strcmp(o->engine, "sqlite"))
         return sc_sqlite_open(o, out, err);
-    return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite)", o->engine);
+    if (!strcmp(o->engine, "clickhouse"))
+        return sc_clickhouse_open(o, out, err);
+    return sc_errf(err, SC_EUNSUPPORTED, "unknown storage engine '%s' (sqlite, clickhouse)",
+                   o->engine);
 }
 
 void sc_store_close(struct sc_store *s)
@@ -33,6 +38,16 @@ void sc_store_close(struct sc_store *s)
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
 {
     return s->ops->write(s, w, err);
+}
+
+int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err)
+{
+    if (s->ops->write_many)
+        return s->ops->write_many(s, ws, n, err);
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        rc = s->ops->write(s, &ws[i], err);
+    return rc;
 }
 
 int sc_store_types(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
@@ -156,4 +171,50 @@ int sc_type_is_gauge(const char *profile, const char *sample_type)
     return !strcmp(sample_type, "inuse_space") || !strcmp(sample_type, "inuse_objects") ||
            !strcmp(sample_type, "goroutine") || !strcmp(sample_type, "goroutines") ||
            !strcmp(sample_type, "threadcreate");
+}
+
+static void *bg_main(void *arg)
+{
+    struct sc_store_bg *bg = arg;
+    pthread_mutex_lock(&bg->mu);
+    for (int pass = 0; !bg->stop; pass++) {
+        struct timespec ts;
+        sc_deadline(&ts, pass ? bg->every_ns : bg->first_ns);
+        pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
+        if (bg->stop)
+            break;
+        pthread_mutex_unlock(&bg->mu);
+        bg->fn(bg->arg);
+        pthread_mutex_lock(&bg->mu);
+    }
+    pthread_mutex_unlock(&bg->mu);
+    return NULL;
+}
+
+int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
+                      void (*fn)(void *arg), void *arg)
+{
+    memset(bg, 0, sizeof *bg);
+    pthread_mutex_init(&bg->mu, NULL);
+    pthread_cond_init(&bg->cond, NULL);
+    bg->first_ns = first_ns;
+    bg->every_ns = every_ns;
+    bg->fn = fn;
+    bg->arg = arg;
+    bg->running = pthread_create(&bg->thread, NULL, bg_main, bg) == 0;
+    return bg->running ? 0 : SC_EIO;
+}
+
+void sc_store_bg_stop(struct sc_store_bg *bg)
+{
+    if (!bg->running)
+        return;
+    pthread_mutex_lock(&bg->mu);
+    bg->stop = 1;
+    pthread_cond_signal(&bg->cond);
+    pthread_mutex_unlock(&bg->mu);
+    pthread_join(bg->thread, NULL);
+    pthread_mutex_destroy(&bg->mu);
+    pthread_cond_destroy(&bg->cond);
+    bg->running = 0;
 }

@@ -1,4 +1,4 @@
-/* store.h - where profiles are kept: one interface over every backend (SQLite embedded). */
+/* store.h - where profiles are kept: one interface over every backend (SQLite, ClickHouse). */
 #ifndef SC_STORE_H
 #define SC_STORE_H
 
@@ -34,17 +34,26 @@
 struct sc_store;
 
 struct sc_store_opts {
-    const char *engine;      /* "sqlite" (default) */
-    const char *dir;         /* data directory (created if missing) */
-    int64_t retention_ns;    /* profiles older than this go; 0 = keep forever */
-    int zstd_level;          /* block compression, default 3 */
-    int durable;             /* 1 (default): fsync every commit (synchronous=FULL) */
-    int background;          /* 1: a thread compacts rollups and applies retention */
+    const char *engine;       /* "sqlite" (default) or "clickhouse" */
+    const char *dir;          /* data directory (created if missing) */
+    int64_t retention_ns;     /* profiles older than this go; 0 = keep forever */
+    int zstd_level;           /* block compression, default 3 */
+    int durable;              /* 1 (default): fsync every commit (synchronous=FULL) */
+    int background;           /* 1: a thread compacts rollups and applies retention */
     uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
                                  read fails with SC_ELIMIT naming the limit (the server's
                                  server.max_read_blocks) */
     uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
                                  block budget, what bounds a query's memory */
+    /* clickhouse (docs/storage.md): */
+    const char *url;           /* the HTTP interface queries go to */
+    const char *cluster;       /* remote_servers cluster: Distributed tables; NULL: none */
+    const char *const *shards; /* each shard's HTTP URL (local tables, inserts); none: url */
+    uint32_t nshards;
+    const char *database;     /* default "default" */
+    int64_t write_timeout_ns; /* default 10 s: an insert not confirmed by then fails */
+    int64_t query_timeout_ns; /* default 60 s */
+    uint64_t max_answer;      /* the largest answer read (bytes), default 1 GiB */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
@@ -56,18 +65,22 @@ void sc_store_close(struct sc_store *s);
 
 /* One profile to write. */
 struct sc_store_write {
-    const char *tenant;                 /* NULL or "" = the default tenant */
-    const struct sc_labels *labels;     /* the series; its canonical text is its identity */
-    const char *profile;                /* profile name: "cpu", "heap", ... */
-    int64_t time_ns;                    /* when the profile starts */
+    const char *tenant;             /* NULL or "" = the default tenant */
+    const struct sc_labels *labels; /* the series; its canonical text is its identity */
+    const char *profile;            /* profile name: "cpu", "heap", ... */
+    int64_t time_ns;                /* when the profile starts */
     int64_t duration_ns;
-    const struct sc_profile *p;         /* every sample type is kept; samples may be lazy */
-    int64_t time_shift_ns;              /* added to sample timestamps (a whole number of s) */
+    const struct sc_profile *p; /* every sample type is kept; samples may be lazy */
+    int64_t time_shift_ns;      /* added to sample timestamps (a whole number of s) */
 };
 
 /* Writes one profile durably: when it returns 0 the profile survives a crash. Samples with
  * a zero value in every type are dropped; samples with timestamps keep them. 0 or SC_E*. */
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err);
+/* Writes n profiles (the series one push was split into) as sc_store_write does each; a
+ * backend with network round trips sends them together. 0, or the first failure (the
+ * others may be stored: the client's retry stores those again, as after a lost answer). */
+int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err);
 
 /* A profile type present in the store. */
 struct sc_store_type {
@@ -108,7 +121,7 @@ struct sc_store_query {
     uint32_t nseries;
     const char *type; /* profile type id */
     int64_t from_ns, until_ns;
-    int raw_only;     /* ignore rollups (tests compare both paths) */
+    int raw_only; /* ignore rollups (tests compare both paths) */
 };
 
 /* Merges the query's profiles into a new profile with one sample type (the query's) and
@@ -151,6 +164,8 @@ struct sc_store_read {
     const struct sc_store_query *q;
     int64_t bucket_ns; /* > 0: buckets of this width aligned to its multiples; 0: one */
     int timed;         /* timestamped samples only, a row each with its time */
+    int sum_series;    /* the caller sums the series' rows (not a gauge): a backend may give
+                          a bucket's rows summed over its series in one callback */
 };
 
 /* The rows of one series in one bucket: aggregated (one per stack, summed over the
@@ -161,17 +176,20 @@ struct sc_store_rows {
     int64_t profiles;          /* profiles merged (rollups count theirs) */
     int64_t duration_ns;       /* their durations, summed */
     uint32_t n;
-    const uint64_t *stacks;    /* backend stack keys: sc_store_resolve names them */
+    const uint64_t *stacks; /* backend stack keys: sc_store_resolve names them */
     const int64_t *values;
-    const int64_t *times;      /* timed reads only */
+    const int64_t *times; /* timed reads only */
+    uint32_t nseries;     /* series in these rows: 1, or (sum_series) those summed,
+                             series being UINT32_MAX then */
 };
-/* Called bucket by bucket (every series of a bucket before the next bucket), only for
- * series with profiles in the bucket; arrays valid during the call; non-zero stops. */
+/* Called bucket by bucket (every series of a bucket before the next bucket, in q->series
+ * order), only for series with profiles in the bucket; arrays valid during the call;
+ * non-zero stops. */
 typedef int (*sc_store_rows_cb)(void *ctx, const struct sc_store_rows *r);
 
 /* Reads rows. 0, SC_ENOTFOUND (unknown type), SC_ELIMIT (the read budget) or SC_E*. */
-int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb,
-                  void *ctx, char *err);
+int sc_store_read(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
+                  char *err);
 
 /* A frame of a resolved stack; strings valid during the callback. */
 struct sc_store_frame {
@@ -186,8 +204,8 @@ typedef int (*sc_store_stack_cb)(void *ctx, uint64_t stack, const struct sc_stor
 
 /* Resolves stack keys (as sc_store_read gives them; duplicates allowed) to frames, one
  * callback per key in the given order. 0, SC_EFORMAT (a key the store lacks) or SC_E*. */
-int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n,
-                     sc_store_stack_cb cb, void *ctx, char *err);
+int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_store_stack_cb cb,
+                     void *ctx, char *err);
 
 /* The unit of a profile type and whether it is a gauge. 0 or SC_ENOTFOUND. */
 int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge);

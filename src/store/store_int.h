@@ -2,6 +2,7 @@
 #ifndef SC_STORE_INT_H
 #define SC_STORE_INT_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "model/buf.h"
@@ -25,6 +26,8 @@ struct sc_store_ops {
     const char *name;
     void (*close)(struct sc_store *s);
     int (*write)(struct sc_store *s, const struct sc_store_write *w, char *err);
+    /* optional: n profiles at once (one round trip a shard); without it, write each */
+    int (*write_many)(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err);
     int (*types)(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx, char *err);
     int (*label_names)(struct sc_store *s, const char *tenant, sc_store_str_cb cb, void *ctx,
                        char *err);
@@ -55,6 +58,7 @@ struct sc_store {
 
 /* Backends. */
 int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
+int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
 
 /* floor(a / b) for b > 0, also for negative a. */
 static inline int64_t sc_floor_div(int64_t a, int64_t b)
@@ -73,8 +77,24 @@ static inline int64_t sc_avg_round(int64_t sum, int64_t n)
 
 /* Room for one more row in growing (stacks, vals[, times]) arrays holding n rows in *cap
  * (times NULL: no times): doubles them all together. 0, SC_ENOMEM or SC_ELIMIT. */
-int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n,
-                    uint32_t *cap);
+int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n, uint32_t *cap);
+
+/* A backend's background thread: fn(arg) first_ns after start, then every every_ns, until
+ * stopped (stop waits for a call in progress). */
+struct sc_store_bg {
+    pthread_t thread;
+    pthread_mutex_t mu; /* stop (cond wakes the thread); a leaf */
+    pthread_cond_t cond;
+    int running, stop;
+    int64_t first_ns, every_ns;
+    void (*fn)(void *arg);
+    void *arg;
+};
+/* Starts the thread (0, or SC_EIO when it cannot). */
+int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
+                      void (*fn)(void *arg), void *arg);
+/* Stops it; a bg never started (zeroed) is fine. */
+void sc_store_bg_stop(struct sc_store_bg *bg);
 
 /* The work budget's refusal, worded once for every backend. */
 int sc_store_over_budget(const struct sc_store *s, char *err);

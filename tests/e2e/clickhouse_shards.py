@@ -1,0 +1,254 @@
+"""clickhouse_shards.py - two clickhouse-server processes as the two shards of one cluster
+under a `scorch server`. Usage: clickhouse_shards.py TMPDIR (env: SCORCH, SCORCH_SRC).
+
+1. Data lands on both shards (each shard's own tables hold part of the profiles, together
+   all of them) and queries through the cluster answer exactly what a SQLite server given
+   the same pushes answers.
+2. One shard is killed while profiles are pushed: pushes of its series answer 503 with
+   Retry-After (the others still 200), queries say which ClickHouse is unavailable; the
+   shard comes back (same data) and the same scorch server takes pushes again by itself.
+   Every acknowledged push is stored, each push that was never refused exactly once."""
+import json
+import os
+import signal
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clickhouse_common as chc  # noqa: E402
+import store_conformance as conf  # noqa: E402
+from server_common import Server, check, fail, main_wrapper  # noqa: E402
+
+SCORCH = os.environ["SCORCH"]
+TMP = sys.argv[1]
+NOW = int(time.time())
+NSERVICES = 12
+
+
+def folded(n):
+    """Push n's body: a stack of its own, so each push is found by name afterwards."""
+    return ("main;handle;push_%d %d\nmain;common %d\n" % (n, n + 1, 1)).encode()
+
+
+def service_of(n):
+    return "svc%d" % (n % NSERVICES)
+
+
+def stored_counts(srv, services):
+    """{push number: how many times it is stored} from each service's render."""
+    seen = {}
+    for svc in services:
+        tsv = srv.ok("/api/v1/render", {"query": '{service_name="%s"}' % svc,
+                                        "type": "cpu:samples", "format": "tsv",
+                                        "from": str(NOW - 3600), "until": str(NOW + 3600)})
+        for line in tsv.decode().splitlines()[1:]:
+            flat, _, fn = line.split("\t", 2)
+            if fn.startswith("push_"):
+                n = int(fn[5:])
+                if int(flat) % (n + 1):
+                    fail("push_%d: flat %s is not a multiple of %d" % (n, flat, n + 1))
+                seen[n] = int(flat) // (n + 1)
+    return seen
+
+
+def phase_exact(ch, a, b):
+    """Pushes spread over the shards; the cluster answers as SQLite does."""
+    pushes = []
+    for n in range(0, 4 * NSERVICES):
+        t = NOW - 3000 + 60 * n
+        pushes.append((dict(name="%s{env=prod}" % service_of(n), format="folded",
+                            **{"from": str(t), "until": str(t + 10)}), folded(n)))
+    heap = conf.gen_heap(3)
+    for k in range(NSERVICES):
+        for j in range(3):
+            t = NOW - 2 * 86400 + 7200 * j + 61 * k
+            pushes.append((dict(name="heapsvc%d{env=prod}" % k, format="pprof",
+                                **{"from": str(t)}), heap))
+    conf.push_all([a, b], pushes)
+    per_shard, all_series = [], set()
+    for s in ch:
+        rows = int(s.sql("SELECT count() FROM scorch_profiles_local").strip())
+        series = set(s.sql("SELECT DISTINCT series FROM scorch_profiles_local FORMAT TSV")
+                     .split())
+        all_series |= series
+        per_shard.append((rows, len(series)))
+    total_rows = sum(r for r, _ in per_shard)
+    # a series' ten-minute buckets go round the shards: both hold profiles, together all
+    check(all(r > 0 for r, _ in per_shard), "a shard holds no profiles: %s" % per_shard)
+    check(len(all_series) == 2 * NSERVICES, "the shards hold %d series, want %d: %s"
+          % (len(all_series), 2 * NSERVICES, per_shard))
+    listed = json.loads(b.ok("/api/v1/series", {"query": "{}", "from": str(NOW - 3 * 86400),
+                                                "until": str(NOW + 60)}))
+    check(len(listed) == 2 * NSERVICES, "series through the cluster: %d" % len(listed))
+    # the same answers as SQLite, read through the Distributed tables
+    for path, params in (
+            ("/api/v1/labels", {}), ("/api/v1/label_values", {"name": "service_name"}),
+            ("/api/v1/profile_types", {}),
+            ("/api/v1/series", {"query": '{env="prod"}', "from": str(NOW - 3 * 86400),
+                                "until": str(NOW)})):
+        conf.same([a, b], path, params)
+    for typ in ("cpu:samples", "heap:alloc_space", "heap:inuse_space"):
+        for f, u in ((NOW - 3 * 86400, NOW + 60), (NOW - 3000, NOW), (NOW - 1234, NOW - 99)):
+            for fmt in ("tsv", "json", "pprof"):
+                conf.same([a, b], "/api/v1/render", {"query": '{env="prod"}', "type": typ,
+                                                     "format": fmt, "from": str(f),
+                                                     "until": str(u)})
+            conf.same([a, b], "/api/v1/timeline", {"query": '{env="prod"}', "type": typ,
+                                                   "from": str(f), "until": str(u),
+                                                   "step": "10m"})
+        conf.same([a, b], "/api/v1/diff", {"type": typ, "base_query": '{env="prod"}',
+                                           "query": '{service_name="svc3"}',
+                                           "base_from": str(NOW - 3 * 86400),
+                                           "base_until": str(NOW), "from": str(NOW - 3000),
+                                           "until": str(NOW), "format": "json"})
+    print("shards: %d and %d profile rows, of %d and %d series; answers equal to sqlite's"
+          % (per_shard[0][0], per_shard[1][0], per_shard[0][1], per_shard[1][1]))
+    return total_rows
+
+
+class Pusher:
+    """Pushes first..first+total-1 to srv, a client per service (each retries its push
+    until acknowledged, as Pyroscope's clients do, while the others go on)."""
+
+    def __init__(self, srv, first, total):
+        self.srv, self.first, self.total = srv, first, total
+        self.acked, self.refused = set(), {}
+        self.statuses, self.retry_after, self.error = {}, set(), None
+        self.t_refused = None
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.client, args=(k,), daemon=True)
+                        for k in range(NSERVICES)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+
+    def join(self, timeout):
+        deadline = time.time() + timeout
+        for t in self.threads:
+            t.join(max(0, deadline - time.time()))
+
+    def is_alive(self):
+        return any(t.is_alive() for t in self.threads)
+
+    def client(self, k):
+        try:
+            for n in range(self.first, self.first + self.total):
+                if n % NSERVICES != k:
+                    continue
+                t = NOW - 600 + n % 500
+                params = dict(name="%s{env=prod}" % service_of(n), format="folded",
+                              **{"from": str(t), "until": str(t + 10)})
+                deadline = time.time() + 120
+                while True:
+                    st, hdr, data = self.srv.request("POST", "/ingest", params, body=folded(n),
+                                                     timeout=30)
+                    with self.lock:
+                        self.statuses[st] = self.statuses.get(st, 0) + 1
+                        if st == 200:
+                            self.acked.add(n)
+                    if st == 200:
+                        break
+                    if st != 503:
+                        raise RuntimeError("push %d: status %d: %s" % (n, st, data[:200]))
+                    with self.lock:
+                        self.refused[n] = self.refused.get(n, 0) + 1
+                        self.retry_after.add(hdr.get("retry-after"))
+                    msg = json.loads(data)["error"]
+                    if "unavailable" not in msg:
+                        raise RuntimeError("push %d: 503 without saying why: %s" % (n, msg))
+                    self.t_refused = self.t_refused or time.time()
+                    if time.time() > deadline:
+                        raise RuntimeError("push %d refused for 120 s" % n)
+                    time.sleep(0.2)  # Retry-After says 1 s; the test is impatient
+                time.sleep(0.02)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            self.error = e
+
+
+def phase_failure(ch, b):
+    """A shard killed and restarted under a stream of pushes."""
+    total, first = 400, 1000
+    pusher = Pusher(b, first, total)
+    pusher.start()
+    deadline = time.time() + 60
+    while len(pusher.acked) < 40:
+        if pusher.error or time.time() > deadline:
+            fail("pushes before the failure: %s" % (pusher.error or "too slow"))
+        time.sleep(0.05)
+    ch[1].stop(signal.SIGKILL)
+    t_down = time.time()
+    # while it is down: refusals with Retry-After, and queries that say what failed
+    while not pusher.refused:
+        if pusher.error or time.time() > t_down + 30:
+            fail("no push refused while a shard was down: %s" % pusher.error)
+        time.sleep(0.05)
+    st, _, data = b.request("GET", "/api/v1/render", {"query": "{}", "type": "cpu:samples",
+                                                      "format": "tsv",
+                                                      "from": str(NOW - 3600),
+                                                      "until": str(NOW)})
+    check(st == 503, "a query with a shard down: status %d, want 503: %s" % (st, data[:200]))
+    msg = json.loads(data)["error"]
+    check("clickhouse" in msg and "unavailable" in msg,
+          "a query with a shard down says %r" % msg)
+    acked_down = len(pusher.acked)
+    time.sleep(2)
+    acked_while_down = len(pusher.acked) - acked_down
+    ch[1].start().wait()
+    t_up = time.time()
+    pusher.join(180)
+    if pusher.is_alive():
+        fail("pushes did not finish within 180 s of the shard's return")
+    if pusher.error:
+        fail("pusher: %s" % pusher.error)
+    check(pusher.retry_after == {"1"}, "Retry-After headers: %s" % pusher.retry_after)
+    check(acked_while_down > 0, "no push to the live shard succeeded while the other was down")
+    seen = stored_counts(b, ["svc%d" % k for k in range(NSERVICES)])
+    pushed = set(range(first, first + total))
+    missing = sorted(n for n in pushed if seen.get(n, 0) < 1)
+    check(not missing, "%d acknowledged pushes are not stored, e.g. %s" % (len(missing),
+                                                                        missing[:5]))
+    extra = sorted(n for n in seen if n not in pushed and n >= first)
+    check(not extra, "stored pushes never sent: %s" % extra[:5])
+    twice_unrefused = sorted(n for n in pushed if seen[n] != 1 and n not in pusher.refused)
+    check(not twice_unrefused, "pushes never refused stored more than once: %s"
+          % twice_unrefused[:5])
+    dup = sorted(n for n in pusher.refused if seen[n] > 1)
+    print("failure: shard down %.1f s; %d pushes refused (503, Retry-After: 1) %d times, %d "
+          "acknowledged meanwhile by the other shard; after its return all %d pushes stored, "
+          "%d of the refused ones twice (sent again after an answer lost with the shard)"
+          % (t_up - t_down, len(pusher.refused), sum(pusher.refused.values()), acked_while_down,
+             total, len(dup)))
+
+
+def main():
+    if not chc.available():
+        print("SKIP: clickhouse-server is not installed (scripts/install-deps.sh test)",
+              file=sys.stderr)
+        sys.exit(77)
+    conf.TMP = TMP
+    ch = chc.cluster(os.path.join(TMP, "ch"), 2)
+    try:
+        cfg = os.path.join(TMP, "scorch.yaml")
+        with open(cfg, "w") as f:
+            f.write("storage:\n  engine: clickhouse\n  url: \"%s\"\n  cluster: %s\n"
+                    "  shards: [\"%s\", \"%s\"]\n  write_timeout: 5s\n  query_timeout: 20s\n"
+                    % (ch[0].url, chc.CLUSTER, ch[0].url, ch[1].url))
+        a = conf.started(Server(SCORCH, os.path.join(TMP, "sqlite"),
+                                os.path.join(TMP, "sqlite.log"), None, ["--no-fsync"]))
+        b = conf.started(Server(SCORCH, os.path.join(TMP, "unused"),
+                                os.path.join(TMP, "clickhouse.log"), cfg))
+        phase_exact(ch, a, b)
+        phase_failure(ch, b)
+        a.stop()
+        b.stop()
+    finally:
+        for srv in conf.STARTED:
+            srv.kill()
+        for s in ch:
+            s.stop()
+
+
+if __name__ == "__main__":
+    main_wrapper(main)
