@@ -196,6 +196,7 @@ static const struct sc_limits small_limits = {
     .max_functions = 100,
     .max_mappings = 10,
     .max_strings = 100,
+    .max_string = 64,
     .max_stack_depth = 8,
     .max_labels = 2,
 };
