@@ -10,7 +10,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, expect_error, fail, main_wrapper
+from server_common import (check, expect_error, fail, main_wrapper, pb_field as field,
+                           pb_num as num, pb_varint as varint, with_server)
 
 SCORCH = os.environ["SCORCH"]
 TMP = sys.argv[1]
@@ -19,23 +20,6 @@ INT64_MAX = (1 << 63) - 1
 # ASan build needs more: SCORCH_RSS_BOUND_MB)
 RSS_BOUND_MB = int(os.environ.get("SCORCH_RSS_BOUND_MB", "400"))
 NOW = int(time.time())
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out.append(b | 0x80 if n else b)
-        if not n:
-            return bytes(out)
-
-
-def field(num, payload):  # length-delimited
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-
-def num(n, v):  # varint field
-    return varint(n << 3) + varint(v)
 
 
 def pprof(fname=b"f", lines=1, time_nanos=0):
@@ -64,11 +48,7 @@ def series(srv):
 
 
 def main():
-    srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log")).start()
-    try:
-        run_all(srv)
-    finally:
-        srv.kill()
+    with_server(SCORCH, TMP, run_all)
 
 
 def run_all(srv):
