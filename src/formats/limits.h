@@ -9,9 +9,9 @@
  * OTLP, Pyroscope's Connect push, the scraper, the CLI's files). Decoders check them
  * before allocating, so hostile input fails with SC_ELIMIT (413 over HTTP) naming the
  * limit instead of exhausting memory; sc_ingest_store checks the times. Messages name a
- * limit by its field (limits.max_string); the server takes sc_limits_server as it is (its
- * max_age at most the retention); series labels have their own fixed rules
- * (model/labels.h). */
+ * limit by its key in the server config's `limits:` section (limits.max_string), which
+ * overrides sc_limits_server (the server caps max_age at the retention); series labels
+ * have their own fixed rules (model/labels.h). */
 struct sc_limits {
     uint64_t max_input;        /* bytes read from a file, stdin or a request body */
     uint64_t max_decompressed; /* bytes after gunzip */

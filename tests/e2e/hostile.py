@@ -6,11 +6,12 @@ import gzip
 import json
 import os
 import random
+import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import (check, expect_error, fail, main_wrapper, pb_field as field,
+from server_common import (Server, check, expect_error, fail, main_wrapper, pb_field as field,
                            pb_num as num, pb_varint as varint, with_server)
 
 SCORCH = os.environ["SCORCH"]
@@ -49,6 +50,36 @@ def series(srv):
 
 def main():
     with_server(SCORCH, TMP, run_all)
+    configured()
+
+
+def configured():
+    """The config's limits: section moves the limits the messages name."""
+    cfg = os.path.join(TMP, "limits.yaml")
+    with open(cfg, "w") as f:
+        f.write("limits:\n  max_string: 1000\n  max_stack_depth: 10\n  max_age: 1h\n")
+    srv = Server(SCORCH, os.path.join(TMP, "data2"), os.path.join(TMP, "server2.log"),
+                 config=cfg).start()
+    try:
+        now = {"from": str(NOW), "until": str(NOW + 10)}
+        expect_error(srv, 413, "POST", "/ingest", dict(now, name="c", format="folded"),
+                     body=b"a;" + b"x" * 1001 + b" 1\n",
+                     words=("1001 bytes", "limit of 1000", "limits.max_string"))
+        srv.push(b"a;" + b"x" * 1000 + b" 1\n", name="c", format="folded", **now)
+        expect_error(srv, 413, "POST", "/ingest", dict(now, name="c", format="pprof"),
+                     body=pprof(lines=11), words=("11 lines", "limit of 10"))
+        expect_error(srv, 400, "POST", "/ingest", {"name": "c", "from": str(NOW - 7200)},
+                     body=b"a 1\n", words=("more than 1h before now", "limits.max_age"))
+        srv.push(b"a 1\n", name="c", **{"from": str(NOW - 1800)})
+    finally:
+        srv.kill()
+    with open(cfg, "w") as f:
+        f.write("limits:\n  max_strings: 5\n")
+    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "d3"),
+                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=30)
+    check(r.returncode != 0 and b"unknown key 'limits.max_strings'" in r.stderr,
+          "a bad limits key: exit %d, %r" % (r.returncode, r.stderr))
+    print("ok: the config's limits: section moves the limits")
 
 
 def run_all(srv):
