@@ -26,6 +26,7 @@ static const struct sc_limits fuzz_limits = {
     .max_functions = 1u << 14,
     .max_mappings = 1u << 10,
     .max_strings = 1u << 15,
+    .max_string = 1u << 12,
     .max_stack_depth = 1u << 10,
     .max_labels = 64,
 };

@@ -109,6 +109,13 @@ def pprof_seeds():
     out["unknown-fields"] = (one_type + f_varint(99, 1) + tag(98, 1) + b"\0" * 8 + tag(97, 5) + b"\0" * 4
                              + f_bytes(96, b"xyz") + function(1, 5) + location(1, [line(1)]) + sample([1], [1])
                              + strings(s))
+    # issue 15: inlined lines count as frames (fuzz_limits: 1,024 a sample), strings are
+    # bounded (4,096 bytes)
+    out["inlined-over-depth"] = (one_type + function(1, 5) + location(1, [line(1, i) for i in range(1100)])
+                                 + location(2, [line(1, 1)] * 3) + sample([1], [1]) + sample([2, 2], [1])
+                                 + strings(s))
+    out["long-string"] = (one_type + function(1, 5) + location(1, [line(1)]) + sample([1], [1])
+                          + strings(s[:5] + [b"x" * 5000]))
     for name in ("mem-sort.pb.gz", "mem-strconv.pb.gz"):
         path = os.path.join(TESTDATA, "pprof", name)
         if os.path.exists(path):
@@ -126,6 +133,8 @@ FOLDED = {
     "no-count": b"main;a\nmain;b x\n\nmain;c 9",
     "huge-counts": b"a 9223372036854775807\na 9223372036854775807\nb 99999999999999999999999\n",
     "deep": b";".join(b"f%d" % i for i in range(300)) + b" 1\n",
+    "long-frame": b"main;" + b"x" * 5000 + b";leaf 1\n",
+    "deep-over": b";".join(b"f%d" % (i % 7) for i in range(1100)) + b" 1\n",
     "java-names": b"java;Ljava/lang/Thread;.run;Lcom/x/Y;.z_[j];do_syscall_64_[k] 12\n"
                   b"swapper;cpu_startup_entry;do_idle 40\n",
 }
@@ -415,6 +424,16 @@ def main():
     if ex:
         write("detect", "perf-excerpt-gz", gzip.compress(ex))
     write("detect", "empty", b"")
+    # ingest: 7 parameter lines (name, from, until, format, sampleRate, units,
+    # aggregationType), then the body; issue 15's bad times, names and bodies
+    def ingest(name, params, body):
+        write("ingest", name, b"\n".join(params + [b""] * (7 - len(params))) + b"\n" + body)
+    ingest("year-2500", [b"app.cpu", b"16725225600"], FOLDED["simple"])
+    ingest("until-before-from", [b"app.cpu", b"1700000100", b"1700000000"], FOLDED["simple"])
+    ingest("bad-name", [b"bad}"], FOLDED["simple"])
+    ingest("no-format-noise", [b"app"], bytes((i * 73 + 19) % 256 for i in range(512)))
+    ingest("no-format-pprof", [b"app"], gzip.compress(pp["inline-labels"], mtime=0))
+    ingest("inlined-over-depth", [b"app", b"", b"", b"pprof"], pp["inlined-over-depth"])
     # delta: two profiles, the first one's length in two little-endian bytes
     def pair(name, a, b):
         if a in pp and b in pp:

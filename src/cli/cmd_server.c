@@ -156,6 +156,7 @@ int cmd_server(int argc, char **argv)
     o.token = cf.auth_token;
     o.grpc_listen = grpc_listen ? grpc_listen : cf.otlp_grpc_listen;
     o.durable = !nofsync;
+    sc_limits_override(&o.limits, &cf.limits);
     if (cf.max_read_blocks)
         o.max_read_blocks = cf.max_read_blocks;
     if (cf.layout_timeout_ns)

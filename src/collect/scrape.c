@@ -23,19 +23,6 @@ const struct sc_scrape_kind sc_scrape_kinds[NKINDS] = {
     {"threadcreate", "threadcreate", 0, {NULL, NULL}, NULL},
 };
 
-/* A big Go service's profiles are a few MB. */
-const struct sc_limits sc_scrape_limits = {
-    .max_input = MAX_BODY,
-    .max_decompressed = 512u << 20,
-    .max_samples = 4u << 20,
-    .max_locations = 4u << 20,
-    .max_functions = 1u << 20,
-    .max_mappings = 1u << 16,
-    .max_strings = 4u << 20,
-    .max_stack_depth = 4096,
-    .max_labels = 64,
-};
-
 /* ---- small helpers ---- */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;

@@ -15,7 +15,7 @@
 
 #define NS 1000000000LL
 #define NWORKERS 2
-#define MAX_BODY (64u << 20)         /* bytes of one response */
+#define MAX_BODY (64u << 20)         /* bytes of one response (sc_limits_scrape decodes) */
 #define BACKLOG_BYTES (256ull << 20) /* scraped bodies waiting for the workers */
 #define BACKLOG_ITEMS 4096
 
@@ -28,9 +28,6 @@ struct sc_scrape_kind {
 };
 #define NKINDS 7
 extern const struct sc_scrape_kind sc_scrape_kinds[NKINDS];
-
-/* Limits on what a target may send (scrape.c). */
-extern const struct sc_limits sc_scrape_limits;
 
 enum { MODE_NONE, MODE_PROBE, MODE_ENDPOINT, MODE_SUBTRACT };
 enum { HEALTH_UNKNOWN, HEALTH_UP, HEALTH_DOWN };

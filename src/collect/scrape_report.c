@@ -246,7 +246,7 @@ int sc_scrape_store_sink(void *store, const struct sc_scraped *p, char *err)
         .extra_labels = p->labels,
     };
     struct sc_ingest_result res;
-    return sc_ingest(store, &q, &sc_scrape_limits, &res, err);
+    return sc_ingest(store, &q, &sc_limits_scrape, &res, err);
 }
 
 static void url_encode(struct sc_buf *b, const char *s, size_t n)

@@ -60,7 +60,7 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
     if (len == 0) return sc_errf(err, SC_EFORMAT, "empty response");
     if (sc_is_gzip(data, len)) {
         size_t plen;
-        rc = sc_gunzip(data, len, sc_scrape_limits.max_decompressed, &plain, &plen, err);
+        rc = sc_gunzip(data, len, sc_limits_scrape.max_decompressed, &plain, &plen, err);
         if (rc) return sc_errwrap(err, rc, "bad gzip");
         data = plain;
         len = plen;
@@ -70,7 +70,7 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
         free(plain);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    rc = sc_pprof_decode(data, len, &sc_scrape_limits, p, err);
+    rc = sc_pprof_decode(data, len, &sc_limits_scrape, p, err);
     if (rc) {
         rc = sc_errwrap(err, rc, "not a pprof profile");
         goto out;

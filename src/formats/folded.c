@@ -4,6 +4,7 @@
 #include "model/tree.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,12 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
                 frames = nfr;
                 cap = ncap;
             }
+            if ((size_t)(fe - f) > lim->max_string) {
+                char what[64];
+                snprintf(what, sizeof what, "line %llu: a frame", (unsigned long long)lineno);
+                rc = sc_limits_string(lim, (size_t)(fe - f), what, err);
+                goto out;
+            }
             int64_t si = sc_profile_intern(p, f, (size_t)(fe - f));
             if (si < 0) {
                 rc = sc_errf(err, (int)si, "out of memory");
@@ -143,8 +150,8 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
             }
             if (!loc_of_str[si]) {
                 if (p->nfunctions >= lim->max_functions) {
-                    rc = sc_errf(err, SC_ELIMIT, "more than %u distinct frames",
-                                 (unsigned)lim->max_functions);
+                    rc = sc_errf(err, SC_ELIMIT, "line %llu: more than %u distinct frames",
+                                 (unsigned long long)lineno, (unsigned)lim->max_functions);
                     goto out;
                 }
                 int64_t fn = sc_profile_add_function(p, (uint32_t)si, 0);
@@ -157,8 +164,12 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
             }
             frames[nf++] = loc_of_str[si] - 1;
             if (nf > lim->max_stack_depth) {
-                rc = sc_errf(err, SC_ELIMIT, "line %llu: stack deeper than %u frames",
-                             (unsigned long long)lineno, (unsigned)lim->max_stack_depth);
+                uint64_t all = nf;
+                for (const char *q = fe; q < stack_end; q++)
+                    all += *q == ';';
+                char what[48];
+                snprintf(what, sizeof what, "line %llu: the stack", (unsigned long long)lineno);
+                rc = sc_limits_depth(lim, all, what, err);
                 goto out;
             }
             if (!semi)
@@ -171,7 +182,8 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
             frames[nf - 1 - i] = t;
         }
         if (p->nsamples >= lim->max_samples) {
-            rc = sc_errf(err, SC_ELIMIT, "more than %u stacks", (unsigned)lim->max_samples);
+            rc = sc_errf(err, SC_ELIMIT, "line %llu: more than %u stack lines (limits.max_samples)",
+                         (unsigned long long)lineno, (unsigned)lim->max_samples);
             goto out;
         }
         /* "stack a b": a is the base, b the value (difffolded.pl's order) */

@@ -14,18 +14,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const struct sc_limits sc_limits_cli = {
-    .max_input = (uint64_t)64 << 30,
-    .max_decompressed = (uint64_t)64 << 30,
-    .max_samples = 1u << 30,
-    .max_locations = 1u << 28,
-    .max_functions = 1u << 28,
-    .max_mappings = 1u << 24,
-    .max_strings = 1u << 28,
-    .max_stack_depth = 1u << 20,
-    .max_labels = 1u << 16,
-};
-
 const char *sc_format_name(enum sc_format f)
 {
     switch (f) {

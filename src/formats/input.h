@@ -5,25 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/limits.h"
 #include "model/buf.h"
 #include "model/profile.h"
-
-/* Hard limits on what a decoder accepts. Every decoder checks them before allocating, so
- * hostile input fails with SC_ELIMIT instead of exhausting memory. */
-struct sc_limits {
-    uint64_t max_input;        /* bytes read from a file, stdin or a request body */
-    uint64_t max_decompressed; /* bytes after gunzip */
-    uint32_t max_samples;
-    uint32_t max_locations;
-    uint32_t max_functions;
-    uint32_t max_mappings;
-    uint32_t max_strings;
-    uint32_t max_stack_depth; /* locations per sample */
-    uint32_t max_labels;      /* labels per sample */
-};
-
-/* Generous limits for the offline CLI (a user's own files). */
-extern const struct sc_limits sc_limits_cli;
 
 enum sc_format {
     SC_FMT_UNKNOWN = 0,

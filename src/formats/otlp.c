@@ -167,6 +167,13 @@ static int walk(struct sc_otlp_req *r, struct sc_pb_rd top, int fill, char *err)
             if (g.wt != SC_WT_LEN)
                 return MALFORMED(err, "%s entry is not a message or string",
                                  sc_otlp_table_names[t]);
+            if (t == T_STRING && !fill) {
+                char what[48];
+                snprintf(what, sizeof what, "string_table entry %u", (unsigned)r->ntable[t]);
+                if ((rc = sc_limits_string(&r->lim, (size_t)(g.payload.end - g.payload.p), what,
+                                           err)))
+                    return rc;
+            }
             if (fill) r->table[t][r->ntable[t]] = g.payload;
             if (++r->ntable[t] > (1u << 30))
                 return sc_errf(err, SC_ELIMIT, "too many %s entries", sc_otlp_table_names[t]);

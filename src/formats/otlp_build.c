@@ -218,6 +218,10 @@ static int64_t location(struct build *b, uint64_t idx)
             nlines++;
     }
     if (rc < 0) return bad_entry(b, T_LOCATION, idx);
+    /* each line is a frame of every stack on the location */
+    char msg[SC_ERR_LEN];
+    if ((rc = sc_limits_lines(&b->r->lim, idx, nlines, msg)))
+        return FAIL(b, rc, "%s", msg);
     int64_t m = mapping(b, map);
     if (m < 0) return m;
     l.mapping = (uint32_t)m;
@@ -241,6 +245,15 @@ static int64_t location(struct build *b, uint64_t idx)
 }
 
 /* Stack idx -> its locations in p->sample_locs (appended on first use). */
+/* The depth limit, named for stack idx of frames frames (inlined lines counted). */
+static int too_deep(struct build *b, uint64_t idx, uint64_t frames)
+{
+    char what[32], msg[SC_ERR_LEN];
+    snprintf(what, sizeof what, "stack %llu", (unsigned long long)idx);
+    int rc = sc_limits_depth(&b->r->lim, frames, what, msg);
+    return FAIL(b, rc, "%s", msg);
+}
+
 static int stack(struct build *b, uint64_t idx, uint32_t *start, uint32_t *n)
 {
     uint32_t *slot = sc_map64_get(&b->stacks, idx);
@@ -254,17 +267,20 @@ static int stack(struct build *b, uint64_t idx, uint32_t *start, uint32_t *n)
     if (rc) return rc;
     struct sc_pb_field f;
     uint32_t depth = 0;
+    uint64_t frames = 0; /* a location's inlined lines are frames of their own */
     uint32_t max = b->r->lim.max_stack_depth;
     while ((rc = sc_pb_next(&e, &f)) > 0) {
         if (f.num != 1) continue;
         SC_PB_FOR_EACH_VARINT(
             &f, li,
             {
-                if (depth >= max)
-                    return FAIL(b, SC_ELIMIT, "stack %llu is deeper than the limit of %u",
-                                (unsigned long long)idx, (unsigned)max);
                 int64_t l = location(b, li);
-                if (l < 0) return (int)l;
+                if (l < 0)
+                    return (int)l;
+                uint32_t nl = b->p->locations[l].nlines;
+                frames += nl ? nl : 1;
+                if (frames > max)
+                    return too_deep(b, idx, frames);
                 if (sc_grow_array(&b->scratch, &b->scratch_cap, (uint64_t)depth + 1,
                                   sizeof *b->scratch))
                     return oom(b);
@@ -495,7 +511,8 @@ static int read_sample(struct build *b, struct sc_pb_rd r, struct sample_in *s)
                     if ((rc = attribute(b, a, &li))) return rc;
                     if (li == UINT32_MAX - 1) continue;
                     if (s->nlabel >= max)
-                        return FAIL(b, SC_ELIMIT, "a sample has more than %u labels",
+                        return FAIL(b, SC_ELIMIT,
+                                    "a sample has more than %u labels (limits.max_labels)",
                                     (unsigned)max);
                     s->label[s->nlabel++] = li;
                 },
@@ -509,7 +526,8 @@ static int read_sample(struct build *b, struct sc_pb_rd r, struct sample_in *s)
         for (int i = 0; i < 2; i++) {
             if (l[i] == UINT32_MAX - 1) continue;
             if (s->nlabel >= max + 2)
-                return FAIL(b, SC_ELIMIT, "a sample has more than %u labels", (unsigned)max);
+                return FAIL(b, SC_ELIMIT, "a sample has more than %u labels (limits.max_labels)",
+                            (unsigned)max);
             s->label[s->nlabel++] = l[i];
         }
     }
@@ -528,7 +546,8 @@ static int add_sample(struct build *b, struct sc_pb_rd r, uint32_t si)
     uint32_t n = s.ntimes ? s.ntimes : 1;
     struct sc_profile *p = b->p;
     if ((uint64_t)p->nsamples + n > b->r->lim.max_samples)
-        return FAIL(b, SC_ELIMIT, "more than %u samples", (unsigned)b->r->lim.max_samples);
+        return FAIL(b, SC_ELIMIT, "more than %u samples (limits.max_samples)",
+                    (unsigned)b->r->lim.max_samples);
     uint32_t start = 0, depth = 0;
     if ((rc = stack(b, s.stack, &start, &depth))) return rc;
     int64_t v = 0;

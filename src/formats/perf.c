@@ -558,6 +558,15 @@ static int fail(struct worker *w, int code, const char *fmt, const char *arg)
     return code;
 }
 
+/* The depth limit, named (pushes and cached groups share it). */
+static int too_deep(struct worker *w)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "stack deeper than the limit of %u frames (limits.max_stack_depth)",
+             (unsigned)w->lim->max_stack_depth);
+    return fail(w, SC_ELIMIT, "%s", msg);
+}
+
 static int oom(struct worker *w)
 {
     return fail(w, SC_ENOMEM, "%s", "out of memory");
@@ -602,7 +611,7 @@ static int scratch(struct worker *w, size_t need)
 static int push(struct worker *w, uint32_t id)
 {
     if (w->npool - w->cur + 1 >= w->lim->max_stack_depth)
-        return fail(w, SC_ELIMIT, "%s", "stack too deep");
+        return too_deep(w);
     if (w->npool == w->cappool &&
         sc_grow_array(&w->pool, &w->cappool, (uint64_t)w->npool + 1, sizeof *w->pool))
         return oom(w);
@@ -755,7 +764,7 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         w->unrecognized += g->unrecognized;
         if (g->n == 0) return 0;
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
-            return fail(w, SC_ELIMIT, "%s", "stack too deep");
+            return too_deep(w);
         if (sc_grow_array(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
             return oom(w);
         memcpy(w->pool + w->npool, w->gids + g->off, g->n * sizeof *w->pool);
@@ -916,7 +925,12 @@ static int header_line(struct worker *w, const char *s, size_t n)
 
 static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
 {
-    if (w->nsamples >= w->lim->max_samples) return fail(w, SC_ELIMIT, "%s", "too many samples");
+    if (w->nsamples >= w->lim->max_samples) {
+        char msg[64];
+        snprintf(msg, sizeof msg, "more than %u samples (limits.max_samples)",
+                 (unsigned)w->lim->max_samples);
+        return fail(w, SC_ELIMIT, "%s", msg);
+    }
     if (w->nsamples == w->capsamples &&
         sc_grow_array(&w->samples, &w->capsamples, (uint64_t)w->nsamples + 1, sizeof *w->samples))
         return oom(w);
@@ -1178,10 +1192,15 @@ static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of
     w->gloc = malloc(((size_t)w->nstrs + 1) * sizeof *w->gloc);
     if (!w->gstr || !w->gloc) return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < w->nstrs; i++) {
+        int rc =
+            sc_limits_string(lim, w->strs[i].len, w->strs[i].frame ? "a frame" : "a name", err);
+        if (rc)
+            return rc;
         int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
         if (g < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
         if (p->strings.n > lim->max_strings)
-            return sc_errf(err, SC_ELIMIT, "more than %u strings", (unsigned)lim->max_strings);
+            return sc_errf(err, SC_ELIMIT, "more than %u strings (limits.max_strings)",
+                           (unsigned)lim->max_strings);
         w->gstr[i] = (uint32_t)g;
         if (!w->strs[i].frame) continue;
         if ((uint64_t)g >= *nloc_of_str) {
@@ -1261,7 +1280,8 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
         nlabels += w->with_pid * with + (w->nsamples - w->with_pid) * without;
         if (!first && w->nsamples) first = &w->samples[0];
         if (nsamples > lim->max_samples)
-            return sc_errf(err, SC_ELIMIT, "more than %u samples", (unsigned)lim->max_samples);
+            return sc_errf(err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
+                           (unsigned)lim->max_samples);
         if (nsamples > UINT32_MAX / 4 || nlocs > UINT32_MAX / 2 || nlabels > UINT32_MAX / 2)
             return sc_errf(err, SC_ELIMIT, "too many samples");
     }

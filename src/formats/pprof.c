@@ -33,6 +33,7 @@
 #include "model/error.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,13 +92,15 @@ struct counts {
     int time_keys;  /* the string table holds a timestamp label key */
     int str_labels; /* a sample has a string label (counted for SC_PPROF_LAZY_UNLABELLED) */
     uint64_t sample_types, samples, sample_locs, sample_values, labels;
-    uint64_t max_sample_locs; /* in one sample */
+    uint64_t max_sample_locs;    /* in one sample (lazy: the largest sample's bytes) */
+    uint64_t max_location_lines; /* in one location */
     uint64_t mappings, locations, lines, functions, strings, comments;
     uint64_t max_mapping_id, max_location_id, max_function_id;
 };
 
 struct dec {
-    int lazy; /* leave samples in the buffer (sc_pprof_decode_lazy) */
+    int lazy;    /* leave samples in the buffer (sc_pprof_decode_lazy) */
+    int inlined; /* some location has more than one line: samples count frames by lines */
     uint64_t nsamples, max_sample_locs;
     struct sc_profile *p;
     const struct sc_limits *lim;
@@ -210,12 +213,25 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                     c->max_location_id = id;
                 struct sc_pb_rd l = f.payload;
                 struct sc_pb_field g;
+                uint64_t here = 0;
                 while (sc_pb_next(&l, &g) > 0)
-                    c->lines += g.num == 4;
+                    here += g.num == 4;
+                /* each line is a frame of every sample on the location */
+                if (sc_limits_lines(d->lim, id, here, d->err))
+                    return SC_ELIMIT;
+                c->lines += here;
+                if (here > c->max_location_lines)
+                    c->max_location_lines = here;
             }
             break;
         }
         case 6:
+            if (f.wt == SC_WT_LEN && (uint64_t)(f.payload.end - f.payload.p) > d->lim->max_string) {
+                char what[48];
+                snprintf(what, sizeof what, "string %llu", (unsigned long long)c->strings);
+                return sc_limits_string(d->lim, (size_t)(f.payload.end - f.payload.p), what,
+                                        d->err);
+            }
             c->strings++;
             if (f.wt == SC_WT_LEN && is_time_key(f.payload.p, (size_t)(f.payload.end - f.payload.p)))
                 c->time_keys = 1;
@@ -577,12 +593,23 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
     if (nvals != nt)
         return BAD(d, "sample %u has %u values for %u sample types", (unsigned)index,
                    (unsigned)nvals, (unsigned)nt);
-    if (o->nlocs > d->lim->max_stack_depth)
-        return sc_errf(d->err, SC_ELIMIT, "sample with %u locations is deeper than %u",
-                       (unsigned)o->nlocs, (unsigned)d->lim->max_stack_depth);
+    /* frames, not locations: a location's inlined lines are frames of their own */
+    uint64_t frames = o->nlocs;
+    if (d->inlined && frames <= d->lim->max_stack_depth) {
+        const struct sc_location *loc = d->p->locations;
+        frames = 0;
+        for (uint32_t i = 0; i < o->nlocs; i++)
+            frames += loc[o->locs[i]].nlines ? loc[o->locs[i]].nlines : 1;
+    }
+    if (frames > d->lim->max_stack_depth) {
+        char what[32];
+        snprintf(what, sizeof what, "sample %u", (unsigned)index);
+        return sc_limits_depth(d->lim, frames, what, d->err);
+    }
     if (o->nlabels > d->lim->max_labels)
-        return sc_errf(d->err, SC_ELIMIT, "sample with %u labels has more than %u",
-                       (unsigned)o->nlabels, (unsigned)d->lim->max_labels);
+        return sc_errf(d->err, SC_ELIMIT,
+                       "sample %u has %u labels, more than the limit of %u (limits.max_labels)",
+                       (unsigned)index, (unsigned)o->nlabels, (unsigned)d->lim->max_labels);
     return 0;
 }
 
@@ -611,12 +638,48 @@ static int store_sample(struct dec *d, struct sc_pb_rd r)
     return 0;
 }
 
+/* Decodes samples [lo, hi) of the buffer into scratch, each handed to visit (NULL: only
+ * checked): the lazy walks, and the check of lazy samples that might be too deep. */
+static int walk_samples(struct dec *d, struct sc_pb_rd r, uint64_t lo, uint64_t hi,
+                        sc_sample_visit visit, void *ctx)
+{
+    uint32_t *locs = malloc((d->max_sample_locs + 1) * sizeof *locs);
+    int64_t *vals = malloc(((size_t)d->p->nsample_types + 1) * sizeof *vals);
+    int rc = 0;
+    if (!locs || !vals) {
+        rc = sc_errf(d->err, SC_ENOMEM, "out of memory");
+        goto out;
+    }
+    struct sc_pb_field f;
+    uint64_t i = 0;
+    while (i < hi && sc_pb_next(&r, &f) > 0) {
+        if (f.num != 2)
+            continue;
+        if (i++ < lo)
+            continue;
+        struct sample_out o = {.locs = locs, .loc_cap = d->max_sample_locs, .vals = vals};
+        rc = dec_sample(d, f.payload, (uint32_t)(i - 1), &o);
+        if (!rc && visit)
+            rc = visit(ctx, o.locs, o.nlocs, o.vals);
+        if (rc)
+            break;
+    }
+out:
+    free(locs);
+    free(vals);
+    return rc;
+}
+
 static int check_limit(struct dec *d, uint64_t have, uint32_t max, const char *what)
 {
-    if (have > max)
+    if (have <= max)
+        return 0;
+    if (strchr(what, ' ')) /* not one of the limits' keys */
         return sc_errf(d->err, SC_ELIMIT, "profile has %llu %s, more than the limit of %u",
                        (unsigned long long)have, what, (unsigned)max);
-    return 0;
+    return sc_errf(d->err, SC_ELIMIT,
+                   "profile has %llu %s, more than the limit of %u (limits.max_%s)",
+                   (unsigned long long)have, what, (unsigned)max, what);
 }
 
 /* calloc-style allocation of n elements, n already limit-checked. */
@@ -777,7 +840,16 @@ static int decode(struct dec *d, const void *buf, size_t n)
         if (f.num == 4 && (rc = dec_location(d, f.payload)))
             return rc;
 
-    /* sweep 3: samples, unless they stay in the buffer */
+    /* sweep 3: samples, unless they stay in the buffer; lazy samples are checked when a
+     * sample's bytes times a location's lines could pass the depth limit (each id takes a
+     * byte), so a walk never finds one too deep after the profile was accepted (rare: a
+     * Go profile's samples are some hundred bytes, its locations a few lines) */
+    d->inlined = c.max_location_lines > 1;
+    if (d->lazy &&
+        c.max_sample_locs * (c.max_location_lines ? c.max_location_lines : 1) >
+            lim->max_stack_depth &&
+        (rc = walk_samples(d, all, 0, c.samples, NULL, NULL)))
+        return rc;
     r = all;
     while (!d->lazy && sc_pb_next(&r, &f) > 0)
         if (f.num == 2 && (rc = store_sample(d, f.payload)))
@@ -802,33 +874,7 @@ static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint3
     struct dec d = z->d;
     d.err = err;
     uint64_t n = z->d.nsamples;
-    uint64_t lo = part * n / nparts, hi = (part + 1) * n / nparts;
-    uint32_t *locs = malloc((z->d.max_sample_locs + 1) * sizeof *locs);
-    int64_t *vals = malloc(((size_t)z->d.p->nsample_types + 1) * sizeof *vals);
-    int rc = 0;
-    if (!locs || !vals) {
-        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        goto out;
-    }
-    struct sc_pb_rd r = z->all;
-    struct sc_pb_field f;
-    uint64_t i = 0;
-    while (i < hi && sc_pb_next(&r, &f) > 0) {
-        if (f.num != 2)
-            continue;
-        if (i++ < lo)
-            continue;
-        struct sample_out o = {.locs = locs, .loc_cap = z->d.max_sample_locs, .vals = vals};
-        rc = dec_sample(&d, f.payload, (uint32_t)(i - 1), &o);
-        if (!rc)
-            rc = visit(ctx, o.locs, o.nlocs, o.vals);
-        if (rc)
-            break;
-    }
-out:
-    free(locs);
-    free(vals);
-    return rc;
+    return walk_samples(&d, z->all, part * n / nparts, (part + 1) * n / nparts, visit, ctx);
 }
 
 static void lazy_release(struct sc_sample_source *src)

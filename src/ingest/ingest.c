@@ -60,6 +60,20 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
         return sc_errf(err, SC_EINVAL, "empty application name in '%.64s'", name);
     if (applen > MAX_LABEL_LEN)
         return sc_errf(err, SC_ELIMIT, "application name is longer than %d bytes", MAX_LABEL_LEN);
+    /* the name's syntax characters: "bad}" is a mistyped selector, not an application */
+    for (size_t i = 0; i < applen; i++) {
+        unsigned char c = (unsigned char)name[i];
+        if (c < 0x20 || c == 0x7f || strchr("}\",=", c))
+            return sc_errf(err, SC_EINVAL,
+                           "bad application name '%.*s': %s is not allowed in it (labels go "
+                           "in braces: app{key=value})",
+                           (int)(applen < 64 ? applen : 64), name,
+                           c == '}'   ? "'}'"
+                           : c == '"' ? "'\"'"
+                           : c == ',' ? "','"
+                           : c == '=' ? "'='"
+                                      : "a control character");
+    }
     /* service_name, without a known suffix */
     size_t keep = applen;
     const char *dot = memrchr(name, '.', applen);
@@ -467,6 +481,9 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         rc = sc_errwrap(err, SC_EINVAL, "bad 'from'");
     else if (r->until && sc_time_parse(r->until, now, &until, err))
         rc = sc_errwrap(err, SC_EINVAL, "bad 'until'");
+    else if (r->from && r->until && until < from)
+        rc = sc_errf(err, SC_EINVAL, "bad 'until' '%.32s': before 'from' '%.32s'", r->until,
+                     r->from);
     int64_t rate = 100;
     if (!rc && r->sample_rate && *r->sample_rate) {
         char *end;
@@ -476,7 +493,9 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         else
             rate = v;
     }
-    const char *format = r->format && *r->format ? r->format : "folded";
+    /* no format: the body's own (Pyroscope's default is folded; random bytes are none) */
+    int detect = !(r->format && *r->format);
+    const char *format = detect ? "folded" : r->format;
     enum sc_format fmt = SC_FMT_UNKNOWN;
     int lines = 0;
     if (!rc) {
@@ -520,6 +539,15 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     if (sc_is_gzip(body, r->len)) {
         rc = sc_gunzip(body, r->len, lim->max_decompressed, &plain, &plen, err);
         body = plain;
+    }
+    if (!rc && detect) {
+        fmt = sc_detect_format(body, plen);
+        format = fmt == SC_FMT_PPROF ? "pprof" : fmt == SC_FMT_PERF ? "perf_script" : "folded";
+        if (fmt == SC_FMT_UNKNOWN)
+            rc = sc_errf(err, SC_EFORMAT,
+                         "the body of %zu bytes is not clearly folded stacks, pprof or perf "
+                         "script: say which with 'format'",
+                         plen);
     }
     if (!rc && fmt == SC_FMT_FOLDED) {
         p = sc_profile_new();
@@ -576,10 +604,10 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         if (first && (fmt == SC_FMT_PERF || first < 978307200LL * 1000000000LL)) {
             if (!t)
                 t = (int64_t)time(NULL) * 1000000000LL;
-            shift = (t / 1000000000LL - first / 1000000000LL) * 1000000000LL;
+            shift = sc_mul_sat(t / 1000000000LL - first / 1000000000LL, 1000000000LL);
         }
-        struct sc_ingest_item it = {r->tenant, &labels, profile, p, t,
-                                    until > from ? until - from : 0, shift};
+        struct sc_ingest_item it = {
+            r->tenant, &labels, profile, p, t, until > from ? until - from : 0, shift, lim};
         rc = sc_ingest_store(s, &it, res, err);
     }
     sc_profile_free(p);
@@ -604,6 +632,27 @@ int sc_ingest_check_labels(const struct sc_labels *l, char *err)
     return 0;
 }
 
+int sc_ingest_check_times(const struct sc_ingest_item *it, int64_t now_ns, char *err)
+{
+    const struct sc_limits *lim = it->lim;
+    const struct sc_profile *p = it->p;
+    if (!lim)
+        return 0;
+    int64_t t = it->time_ns ? it->time_ns : p->time_nanos;
+    int64_t dur = it->duration_ns ? it->duration_ns : p->duration_nanos;
+    if (!t)
+        return 0; /* now */
+    int rc = sc_limits_time(lim, now_ns, t, "the profile's start", err);
+    if (!rc && dur > 0)
+        rc = sc_limits_time(lim, now_ns, sc_add_sat(t, dur), "the profile's end", err);
+    /* samples' own times (perf script, pprof timestamps); lazy samples carry none */
+    for (uint32_t i = 0; !rc && i < p->nsamples; i++)
+        if (p->samples[i].time_ns)
+            rc = sc_limits_time(lim, now_ns, sc_add_sat(p->samples[i].time_ns, it->time_shift_ns),
+                                "a sample's time", err);
+    return rc;
+}
+
 int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
                     struct sc_ingest_result *res, char *err)
 {
@@ -617,10 +666,13 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     const char *profile = it->profile ? it->profile : sc_ingest_profile_name(p);
     if (!profile)
         profile = "profile"; /* a profile of no kind we know */
+    int64_t now = sc_wall_ns();
+    if ((rc = sc_ingest_check_times(it, now, err)))
+        return rc;
     int64_t t = it->time_ns ? it->time_ns : p->time_nanos;
     int64_t dur = it->duration_ns ? it->duration_ns : p->duration_nanos;
     if (!t)
-        t = (int64_t)time(NULL) * 1000000000LL;
+        t = now / 1000000000LL * 1000000000LL;
     struct sc_split sp;
     rc = sc_split_profile(p, it->labels, SC_INGEST_MAX_SPLIT, &sp, err);
     if (rc == 0 && sp.n == 0) {

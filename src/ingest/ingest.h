@@ -80,14 +80,20 @@ struct sc_ingest_item {
     const struct sc_profile *p;     /* samples may be lazy */
     int64_t time_ns, duration_ns;   /* 0: the profile's own (time: else now) */
     int64_t time_shift_ns;          /* added to sample timestamps (whole seconds) */
+    const struct sc_limits *lim;    /* the window stored times must lie in; NULL: none */
 };
 
 /* Checks the series labels (at most 48, names [A-Za-z_][A-Za-z0-9_.-]* of at most 256 bytes,
- * values of at most 1024) and the profile (not empty), then writes it durably: when this
- * returns 0 the profile survives a crash. 0 or SC_EINVAL / SC_ELIMIT / SC_EFORMAT / a store
- * error, with the reason in err. */
+ * values of at most 1024), the times (sc_ingest_check_times) and the profile (not empty),
+ * then writes it durably: when this returns 0 the profile survives a crash. 0 or SC_EINVAL /
+ * SC_ELIMIT / SC_EFORMAT / a store error, with the reason in err. */
 int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
                     struct sc_ingest_result *res, char *err);
+
+/* The time checks of sc_ingest_store alone: the profile's start and end (the item's or the
+ * profile's own; none: now) and each stored sample timestamp lie in it->lim's window
+ * around now_ns (formats/limits.h max_age, max_ahead). 0 or SC_EINVAL naming the time. */
+int sc_ingest_check_times(const struct sc_ingest_item *it, int64_t now_ns, char *err);
 
 /* The label checks of sc_ingest_store alone. 0 or SC_EINVAL / SC_ELIMIT. */
 int sc_ingest_check_labels(const struct sc_labels *l, char *err);

@@ -2,6 +2,7 @@
 #include "formats/otlp.h"
 #include "formats/push.h"
 #include "ingest/ingest.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <stdio.h>
@@ -49,7 +50,7 @@ int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, siz
             note_rejected(res, why);
             continue;
         }
-        struct sc_ingest_item it = {tenant, &op.labels, NULL, op.p, 0, 0, 0};
+        struct sc_ingest_item it = {tenant, &op.labels, NULL, op.p, 0, 0, 0, lim};
         struct sc_ingest_result one;
         brc = sc_ingest_store(s, &it, &one, why);
         if (brc == SC_EINVAL || brc == SC_ELIMIT || brc == SC_EFORMAT) {
@@ -162,6 +163,10 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
                 inflated += plen;
             }
             if (!rc) rc = sc_decode(&in, &o, &it->p, why);
+            /* the times too, so that a refused request stored nothing */
+            struct sc_ingest_item chk = {NULL, &labels[i], NULL, it->p, 0, 0, 0, lim};
+            if (!rc)
+                rc = sc_ingest_check_times(&chk, sc_wall_ns(), why);
             if (rc) {
                 rc = sc_errf(err, rc, "series %u, sample %u: %s", (unsigned)i, (unsigned)k, why);
                 break;
@@ -196,7 +201,7 @@ int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, siz
     if (!rc) rc = push_decode_all(&pr, lim, labels, items, &nitems, err);
     for (uint32_t i = 0; !rc && i < nitems; i++) {
         struct sc_ingest_item it = {
-            tenant, &labels[items[i].series], items[i].profile, items[i].p, 0, 0, 0};
+            tenant, &labels[items[i].series], items[i].profile, items[i].p, 0, 0, 0, lim};
         struct sc_ingest_result one;
         char why[SC_ERR_LEN];
         rc = sc_ingest_store(s, &it, &one, why);

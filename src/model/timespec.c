@@ -287,7 +287,8 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err)
         int64_t r;
         if (s[3] == '-' ? __builtin_sub_overflow(now_ns, d, &r)
                         : __builtin_add_overflow(now_ns, d, &r))
-            return sc_errf(err, SC_EINVAL, "bad time '%.*s': out of range", QUOTE_MAX, s);
+            return sc_errf(err, SC_EINVAL, "bad time '%.*s': out of range (years 1678 to 2262)",
+                           QUOTE_MAX, s);
         *out_ns = r;
         return 0;
     }
@@ -301,7 +302,8 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err)
                         : ip < 100000000000000000ULL ? 1000
                                                      : 1;
         if (scale(ip, frac, fd, unit, out_ns))
-            return sc_errf(err, SC_EINVAL, "bad time '%.*s': out of range", QUOTE_MAX, s);
+            return sc_errf(err, SC_EINVAL, "bad time '%.*s': out of range (years 1678 to 2262)",
+                           QUOTE_MAX, s);
         return 0;
     }
     if (n >= 5 && s[4] == '-' && s[0] >= '0' && s[0] <= '9') {

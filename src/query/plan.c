@@ -297,8 +297,10 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
         if (!t->values) rc = SC_ENOMEM;
     }
     for (uint32_t i = 0; rc == 0 && i < s->n; i++)
-        for (uint32_t k = 0; k < nsteps; k++)
-            t->values[(size_t)line_of[i] * nsteps + k] += vals[(size_t)i * nsteps + k];
+        for (uint32_t k = 0; k < nsteps; k++) {
+            int64_t *x = &t->values[(size_t)line_of[i] * nsteps + k];
+            *x = sc_add_sat(*x, vals[(size_t)i * nsteps + k]);
+        }
     free(vals);
     free(line_of);
     if (rc) {

@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,42 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
     return 0;
 }
 
+/* limits.KEY: a per-input limit (formats/limits.h) over the server's default. */
+static int parse_limit(struct ctx *c, const char *key, yaml_node_t *v, struct sc_limits *l)
+{
+    const char *s = scalar(v) ? scalar(v) : "";
+    if (!strcmp(key, "max_age") || !strcmp(key, "max_ahead")) {
+        int64_t d;
+        if (parse_duration(s, &d) || d <= 0)
+            return fail(c, v, "bad duration for 'limits.%s' (like 30d, 1h)", key);
+        *(!strcmp(key, "max_age") ? &l->max_age_ns : &l->max_ahead_ns) = d;
+        return 0;
+    }
+    static const struct {
+        const char *key;
+        size_t off;
+    } counts[] = {
+        {"max_samples", offsetof(struct sc_limits, max_samples)},
+        {"max_string", offsetof(struct sc_limits, max_string)},
+        {"max_stack_depth", offsetof(struct sc_limits, max_stack_depth)},
+        {"max_labels", offsetof(struct sc_limits, max_labels)},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        if (strcmp(key, counts[i].key))
+            continue;
+        char *end;
+        unsigned long long n = strtoull(s, &end, 10);
+        if (!*s || *end || s[0] == '-' || n == 0 || n > UINT32_MAX)
+            return fail(c, v, "bad 'limits.%s' (a count, >= 1)", key);
+        *(uint32_t *)((char *)l + counts[i].off) = (uint32_t)n;
+        return 0;
+    }
+    return fail(c, v,
+                "unknown key 'limits.%s' (max_age, max_ahead, max_samples, max_string, "
+                "max_stack_depth, max_labels)",
+                key);
+}
+
 static int parse_root(struct ctx *c, struct sc_config *cf)
 {
     yaml_node_t *root = yaml_document_get_root_node(c->doc);
@@ -429,7 +466,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     return rc;
             }
         } else if (!strcmp(key, "remote_write") || !strcmp(key, "auth") ||
-                   !strcmp(key, "storage") || !strcmp(key, "server") || !strcmp(key, "otlp")) {
+                   !strcmp(key, "storage") || !strcmp(key, "server") || !strcmp(key, "otlp") ||
+                   !strcmp(key, "limits")) {
             if (v->type != YAML_MAPPING_NODE)
                 return fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
@@ -537,7 +575,9 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         return fail(c, sv, "bad max_read_blocks '%s' (a count of blocks, >= 1)",
                                     num);
                     cf->max_read_blocks = n;
-                } else
+                } else if (!strcmp(key, "limits"))
+                    rc = parse_limit(c, s, sv, &cf->limits);
+                else
                     return fail(c, sk, "unknown key '%s'", sect_key);
                 if (rc)
                     return rc;
@@ -549,7 +589,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
         } else {
             return fail(c, k,
                         "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, "
-                        "otlp, record)",
+                        "otlp, limits, record)",
                         key);
         }
     }

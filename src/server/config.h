@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/limits.h"
+
 /* One scrape job (scrape_configs[i]). */
 struct sc_scrape_job {
     char *job_name;
@@ -68,6 +70,7 @@ struct sc_config {
     uint32_t max_queries;     /* server.max_queries: heavy queries at once */
     int64_t layout_timeout_ns; /* server.layout_timeout: a call graph layout's deadline */
     char *otlp_grpc_listen;  /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
+    struct sc_limits limits; /* limits.*: overrides of sc_limits_server, 0 = the default */
     char **source_roots;     /* server.source_roots */
     uint32_t nsource_roots;
     /* record: the server samples its host (collect/record.h) */

@@ -34,19 +34,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->listen = "127.0.0.1:4040";
     o->data_dir = "./data";
     o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
-    o->limits = sc_limits_cli;
-    o->limits.max_input = 64u << 20;
-    /* no more than the decoder takes: ingest inflates the body itself and hands the plain
-     * bytes to sc_decode, which refuses more than max_input, so inflating further only
-     * spent memory (a 2 GiB gzip bomb cost 512 MiB before it was refused) */
-    o->limits.max_decompressed = o->limits.max_input;
-    o->limits.max_samples = 1u << 20;
-    o->limits.max_locations = 1u << 20;
-    o->limits.max_functions = 1u << 20;
-    o->limits.max_mappings = 1u << 14;
-    o->limits.max_strings = 1u << 21;
-    o->limits.max_stack_depth = 4096;
-    o->limits.max_labels = 64;
+    o->limits = sc_limits_server;
     o->max_body = 64u << 20;
     o->max_body_total = 4 * o->max_body;
     o->ingest_budget = 512u << 20;
@@ -755,6 +743,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!srv)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     srv->opts = *o;
+    /* a push older than the store keeps would be acknowledged, then deleted */
+    if (o->retention_ns > 0 && (!o->limits.max_age_ns || o->limits.max_age_ns > o->retention_ns))
+        srv->opts.limits.max_age_ns = o->retention_ns;
     srv->stop = stop;
     ssize_t en = readlink("/proc/self/exe", srv->exe, sizeof srv->exe - 1);
     srv->exe[en > 0 ? en : 0] = 0;

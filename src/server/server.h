@@ -19,7 +19,7 @@ struct sc_server_opts {
                                           the ones here */
     const char *token;       /* bearer token required on every route but /metrics, /healthz */
     int64_t retention_ns;    /* store retention */
-    struct sc_limits limits; /* what one pushed profile may be */
+    struct sc_limits limits; /* what one pushed profile may be (formats/limits.h) */
     uint64_t max_body;       /* request body bytes */
     uint64_t max_body_total; /* body bytes being received by all requests together */
     uint64_t ingest_budget;  /* worst-case bytes of the pushes decoded at once (see server.c) */
@@ -41,11 +41,11 @@ struct sc_server_opts {
                                        config_path again and applies its scrape_configs */
 };
 
-/* Server defaults: limits sized for profiles real clients send (64 MiB bodies, 64 MiB
- * decompressed, a million samples), queries of any range that read at most 20,000 stored
- * blocks (a month of one series reads about 40 from day rollups), 100,000 flame graph nodes; at
- * most 256 MiB of bodies in flight and 512 MiB of pushes (counted at their worst case, see
- * server.c) decoded at a time. */
+/* Server defaults: limits sized for profiles real clients send (sc_limits_server: 64 MiB
+ * bodies and decompressed, a million samples; max_age at most retention_ns), queries of any range
+ * that read at most 20,000 stored blocks (a month of one series reads about 40 from day rollups),
+ * 100,000 flame graph nodes; at most 256 MiB of bodies in flight and 512 MiB of pushes (counted at
+ * their worst case, see server.c) decoded at a time. */
 void sc_server_opts_init(struct sc_server_opts *o);
 
 /* Runs until *stop becomes non-zero (a signal handler sets it), then shuts down gracefully:

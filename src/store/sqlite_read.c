@@ -637,7 +637,7 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
                     if (sc_get_uvarint(&p, end, &v)) v = 0;
-                row[step] += sc_unzigzag(v);
+                row[step] = sc_add_sat(row[step], sc_unzigzag(v));
                 if (counts) counts[step]++;
             }
             sqlite3_reset(st);

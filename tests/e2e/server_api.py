@@ -20,7 +20,7 @@ from decimal import Decimal
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_common import (Server, check, diff_tables, enc, expect_error, fail, flat_cum_from_raw,
                            go_raw, gunzip_check, main_wrapper, parse_tsv_rows, pprof_totals,
-                           raw_exchange, raw_types, run)
+                           raw_exchange, raw_types, run, with_server)
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
@@ -209,11 +209,7 @@ def synthetic_checks(srv, pushes):
 
 
 def main():
-    srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log")).start()
-    try:
-        run_all(srv)
-    finally:
-        srv.kill()
+    with_server(SCORCH, TMP, run_all)
     if not HAVE_TD:
         print("SKIP: ../shared/testdata is absent: only the synthetic parts ran", file=sys.stderr)
         sys.exit(77)

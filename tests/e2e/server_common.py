@@ -262,6 +262,26 @@ def _varint(b, i):
             return r, i
 
 
+def pb_varint(n):
+    """A protobuf varint (the writers below craft pprofs the tests need byte by byte)."""
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | 0x80 if n else b)
+        if not n:
+            return bytes(out)
+
+
+def pb_field(num, payload):
+    """A length-delimited field."""
+    return pb_varint(num << 3 | 2) + pb_varint(len(payload)) + payload
+
+
+def pb_num(num, v):
+    """A varint field."""
+    return pb_varint(num << 3) + pb_varint(v)
+
+
 def _fields(b):
     """(field number, wire type, value) of a protobuf message."""
     i = 0
@@ -348,6 +368,15 @@ def run(argv, **kw):
     if r.returncode:
         fail("%s failed (%d): %s" % (" ".join(argv), r.returncode, r.stderr.decode()[-300:]))
     return r.stdout
+
+
+def with_server(scorch, tmp, fn):
+    """Runs fn(srv) against a server with its data and log in tmp, killed after."""
+    srv = Server(scorch, os.path.join(tmp, "data"), os.path.join(tmp, "server.log")).start()
+    try:
+        fn(srv)
+    finally:
+        srv.kill()
 
 
 def main_wrapper(fn):

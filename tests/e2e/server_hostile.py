@@ -13,7 +13,7 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from server_common import (Server, check, expect_error, fail, main_wrapper, parse_tsv_rows,
-                           raw_exchange)
+                           pb_field, pb_num, pb_varint, raw_exchange, with_server)
 
 SCORCH = os.environ["SCORCH"]
 TD = os.environ.get("SCORCH_TESTDATA", "")
@@ -128,11 +128,7 @@ def pprof_field_cut(raw):
 
 
 def main():
-    srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log")).start()
-    try:
-        run_all(srv)
-    finally:
-        srv.kill()
+    with_server(SCORCH, TMP, run_all)
 
 
 def run_all(srv):
@@ -573,20 +569,7 @@ def run_all(srv):
 
 def deep_pprof(nsamples, depth):
     """A gzipped pprof of one function whose samples are each depth frames deep."""
-    def varint(n):
-        out = bytearray()
-        while True:
-            b, n = n & 0x7F, n >> 7
-            out.append(b | 0x80 if n else b)
-            if not n:
-                return bytes(out)
-
-    def field(num, payload):  # length-delimited
-        return varint(num << 3 | 2) + varint(len(payload)) + payload
-
-    def num(n, v):  # varint field
-        return varint(n << 3) + varint(v)
-
+    field, num, varint = pb_field, pb_num, pb_varint
     head = (field(1, num(1, 1) + num(2, 2)) +                     # sample_type samples/count
             field(4, num(1, 1) + field(4, num(1, 1))) +           # location 1: function 1
             field(5, num(1, 1) + num(2, 3)) +                     # function 1: name "f"

@@ -9,7 +9,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, main_wrapper, parse_tsv_rows
+from server_common import check, main_wrapper, parse_tsv_rows, with_server
 
 SCORCH = os.environ["SCORCH"]
 TD = os.environ.get("SCORCH_TESTDATA", "")
@@ -23,11 +23,7 @@ EXIT_WITHIN = 5      # seconds from SIGTERM to exit (the server drains for up to
 
 
 def main():
-    srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log")).start()
-    try:
-        run_all(srv)
-    finally:
-        srv.kill()
+    with_server(SCORCH, TMP, run_all)
 
 
 def run_all(srv):

@@ -196,6 +196,7 @@ static const struct sc_limits small_limits = {
     .max_functions = 100,
     .max_mappings = 10,
     .max_strings = 100,
+    .max_string = 64,
     .max_stack_depth = 8,
     .max_labels = 2,
 };
@@ -616,6 +617,76 @@ static void test_limits(void)
     sc_buf_release(&in);
 }
 
+/* A profile of one function and a location of nlines inlined lines, with one sample of
+ * nlocs references to it. */
+static void inlined_profile(struct sc_buf *b, int nlines, int nlocs)
+{
+    struct sc_buf m = SC_BUF_INIT, in = SC_BUF_INIT;
+    b->len = 0;
+    sample_type(b);
+    strings(b);
+    with_id(b, 5, 1, 2, 3);
+    pb_uint(&m, 1, 1);
+    for (int i = 0; i < nlines; i++) {
+        pb_uint(&in, 1, 1);
+        pb_uint(&in, 2, (uint64_t)i + 1);
+        pb_msg(&m, 4, &in);
+    }
+    pb_msg(b, 4, &m);
+    for (int i = 0; i < nlocs; i++)
+        pb_varint(&in, 1);
+    pb_msg(&m, 1, &in);
+    pb_uint(&m, 2, 1);
+    pb_msg(b, 2, &m);
+    sc_buf_release(&m);
+    sc_buf_release(&in);
+}
+
+/* Both decoders, eager and lazy: 0 or the code with err naming what. */
+static void expect_both(struct sc_buf *b, const struct sc_limits *lim, int code, const char *what)
+{
+    char err[SC_ERR_LEN];
+    for (int lazy = 0; lazy < 2; lazy++) {
+        struct sc_profile *p = sc_profile_new();
+        err[0] = 0;
+        int rc = lazy ? sc_pprof_decode_lazy(b->data, b->len, lim, p, err)
+                      : sc_pprof_decode(b->data, b->len, lim, p, err);
+        T_EQ_INT(rc, code);
+        if (what && !strstr(err, what)) {
+            t_failures++;
+            fprintf(stderr, "%s decode: error '%s' does not mention '%s'\n",
+                    lazy ? "lazy" : "eager", err, what);
+        }
+        sc_profile_free(p);
+    }
+}
+
+/* Issue 15: a location's inlined lines are frames of every sample on it (one location of
+ * 1M lines once passed the 4,096-frame limit), and strings have a length limit. */
+static void test_inlined_lines_and_strings(void)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    inlined_profile(&b, 9, 1); /* one location deeper than the 8 frames allowed */
+    expect_both(&b, &small_limits, SC_ELIMIT, "location 1 has 9 lines");
+    inlined_profile(&b, 3, 3); /* 9 frames from three references to 3 lines */
+    expect_both(&b, &small_limits, SC_ELIMIT, "sample 0 is 9 frames deep");
+    expect_both(&b, &small_limits, SC_ELIMIT, "(limits.max_stack_depth)");
+    inlined_profile(&b, 2, 4); /* 8 frames: at the limit */
+    expect_both(&b, &small_limits, 0, NULL);
+    char name[66];
+    for (int len = 64; len <= 65; len++) {
+        memset(name, 'n', (size_t)len);
+        name[len] = 0;
+        b.len = 0;
+        sample_type(&b);
+        strings(&b);
+        pb_str(&b, name);
+        expect_both(&b, &small_limits, len > 64 ? SC_ELIMIT : 0,
+                    len > 64 ? "string 4 of 65 bytes is longer than the limit of 64" : NULL);
+    }
+    sc_buf_release(&b);
+}
+
 /* Fails the 1st, 2nd, ... allocation of a whole decode until one runs without a failure:
  * each must return SC_ENOMEM and leave no block behind once the profile is freed. */
 static void test_allocation_failures(void)
@@ -667,6 +738,7 @@ int main(void)
     T_RUN(test_wire_types);
     T_RUN(test_ids);
     T_RUN(test_limits);
+    T_RUN(test_inlined_lines_and_strings);
     T_RUN(test_allocation_failures);
     return t_done();
 }

@@ -61,10 +61,13 @@ static void test_unix(void)
     T_EQ_INT(tp("1796011506123456789"), T0 * S + 123456789);    /* 19 digits: ns */
     T_EQ_INT(tp("0"), 0);
     T_EQ_INT(tp("9223372036"), 9223372036LL * S); /* the last second int64 ns can hold */
-    T_EQ_STR(time_err("99999999999"), "bad time '99999999999': out of range");
+    T_EQ_STR(time_err("99999999999"), "bad time '99999999999': out of range (years 1678 to 2262)");
+    /* issue 15: year 2500 in seconds once wrapped to 1915 */
+    T_EQ_STR(time_err("16725225600"), "bad time '16725225600': out of range (years 1678 to 2262)");
     T_EQ_INT(tp("100000000000"), 100000000000LL * 1000000);
     T_EQ_INT(tp("9223372036854775807"), INT64_MAX);
-    T_EQ_STR(time_err("9223372036854775808"), "bad time '9223372036854775808': out of range");
+    T_EQ_STR(time_err("9223372036854775808"),
+             "bad time '9223372036854775808': out of range (years 1678 to 2262)");
     T_EQ_STR(time_err("99999999999999999999999"), "bad time '99999999999999999999999': expected "
                                                   "unix seconds or milliseconds, RFC 3339 "
                                                   "(2006-01-02T15:04:05Z) or now-<duration>");
@@ -88,7 +91,7 @@ static void test_now(void)
     int64_t v;
     char err[SC_ERR_LEN];
     T_EQ_INT(sc_time_parse("now-1h", INT64_MIN + 5, &v, err), SC_EINVAL);
-    T_EQ_STR(err, "bad time 'now-1h': out of range");
+    T_EQ_STR(err, "bad time 'now-1h': out of range (years 1678 to 2262)");
 }
 
 static void test_rfc3339(void)
