@@ -405,10 +405,15 @@ def conformance(servers):
 def retention_suite(ch, sq_data, log):
     """Two days kept: the same data forgotten by both; old partitions dropped."""
     cfg = os.path.join(TMP, "ret.yaml")
-    with open(cfg, "w") as f:
-        f.write("storage: {engine: clickhouse, url: \"%s\", database: ret, retention: 2d}\n"
-                % ch.url)
-    a = Server(SCORCH, sq_data, log + ".sqlite", None, ["--retention", "2d", "--no-fsync"])
+
+    def config(days):
+        with open(cfg, "w") as f:
+            f.write("storage: {engine: clickhouse, url: \"%s\", database: ret, retention: %dd}\n"
+                    % (ch.url, days))
+    # pushes older than the retention are refused (limits.max_age): the data goes in
+    # under four days of retention, and the servers come back with two
+    config(4)
+    a = Server(SCORCH, sq_data, log + ".sqlite", None, ["--retention", "4d", "--no-fsync"])
     b = Server(SCORCH, os.path.join(TMP, "unused-ret"), log + ".ch", cfg)
     servers = [started(a), started(b)]
     heap = gen_heap(1)
@@ -419,6 +424,11 @@ def retention_suite(ch, sq_data, log):
         for t in times:
             pushes.append((dict(name=name, format="pprof", **{"from": str(t)}), heap))
     push_all(servers, pushes)
+    for srv in servers:
+        srv.stop()
+    config(2)
+    a.extra = ["--retention", "2d", "--no-fsync"]
+    servers = [started(a), started(b)]
     # SQLite applies retention in its background compaction (every 10 s)
     deadline = time.time() + 40
     while True:
