@@ -46,6 +46,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_layouts = 2;
     o->max_queries = 4;
     o->max_read_rows = 4u << 20;
+    o->shutdown_timeout_ns = 10 * 1000000000LL;
     o->durable = 1;
 }
 
@@ -63,6 +64,7 @@ static enum sc_err_reason reason_of(unsigned status)
 {
     switch (status) {
     case 401:
+    case 403:
         return SC_REASON_AUTH;
     case 404:
     case 405:
@@ -231,75 +233,6 @@ static const struct route {
     {"GET", "/metrics", h_metrics, 1, 0, 0},
     {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
-
-/* Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
-static int token_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char d = la != lb;
-    for (size_t i = 0; i < la && i < lb; i++)
-        d |= (unsigned char)(a[i] ^ b[i]);
-    return d == 0;
-}
-
-/* Decodes base64 (standard alphabet, padding optional) into out; -1 on bad input. */
-static int base64_decode(const char *in, char *out, size_t cap)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t n = 0;
-    for (; *in && *in != '='; in++) {
-        const char *p = strchr(alphabet, *in);
-        if (!p || !*in)
-            return -1;
-        acc = acc << 6 | (uint32_t)(p - alphabet);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (n + 1 >= cap)
-                return -1;
-            out[n++] = (char)(acc >> bits);
-        }
-    }
-    out[n] = 0;
-    return 0;
-}
-
-int sc_server_authorization_ok(const struct sc_server *srv, const char *h)
-{
-    const char *want = srv->opts.token;
-    if (!want || !*want)
-        return 1;
-    if (h && !strncasecmp(h, "Bearer ", 7)) {
-        h += 7;
-        while (*h == ' ')
-            h++;
-        if (token_equal(h, want))
-            return 1;
-    }
-    if (h && !strncasecmp(h, "Basic ", 6)) {
-        char cred[1024];
-        const char *colon;
-        if (strlen(h + 6) < sizeof cred && base64_decode(h + 6, cred, sizeof cred) == 0 &&
-            (colon = strchr(cred, ':')) && token_equal(colon + 1, want))
-            return 1;
-    }
-    return 0;
-}
-
-/* The token from the Authorization header (sc_server_authorization_ok) or from the
- * scorch_token cookie the web UI sets. */
-static int authorized(const struct sc_req *r)
-{
-    const char *want = r->srv->opts.token;
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    if (sc_server_authorization_ok(r->srv, h))
-        return 1;
-    const char *c = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token");
-    return c && token_equal(c, want);
-}
 
 static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
 {
@@ -493,8 +426,8 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
-/* Checks what the request line and headers decide: the route (404, 405), the token (401),
- * the tenant header, the declared body size (413). Runs before any of the body is read,
+/* Checks what the request line and headers decide: the route (404, 405), the token and the
+ * tenant it may act for (401, 403, 400: auth.c), the declared body size (413). Runs before any of the body is read,
  * so a request refused here costs no memory or body budget. Sets r->route (-1: the UI's
  * static files) and r->tenant; non-zero with w filled when refused. */
 static int check_head(struct sc_req *r, struct sc_resp *w)
@@ -522,9 +455,17 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         sc_resp_error(w, 404, "no such endpoint '%.200s'", r->url);
         return -1;
     }
-    if (!(rt && rt->open) && !authorized(r)) {
-        sc_resp_error(w, 401, "missing or wrong bearer token");
-        if (is_static) {
+    struct sc_auth_in in = {
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+        MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
+        /* the scrape targets are the server's, not a tenant's */
+        rt && rt->fn == h_targets ? "the scrape targets" : NULL};
+    char why[SC_ERR_LEN];
+    int st = rt && rt->open ? 0 : sc_server_auth(&r->srv->opts, &in, r->tenant, why);
+    if (st) {
+        sc_resp_error(w, (unsigned)st, "%s", why);
+        if (st == 401 && is_static) {
             /* a browser opening the UI gets a page that asks for the token (and keeps it
              * in the cookie the UI sends), still with the 401 status */
             w->body.len = 0;
@@ -533,13 +474,6 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         }
         return -1;
     }
-    const char *tenant = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");
-    if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
-        sc_resp_error(w, 400, "bad X-Scope-OrgID (one line of at most %zu bytes)",
-                      sizeof r->tenant - 1);
-        return -1;
-    }
-    snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
     const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > r->srv->opts.max_body) {
         sc_resp_error(w, 413, "request body of %.32s bytes is more than the limit of %llu", cl,

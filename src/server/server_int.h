@@ -19,7 +19,7 @@ struct sc_req {
     struct sc_server *srv;
     struct MHD_Connection *conn;
     const char *method, *url;
-    char tenant[128];
+    char tenant[SC_TENANT_MAX + 1];
     struct sc_buf body;      /* the raw body (not multipart) */
     int body_state;          /* BODY_* in server.c: why the body is being discarded */
     uint64_t charged;        /* body bytes counted in the server's in-flight total */
@@ -166,9 +166,22 @@ int sc_api_profile(struct sc_req *r, struct sc_resp *w);
 double sc_server_now(void);
 
 /* What the HTTP server and the gRPC listener (grpc.c) share (server.c): */
-/* Whether an Authorization header value (NULL: none) carries the token: Bearer, or Basic
- * with the token as the password; 1 when no token is configured. Constant time. */
-int sc_server_authorization_ok(const struct sc_server *srv, const char *authorization);
+/* What a request says about who it is (auth.c). NULL: absent. */
+struct sc_auth_in {
+    const char *authorization; /* the Authorization header (metadata) value */
+    const char *cookie;        /* the UI's scorch_token cookie */
+    const char *orgid;         /* X-Scope-OrgID */
+    const char *server_wide;   /* non-NULL for a route that is the server's rather than a
+                                  tenant's: what it shows ("the scrape targets") */
+};
+/* Whether a token is configured (the server's or a tenant's). */
+int sc_server_auth_on(const struct sc_server_opts *o);
+/* Authenticates a request and sets the tenant it acts for (SC_TENANT_MAX + 1 bytes): 0, or
+ * the HTTP status of the refusal with its reason in err: 401 (no or a wrong token), 403 (a
+ * tenant's token naming another tenant, or on a server-wide route), 400 (a bad
+ * X-Scope-OrgID). Tokens are compared in constant time. Used by every way in. */
+int sc_server_auth(const struct sc_server_opts *o, const struct sc_auth_in *in, char *tenant,
+                   char *err);
 /* Counts n more body bytes against max_body_total: 1, or 0 (nothing counted) when that
  * would pass it; sc_server_uncharge gives them back. */
 int sc_server_charge(struct sc_server *srv, uint64_t n);
