@@ -47,7 +47,7 @@ static const char usage[] =
     "SIGTERM or SIGINT stop the server gracefully: it stops accepting connections and\n"
     "requests (also on open connections: 503), answers the requests it has begun, stores\n"
     "what the scraper has fetched and closes the store, within server.shutdown_timeout\n"
-    "(10s). A bearer token is required on every route but /metrics and /healthz when\n"
+    "(5s). A bearer token is required on every route but /metrics and /healthz when\n"
     "auth.token, auth.token_file or auth.tenants is configured; a tenant's token\n"
     "(auth.tenants) reads and writes its own tenant only.\n";
 

@@ -25,8 +25,6 @@ enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BO
 
 /* How long a push waits for its share of the ingest budget before a 503. */
 #define ADMIT_WAIT_S 10
-/* How long a stopping server lets requests in flight finish before it closes them. */
-#define DRAIN_S 3
 
 void sc_server_opts_init(struct sc_server_opts *o)
 {
@@ -46,7 +44,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_layouts = 2;
     o->max_queries = 4;
     o->max_read_rows = 4u << 20;
-    o->shutdown_timeout_ns = 10 * 1000000000LL;
+    o->shutdown_timeout_ns = 5 * 1000000000LL;
     o->durable = 1;
 }
 
@@ -234,7 +232,8 @@ static const struct route {
     {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
 
-static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
+static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c,
+                                 struct sc_resp *w)
 {
     struct MHD_Response *resp;
     if (w->static_data) {
@@ -260,6 +259,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
     if (w->status == 503)
         MHD_add_response_header(resp, "Retry-After", "1");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    /* a stopping server closes keep-alive connections after their answer */
+    if (atomic_load(&srv->stopping))
+        MHD_add_response_header(resp, "Connection", "close");
     enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -504,10 +506,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_add(&srv->inflight, 1);
         atomic_fetch_add(&srv->metrics.requests, 1);
         struct sc_resp w = {0};
-        if (check_head(r, &w)) {
+        if (atomic_load(&srv->stopping)) {
+            /* a request begun after SIGTERM, often on a kept-alive connection: refused
+             * before its body, so nothing of it is stored and a retry elsewhere is safe */
+            sc_resp_error(&w, 503, "server is shutting down; retry later");
+        }
+        if (w.status || check_head(r, &w)) {
             count_error(srv, &w);
             r->body_state = BODY_ANSWERED;
-            return send_resp(c, &w);
+            return send_resp(srv, c, &w);
         }
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
@@ -516,7 +523,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 sc_resp_error(&w, 400, "bad multipart/form-data request (no boundary?)");
                 count_error(srv, &w);
                 r->body_state = BODY_ANSWERED;
-                return send_resp(c, &w);
+                return send_resp(srv, c, &w);
             }
         }
         return MHD_YES;
@@ -557,7 +564,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
     } else {
         const struct route *rt = r->route >= 0 ? &routes[r->route] : NULL;
-        if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
+        /* counted before closing is read (the drain's end sets closing, then waits for
+         * committing to reach 0): a push either starts before the end and is answered,
+         * or is refused here and stores nothing */
+        if (rt && rt->ingest) {
+            r->committing = 1;
+            atomic_fetch_add(&srv->committing, 1);
+        }
+        if (atomic_load(&srv->closing)) {
+            sc_resp_error(&w, 503, "server is shutting down; retry later");
+        } else if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
             sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
                                    "(it needs about %llu bytes); retry later",
                           ADMIT_WAIT_S, (unsigned long long)cost);
@@ -574,7 +590,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!w.status)
         w.status = 200;
     count_error(srv, &w);
-    return send_resp(c, &w);
+    return send_resp(srv, c, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -587,9 +603,44 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     if (r->pp)
         MHD_destroy_post_processor(r->pp);
     release_bodies(r);
+    if (r->committing)
+        atomic_fetch_sub(&((struct sc_server *)cls)->committing, 1);
     free(r);
     *ctx = NULL;
     atomic_fetch_sub(&((struct sc_server *)cls)->inflight, 1);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* SIGTERM: new connections are refused at once (the listening socket is shut down) and new
+ * requests on open ones get 503 with Connection: close; requests begun before go on, for up
+ * to shutdown_timeout. Then no handler starts (503), pushes already in one are waited for
+ * (bounded by their limits) and answered, and what is left (uploads still arriving, queries
+ * still running) is closed: none of it was stored, so a retry does not duplicate. */
+static void drain(struct sc_server *srv)
+{
+    atomic_store(&srv->stopping, 1);
+    MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+    /* the socket is closed after MHD_stop_daemon, as libmicrohttpd asks */
+    if (ls != MHD_INVALID_SOCKET)
+        shutdown(ls, SHUT_RDWR);
+    double deadline = sc_server_now() + (double)srv->opts.shutdown_timeout_ns / 1e9;
+    while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline)
+        sleep_ms(5);
+    atomic_store(&srv->closing, 1);
+    while (atomic_load(&srv->committing) > 0)
+        sleep_ms(5);
+    if (atomic_load(&srv->inflight) > 0)
+        fprintf(stderr, "scorch: closing %u requests still in flight (no push among them)\n",
+                (unsigned)atomic_load(&srv->inflight));
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
 }
 
 static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
@@ -755,26 +806,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             }
         }
         fprintf(stderr, "scorch: shutting down\n");
-        /* stop accepting, let requests in flight finish and send their answers (a push
-         * that was stored is acknowledged), then close what is left: idle keep-alive
-         * connections, and requests still running after DRAIN_S */
-        MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
-        /* refuse new connections now (and reset those waiting in the backlog) rather than
-         * leave them waiting for the drain; the socket is closed after MHD_stop_daemon, as
-         * libmicrohttpd asks */
-        if (ls != MHD_INVALID_SOCKET)
-            shutdown(ls, SHUT_RDWR);
-        double deadline = sc_server_now() + DRAIN_S;
-        while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline) {
-            struct timespec ts = {0, 5 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        if (atomic_load(&srv->inflight) > 0)
-            fprintf(stderr, "scorch: closing %u requests still in flight\n",
-                    (unsigned)atomic_load(&srv->inflight));
-        MHD_stop_daemon(srv->daemon);
-        if (ls != MHD_INVALID_SOCKET)
-            close(ls);
+        drain(srv);
     }
     /* after HTTP and before the store: gRPC requests in flight are stored and answered */
     sc_grpc_stop(srv->grpc);

@@ -23,6 +23,7 @@ struct sc_req {
     struct sc_buf body;      /* the raw body (not multipart) */
     int body_state;          /* BODY_* in server.c: why the body is being discarded */
     uint64_t charged;        /* body bytes counted in the server's in-flight total */
+    int committing;          /* counted in the server's committing (a push's handler) */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
     int route;               /* index into the route table; -1: the UI's files */
@@ -96,6 +97,10 @@ struct sc_server {
      * worst-case bytes of the ingests being decoded */
     _Atomic uint64_t body_bytes;
     _Atomic uint32_t inflight; /* requests begun and not completed (graceful shutdown) */
+    /* the drain (server.c): stopping from SIGTERM on (new requests 503), closing from the
+     * end of shutdown_timeout on (no handler starts); committing: pushes in their handler */
+    _Atomic int stopping, closing;
+    _Atomic uint32_t committing;
     pthread_mutex_t admit_mu;
     pthread_cond_t admit_cv;
     uint64_t admitted;
