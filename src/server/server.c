@@ -741,6 +741,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     pthread_cond_init(&srv->query_cv, NULL);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
+    if (!rc)
+        rc = sc_server_tls_load(o, &srv->tls, err);
     if (!rc) {
         struct sc_store_opts so;
         sc_store_opts_init(&so);
@@ -764,15 +766,21 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         /* a thread per connection: handlers block on fsync'd commits and long merges
          * without holding up other connections */
         srv->daemon = MHD_start_daemon(
-            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0,
-            NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
+            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                (srv->tls.on ? MHD_USE_TLS : 0),
+            0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, srv->tls.opts, /* empty: TLS off */
+            MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
             on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
             /* room for long query strings (a Pyroscope name with many labels): longer
              * request heads get libmicrohttpd's own 414/431 */
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
             (unsigned)1, MHD_OPTION_END);
-        if (!srv->daemon)
+        if (!srv->daemon && srv->tls.on)
+            rc = sc_errf(err, SC_EINVAL, "cannot serve HTTPS on %s: GnuTLS refused "
+                         "certificate '%s' with key '%s' (not a pair?), or the address is in use",
+                         o->listen, o->tls_cert, o->tls_key);
+        else if (!srv->daemon)
             rc = sc_errf(err, SC_EIO, "cannot listen on %s: %s", o->listen,
                          errno ? strerror(errno) : "address in use?");
     }
@@ -793,8 +801,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         char host[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
         int ch = o->store && o->store->engine && !strcmp(o->store->engine, "clickhouse");
-        fprintf(stderr, "scorch: listening on http://%s:%u (%s %s)\n", host,
-                di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
+        fprintf(stderr, "scorch: listening on http%s://%s:%u (%s %s)\n", srv->tls.on ? "s" : "",
+                host, di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
                 ch ? "clickhouse at" : "data in", ch ? o->store->url : o->data_dir);
         fflush(stderr);
         while (!*stop) {
@@ -817,6 +825,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     sc_record_bg_stop(srv->recorder);
     sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);
+    sc_server_tls_release(&srv->tls);
     pthread_mutex_destroy(&srv->stats_mu);
     pthread_mutex_destroy(&srv->admit_mu);
     pthread_cond_destroy(&srv->admit_cv);

@@ -80,6 +80,17 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 
 /* ---- the server ---- */
 
+/* The HTTP listener's TLS (tls.c): the PEM files' text and the options that pass it. */
+struct sc_server_tls {
+    int on;
+    char *cert, *key;
+    struct MHD_OptionItem opts[3];
+};
+/* Reads opts' tls_cert and tls_key (neither: TLS off, 0); SC_E* naming the file when one
+ * cannot be read or is not PEM. */
+int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, char *err);
+void sc_server_tls_release(struct sc_server_tls *t);
+
 struct sc_server {
     struct sc_server_opts opts;
     struct sc_store *store;
@@ -88,6 +99,7 @@ struct sc_server {
     struct sc_record_bg *recorder;      /* the config's record: (set before serving) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
+    struct sc_server_tls tls; /* HTTPS when tls.on */
     struct sc_grpc *grpc; /* the OTLP/gRPC listener (grpc.c), NULL when not configured */
     /* store statistics are costly: refreshed at most every few seconds */
     pthread_mutex_t stats_mu;
