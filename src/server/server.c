@@ -429,9 +429,9 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
 }
 
 /* Checks what the request line and headers decide: the route (404, 405), the token and the
- * tenant it may act for (401, 403, 400: auth.c), the declared body size (413). Runs before any of the body is read,
- * so a request refused here costs no memory or body budget. Sets r->route (-1: the UI's
- * static files) and r->tenant; non-zero with w filled when refused. */
+ * tenant it may act for (401, 403, 400: auth.c), the declared body size (413). Runs before
+ * any of the body is read, so a request refused here costs no memory or body budget. Sets
+ * r->route (-1: the UI's static files) and r->tenant; non-zero with w filled when refused. */
 static int check_head(struct sc_req *r, struct sc_resp *w)
 {
     const struct route *rt = NULL;
@@ -616,8 +616,9 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-/* SIGTERM: new connections are refused at once (the listening socket is shut down) and new
- * requests on open ones get 503 with Connection: close; requests begun before go on, for up
+/* SIGTERM: new connections are refused at once (the listening socket is shut down), new
+ * requests on open ones get 503 with Connection: close, the gRPC listener stops as it does;
+ * requests begun before go on, for up
  * to shutdown_timeout. Then no handler starts (503), pushes already in one are waited for
  * (bounded by their limits) and answered, and what is left (uploads still arriving, queries
  * still running) is closed: none of it was stored, so a retry does not duplicate. */
@@ -628,6 +629,10 @@ static void drain(struct sc_server *srv)
     /* the socket is closed after MHD_stop_daemon, as libmicrohttpd asks */
     if (ls != MHD_INVALID_SOCKET)
         shutdown(ls, SHUT_RDWR);
+    /* the OTLP/gRPC listener meanwhile: it answers the streams it holds, sends GOAWAY and
+     * closes, rather than take new pushes while HTTP drains */
+    sc_grpc_stop(srv->grpc);
+    srv->grpc = NULL;
     double deadline = sc_server_now() + (double)srv->opts.shutdown_timeout_ns / 1e9;
     while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline)
         sleep_ms(5);
@@ -816,7 +821,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         fprintf(stderr, "scorch: shutting down\n");
         drain(srv);
     }
-    /* after HTTP and before the store: gRPC requests in flight are stored and answered */
+    /* before the store (the drain has stopped it already unless start failed): gRPC requests
+     * in flight are stored and answered */
     sc_grpc_stop(srv->grpc);
     if (srv->daemon && rc)
         MHD_stop_daemon(srv->daemon);
