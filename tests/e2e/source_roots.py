@@ -7,7 +7,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, main_wrapper  # noqa: E402
+from server_common import Server, check, main_wrapper, pb_field, pb_num, pb_varint  # noqa
 
 SCORCH = os.environ["SCORCH"]
 TMP = os.path.realpath(sys.argv[1])
@@ -18,22 +18,9 @@ SECRET = "OUTSIDE-%d-SECRET" % os.getpid()
 LINE = 2  # the sampled line of every function
 
 
-def varint(n):
-    out = b""
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
 def field(num, payload):
     """A length-delimited field (bytes) or a varint field (int)."""
-    if isinstance(payload, int):
-        return varint(num << 3) + varint(payload)
-    return varint(num << 3 | 2) + varint(len(payload)) + payload
+    return pb_num(num, payload) if isinstance(payload, int) else pb_field(num, payload)
 
 
 def pprof(funcs):
@@ -52,7 +39,7 @@ def pprof(funcs):
         body += field(5, field(1, i) + field(2, s(name)) + field(3, s(name)) +
                       field(4, s(filename)))
         body += field(4, field(1, i) + field(4, field(1, i) + field(2, LINE)))
-        body += field(2, field(1, varint(i)) + field(2, varint(10)))
+        body += field(2, field(1, pb_varint(i)) + field(2, pb_varint(10)))
     for x in strings:
         body += field(6, x.encode())
     return gzip.compress(body)
