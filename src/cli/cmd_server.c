@@ -33,6 +33,10 @@ static const char usage[] =
     "  --otlp-grpc-listen ADDR  host:port of the OTLP/gRPC profiles listener (the config's\n"
     "                       otlp.grpc_listen; off unless set). OTLP/HTTP is always on the main\n"
     "                       port: POST /v1development/profiles\n"
+    "  --tls-cert FILE      serve HTTPS with this PEM certificate chain (the config's\n"
+    "                       server.tls.cert_file); needs --tls-key. The OTLP/gRPC listener\n"
+    "                       stays cleartext (h2c)\n"
+    "  --tls-key FILE       the certificate's PEM private key (server.tls.key_file)\n"
     "  --no-fsync           do not fsync commits (faster; a crash may lose recent writes)\n"
     "  -h, --help           show this help\n"
     "\n"
@@ -41,10 +45,12 @@ static const char usage[] =
     "keep their delta baselines and schedule; a bad file changes nothing). With record: in\n"
     "the config the server samples its host's CPUs itself (docs/record.md).\n"
     "\n"
-    "SIGTERM or SIGINT stop the server gracefully: it stops accepting, finishes requests and\n"
-    "writes in flight, stores what the scraper has fetched and closes the store. A bearer\n"
-    "token is required on every route but /metrics and /healthz when auth.token or\n"
-    "auth.token_file is configured.\n";
+    "SIGTERM or SIGINT stop the server gracefully: it stops accepting connections and\n"
+    "requests (also on open connections: 503), answers the requests it has begun, stores\n"
+    "what the scraper has fetched and closes the store, within server.shutdown_timeout\n"
+    "(5s). A bearer token is required on every route but /metrics and /healthz when\n"
+    "auth.token, auth.token_file or auth.tenants is configured; a tenant's token\n"
+    "(auth.tenants) reads and writes its own tenant only.\n";
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 
@@ -64,10 +70,11 @@ int cmd_server(int argc, char **argv)
         {"clickhouse-url", required_argument, 0, 'u'}, {"retention", required_argument, 0, 'r'},
         {"no-fsync", no_argument, 0, 'F'},      {"help", no_argument, 0, 'h'},
         {"otlp-grpc-listen", required_argument, 0, 'g'},
+        {"tls-cert", required_argument, 0, 'C'},  {"tls-key", required_argument, 0, 'K'},
         {0, 0, 0, 0},
     };
     const char *config = NULL, *data = NULL, *listen = NULL, *storage = NULL, *churl = NULL;
-    const char *retention = NULL, *grpc_listen = NULL;
+    const char *retention = NULL, *grpc_listen = NULL, *tls_cert = NULL, *tls_key = NULL;
     int nofsync = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -96,6 +103,12 @@ int cmd_server(int argc, char **argv)
         case 'g':
             grpc_listen = optarg;
             break;
+        case 'C':
+            tls_cert = optarg;
+            break;
+        case 'K':
+            tls_key = optarg;
+            break;
         case 'h':
             return cli_help(usage);
         default:
@@ -104,6 +117,8 @@ int cmd_server(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage("server", "unexpected argument '%s'", argv[optind]);
+    if (!tls_cert != !tls_key)
+        return cli_usage("server", "--tls-cert and --tls-key go together");
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     memset(&cf, 0, sizeof cf);
@@ -154,6 +169,13 @@ int cmd_server(int argc, char **argv)
         sc_config_release(&tmp);
     }
     o.token = cf.auth_token;
+    o.tenant_names = (const char *const *)cf.tenant_names;
+    o.tenant_tokens = (const char *const *)cf.tenant_tokens;
+    o.ntenant_tokens = cf.ntenants;
+    o.tls_cert = tls_cert ? tls_cert : cf.tls_cert;
+    o.tls_key = tls_key ? tls_key : cf.tls_key;
+    if (cf.shutdown_timeout_ns)
+        o.shutdown_timeout_ns = cf.shutdown_timeout_ns;
     o.grpc_listen = grpc_listen ? grpc_listen : cf.otlp_grpc_listen;
     o.durable = !nofsync;
     sc_limits_override(&o.limits, &cf.limits);

@@ -1,5 +1,6 @@
 /* config.c - YAML configuration through libyaml's document API. */
 #include "server/config.h"
+#include "server/server.h"
 #include "model/error.h"
 #include "model/labels.h"
 #include "model/timespec.h"
@@ -434,6 +435,108 @@ static int parse_limit(struct ctx *c, const char *key, yaml_node_t *v, struct sc
                 key);
 }
 
+/* auth.tenants: {NAME: {token: T} or {token_file: F}, ...}, one token per tenant. Names
+ * as X-Scope-OrgID takes them; a token may not be another tenant's or the server's. */
+static int parse_tenants(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
+{
+    if (v->type != YAML_MAPPING_NODE)
+        return fail(c, v, "'auth.tenants' must be a mapping of tenant: {token_file: ...}%s", "");
+    if (unique_keys(c, v))
+        return SC_EINVAL;
+    yaml_node_t *tk, *tv;
+    FOR_PAIRS(c, v, it9, tk, tv)
+    {
+        const char *name = scalar(tk);
+        if (!name || !*name || strlen(name) > SC_TENANT_MAX || strpbrk(name, "\r\n"))
+            return fail(c, tk, "bad tenant name '%.200s' in auth.tenants (one line of 1 to 127 "
+                               "bytes, as X-Scope-OrgID)", name ? name : "");
+        if (tv->type != YAML_MAPPING_NODE)
+            return fail(c, tv, "auth.tenants.%s must be {token: ...} or {token_file: ...}", name);
+        char **nn = realloc(cf->tenant_names, (cf->ntenants + 1) * sizeof *nn);
+        if (nn)
+            cf->tenant_names = nn;
+        char **nt = nn ? realloc(cf->tenant_tokens, (cf->ntenants + 1) * sizeof *nt) : NULL;
+        if (nt)
+            cf->tenant_tokens = nt;
+        if (!nn || !nt || !(nn[cf->ntenants] = strdup(name)))
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        nt[cf->ntenants] = NULL;
+        char **tok = &nt[cf->ntenants++];
+        yaml_node_t *k, *val;
+        int rc = 0;
+        if (unique_keys(c, tv))
+            return SC_EINVAL;
+        FOR_PAIRS(c, tv, it10, k, val)
+        {
+            const char *key = scalar(k);
+            if (*tok)
+                return fail(c, k, "auth.tenants.%s has both token and token_file", name);
+            if (key && !strcmp(key, "token")) {
+                *tok = dup_scalar(c, val, key, &rc);
+                if (!rc && *tok && !**tok)
+                    return fail(c, val, "auth.tenants.%s.token is empty", name);
+            } else if (key && !strcmp(key, "token_file")) {
+                *tok = read_token_file(c, val, scalar(val) ? scalar(val) : "", &rc);
+            } else {
+                return fail(c, k, "unknown key '%s' in auth.tenants (token, token_file)",
+                            key ? key : "");
+            }
+            if (rc)
+                return rc;
+        }
+        if (!*tok)
+            return fail(c, tv, "auth.tenants.%s needs a token or a token_file", name);
+    }
+    return 0;
+}
+
+/* The tokens are told apart by value: the same one twice would not say whose it is. */
+static int distinct_tokens(struct ctx *c, yaml_node_t *auth, const struct sc_config *cf)
+{
+    for (uint32_t i = 0; i < cf->ntenants; i++) {
+        char msg[SC_ERR_LEN];
+        if (cf->auth_token && !strcmp(cf->auth_token, cf->tenant_tokens[i])) {
+            snprintf(msg, sizeof msg, "auth.tenants.%.128s has the server's token (auth.token)",
+                     cf->tenant_names[i]);
+            return fail(c, auth, "%s", msg);
+        }
+        for (uint32_t j = 0; j < i; j++)
+            if (!strcmp(cf->tenant_tokens[i], cf->tenant_tokens[j])) {
+                snprintf(msg, sizeof msg, "auth.tenants.%.100s and auth.tenants.%.100s have the "
+                         "same token", cf->tenant_names[j], cf->tenant_names[i]);
+                return fail(c, auth, "%s", msg);
+            }
+    }
+    return 0;
+}
+
+/* server.tls: {cert_file: PEM, key_file: PEM}, both or neither. */
+static int parse_tls(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
+{
+    if (v->type != YAML_MAPPING_NODE)
+        return fail(c, v, "'server.tls' must be a mapping {cert_file: ..., key_file: ...}%s", "");
+    if (unique_keys(c, v))
+        return SC_EINVAL;
+    yaml_node_t *k, *val;
+    int rc = 0;
+    FOR_PAIRS(c, v, it11, k, val)
+    {
+        const char *key = scalar(k);
+        if (key && !strcmp(key, "cert_file"))
+            cf->tls_cert = dup_scalar(c, val, key, &rc);
+        else if (key && !strcmp(key, "key_file"))
+            cf->tls_key = dup_scalar(c, val, key, &rc);
+        else
+            return fail(c, k, "unknown key '%s' in server.tls (cert_file, key_file)",
+                        key ? key : "");
+        if (rc)
+            return rc;
+    }
+    if (!cf->tls_cert || !cf->tls_key || !*cf->tls_cert || !*cf->tls_key)
+        return fail(c, v, "server.tls needs both cert_file and key_file%s", "");
+    return 0;
+}
+
 static int parse_root(struct ctx *c, struct sc_config *cf)
 {
     yaml_node_t *root = yaml_document_get_root_node(c->doc);
@@ -503,6 +606,9 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     *(!strcmp(s, "min_backoff")   ? &cf->remote_min_backoff_ns
                       : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
                                                   : &cf->remote_timeout_ns) = d;
+                } else if ((!strcmp(sect_key, "auth.token") ||
+                            !strcmp(sect_key, "auth.token_file")) && cf->auth_token) {
+                    return fail(c, sk, "auth has both token and token_file%s", "");
                 } else if (!strcmp(sect_key, "auth.token")) {
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
                     /* an empty token would silently mean "no authentication" */
@@ -513,6 +619,16 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                                     "");
                 } else if (!strcmp(sect_key, "auth.token_file"))
                     cf->auth_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
+                else if (!strcmp(sect_key, "auth.tenants"))
+                    rc = parse_tenants(c, sv, cf);
+                else if (!strcmp(sect_key, "server.tls"))
+                    rc = parse_tls(c, sv, cf);
+                else if (!strcmp(sect_key, "server.shutdown_timeout")) {
+                    if (parse_duration(scalar(sv), &cf->shutdown_timeout_ns) ||
+                        cf->shutdown_timeout_ns < 1000000000LL)
+                        return fail(c, sv, "bad shutdown_timeout '%s' (1s or more, like 10s)",
+                                    scalar(sv) ? scalar(sv) : "");
+                }
                 else if (!strcmp(sect_key, "storage.engine")) {
                     cf->storage_engine = dup_scalar(c, sv, s, &rc);
                     if (cf->storage_engine && strcmp(cf->storage_engine, "sqlite") &&
@@ -582,6 +698,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 if (rc)
                     return rc;
             }
+            if (!strcmp(key, "auth") && (rc = distinct_tokens(c, v, cf)))
+                return rc;
         } else if (!strcmp(key, "record")) {
             rc = parse_record(c, v, cf);
             if (rc)
@@ -682,6 +800,10 @@ void sc_config_release(struct sc_config *c)
     free(c->remote_token);
     free(c->remote_queue_dir);
     free(c->auth_token);
+    free_strs(c->tenant_names, c->ntenants);
+    free_strs(c->tenant_tokens, c->ntenants);
+    free(c->tls_cert);
+    free(c->tls_key);
     free(c->otlp_grpc_listen);
     free(c->storage_engine);
     free(c->storage_path);

@@ -53,6 +53,10 @@ struct sc_config {
     int64_t remote_max_backoff_ns; /* remote_write.max_backoff, 0 = the default (30 s) */
     int64_t remote_timeout_ns;     /* remote_write.timeout per push, 0 = the default (30 s) */
     char *auth_token;        /* auth.token / auth.token_file (server) */
+    char **tenant_names, **tenant_tokens; /* auth.tenants: NAME: {token or token_file} */
+    uint32_t ntenants;
+    char *tls_cert, *tls_key; /* server.tls: {cert_file, key_file} (paths) */
+    int64_t shutdown_timeout_ns; /* server.shutdown_timeout: SIGTERM to exit, 0 = 10 s */
     char *storage_engine;    /* sqlite (default) or clickhouse */
     char *storage_path;      /* storage.path */
     char *storage_url;       /* storage.url (clickhouse: where queries go) */

@@ -10,6 +10,7 @@
  * refusal is a trailers-only answer with the status:
  *
  *   UNAUTHENTICATED (16)    no or a wrong token in the authorization metadata
+ *   PERMISSION_DENIED (7)   a tenant's token with another tenant's x-scope-orgid
  *   UNIMPLEMENTED (12)      another path, or a grpc-encoding other than gzip / identity
  *   INVALID_ARGUMENT (3)    a malformed request or framing, an unknown
  *                           otlp-profiles-development-version
@@ -45,6 +46,7 @@
 enum {
     GS_OK = 0,
     GS_INVALID = 3,
+    GS_PERMISSION_DENIED = 7,
     GS_EXHAUSTED = 8,
     GS_UNIMPLEMENTED = 12,
     GS_INTERNAL = 13,
@@ -65,8 +67,9 @@ struct sc_grpc {
 struct stream {
     int32_t id;
     struct stream *next;
-    char path[128], tenant[128], encoding[32], version[40];
-    int have_version, authorized, bad_header;
+    char path[128], tenant[SC_TENANT_MAX + 1], encoding[32], version[40];
+    char orgid[SC_TENANT_MAX + 2], authorization[1024];
+    int have_version, have_orgid, have_authorization, bad_header;
     size_t header_bytes;
     struct sc_buf body;
     uint64_t charged;
@@ -264,17 +267,20 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
     st->header_bytes += nlen + vlen;
     if (st->header_bytes > GRPC_MAX_HEADERS)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
-    char v[1024];
     int bad = 0;
-    copy_value(v, sizeof v, value, vlen, &bad);
 #define IS(s) (nlen == sizeof(s) - 1 && !memcmp(name, s, nlen))
     if (IS(":path"))
         copy_value(st->path, sizeof st->path, value, vlen, &st->bad_header);
-    else if (IS("authorization"))
-        st->authorized = !bad && sc_server_authorization_ok(c->g->srv, v);
-    else if (IS("x-scope-orgid"))
-        copy_value(st->tenant, sizeof st->tenant, value, vlen, &st->bad_header);
-    else if (IS("grpc-encoding"))
+    else if (IS("authorization")) {
+        copy_value(st->authorization, sizeof st->authorization, value, vlen, &bad);
+        if (bad)
+            st->authorization[0] = 0; /* too long to be a token: matches none */
+        st->have_authorization = 1;
+    } else if (IS("x-scope-orgid")) {
+        /* cut at one byte more than a tenant name may have: sc_server_auth refuses it */
+        copy_value(st->orgid, sizeof st->orgid, value, vlen, &bad);
+        st->have_orgid = 1;
+    } else if (IS("grpc-encoding"))
         copy_value(st->encoding, sizeof st->encoding, value, vlen, &st->bad_header);
     else if (IS("otlp-profiles-development-version")) {
         copy_value(st->version, sizeof st->version, value, vlen, &bad);
@@ -288,12 +294,17 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
 static void check_headers(struct conn *c, struct stream *st)
 {
     char err[SC_ERR_LEN];
-    if (!st->authorized && !sc_server_authorization_ok(c->g->srv, NULL))
+    struct sc_auth_in in = {st->have_authorization ? st->authorization : NULL, NULL,
+                            st->have_orgid ? st->orgid : NULL, NULL};
+    int a = sc_server_auth(&c->g->srv->opts, &in, st->tenant, err);
+    if (a == 401)
         refuse(c, st, GS_UNAUTHENTICATED, "missing or wrong bearer token (authorization metadata)");
+    else if (a)
+        refuse(c, st, a == 403 ? GS_PERMISSION_DENIED : GS_INVALID, err);
     else if (strcmp(st->path, EXPORT_PATH))
         refuse(c, st, GS_UNIMPLEMENTED, "unknown method (this listener serves " EXPORT_PATH ")");
     else if (st->bad_header)
-        refuse(c, st, GS_INVALID, "a header value is too long (x-scope-orgid: 127 bytes)");
+        refuse(c, st, GS_INVALID, "a header value is too long");
     else if (st->encoding[0] && strcasecmp(st->encoding, "gzip") &&
              strcasecmp(st->encoding, "identity"))
         refuse(c, st, GS_UNIMPLEMENTED, "unsupported grpc-encoding (gzip or identity)");

@@ -25,8 +25,6 @@ enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BO
 
 /* How long a push waits for its share of the ingest budget before a 503. */
 #define ADMIT_WAIT_S 10
-/* How long a stopping server lets requests in flight finish before it closes them. */
-#define DRAIN_S 3
 
 void sc_server_opts_init(struct sc_server_opts *o)
 {
@@ -46,6 +44,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_layouts = 2;
     o->max_queries = 4;
     o->max_read_rows = 4u << 20;
+    o->shutdown_timeout_ns = 5 * 1000000000LL;
     o->durable = 1;
 }
 
@@ -63,6 +62,7 @@ static enum sc_err_reason reason_of(unsigned status)
 {
     switch (status) {
     case 401:
+    case 403:
         return SC_REASON_AUTH;
     case 404:
     case 405:
@@ -232,76 +232,8 @@ static const struct route {
     {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
 
-/* Constant-time comparison, so the token cannot be guessed byte by byte from timings. */
-static int token_equal(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    unsigned char d = la != lb;
-    for (size_t i = 0; i < la && i < lb; i++)
-        d |= (unsigned char)(a[i] ^ b[i]);
-    return d == 0;
-}
-
-/* Decodes base64 (standard alphabet, padding optional) into out; -1 on bad input. */
-static int base64_decode(const char *in, char *out, size_t cap)
-{
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    uint32_t acc = 0;
-    int bits = 0;
-    size_t n = 0;
-    for (; *in && *in != '='; in++) {
-        const char *p = strchr(alphabet, *in);
-        if (!p || !*in)
-            return -1;
-        acc = acc << 6 | (uint32_t)(p - alphabet);
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            if (n + 1 >= cap)
-                return -1;
-            out[n++] = (char)(acc >> bits);
-        }
-    }
-    out[n] = 0;
-    return 0;
-}
-
-int sc_server_authorization_ok(const struct sc_server *srv, const char *h)
-{
-    const char *want = srv->opts.token;
-    if (!want || !*want)
-        return 1;
-    if (h && !strncasecmp(h, "Bearer ", 7)) {
-        h += 7;
-        while (*h == ' ')
-            h++;
-        if (token_equal(h, want))
-            return 1;
-    }
-    if (h && !strncasecmp(h, "Basic ", 6)) {
-        char cred[1024];
-        const char *colon;
-        if (strlen(h + 6) < sizeof cred && base64_decode(h + 6, cred, sizeof cred) == 0 &&
-            (colon = strchr(cred, ':')) && token_equal(colon + 1, want))
-            return 1;
-    }
-    return 0;
-}
-
-/* The token from the Authorization header (sc_server_authorization_ok) or from the
- * scorch_token cookie the web UI sets. */
-static int authorized(const struct sc_req *r)
-{
-    const char *want = r->srv->opts.token;
-    const char *h = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization");
-    if (sc_server_authorization_ok(r->srv, h))
-        return 1;
-    const char *c = MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token");
-    return c && token_equal(c, want);
-}
-
-static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
+static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c,
+                                 struct sc_resp *w)
 {
     struct MHD_Response *resp;
     if (w->static_data) {
@@ -327,6 +259,9 @@ static enum MHD_Result send_resp(struct MHD_Connection *c, struct sc_resp *w)
     if (w->status == 503)
         MHD_add_response_header(resp, "Retry-After", "1");
     MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    /* a stopping server closes keep-alive connections after their answer */
+    if (atomic_load(&srv->stopping))
+        MHD_add_response_header(resp, "Connection", "close");
     enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
     MHD_destroy_response(resp);
     return ret;
@@ -493,10 +428,10 @@ static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
-/* Checks what the request line and headers decide: the route (404, 405), the token (401),
- * the tenant header, the declared body size (413). Runs before any of the body is read,
- * so a request refused here costs no memory or body budget. Sets r->route (-1: the UI's
- * static files) and r->tenant; non-zero with w filled when refused. */
+/* Checks what the request line and headers decide: the route (404, 405), the token and the
+ * tenant it may act for (401, 403, 400: auth.c), the declared body size (413). Runs before
+ * any of the body is read, so a request refused here costs no memory or body budget. Sets
+ * r->route (-1: the UI's static files) and r->tenant; non-zero with w filled when refused. */
 static int check_head(struct sc_req *r, struct sc_resp *w)
 {
     const struct route *rt = NULL;
@@ -522,9 +457,17 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         sc_resp_error(w, 404, "no such endpoint '%.200s'", r->url);
         return -1;
     }
-    if (!(rt && rt->open) && !authorized(r)) {
-        sc_resp_error(w, 401, "missing or wrong bearer token");
-        if (is_static) {
+    struct sc_auth_in in = {
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+        MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
+        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
+        /* the scrape targets are the server's, not a tenant's */
+        rt && rt->fn == h_targets ? "the scrape targets" : NULL};
+    char why[SC_ERR_LEN];
+    int st = rt && rt->open ? 0 : sc_server_auth(&r->srv->opts, &in, r->tenant, why);
+    if (st) {
+        sc_resp_error(w, (unsigned)st, "%s", why);
+        if (st == 401 && is_static) {
             /* a browser opening the UI gets a page that asks for the token (and keeps it
              * in the cookie the UI sends), still with the 401 status */
             w->body.len = 0;
@@ -533,13 +476,6 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         }
         return -1;
     }
-    const char *tenant = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID");
-    if (tenant && (strlen(tenant) >= sizeof r->tenant || strchr(tenant, '\n'))) {
-        sc_resp_error(w, 400, "bad X-Scope-OrgID (one line of at most %zu bytes)",
-                      sizeof r->tenant - 1);
-        return -1;
-    }
-    snprintf(r->tenant, sizeof r->tenant, "%s", tenant ? tenant : "");
     const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > r->srv->opts.max_body) {
         sc_resp_error(w, 413, "request body of %.32s bytes is more than the limit of %llu", cl,
@@ -570,10 +506,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_add(&srv->inflight, 1);
         atomic_fetch_add(&srv->metrics.requests, 1);
         struct sc_resp w = {0};
-        if (check_head(r, &w)) {
+        if (atomic_load(&srv->stopping)) {
+            /* a request begun after SIGTERM, often on a kept-alive connection: refused
+             * before its body, so nothing of it is stored and a retry elsewhere is safe */
+            sc_resp_error(&w, 503, "server is shutting down; retry later");
+        }
+        if (w.status || check_head(r, &w)) {
             count_error(srv, &w);
             r->body_state = BODY_ANSWERED;
-            return send_resp(c, &w);
+            return send_resp(srv, c, &w);
         }
         const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
@@ -582,7 +523,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 sc_resp_error(&w, 400, "bad multipart/form-data request (no boundary?)");
                 count_error(srv, &w);
                 r->body_state = BODY_ANSWERED;
-                return send_resp(c, &w);
+                return send_resp(srv, c, &w);
             }
         }
         return MHD_YES;
@@ -623,7 +564,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         sc_resp_error(&w, 400, "bad or truncated multipart/form-data body");
     } else {
         const struct route *rt = r->route >= 0 ? &routes[r->route] : NULL;
-        if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
+        /* counted before closing is read (the drain's end sets closing, then waits for
+         * committing to reach 0): a push either starts before the end and is answered,
+         * or is refused here and stores nothing */
+        if (rt && rt->ingest) {
+            r->committing = 1;
+            atomic_fetch_add(&srv->committing, 1);
+        }
+        if (atomic_load(&srv->closing)) {
+            sc_resp_error(&w, 503, "server is shutting down; retry later");
+        } else if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
             sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
                                    "(it needs about %llu bytes); retry later",
                           ADMIT_WAIT_S, (unsigned long long)cost);
@@ -640,7 +590,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!w.status)
         w.status = 200;
     count_error(srv, &w);
-    return send_resp(c, &w);
+    return send_resp(srv, c, &w);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -653,9 +603,49 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     if (r->pp)
         MHD_destroy_post_processor(r->pp);
     release_bodies(r);
+    if (r->committing)
+        atomic_fetch_sub(&((struct sc_server *)cls)->committing, 1);
     free(r);
     *ctx = NULL;
     atomic_fetch_sub(&((struct sc_server *)cls)->inflight, 1);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* SIGTERM: new connections are refused at once (the listening socket is shut down), new
+ * requests on open ones get 503 with Connection: close, the gRPC listener stops as it does;
+ * requests begun before go on, for up
+ * to shutdown_timeout. Then no handler starts (503), pushes already in one are waited for
+ * (bounded by their limits) and answered, and what is left (uploads still arriving, queries
+ * still running) is closed: none of it was stored, so a retry does not duplicate. */
+static void drain(struct sc_server *srv)
+{
+    atomic_store(&srv->stopping, 1);
+    MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+    /* the socket is closed after MHD_stop_daemon, as libmicrohttpd asks */
+    if (ls != MHD_INVALID_SOCKET)
+        shutdown(ls, SHUT_RDWR);
+    /* the OTLP/gRPC listener meanwhile: it answers the streams it holds, sends GOAWAY and
+     * closes, rather than take new pushes while HTTP drains */
+    sc_grpc_stop(srv->grpc);
+    srv->grpc = NULL;
+    double deadline = sc_server_now() + (double)srv->opts.shutdown_timeout_ns / 1e9;
+    while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline)
+        sleep_ms(5);
+    atomic_store(&srv->closing, 1);
+    while (atomic_load(&srv->committing) > 0)
+        sleep_ms(5);
+    if (atomic_load(&srv->inflight) > 0)
+        fprintf(stderr, "scorch: closing %u requests still in flight (no push among them)\n",
+                (unsigned)atomic_load(&srv->inflight));
+    MHD_stop_daemon(srv->daemon);
+    srv->daemon = NULL;
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
 }
 
 static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
@@ -756,6 +746,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     pthread_cond_init(&srv->query_cv, NULL);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
+    if (!rc)
+        rc = sc_server_tls_load(o, &srv->tls, err);
     if (!rc) {
         struct sc_store_opts so;
         sc_store_opts_init(&so);
@@ -779,15 +771,21 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         /* a thread per connection: handlers block on fsync'd commits and long merges
          * without holding up other connections */
         srv->daemon = MHD_start_daemon(
-            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC, 0,
-            NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
+            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
+                (srv->tls.on ? MHD_USE_TLS : 0),
+            0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, srv->tls.opts, /* empty: TLS off */
+            MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
             on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
             /* room for long query strings (a Pyroscope name with many labels): longer
              * request heads get libmicrohttpd's own 414/431 */
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
             (unsigned)1, MHD_OPTION_END);
-        if (!srv->daemon)
+        if (!srv->daemon && srv->tls.on)
+            rc = sc_errf(err, SC_EINVAL, "cannot serve HTTPS on %s: GnuTLS refused "
+                         "certificate '%s' with key '%s' (not a pair?), or the address is in use",
+                         o->listen, o->tls_cert, o->tls_key);
+        else if (!srv->daemon)
             rc = sc_errf(err, SC_EIO, "cannot listen on %s: %s", o->listen,
                          errno ? strerror(errno) : "address in use?");
     }
@@ -808,8 +806,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         char host[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
         int ch = o->store && o->store->engine && !strcmp(o->store->engine, "clickhouse");
-        fprintf(stderr, "scorch: listening on http://%s:%u (%s %s)\n", host,
-                di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
+        fprintf(stderr, "scorch: listening on http%s://%s:%u (%s %s)\n", srv->tls.on ? "s" : "",
+                host, di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
                 ch ? "clickhouse at" : "data in", ch ? o->store->url : o->data_dir);
         fflush(stderr);
         while (!*stop) {
@@ -821,28 +819,10 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             }
         }
         fprintf(stderr, "scorch: shutting down\n");
-        /* stop accepting, let requests in flight finish and send their answers (a push
-         * that was stored is acknowledged), then close what is left: idle keep-alive
-         * connections, and requests still running after DRAIN_S */
-        MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
-        /* refuse new connections now (and reset those waiting in the backlog) rather than
-         * leave them waiting for the drain; the socket is closed after MHD_stop_daemon, as
-         * libmicrohttpd asks */
-        if (ls != MHD_INVALID_SOCKET)
-            shutdown(ls, SHUT_RDWR);
-        double deadline = sc_server_now() + DRAIN_S;
-        while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline) {
-            struct timespec ts = {0, 5 * 1000000L};
-            nanosleep(&ts, NULL);
-        }
-        if (atomic_load(&srv->inflight) > 0)
-            fprintf(stderr, "scorch: closing %u requests still in flight\n",
-                    (unsigned)atomic_load(&srv->inflight));
-        MHD_stop_daemon(srv->daemon);
-        if (ls != MHD_INVALID_SOCKET)
-            close(ls);
+        drain(srv);
     }
-    /* after HTTP and before the store: gRPC requests in flight are stored and answered */
+    /* before the store (the drain has stopped it already unless start failed): gRPC requests
+     * in flight are stored and answered */
     sc_grpc_stop(srv->grpc);
     if (srv->daemon && rc)
         MHD_stop_daemon(srv->daemon);
@@ -851,6 +831,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     sc_record_bg_stop(srv->recorder);
     sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);
+    sc_server_tls_release(&srv->tls);
     pthread_mutex_destroy(&srv->stats_mu);
     pthread_mutex_destroy(&srv->admit_mu);
     pthread_cond_destroy(&srv->admit_cv);

@@ -10,6 +10,9 @@
 struct sc_config;
 struct sc_store_opts;
 
+/* The longest tenant name (X-Scope-OrgID, auth.tenants). */
+#define SC_TENANT_MAX 127
+
 struct sc_server_opts {
     const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
     const char *grpc_listen; /* the OTLP/gRPC listener's host:port (otlp.grpc_listen); NULL: none */
@@ -17,7 +20,13 @@ struct sc_server_opts {
     const struct sc_store_opts *store; /* the store's engine and its options (NULL: the
                                           embedded one); dir, retention and durable are
                                           the ones here */
-    const char *token;       /* bearer token required on every route but /metrics, /healthz */
+    const char *token;       /* bearer token required on every route but /metrics, /healthz;
+                                it may act for any tenant (X-Scope-OrgID) */
+    const char *const *tenant_names;  /* auth.tenants: one token per tenant, which acts for */
+    const char *const *tenant_tokens; /* that tenant only (server/auth.c) */
+    uint32_t ntenant_tokens;
+    const char *tls_cert, *tls_key;   /* PEM files: HTTPS when set (not the gRPC listener) */
+    int64_t shutdown_timeout_ns;      /* SIGTERM to exit at most (server.shutdown_timeout) */
     int64_t retention_ns;    /* store retention */
     struct sc_limits limits; /* what one pushed profile may be (formats/limits.h) */
     uint64_t max_body;       /* request body bytes */

@@ -19,10 +19,11 @@ struct sc_req {
     struct sc_server *srv;
     struct MHD_Connection *conn;
     const char *method, *url;
-    char tenant[128];
+    char tenant[SC_TENANT_MAX + 1];
     struct sc_buf body;      /* the raw body (not multipart) */
     int body_state;          /* BODY_* in server.c: why the body is being discarded */
     uint64_t charged;        /* body bytes counted in the server's in-flight total */
+    int committing;          /* counted in the server's committing (a push's handler) */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
     int route;               /* index into the route table; -1: the UI's files */
@@ -79,6 +80,17 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 
 /* ---- the server ---- */
 
+/* The HTTP listener's TLS (tls.c): the PEM files' text and the options that pass it. */
+struct sc_server_tls {
+    int on;
+    char *cert, *key;
+    struct MHD_OptionItem opts[3];
+};
+/* Reads opts' tls_cert and tls_key (neither: TLS off, 0); SC_E* naming the file when one
+ * cannot be read or is not PEM. */
+int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, char *err);
+void sc_server_tls_release(struct sc_server_tls *t);
+
 struct sc_server {
     struct sc_server_opts opts;
     struct sc_store *store;
@@ -87,6 +99,7 @@ struct sc_server {
     struct sc_record_bg *recorder;      /* the config's record: (set before serving) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
+    struct sc_server_tls tls; /* HTTPS when tls.on */
     struct sc_grpc *grpc; /* the OTLP/gRPC listener (grpc.c), NULL when not configured */
     /* store statistics are costly: refreshed at most every few seconds */
     pthread_mutex_t stats_mu;
@@ -96,6 +109,10 @@ struct sc_server {
      * worst-case bytes of the ingests being decoded */
     _Atomic uint64_t body_bytes;
     _Atomic uint32_t inflight; /* requests begun and not completed (graceful shutdown) */
+    /* the drain (server.c): stopping from SIGTERM on (new requests 503), closing from the
+     * end of shutdown_timeout on (no handler starts); committing: pushes in their handler */
+    _Atomic int stopping, closing;
+    _Atomic uint32_t committing;
     pthread_mutex_t admit_mu;
     pthread_cond_t admit_cv;
     uint64_t admitted;
@@ -166,9 +183,22 @@ int sc_api_profile(struct sc_req *r, struct sc_resp *w);
 double sc_server_now(void);
 
 /* What the HTTP server and the gRPC listener (grpc.c) share (server.c): */
-/* Whether an Authorization header value (NULL: none) carries the token: Bearer, or Basic
- * with the token as the password; 1 when no token is configured. Constant time. */
-int sc_server_authorization_ok(const struct sc_server *srv, const char *authorization);
+/* What a request says about who it is (auth.c). NULL: absent. */
+struct sc_auth_in {
+    const char *authorization; /* the Authorization header (metadata) value */
+    const char *cookie;        /* the UI's scorch_token cookie */
+    const char *orgid;         /* X-Scope-OrgID */
+    const char *server_wide;   /* non-NULL for a route that is the server's rather than a
+                                  tenant's: what it shows ("the scrape targets") */
+};
+/* Whether a token is configured (the server's or a tenant's). */
+int sc_server_auth_on(const struct sc_server_opts *o);
+/* Authenticates a request and sets the tenant it acts for (SC_TENANT_MAX + 1 bytes): 0, or
+ * the HTTP status of the refusal with its reason in err: 401 (no or a wrong token), 403 (a
+ * tenant's token naming another tenant, or on a server-wide route), 400 (a bad
+ * X-Scope-OrgID). Tokens are compared in constant time. Used by every way in. */
+int sc_server_auth(const struct sc_server_opts *o, const struct sc_auth_in *in, char *tenant,
+                   char *err);
 /* Counts n more body bytes against max_body_total: 1, or 0 (nothing counted) when that
  * would pass it; sc_server_uncharge gives them back. */
 int sc_server_charge(struct sc_server *srv, uint64_t n);

@@ -13,8 +13,8 @@ Debian's python3-grpcio. Usage:
         values (aggregated, no timestamps), timestamps (each worth 1) or paired
   otlp_client.py STUBS json IN OUT            the request in OTLP JSON (hex ids)
   otlp_client.py STUBS bad IN OUT             IN plus two malformed profiles
-  otlp_client.py STUBS grpc ADDR IN [--token T] [--tenant T] [--gzip] [--version V]
-                             [--method PATH] [--junk N]
+  otlp_client.py STUBS grpc ADDR IN [--token T] [--authorization V] [--tenant T] [--gzip]
+                             [--version V] [--method PATH] [--junk N] [--ca PEM]
         ProfilesService/Export; prints "ok REJECTED MESSAGE" or "error CODE DETAILS"
   otlp_client.py STUBS response FILE [json]   prints "REJECTED MESSAGE" of a response body
 
@@ -228,6 +228,8 @@ def grpc_export(addr, inp, args):
     md = []
     if "--token" in opts:
         md.append(("authorization", "Bearer " + opts["--token"]))
+    if "--authorization" in opts:
+        md.append(("authorization", opts["--authorization"]))
     if "--tenant" in opts:
         md.append(("x-scope-orgid", opts["--tenant"]))
     if "--version" in opts:

@@ -41,6 +41,7 @@ class Server:
         self.proc = None
         self.port = None
         self.token = None
+        self.tls = None  # an ssl.SSLContext: requests go over HTTPS
 
     def start(self, timeout=15):
         args = [self.scorch, "server", "--data", self.data, "--listen", "127.0.0.1:0"]
@@ -57,7 +58,7 @@ class Server:
         while time.time() < deadline:
             with open(self.log, "rb") as f:
                 f.seek(start_off)
-                m = re.search(rb"listening on http://127\.0\.0\.1:(\d+)", f.read())
+                m = re.search(rb"listening on https?://127\.0\.0\.1:(\d+)", f.read())
             if m:
                 self.port = int(m.group(1))
                 return self
@@ -112,7 +113,11 @@ class Server:
         h = dict(headers or {})
         if auth and self.token and "Authorization" not in h:
             h["Authorization"] = "Bearer " + self.token
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        if self.tls:
+            c = http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout,
+                                            context=self.tls)
+        else:
+            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
             c.request(method, url, body=body, headers=h)
             r = c.getresponse()

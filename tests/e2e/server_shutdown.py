@@ -19,7 +19,7 @@ NOW = int(time.time())
 BASE = NOW - 1800
 RANGE = {"from": str(BASE - 60), "until": str(NOW + 60)}
 REQ_TIMEOUT = 15     # a request that takes longer counts as hung
-EXIT_WITHIN = 5      # seconds from SIGTERM to exit (the server drains for up to 3 s)
+EXIT_WITHIN = 7      # seconds from SIGTERM to exit (the server drains for up to 5 s)
 
 
 def main():
@@ -144,8 +144,11 @@ def run_all(srv):
                 if st == 200 and fmt == "folded" and t0 + dur < t_read}
         check(done <= fns, "a read of thread %d misses %d pushes acknowledged before it"
               % (i, len(done - fns)))
-    other = [x for r in results for x in r if x[2] not in (200, None)]
-    check(not other, "pushes answered neither 200 nor a dropped connection: %s" % other[:3])
+    # a request whose head arrives after SIGTERM is refused: 503, nothing stored
+    other = [x for r in results for x in r if x[2] not in (200, None) and
+             not (x[2] == 503 and x[4] + x[3] >= t_term[0])]
+    check(not other, "pushes answered neither 200, a 503 while stopping nor a dropped "
+          "connection: %s" % other[:3])
     check(inflight_ok > 20, "only %d pushes before SIGTERM" % inflight_ok)
     # requests running when SIGTERM came are finished and answered (the drain); only those
     # still waiting to be accepted may be refused, so most should be answered
