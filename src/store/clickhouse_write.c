@@ -387,7 +387,9 @@ static int pend_build(struct ch_store *s, const struct sc_store_write *w, struct
     memset(&x, 0, sizeof x);
     memset(&u, 0, sizeof u);
     sc_labels_format(w->labels, &canon);
-    uint64_t series = sc_series_id(w->tenant, canon.data ? canon.data : "", canon.len);
+    uint64_t series = 0;
+    if (!canon.oom && sc_series_id(w->tenant, canon.data ? canon.data : "", canon.len, &series))
+        canon.oom = 1; /* reported below with the other allocation failures */
     /* a series' ten-minute buckets go round the shards: a long read of one series
      * aggregates on all of them, and a ten-minute rollup bucket stays on one */
     uint64_t bucket = (uint64_t)(w->time_ns / ((int64_t)SC_ROLLUP_SHORT * CH_NS));

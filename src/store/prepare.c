@@ -28,17 +28,22 @@ int sc_prep_check(const struct sc_store_write *w, char *err)
     return 0;
 }
 
-uint64_t sc_series_id(const char *tenant, const char *canon, size_t len)
+int sc_series_id(const char *tenant, const char *canon, size_t len, uint64_t *id)
 {
-    struct sc_buf key = SC_BUF_INIT;
-    sc_buf_puts(&key, tenant ? tenant : "");
-    sc_buf_putc(&key, 0);
-    sc_buf_append(&key, canon, len);
-    /* out of memory: the hash of what fitted is still a stable id for this process, and
-     * the write fails on its own allocations soon after */
-    uint64_t h = sc_hash64(key.data ? key.data : "", key.len);
-    sc_buf_release(&key);
-    return h;
+    /* the key on the stack when it fits (nearly always): no allocation to fail */
+    char small[1024];
+    size_t tl = strlen(tenant ? tenant : "");
+    size_t n = tl + 1 + len;
+    char *key = n <= sizeof small ? small : malloc(n);
+    if (!key)
+        return SC_ENOMEM;
+    memcpy(key, tenant ? tenant : "", tl);
+    key[tl] = 0;
+    memcpy(key + tl + 1, canon, len);
+    *id = sc_hash64(key, n);
+    if (key != small)
+        free(key);
+    return 0;
 }
 
 /* Frame strings of a profile line (or of a location without lines). */

@@ -54,7 +54,8 @@ uint32_t *sc_prep_time_order(const struct sc_prep *x);
  * with ','. 0 or SC_EINVAL / SC_ELIMIT with detail. */
 int sc_prep_check(const struct sc_store_write *w, char *err);
 
-/* A series' id: sc_hash64 of tenant (NULL: ""), a NUL byte and the canonical label text. */
-uint64_t sc_series_id(const char *tenant, const char *canon, size_t len);
+/* A series' id: sc_hash64 of tenant (NULL: ""), a NUL byte and the canonical label text.
+ * 0 or SC_ENOMEM. */
+int sc_series_id(const char *tenant, const char *canon, size_t len, uint64_t *id);
 
 #endif

@@ -596,7 +596,11 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
         goto out;
     }
-    uint64_t sh = sc_series_id(tenant, canon.data, canon.len);
+    uint64_t sh;
+    if (sc_series_id(tenant, canon.data, canon.len, &sh)) {
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        goto out;
+    }
 
     w.s = s;
     int64_t day = sq_day(wr->time_ns);
