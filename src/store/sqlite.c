@@ -720,6 +720,7 @@ static const struct sc_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
     .write = sq_write,
+    .write_many = sq_write_many,
     .types = sq_types,
     .label_names = sq_label_names,
     .label_values = sq_label_values,

@@ -236,6 +236,8 @@ int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
 
 /* ---- sqlite_write.c ---- */
 int sq_write(struct sc_store *st, const struct sc_store_write *w, char *err);
+/* The writes in one transaction: all stored or none. */
+int sq_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err);
 /* The id lookup connection and its statements. */
 int sq_ids_open(struct sq_store *s, char *err);
 void sq_ids_close(struct sq_store *s);

@@ -534,13 +534,17 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     return rc;
 }
 
-/* Queues pw and returns when a commit that includes it has finished. */
-static int group_commit(struct sq_store *s, struct pend_write *pw, char *err)
+/* Queues pws (all under one hold of qmu, so one batch takes them all: they commit or fail
+ * together) and returns when the commit that includes them has finished. */
+static int group_commit(struct sq_store *s, struct pend_write **pws, uint32_t n, char *err)
 {
     pthread_mutex_lock(&s->qmu);
-    pw->next = NULL;
-    *s->qtail = pw;
-    s->qtail = &pw->next;
+    for (uint32_t i = 0; i < n; i++) {
+        pws[i]->next = NULL;
+        *s->qtail = pws[i];
+        s->qtail = &pws[i]->next;
+    }
+    struct pend_write *pw = pws[n - 1];
     while (!pw->done) {
         if (!s->leader) {
             s->leader = 1;
@@ -569,19 +573,17 @@ static int group_commit(struct sq_store *s, struct pend_write *pw, char *err)
     return pw->rc;
 }
 
-int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
+/* Makes wr's pending write: ids for its frames, stacks and series (new ones pending for
+ * the next commit), its block and totals. gc_lock held for reading (see sqlite_int.h). */
+static int prepare_write(struct sq_store *s, const struct sc_store_write *wr,
+                         struct pend_write *pw, char *err)
 {
-    struct sq_store *s = (struct sq_store *)sto;
     const struct sc_profile *p = wr->p;
-    int rc = sc_prep_check(wr, err);
-    if (rc)
-        return rc;
+    int rc = 0;
     struct sc_buf canon = SC_BUF_INIT, types = SC_BUF_INIT;
-    struct pend_write pw;
-    memset(&pw, 0, sizeof pw);
+    memset(pw, 0, sizeof *pw);
     struct wctx w;
     memset(&w, 0, sizeof w);
-    int gc_locked = 0;
     sc_labels_format(wr->labels, &canon);
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
@@ -605,9 +607,6 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
     w.s = s;
     int64_t day = sq_day(wr->time_ns);
     w.day = day < 0 ? 0 : day > UINT32_MAX ? UINT32_MAX : (uint32_t)day;
-    /* from the first id to the commit: the collector waits (see sqlite_int.h) */
-    pthread_rwlock_rdlock(&s->gc_lock);
-    gc_locked = 1;
     rc = sc_prep_profile(&w.x, p, wr->time_shift_ns, err);
     if (rc)
         goto out;
@@ -618,7 +617,7 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
         if (rc != SC_EFORMAT) rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
         goto out;
     }
-    rc = build_block(&w, &pw, err);
+    rc = build_block(&w, pw, err);
     if (rc) goto out;
     pthread_mutex_lock(&s->mu);
     int64_t sid = series_id_locked(s, tenant, wr->labels, canon.data, sh);
@@ -628,20 +627,57 @@ int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
         goto out;
     }
-    pw.series_id = (uint32_t)sid;
-    pw.kind_id = (uint32_t)kid;
-    pw.time_ns = wr->time_ns;
-    pw.duration_ns = wr->duration_ns;
-    pw.period = p->period;
-    pw.timed = w.timed;
-    rc = group_commit(s, &pw, err);
+    pw->series_id = (uint32_t)sid;
+    pw->kind_id = (uint32_t)kid;
+    pw->time_ns = wr->time_ns;
+    pw->duration_ns = wr->duration_ns;
+    pw->period = p->period;
+    pw->timed = w.timed;
 out:
-    if (gc_locked) pthread_rwlock_unlock(&s->gc_lock);
     sc_buf_release(&canon);
     sc_buf_release(&types);
-    sc_buf_release(&pw.totals);
-    sc_buf_release(&pw.block);
     sc_prep_release(&w.x);
     free(w.stacks);
     return rc;
+}
+
+int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_t n, char *err)
+{
+    struct sq_store *s = (struct sq_store *)sto;
+    if (n == 0) return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int rc = sc_prep_check(&ws[i], err);
+        if (rc) return rc;
+    }
+    struct pend_write one, *single = &one;
+    struct pend_write *arr = n == 1 ? &one : calloc(n, sizeof *arr);
+    struct pend_write **pws = n == 1 ? &single : calloc(n, sizeof *pws);
+    if (!arr || !pws) {
+        if (arr != &one) free(arr);
+        if (pws != &single) free(pws);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    memset(arr, 0, n * sizeof *arr);
+    /* from the first id to the commit: the collector waits (see sqlite_int.h) */
+    pthread_rwlock_rdlock(&s->gc_lock);
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        pws[i] = &arr[i];
+        rc = prepare_write(s, &ws[i], &arr[i], err);
+    }
+    /* all in one transaction: a push split into series is stored whole or not at all */
+    if (rc == 0) rc = group_commit(s, pws, n, err);
+    pthread_rwlock_unlock(&s->gc_lock);
+    for (uint32_t i = 0; i < n; i++) {
+        sc_buf_release(&arr[i].totals);
+        sc_buf_release(&arr[i].block);
+    }
+    if (arr != &one) free(arr);
+    if (pws != &single) free(pws);
+    return rc;
+}
+
+int sq_write(struct sc_store *sto, const struct sc_store_write *wr, char *err)
+{
+    return sq_write_many(sto, wr, 1, err);
 }

@@ -77,9 +77,10 @@ struct sc_store_write {
 /* Writes one profile durably: when it returns 0 the profile survives a crash. Samples with
  * a zero value in every type are dropped; samples with timestamps keep them. 0 or SC_E*. */
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err);
-/* Writes n profiles (the series one push was split into) as sc_store_write does each; a
- * backend with network round trips sends them together. 0, or the first failure (the
- * others may be stored: the client's retry stores those again, as after a lost answer). */
+/* Writes n profiles (the series one push was split into) as sc_store_write does each.
+ * SQLite commits them in one transaction (all or none); ClickHouse sends them together
+ * and may store some when one fails (the client's retry stores those again, as after a
+ * lost answer). 0, or the first failure. */
 int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err);
 
 /* A profile type present in the store. */
