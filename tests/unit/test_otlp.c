@@ -622,6 +622,29 @@ static void test_limits(void)
     T_EQ_INT(sc_otlp_build(r, 0, &op, err), SC_ELIMIT);
     T_CHECK(strstr(err, "deeper than the limit of 1") != NULL);
     sc_otlp_close(r);
+    /* inlined lines count: stack 1 is location 3 (leaf inlined into work) and main, three
+     * frames in two locations */
+    lim = sc_limits_cli;
+    lim.max_stack_depth = 2;
+    T_EQ_INT(sc_otlp_open(b.data, b.len, 0, &lim, &r, err), 0);
+    T_EQ_INT(sc_otlp_build(r, 0, &op, err), SC_ELIMIT);
+    T_CHECK(strstr(err, "limits.max_stack_depth") != NULL);
+    sc_otlp_close(r);
+    lim.max_stack_depth = 3;
+    T_EQ_INT(sc_otlp_open(b.data, b.len, 0, &lim, &r, err), 0);
+    T_EQ_INT(sc_otlp_build(r, 0, &op, err), 0);
+    sc_otlp_profile_release(&op);
+    sc_otlp_close(r);
+    /* a string longer than max_string ("nanoseconds" is 11 bytes) */
+    lim = sc_limits_cli;
+    lim.max_string = 8;
+    int rc = sc_otlp_open(b.data, b.len, 0, &lim, &r, err);
+    if (rc == 0) {
+        rc = sc_otlp_build(r, 0, &op, err);
+        sc_otlp_close(r);
+    }
+    T_EQ_INT(rc, SC_ELIMIT);
+    T_CHECK(strstr(err, "limits.max_string") != NULL);
     lim = sc_limits_cli;
     lim.max_samples = 4; /* the request has 5 */
     T_EQ_INT(sc_otlp_open(b.data, b.len, 0, &lim, &r, err), 0);
