@@ -75,7 +75,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
         rc = sc_errwrap(err, rc, "not a pprof profile");
         goto out;
     }
-    int64_t from = r->start_wall, until = r->start_wall;
+    int64_t from = r->start_wall;
+    int64_t until = from;
     int reencode = 0, restart = 0;
     uint32_t nkeep = K->keep[0] ? 2 : 0;
     if (K->cumulative) {

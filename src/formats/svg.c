@@ -267,7 +267,7 @@ static char *put_fixed(char *p, double v, int dec, int trim)
     uint64_t ip = (uint64_t)q / (uint64_t)scale[dec], fp = (uint64_t)q % (uint64_t)scale[dec];
     p = put_u64(p, ip);
     if (dec == 0 || (trim && fp == 0)) return p;
-    char f[4];
+    char f[4] = {0};
     for (int i = dec - 1; i >= 0; i--) {
         f[i] = (char)('0' + fp % 10);
         fp /= 10;
@@ -845,7 +845,7 @@ static const struct name_info *name_info(struct render *r, uint32_t rank)
         char *w = malloc((size_t)s.len + 4);
         if (w) {
             memcpy(w, s.ptr, s.len);
-            memcpy(w + s.len, "_[w]", 4);
+            memcpy(w + s.len, "_[w]", 4); /* NOLINT(bugprone-not-null-terminated-result): w goes with its length */
             shades(r, w, (size_t)s.len + 4, in->vw);
             free(w);
         } else {

@@ -59,9 +59,12 @@ int sc_block_normalize(struct sc_block *b);
 
 /* Varint helpers shared with the store's other encodings. */
 void sc_put_uvarint(struct sc_buf *b, uint64_t v);
+/* The sign comes from the unsigned value's top bit: shifting a negative int64_t right is
+ * implementation-defined. */
 static inline uint64_t sc_zigzag(int64_t v)
 {
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    uint64_t u = (uint64_t)v;
+    return (u << 1) ^ (0 - (u >> 63));
 }
 static inline int64_t sc_unzigzag(uint64_t v)
 {
