@@ -363,6 +363,7 @@ static void apply_gen(struct sc_scraper *s, struct gen *g)
         nx = r->next;
         if (r->st->gen != g->id) abort_req(s, r);
     }
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct task **heap = g->n ? malloc(g->n * sizeof *heap) : NULL;
     if (g->n && !heap) {
         /* keep scraping the old config rather than nothing */

@@ -191,10 +191,10 @@ static void hex_id(const uint8_t *id, uint32_t n, char out[41])
 {
     static const char hx[] = "0123456789abcdef";
     for (uint32_t i = 0; i < n && i < 20; i++) {
-        out[2 * i] = hx[id[i] >> 4];
-        out[2 * i + 1] = hx[id[i] & 15];
+        out[2 * (size_t)i] = hx[id[i] >> 4];
+        out[2 * (size_t)i + 1] = hx[id[i] & 15];
     }
-    out[2 * (n < 20 ? n : 20)] = 0;
+    out[2 * (size_t)(n < 20 ? n : 20)] = 0;
 }
 
 void sc_symbolizer_info(struct sc_symbolizer *s, uint32_t dso, struct sc_dso_info *out)
@@ -299,6 +299,7 @@ static int store_table(struct sc_symbolizer *s, struct table *t)
             break;
         }
     if (slot == s->ntables) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         if (sc_grow_array(&s->tables, &s->tcap, (uint64_t)s->ntables + 1, sizeof *s->tables))
             return 0;
         s->ntables++;

@@ -366,7 +366,7 @@ int sc_symtab_parse_gopclntab(struct sc_symtab *t, const uint8_t *data, size_t l
             if (!rd32(&c, e + 8, &z)) next = text + z;
         } else {
             if (rdptr(&c, e, &entry) || rdptr(&c, e + P, &funcoff)) return SC_EFORMAT;
-            rdptr(&c, e + 2 * P, &next); /* the next entry, or the end pc */
+            rdptr(&c, e + 2 * (uint64_t)P, &next); /* the next entry, or the end pc */
         }
         /* the _func's nameoff follows its entry (u32 or P) */
         uint64_t fo = fbase + funcoff + (ver == 18 ? 4 : P);

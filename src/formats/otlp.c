@@ -58,11 +58,11 @@
     }
 #define M(name, num, msg)                                                                          \
     {                                                                                              \
-        name, num, SC_PBJ_MESSAGE, 0, &msg                                                         \
+        name, num, SC_PBJ_MESSAGE, 0, &(msg)                                                       \
     }
 #define RM(name, num, msg)                                                                         \
     {                                                                                              \
-        name, num, SC_PBJ_MESSAGE, 1, &msg                                                         \
+        name, num, SC_PBJ_MESSAGE, 1, &(msg)                                                       \
     }
 #define MSG(var, ...)                                                                              \
     static const struct sc_pbj_field var##_f[] = {__VA_ARGS__};                                    \

@@ -637,6 +637,7 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
             memcpy(a + k, base, (size_t)(mod.p + mod.n - base));
             k += (size_t)(mod.p + mod.n - base);
         } else {
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): a is counted by k */
             memcpy(a + k, "unknown", 7);
             k += 7;
         }

@@ -99,8 +99,11 @@ static inline uint64_t sc_pb_packed_count(const struct sc_pb_rd *r)
     return n;
 }
 
-/* Calls the body for each varint of a repeated varint field (packed or not).
+/* Calls the body for each varint of a repeated varint field (packed or not); `continue` in
+ * the body goes on with the next value (the unpacked field's one value runs in a loop too).
  * Evaluates `bad` (a statement) on malformed packed data or another wire type. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): var is the name the macro declares, body and
+ * bad are statements */
 #define SC_PB_FOR_EACH_VARINT(f, var, body, bad)                                                   \
     do {                                                                                           \
         if ((f)->wt == SC_WT_LEN) {                                                                \
@@ -113,12 +116,15 @@ static inline uint64_t sc_pb_packed_count(const struct sc_pb_rd *r)
                 body;                                                                              \
             }                                                                                      \
         } else if ((f)->wt == SC_WT_VARINT) {                                                      \
-            uint64_t var = (f)->v;                                                                 \
-            body;                                                                                  \
+            for (int once_ = 1; once_; once_ = 0) {                                                \
+                uint64_t var = (f)->v;                                                             \
+                body;                                                                              \
+            }                                                                                      \
         } else {                                                                                   \
             bad;                                                                                   \
         }                                                                                          \
     } while (0)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* ---- writing ---- */
 

@@ -48,7 +48,7 @@ static int walk(struct sc_pb_rd top, struct sc_push_req *r, struct sc_str **pool
         for (int pass = 0; pass < (r ? 2 : 1); pass++) {
             struct sc_pb_rd sr = f.payload;
             if (s && pass == 1) {
-                s->names = *pool, s->values = *pool + nl, s->profiles = *pool + 2 * nl;
+                s->names = *pool, s->values = *pool + nl, s->profiles = *pool + 2 * (size_t)nl;
                 *pool += 2 * (size_t)nl + np;
                 s->nlabels = s->nprofiles = 0;
             }

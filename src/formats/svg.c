@@ -845,7 +845,8 @@ static const struct name_info *name_info(struct render *r, uint32_t rank)
         char *w = malloc((size_t)s.len + 4);
         if (w) {
             memcpy(w, s.ptr, s.len);
-            memcpy(w + s.len, "_[w]", 4); /* NOLINT(bugprone-not-null-terminated-result): w goes with its length */
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): w goes with its length */
+            memcpy(w + s.len, "_[w]", 4);
             shades(r, w, (size_t)s.len + 4, in->vw);
             free(w);
         } else {

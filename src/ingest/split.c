@@ -88,6 +88,7 @@ static int key_slot(struct splitter *sp, uint32_t str, uint32_t *slot)
 
 /* Visits a sample's string labels that count: the first of each kept name with a
  * non-empty value. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): lb and slot name variables the macro declares */
 #define FOR_SAMPLE_LABELS(sp, s, lb, slot, body)                                              \
     do {                                                                                       \
         for (uint32_t j_ = 0; j_ < (s)->nlabels; j_++) {                                       \
@@ -101,6 +102,7 @@ static int key_slot(struct splitter *sp, uint32_t str, uint32_t *slot)
             body                                                                               \
         }                                                                                      \
     } while (0)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* Learns every name and its distinct values; marks names with a value too long. */
 static int survey(struct splitter *sp)

@@ -78,8 +78,8 @@ static const struct unit {
     {"m", 60 * NS_PER_S},
     {"h", 3600 * NS_PER_S},
     {"d", 86400 * NS_PER_S},
-    {"w", 7 * 86400 * NS_PER_S},
-    {"y", 365 * 86400 * NS_PER_S},
+    {"w", 7 * (86400 * NS_PER_S)},
+    {"y", 365 * (86400 * NS_PER_S)},
 };
 
 /* Parses s[0..n) as a duration; on error writes "<why>" into why. */
@@ -246,7 +246,7 @@ static int rfc3339(const char *s, size_t n, int64_t *out, char *why, size_t whyl
                 snprintf(why, whylen, "bad time zone offset (expected +hh:mm or -hh:mm)");
                 return -1;
             }
-            off = sign * (oh * 3600 + om * 60);
+            off = sign * ((int64_t)oh * 3600 + (int64_t)om * 60);
         } else {
             snprintf(why, whylen, "missing time zone (Z or +hh:mm)");
             return -1;
@@ -256,7 +256,7 @@ static int rfc3339(const char *s, size_t n, int64_t *out, char *why, size_t whyl
             return -1;
         }
     }
-    int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
+    int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + (int64_t)h * 3600 + (int64_t)mi * 60 +
                    se - off;
     /* int64 nanoseconds span 1677-09-21 to 2262-04-11 */
     int64_t ns;

@@ -145,6 +145,20 @@ static void moments(double sum, double sum2, double floor, uint32_t n, double *m
     *var = v > fl ? v : fl;
 }
 
+/* Equal, NaN included: a zero total makes flat's and cum's sums NaN alike, and a leaf-only
+ * function is still one test then. */
+static int same_value(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/* Whether one side's cum sums are its flat ones (the function only ever is a leaf). */
+static int cum_is_flat(const struct side_sums *s)
+{
+    return same_value(s->flat, s->cum) && same_value(s->flat2, s->cum2) &&
+           same_value(s->flat_floor, s->cum_floor);
+}
+
 /* Tests one measure (flat or cum) of a function; fills the relative change and its
  * interval, returns the p-value (-1 when both sides are zero: no test). */
 static double test_one(const struct sc_cmp *c, const struct side_sums *s, int cum, double *m0out,
@@ -219,10 +233,9 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
         if (!st->tested) st->flat_p = st->cum_p = -1;
         /* a function that only ever is a leaf has cum == flat in every replicate: one
          * test, not two (two would double the count Benjamini-Hochberg divides by) */
-        int same = !memcmp(&f->s[0].flat, &f->s[0].cum, 3 * sizeof(double)) &&
-                   !memcmp(&f->s[1].flat, &f->s[1].cum, 3 * sizeof(double));
-        q[2 * i] = st->flat_p;
-        q[2 * i + 1] = same ? -1 : st->cum_p;
+        int same = cum_is_flat(&f->s[0]) && cum_is_flat(&f->s[1]);
+        q[2 * (size_t)i] = st->flat_p;
+        q[2 * (size_t)i + 1] = same ? -1 : st->cum_p;
         c->tested += st->tested;
     }
     if (sc_bh_adjust(q, nf * 2)) {
@@ -231,8 +244,8 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
     }
     for (uint32_t i = 0; i < nf; i++) {
         struct sc_cmp_stat *st = &c->fns[i].st;
-        st->flat_q = q[2 * i];
-        st->cum_q = q[2 * i + 1] >= 0 || st->cum_p < 0 ? q[2 * i + 1] : st->flat_q;
+        st->flat_q = q[2 * (size_t)i];
+        st->cum_q = q[2 * (size_t)i + 1] >= 0 || st->cum_p < 0 ? q[2 * (size_t)i + 1] : st->flat_q;
         int fs = st->flat_q >= 0 && st->flat_q < c->o.level;
         int cs = st->cum_q >= 0 && st->cum_q < c->o.level;
         st->significant = fs || cs;

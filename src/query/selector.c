@@ -199,6 +199,7 @@ static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_b
         struct sc_matcher *nm = realloc(s->m, ncap * sizeof *nm);
         if (nm)
             s->m = nm;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         pcre2_code **nr = nm ? realloc(s->re, ncap * sizeof *nr) : NULL;
         if (!nm || !nr)
             return sc_errf(x->err, SC_ENOMEM, "out of memory");

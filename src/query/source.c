@@ -148,6 +148,7 @@ static char *join(const char *dir, const char *rel)
     if (dn + rn + 2 > PATH_MAX) return NULL;
     char *s = malloc(dn + rn + 2);
     if (!s) return NULL;
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): rel's copy below ends it */
     memcpy(s, dir, dn);
     size_t k = dn;
     if (k && s[k - 1] != '/') s[k++] = '/';
@@ -502,6 +503,7 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
     }
     free(sorted);
     /* entries by routine and line */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     order = malloc(((size_t)w.ne + 1) * sizeof *order);
     if (!order) {
         free(rt_out);
@@ -514,6 +516,7 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
             order[no++] = &w.e[i];
         }
     free(rt_out);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     qsort(order, no, sizeof *order, cmp_entries);
     if (o->max_functions && s->n > o->max_functions) {
         s->truncated = 1;

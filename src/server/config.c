@@ -114,12 +114,14 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
 }
 
 /* Iterates a mapping's pairs; it names the iterator, so loops can nest. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): it names the variable the macro declares */
 #define FOR_PAIRS(c, map, it, k, v)                                                                     \
     for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                                  \
          it < (map)->data.mapping.pairs.top &&                                                     \
          ((k) = yaml_document_get_node((c)->doc, it->key),                                         \
          (v) = yaml_document_get_node((c)->doc, it->value), 1);                                    \
          it++)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* YAML wants a mapping's keys unique and libyaml does not check: a second `path:` would
  * silently win (and the first value leak). Refused, naming the key. */

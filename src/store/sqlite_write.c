@@ -317,7 +317,7 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
     /* copy the pairs' strings: offsets first, pointers after the buffer stops moving */
     size_t offs[2 * SQ_MAX_LABELS];
     for (uint32_t i = 0; i < labels->n; i++) {
-        offs[2 * i] = se->strings.len;
+        offs[2 * (size_t)i] = se->strings.len;
         sc_buf_append(&se->strings, labels->v[i].name.ptr, labels->v[i].name.len);
         sc_buf_putc(&se->strings, 0);
         offs[2 * i + 1] = se->strings.len;
@@ -333,8 +333,8 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
         return SC_ENOMEM;
     }
     for (uint32_t i = 0; i < labels->n; i++) {
-        se->names[i] = se->strings.data + offs[2 * i];
-        se->values[i] = se->strings.data + offs[2 * i + 1];
+        se->names[i] = se->strings.data + offs[2 * (size_t)i];
+        se->values[i] = se->strings.data + offs[2 * (size_t)i + 1];
     }
     s->next_series++;
     se->next = s->pseries;
