@@ -649,8 +649,9 @@ int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_
         int rc = sc_prep_check(&ws[i], err);
         if (rc) return rc;
     }
-    struct pend_write one, *single = &one;
+    struct pend_write one = {0}, *single = &one;
     struct pend_write *arr = n == 1 ? &one : calloc(n, sizeof *arr);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct pend_write **pws = n == 1 ? &single : calloc(n, sizeof *pws);
     if (!arr || !pws) {
         if (arr != &one) free(arr);
