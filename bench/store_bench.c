@@ -120,10 +120,12 @@ static struct sc_profile *make_profile(void)
             int f = pool[(size_t)s * MAXD + k];
             if (loc_of[f] < 0) {
                 char name[64], file[64];
-                int nl = snprintf(name, sizeof name, "example.com/svc/pkg%d.(*T).Method%d", f % 97, f);
+                int nl =
+                    snprintf(name, sizeof name, "example.com/svc/pkg%d.(*T).Method%d", f % 97, f);
                 int fl = snprintf(file, sizeof file, "/src/svc/pkg%d/file%d.go", f % 97, f % 13);
-                int64_t fn = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, name, (size_t)nl),
-                                                     (uint32_t)sc_profile_intern(p, file, (size_t)fl));
+                int64_t fn =
+                    sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, name, (size_t)nl),
+                                            (uint32_t)sc_profile_intern(p, file, (size_t)fl));
                 int64_t l = sc_profile_add_simple_location(p, (uint32_t)fn);
                 p->locations[l].address = 0x400000 + (uint64_t)f * 64;
                 p->locations[l].mapping = 1;
@@ -160,8 +162,8 @@ static void *writer(void *arg)
         pthread_mutex_unlock(&next_mu);
         if (i >= total_profiles)
             break;
-        struct sc_store_write w = {NULL, &labels, "cpu", day0 + (int64_t)i * 10 * NS, 10 * NS,
-                                   variants[i % NVARIANTS], 0};
+        struct sc_store_write w = {
+            NULL, &labels, "cpu", day0 + (int64_t)i * 10 * NS, 10 * NS, variants[i % NVARIANTS], 0};
         char err[SC_ERR_LEN];
         if (sc_store_write(store, &w, err)) {
             fprintf(stderr, "write: %s\n", err);

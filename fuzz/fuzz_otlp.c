@@ -92,7 +92,8 @@ static void push(const uint8_t *data, size_t size, int json)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size == 0) return 0;
+    if (size == 0)
+        return 0;
     int mode = data[0] & 3;
     if (mode < 2)
         otlp(data + 1, size - 1, mode == 1);

@@ -11,7 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * that does not exist, so every binary is named after itself. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1) return 0;
+    if (size < 1)
+        return 0;
     uint32_t every = data[0];
     data++, size--;
     struct sc_record_opts o;

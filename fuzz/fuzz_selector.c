@@ -49,8 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (uint32_t i = 0; i < sc_selector_nmatchers(s); i++) {
             const struct sc_matcher *m = sc_selector_matcher(s, i);
             if (m->op == SC_MATCH_EQ)
-                FUZZ_CHECK(sc_labels_set(&l, m->name.ptr, m->name.len, m->value.ptr,
-                                         m->value.len) == 0);
+                FUZZ_CHECK(
+                    sc_labels_set(&l, m->name.ptr, m->name.len, m->value.ptr, m->value.len) == 0);
             int r = sc_selector_match_value(s, i, value, vlen);
             FUZZ_CHECK(r == 0 || r == 1);
             FUZZ_CHECK(r == sc_selector_match_value(s2, i, value, vlen));

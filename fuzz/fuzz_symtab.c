@@ -10,7 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* The first byte picks the parser; for the pclntab the next 8 bytes are the text address. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1) return 0;
+    if (size < 1)
+        return 0;
     int kind = data[0] % 5;
     data++, size--;
     struct sc_symtab t;
@@ -45,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 3: {
         uint64_t text = 0;
-        if (size >= 8) memcpy(&text, buf, 8);
+        if (size >= 8)
+            memcpy(&text, buf, 8);
         rc = size >= 8 ? sc_symtab_parse_gopclntab(&t, buf + 8, size - 8, text) : 0;
         FUZZ_CHECK(rc == 0 || rc == SC_EFORMAT);
         break;
@@ -55,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(rc == 0 || rc == SC_EFORMAT);
         break;
     }
-    if (kind != 4) sc_symtab_finish(&t, kind == 0 ? 65536 : 0);
+    if (kind != 4)
+        sc_symtab_finish(&t, kind == 0 ? 65536 : 0);
     /* lookups: every symbol finds itself or a same-start alias; sizes are not zero */
     for (uint32_t i = 0; i < t.n; i++) {
         FUZZ_CHECK(t.v[i].size > 0);

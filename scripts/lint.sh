@@ -8,7 +8,8 @@
 #   analyze   clang-tidy with the clang static analyzer too (minutes a file on a busy
 #             machine: make tidy runs it by hand, CI does not)
 # Findings that are not bugs are silenced where they are, with the reason beside them
-# (`// NOLINT(check): why` for clang-tidy, `// cppcheck-suppress id` for cppcheck).
+# (`/* NOLINTNEXTLINE(check): why */` on the line before for clang-tidy, so clang-format
+# cannot move it off its line; `/* cppcheck-suppress id */` for cppcheck).
 set -eu
 cd "$(dirname "$0")/.."
 build=${2:-build}

@@ -90,7 +90,8 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
     } else if (!strcmp(url, "/metrics")) {
         type = "text/plain; version=0.0.4; charset=utf-8";
         sc_scraper_metrics(a->scraper, &b);
-        if (a->remote) sc_remote_metrics(a->remote, &b);
+        if (a->remote)
+            sc_remote_metrics(a->remote, &b);
     } else if (!strcmp(url, "/api/v1/targets")) {
         type = "application/json";
         sc_scraper_targets_json(a->scraper, &b);
@@ -118,13 +119,16 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 static struct MHD_Daemon *serve(const char *listen, struct agent *a)
 {
     const char *colon = strrchr(listen, ':');
-    if (!colon) return NULL;
+    if (!colon)
+        return NULL;
     char host[64];
     size_t hl = (size_t)(colon - listen);
-    if (hl >= sizeof host) return NULL;
+    if (hl >= sizeof host)
+        return NULL;
     memcpy(host, listen, hl);
     host[hl] = 0;
-    if (!hl || !strcmp(host, "localhost")) snprintf(host, sizeof host, "127.0.0.1");
+    if (!hl || !strcmp(host, "localhost"))
+        snprintf(host, sizeof host, "127.0.0.1");
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -142,11 +146,13 @@ static struct MHD_Daemon *serve(const char *listen, struct agent *a)
 /* remote_write.queue_dir, else agent-queue in the config file's directory. Caller frees. */
 static char *queue_dir(const struct sc_config *cf, const char *config)
 {
-    if (cf->remote_queue_dir) return strdup(cf->remote_queue_dir);
+    if (cf->remote_queue_dir)
+        return strdup(cf->remote_queue_dir);
     const char *slash = strrchr(config, '/');
     size_t n = slash ? (size_t)(slash - config) : 0;
     char *d = malloc(n + 32);
-    if (!d) return NULL;
+    if (!d)
+        return NULL;
     if (slash)
         snprintf(d, n + 32, "%.*s/agent-queue", (int)(n ? n : 1), n ? config : "/");
     else
@@ -236,8 +242,10 @@ int cmd_agent(int argc, char **argv)
             return cli_usage("agent", "bad option");
         }
     }
-    if (optind < argc) return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
-    if (!config) return cli_usage("agent", "--config FILE is required");
+    if (optind < argc)
+        return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
+    if (!config)
+        return cli_usage("agent", "--config FILE is required");
     /* a connection or two per target and profile type in flight: many file descriptors */
     struct rlimit rl;
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
@@ -289,10 +297,13 @@ int cmd_agent(int argc, char **argv)
     struct MHD_Daemon *d = NULL;
     if (!rc && listen && !(d = serve(listen, &a)))
         rc = sc_errf(err, SC_EIO, "cannot listen on '%s'", listen);
-    if (!rc && a.remote) rc = sc_remote_start(a.remote, err);
-    if (!rc) rc = sc_scraper_start(a.scraper, err);
+    if (!rc && a.remote)
+        rc = sc_remote_start(a.remote, err);
+    if (!rc)
+        rc = sc_scraper_start(a.scraper, err);
     if (rc) {
-        if (d) MHD_stop_daemon(d);
+        if (d)
+            MHD_stop_daemon(d);
         sc_scraper_stop_free(a.scraper);
         sc_remote_stop_free(a.remote, 0);
         sc_store_close(a.store);
@@ -320,7 +331,8 @@ int cmd_agent(int argc, char **argv)
     }
     fprintf(stderr, "scorch: agent stopping\n");
     /* profiles already scraped go to the queue before the senders get their last chance */
-    if (d) MHD_stop_daemon(d);
+    if (d)
+        MHD_stop_daemon(d);
     sc_scraper_stop_free(a.scraper);
     sc_remote_stop_free(a.remote, 5 * 1000000000LL);
     sc_store_close(a.store);

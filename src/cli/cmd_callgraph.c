@@ -33,7 +33,8 @@ static int parse_fraction(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (*end || end == s || !(v >= 0 && v <= 1)) return -1;
+    if (*end || end == s || !(v >= 0 && v <= 1))
+        return -1;
     *out = v;
     return 0;
 }

@@ -111,13 +111,15 @@ static int collapse_perf(int argc, char **argv)
             return cli_usage(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind > 1) return cli_usage(cmd, "one input file at most, got %d", argc - optind);
+    if (argc - optind > 1)
+        return cli_usage(cmd, "one input file at most, got %d", argc - optind);
     const char *path = optind < argc ? argv[optind] : "-";
 
     const struct sc_limits *lim = &sc_limits_cli;
     char err[SC_ERR_LEN] = "";
     struct sc_input in;
-    if (sc_input_read(path, lim->max_input, &in, err)) return cli_error("%s", err);
+    if (sc_input_read(path, lim->max_input, &in, err))
+        return cli_error("%s", err);
     const char *data = in.data;
     size_t len = in.len;
     void *raw = NULL;
@@ -125,7 +127,8 @@ static int collapse_perf(int argc, char **argv)
         size_t rawlen;
         int rc = sc_gunzip(data, len, lim->max_decompressed, &raw, &rawlen, err);
         sc_input_release(&in);
-        if (rc) return cli_error("cannot read '%s': %s", path, err);
+        if (rc)
+            return cli_error("cannot read '%s': %s", path, err);
         data = raw;
         len = rawlen;
     }
@@ -171,9 +174,12 @@ done:
 
 int cmd_collapse(int argc, char **argv)
 {
-    if (argc < 2) return cli_usage("collapse", "which collapser? the only one is 'perf'");
+    if (argc < 2)
+        return cli_usage("collapse", "which collapser? the only one is 'perf'");
     const char *name = argv[1];
-    if (!strcmp(name, "-h") || !strcmp(name, "--help")) return cli_help(help_collapse);
-    if (!strcmp(name, "perf")) return collapse_perf(argc - 1, argv + 1);
+    if (!strcmp(name, "-h") || !strcmp(name, "--help"))
+        return cli_help(help_collapse);
+    if (!strcmp(name, "perf"))
+        return collapse_perf(argc - 1, argv + 1);
     return cli_usage("collapse", "unknown collapser '%s' (the only one is 'perf')", name);
 }

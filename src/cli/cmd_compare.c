@@ -59,7 +59,8 @@ static int load_side(char **files, int nfiles, int k, const char *sample_index, 
     for (int i = 0; i < nfiles; i++) {
         struct sc_profile *p;
         int rc = sc_load(files[i], NULL, &p, err);
-        if (rc) return rc;
+        if (rc)
+            return rc;
         int v = sc_profile_sample_index(p, sample_index, err);
         if (v < 0) {
             sc_profile_free(p);
@@ -83,7 +84,8 @@ static int load_side(char **files, int nfiles, int k, const char *sample_index, 
         } else {
             rc = sc_profile_append(s->merged, p, err);
             sc_profile_free(p);
-            if (rc) return sc_errwrap(err, rc, "cannot merge '%s'", files[i]);
+            if (rc)
+                return sc_errwrap(err, rc, "cannot merge '%s'", files[i]);
         }
         s->n++;
     }
@@ -101,7 +103,8 @@ static int write_svg(const char *path, const struct sc_profile *base, int bvi,
         struct sc_input in = {folded.data, folded.len, SC_INPUT_BORROWED};
         struct sc_decode_opts o = {.format = SC_FMT_FOLDED};
         rc = folded.len ? sc_decode(&in, &o, &d, err) : SC_ENOTFOUND;
-        if (rc == SC_ENOTFOUND) rc = sc_errf(err, rc, "no samples on either side");
+        if (rc == SC_ENOTFOUND)
+            rc = sc_errf(err, rc, "no samples on either side");
     }
     if (rc == 0) {
         struct sc_svg_opts so;
@@ -114,7 +117,8 @@ static int write_svg(const char *path, const struct sc_profile *base, int bvi,
     }
     sc_profile_free(d);
     sc_buf_release(&folded);
-    if (rc == 0) rc = cli_write(path, &svg) ? SC_EIO : 0;
+    if (rc == 0)
+        rc = cli_write(path, &svg) ? SC_EIO : 0;
     sc_buf_release(&svg);
     return rc;
 }
@@ -195,13 +199,15 @@ int cmd_compare(int argc, char **argv)
         return cli_usage("compare", "give base files, then '--', then new files");
     char err[SC_ERR_LEN] = "";
     struct sc_cmp *cmp = NULL;
-    if (sc_cmp_new(&co, &cmp)) return cli_error("out of memory");
+    if (sc_cmp_new(&co, &cmp))
+        return cli_error("out of memory");
     struct side sides[2] = {{NULL, 0}, {NULL, 0}};
     int vi[2] = {0, 0};
     int rc = load_side(argv + optind, nbase, 0, sample_index, cmp, &sides[0], &vi[0], err);
     if (rc == 0)
         rc = load_side(argv + split + 1, nnew, 1, sample_index, cmp, &sides[1], &vi[1], err);
-    if (rc == 0) rc = sc_cmp_finish(cmp, err);
+    if (rc == 0)
+        rc = sc_cmp_finish(cmp, err);
     struct sc_diff d;
     memset(&d, 0, sizeof d);
     int diffed = 0;
@@ -229,7 +235,8 @@ int cmd_compare(int argc, char **argv)
     }
     if (rc == 0 && svgpath)
         rc = write_svg(svgpath, sides[0].merged, vi[0], sides[1].merged, vi[1], co.normalize, err);
-    if (diffed) sc_diff_release(&d);
+    if (diffed)
+        sc_diff_release(&d);
     sc_cmp_free(cmp);
     sc_profile_free(sides[0].merged);
     sc_profile_free(sides[1].merged);
@@ -243,6 +250,7 @@ int cmd_compare(int argc, char **argv)
     }
     int wrc = cli_write(outpath, &out);
     sc_buf_release(&out);
-    if (wrc) return wrc;
+    if (wrc)
+        return wrc;
     return fail_above >= 0 && v.over ? 3 : 0;
 }

@@ -51,6 +51,7 @@ static size_t strip_hex(const char *s, size_t n, char *out)
             i += 3;
             while (i < n && is_hex(s[i]))
                 i++;
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): out is counted by o */
             memcpy(out + o, "0x...", 5);
             o += 5;
         } else {

@@ -143,8 +143,10 @@ static const struct opt *find_opt(const char *name, size_t len, int *ambiguous)
     int n = 0;
     *ambiguous = 0;
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
-        if (strncmp(opts[i].name, name, len) != 0) continue;
-        if (strlen(opts[i].name) == len) return &opts[i];
+        if (strncmp(opts[i].name, name, len) != 0)
+            continue;
+        if (strlen(opts[i].name) == len)
+            return &opts[i];
         found = &opts[i];
         n++;
     }
@@ -160,7 +162,8 @@ static int parse_int(const char *s, long lo, long hi, long *out)
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
     *out = v;
     return 0;
 }
@@ -170,7 +173,8 @@ static int parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || *end || v != v) return -1;
+    if (errno || end == s || *end || v != v)
+        return -1;
     *out = v;
     return 0;
 }
@@ -212,12 +216,14 @@ int cmd_flamegraph(int argc, char **argv)
                                  len && ambiguous ? "ambiguous" : "unknown",
                                  (int)(eq ? eq - a : (long)strlen(a)), a);
             if (eq) {
-                if (!op->has_arg) return cli_usage(cmd, "option '--%s' takes no value", op->name);
+                if (!op->has_arg)
+                    return cli_usage(cmd, "option '--%s' takes no value", op->name);
                 val = eq + 1;
             }
         }
         if (op->has_arg && !val) {
-            if (i + 1 >= argc) return cli_usage(cmd, "option '--%s' needs a value", op->name);
+            if (i + 1 >= argc)
+                return cli_usage(cmd, "option '--%s' needs a value", op->name);
             val = argv[++i];
         }
         long n;
@@ -243,8 +249,10 @@ int cmd_flamegraph(int argc, char **argv)
             char tmp[64];
             size_t len = strlen(val);
             o.min_width_pct = len > 0 && val[len - 1] == '%';
-            if (o.min_width_pct) len--;
-            if (len >= sizeof tmp) len = sizeof tmp - 1;
+            if (o.min_width_pct)
+                len--;
+            if (len >= sizeof tmp)
+                len = sizeof tmp - 1;
             memcpy(tmp, val, len);
             tmp[len] = 0;
             if (parse_double(tmp, &d) || d < 0 || d >= 1e12)
@@ -331,14 +339,16 @@ int cmd_flamegraph(int argc, char **argv)
         }
     }
     char err[SC_ERR_LEN] = "";
-    if (sc_svg_opts_check(&o, err)) return cli_usage(cmd, "%s", err);
+    if (sc_svg_opts_check(&o, err))
+        return cli_usage(cmd, "%s", err);
 
     struct sc_decode_opts dopts;
     memset(&dopts, 0, sizeof dopts);
     struct sc_profile *p = NULL;
     struct sc_input in;
     const char *name = input && strcmp(input, "-") ? input : "-";
-    if (sc_input_read(input, sc_limits_cli.max_input, &in, err)) return cli_error("%s", err);
+    if (sc_input_read(input, sc_limits_cli.max_input, &in, err))
+        return cli_error("%s", err);
     /* Like flamegraph.pl, text that is no known format is read as folded stacks, whose
      * decoder skips lines it cannot use: then the result is the "No data" graph. */
     int unknown = 0;
@@ -346,7 +356,8 @@ int cmd_flamegraph(int argc, char **argv)
         dopts.format = SC_FMT_FOLDED;
         unknown = 1;
     }
-    if (sc_decode(&in, &dopts, &p, err)) return cli_error("cannot read '%s': %s", name, err);
+    if (sc_decode(&in, &dopts, &p, err))
+        return cli_error("cannot read '%s': %s", name, err);
     int vi = sc_profile_sample_index(p, sample_index, err);
     if (vi < 0) {
         sc_profile_free(p);
@@ -361,7 +372,8 @@ int cmd_flamegraph(int argc, char **argv)
     }
     int rc = cli_write(output, &out);
     sc_buf_release(&out);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (frames == 0) {
         fprintf(stderr,
                 "scorch: %s: warning: no stack samples in '%s'%s; wrote a \"No data\" SVG\n", cmd,

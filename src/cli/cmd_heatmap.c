@@ -64,12 +64,14 @@ int cmd_heatmap(int argc, char **argv)
             return cli_usage("heatmap", "bad option");
         }
     }
-    if (argc - optind > 1) return cli_usage("heatmap", "one input at a time");
+    if (argc - optind > 1)
+        return cli_usage("heatmap", "one input at a time");
     const char *path = optind < argc ? argv[optind] : "-";
     char err[SC_ERR_LEN] = "";
     struct sc_profile *p;
     struct sc_decode_opts dopts = {0}; /* stored samples: they carry the timestamps */
-    if (sc_load(path, &dopts, &p, err)) return cli_error("%s", err);
+    if (sc_load(path, &dopts, &p, err))
+        return cli_error("%s", err);
     struct sc_heatmap h;
     int rc = sc_heatmap_from_profile(p, rows, max_cols, &h, err);
     sc_profile_free(p);

@@ -71,7 +71,8 @@ static void default_name(const char *path, char *out, size_t cap)
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
               *p == '_' || *p == '-' || *p == '.'))
             *p = '_';
-    if (!*out) snprintf(out, cap, "profile");
+    if (!*out)
+        snprintf(out, cap, "profile");
 }
 
 /* The /ingest format of a file's bytes, or NULL. */
@@ -104,7 +105,8 @@ static const char *format_of(const struct sc_input *in, char *err)
 static const char *server_reason(char *line)
 {
     char *e = strstr(line, "\"error\":\"");
-    if (!e) return line;
+    if (!e)
+        return line;
     e += 9;
     char *q = e;
     while (*q && *q != '"')
@@ -117,7 +119,8 @@ static int push_file(struct ingest *g, const char *path)
 {
     char err[SC_ERR_LEN] = "";
     struct sc_input in;
-    if (sc_input_read(path, sc_limits_cli.max_input, &in, err)) return cli_error("%s", err);
+    if (sc_input_read(path, sc_limits_cli.max_input, &in, err))
+        return cli_error("%s", err);
     const char *fmt = g->format ? g->format : format_of(&in, err);
     if (!fmt) {
         sc_input_release(&in);
@@ -146,12 +149,14 @@ static int push_file(struct ingest *g, const char *path)
     sc_buf_release(&tenant);
     g->bytes += in.len;
     sc_input_release(&in);
-    if (rc) return cli_error("cannot push '%s' to %s: %s", path, g->server, err);
+    if (rc)
+        return cli_error("cannot push '%s' to %s: %s", path, g->server, err);
     if (status < 200 || status >= 300)
         return cli_error("the server refused '%s' (HTTP %ld): %s", path, status,
                          server_reason(reason));
     const char *s = strstr(reason, "\"samples\":");
-    if (s) g->samples += strtoull(s + 10, NULL, 10);
+    if (s)
+        g->samples += strtoull(s + 10, NULL, 10);
     return 0;
 }
 
@@ -193,7 +198,8 @@ int cmd_ingest(int argc, char **argv)
             return cli_usage("ingest", "bad option");
         }
     }
-    if (!g.server || !*g.server) return cli_usage("ingest", "missing --server URL");
+    if (!g.server || !*g.server)
+        return cli_usage("ingest", "missing --server URL");
     if (strncmp(g.server, "http://", 7) && strncmp(g.server, "https://", 8))
         return cli_usage("ingest", "--server '%s' is not an http:// or https:// URL", g.server);
     if (g.format && strcmp(g.format, "pprof") && strcmp(g.format, "folded") &&
@@ -204,7 +210,8 @@ int cmd_ingest(int argc, char **argv)
     if (token_file && !(g.token = sc_config_read_token(token_file, err)))
         return cli_error("%s", err);
     char *server = strdup(g.server);
-    if (!server) return cli_error("out of memory");
+    if (!server)
+        return cli_error("out of memory");
     for (size_t n = strlen(server); n && server[n - 1] == '/';)
         server[--n] = 0;
     g.server = server;
@@ -213,7 +220,8 @@ int cmd_ingest(int argc, char **argv)
     int nfiles = argc - optind, rc = g.curl ? 0 : cli_error("cannot start libcurl");
     char *stdin_only[] = {"-"};
     char **files = nfiles ? argv + optind : stdin_only;
-    if (!nfiles) nfiles = 1;
+    if (!nfiles)
+        nfiles = 1;
     int progress = nfiles > 1 && isatty(2);
     int done = 0;
     for (; done < nfiles && !rc; done++) {
@@ -222,12 +230,14 @@ int cmd_ingest(int argc, char **argv)
                     (double)g.bytes / 1e6);
         rc = push_file(&g, files[done]);
     }
-    if (progress) fprintf(stderr, "\r%60s\r", "");
+    if (progress)
+        fprintf(stderr, "\r%60s\r", "");
     if (!rc)
         fprintf(stderr, "scorch: pushed %d file%s (%llu samples, %.1f MB) to %s\n", done,
                 done == 1 ? "" : "s", (unsigned long long)g.samples, (double)g.bytes / 1e6,
                 g.server);
-    if (g.curl) curl_easy_cleanup(g.curl);
+    if (g.curl)
+        curl_easy_cleanup(g.curl);
     free(g.token);
     free(server);
     return rc;

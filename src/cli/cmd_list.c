@@ -34,7 +34,8 @@ static const char usage[] =
 static int add_paths(const char *s, char ***list, uint32_t *n)
 {
     char *copy = strdup(s);
-    if (!copy) return -1;
+    if (!copy)
+        return -1;
     for (char *tok = strtok(copy, ":"); tok; tok = strtok(NULL, ":")) {
         char **nl = realloc(*list, (*n + 2) * sizeof *nl);
         if (!nl) {
@@ -84,10 +85,12 @@ int cmd_list(int argc, char **argv)
             sample_index = optarg;
             break;
         case 'S':
-            if (add_paths(optarg, &roots, &nroots)) goto oom;
+            if (add_paths(optarg, &roots, &nroots))
+                goto oom;
             break;
         case 'T':
-            if (add_paths(optarg, &trims, &ntrims)) goto oom;
+            if (add_paths(optarg, &trims, &ntrims))
+                goto oom;
             break;
         case 'F':
             if (!strcmp(optarg, "text") || !strcmp(optarg, "json")) {

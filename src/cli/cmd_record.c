@@ -91,7 +91,8 @@ static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64
     struct rec_cli *c = ctx;
     struct sc_buf raw = SC_BUF_INIT, gz = SC_BUF_INIT;
     int rc = sc_pprof_encode(p, &raw) || raw.oom ? SC_ENOMEM : 0;
-    if (!rc && sc_gzip(raw.data ? raw.data : "", raw.len, 6, &gz)) rc = SC_ENOMEM;
+    if (!rc && sc_gzip(raw.data ? raw.data : "", raw.len, 6, &gz))
+        rc = SC_ENOMEM;
     sc_buf_release(&raw);
     if (rc) {
         sc_buf_release(&gz);
@@ -114,7 +115,8 @@ static int write_sink(void *ctx, const struct sc_profile *p, int64_t from, int64
 static int push_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
 {
     struct rec_cli *c = ctx;
-    if (p->nsamples == 0) return 0;
+    if (p->nsamples == 0)
+        return 0;
     int rc =
         sc_record_deliver(p, from, until, c->service, c->labels, sc_remote_sink, c->remote, err);
     if (rc) {
@@ -166,7 +168,8 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
 static int add_label(struct sc_labels *l, const char *kv)
 {
     const char *eq = strchr(kv, '=');
-    if (!eq || eq == kv || !eq[1]) return cli_usage("record", "--label wants k=v, not '%s'", kv);
+    if (!eq || eq == kv || !eq[1])
+        return cli_usage("record", "--label wants k=v, not '%s'", kv);
     if (!sc_label_name_valid(kv, (size_t)(eq - kv)))
         return cli_usage("record", "bad label name in '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*)", kv);
     if (strlen(eq + 1) > SC_LABEL_VALUE_MAX)
@@ -283,7 +286,8 @@ int cmd_record(int argc, char **argv)
                : all         ? cli_usage("record", "-a and -p exclude each other")
                              : cli_usage("record", "-o and --push exclude each other");
     }
-    if (!push && !output) output = "record.pb.gz";
+    if (!push && !output)
+        output = "record.pb.gz";
     ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
     struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose};
     char service[256];
@@ -308,7 +312,8 @@ int cmd_record(int argc, char **argv)
                                    .verbose = verbose,
                                    .log = cli_log_line};
         rc = sc_remote_new(&o, &cl.remote, err);
-        if (!rc) rc = sc_remote_start(cl.remote, err);
+        if (!rc)
+            rc = sc_remote_start(cl.remote, err);
     }
     free(token);
     if (rc) {
@@ -334,9 +339,11 @@ int cmd_record(int argc, char **argv)
     double t0 = sc_mono_s();
     rc = sc_record_run(r, &run, err);
     double secs = sc_mono_s() - t0;
-    if (run.target_exited) fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
+    if (run.target_exited)
+        fprintf(stderr, "scorch: process %d exited\n", (int)ro.pid);
     sc_remote_stop_free(cl.remote, 10 * 1000000000LL);
-    if (!rc) summary(r, &cl, secs, push != NULL);
+    if (!rc)
+        summary(r, &cl, secs, push != NULL);
     sc_recorder_close(r);
     sc_labels_release(&labels);
     return rc ? cli_error("%s", err) : 0;

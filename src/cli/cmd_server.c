@@ -65,12 +65,17 @@ static void on_signal(int sig)
 int cmd_server(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"config", required_argument, 0, 'c'},  {"data", required_argument, 0, 'd'},
-        {"listen", required_argument, 0, 'l'},  {"storage", required_argument, 0, 's'},
-        {"clickhouse-url", required_argument, 0, 'u'}, {"retention", required_argument, 0, 'r'},
-        {"no-fsync", no_argument, 0, 'F'},      {"help", no_argument, 0, 'h'},
+        {"config", required_argument, 0, 'c'},
+        {"data", required_argument, 0, 'd'},
+        {"listen", required_argument, 0, 'l'},
+        {"storage", required_argument, 0, 's'},
+        {"clickhouse-url", required_argument, 0, 'u'},
+        {"retention", required_argument, 0, 'r'},
+        {"no-fsync", no_argument, 0, 'F'},
+        {"help", no_argument, 0, 'h'},
         {"otlp-grpc-listen", required_argument, 0, 'g'},
-        {"tls-cert", required_argument, 0, 'C'},  {"tls-key", required_argument, 0, 'K'},
+        {"tls-cert", required_argument, 0, 'C'},
+        {"tls-key", required_argument, 0, 'K'},
         {0, 0, 0, 0},
     };
     const char *config = NULL, *data = NULL, *listen = NULL, *storage = NULL, *churl = NULL;

@@ -93,11 +93,16 @@ static void add_filter_legend(struct sc_buf *out, const struct sc_filter_opts *f
 int cmd_top(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"sample-index", required_argument, 0, 's'}, {"nodecount", required_argument, 0, 'n'},
-        {"nodefraction", required_argument, 0, 'f'}, {"format", required_argument, 0, 'F'},
-        {"output", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
-        {"focus", required_argument, 0, 1},          {"ignore", required_argument, 0, 2},
-        {"hide", required_argument, 0, 3},           {"show", required_argument, 0, 4},
+        {"sample-index", required_argument, 0, 's'},
+        {"nodecount", required_argument, 0, 'n'},
+        {"nodefraction", required_argument, 0, 'f'},
+        {"format", required_argument, 0, 'F'},
+        {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},
+        {"focus", required_argument, 0, 1},
+        {"ignore", required_argument, 0, 2},
+        {"hide", required_argument, 0, 3},
+        {"show", required_argument, 0, 4},
         {0, 0, 0, 0},
     };
     struct sc_filter_opts fo = {0};

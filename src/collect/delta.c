@@ -20,7 +20,8 @@ void sc_profile_drop_zero_samples(struct sc_profile *p)
         int any = 0;
         for (uint32_t t = 0; t < nt && !any; t++)
             any = v[t] != 0;
-        if (!any) continue;
+        if (!any)
+            continue;
         if (w != i) {
             p->samples[w] = p->samples[i];
             memmove(p->values + (size_t)w * nt, v, nt * sizeof *v);
@@ -32,9 +33,11 @@ void sc_profile_drop_zero_samples(struct sc_profile *p)
 
 int sc_profile_keep_types(struct sc_profile *p, const char *const *names, uint32_t n, char *err)
 {
-    if (p->lazy) return sc_errf(err, SC_EINVAL, "a profile with lazy samples");
+    if (p->lazy)
+        return sc_errf(err, SC_EINVAL, "a profile with lazy samples");
     uint32_t idx[16];
-    if (n == 0 || n > 16) return sc_errf(err, SC_EINVAL, "bad number of sample types");
+    if (n == 0 || n > 16)
+        return sc_errf(err, SC_EINVAL, "bad number of sample types");
     for (uint32_t k = 0; k < n; k++) {
         uint32_t t = 0;
         while (t < p->nsample_types && !str_eq(p, p->sample_types[t].type, names[k]))
@@ -175,9 +178,11 @@ static int build_table(const struct sc_profile *p, const uint64_t *keys, struct 
     for (uint32_t i = 0; i < p->nsamples; i++) {
         int added;
         uint32_t *slot = sc_map64_upsert(&t->index, keys[i], t->rows, &added);
-        if (!slot) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!slot)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         uint32_t r = *slot;
-        if (added) t->first[t->rows++] = i;
+        if (added)
+            t->first[t->rows++] = i;
         for (uint32_t k = 0; k < nt; k++)
             t->values[(size_t)r * nt + k] =
                 sat_add(t->values[(size_t)r * nt + k], p->values[(size_t)i * nt + k]);
@@ -201,7 +206,8 @@ static void adopt(struct sc_delta *d, struct table *t, uint32_t nt, uint64_t th)
 
 int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
 {
-    if (p->lazy) return sc_errf(err, SC_EINVAL, "a profile with lazy samples");
+    if (p->lazy)
+        return sc_errf(err, SC_EINVAL, "a profile with lazy samples");
     uint32_t nt = p->nsample_types;
     if (nt == 0 || nt > 16) {
         sc_delta_reset(d);
@@ -209,13 +215,15 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
     }
     /* counters are never negative: a negative value is no count at all */
     for (size_t i = 0; i < (size_t)p->nsamples * nt; i++)
-        if (p->values[i] < 0) p->values[i] = 0;
+        if (p->values[i] < 0)
+            p->values[i] = 0;
     uint64_t th = types_hash(p);
     uint64_t *keys = malloc(((size_t)p->nsamples + 1) * sizeof *keys);
     struct table t;
     memset(&t, 0, sizeof t);
     int rc = keys ? sample_keys(p, keys, err) : sc_errf(err, SC_ENOMEM, "out of memory");
-    if (!rc) rc = build_table(p, keys, &t, err);
+    if (!rc)
+        rc = build_table(p, keys, &t, err);
     free(keys);
     if (rc) {
         sc_map64_release(&t.index);
@@ -235,14 +243,16 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
         for (uint32_t k = 0; k < nt; k++)
             new_total[k] = sat_add(new_total[k], t.values[(size_t)r * nt + k]);
     for (uint32_t i = 0; i <= d->index.mask && d->index.mask; i++) {
-        if (d->index.vals[i] == UINT32_MAX) continue;
+        if (d->index.vals[i] == UINT32_MAX)
+            continue;
         const int64_t *pv = d->values + (size_t)d->index.vals[i] * nt;
         uint32_t *slot = sc_map64_get(&t.index, d->index.keys[i]);
         const int64_t *nv = slot ? t.values + (size_t)*slot * nt : NULL;
         for (uint32_t k = 0; k < nt; k++) {
             prev_total[k] = sat_add(prev_total[k], pv[k]);
             int64_t now = nv ? nv[k] : 0;
-            if (now < pv[k]) down[k] = sat_add(down[k], pv[k] - now);
+            if (now < pv[k])
+                down[k] = sat_add(down[k], pv[k] - now);
         }
     }
     int restart = 0;
@@ -267,9 +277,11 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
         }
         /* subtract the baseline row of the same key */
         for (uint32_t i = 0; i <= t.index.mask && t.index.mask; i++) {
-            if (t.index.vals[i] == UINT32_MAX) continue;
+            if (t.index.vals[i] == UINT32_MAX)
+                continue;
             uint32_t *pslot = sc_map64_get(&d->index, t.index.keys[i]);
-            if (!pslot) continue;
+            if (!pslot)
+                continue;
             const int64_t *pv = d->values + (size_t)*pslot * nt;
             int64_t *o = out + (size_t)t.first[t.index.vals[i]] * nt;
             for (uint32_t k = 0; k < nt; k++)

@@ -42,7 +42,8 @@ static uint8_t bind_rank(unsigned bind)
 static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symtab *t, int in_file)
 {
     Elf_Data *d = elf_getdata(scn, NULL);
-    if (!d || !sh->sh_entsize) return 0;
+    if (!d || !sh->sh_entsize)
+        return 0;
     GElf_Shdr ssh;
     Elf_Scn *strs = elf_getscn(e, sh->sh_link);
     Elf_Data *sd = strs && gelf_getshdr(strs, &ssh) ? elf_getdata(strs, NULL) : NULL;
@@ -53,7 +54,8 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
     size_t n = sh->sh_size / sh->sh_entsize;
     for (size_t i = 0; i < n; i++) {
         GElf_Sym sym;
-        if (!gelf_getsym(d, (int)i, &sym)) break;
+        if (!gelf_getsym(d, (int)i, &sym))
+            break;
         unsigned type = GELF_ST_TYPE(sym.st_info);
         if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
             sym.st_shndx == SHN_UNDEF)
@@ -61,14 +63,17 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
         uint8_t rank = bind_rank(GELF_ST_BIND(sym.st_info));
         int rc;
         if (in_file) {
-            if (sym.st_name >= sd->d_size || !((const char *)sd->d_buf)[sym.st_name]) continue;
+            if (sym.st_name >= sd->d_size || !((const char *)sd->d_buf)[sym.st_name])
+                continue;
             rc = sc_symtab_add_ref(t, sym.st_value, sym.st_size, sym.st_name, rank);
         } else {
             const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
-            if (!name || !*name) continue;
+            if (!name || !*name)
+                continue;
             rc = sc_symtab_add(t, sym.st_value, sym.st_size, name, strlen(name), rank);
         }
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     if (in_file) {
         t->names = (char *)sd->d_buf; /* lent until the finish */
@@ -110,7 +115,8 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
 {
     *has_dwarf = 0;
     Elf *e = open_elf(fd, mem, len);
-    if (!e) return sc_errf(err, SC_EFORMAT, "not an ELF file");
+    if (!e)
+        return sc_errf(err, SC_EFORMAT, "not an ELF file");
     int rc = 0;
     size_t nph = 0, shstr = 0;
     if (elf_getphdrnum(e, &nph) == 0)
@@ -127,9 +133,11 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
     uint64_t text_vaddr = 0;
     while ((scn = elf_nextscn(e, scn))) {
         GElf_Shdr sh;
-        if (!gelf_getshdr(scn, &sh)) continue;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
         const char *name = elf_strptr(e, shstr, sh.sh_name);
-        if (!name) name = "";
+        if (!name)
+            name = "";
         if (sh.sh_type == SHT_SYMTAB)
             symtab = scn, sym_sh = sh;
         else if (sh.sh_type == SHT_DYNSYM)
@@ -140,8 +148,10 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
             pcln = scn, pcln_sh = sh;
         else if (!strcmp(name, ".text"))
             text_vaddr = sh.sh_addr;
-        if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")) *has_dwarf = 1;
-        if (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab")) t->is_go = 1;
+        if (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info"))
+            *has_dwarf = 1;
+        if (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab"))
+            t->is_go = 1;
     }
     if (symtab) {
         rc = add_symbols(e, symtab, &sym_sh, t, fd >= 0);
@@ -152,18 +162,22 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
             rc = sc_symtab_parse_gopclntab(t, d->d_buf, d->d_size, text_vaddr);
         if (rc == SC_EFORMAT)
             rc = 0; /* a pclntab of a layout we do not know: no symbols, not an error */
-        if (t->n) t->source = SC_SYMS_GOPCLNTAB;
+        if (t->n)
+            t->source = SC_SYMS_GOPCLNTAB;
     }
     /* dynamic symbols complete a .symtab-less binary (and a pclntab-less one) */
     if (!rc && !symtab && dynsym) {
         /* (after a pclntab its names are copied: one table, one kind of name) */
         rc = add_symbols(e, dynsym, &dyn_sh, t, fd >= 0 && t->n == 0 && t->nadd == 0);
-        if (!t->source) t->source = SC_SYMS_DYNSYM;
+        if (!t->source)
+            t->source = SC_SYMS_DYNSYM;
     }
-    if (!rc) finish(t); /* while the file's names are mapped */
+    if (!rc)
+        finish(t); /* while the file's names are mapped */
     elf_end(e);
     if (rc) {
-        if (t->names_in_file) t->names = NULL;
+        if (t->names_in_file)
+            t->names = NULL;
         return sc_errf(err, rc, "reading symbols: %s", sc_strerror(rc));
     }
     return 0;
@@ -172,7 +186,8 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
 uint32_t sc_elf_build_id(int fd, uint8_t id[20])
 {
     Elf *e = open_elf(fd, NULL, 0);
-    if (!e) return 0;
+    if (!e)
+        return 0;
     struct sc_symtab t;
     sc_symtab_init(&t);
     Elf_Scn *scn = NULL;
@@ -189,11 +204,13 @@ uint32_t sc_elf_build_id(int fd, uint8_t id[20])
 int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
 {
     Elf *e = open_elf(fd, NULL, 0);
-    if (!e) return sc_errf(err, SC_EFORMAT, "not an ELF file");
+    if (!e)
+        return sc_errf(err, SC_EFORMAT, "not an ELF file");
     Elf_Scn *scn = NULL;
     GElf_Shdr sh;
     while ((scn = elf_nextscn(e, scn)))
-        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) break;
+        if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+            break;
     int rc = scn ? 0 : sc_errf(err, SC_ENOTFOUND, "no .symtab");
     if (!rc) {
         struct sc_symtab n;
@@ -211,9 +228,11 @@ int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
             sc_symtab_release(t);
             *t = n;
         } else {
-            if (n.names_in_file) n.names = NULL;
+            if (n.names_in_file)
+                n.names = NULL;
             sc_symtab_release(&n);
-            if (!rc) rc = sc_errf(err, SC_ENOTFOUND, "no function symbols");
+            if (!rc)
+                rc = sc_errf(err, SC_ENOTFOUND, "no function symbols");
         }
     }
     elf_end(e);
@@ -231,7 +250,8 @@ static const char *die_name(Dwarf_Die *die)
     if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
         dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
         s = dwarf_formstring(&a);
-    if (!s && dwarf_attr_integrate(die, DW_AT_name, &a)) s = dwarf_formstring(&a);
+    if (!s && dwarf_attr_integrate(die, DW_AT_name, &a))
+        s = dwarf_formstring(&a);
     return s;
 }
 
@@ -246,7 +266,8 @@ static void call_site(Dwarf_Die *inl, Dwarf_Files *files, size_t nfiles, const c
     *line = 0;
     if (files && dwarf_attr(inl, DW_AT_call_file, &a) && dwarf_formudata(&a, &v) == 0 && v < nfiles)
         *file = dwarf_filesrc(files, v, NULL, NULL);
-    if (dwarf_attr(inl, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0) *line = (int64_t)v;
+    if (dwarf_attr(inl, DW_AT_call_line, &a) && dwarf_formudata(&a, &v) == 0)
+        *line = (int64_t)v;
 }
 
 /* Address ranges -> CU, for DWARF without .debug_aranges (Go's), built from the CUs'
@@ -290,8 +311,10 @@ static void build_cu_index(Dwarf *dw, struct cu_index *ix)
 
 static int find_cu(Dwarf *dw, struct cu_index *ix, uint64_t va, Dwarf_Die *cu)
 {
-    if (dwarf_addrdie(dw, va, cu)) return 1;
-    if (!ix->built) build_cu_index(dw, ix);
+    if (dwarf_addrdie(dw, va, cu))
+        return 1;
+    if (!ix->built)
+        build_cu_index(dw, ix);
     uint32_t lo = 0, hi = ix->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -326,7 +349,8 @@ struct item {
 static int cmp_item(const void *a, const void *b)
 {
     const struct item *x = a, *y = b;
-    if (x->cu != y->cu) return x->cu < y->cu ? -1 : 1;
+    if (x->cu != y->cu)
+        return x->cu < y->cu ? -1 : 1;
     return (x->va > y->va) - (x->va < y->va);
 }
 
@@ -347,7 +371,8 @@ static uint32_t lower_bound(const struct item *it, uint32_t n, uint64_t lo)
 static void walk(Dwarf_Die *parent, struct item *it, uint32_t n, uint32_t depth, int level)
 {
     Dwarf_Die c;
-    if (level > 64 || dwarf_child(parent, &c) != 0) return;
+    if (level > 64 || dwarf_child(parent, &c) != 0)
+        return;
     do {
         int tag = dwarf_tag(&c);
         int frame = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
@@ -363,7 +388,8 @@ static void walk(Dwarf_Die *parent, struct item *it, uint32_t n, uint32_t depth,
                         it[j].depth = depth + 1;
                     }
                 }
-            if (any) walk(&c, it, n, frame ? depth + 1 : depth, level + 1);
+            if (any)
+                walk(&c, it, n, frame ? depth + 1 : depth, level + 1);
         } else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
             /* clang puts C++ definitions in their namespace; types only declare members
              * (the definition, with the code, is outside with DW_AT_specification) */
@@ -379,12 +405,14 @@ static uint32_t item_frames(Dwarf *dw, Dwarf_Die *cu, Dwarf_Files *files, size_t
     Dwarf_Line *ln = dwarf_getsrc_die(cu, it->va);
     const char *file = ln ? dwarf_linesrc(ln, NULL, NULL) : NULL;
     int lineno = 0;
-    if (ln) dwarf_lineno(ln, &lineno);
+    if (ln)
+        dwarf_lineno(ln, &lineno);
     int64_t line = lineno;
     uint32_t n = 0;
     for (uint32_t k = it->depth; k > 0 && n < SC_ELF_MAX_FRAMES; k--) {
         Dwarf_Die d;
-        if (!dwarf_offdie(dw, it->chain[k - 1], &d)) break;
+        if (!dwarf_offdie(dw, it->chain[k - 1], &d))
+            break;
         if (dwarf_tag(&d) == DW_TAG_subprogram) {
             /* the real function: the symbol table names it, DWARF places it */
             fr[n++] = (struct sc_elf_frame){die_name(&d), file, line, 1};
@@ -441,10 +469,14 @@ int sc_elf_dwarf_open(int fd, struct sc_elf_dwarf **out, uint64_t *bytes, char *
 
 void sc_elf_dwarf_close(struct sc_elf_dwarf *d)
 {
-    if (!d) return;
-    if (d->dw) dwarf_end(d->dw);
-    if (d->e) elf_end(d->e);
-    if (d->fd >= 0) close(d->fd);
+    if (!d)
+        return;
+    if (d->dw)
+        dwarf_end(d->dw);
+    if (d->e)
+        elf_end(d->e);
+    if (d->fd >= 0)
+        close(d->fd);
     free(d);
 }
 
@@ -453,13 +485,15 @@ int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_
 {
     Dwarf *dw = d->dw;
     struct item *it = calloc((size_t)n + 1, sizeof *it);
-    if (!it) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!it)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct cu_index ix = {NULL, 0, 0, 0};
     for (uint32_t i = 0; i < n; i++) {
         Dwarf_Die cu;
         it[i].va = vaddrs[i];
         it[i].idx = i;
-        if (find_cu(dw, &ix, vaddrs[i], &cu)) it[i].cu = dwarf_dieoffset(&cu);
+        if (find_cu(dw, &ix, vaddrs[i], &cu))
+            it[i].cu = dwarf_dieoffset(&cu);
     }
     qsort(it, n, sizeof *it, cmp_item);
     struct sc_elf_frame fr[SC_ELF_MAX_FRAMES];
@@ -472,7 +506,8 @@ int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_
             walk(&cu, it + i, j - i, 0, 0);
             Dwarf_Files *files = NULL;
             size_t nfiles = 0;
-            if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0) files = NULL;
+            if (dwarf_getsrcfiles(&cu, &files, &nfiles) != 0)
+                files = NULL;
             for (uint32_t k = i; k < j; k++)
                 cb(ctx, it[k].idx, fr, item_frames(dw, &cu, files, nfiles, &it[k], fr));
         } else {

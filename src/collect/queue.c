@@ -63,12 +63,15 @@ static void entry_path(const struct sc_queue *q, uint64_t seq, char *out, size_t
 static int mkdir_p(const char *dir)
 {
     char tmp[4096];
-    if (strlen(dir) >= sizeof tmp) return -1;
+    if (strlen(dir) >= sizeof tmp)
+        return -1;
     snprintf(tmp, sizeof tmp, "%s", dir);
     for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
+        if (*p != '/')
+            continue;
         *p = 0;
-        if (mkdir(tmp, 0755) && errno != EEXIST) return -1;
+        if (mkdir(tmp, 0755) && errno != EEXIST)
+            return -1;
         *p = '/';
     }
     return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
@@ -85,7 +88,8 @@ static int add_entry(struct sc_queue *q, uint64_t seq, uint64_t size)
     if (q->n == q->cap) {
         uint32_t nc = q->cap ? q->cap * 2 : 64;
         struct qentry *nv = realloc(q->v, nc * sizeof *nv);
-        if (!nv) return SC_ENOMEM;
+        if (!nv)
+            return SC_ENOMEM;
         q->v = nv;
         q->cap = nc;
     }
@@ -175,22 +179,27 @@ int sc_queue_open(const char *dir, uint64_t max_bytes, struct sc_queue **out, ch
             continue;
         }
         size_t l = strlen(nm);
-        if (l != 16 + 6 || strcmp(nm + 16, ".entry")) continue;
+        if (l != 16 + 6 || strcmp(nm + 16, ".entry"))
+            continue;
         char *end;
         uint64_t seq = strtoull(nm, &end, 16);
-        if (end != nm + 16) continue;
+        if (end != nm + 16)
+            continue;
         struct stat sb;
-        if (fstatat(q->dirfd, nm, &sb, 0)) continue;
+        if (fstatat(q->dirfd, nm, &sb, 0))
+            continue;
         if (add_entry(q, seq, (uint64_t)sb.st_size)) {
             closedir(d);
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             goto fail;
         }
         q->bytes += (uint64_t)sb.st_size;
-        if (seq >= q->next_seq) q->next_seq = seq + 1;
+        if (seq >= q->next_seq)
+            q->next_seq = seq + 1;
     }
     closedir(d);
-    if (q->n) qsort(q->v, q->n, sizeof *q->v, cmp_entry);
+    if (q->n)
+        qsort(q->v, q->n, sizeof *q->v, cmp_entry);
     make_room(q, 0); /* the limit may have been lowered */
     *out = q;
     return 0;
@@ -201,9 +210,12 @@ fail:
 
 void sc_queue_close(struct sc_queue *q)
 {
-    if (!q) return;
-    if (q->lockfd >= 0) close(q->lockfd);
-    if (q->dirfd >= 0) close(q->dirfd);
+    if (!q)
+        return;
+    if (q->lockfd >= 0)
+        close(q->lockfd);
+    if (q->dirfd >= 0)
+        close(q->dirfd);
     pthread_mutex_destroy(&q->mu);
     pthread_cond_destroy(&q->cv);
     free(q->v);
@@ -216,8 +228,10 @@ static int write_all(int fd, const void *p, size_t n)
     const char *c = p;
     while (n) {
         ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
         c += w;
         n -= (size_t)w;
     }
@@ -228,7 +242,8 @@ int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void 
                   char *err)
 {
     uint64_t size = HEAD + mlen + blen + TAIL;
-    if (mlen > MAX_META) return sc_errf(err, SC_ELIMIT, "queue entry metadata of %zu bytes", mlen);
+    if (mlen > MAX_META)
+        return sc_errf(err, SC_ELIMIT, "queue entry metadata of %zu bytes", mlen);
     pthread_mutex_lock(&q->mu);
     if (size > q->max_bytes) {
         pthread_mutex_unlock(&q->mu);
@@ -241,6 +256,7 @@ int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void 
     pthread_mutex_unlock(&q->mu);
 
     unsigned char head[HEAD], tail[TAIL];
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): 8 magic bytes, no string */
     memcpy(head, MAGIC, 8);
     put_le(head + 8, mlen, 4);
     put_le(head + 12, blen, 8);
@@ -265,7 +281,8 @@ int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void 
                      strerror(errno));
     if (!rc && fsync(q->dirfd))
         rc = sc_errf(err, SC_EIO, "cannot sync queue directory '%s': %s", q->dir, strerror(errno));
-    if (rc) unlinkat(q->dirfd, tmp, 0);
+    if (rc)
+        unlinkat(q->dirfd, tmp, 0);
     pthread_mutex_lock(&q->mu);
     q->bytes -= size;
     if (!rc) {
@@ -294,30 +311,38 @@ static int read_entry(struct sc_queue *q, uint64_t seq, uint64_t size, struct sc
     char path[4200];
     entry_path(q, seq, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
+    if (fd < 0)
+        return -1;
     struct sc_buf all = SC_BUF_INIT;
     int bad = size < HEAD + TAIL || sc_buf_reserve(&all, size) != 0;
     while (!bad) {
         ssize_t r = read(fd, all.data + all.len, all.cap - all.len - 1);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) bad = 1;
-        if (r <= 0) break;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            bad = 1;
+        if (r <= 0)
+            break;
         all.len += (size_t)r;
-        if (all.len + 1 >= all.cap) break;
+        if (all.len + 1 >= all.cap)
+            break;
     }
     close(fd);
     const unsigned char *p = (const unsigned char *)all.data;
     uint64_t mlen = 0, blen = 0;
-    if (!bad && (all.len != size || memcmp(p, MAGIC, 8))) bad = 1;
+    if (!bad && (all.len != size || memcmp(p, MAGIC, 8)))
+        bad = 1;
     if (!bad) {
         mlen = get_le(p + 8, 4);
         blen = get_le(p + 12, 8);
-        if (mlen > size || blen > size || HEAD + mlen + blen + TAIL != size) bad = 1;
+        if (mlen > size || blen > size || HEAD + mlen + blen + TAIL != size)
+            bad = 1;
     }
     if (!bad) {
         uint64_t h = sc_hash_combine(sc_hash_combine(sc_hash64(p, HEAD), sc_hash64(p + HEAD, mlen)),
                                      sc_hash64(p + HEAD + mlen, blen));
-        if (h != get_le(p + HEAD + mlen + blen, 8)) bad = 1;
+        if (h != get_le(p + HEAD + mlen + blen, 8))
+            bad = 1;
     }
     if (!bad) {
         sc_buf_init(&e->meta);
@@ -352,7 +377,8 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
             q->taken++;
             uint64_t seq = q->v[i].seq, size = q->v[i].size;
             pthread_mutex_unlock(&q->mu);
-            if (read_entry(q, seq, size, e) == 0) return 0;
+            if (read_entry(q, seq, size, e) == 0)
+                return 0;
             pthread_mutex_lock(&q->mu);
             int k = find(q, seq);
             if (k >= 0) {
@@ -375,7 +401,8 @@ void sc_queue_done(struct sc_queue *q, uint64_t seq)
     pthread_mutex_lock(&q->mu);
     int k = find(q, seq);
     if (k >= 0) {
-        if (q->v[k].taken) q->taken--;
+        if (q->v[k].taken)
+            q->taken--;
         remove_at(q, (uint32_t)k);
     }
     pthread_mutex_unlock(&q->mu);

@@ -48,7 +48,8 @@ static int read_int(const char *path, int dflt)
     FILE *f = fopen(path, "re");
     int v = dflt;
     if (f) {
-        if (fscanf(f, "%d", &v) != 1) v = dflt;
+        if (fscanf(f, "%d", &v) != 1)
+            v = dflt;
         fclose(f);
     }
     return v;
@@ -60,14 +61,16 @@ static uint32_t online_cpus(int *cpus, uint32_t max)
     char buf[4096] = "";
     FILE *f = fopen("/sys/devices/system/cpu/online", "re");
     if (f) {
-        if (!fgets(buf, sizeof buf, f)) buf[0] = 0;
+        if (!fgets(buf, sizeof buf, f))
+            buf[0] = 0;
         fclose(f);
     }
     uint32_t n = 0;
     for (char *p = buf; *p && *p != '\n' && n < max;) {
         char *end;
         long a = strtol(p, &end, 10), b = a;
-        if (end == p) break;
+        if (end == p)
+            break;
         p = end;
         if (*p == '-') {
             b = strtol(p + 1, &end, 10);
@@ -75,7 +78,8 @@ static uint32_t online_cpus(int *cpus, uint32_t max)
         }
         for (long c = a; c <= b && n < max; c++)
             cpus[n++] = (int)c;
-        if (*p == ',') p++;
+        if (*p == ',')
+            p++;
     }
     if (n == 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
@@ -102,15 +106,19 @@ static int64_t mono_to_real(void)
 static int recorder_alloc(const struct sc_record_opts *o, struct sc_recorder **out, char *err)
 {
     struct sc_recorder *r = calloc(1, sizeof *r);
-    if (!r) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!r)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     r->o = *o;
-    if (!r->o.frequency) r->o.frequency = 99;
-    if (!r->o.ring_pages) r->o.ring_pages = sc_record_ring_pages(r->o.frequency);
+    if (!r->o.frequency)
+        r->o.frequency = 99;
+    if (!r->o.ring_pages)
+        r->o.ring_pages = sc_record_ring_pages(r->o.frequency);
     r->user_only = o->no_kernel;
     r->mono_to_real = mono_to_real();
     r->win_start = sc_mono_ns();
     int rc = sc_symbolizer_new(&o->sym, &r->sym, err);
-    if (!rc) rc = sc_rec_init_tables(r, err);
+    if (!rc)
+        rc = sc_rec_init_tables(r, err);
     if (rc) {
         sc_recorder_close(r);
         return rc;
@@ -249,8 +257,10 @@ static int open_on_ring(struct sc_recorder *r, pid_t pid, uint32_t i, int inheri
     fill_attr(r, inherit, &a);
     int fd = perf_open(&a, pid, r->rings[i].cpu);
     *rc = 0;
-    if (fd < 0) return -1;
-    if ((*rc = keep_fd(r, fd))) return fd;
+    if (fd < 0)
+        return -1;
+    if ((*rc = keep_fd(r, fd)))
+        return fd;
     if (r->rings[i].fd < 0)
         *rc = map_ring(r, &r->rings[i], fd, err);
     else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->rings[i].fd) != 0)
@@ -263,10 +273,12 @@ static int open_all_cpus(struct sc_recorder *r, char *err)
     for (uint32_t i = 0; i < r->nrings; i++) {
         int rc;
         if (open_on_ring(r, -1, i, 0, err, &rc) < 0) {
-            if (errno == ENODEV) continue; /* a CPU that went offline */
+            if (errno == ENODEV)
+                continue; /* a CPU that went offline */
             return open_error(r, errno, err);
         }
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -279,7 +291,8 @@ static int open_threads(struct sc_recorder *r, struct sc_map64 *done, uint32_t *
     snprintf(path, sizeof path, "/proc/%d/task", (int)r->o.pid);
     DIR *d = opendir(path);
     *opened = 0;
-    if (!d) return 0;
+    if (!d)
+        return 0;
     struct dirent *de;
     int rc = 0;
     while (!rc && (de = readdir(d))) {
@@ -291,8 +304,10 @@ static int open_threads(struct sc_recorder *r, struct sc_map64 *done, uint32_t *
         for (uint32_t i = 0; !rc && i < r->nrings; i++) {
             int e = 0;
             if (open_on_ring(r, (pid_t)tid, i, 1, err, &e) < 0) {
-                if (errno == ESRCH) break; /* the thread ended meanwhile */
-                if (errno == ENODEV) continue;
+                if (errno == ESRCH)
+                    break; /* the thread ended meanwhile */
+                if (errno == ENODEV)
+                    continue;
                 if ((errno == EACCES || errno == EPERM) && !r->user_only && r->nfds == 0 &&
                     read_int("/proc/sys/kernel/perf_event_paranoid", 2) >= 2) {
                     /* unprivileged: user frames of one's own processes are allowed */
@@ -322,11 +337,13 @@ static int open_process(struct sc_recorder *r, char *err)
         uint32_t n;
         rc = open_threads(r, &done, &n, err);
         total += n;
-        if (rc || n == 0) break;
+        if (rc || n == 0)
+            break;
         rc = sc_recorder_drain(r, err); /* FORK records say who inherited an event */
     }
     sc_map64_release(&done);
-    if (!rc && (total == 0 || r->nfds == 0)) rc = open_error(r, ESRCH, err);
+    if (!rc && (total == 0 || r->nfds == 0))
+        rc = open_error(r, ESRCH, err);
     sc_map64_release(&r->forked);
     return rc;
 }
@@ -335,7 +352,8 @@ int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, c
 {
     struct sc_recorder *r;
     int rc = recorder_alloc(o, &r, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     /* an event per thread and CPU: many descriptors for big processes */
     struct rlimit rl;
     if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
@@ -376,9 +394,11 @@ int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, c
 
 void sc_recorder_close(struct sc_recorder *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     for (uint32_t i = 0; i < r->nrings; i++)
-        if (r->rings[i].base) munmap(r->rings[i].base, r->rings[i].map_len);
+        if (r->rings[i].base)
+            munmap(r->rings[i].base, r->rings[i].map_len);
     for (uint32_t i = 0; i < r->nfds; i++)
         close(r->fds[i]);
     free(r->rings);
@@ -399,7 +419,8 @@ static void ring_copy(const struct rec_ring *g, uint64_t pos, void *dst, size_t 
     uint64_t off = pos & (g->size - 1);
     size_t first = n < g->size - off ? n : (size_t)(g->size - off);
     memcpy(dst, g->data + off, first);
-    if (first < n) memcpy((uint8_t *)dst + first, g->data, n - first);
+    if (first < n)
+        memcpy((uint8_t *)dst + first, g->data, n - first);
 }
 
 static int read_ring(struct sc_recorder *r, struct rec_ring *g)
@@ -435,7 +456,8 @@ static int read_ring(struct sc_recorder *r, struct rec_ring *g)
 static int cmp_ref(const void *a, const void *b)
 {
     const struct rec_ref *x = a, *y = b;
-    if (x->time != y->time) return x->time < y->time ? -1 : 1;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -446,7 +468,8 @@ static int read_and_process(struct sc_recorder *r, int64_t before, char *err)
     int rc = 0;
     for (uint32_t i = 0; !rc && i < r->nrings; i++)
         rc = read_ring(r, &r->rings[i]);
-    if (rc) return sc_errf(err, rc, "reading the perf rings: out of memory");
+    if (rc)
+        return sc_errf(err, rc, "reading the perf rings: out of memory");
     if (r->batch.len > UINT32_MAX / 2)
         before = INT64_MAX; /* never expected: process everything rather than overflow */
     qsort(r->refs, r->nrefs, sizeof *r->refs, cmp_ref);
@@ -460,12 +483,14 @@ static int read_and_process(struct sc_recorder *r, int64_t before, char *err)
             sc_buf_append(&keep, r->batch.data + ref.off, ref.len);
             continue;
         }
-        if (!rc) rc = sc_recorder_feed(r, r->batch.data + ref.off, ref.len);
+        if (!rc)
+            rc = sc_recorder_feed(r, r->batch.data + ref.off, ref.len);
     }
     r->nrefs = k;
     sc_buf_release(&r->batch);
     r->batch = keep;
-    if (keep.oom || rc) return sc_errf(err, SC_ENOMEM, "processing records: out of memory");
+    if (keep.oom || rc)
+        return sc_errf(err, SC_ENOMEM, "processing records: out of memory");
     return 0;
 }
 
@@ -476,18 +501,21 @@ static int process_gone(const struct sc_recorder *r)
 
 int sc_recorder_poll(struct sc_recorder *r, int timeout_ms, char *err)
 {
-    if (r->offline || r->nrings == 0) return 0;
+    if (r->offline || r->nrings == 0)
+        return 0;
     if (poll(r->pfds, r->nrings, timeout_ms) < 0 && errno != EINTR)
         return sc_errf(err, SC_EIO, "poll: %s", strerror(errno));
     int gone = process_gone(r);
     int rc = read_and_process(r, gone ? INT64_MAX : sc_mono_ns(), err);
-    if (!rc && gone) rc = SC_ENOTFOUND;
+    if (!rc && gone)
+        rc = SC_ENOTFOUND;
     return rc;
 }
 
 int sc_recorder_drain(struct sc_recorder *r, char *err)
 {
-    if (r->offline) return 0;
+    if (r->offline)
+        return 0;
     return read_and_process(r, INT64_MAX, err);
 }
 
@@ -496,11 +524,14 @@ int sc_recorder_take(struct sc_recorder *r, struct sc_profile **out, int64_t *fr
 {
     int64_t now = sc_mono_ns();
     int rc = sc_rec_take(r, out, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     (*out)->time_nanos = r->win_start + r->mono_to_real;
     (*out)->duration_nanos = now - r->win_start;
-    if (from_ns) *from_ns = r->win_start + r->mono_to_real;
-    if (until_ns) *until_ns = now + r->mono_to_real;
+    if (from_ns)
+        *from_ns = r->win_start + r->mono_to_real;
+    if (until_ns)
+        *until_ns = now + r->mono_to_real;
     r->win_start = now;
     if (sc_rec_new_window(r)) {
         sc_profile_free(*out);
@@ -524,7 +555,8 @@ void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st)
 static int cmp_trunc(const void *a, const void *b)
 {
     const struct rec_trunc *x = a, *y = b;
-    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
     return (x->dso > y->dso) - (x->dso < y->dso);
 }
 
@@ -532,8 +564,10 @@ void sc_recorder_truncated(struct sc_recorder *r,
                            void (*cb)(void *ctx, const char *dso, uint64_t count), void *ctx)
 {
     struct rec_trunc *v = malloc(((size_t)r->ntrunc + 1) * sizeof *v);
-    if (!v) return;
-    if (r->ntrunc) memcpy(v, r->trunc, (size_t)r->ntrunc * sizeof *v);
+    if (!v)
+        return;
+    if (r->ntrunc)
+        memcpy(v, r->trunc, (size_t)r->ntrunc * sizeof *v);
     qsort(v, r->ntrunc, sizeof *v, cmp_trunc);
     for (uint32_t i = 0; i < r->ntrunc; i++) {
         struct sc_dso_info di;

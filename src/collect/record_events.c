@@ -43,10 +43,13 @@ static uint64_t rd64(const uint8_t *p)
 
 int64_t sc_rec_time(const uint8_t *rec, size_t len)
 {
-    if (len < 8) return 0;
+    if (len < 8)
+        return 0;
     uint32_t type = rd32(rec);
-    if (type == PERF_RECORD_SAMPLE) return len >= 32 ? (int64_t)rd64(rec + 24) : 0;
-    if (len >= 8 + SAMPLE_ID_LEN) return (int64_t)rd64(rec + len - 16);
+    if (type == PERF_RECORD_SAMPLE)
+        return len >= 32 ? (int64_t)rd64(rec + 24) : 0;
+    if (len >= 8 + SAMPLE_ID_LEN)
+        return (int64_t)rd64(rec + len - 16);
     return 0;
 }
 
@@ -57,7 +60,8 @@ int sc_rec_init_tables(struct sc_recorder *r, char *err)
     sc_arena_init(&r->sym_arena);
     memset(&r->symstr, 0, sizeof r->symstr);
     r->symstr.arena = &r->sym_arena;
-    if (sc_strtab_push(&r->symstr, "", 0) < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (sc_strtab_push(&r->symstr, "", 0) < 0)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     return sc_rec_new_window(r) ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
 }
 
@@ -115,7 +119,8 @@ static void sweep(struct sc_map64 *index, uint32_t n, int (*dead)(struct sc_reco
 {
     sc_map64_release(index);
     for (uint32_t i = 0; i < n; i++)
-        if (!dead(r, i)) sc_map64_upsert(index, (uint64_t)(uint32_t)key(r, i), i, NULL);
+        if (!dead(r, i))
+            sc_map64_upsert(index, (uint64_t)(uint32_t)key(r, i), i, NULL);
 }
 
 static int proc_dead(struct sc_recorder *r, uint32_t i)
@@ -152,7 +157,8 @@ void sc_rec_after_take(struct sc_recorder *r)
     if (r->dead_tasks > 64 && r->dead_tasks * 2 > r->ntasks) {
         uint32_t k = 0;
         for (uint32_t i = 0; i < r->ntasks; i++)
-            if (!r->tasks[i].dead) r->tasks[k++] = r->tasks[i];
+            if (!r->tasks[i].dead)
+                r->tasks[k++] = r->tasks[i];
         r->ntasks = k;
         r->dead_tasks = 0;
         sweep(&r->task_index, r->ntasks, task_dead, task_key, r);
@@ -171,7 +177,8 @@ void sc_rec_after_take(struct sc_recorder *r)
 static void read_file(const char *path, struct sc_buf *out, size_t max)
 {
     FILE *f = fopen(path, "re");
-    if (!f) return;
+    if (!f)
+        return;
     char chunk[8192];
     size_t k;
     while (out->len < max && (k = fread(chunk, 1, sizeof chunk, f)) > 0)
@@ -182,9 +189,11 @@ static void read_file(const char *path, struct sc_buf *out, size_t max)
 /* Puts [m->start, m->end) into the sorted, disjoint maps, cutting what it overlaps. */
 static int insert_map(struct rec_proc *p, const struct rec_map *m)
 {
-    if (m->end <= m->start) return 0;
+    if (m->end <= m->start)
+        return 0;
     /* at most one existing map is split in two: room for two more */
-    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps)) return SC_ENOMEM;
+    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps))
+        return SC_ENOMEM;
     uint32_t k = 0, n = p->nmaps;
     struct rec_map right = {0, 0, 0, 0};
     int have_right = 0;
@@ -198,10 +207,12 @@ static int insert_map(struct rec_proc *p, const struct rec_map *m)
             right = (struct rec_map){m->end, e.end, e.pgoff + (m->end - e.start), e.dso};
             have_right = 1;
         }
-        if (e.start < m->start) p->maps[k++] = (struct rec_map){e.start, m->start, e.pgoff, e.dso};
+        if (e.start < m->start)
+            p->maps[k++] = (struct rec_map){e.start, m->start, e.pgoff, e.dso};
     }
     p->maps[k++] = *m;
-    if (have_right) p->maps[k++] = right;
+    if (have_right)
+        p->maps[k++] = right;
     p->nmaps = k;
     /* insertion keeps it nearly sorted: a simple insertion sort */
     for (uint32_t i = 1; i < p->nmaps; i++) {
@@ -232,7 +243,8 @@ static const struct rec_map *find_map(const struct rec_proc *p, uint64_t ip)
 /* The path of a mapping without the kernel's " (deleted)" mark. */
 static size_t trim_deleted(const char *path, size_t len)
 {
-    if (len > 10 && !memcmp(path + len - 10, " (deleted)", 10)) return len - 10;
+    if (len > 10 && !memcmp(path + len - 10, " (deleted)", 10))
+        return len - 10;
     return len;
 }
 
@@ -240,7 +252,8 @@ static int add_mapping(struct sc_recorder *r, struct rec_proc *p, uint64_t start
                        uint64_t pgoff, const char *path, size_t plen, uint64_t dev, uint64_t ino)
 {
     int64_t dso = sc_symbolizer_dso(r->sym, path, trim_deleted(path, plen), dev, ino, p->pid);
-    if (dso < 0) dso = SC_DSO_ID_UNKNOWN;
+    if (dso < 0)
+        dso = SC_DSO_ID_UNKNOWN;
     struct sc_dso_info di;
     sc_symbolizer_info(r->sym, (uint32_t)dso, &di);
     if (di.kind == SC_DSO_JIT)
@@ -253,7 +266,8 @@ static int add_mapping(struct sc_recorder *r, struct rec_proc *p, uint64_t start
 static void load_maps(struct sc_recorder *r, struct rec_proc *p)
 {
     p->loaded = 1;
-    if (r->offline || p->pid <= 0) return;
+    if (r->offline || p->pid <= 0)
+        return;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)p->pid);
     struct sc_buf b = SC_BUF_INIT;
@@ -264,9 +278,11 @@ static void load_maps(struct sc_recorder *r, struct rec_proc *p)
         size_t n = nl ? (size_t)(nl - line) : b.len - off;
         off += n + 1;
         struct sc_maps_line m;
-        if (sc_maps_parse_line(line, n, &m) || !m.exec) continue;
+        if (sc_maps_parse_line(line, n, &m) || !m.exec)
+            continue;
         uint64_t dev = (uint64_t)m.dev_major << 32 | m.dev_minor;
-        if (add_mapping(r, p, m.start, m.end, m.offset, m.path, m.path_len, dev, m.inode)) break;
+        if (add_mapping(r, p, m.start, m.end, m.offset, m.path, m.path_len, dev, m.inode))
+            break;
     }
     sc_buf_release(&b);
 }
@@ -276,7 +292,8 @@ static struct rec_proc *proc_get(struct sc_recorder *r, int32_t pid)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&r->proc_index, (uint32_t)pid, r->nprocs, &added);
-    if (!slot) return NULL;
+    if (!slot)
+        return NULL;
     if (!added) {
         struct rec_proc *p = &r->procs[*slot];
         if (p->dead) { /* a pid used again */
@@ -310,7 +327,8 @@ static void task_comm_from_proc(struct sc_recorder *r, struct rec_task *t)
         return;
     }
     snprintf(t->comm, sizeof t->comm, ":%d", (int)t->tid);
-    if (r->offline) return;
+    if (r->offline)
+        return;
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)t->pid, (int)t->tid);
     struct sc_buf b = SC_BUF_INIT;
@@ -319,7 +337,8 @@ static void task_comm_from_proc(struct sc_recorder *r, struct rec_task *t)
     while (n && (b.data[n - 1] == '\n' || b.data[n - 1] == 0))
         n--;
     if (n) {
-        if (n > sizeof t->comm - 1) n = sizeof t->comm - 1;
+        if (n > sizeof t->comm - 1)
+            n = sizeof t->comm - 1;
         memcpy(t->comm, b.data, n);
         t->comm[n] = 0;
     }
@@ -331,12 +350,15 @@ static struct rec_task *task_get(struct sc_recorder *r, int32_t pid, int32_t tid
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&r->task_index, (uint32_t)tid, r->ntasks, &added);
-    if (!slot) return NULL;
+    if (!slot)
+        return NULL;
     struct rec_task *t;
     if (!added) {
         t = &r->tasks[*slot];
-        if (!t->dead && t->pid == pid) return t;
-        if (t->dead) r->dead_tasks--;
+        if (!t->dead && t->pid == pid)
+            return t;
+        if (t->dead)
+            r->dead_tasks--;
     } else {
         if (sc_grow_array(&r->tasks, &r->tcap, (uint64_t)r->ntasks + 1, sizeof *r->tasks)) {
             *slot = UINT32_MAX - 1;
@@ -347,7 +369,8 @@ static struct rec_task *task_get(struct sc_recorder *r, int32_t pid, int32_t tid
     memset(t, 0, sizeof *t);
     t->pid = pid;
     t->tid = tid;
-    if (!named) task_comm_from_proc(r, t);
+    if (!named)
+        task_comm_from_proc(r, t);
     return t;
 }
 
@@ -355,12 +378,15 @@ static struct rec_task *task_get(struct sc_recorder *r, int32_t pid, int32_t tid
 
 static void on_comm(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t misc)
 {
-    if (n < 8 + SAMPLE_ID_LEN) return;
+    if (n < 8 + SAMPLE_ID_LEN)
+        return;
     int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 4);
     struct rec_task *t = task_get(r, pid, tid, 1);
-    if (!t) return;
+    if (!t)
+        return;
     size_t cl = strnlen((const char *)b + 8, n - 8 - SAMPLE_ID_LEN);
-    if (cl > sizeof t->comm - 1) cl = sizeof t->comm - 1;
+    if (cl > sizeof t->comm - 1)
+        cl = sizeof t->comm - 1;
     memcpy(t->comm, b + 8, cl);
     t->comm[cl] = 0;
     t->gen = 0; /* its window strings change */
@@ -376,7 +402,8 @@ static void on_comm(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t 
 
 static void on_mmap2(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t misc)
 {
-    if (n < 64 + SAMPLE_ID_LEN) return;
+    if (n < 64 + SAMPLE_ID_LEN)
+        return;
     int32_t pid = (int32_t)rd32(b);
     uint64_t addr = rd64(b + 8), len = rd64(b + 16), pgoff = rd64(b + 24);
     uint64_t dev = 0, ino = 0;
@@ -385,36 +412,46 @@ static void on_mmap2(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t
         ino = rd64(b + 40);
     }
     uint32_t prot = rd32(b + 56);
-    if (!(prot & 4 /* PROT_EXEC */) || pid <= 0 || len == 0 || addr + len < addr) return;
+    if (!(prot & 4 /* PROT_EXEC */) || pid <= 0 || len == 0 || addr + len < addr)
+        return;
     const char *path = (const char *)b + 64;
     size_t plen = strnlen(path, n - 64 - SAMPLE_ID_LEN);
     struct rec_proc *p = proc_get(r, pid);
-    if (!p) return;
-    if (!p->loaded) load_maps(r, p); /* the rest of its mappings; this one may be among them */
+    if (!p)
+        return;
+    if (!p->loaded)
+        load_maps(r, p); /* the rest of its mappings; this one may be among them */
     add_mapping(r, p, addr, addr + len, pgoff, path, plen, dev, ino);
 }
 
 static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
-    if (n < 24) return;
+    if (n < 24)
+        return;
     int32_t pid = (int32_t)rd32(b), ppid = (int32_t)rd32(b + 4);
     int32_t tid = (int32_t)rd32(b + 8), ptid = (int32_t)rd32(b + 12);
     sc_map64_upsert(&r->forked, (uint32_t)tid, 0, NULL);
     char comm[16] = "";
     uint32_t *ps = sc_map64_get(&r->task_index, (uint32_t)ptid);
-    if (ps && *ps < r->ntasks && !r->tasks[*ps].dead) memcpy(comm, r->tasks[*ps].comm, sizeof comm);
+    if (ps && *ps < r->ntasks && !r->tasks[*ps].dead)
+        memcpy(comm, r->tasks[*ps].comm, sizeof comm);
     struct rec_task *t = task_get(r, pid, tid, comm[0] != 0);
-    if (t && comm[0]) memcpy(t->comm, comm, sizeof comm);
-    if (pid == ppid) return; /* a thread: same process, same mappings */
+    if (t && comm[0])
+        memcpy(t->comm, comm, sizeof comm);
+    if (pid == ppid)
+        return; /* a thread: same process, same mappings */
     struct rec_proc *p = proc_get(r, pid);
-    if (!p) return;
+    if (!p)
+        return;
     /* the child has the parent's mappings: read the parent's now if nobody did (it is
      * likelier to be alive than the child, which may be gone by its first sample) */
     struct rec_proc *parent = proc_get(r, ppid);
-    if (parent && !parent->loaded) load_maps(r, parent);
+    if (parent && !parent->loaded)
+        load_maps(r, parent);
     p = proc_find(r, pid); /* proc_get may have moved the array */
     parent = proc_find(r, ppid);
-    if (!p) return;
+    if (!p)
+        return;
     p->nmaps = 0;
     if (parent && parent->loaded) {
         if (sc_grow_array(&p->maps, &p->cap, parent->nmaps, sizeof *p->maps) == 0) {
@@ -430,14 +467,16 @@ static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
 
 static void on_exit_record(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
-    if (n < 24) return;
+    if (n < 24)
+        return;
     int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 8);
     uint32_t *ts = sc_map64_get(&r->task_index, (uint32_t)tid);
     if (ts && *ts < r->ntasks && !r->tasks[*ts].dead) {
         r->tasks[*ts].dead = 1;
         r->dead_tasks++;
     }
-    if (pid != tid) return;
+    if (pid != tid)
+        return;
     struct rec_proc *p = proc_find(r, pid);
     if (p) {
         p->dead = 1;
@@ -468,8 +507,10 @@ static int64_t loc_get(struct sc_recorder *r, uint32_t dso, uint64_t addr)
     int added;
     uint32_t *slot =
         sc_map64_intern(&r->loc_index, sc_hash_combine(dso, addr), r->nlocs, loc_eq, &k, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
     if (sc_grow_array(&r->locs, &r->lcap, (uint64_t)r->nlocs + 1, sizeof *r->locs)) {
         *slot = UINT32_MAX - 1;
         return SC_ENOMEM;
@@ -487,7 +528,8 @@ struct stack_key {
 static int stack_eq(void *ctx, uint32_t i)
 {
     const struct stack_key *k = ctx;
-    if (i >= k->r->nstacks) return 0;
+    if (i >= k->r->nstacks)
+        return 0;
     const struct rec_stack *s = &k->r->stacks[i];
     return s->n == k->n && s->nkernel == k->nkernel &&
            !memcmp(k->r->stack_locs + s->start, k->locs, (size_t)k->n * sizeof *k->locs);
@@ -499,15 +541,18 @@ static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n
     uint64_t h = sc_hash_combine(sc_hash64(locs, (size_t)n * sizeof *locs), nk);
     int added;
     uint32_t *slot = sc_map64_intern(&r->stack_index, h, r->nstacks, stack_eq, &k, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
     if (sc_grow_array(&r->stacks, &r->stcap, (uint64_t)r->nstacks + 1, sizeof *r->stacks) ||
         sc_grow_array(&r->stack_locs, &r->slcap, (uint64_t)r->nstack_locs + n,
                       sizeof *r->stack_locs)) {
         *slot = UINT32_MAX - 1;
         return SC_ENOMEM;
     }
-    if (n) memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
+    if (n)
+        memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
     r->stacks[r->nstacks] = (struct rec_stack){r->nstack_locs, n, nk};
     r->nstack_locs += n;
     return r->nstacks++;
@@ -516,12 +561,14 @@ static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n
 /* The window strings of a thread (its labels), interned into the window's profile. */
 static int task_strings(struct sc_recorder *r, struct rec_task *t)
 {
-    if (t->gen == r->gen) return 0;
+    if (t->gen == r->gen)
+        return 0;
     char num[16];
     int64_t c = sc_profile_intern(r->win, t->comm, strlen(t->comm));
     int64_t p = sc_profile_intern(r->win, num, (size_t)snprintf(num, sizeof num, "%d", t->pid));
     int64_t k = sc_profile_intern(r->win, num, (size_t)snprintf(num, sizeof num, "%d", t->tid));
-    if (c < 0 || p < 0 || k < 0) return SC_ENOMEM;
+    if (c < 0 || p < 0 || k < 0)
+        return SC_ENOMEM;
     t->s_comm = (uint32_t)c;
     t->s_pid = (uint32_t)p;
     t->s_tid = (uint32_t)k;
@@ -533,11 +580,13 @@ static int task_strings(struct sc_recorder *r, struct rec_task *t)
 
 static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
-    if (n < 48) return 1;
+    if (n < 48)
+        return 1;
     int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
     int64_t time = (int64_t)rd64(b + 16);
     uint64_t period = rd64(b + 32), nr = rd64(b + 40);
-    if (nr > (n - 48) / 8) return 1;
+    if (nr > (n - 48) / 8)
+        return 1;
     const uint8_t *ips = b + 48;
     uint32_t locs[MAX_FRAMES], nlocs = 0, nkernel = 0;
     struct rec_proc *proc = NULL;
@@ -552,21 +601,25 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
             continue;
         }
         int kernel = ctx ? ctx == (uint64_t)PERF_CONTEXT_KERNEL : ip >= KERNEL_START;
-        if (ctx && !kernel && ctx != (uint64_t)PERF_CONTEXT_USER) continue; /* guest frames */
+        if (ctx && !kernel && ctx != (uint64_t)PERF_CONTEXT_USER)
+            continue; /* guest frames */
         /* callers' return addresses name the instruction after the call: less one */
         uint64_t a = first ? ip : ip - 1;
         first = 0;
         int64_t loc;
         if (kernel) {
-            if (nlocs > nkernel) continue; /* kernel after user: not a callchain we understand */
+            if (nlocs > nkernel)
+                continue; /* kernel after user: not a callchain we understand */
             loc = loc_get(r, SC_DSO_ID_KERNEL, a);
             nkernel++;
         } else {
             if (!proc_looked) {
                 proc_looked = 1;
                 proc = pid > 0 ? proc_get(r, pid) : NULL;
-                if (proc && !proc->loaded) load_maps(r, proc);
-                if (proc) proc = proc_find(r, pid);
+                if (proc && !proc->loaded)
+                    load_maps(r, proc);
+                if (proc)
+                    proc = proc_find(r, pid);
             }
             const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
             /* in no executable mapping: nothing that ran (a frame walk gone astray), one
@@ -574,18 +627,22 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
             loc =
                 m ? loc_get(r, m->dso, a - m->start + m->pgoff) : loc_get(r, SC_DSO_ID_UNKNOWN, 0);
         }
-        if (loc < 0) return SC_ENOMEM;
+        if (loc < 0)
+            return SC_ENOMEM;
         locs[nlocs++] = (uint32_t)loc;
     }
     if (nlocs == 0) { /* no frame we could place (guest code, an empty callchain) */
         int64_t loc = loc_get(r, SC_DSO_ID_UNKNOWN, 0);
-        if (loc < 0) return SC_ENOMEM;
+        if (loc < 0)
+            return SC_ENOMEM;
         locs[nlocs++] = (uint32_t)loc;
     }
     struct rec_task *t = task_get(r, pid, tid, 0);
-    if (!t || task_strings(r, t)) return SC_ENOMEM;
+    if (!t || task_strings(r, t))
+        return SC_ENOMEM;
     int64_t st = stack_get(r, locs, nlocs, nkernel);
-    if (st < 0) return SC_ENOMEM;
+    if (st < 0)
+        return SC_ENOMEM;
     if (sc_grow_array(&r->samples, &r->smcap, (uint64_t)r->nsamples + 1, sizeof *r->samples))
         return SC_ENOMEM;
     r->samples[r->nsamples++] =

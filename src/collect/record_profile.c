@@ -45,7 +45,8 @@ static const char *const roots[] = {
 static int is_root(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++)
-        if (strlen(roots[i]) == n && !memcmp(roots[i], s, n)) return 1;
+        if (strlen(roots[i]) == n && !memcmp(roots[i], s, n))
+            return 1;
     return 0;
 }
 
@@ -61,7 +62,8 @@ static void on_sym(void *ctx, uint32_t i, const struct sc_sym *sym)
 {
     struct symctx *c = ctx;
     struct sc_recorder *r = c->r;
-    if (c->rc) return;
+    if (c->rc)
+        return;
     if (sc_grow_array(&r->syms, &r->scap, (uint64_t)r->nsyms + 1, sizeof *r->syms) ||
         sc_grow_array(&r->frames, &r->fcap, (uint64_t)r->nframes + sym->nframes,
                       sizeof *r->frames)) {
@@ -94,7 +96,8 @@ static int cmp_loc(const void *a, const void *b, void *ctx)
 {
     const struct rec_loc *locs = ctx;
     const struct rec_loc *x = &locs[*(const uint32_t *)a], *y = &locs[*(const uint32_t *)b];
-    if (x->dso != y->dso) return x->dso < y->dso ? -1 : 1;
+    if (x->dso != y->dso)
+        return x->dso < y->dso ? -1 : 1;
     return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
@@ -102,7 +105,8 @@ static int symbolize(struct sc_recorder *r)
 {
     uint32_t n = 0;
     uint32_t *ids = malloc(((size_t)r->nstack_locs + 1) * sizeof *ids);
-    if (!ids) return SC_ENOMEM;
+    if (!ids)
+        return SC_ENOMEM;
     for (uint32_t i = 0; i < r->nstack_locs; i++) {
         struct rec_loc *l = &r->locs[r->stack_locs[i]];
         if (!l->sym && l->win_gen != r->gen) {
@@ -143,10 +147,12 @@ struct build {
 
 static int64_t win_str(struct build *b, uint32_t id)
 {
-    if (b->str_map[id]) return b->str_map[id] - 1;
+    if (b->str_map[id])
+        return b->str_map[id] - 1;
     struct sc_str s = b->r->symstr.v[id];
     int64_t k = sc_profile_intern(b->p, s.ptr, s.len);
-    if (k >= 0) b->str_map[id] = (uint32_t)k + 1;
+    if (k >= 0)
+        b->str_map[id] = (uint32_t)k + 1;
     return k;
 }
 
@@ -154,8 +160,10 @@ static int64_t mapping_of(struct build *b, uint32_t dso, const char *build_id)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&b->map_index, dso, b->p->nmappings, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
     struct sc_profile *p = b->p;
     if (sc_grow_array(&p->mappings, &p->mappings_cap, (uint64_t)p->nmappings + 1,
                       sizeof *p->mappings))
@@ -165,7 +173,8 @@ static int64_t mapping_of(struct build *b, uint32_t dso, const char *build_id)
     int64_t fn = sc_profile_intern(p, di.path, strlen(di.path));
     int64_t bid = sc_profile_intern(p, build_id ? build_id : di.build_id,
                                     strlen(build_id ? build_id : di.build_id));
-    if (fn < 0 || bid < 0) return SC_ENOMEM;
+    if (fn < 0 || bid < 0)
+        return SC_ENOMEM;
     struct sc_mapping *m = &p->mappings[p->nmappings];
     memset(m, 0, sizeof *m);
     m->id = p->nmappings + 1;
@@ -185,10 +194,13 @@ static int64_t function_of(struct build *b, uint32_t name, uint32_t system_name,
     int added;
     uint64_t key = (uint64_t)system_name << 32 | file;
     uint32_t *slot = sc_map64_upsert(&b->fn_index, key, b->p->nfunctions, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
     int64_t fn = sc_profile_add_function(b->p, name, file);
-    if (fn >= 0) b->p->functions[fn].system_name = system_name;
+    if (fn >= 0)
+        b->p->functions[fn].system_name = system_name;
     return fn;
 }
 
@@ -210,7 +222,8 @@ static int64_t add_location(struct build *b, uint64_t address, uint32_t mapping,
         int64_t fn = nm < 0 || sn < 0 || fl < 0
                          ? SC_ENOMEM
                          : function_of(b, (uint32_t)nm, (uint32_t)sn, (uint32_t)fl);
-        if (fn < 0) return SC_ENOMEM;
+        if (fn < 0)
+            return SC_ENOMEM;
         p->lines[p->nlines++] = (struct sc_line){(uint32_t)fn + 1, name ? 0 : fr[k].line, 0};
     }
     struct sc_location *l = &p->locations[p->nlocations];
@@ -226,10 +239,12 @@ static int64_t add_location(struct build *b, uint64_t address, uint32_t mapping,
 static int64_t window_loc(struct build *b, uint32_t id)
 {
     struct rec_loc *l = &b->r->locs[id];
-    if (l->win_gen == b->r->gen && l->win_loc != UINT32_MAX) return l->win_loc;
+    if (l->win_gen == b->r->gen && l->win_loc != UINT32_MAX)
+        return l->win_loc;
     const struct rec_sym *s = &b->r->syms[l->sym - 1];
     int64_t m = mapping_of(b, l->dso, NULL);
-    if (m < 0) return m;
+    if (m < 0)
+        return m;
     int64_t k =
         add_location(b, s->vaddr, (uint32_t)m + 1, b->r->frames + s->frame_start, s->nframes, NULL);
     if (k >= 0) {
@@ -243,12 +258,15 @@ static int64_t window_loc(struct build *b, uint32_t id)
  * DSO; UINT32_MAX when the stack is whole (or has no user part). */
 static uint32_t truncated_at(struct sc_recorder *r, const struct rec_stack *st)
 {
-    if (st->n <= st->nkernel) return UINT32_MAX;
+    if (st->n <= st->nkernel)
+        return UINT32_MAX;
     const uint32_t *ls = r->stack_locs + st->start;
     const struct rec_loc *outer = &r->locs[ls[st->n - 1]];
-    if (r->syms[outer->sym - 1].root) return UINT32_MAX;
+    if (r->syms[outer->sym - 1].root)
+        return UINT32_MAX;
     for (uint32_t k = st->n; k > st->nkernel; k--)
-        if (r->locs[ls[k - 1]].dso != SC_DSO_ID_UNKNOWN) return r->locs[ls[k - 1]].dso;
+        if (r->locs[ls[k - 1]].dso != SC_DSO_ID_UNKNOWN)
+            return r->locs[ls[k - 1]].dso;
     return SC_DSO_ID_UNKNOWN;
 }
 
@@ -256,15 +274,18 @@ static int64_t marker_of(struct build *b, uint32_t dso)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&b->marker_index, dso, 0, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return *slot;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
     struct sc_dso_info di;
     sc_symbolizer_info(b->r->sym, dso, &di);
     char name[300];
     snprintf(name, sizeof name, "[truncated: %s]", di.name);
     int64_t m = mapping_of(b, dso, NULL);
     int64_t k = m < 0 ? m : add_location(b, 0, (uint32_t)m + 1, NULL, 0, name);
-    if (k < 0) return k;
+    if (k < 0)
+        return k;
     /* the slot may have moved while the mapping and location were added */
     slot = sc_map64_get(&b->marker_index, dso);
     *slot = (uint32_t)k;
@@ -276,7 +297,8 @@ static void count_trunc(struct sc_recorder *r, uint32_t dso)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&r->trunc_index, dso, r->ntrunc, &added);
-    if (!slot) return;
+    if (!slot)
+        return;
     if (added) {
         if (sc_grow_array(&r->trunc, &r->trcap, (uint64_t)r->ntrunc + 1, sizeof *r->trunc)) {
             *slot = UINT32_MAX - 1;
@@ -284,7 +306,8 @@ static void count_trunc(struct sc_recorder *r, uint32_t dso)
         }
         r->trunc[r->ntrunc++] = (struct rec_trunc){dso, 0};
     }
-    if (*slot < r->ntrunc) r->trunc[*slot].count++;
+    if (*slot < r->ntrunc)
+        r->trunc[*slot].count++;
     r->st.truncated++;
 }
 
@@ -292,7 +315,8 @@ static int add_comment(struct sc_profile *p, const char *text)
 {
     int64_t s = sc_profile_intern(p, text, strlen(text));
     uint32_t *c = realloc(p->comments, (p->ncomments + 1) * sizeof *c);
-    if (s < 0 || !c) return SC_ENOMEM;
+    if (s < 0 || !c)
+        return SC_ENOMEM;
     p->comments = c;
     c[p->ncomments++] = (uint32_t)s;
     return 0;
@@ -335,16 +359,19 @@ static int build_samples(struct build *b)
     struct sc_profile *p = b->p;
     int64_t kpid = sc_profile_intern(p, "pid", 3), ktid = sc_profile_intern(p, "tid", 3);
     int64_t kcomm = sc_profile_intern(p, "comm", 4);
-    if (kpid < 0 || ktid < 0 || kcomm < 0) return SC_ENOMEM;
+    if (kpid < 0 || ktid < 0 || kcomm < 0)
+        return SC_ENOMEM;
     /* the extra labels of every sample */
     const struct sc_labels *xl = r->o.sample_labels;
     uint32_t nx = xl ? xl->n : 0;
     uint32_t xk[64], xv[64];
-    if (nx > 64) nx = 64;
+    if (nx > 64)
+        nx = 64;
     for (uint32_t i = 0; i < nx; i++) {
         int64_t k = sc_profile_intern(p, xl->v[i].name.ptr, xl->v[i].name.len);
         int64_t v = sc_profile_intern(p, xl->v[i].value.ptr, xl->v[i].value.len);
-        if (k < 0 || v < 0) return SC_ENOMEM;
+        if (k < 0 || v < 0)
+            return SC_ENOMEM;
         xk[i] = (uint32_t)k;
         xv[i] = (uint32_t)v;
     }
@@ -393,9 +420,11 @@ static int build_samples(struct build *b)
             sc_profile_add_label(p, (uint32_t)kcomm, s->s_comm, 0, 0))
             rc = SC_ENOMEM;
         for (uint32_t k = 0; !rc && k < nx; k++)
-            if (sc_profile_add_label(p, xk[k], xv[k], 0, 0)) rc = SC_ENOMEM;
+            if (sc_profile_add_label(p, xk[k], xv[k], 0, 0))
+                rc = SC_ENOMEM;
     }
-    if (!rc) rc = comments(b, ntrunc_samples);
+    if (!rc)
+        rc = comments(b, ntrunc_samples);
     free(st_trunc);
     free(st_marker);
     free(locs);
@@ -414,7 +443,8 @@ int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err)
     b.str_map = calloc((size_t)r->symstr.n + 1, sizeof *b.str_map);
     b.trunc_counts = calloc((size_t)r->nstacks + 1, sizeof *b.trunc_counts);
     b.trunc_dsos = calloc((size_t)r->nstacks + 1, sizeof *b.trunc_dsos);
-    if (!rc && (!b.str_map || !b.trunc_counts || !b.trunc_dsos)) rc = SC_ENOMEM;
+    if (!rc && (!b.str_map || !b.trunc_counts || !b.trunc_dsos))
+        rc = SC_ENOMEM;
     /* the program (of -p; else the kernel) as mapping 1: pprof names the profile after it */
     uint32_t *ps = r->o.pid > 0 ? sc_map64_get(&r->proc_index, (uint32_t)r->o.pid) : NULL;
     uint32_t first = UINT32_MAX;
@@ -422,15 +452,18 @@ int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err)
         first = r->procs[*ps].maps[0].dso;
     else if (r->o.pid <= 0 && r->nsamples)
         first = SC_DSO_ID_KERNEL;
-    if (!rc && first != UINT32_MAX && mapping_of(&b, first, NULL) < 0) rc = SC_ENOMEM;
-    if (!rc) rc = build_samples(&b);
+    if (!rc && first != UINT32_MAX && mapping_of(&b, first, NULL) < 0)
+        rc = SC_ENOMEM;
+    if (!rc)
+        rc = build_samples(&b);
     free(b.str_map);
     free(b.trunc_counts);
     free(b.trunc_dsos);
     sc_map64_release(&b.fn_index);
     sc_map64_release(&b.map_index);
     sc_map64_release(&b.marker_index);
-    if (rc) return sc_errf(err, rc, "building the profile: %s", sc_strerror(rc));
+    if (rc)
+        return sc_errf(err, rc, "building the profile: %s", sc_strerror(rc));
     struct sc_profile *p = r->win;
     r->win = NULL;
     p->period = r->o.frequency ? 1000000000LL / r->o.frequency : 0;

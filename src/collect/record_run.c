@@ -18,7 +18,8 @@ static int deliver_take(struct sc_recorder *r, struct sc_record_run *run, char *
     struct sc_profile *p;
     int64_t from, until;
     int rc = sc_recorder_take(r, &p, &from, &until, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     rc = run->sink(run->sink_ctx, p, from, until, err);
     sc_profile_free(p);
     return rc;
@@ -32,29 +33,35 @@ int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err)
     int rc = 0;
     run->target_exited = 0;
     for (;;) {
-        if (run->should_stop && run->should_stop(run->stop_ctx)) break;
+        if (run->should_stop && run->should_stop(run->stop_ctx))
+            break;
         int64_t now = sc_mono_ns();
-        if (now >= end) break;
+        if (now >= end)
+            break;
         /* wake up at least 4 times a second to see a stop; otherwise the rings' watermark
          * and the next flush decide */
         int64_t wait = (next < end ? next : end) - now;
-        if (wait > NS / 4) wait = NS / 4;
+        if (wait > NS / 4)
+            wait = NS / 4;
         rc = sc_recorder_poll(r, (int)(wait / 1000000 + 1), err);
         if (rc == SC_ENOTFOUND) {
             run->target_exited = 1;
             rc = 0;
             break;
         }
-        if (rc) return rc;
+        if (rc)
+            return rc;
         if (sc_mono_ns() >= next) {
-            if ((rc = deliver_take(r, run, err))) return rc;
+            if ((rc = deliver_take(r, run, err)))
+                return rc;
             next += run->interval_ns;
             if (next < sc_mono_ns())
                 next = sc_mono_ns() + run->interval_ns; /* a slow sink: no catching up */
         }
     }
     rc = sc_recorder_drain(r, err);
-    if (!rc) rc = deliver_take(r, run, err);
+    if (!rc)
+        rc = deliver_take(r, run, err);
     return rc;
 }
 
@@ -109,7 +116,8 @@ static int bg_should_stop(void *ctx)
 static int bg_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t until, char *err)
 {
     struct sc_record_bg *b = ctx;
-    if (p->nsamples == 0) return 0;
+    if (p->nsamples == 0)
+        return 0;
     int rc = sc_record_deliver(p, from, until, b->service, &b->labels, b->sink, b->sink_ctx, err);
     if (rc) {
         /* a store that refuses one profile should not end the sampling */
@@ -137,7 +145,8 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
                        sc_scrape_sink sink, void *sink_ctx, struct sc_record_bg **out, char *err)
 {
     struct sc_record_bg *b = calloc(1, sizeof *b);
-    if (!b) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!b)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     sc_labels_init(&b->labels);
     b->interval_ns = interval_ns > 0 ? interval_ns : 10 * NS;
     b->sink = sink;
@@ -149,8 +158,10 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
                           labels->v[i].value.ptr, labels->v[i].value.len))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     struct sc_record_opts ro = *o;
-    if (!ro.sym.dwarf_bytes) ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE;
-    if (!rc) rc = sc_recorder_open(&ro, &b->r, err);
+    if (!ro.sym.dwarf_bytes)
+        ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE;
+    if (!rc)
+        rc = sc_recorder_open(&ro, &b->r, err);
     if (!rc && pthread_create(&b->th, NULL, bg_main, b))
         rc = sc_errf(err, SC_EINTERNAL, "cannot start the recorder thread");
     if (rc) {
@@ -166,7 +177,8 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
 
 void sc_record_bg_stop(struct sc_record_bg *b)
 {
-    if (!b) return;
+    if (!b)
+        return;
     atomic_store(&b->stop, 1);
     pthread_join(b->th, NULL);
     sc_recorder_close(b->r);
@@ -195,9 +207,11 @@ void sc_record_service_name(const struct sc_labels *labels, int32_t pid, char *o
             fclose(f);
         }
     }
-    if (!out[0] && gethostname(out, n - 1) != 0) out[0] = 0;
+    if (!out[0] && gethostname(out, n - 1) != 0)
+        out[0] = 0;
     out[n - 1] = 0;
-    if (!out[0]) snprintf(out, n, "localhost");
+    if (!out[0])
+        snprintf(out, n, "localhost");
 }
 
 int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,

@@ -37,7 +37,8 @@ struct sc_remote {
 static void logf_(struct sc_remote *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void logf_(struct sc_remote *r, const char *fmt, ...)
 {
-    if (!r->o.log) return;
+    if (!r->o.log)
+        return;
     char line[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -48,22 +49,32 @@ static void logf_(struct sc_remote *r, const char *fmt, ...)
 
 int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *err)
 {
-    if (!o->url || !*o->url) return sc_errf(err, SC_EINVAL, "no remote_write url");
+    if (!o->url || !*o->url)
+        return sc_errf(err, SC_EINVAL, "no remote_write url");
     sc_curl_global_init();
     struct sc_remote *r = calloc(1, sizeof *r);
-    if (!r) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!r)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     r->o = *o;
-    if (!r->o.queue_max_bytes) r->o.queue_max_bytes = 256u << 20;
-    if (!r->o.min_backoff_ns) r->o.min_backoff_ns = NS / 2;
-    if (!r->o.max_backoff_ns) r->o.max_backoff_ns = 30 * NS;
-    if (r->o.max_backoff_ns < r->o.min_backoff_ns) r->o.max_backoff_ns = r->o.min_backoff_ns;
-    if (!r->o.timeout_ns) r->o.timeout_ns = 30 * NS;
-    if (!r->o.senders) r->o.senders = 2;
-    if (r->o.senders > MAX_SENDERS) r->o.senders = MAX_SENDERS;
+    if (!r->o.queue_max_bytes)
+        r->o.queue_max_bytes = 256u << 20;
+    if (!r->o.min_backoff_ns)
+        r->o.min_backoff_ns = NS / 2;
+    if (!r->o.max_backoff_ns)
+        r->o.max_backoff_ns = 30 * NS;
+    if (r->o.max_backoff_ns < r->o.min_backoff_ns)
+        r->o.max_backoff_ns = r->o.min_backoff_ns;
+    if (!r->o.timeout_ns)
+        r->o.timeout_ns = 30 * NS;
+    if (!r->o.senders)
+        r->o.senders = 2;
+    if (r->o.senders > MAX_SENDERS)
+        r->o.senders = MAX_SENDERS;
     pthread_mutex_init(&r->mu, NULL);
     pthread_cond_init(&r->cv, NULL);
     int rc = sc_remote_set_target(r, o->url, o->token, err);
-    if (!rc) rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);
+    if (!rc)
+        rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);
     if (rc) {
         sc_remote_stop_free(r, 0);
         return rc;
@@ -104,10 +115,12 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
     struct sc_remote *r = remote;
     struct sc_buf meta = SC_BUF_INIT, body = SC_BUF_INIT;
     int rc = sc_scrape_push_query(p, &meta, err);
-    if (!rc && sc_gzip(p->pprof, p->len, 6, &body)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rc && sc_gzip(p->pprof, p->len, 6, &body))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
     if (!rc)
         rc = sc_queue_push(r->q, meta.data, meta.len, body.data ? body.data : "", body.len, err);
-    if (rc == SC_ELIMIT) atomic_fetch_add(&r->too_large, 1);
+    if (rc == SC_ELIMIT)
+        atomic_fetch_add(&r->too_large, 1);
     if (!rc) {
         atomic_fetch_add(&r->queued, 1);
         if (r->o.verbose)
@@ -125,7 +138,8 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 {
     struct sc_buf *b = ctx;
-    if (b->len < 512) sc_buf_append(b, p, size * n < 512 ? size * n : 512);
+    if (b->len < 512)
+        sc_buf_append(b, p, size * n < 512 ? size * n : 512);
     return size * n;
 }
 
@@ -147,7 +161,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
         tmp[k] = 0;
         char *end;
         long v = strtol(tmp, &end, 10);
-        if (end != tmp && v >= 0) *retry_after = v;
+        if (end != tmp && v >= 0)
+            *retry_after = v;
     }
     return len;
 }
@@ -158,7 +173,8 @@ static void excerpt(const struct sc_buf *b, char *out, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < b->len && k + 1 < n; i++) {
         unsigned char c = (unsigned char)b->data[i];
-        if (c == '\n' || c == '\r') break;
+        if (c == '\n' || c == '\r')
+            break;
         out[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
     out[k] = 0;
@@ -177,9 +193,11 @@ int sc_remote_post(void *curl, const struct sc_post *p, long *status, long *retr
     }
     if (p->token) {
         sc_buf_printf(&auth, "Authorization: Bearer %s", p->token);
-        if (auth.data) h = curl_slist_append(h, auth.data);
+        if (auth.data)
+            h = curl_slist_append(h, auth.data);
     }
-    for (const char *const *x = p->headers; x && *x; x++) h = curl_slist_append(h, *x);
+    for (const char *const *x = p->headers; x && *x; x++)
+        h = curl_slist_append(h, *x);
     h = curl_slist_append(h, "Expect:");
     resp.len = 0;
     *retry_after = -1;
@@ -220,9 +238,11 @@ static void wait_backoff(struct sc_remote *r)
     pthread_mutex_lock(&r->mu);
     for (;;) {
         int64_t now = sc_mono_ns();
-        if (atomic_load(&r->stop) || now >= r->next_try) break;
+        if (atomic_load(&r->stop) || now >= r->next_try)
+            break;
         int64_t w = r->next_try - now;
-        if (w > NS / 5) w = NS / 5;
+        if (w > NS / 5)
+            w = NS / 5;
         struct timespec ts;
         sc_deadline(&ts, w);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
@@ -244,10 +264,12 @@ static void *sender_main(void *arg)
     char errbuf[SC_ERR_LEN];
     while (e && !atomic_load(&r->stop)) {
         wait_backoff(r);
-        if (atomic_load(&r->stop)) break;
+        if (atomic_load(&r->stop))
+            break;
         struct sc_queue_entry en;
         char err[SC_ERR_LEN];
-        if (sc_queue_take(r->q, NS / 5, &en, err)) continue;
+        if (sc_queue_take(r->q, NS / 5, &en, err))
+            continue;
         pthread_mutex_lock(&r->mu);
         url.len = 0;
         sc_buf_printf(&url, "%s/ingest?%s", r->url, en.meta.data ? en.meta.data : "");
@@ -255,9 +277,16 @@ static void *sender_main(void *arg)
         pthread_mutex_unlock(&r->mu);
         long retry_after = -1, status = 0;
         char ex[200];
-        struct sc_post post = {url.data, token, "application/octet-stream", NULL, en.body.data,
-                               en.body.len, (long)(r->o.timeout_ns / 1000000), "scorch-agent/0.1",
-                               aborting, r};
+        struct sc_post post = {url.data,
+                               token,
+                               "application/octet-stream",
+                               NULL,
+                               en.body.data,
+                               en.body.len,
+                               (long)(r->o.timeout_ns / 1000000),
+                               "scorch-agent/0.1",
+                               aborting,
+                               r};
         int64_t t0 = sc_mono_ns();
         int cc = sc_remote_post(e, &post, &status, &retry_after, ex, sizeof ex, errbuf);
         free(token);
@@ -265,13 +294,14 @@ static void *sender_main(void *arg)
             sc_queue_done(r->q, en.seq);
             atomic_fetch_add(&r->sent, 1);
             pthread_mutex_lock(&r->mu);
-            if (r->failing) logf_(r, "remote write works again");
+            if (r->failing)
+                logf_(r, "remote write works again");
             r->failing = 0;
             r->backoff_ns = 0;
             pthread_mutex_unlock(&r->mu);
-            if (r->o.verbose) logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
-        } else if (cc == 0 && status >= 400 && status < 500 && status != 408 &&
-                   status != 429) {
+            if (r->o.verbose)
+                logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
+        } else if (cc == 0 && status >= 400 && status < 500 && status != 408 && status != 429) {
             /* the server will never take it: retrying would block the queue for good */
             sc_queue_done(r->q, en.seq);
             atomic_fetch_add(&r->rejected, 1);
@@ -285,7 +315,8 @@ static void *sender_main(void *arg)
             /* raise the backoff once per round of failures, not once per sender */
             if (t0 >= r->backoff_set) {
                 r->backoff_ns = r->backoff_ns ? r->backoff_ns * 2 : r->o.min_backoff_ns;
-                if (r->backoff_ns > r->o.max_backoff_ns) r->backoff_ns = r->o.max_backoff_ns;
+                if (r->backoff_ns > r->o.max_backoff_ns)
+                    r->backoff_ns = r->o.max_backoff_ns;
                 int64_t wait = r->backoff_ns;
                 if (retry_after >= 0 && retry_after * NS > wait)
                     wait = retry_after * NS < r->o.max_backoff_ns ? retry_after * NS
@@ -305,7 +336,8 @@ static void *sender_main(void *arg)
         sc_queue_entry_release(&en);
     }
     sc_buf_release(&url);
-    if (e) curl_easy_cleanup(e);
+    if (e)
+        curl_easy_cleanup(e);
     return NULL;
 }
 
@@ -321,7 +353,8 @@ int sc_remote_start(struct sc_remote *r, char *err)
 
 void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
 {
-    if (!r) return;
+    if (!r)
+        return;
     if (r->nth && flush_ns > 0) {
         /* one more try now, whatever the backoff said */
         pthread_mutex_lock(&r->mu);
@@ -333,14 +366,16 @@ void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
         while (sc_mono_ns() < deadline) {
             struct sc_queue_stats qs;
             sc_queue_stats(r->q, &qs);
-            if (qs.entries == 0) break;
+            if (qs.entries == 0)
+                break;
             struct timespec ts = {0, 20 * 1000000L};
             nanosleep(&ts, NULL);
         }
     }
     atomic_store(&r->stop, 1);
     atomic_store(&r->abort_io, 1);
-    if (r->q) sc_queue_wake(r->q);
+    if (r->q)
+        sc_queue_wake(r->q);
     pthread_mutex_lock(&r->mu);
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);

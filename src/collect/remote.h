@@ -70,7 +70,7 @@ struct sc_post {
     size_t len;
     long timeout_ms;
     const char *user_agent;
-    int (*abort)(void *ctx);    /* polled during the transfer: non-zero ends it; may be NULL */
+    int (*abort)(void *ctx); /* polled during the transfer: non-zero ends it; may be NULL */
     void *abort_ctx;
 };
 

@@ -61,7 +61,8 @@ static void target_unref(struct target *t)
 
 static void gen_free(struct gen *g)
 {
-    if (!g) return;
+    if (!g)
+        return;
     for (uint32_t i = 0; i < g->n; i++) {
         target_unref(g->tasks[i].t);
         tstate_unref(g->tasks[i].st);
@@ -72,7 +73,8 @@ static void gen_free(struct gen *g)
 
 void sc_scrape_req_free(struct req *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     target_unref(r->t);
     tstate_unref(r->st);
     sc_buf_release(&r->body);
@@ -87,9 +89,12 @@ static uint64_t hash_str(uint64_t h, const char *s)
 
 static int initial_mode(int kind, int cfg_delta, int64_t interval_ns)
 {
-    if (!sc_scrape_kinds[kind].cumulative) return MODE_NONE;
-    if (cfg_delta == SC_DELTA_SUBTRACT) return MODE_SUBTRACT;
-    if (cfg_delta == SC_DELTA_ENDPOINT) return MODE_ENDPOINT;
+    if (!sc_scrape_kinds[kind].cumulative)
+        return MODE_NONE;
+    if (cfg_delta == SC_DELTA_SUBTRACT)
+        return MODE_SUBTRACT;
+    if (cfg_delta == SC_DELTA_ENDPOINT)
+        return MODE_ENDPOINT;
     /* Go's ?seconds= takes whole seconds */
     return interval_ns % NS == 0 ? MODE_PROBE : MODE_SUBTRACT;
 }
@@ -99,19 +104,24 @@ static int initial_mode(int kind, int cfg_delta, int64_t interval_ns)
 static int valid_instance(const char *s)
 {
     const char *colon = strrchr(s, ':');
-    if (!colon || colon == s || !colon[1]) return 0;
+    if (!colon || colon == s || !colon[1])
+        return 0;
     for (const char *p = colon + 1; *p; p++)
-        if (*p < '0' || *p > '9') return 0;
+        if (*p < '0' || *p > '9')
+            return 0;
     for (const char *p = s; p < colon; p++)
-        if (*p <= ' ' || strchr("/?#@\"\\{}", *p)) return 0;
+        if (*p <= ' ' || strchr("/?#@\"\\{}", *p))
+            return 0;
     return 1;
 }
 
 static int valid_label_name(const char *s)
 {
-    if (!sc_labels_is_name_start((unsigned char)*s)) return 0;
+    if (!sc_labels_is_name_start((unsigned char)*s))
+        return 0;
     for (s++; *s; s++)
-        if (!sc_labels_is_name_char((unsigned char)*s)) return 0;
+        if (!sc_labels_is_name_char((unsigned char)*s))
+            return 0;
     return 1;
 }
 
@@ -119,7 +129,8 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
                         char *err)
 {
     struct target *t = calloc(1, sizeof *t);
-    if (!t) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!t)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     atomic_init(&t->refs, 1);
     sc_labels_init(&t->labels);
     int rc = 0;
@@ -137,7 +148,8 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
                                j->label_values[i], strlen(j->label_values[i])))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    if (!rc && !*service) rc = sc_errf(err, SC_EINVAL, "job '%s': empty service_name", j->job_name);
+    if (!rc && !*service)
+        rc = sc_errf(err, SC_EINVAL, "job '%s': empty service_name", j->job_name);
     if (!rc) {
         /* the service name travels as a Pyroscope application name: it must read back as
          * itself (no braces, no profile-type suffix such as '.cpu') */
@@ -146,7 +158,8 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
         char sfx[32], perr[SC_ERR_LEN];
         struct sc_str got = {"", 0};
         int prc = sc_ingest_parse_name(service, &tmp, 4, sfx, perr);
-        if (prc == 0) sc_labels_get(&tmp, "service_name", 12, &got);
+        if (prc == 0)
+            sc_labels_get(&tmp, "service_name", 12, &got);
         if (prc || tmp.n != 1 || got.len != strlen(service) || strchr(service, '{'))
             rc = sc_errf(err, SC_EINVAL,
                          "job '%s': service name '%s' cannot be a Pyroscope application name "
@@ -183,12 +196,14 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
             t->headers = curl_slist_append(NULL, h);
             free(h);
         }
-        if (!t->headers) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!t->headers)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     if (!rc && j->basic_user) {
         t->user = strdup(j->basic_user);
         t->password = strdup(j->basic_password ? j->basic_password : "");
-        if (!t->user || !t->password) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!t->user || !t->password)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     t->interval_ns = j->interval_ns;
     t->timeout_ns = j->timeout_ns ? j->timeout_ns : 10 * NS;
@@ -210,7 +225,8 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
 static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct gen **out, char *err)
 {
     struct gen *g = calloc(1, sizeof *g);
-    if (!g) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!g)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     g->id = ++s->next_gen_id;
     struct sc_map64 old, seen;
     sc_map64_init(&old);
@@ -247,12 +263,15 @@ static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct g
                 rc = sc_errf(err, SC_ENOMEM, "out of memory");
                 break;
             }
-            if (!added) continue; /* the same target twice */
+            if (!added)
+                continue; /* the same target twice */
             struct target *t = NULL;
             rc = build_target(j, inst, &t, err);
-            if (rc) break;
+            if (rc)
+                break;
             for (int kind = 0; kind < NKINDS && !rc; kind++) {
-                if (!(j->profiles & (1u << kind))) continue;
+                if (!(j->profiles & (1u << kind)))
+                    continue;
                 if (g->n == cap) {
                     cap = cap ? cap * 2 : 16;
                     struct task *nt = realloc(g->tasks, cap * sizeof *nt);
@@ -310,9 +329,12 @@ static void heap_down(struct sc_scraper *s, uint32_t i)
 {
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < s->nheap && heap_less(s->heap[l], s->heap[m])) m = l;
-        if (r < s->nheap && heap_less(s->heap[r], s->heap[m])) m = r;
-        if (m == i) return;
+        if (l < s->nheap && heap_less(s->heap[l], s->heap[m]))
+            m = l;
+        if (r < s->nheap && heap_less(s->heap[r], s->heap[m]))
+            m = r;
+        if (m == i)
+            return;
         struct task *x = s->heap[i];
         s->heap[i] = s->heap[m];
         s->heap[m] = x;
@@ -327,7 +349,8 @@ static int64_t first_due(const struct target *t, int64_t now_mono, int64_t now_w
     int64_t iv = t->interval_ns;
     int64_t off = (int64_t)(t->offset_hash % (uint64_t)iv);
     int64_t r = (now_wall - off) % iv;
-    if (r < 0) r += iv;
+    if (r < 0)
+        r += iv;
     return now_mono + (r ? iv - r : 0);
 }
 
@@ -361,8 +384,10 @@ static void apply_gen(struct sc_scraper *s, struct gen *g)
     /* requests of tasks that went away are cancelled */
     for (struct req *r = s->inflight.next, *nx; r != &s->inflight; r = nx) {
         nx = r->next;
-        if (r->st->gen != g->id) abort_req(s, r);
+        if (r->st->gen != g->id)
+            abort_req(s, r);
     }
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct task **heap = g->n ? malloc(g->n * sizeof *heap) : NULL;
     if (g->n && !heap) {
         /* keep scraping the old config rather than nothing */
@@ -415,7 +440,8 @@ char *sc_scrape_task_url(const struct target *t, int kind, int mode, int *asked_
     }
     size_t n = strlen(t->base) + strlen(sc_scrape_kinds[kind].path) + strlen(q) + 2;
     char *u = malloc(n);
-    if (u) snprintf(u, n, "%s/%s%s", t->base, sc_scrape_kinds[kind].path, q);
+    if (u)
+        snprintf(u, n, "%s/%s%s", t->base, sc_scrape_kinds[kind].path, q);
     return u;
 }
 
@@ -440,7 +466,8 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     r->url = sc_scrape_task_url(t, kind, atomic_load(&st->mode), &r->asked_delta);
     r->easy = curl_easy_init();
     if (!r->url || !r->easy) {
-        if (r->easy) curl_easy_cleanup(r->easy);
+        if (r->easy)
+            curl_easy_cleanup(r->easy);
         free(r->url);
         free(r);
         sc_scrape_set_error(s, st, "out of memory");
@@ -470,7 +497,8 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-scraper/0.1");
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
-    if (t->headers) curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    if (t->headers)
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
     if (t->user) {
         curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(e, CURLOPT_USERNAME, t->user);
@@ -491,7 +519,8 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     s->inflight.next = r;
     /* how late the request started against its slot on the grid */
     int64_t lag = r->start_mono - due;
-    if (lag < 0) lag = 0;
+    if (lag < 0)
+        lag = 0;
     int b = 0;
     while (b < SC_SCRAPE_LAG_BUCKETS - 1 && lag / 1e9 > sc_scrape_lag_bounds[b])
         b++;
@@ -522,7 +551,8 @@ static void fire(struct sc_scraper *s, struct task *tk, int64_t now)
         pthread_mutex_unlock(&s->health_mu);
         atomic_fetch_add(&s->n_skipped, (uint64_t)missed + (skip ? 1 : 0));
     }
-    if (!skip) start_req(s, tk->t, st, due);
+    if (!skip)
+        start_req(s, tk->t, st, due);
     pthread_mutex_lock(&s->health_mu);
     st->next_due_wall_ns = sc_wall_ns() + (st->next_due - sc_mono_ns());
     pthread_mutex_unlock(&s->health_mu);
@@ -573,7 +603,8 @@ static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *soc
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
     if (!socketp) {
         curl_multi_assign(s->multi, fd, (void *)1);
-        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST) return 0;
+        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST)
+            return 0;
     }
     epoll_ctl(s->ep, EPOLL_CTL_MOD, fd, &ev);
     return 0;
@@ -592,7 +623,8 @@ static void drain_done(struct sc_scraper *s)
     CURLMsg *m;
     int left;
     while ((m = curl_multi_info_read(s->multi, &left)))
-        if (m->msg == CURLMSG_DONE) complete(s, m->easy_handle, m->data.result);
+        if (m->msg == CURLMSG_DONE)
+            complete(s, m->easy_handle, m->data.result);
 }
 
 static void *scrape_main(void *arg)
@@ -625,8 +657,10 @@ static void *scrape_main(void *arg)
         }
         now = sc_mono_ns();
         int64_t until = now + NS;
-        if (s->nheap && s->heap[0]->st->next_due < until) until = s->heap[0]->st->next_due;
-        if (s->curl_deadline >= 0 && s->curl_deadline < until) until = s->curl_deadline;
+        if (s->nheap && s->heap[0]->st->next_due < until)
+            until = s->heap[0]->st->next_due;
+        if (s->curl_deadline >= 0 && s->curl_deadline < until)
+            until = s->curl_deadline;
         int64_t wait = until > now ? until - now : 0;
         int n = epoll_wait(s->ep, evs, (int)(sizeof evs / sizeof evs[0]),
                            (int)((wait + 999999) / 1000000));
@@ -634,7 +668,8 @@ static void *scrape_main(void *arg)
             int fd = evs[i].data.fd;
             if (fd == s->wakefd) {
                 uint64_t x;
-                if (read(s->wakefd, &x, sizeof x) < 0) continue;
+                if (read(s->wakefd, &x, sizeof x) < 0)
+                    continue;
                 continue;
             }
             int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
@@ -664,7 +699,8 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
 {
     sc_curl_global_init();
     struct sc_scraper *s = calloc(1, sizeof *s);
-    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!s)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     s->sink = sink;
     s->sink_ctx = sink_ctx;
     s->inflight.next = s->inflight.prev = &s->inflight;
@@ -708,7 +744,8 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
 {
     for (int i = 0; i < NWORKERS; i++) {
         struct sc_scrape_worker_arg *a = malloc(sizeof *a);
-        if (!a) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!a)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         a->s = s;
         a->w = &s->workers[i];
         if (pthread_create(&s->workers[i].th, NULL, sc_scrape_worker_main, a)) {
@@ -739,7 +776,8 @@ int sc_scraper_start(struct sc_scraper *s, char *err)
     if (!rc) {
         pthread_mutex_lock(&s->health_mu);
         s->started = 1;
-        if (pthread_getcpuclockid(s->thread, &s->clock)) s->clock = (clockid_t)-1;
+        if (pthread_getcpuclockid(s->thread, &s->clock))
+            s->clock = (clockid_t)-1;
         pthread_mutex_unlock(&s->health_mu);
     }
     pthread_mutex_unlock(&s->reload_mu);
@@ -767,7 +805,8 @@ int sc_scraper_reload(struct sc_scraper *s, const struct sc_config *cfg, char *e
 
 void sc_scraper_stop_free(struct sc_scraper *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     if (s->started) {
         atomic_store(&s->stop, 1);
         wake(s);
@@ -790,9 +829,12 @@ void sc_scraper_stop_free(struct sc_scraper *s)
     gen_free(s->pending);
     gen_free(s->gen);
     free(s->heap);
-    if (s->multi) curl_multi_cleanup(s->multi);
-    if (s->ep >= 0) close(s->ep);
-    if (s->wakefd >= 0) close(s->wakefd);
+    if (s->multi)
+        curl_multi_cleanup(s->multi);
+    if (s->ep >= 0)
+        close(s->ep);
+    if (s->wakefd >= 0)
+        close(s->wakefd);
     pthread_mutex_destroy(&s->health_mu);
     pthread_mutex_destroy(&s->reload_mu);
     pthread_mutex_destroy(&s->pend_mu);

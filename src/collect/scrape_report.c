@@ -111,7 +111,8 @@ static void prom_value(struct sc_buf *b, const char *s)
 static int64_t thread_cpu(clockid_t c)
 {
     struct timespec ts;
-    if (c == (clockid_t)-1 || clock_gettime(c, &ts)) return 0;
+    if (c == (clockid_t)-1 || clock_gettime(c, &ts))
+        return 0;
     return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
 }
 
@@ -120,9 +121,11 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
     memset(st, 0, sizeof *st);
     pthread_mutex_lock(&s->health_mu);
     st->tasks = s->gen ? s->gen->n : 0;
-    if (s->started) st->scraper_cpu_ns = thread_cpu(s->clock);
+    if (s->started)
+        st->scraper_cpu_ns = thread_cpu(s->clock);
     for (int i = 0; i < NWORKERS; i++)
-        if (s->workers[i].running) st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
+        if (s->workers[i].running)
+            st->workers_cpu_ns += thread_cpu(s->workers[i].clock);
     pthread_mutex_unlock(&s->health_mu);
     st->scrapes = atomic_load(&s->n_scrapes);
     st->errors = atomic_load(&s->n_errors);
@@ -269,7 +272,8 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
 {
     const char *suffix = NULL;
     for (int k = 0; k < NKINDS; k++)
-        if (!strcmp(sc_scrape_kinds[k].name, p->profile)) suffix = sc_scrape_kinds[k].suffix;
+        if (!strcmp(sc_scrape_kinds[k].name, p->profile))
+            suffix = sc_scrape_kinds[k].suffix;
     struct sc_buf name = SC_BUF_INIT;
     sc_buf_puts(&name, p->service_name);
     if (suffix) {
@@ -280,7 +284,8 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
     int first = 1;
     for (uint32_t i = 0; i < p->labels->n; i++) {
         const struct sc_label_pair *lp = &p->labels->v[i];
-        if (lp->name.len == 12 && !memcmp(lp->name.ptr, "service_name", 12)) continue;
+        if (lp->name.len == 12 && !memcmp(lp->name.ptr, "service_name", 12))
+            continue;
         if (memchr(lp->value.ptr, '"', lp->value.len)) {
             sc_buf_release(&name);
             return sc_errf(err, SC_EINVAL,
@@ -288,7 +293,8 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
                            "cannot carry",
                            (int)lp->name.len, lp->name.ptr);
         }
-        if (!first) sc_buf_putc(&name, ',');
+        if (!first)
+            sc_buf_putc(&name, ',');
         first = 0;
         sc_buf_append(&name, lp->name.ptr, lp->name.len);
         sc_buf_puts(&name, "=\"");
@@ -301,7 +307,8 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     int64_t from = p->from_ns / NS, until = (p->until_ns + NS / 2) / NS;
-    if (until < from) until = from;
+    if (until < from)
+        until = from;
     sc_buf_puts(out, "name=");
     url_encode(out, name.data, name.len);
     sc_buf_printf(out, "&from=%lld&until=%lld&format=pprof", (long long)from, (long long)until);

@@ -39,7 +39,8 @@ static void body_excerpt(const struct sc_buf *b, char *out, size_t n)
     size_t k = 0;
     for (size_t i = 0; i < b->len && k + 1 < n && i < 160; i++) {
         unsigned char c = (unsigned char)b->data[i];
-        if (c == '\n' || c == '\r') break;
+        if (c == '\n' || c == '\r')
+            break;
         out[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
     out[k] = 0;
@@ -57,11 +58,13 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
     size_t len = r->body.len;
     void *plain = NULL;
     int rc = 0;
-    if (len == 0) return sc_errf(err, SC_EFORMAT, "empty response");
+    if (len == 0)
+        return sc_errf(err, SC_EFORMAT, "empty response");
     if (sc_is_gzip(data, len)) {
         size_t plen;
         rc = sc_gunzip(data, len, sc_limits_scrape.max_decompressed, &plain, &plen, err);
-        if (rc) return sc_errwrap(err, rc, "bad gzip");
+        if (rc)
+            return sc_errwrap(err, rc, "bad gzip");
         data = plain;
         len = plen;
     }
@@ -75,7 +78,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
         rc = sc_errwrap(err, rc, "not a pprof profile");
         goto out;
     }
-    int64_t from = r->start_wall, until = r->start_wall;
+    int64_t from = r->start_wall;
+    int64_t until = from;
     int reencode = 0, restart = 0;
     uint32_t nkeep = K->keep[0] ? 2 : 0;
     if (K->cumulative) {
@@ -84,14 +88,16 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
             int probe = MODE_PROBE;
             atomic_compare_exchange_strong(&st->mode, &probe, MODE_ENDPOINT);
             until = from + p->duration_nanos;
-            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
+            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
+                goto out;
             /* counters of one process only grow; never store a negative count */
             for (size_t i = 0; i < (size_t)p->nsamples * p->nsample_types; i++)
                 if (p->values[i] < 0) {
                     p->values[i] = 0;
                     reencode = 1;
                 }
-            if (reencode) sc_profile_drop_zero_samples(p);
+            if (reencode)
+                sc_profile_drop_zero_samples(p);
             reencode |= nkeep > 0;
         } else {
             if (r->asked_delta) {
@@ -104,7 +110,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
                 }
                 atomic_store(&st->mode, MODE_SUBTRACT);
             }
-            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
+            if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
+                goto out;
             pthread_mutex_lock(&st->mu);
             int d = sc_delta_apply(&st->delta, p, err);
             from = st->base_wall_ns;
@@ -114,18 +121,21 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
                 rc = d;
                 goto out;
             }
-            if (d == SC_DELTA_FIRST) goto out; /* the baseline: nothing to store yet */
+            if (d == SC_DELTA_FIRST)
+                goto out; /* the baseline: nothing to store yet */
             restart = d == SC_DELTA_RESTART;
             reencode = 1;
         }
     } else if (nkeep) {
-        if ((rc = sc_profile_keep_types(p, K->keep, nkeep, err))) goto out;
+        if ((rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
+            goto out;
         reencode = 1;
     } else if (r->kind == 0) {
         until = from + (p->duration_nanos > 0 ? p->duration_nanos : r->t->cpu_seconds * NS);
     }
     *samples = sc_profile_nsamples(p);
-    if (*samples == 0) goto out;
+    if (*samples == 0)
+        goto out;
     struct sc_buf enc = SC_BUF_INIT;
     if (reencode) {
         p->time_nanos = from;
@@ -206,7 +216,8 @@ static void process(struct sc_scraper *s, struct req *r)
     }
     pthread_mutex_unlock(&s->health_mu);
     atomic_fetch_add(&s->n_scrapes, 1);
-    if (rc) atomic_fetch_add(&s->n_errors, 1);
+    if (rc)
+        atomic_fetch_add(&s->n_errors, 1);
     atomic_fetch_add(&s->n_profiles, (unsigned)delivered);
 }
 
@@ -221,9 +232,11 @@ void *sc_scrape_worker_main(void *arg)
         while (!w->head && !w->stop)
             pthread_cond_wait(&w->cv, &w->mu);
         struct req *r = w->head;
-        if (!r) break; /* stopping, and nothing left */
+        if (!r)
+            break; /* stopping, and nothing left */
         w->head = r->next;
-        if (!w->head) w->tail = NULL;
+        if (!w->head)
+            w->tail = NULL;
         pthread_mutex_unlock(&w->mu);
         size_t bytes = r->body.len;
         process(s, r);

@@ -69,13 +69,15 @@ static const char *base_name(const char *path)
 static int add_dso(struct sc_symbolizer *s, enum sc_dso_kind kind, const char *path, size_t len,
                    uint64_t dev, uint64_t ino, int32_t pid)
 {
-    if (s->ndsos >= MAX_DSOS) return SC_ELIMIT;
+    if (s->ndsos >= MAX_DSOS)
+        return SC_ELIMIT;
     if (sc_grow_array(&s->dsos, &s->dcap, (uint64_t)s->ndsos + 1, sizeof *s->dsos))
         return SC_ENOMEM;
     struct dso *d = &s->dsos[s->ndsos];
     memset(d, 0, sizeof *d);
     d->path = strndup(path, len);
-    if (!d->path) return SC_ENOMEM;
+    if (!d->path)
+        return SC_ENOMEM;
     d->name = base_name(d->path);
     d->kind = kind;
     d->dev = dev;
@@ -87,12 +89,18 @@ static int add_dso(struct sc_symbolizer *s, enum sc_dso_kind kind, const char *p
 int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out, char *err)
 {
     struct sc_symbolizer *s = calloc(1, sizeof *s);
-    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
-    if (o) s->o = *o;
-    if (!s->o.max_bytes) s->o.max_bytes = 32u << 20;
-    if (!s->o.kallsyms) s->o.kallsyms = "/proc/kallsyms";
-    if (!s->o.perf_map_dir) s->o.perf_map_dir = "/tmp";
-    if (!s->o.debug_dir) s->o.debug_dir = "/usr/lib/debug";
+    if (!s)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (o)
+        s->o = *o;
+    if (!s->o.max_bytes)
+        s->o.max_bytes = 32u << 20;
+    if (!s->o.kallsyms)
+        s->o.kallsyms = "/proc/kallsyms";
+    if (!s->o.perf_map_dir)
+        s->o.perf_map_dir = "/tmp";
+    if (!s->o.debug_dir)
+        s->o.debug_dir = "/usr/lib/debug";
     sc_symtab_init(&s->kernel);
     sc_symtab_init(&s->vdso);
     /* the fixed ids, in enum order */
@@ -108,7 +116,8 @@ int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer *
 
 static void free_table(struct table *t)
 {
-    if (!t) return;
+    if (!t)
+        return;
     sc_elf_dwarf_close(t->dw);
     sc_symtab_release(&t->st);
     free(t->dwarf_path);
@@ -118,7 +127,8 @@ static void free_table(struct table *t)
 
 void sc_symbolizer_free(struct sc_symbolizer *s)
 {
-    if (!s) return;
+    if (!s)
+        return;
     for (uint32_t i = 0; i < s->ndsos; i++)
         free(s->dsos[i].path);
     free(s->dsos);
@@ -149,7 +159,8 @@ struct dso_key {
 static int dso_eq(void *ctx, uint32_t i)
 {
     const struct dso_key *k = ctx;
-    if (i >= k->s->ndsos) return 0;
+    if (i >= k->s->ndsos)
+        return 0;
     const struct dso *d = &k->s->dsos[i];
     return k->ino ? d->ino == k->ino && d->dev == k->dev
                   : !d->ino && strlen(d->path) == k->len && !memcmp(d->path, k->path, k->len);
@@ -160,7 +171,8 @@ int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len,
 {
     enum sc_dso_kind kind = SC_DSO_FILE;
     char jit[32];
-    if (len == 6 && !memcmp(path, "[vdso]", 6)) return SC_DSO_ID_VDSO;
+    if (len == 6 && !memcmp(path, "[vdso]", 6))
+        return SC_DSO_ID_VDSO;
     if (len && path[0] == '[' && !is_anon(path, len))
         return SC_DSO_ID_UNKNOWN; /* [vsyscall], [uprobes], ... */
     if (is_anon(path, len)) {
@@ -175,7 +187,8 @@ int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len,
     struct dso_key k = {s, path, len, dev, ino};
     int added;
     uint32_t *slot = sc_map64_intern(&s->index, h, s->ndsos, dso_eq, &k, &added);
-    if (!slot) return SC_ENOMEM;
+    if (!slot)
+        return SC_ENOMEM;
     if (!added) {
         struct dso *d = &s->dsos[*slot];
         if (kind == SC_DSO_FILE && pid > 0)
@@ -183,7 +196,8 @@ int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len,
         return (int64_t)*slot;
     }
     int rc = add_dso(s, kind, path, len, dev, ino, pid);
-    if (rc < 0) *slot = UINT32_MAX - 1; /* a tombstone nobody matches */
+    if (rc < 0)
+        *slot = UINT32_MAX - 1; /* a tombstone nobody matches */
     return rc;
 }
 
@@ -191,15 +205,16 @@ static void hex_id(const uint8_t *id, uint32_t n, char out[41])
 {
     static const char hx[] = "0123456789abcdef";
     for (uint32_t i = 0; i < n && i < 20; i++) {
-        out[2 * i] = hx[id[i] >> 4];
-        out[2 * i + 1] = hx[id[i] & 15];
+        out[2 * (size_t)i] = hx[id[i] >> 4];
+        out[2 * (size_t)i + 1] = hx[id[i] & 15];
     }
-    out[2 * (n < 20 ? n : 20)] = 0;
+    out[2 * (size_t)(n < 20 ? n : 20)] = 0;
 }
 
 void sc_symbolizer_info(struct sc_symbolizer *s, uint32_t dso, struct sc_dso_info *out)
 {
-    if (dso >= s->ndsos) dso = SC_DSO_ID_UNKNOWN;
+    if (dso >= s->ndsos)
+        dso = SC_DSO_ID_UNKNOWN;
     const struct dso *d = &s->dsos[dso];
     out->kind = d->kind;
     out->path = d->path;
@@ -216,13 +231,15 @@ static int open_dso(const struct sc_symbolizer *s, const struct dso *d)
 {
     char p[4200];
     for (int attempt = 0; attempt < 2; attempt++) {
-        if (attempt == 0 && (d->pid <= 0 || s->o.root)) continue;
+        if (attempt == 0 && (d->pid <= 0 || s->o.root))
+            continue;
         if (attempt == 0)
             snprintf(p, sizeof p, "/proc/%d/root%s", (int)d->pid, d->path);
         else
             snprintf(p, sizeof p, "%s%s", s->o.root ? s->o.root : "", d->path);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
+        if (fd < 0)
+            continue;
         struct stat st;
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (!d->ino || st.st_ino == d->ino))
             return fd;
@@ -233,13 +250,15 @@ static int open_dso(const struct sc_symbolizer *s, const struct dso *d)
 
 static int open_debug_file(struct sc_symbolizer *s, const struct sc_symtab *t, char **path_out)
 {
-    if (t->build_id_len < 2) return -1;
+    if (t->build_id_len < 2)
+        return -1;
     char hex[41];
     hex_id(t->build_id, t->build_id_len, hex);
     struct sc_buf p = SC_BUF_INIT;
     sc_buf_printf(&p, "%s/.build-id/%.2s/%s.debug", s->o.debug_dir, hex, hex + 2);
     int fd = p.oom ? -1 : open(p.data, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) *path_out = sc_buf_detach(&p, NULL);
+    if (fd >= 0)
+        *path_out = sc_buf_detach(&p, NULL);
     sc_buf_release(&p);
     return fd;
 }
@@ -253,9 +272,11 @@ static void evict(struct sc_symbolizer *s, uint64_t round)
             if (s->tables[i] && s->tables[i]->last_use < round &&
                 (victim == UINT32_MAX || s->tables[i]->last_use < s->tables[victim]->last_use))
                 victim = i;
-        if (victim == UINT32_MAX) return;
+        if (victim == UINT32_MAX)
+            return;
         for (uint32_t i = 0; i < s->ndsos; i++)
-            if (s->dsos[i].table == victim + 1) s->dsos[i].table = 0;
+            if (s->dsos[i].table == victim + 1)
+                s->dsos[i].table = 0;
         s->table_bytes -= s->tables[victim]->st.bytes;
         s->dwarf_bytes -= s->tables[victim]->dw_bytes;
         free_table(s->tables[victim]);
@@ -271,9 +292,11 @@ static void evict_dwarf(struct sc_symbolizer *s, const struct table *keep)
         struct table *v = NULL;
         for (uint32_t i = 0; i < s->ntables; i++) {
             struct table *t = s->tables[i];
-            if (t && t->dw && t != keep && (!v || t->last_use < v->last_use)) v = t;
+            if (t && t->dw && t != keep && (!v || t->last_use < v->last_use))
+                v = t;
         }
-        if (!v) return;
+        if (!v)
+            return;
         sc_elf_dwarf_close(v->dw);
         v->dw = NULL;
         s->dwarf_bytes -= v->dw_bytes;
@@ -299,6 +322,7 @@ static int store_table(struct sc_symbolizer *s, struct table *t)
             break;
         }
     if (slot == s->ntables) {
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         if (sc_grow_array(&s->tables, &s->tcap, (uint64_t)s->ntables + 1, sizeof *s->tables))
             return 0;
         s->ntables++;
@@ -372,7 +396,8 @@ static void load_kernel(struct sc_symbolizer *s)
 {
     s->kernel_loaded = 1;
     int fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0)
+        return;
     /* parsed a chunk at a time (the text is several MB; its symbols far less) */
     char chunk[65536];
     size_t have = 0;
@@ -381,11 +406,13 @@ static void load_kernel(struct sc_symbolizer *s)
         have += (size_t)k;
         char *nl = memrchr(chunk, '\n', have);
         size_t whole = nl ? (size_t)(nl - chunk) + 1 : have; /* a 64 KiB line: cut it */
-        if (sc_symtab_parse_kallsyms(&s->kernel, chunk, whole)) break;
+        if (sc_symtab_parse_kallsyms(&s->kernel, chunk, whole))
+            break;
         memmove(chunk, chunk + whole, have - whole);
         have -= whole;
     }
-    if (k == 0 && have) sc_symtab_parse_kallsyms(&s->kernel, chunk, have);
+    if (k == 0 && have)
+        sc_symtab_parse_kallsyms(&s->kernel, chunk, have);
     close(fd);
     sc_symtab_finish(&s->kernel, KERNEL_GAP);
     s->st.kernel_symbols = s->kernel.n;
@@ -407,14 +434,18 @@ static void load_vdso(struct sc_symbolizer *s)
             break;
         }
     }
-    if (f) fclose(f);
-    if (!size || size > (16u << 20)) return;
+    if (f)
+        fclose(f);
+    if (!size || size > (16u << 20))
+        return;
     void *copy = malloc(size);
-    if (!copy) return;
+    if (!copy)
+        return;
     memcpy(copy, (const void *)base, size);
     int dw;
     char err[SC_ERR_LEN];
-    if (sc_elf_load(-1, copy, size, &s->vdso, &dw, err)) sc_symtab_init(&s->vdso);
+    if (sc_elf_load(-1, copy, size, &s->vdso, &dw, err))
+        sc_symtab_init(&s->vdso);
     free(copy);
 }
 
@@ -424,7 +455,8 @@ static struct sc_symtab *jit_table(struct sc_symbolizer *s, struct dso *d, uint6
     char p[4200];
     snprintf(p, sizeof p, "%s/perf-%d.map", s->o.perf_map_dir, (int)d->pid);
     struct stat st;
-    if (stat(p, &st) != 0) return d->table ? &s->tables[d->table - 1]->st : NULL;
+    if (stat(p, &st) != 0)
+        return d->table ? &s->tables[d->table - 1]->st : NULL;
     if (d->table && st.st_size == d->map_size && (int64_t)st.st_mtime == d->map_mtime)
         return &s->tables[d->table - 1]->st;
     if (d->table) {
@@ -434,7 +466,8 @@ static struct sc_symtab *jit_table(struct sc_symbolizer *s, struct dso *d, uint6
         d->table = 0;
     }
     int fd = open(p, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
+    if (fd < 0)
+        return NULL;
     struct sc_buf b = SC_BUF_INIT;
     char chunk[65536];
     ssize_t k;
@@ -447,7 +480,8 @@ static struct sc_symtab *jit_table(struct sc_symbolizer *s, struct dso *d, uint6
         sc_buf_release(&b);
         return NULL;
     }
-    if (b.len) sc_symtab_parse_perf_map(&t->st, b.data, b.len);
+    if (b.len)
+        sc_symtab_parse_perf_map(&t->st, b.data, b.len);
     sc_buf_release(&b);
     sc_symtab_finish(&t->st, 0);
     t->st.source = SC_SYMS_TEXT;
@@ -484,7 +518,8 @@ struct resolve {
  * longer than 4 KiB are cut). NULL when it cannot be read. */
 static const char *sym_name(struct resolve *r, const struct sc_symtab_ent *e)
 {
-    if (!r->t->names_in_file) return r->t->names + e->name;
+    if (!r->t->names_in_file)
+        return r->t->names + e->name;
     if (r->names_fd == -1)
         r->names_fd =
             r->names_path ? open(r->names_path, O_RDONLY | O_CLOEXEC) : open_dso(r->s, r->d);
@@ -493,7 +528,8 @@ static const char *sym_name(struct resolve *r, const struct sc_symtab_ent *e)
         return NULL;
     }
     ssize_t k = pread(r->names_fd, r->name, sizeof r->name - 1, (off_t)(r->t->names_off + e->name));
-    if (k <= 0) return NULL;
+    if (k <= 0)
+        return NULL;
     r->name[k] = 0;
     return r->name[0] ? r->name : NULL;
 }
@@ -509,7 +545,8 @@ static struct sc_sym_frame frame(const char *name, size_t nlen, const char *file
  * NULL when the name is not mangled. The caller frees the result. */
 static char *demangle(const char *name)
 {
-    if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R')) return NULL;
+    if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+        return NULL;
     return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 }
 
@@ -521,9 +558,11 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
     sym.address = r->vaddrs[i];
     const struct sc_symtab_ent *e = r->t ? sc_symtab_find(r->t, sym.address) : NULL;
     const char *sname = e ? sym_name(r, e) : NULL;
-    if (!sname) e = NULL;
+    if (!sname)
+        e = NULL;
     sym.found = e != NULL;
-    if (!sname) sname = r->unnamed;
+    if (!sname)
+        sname = r->unnamed;
     size_t slen = strlen(sname);
     sym.nframes = 0;
     for (uint32_t k = 0; k < n && sym.nframes < SC_ELF_MAX_FRAMES; k++) {
@@ -539,7 +578,8 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
         }
         sym.frames[sym.nframes++] = frame(nm, nl, fr[k].file, fr[k].line);
     }
-    if (sym.nframes == 0) sym.frames[sym.nframes++] = frame(sname, slen, NULL, 0);
+    if (sym.nframes == 0)
+        sym.frames[sym.nframes++] = frame(sname, slen, NULL, 0);
     char *own[SC_ELF_MAX_FRAMES];
     for (uint32_t k = 0; k < sym.nframes; k++) {
         own[k] = demangle(sym.frames[k].name); /* names are NUL-terminated */
@@ -557,7 +597,8 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
 void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t *addrs, uint32_t n,
                            sc_sym_cb cb, void *ctx)
 {
-    if (dso >= s->ndsos) dso = SC_DSO_ID_UNKNOWN;
+    if (dso >= s->ndsos)
+        dso = SC_DSO_ID_UNKNOWN;
     uint64_t round = now_clock(s);
     struct dso *d = &s->dsos[dso];
     struct resolve r = {s, d, NULL, addrs, cb, ctx, "", 0, -1, NULL, ""};
@@ -565,7 +606,8 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     if (d->kind == SC_DSO_KERNEL || d->kind == SC_DSO_UNKNOWN)
         unnamed = d->path + 1; /* "[kernel.kallsyms]", "[unknown]" as they are */
     r.unnamed_len = (size_t)snprintf(r.unnamed, sizeof r.unnamed, "[%s", unnamed);
-    if (r.unnamed_len >= sizeof r.unnamed) r.unnamed_len = sizeof r.unnamed - 1;
+    if (r.unnamed_len >= sizeof r.unnamed)
+        r.unnamed_len = sizeof r.unnamed - 1;
     if (r.unnamed[r.unnamed_len - 1] != ']' && r.unnamed_len + 1 < sizeof r.unnamed)
         r.unnamed[r.unnamed_len++] = ']';
     r.unnamed[r.unnamed_len] = 0;
@@ -576,18 +618,21 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     struct table *tab = NULL;
     switch (d->kind) {
     case SC_DSO_KERNEL:
-        if (!s->kernel_loaded) load_kernel(s);
+        if (!s->kernel_loaded)
+            load_kernel(s);
         r.t = &s->kernel;
         break;
     case SC_DSO_VDSO:
-        if (!s->vdso_loaded) load_vdso(s);
+        if (!s->vdso_loaded)
+            load_vdso(s);
         r.t = &s->vdso;
         break;
     case SC_DSO_JIT:
         r.t = jit_table(s, d, round);
         break;
     case SC_DSO_FILE:
-        if (!d->table && !d->failed) d->table = load_file(s, d, round);
+        if (!d->table && !d->failed)
+            d->table = load_file(s, d, round);
         if (d->table) {
             struct table *t = s->tables[d->table - 1];
             tab = t;
@@ -609,7 +654,8 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
             dwarf = 0;
         } else {
             for (uint32_t i = 0; i < n; i++)
-                if (!r.t || !sc_symtab_vaddr(r.t, addrs[i], &va[i])) va[i] = addrs[i];
+                if (!r.t || !sc_symtab_vaddr(r.t, addrs[i], &va[i]))
+                    va[i] = addrs[i];
             r.vaddrs = va;
         }
     }
@@ -625,13 +671,15 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     }
     if (dwarf) {
         char err[SC_ERR_LEN];
-        if (sc_elf_lines(tab->dw, r.vaddrs, n, emit, &r, err) != 0) dwarf = 0;
+        if (sc_elf_lines(tab->dw, r.vaddrs, n, emit, &r, err) != 0)
+            dwarf = 0;
         evict_dwarf(s, s->o.dwarf_bytes ? tab : NULL);
     }
     if (!dwarf)
         for (uint32_t i = 0; i < n; i++)
             emit(&r, i, NULL, 0);
-    if (r.names_fd >= 0) close(r.names_fd);
+    if (r.names_fd >= 0)
+        close(r.names_fd);
     free(va);
 }
 

@@ -22,16 +22,20 @@ void sc_symtab_release(struct sc_symtab *t)
 int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char *name,
                   size_t name_len, uint8_t rank)
 {
-    if (name_len == 0) return 0;
-    if (name_len > UINT32_MAX || t->names_len + name_len + 1 > UINT32_MAX) return SC_ELIMIT;
+    if (name_len == 0)
+        return 0;
+    if (name_len > UINT32_MAX || t->names_len + name_len + 1 > UINT32_MAX)
+        return SC_ELIMIT;
     int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (t->names_len + name_len + 1 > t->names_cap) {
         size_t cap = t->names_cap ? t->names_cap : 4096;
         while (cap < t->names_len + name_len + 1)
             cap *= 2;
         char *nn = realloc(t->names, cap);
-        if (!nn) return SC_ENOMEM;
+        if (!nn)
+            return SC_ENOMEM;
         t->names = nn;
         t->names_cap = cap;
     }
@@ -46,7 +50,8 @@ int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32
                       uint8_t rank)
 {
     int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     t->add[t->nadd++] = (struct sc_symtab_new){start, size, name, rank};
     return 0;
 }
@@ -54,7 +59,8 @@ int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32
 static int cmp_start(const void *a, const void *b)
 {
     const struct sc_symtab_new *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     return 0;
 }
 
@@ -70,14 +76,18 @@ static uint32_t leading_underscores(const char *s)
 static int better(const struct sc_symtab *t, const struct sc_symtab_new *a,
                   const struct sc_symtab_new *b)
 {
-    if (a->rank != b->rank) return a->rank > b->rank;
+    if (a->rank != b->rank)
+        return a->rank > b->rank;
     const char *x = t->names + a->name, *y = t->names + b->name;
     uint32_t ua = leading_underscores(x), ub = leading_underscores(y);
-    if (ua != ub) return ua < ub;
+    if (ua != ub)
+        return ua < ub;
     size_t la = strlen(x), lb = strlen(y);
-    if (la != lb) return la < lb;
+    if (la != lb)
+        return la < lb;
     int c = strcmp(x, y);
-    if (c) return c < 0;
+    if (c)
+        return c < 0;
     return a->size > b->size;
 }
 
@@ -99,19 +109,23 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
     uint32_t sorted = 1;
     while (sorted < n && a[sorted - 1].start <= a[sorted].start)
         sorted++;
-    if (sorted < n) qsort(a, n, sizeof *a, cmp_start);
+    if (sorted < n)
+        qsort(a, n, sizeof *a, cmp_start);
     uint32_t k = 0;
     for (uint32_t i = 0; i < n;) {
         uint32_t best = i, j = i + 1;
         uint64_t size = a[i].size;
         for (; j < n && a[j].start == a[i].start; j++) {
-            if (better(t, &a[j], &a[best])) best = j;
-            if (a[j].size > size) size = a[j].size; /* an alias with a size tells the extent */
+            if (better(t, &a[j], &a[best]))
+                best = j;
+            if (a[j].size > size)
+                size = a[j].size; /* an alias with a size tells the extent */
         }
         uint64_t sz = a[best].size ? a[best].size : size;
         if (!sz) {
             uint64_t gap = j < n ? a[j].start - a[i].start : max_gap;
-            if (max_gap && gap > max_gap) gap = max_gap;
+            if (max_gap && gap > max_gap)
+                gap = max_gap;
             sz = gap ? gap : 1;
         }
         t->v[k++] = (struct sc_symtab_ent){a[i].start, sz > UINT32_MAX ? UINT32_MAX : (uint32_t)sz,
@@ -142,7 +156,8 @@ const struct sc_symtab_ent *sc_symtab_find(const struct sc_symtab *t, uint64_t a
         else
             hi = mid;
     }
-    if (lo == 0) return NULL;
+    if (lo == 0)
+        return NULL;
     const struct sc_symtab_ent *e = &t->v[lo - 1];
     return addr - e->start < (uint64_t)e->size ? e : NULL;
 }
@@ -170,10 +185,12 @@ static int read_hex(const char **p, const char *end, uint64_t *out)
     uint64_t v = 0;
     int digits = 0;
     for (; s < end && sc_hex_digit(*s) >= 0; s++, digits++) {
-        if (v >> 60) return -1;
+        if (v >> 60)
+            return -1;
         v = v << 4 | (uint64_t)sc_hex_digit(*s);
     }
-    if (!digits) return -1;
+    if (!digits)
+        return -1;
     *p = s;
     *out = v;
     return 0;
@@ -195,19 +212,24 @@ int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len)
         uint64_t addr;
         const char *s = p;
         p = nl ? nl + 1 : end;
-        if (read_hex(&s, le, &addr) || s >= le || (*s != ' ' && *s != '\t')) continue;
+        if (read_hex(&s, le, &addr) || s >= le || (*s != ' ' && *s != '\t'))
+            continue;
         s = skip_blanks(s, le);
-        if (s + 1 >= le) continue;
+        if (s + 1 >= le)
+            continue;
         char type = *s++;
-        if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+        if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+            continue;
         s = skip_blanks(s, le);
         const char *name = s;
         while (s < le && *s != ' ' && *s != '\t')
             s++;
-        if (!addr || s == name) continue;
+        if (!addr || s == name)
+            continue;
         uint8_t rank = type == 'T' ? 3 : type == 't' ? 2 : 1;
         int rc = sc_symtab_add(t, addr, 0, name, (size_t)(s - name), rank);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -221,16 +243,20 @@ int sc_symtab_parse_perf_map(struct sc_symtab *t, const char *text, size_t len)
         const char *s = p;
         p = nl ? nl + 1 : end;
         uint64_t start, size;
-        if (read_hex(&s, le, &start) || s >= le || (*s != ' ' && *s != '\t')) continue;
+        if (read_hex(&s, le, &start) || s >= le || (*s != ' ' && *s != '\t'))
+            continue;
         s = skip_blanks(s, le);
-        if (read_hex(&s, le, &size) || s >= le || (*s != ' ' && *s != '\t')) continue;
+        if (read_hex(&s, le, &size) || s >= le || (*s != ' ' && *s != '\t'))
+            continue;
         s = skip_blanks(s, le);
         const char *e = le;
         while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
             e--;
-        if (e == s || size == 0) continue;
+        if (e == s || size == 0)
+            continue;
         int rc = sc_symtab_add(t, start, size, s, (size_t)(e - s), 2);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -244,12 +270,15 @@ int sc_maps_parse_line(const char *line, size_t len, struct sc_maps_line *out)
         out->end < out->start)
         return SC_EFORMAT;
     p = skip_blanks(p, end);
-    if (end - p < 4) return SC_EFORMAT;
+    if (end - p < 4)
+        return SC_EFORMAT;
     out->exec = p[2] == 'x';
     p += 4;
-    if (p >= end || *p != ' ') return SC_EFORMAT;
+    if (p >= end || *p != ' ')
+        return SC_EFORMAT;
     p = skip_blanks(p, end);
-    if (read_hex(&p, end, &out->offset)) return SC_EFORMAT;
+    if (read_hex(&p, end, &out->offset))
+        return SC_EFORMAT;
     p = skip_blanks(p, end);
     if (read_hex(&p, end, &dmaj) || p >= end || *p++ != ':' || read_hex(&p, end, &dmin) ||
         dmaj > UINT32_MAX || dmin > UINT32_MAX)
@@ -260,10 +289,12 @@ int sc_maps_parse_line(const char *line, size_t len, struct sc_maps_line *out)
     uint64_t ino = 0;
     int digits = 0;
     for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
-        if (ino > UINT64_MAX / 10 - 9) return SC_EFORMAT;
+        if (ino > UINT64_MAX / 10 - 9)
+            return SC_EFORMAT;
         ino = ino * 10 + (uint64_t)(*p - '0');
     }
-    if (!digits) return SC_EFORMAT;
+    if (!digits)
+        return SC_EFORMAT;
     out->inode = ino;
     p = skip_blanks(p, end);
     out->path = p;
@@ -298,7 +329,8 @@ struct pcln {
 
 static int rd32(const struct pcln *c, uint64_t off, uint32_t *v)
 {
-    if (off > c->n || c->n - off < 4) return -1;
+    if (off > c->n || c->n - off < 4)
+        return -1;
     *v = (uint32_t)c->d[off] | (uint32_t)c->d[off + 1] << 8 | (uint32_t)c->d[off + 2] << 16 |
          (uint32_t)c->d[off + 3] << 24;
     return 0;
@@ -307,7 +339,8 @@ static int rd32(const struct pcln *c, uint64_t off, uint32_t *v)
 static int rdptr(const struct pcln *c, uint64_t off, uint64_t *v)
 {
     uint32_t lo, hi = 0;
-    if (rd32(c, off, &lo) || (c->ptr == 8 && rd32(c, off + 4, &hi))) return -1;
+    if (rd32(c, off, &lo) || (c->ptr == 8 && rd32(c, off + 4, &hi)))
+        return -1;
     *v = (uint64_t)hi << 32 | lo;
     return 0;
 }
@@ -315,9 +348,11 @@ static int rdptr(const struct pcln *c, uint64_t off, uint64_t *v)
 /* A NUL-terminated name at off within [0, n). */
 static int pcln_name(const struct pcln *c, uint64_t off, const char **s, size_t *len)
 {
-    if (off >= c->n) return -1;
+    if (off >= c->n)
+        return -1;
     const uint8_t *z = memchr(c->d + off, 0, c->n - off);
-    if (!z) return -1;
+    if (!z)
+        return -1;
     *s = (const char *)c->d + off;
     *len = (size_t)(z - (c->d + off));
     return 0;
@@ -328,30 +363,37 @@ int sc_symtab_parse_gopclntab(struct sc_symtab *t, const uint8_t *data, size_t l
 {
     struct pcln c = {data, len, 0};
     uint32_t magic;
-    if (len < 16 || rd32(&c, 0, &magic) || data[4] || data[5]) return SC_EFORMAT;
+    if (len < 16 || rd32(&c, 0, &magic) || data[4] || data[5])
+        return SC_EFORMAT;
     c.ptr = data[7];
-    if (c.ptr != 4 && c.ptr != 8) return SC_EFORMAT;
+    if (c.ptr != 4 && c.ptr != 8)
+        return SC_EFORMAT;
     int ver = magic == 0xfffffffb                          ? 2
               : magic == 0xfffffffa                        ? 16
               : magic == 0xfffffff0 || magic == 0xfffffff1 ? 18
                                                            : 0;
-    if (!ver) return SC_EFORMAT;
+    if (!ver)
+        return SC_EFORMAT;
     uint64_t nfunc, text = 0, nameoff = 0, pcln = 0;
-    if (rdptr(&c, 8, &nfunc)) return SC_EFORMAT;
+    if (rdptr(&c, 8, &nfunc))
+        return SC_EFORMAT;
     uint32_t P = c.ptr;
     if (ver == 2) {
         pcln = 8 + P;
     } else if (ver == 16) {
-        if (rdptr(&c, 8 + 2 * P, &nameoff) || rdptr(&c, 8 + 6 * P, &pcln)) return SC_EFORMAT;
+        if (rdptr(&c, 8 + 2 * P, &nameoff) || rdptr(&c, 8 + 6 * P, &pcln))
+            return SC_EFORMAT;
     } else {
         if (rdptr(&c, 8 + 2 * P, &text) || rdptr(&c, 8 + 3 * P, &nameoff) ||
             rdptr(&c, 8 + 7 * P, &pcln))
             return SC_EFORMAT;
-        if (!text) text = text_vaddr;
+        if (!text)
+            text = text_vaddr;
     }
     /* each functab entry takes 8 or 2P bytes of the section: bounds nfunc */
     uint64_t esize = ver == 18 ? 8 : 2 * (uint64_t)P;
-    if (pcln > len || nfunc > (len - pcln) / esize) return SC_EFORMAT;
+    if (pcln > len || nfunc > (len - pcln) / esize)
+        return SC_EFORMAT;
     /* the base funcoff and nameoff are relative to */
     uint64_t fbase = ver == 2 ? 0 : pcln;
     uint64_t nbase = ver == 2 ? 0 : nameoff;
@@ -360,13 +402,16 @@ int sc_symtab_parse_gopclntab(struct sc_symtab *t, const uint8_t *data, size_t l
         uint64_t e = pcln + i * esize, entry, funcoff, next = 0;
         if (ver == 18) {
             uint32_t a, b, z;
-            if (rd32(&c, e, &a) || rd32(&c, e + 4, &b)) return SC_EFORMAT;
+            if (rd32(&c, e, &a) || rd32(&c, e + 4, &b))
+                return SC_EFORMAT;
             entry = text + a;
             funcoff = b;
-            if (!rd32(&c, e + 8, &z)) next = text + z;
+            if (!rd32(&c, e + 8, &z))
+                next = text + z;
         } else {
-            if (rdptr(&c, e, &entry) || rdptr(&c, e + P, &funcoff)) return SC_EFORMAT;
-            rdptr(&c, e + 2 * P, &next); /* the next entry, or the end pc */
+            if (rdptr(&c, e, &entry) || rdptr(&c, e + P, &funcoff))
+                return SC_EFORMAT;
+            rdptr(&c, e + 2 * (uint64_t)P, &next); /* the next entry, or the end pc */
         }
         /* the _func's nameoff follows its entry (u32 or P) */
         uint64_t fo = fbase + funcoff + (ver == 18 ? 4 : P);
@@ -375,13 +420,16 @@ int sc_symtab_parse_gopclntab(struct sc_symtab *t, const uint8_t *data, size_t l
         size_t nlen;
         if (fo < fbase || rd32(&c, fo, &no) || (int32_t)no < 0 ||
             pcln_name(&c, nbase + no, &name, &nlen))
-            continue;                              /* one bad entry does not spoil the table */
-        if (entry < prev_entry) return SC_EFORMAT; /* the functab is sorted */
+            continue; /* one bad entry does not spoil the table */
+        if (entry < prev_entry)
+            return SC_EFORMAT; /* the functab is sorted */
         prev_entry = entry;
         uint64_t size = next > entry ? next - entry : 0;
-        if (size > (64u << 20)) size = 0; /* not plausible: up to the next symbol */
+        if (size > (64u << 20))
+            size = 0; /* not plausible: up to the next symbol */
         int rc = sc_symtab_add(t, entry, size, name, nlen, 2);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -20,18 +20,18 @@ const char *sc_format_name(enum sc_format f);
 
 /* stackcollapse-perf.pl's options, which shape the frames perf script decodes into. */
 struct sc_perf_opts {
-    int pid, tid;         /* process frame "comm-pid" / "comm-pid/tid" */
-    int kernel, jit;      /* annotate _[k] / _[j] */
-    int addrs;            /* keep raw addresses of unknown symbols */
-    const char *event;    /* only samples of this event; NULL = the first one seen */
-    int threads;          /* decoder threads; 0 = choose */
+    int pid, tid;      /* process frame "comm-pid" / "comm-pid/tid" */
+    int kernel, jit;   /* annotate _[k] / _[j] */
+    int addrs;         /* keep raw addresses of unknown symbols */
+    const char *event; /* only samples of this event; NULL = the first one seen */
+    int threads;       /* decoder threads; 0 = choose */
 };
 
 struct sc_decode_opts {
     const struct sc_limits *limits; /* NULL = sc_limits_cli */
     struct sc_perf_opts perf;
-    enum sc_format format;          /* SC_FMT_UNKNOWN = detect from content */
-    int lazy_samples;               /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
+    enum sc_format format; /* SC_FMT_UNKNOWN = detect from content */
+    int lazy_samples;      /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
 };
 
 /* A whole input in memory: mmap'd for regular files, malloc'd otherwise, or borrowed from

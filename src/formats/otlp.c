@@ -58,11 +58,11 @@
     }
 #define M(name, num, msg)                                                                          \
     {                                                                                              \
-        name, num, SC_PBJ_MESSAGE, 0, &msg                                                         \
+        name, num, SC_PBJ_MESSAGE, 0, &(msg)                                                       \
     }
 #define RM(name, num, msg)                                                                         \
     {                                                                                              \
-        name, num, SC_PBJ_MESSAGE, 1, &msg                                                         \
+        name, num, SC_PBJ_MESSAGE, 1, &(msg)                                                       \
     }
 #define MSG(var, ...)                                                                              \
     static const struct sc_pbj_field var##_f[] = {__VA_ARGS__};                                    \
@@ -119,30 +119,38 @@ static int walk_resources(struct sc_otlp_req *r, struct sc_pb_rd rp, int fill, c
 {
     struct sc_pb_field f, g;
     uint32_t ri = r->nresources++;
-    if (fill) r->resources[ri] = (struct sc_pb_rd){NULL, NULL};
+    if (fill)
+        r->resources[ri] = (struct sc_pb_rd){NULL, NULL};
     int rc;
     while ((rc = sc_pb_next(&rp, &f)) > 0) {
         if ((f.num == 1 || f.num == 2) && f.wt != SC_WT_LEN)
             return MALFORMED(err, "resource_profiles field %u is not a message", f.num);
-        if (f.num == 1 && fill) r->resources[ri] = f.payload;
-        if (f.num != 2) continue;
+        if (f.num == 1 && fill)
+            r->resources[ri] = f.payload;
+        if (f.num != 2)
+            continue;
         uint32_t si = r->nscopes++;
-        if (fill) r->scopes[si] = (struct sc_pb_rd){NULL, NULL};
+        if (fill)
+            r->scopes[si] = (struct sc_pb_rd){NULL, NULL};
         struct sc_pb_rd sp = f.payload;
         while ((rc = sc_pb_next(&sp, &g)) > 0) {
             if ((g.num == 1 || g.num == 2) && g.wt != SC_WT_LEN)
                 return MALFORMED(err, "scope_profiles field %u is not a message", g.num);
-            if (g.num == 1 && fill) r->scopes[si] = g.payload;
+            if (g.num == 1 && fill)
+                r->scopes[si] = g.payload;
             if (g.num == 2) {
-                if (fill) r->profiles[r->nprofiles] = (struct prof_ref){g.payload, ri, si};
+                if (fill)
+                    r->profiles[r->nprofiles] = (struct prof_ref){g.payload, ri, si};
                 r->nprofiles++;
             }
         }
-        if (rc < 0) return MALFORMED(err, "truncated scope_profiles");
+        if (rc < 0)
+            return MALFORMED(err, "truncated scope_profiles");
         if (r->nprofiles > MAX_PROFILES || r->nscopes > MAX_PROFILES)
             return sc_errf(err, SC_ELIMIT, "more than %d profiles in one request", MAX_PROFILES);
     }
-    if (rc < 0) return MALFORMED(err, "truncated resource_profiles");
+    if (rc < 0)
+        return MALFORMED(err, "truncated resource_profiles");
     if (r->nresources > MAX_PROFILES)
         return sc_errf(err, SC_ELIMIT, "more than %d resources in one request", MAX_PROFILES);
     return 0;
@@ -158,11 +166,14 @@ static int walk(struct sc_otlp_req *r, struct sc_pb_rd top, int fill, char *err)
     while ((rc = sc_pb_next(&top, &f)) > 0) {
         if ((f.num == 1 || f.num == 2) && f.wt != SC_WT_LEN)
             return MALFORMED(err, "field %u is not a message", f.num);
-        if (f.num == 1 && (rc = walk_resources(r, f.payload, fill, err))) return rc;
-        if (f.num != 2) continue;
+        if (f.num == 1 && (rc = walk_resources(r, f.payload, fill, err)))
+            return rc;
+        if (f.num != 2)
+            continue;
         struct sc_pb_rd d = f.payload;
         while ((rc = sc_pb_next(&d, &g)) > 0) {
-            if (g.num < 1 || g.num > NTABLES) continue;
+            if (g.num < 1 || g.num > NTABLES)
+                continue;
             uint32_t t = g.num - 1;
             if (g.wt != SC_WT_LEN)
                 return MALFORMED(err, "%s entry is not a message or string",
@@ -174,11 +185,13 @@ static int walk(struct sc_otlp_req *r, struct sc_pb_rd top, int fill, char *err)
                                            err)))
                     return rc;
             }
-            if (fill) r->table[t][r->ntable[t]] = g.payload;
+            if (fill)
+                r->table[t][r->ntable[t]] = g.payload;
             if (++r->ntable[t] > (1u << 30))
                 return sc_errf(err, SC_ELIMIT, "too many %s entries", sc_otlp_table_names[t]);
         }
-        if (rc < 0) return MALFORMED(err, "truncated dictionary");
+        if (rc < 0)
+            return MALFORMED(err, "truncated dictionary");
     }
     return rc < 0 ? MALFORMED(err, "truncated or not protobuf") : 0;
 }
@@ -201,7 +214,8 @@ int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *li
 {
     *out = NULL;
     struct sc_otlp_req *r = calloc(1, sizeof *r);
-    if (!r) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!r)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     r->lim = lim ? *lim : sc_limits_cli;
     int rc = 0;
     if (n > r->lim.max_input)
@@ -209,13 +223,16 @@ int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *li
                      (unsigned long long)r->lim.max_input);
     if (!rc && json) {
         rc = sc_pbjson_transcode(buf, n, &j_request, r->lim.max_decompressed, &r->json, err);
-        if (rc == SC_EFORMAT) sc_errwrap(err, rc, "malformed OTLP JSON");
+        if (rc == SC_EFORMAT)
+            sc_errwrap(err, rc, "malformed OTLP JSON");
         buf = r->json.data;
         n = r->json.len;
     }
     struct sc_pb_rd top = {buf, buf ? (const uint8_t *)buf + n : NULL};
-    if (!rc) rc = walk(r, top, 0, err);
-    if (!rc) rc = check_limits(r, err);
+    if (!rc)
+        rc = walk(r, top, 0, err);
+    if (!rc)
+        rc = check_limits(r, err);
     if (!rc) {
         for (int t = 0; t < NTABLES && !rc; t++)
             if (!(r->table[t] = malloc(((size_t)r->ntable[t] + 1) * sizeof *r->table[t])))
@@ -226,7 +243,8 @@ int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *li
         if (rc || !r->resources || !r->scopes || !r->profiles)
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    if (!rc) rc = walk(r, top, 1, err);
+    if (!rc)
+        rc = walk(r, top, 1, err);
     if (rc) {
         sc_otlp_close(r);
         return rc;
@@ -237,7 +255,8 @@ int sc_otlp_open(const void *buf, size_t n, int json, const struct sc_limits *li
 
 void sc_otlp_close(struct sc_otlp_req *r)
 {
-    if (!r) return;
+    if (!r)
+        return;
     for (int t = 0; t < NTABLES; t++)
         free(r->table[t]);
     free(r->resources);
@@ -272,18 +291,22 @@ void sc_otlp_put_response(struct sc_buf *out, int json, int64_t rejected, const 
         sc_buf_puts(out, "}");
         return;
     }
-    if (!partial) return;
+    if (!partial)
+        return;
     struct sc_buf ps = SC_BUF_INIT;
     sc_pb_put_uint(&ps, 1, (uint64_t)rejected);
-    if (msg && *msg) sc_pb_put_bytes(&ps, 2, msg, strlen(msg));
+    if (msg && *msg)
+        sc_pb_put_bytes(&ps, 2, msg, strlen(msg));
     sc_pb_put_msg(out, 1, &ps);
-    if (ps.oom) out->oom = 1;
+    if (ps.oom)
+        out->oom = 1;
     sc_buf_release(&ps);
 }
 
 int sc_otlp_check_version(const char *v, char *err)
 {
-    if (!v || !strcmp(v, "1")) return 0;
+    if (!v || !strcmp(v, "1"))
+        return 0;
     return sc_errf(err, SC_EUNSUPPORTED,
                    "unsupported OTLP profiles development version '%.32s' (this server reads "
                    "version 1)",

@@ -62,11 +62,13 @@ static int hexval(char c)
 
 static int hex4(struct jx *j, unsigned *out)
 {
-    if (j->end - j->p < 4) return -1;
+    if (j->end - j->p < 4)
+        return -1;
     unsigned v = 0;
     for (int i = 0; i < 4; i++) {
         int h = hexval(j->p[i]);
-        if (h < 0) return -1;
+        if (h < 0)
+            return -1;
         v = v << 4 | (unsigned)h;
     }
     j->p += 4;
@@ -97,18 +99,23 @@ static void put_utf8(struct sc_buf *b, unsigned c)
 static int string_into(struct jx *j, struct sc_buf *dst)
 {
     ws(j);
-    if (j->p >= j->end || *j->p != '"') return bad(j, "expected a string");
+    if (j->p >= j->end || *j->p != '"')
+        return bad(j, "expected a string");
     j->p++;
     for (;;) {
         const char *run = j->p;
         while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20)
             j->p++;
         sc_buf_append(dst, run, (size_t)(j->p - run));
-        if (j->p >= j->end) return bad(j, "unterminated string");
+        if (j->p >= j->end)
+            return bad(j, "unterminated string");
         char c = *j->p++;
-        if (c == '"') return 0;
-        if (c != '\\') return bad(j, "control character in a string");
-        if (j->p >= j->end) return bad(j, "unterminated string");
+        if (c == '"')
+            return 0;
+        if (c != '\\')
+            return bad(j, "control character in a string");
+        if (j->p >= j->end)
+            return bad(j, "unterminated string");
         c = *j->p++;
         static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
         const char *e = c ? strchr(from, c) : NULL;
@@ -117,7 +124,8 @@ static int string_into(struct jx *j, struct sc_buf *dst)
             continue;
         }
         unsigned u, lo;
-        if (c != 'u' || hex4(j, &u)) return bad(j, "bad escape in a string");
+        if (c != 'u' || hex4(j, &u))
+            return bad(j, "bad escape in a string");
         if (u >= 0xd800 && u < 0xdc00 && j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u') {
             const char *save = j->p;
             j->p += 2;
@@ -134,15 +142,19 @@ static int skip_value(struct jx *j);
 
 static int skip_container(struct jx *j, char close)
 {
-    if (++j->depth > MAX_DEPTH) return bad(j, "nested more than 64 deep");
+    if (++j->depth > MAX_DEPTH)
+        return bad(j, "nested more than 64 deep");
     if (!take(j, close)) {
         do {
             if (close == '}') {
                 j->tmp.len = 0;
-                if (string_into(j, &j->tmp)) return SC_EFORMAT;
-                if (!take(j, ':')) return bad(j, "expected ':'");
+                if (string_into(j, &j->tmp))
+                    return SC_EFORMAT;
+                if (!take(j, ':'))
+                    return bad(j, "expected ':'");
             }
-            if (skip_value(j)) return SC_EFORMAT;
+            if (skip_value(j))
+                return SC_EFORMAT;
         } while (take(j, ','));
         if (!take(j, close))
             return bad(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
@@ -165,7 +177,8 @@ static int number_span(struct jx *j, const char **s, size_t *n)
 static int skip_value(struct jx *j)
 {
     ws(j);
-    if (j->p >= j->end) return bad(j, "unexpected end");
+    if (j->p >= j->end)
+        return bad(j, "unexpected end");
     const char *s;
     size_t n;
     switch (*j->p) {
@@ -193,7 +206,8 @@ static int skip_value(struct jx *j)
 static int key_is(const char *key, size_t n, const char *snake)
 {
     size_t sn = strlen(snake);
-    if (n == sn && !memcmp(key, snake, n)) return 1;
+    if (n == sn && !memcmp(key, snake, n))
+        return 1;
     size_t k = 0;
     int up = 0;
     for (const char *c = snake; *c; c++) {
@@ -203,14 +217,16 @@ static int key_is(const char *key, size_t n, const char *snake)
         }
         char want = up && *c >= 'a' && *c <= 'z' ? (char)(*c - 32) : *c;
         up = 0;
-        if (k >= n || key[k++] != want) return 0;
+        if (k >= n || key[k++] != want)
+            return 0;
     }
     return k == n;
 }
 
 static int check_size(struct jx *j)
 {
-    if (j->out->oom || j->tmp.oom) return sc_errf(j->err, SC_ENOMEM, "out of memory");
+    if (j->out->oom || j->tmp.oom)
+        return sc_errf(j->err, SC_ENOMEM, "out of memory");
     if (j->out->len > j->max)
         return sc_errf(j->err, SC_ELIMIT, "the JSON body is more than %llu bytes as protobuf",
                        (unsigned long long)j->max);
@@ -228,7 +244,8 @@ static size_t open_len(struct jx *j, uint32_t num)
 
 static void close_len(struct jx *j, size_t at)
 {
-    if (j->out->oom) return;
+    if (j->out->oom)
+        return;
     uint64_t len = j->out->len - at - LEN_BYTES;
     unsigned char *d = (unsigned char *)j->out->data + at;
     for (int i = 0; i < LEN_BYTES; i++, len >>= 7)
@@ -240,9 +257,11 @@ static int number_text(struct jx *j, const char **s, size_t *n, int *quoted)
 {
     ws(j);
     *quoted = j->p < j->end && *j->p == '"';
-    if (!*quoted) return number_span(j, s, n);
+    if (!*quoted)
+        return number_span(j, s, n);
     j->tmp.len = 0;
-    if (string_into(j, &j->tmp)) return SC_EFORMAT;
+    if (string_into(j, &j->tmp))
+        return SC_EFORMAT;
     *s = j->tmp.data ? j->tmp.data : "";
     *n = j->tmp.len;
     return 0;
@@ -254,16 +273,21 @@ static int integer(struct jx *j, int is_signed, uint64_t *out)
     const char *s;
     size_t n;
     int quoted;
-    if (number_text(j, &s, &n, &quoted)) return SC_EFORMAT;
+    if (number_text(j, &s, &n, &quoted))
+        return SC_EFORMAT;
     size_t i = 0;
     int neg = 0;
-    if (i < n && s[i] == '-' && is_signed) neg = 1, i++;
-    if (i == n) return bad(j, "expected an integer");
+    if (i < n && s[i] == '-' && is_signed)
+        neg = 1, i++;
+    if (i == n)
+        return bad(j, "expected an integer");
     uint64_t v = 0;
     for (; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9') return bad(j, "expected an integer");
+        if (s[i] < '0' || s[i] > '9')
+            return bad(j, "expected an integer");
         uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10) return bad(j, "integer out of range");
+        if (v > (UINT64_MAX - d) / 10)
+            return bad(j, "integer out of range");
         v = v * 10 + d;
     }
     if (is_signed && v > (neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX))
@@ -278,7 +302,8 @@ static int dbl(struct jx *j, double *out)
     const char *s;
     size_t n;
     int quoted;
-    if (number_text(j, &s, &n, &quoted)) return SC_EFORMAT;
+    if (number_text(j, &s, &n, &quoted))
+        return SC_EFORMAT;
     if (quoted) {
         if (n == 3 && !memcmp(s, "NaN", 3)) {
             *out = NAN;
@@ -289,7 +314,8 @@ static int dbl(struct jx *j, double *out)
             return 0;
         }
     }
-    if (n == 0 || n >= sizeof buf) return bad(j, "expected a number");
+    if (n == 0 || n >= sizeof buf)
+        return bad(j, "expected a number");
     memcpy(buf, s, n);
     buf[n] = 0;
     char *e;
@@ -313,10 +339,12 @@ static int put_decoded_bytes(struct jx *j, int hex)
     const char *s = j->tmp.data ? j->tmp.data : "";
     size_t n = j->tmp.len;
     if (hex) {
-        if (n % 2) return bad(j, "odd number of hex digits");
+        if (n % 2)
+            return bad(j, "odd number of hex digits");
         for (size_t i = 0; i < n; i += 2) {
             int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-            if (hi < 0 || lo < 0) return bad(j, "bad hex digit");
+            if (hi < 0 || lo < 0)
+                return bad(j, "bad hex digit");
             sc_buf_putc(j->out, (char)(hi << 4 | lo));
         }
         return 0;
@@ -327,7 +355,8 @@ static int put_decoded_bytes(struct jx *j, int hex)
     int bits = 0;
     for (size_t i = 0; i < n; i++) {
         int v = b64val(s[i]);
-        if (v < 0) return bad(j, "bad base64");
+        if (v < 0)
+            return bad(j, "bad base64");
         acc = acc << 6 | (uint32_t)v;
         bits += 6;
         if (bits >= 8) {
@@ -361,7 +390,8 @@ static int value(struct jx *j, const struct sc_pbj_field *f)
     case SC_PBJ_BYTES:
     case SC_PBJ_HEX:
         j->tmp.len = 0;
-        if ((rc = string_into(j, &j->tmp))) break;
+        if ((rc = string_into(j, &j->tmp)))
+            break;
         at = open_len(j, f->num);
         rc = put_decoded_bytes(j, f->kind == SC_PBJ_HEX);
         close_len(j, at);
@@ -408,37 +438,50 @@ static int is_null(struct jx *j)
 
 static int field(struct jx *j, const struct sc_pbj_field *f)
 {
-    if (is_null(j)) return 0;
-    if (!f->repeated) return value(j, f);
-    if (!take(j, '[')) return bad(j, "expected an array");
-    if (take(j, ']')) return 0;
+    if (is_null(j))
+        return 0;
+    if (!f->repeated)
+        return value(j, f);
+    if (!take(j, '['))
+        return bad(j, "expected an array");
+    if (take(j, ']'))
+        return 0;
     do {
         int rc = is_null(j) ? 0 : value(j, f);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     } while (take(j, ','));
     return take(j, ']') ? 0 : bad(j, "expected ',' or ']'");
 }
 
 static int message(struct jx *j, const struct sc_pbj_msg *m)
 {
-    if (!take(j, '{')) return bad(j, "expected an object");
-    if (++j->depth > MAX_DEPTH) return bad(j, "nested more than 64 deep");
+    if (!take(j, '{'))
+        return bad(j, "expected an object");
+    if (++j->depth > MAX_DEPTH)
+        return bad(j, "nested more than 64 deep");
     if (!take(j, '}')) {
         do {
             j->tmp.len = 0;
             int rc = string_into(j, &j->tmp);
-            if (rc) return rc;
+            if (rc)
+                return rc;
             char key[MAX_KEY];
             size_t kn = j->tmp.len < MAX_KEY ? j->tmp.len : 0; /* too long: no field's */
-            if (kn) memcpy(key, j->tmp.data, kn);
-            if (!take(j, ':')) return bad(j, "expected ':'");
+            if (kn)
+                memcpy(key, j->tmp.data, kn);
+            if (!take(j, ':'))
+                return bad(j, "expected ':'");
             const struct sc_pbj_field *f = NULL;
             for (uint32_t i = 0; kn && i < m->nfields && !f; i++)
-                if (key_is(key, kn, m->fields[i].name)) f = &m->fields[i];
+                if (key_is(key, kn, m->fields[i].name))
+                    f = &m->fields[i];
             rc = f ? field(j, f) : skip_value(j);
-            if (rc) return rc;
+            if (rc)
+                return rc;
         } while (take(j, ','));
-        if (!take(j, '}')) return bad(j, "expected ',' or '}'");
+        if (!take(j, '}'))
+            return bad(j, "expected ',' or '}'");
     }
     j->depth--;
     return 0;
@@ -448,13 +491,16 @@ int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *roo
                         struct sc_buf *out, char *err)
 {
     struct jx j = {text, text, text + n, out, SC_BUF_INIT, max_out, 0, err};
-    if (max_out > UINT32_MAX) j.max = UINT32_MAX; /* lengths fit LEN_BYTES */
+    if (max_out > UINT32_MAX)
+        j.max = UINT32_MAX; /* lengths fit LEN_BYTES */
     int rc = message(&j, root);
     if (!rc) {
         ws(&j);
-        if (j.p != j.end) rc = bad(&j, "text after the object");
+        if (j.p != j.end)
+            rc = bad(&j, "text after the object");
     }
-    if (!rc) rc = check_size(&j);
+    if (!rc)
+        rc = check_size(&j);
     sc_buf_release(&j.tmp);
     return rc;
 }

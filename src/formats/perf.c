@@ -104,7 +104,8 @@ static int match_header(const char *s, size_t n, struct header *h)
         size_t r = i; /* a whitespace run starts here */
         while (i < n && is_ws((unsigned char)s[i]))
             i++;
-        if (i >= n) return 0;
+        if (i >= n)
+            return 0;
         size_t t0 = i, l = r < 2 ? 2 : r;
         while (i < n && !is_ws((unsigned char)s[i]))
             i++;
@@ -113,14 +114,16 @@ static int match_header(const char *s, size_t n, struct header *h)
         size_t k = t0;
         while (k < i && is_digit((unsigned char)s[k]))
             k++;
-        if (k == t0) continue;
+        if (k == t0)
+            continue;
         size_t pid_end = k;
         while (k < i && s[k] == '/')
             k++;
         size_t tid0 = k;
         while (k < i && is_digit((unsigned char)s[k]))
             k++;
-        if (k != i) continue;
+        if (k != i)
+            continue;
         h->comm = (struct span){s, l};
         h->pid = (struct span){s + t0, pid_end - t0};
         h->tid = (struct span){s + tid0, i - tid0};
@@ -147,7 +150,8 @@ static int match_event(const char *s, size_t n, const struct span *hint, struct 
     size_t e1 = n;
     while (e1 > 0 && is_ws((unsigned char)s[e1 - 1]))
         e1--;
-    if (e1 < 2 || s[e1 - 1] != ':') return 0;
+    if (e1 < 2 || s[e1 - 1] != ':')
+        return 0;
     size_t e0;
     if (hint && e1 >= hint->n + 2 && is_ws((unsigned char)s[e1 - 2 - hint->n]) &&
         memcmp(s + e1 - 1 - hint->n, hint->p, hint->n) == 0) {
@@ -157,7 +161,8 @@ static int match_event(const char *s, size_t n, const struct span *hint, struct 
         while (e0 > 0 && !is_ws((unsigned char)s[e0 - 1]))
             e0--;
     }
-    if (e0 == 0 || e1 - e0 < 2) return 0;
+    if (e0 == 0 || e1 - e0 < 2)
+        return 0;
     size_t q = e0 - 1; /* s[q] is whitespace */
     while (q > 0 && is_ws((unsigned char)s[q - 1]))
         q--;
@@ -167,7 +172,8 @@ static int match_event(const char *s, size_t n, const struct span *hint, struct 
     size_t d0 = q;
     while (q > 0 && is_ws((unsigned char)s[q - 1]))
         q--;
-    if (q == 0 || s[q - 1] != ':') return 0;
+    if (q == 0 || s[q - 1] != ':')
+        return 0;
     *event = (struct span){s + e0, e1 - 1 - e0};
     *period = (struct span){s + d0, d1 - d0};
     *colon = q - 1;
@@ -178,7 +184,8 @@ static int64_t parse_i64(struct span d)
 {
     uint64_t v = 0;
     for (size_t i = 0; i < d.n; i++) {
-        if (v > (uint64_t)INT64_MAX / 10) return INT64_MAX;
+        if (v > (uint64_t)INT64_MAX / 10)
+            return INT64_MAX;
         v = v * 10 + (uint64_t)(d.p[i] - '0');
     }
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
@@ -194,14 +201,17 @@ static int64_t parse_time(const char *s, size_t t0, size_t t1)
     uint64_t sec = 0;
     while (k < t1 && is_digit((unsigned char)s[k]) && sec < 1000000000ull)
         sec = sec * 10 + (uint64_t)(s[k++] - '0');
-    if (k == t0 || k >= t1 || s[k] != '.' || sec > 9000000000ull) return -1;
+    if (k == t0 || k >= t1 || s[k] != '.' || sec > 9000000000ull)
+        return -1;
     size_t f0 = ++k;
     uint64_t frac = 0;
     while (k < t1 && is_digit((unsigned char)s[k])) {
-        if (k - f0 < 9) frac = frac * 10 + (uint64_t)(s[k] - '0');
+        if (k - f0 < 9)
+            frac = frac * 10 + (uint64_t)(s[k] - '0');
         k++;
     }
-    if (k == f0 || k != t1) return -1;
+    if (k == f0 || k != t1)
+        return -1;
     return (int64_t)(sec * 1000000000ull + frac * pow10[9 - (k - f0 < 9 ? k - f0 : 9)]);
 }
 
@@ -216,7 +226,8 @@ static int64_t header_time(const char *s, size_t n, size_t i, size_t colon)
         while (t0 > i && !is_ws((unsigned char)s[t0 - 1]))
             t0--;
         int64_t t = parse_time(s, t0, colon);
-        if (t >= 0) return t;
+        if (t >= 0)
+            return t;
     }
     while (i < n) {
         while (i < n && is_ws((unsigned char)s[i]))
@@ -226,7 +237,8 @@ static int64_t header_time(const char *s, size_t n, size_t i, size_t colon)
             i++;
         size_t t1 = i > t0 && s[i - 1] == ':' ? i - 1 : i;
         int64_t t = parse_time(s, t0, t1);
-        if (t >= 0) return t;
+        if (t >= 0)
+            return t;
     }
     return 0;
 }
@@ -265,14 +277,17 @@ static int match_frame(const char *s, size_t n, const struct frame_pos *fp, stru
                        struct span *raw, struct span *mod)
 {
     size_t a = fp->a, bmax = fp->bmax, cmax = fp->cmax;
-    if (bmax == a) return 0;
+    if (bmax == a)
+        return 0;
     const char *rp = memrchr(s + bmax, ')', n - bmax);
-    if (!rp) return 0;
+    if (!rp)
+        return 0;
     size_t r = (size_t)(rp - s), d = 0;
     const char *op = s + r;
     for (;;) {
         op = memrchr(s + bmax, '(', (size_t)(op - (s + bmax)));
-        if (!op || op - s < 1) return 0;
+        if (!op || op - s < 1)
+            return 0;
         if (op[-1] == ' ') {
             d = (size_t)(op - s) - 1;
             break;
@@ -302,15 +317,18 @@ static void strip_offset(struct span *raw)
     size_t h = raw->n;
     while (h > 0 && is_lower_hex((unsigned char)raw->p[h - 1]))
         h--;
-    if (h < raw->n && h >= 3 && memcmp(raw->p + h - 3, "+0x", 3) == 0) raw->n = h - 3;
+    if (h < raw->n && h >= 3 && memcmp(raw->p + h - 3, "+0x", 3) == 0)
+        raw->n = h - 3;
 }
 
 static const char *find2(const char *s, size_t n, char a, char b)
 {
     while (n >= 2) {
         const char *p = memchr(s, a, n - 1);
-        if (!p) return NULL;
-        if (p[1] == b) return p;
+        if (!p)
+            return NULL;
+        if (p[1] == b)
+            return p;
         n -= (size_t)(p + 1 - s);
         s = p + 1;
     }
@@ -327,7 +345,8 @@ static int contains(const char *s, size_t n, const char *lit, size_t ln)
 static size_t paren_cut(const char *s, size_t n)
 {
     const char *go = find2(s, n, '.', '(');
-    if (go && find2(go + 2, n - (size_t)(go + 2 - s), ')', '.')) return n;
+    if (go && find2(go + 2, n - (size_t)(go + 2 - s), ')', '.'))
+        return n;
     static const char anon[] = "anonymous namespace)";
     for (const char *p = s; (p = memchr(p, '(', n - (size_t)(p - s))) != NULL; p++) {
         size_t rest = n - (size_t)(p + 1 - s);
@@ -345,7 +364,8 @@ static int is_jit_dso(struct span m)
         const char *d = s + 10, *k = d;
         while (k < e && is_digit((unsigned char)*k))
             k++;
-        if (k > d && e - k >= 4 && memcmp(k, ".map", 4) == 0) return 1;
+        if (k > d && e - k >= 4 && memcmp(k, ".map", 4) == 0)
+            return 1;
         s++;
     }
     return 0;
@@ -468,13 +488,16 @@ struct worker {
 static int table_rehash(struct table *t)
 {
     uint64_t cap = t->mask ? ((uint64_t)t->mask + 1) * 2 : 256;
-    if (cap > (1u << 30)) return SC_ELIMIT;
+    if (cap > (1u << 30))
+        return SC_ELIMIT;
     struct entry *e = calloc((size_t)cap, sizeof *e);
-    if (!e) return SC_ENOMEM;
+    if (!e)
+        return SC_ENOMEM;
     uint32_t mask = (uint32_t)cap - 1;
     if (t->e) {
         for (uint32_t i = 0; i <= t->mask; i++) {
-            if (!t->e[i].ptr) continue;
+            if (!t->e[i].ptr)
+                continue;
             uint32_t j = (uint32_t)t->e[i].hash & mask;
             while (e[j].ptr)
                 j = (j + 1) & mask;
@@ -491,7 +514,8 @@ static int table_rehash(struct table *t)
  * NULL when out of memory. The slot is valid until the next call. */
 static struct entry *table_get(struct table *t, uint64_t h, const char *s, uint32_t n, int *found)
 {
-    if ((t->count + 1) * 2 > t->mask + 1 && table_rehash(t)) return NULL;
+    if ((t->count + 1) * 2 > t->mask + 1 && table_rehash(t))
+        return NULL;
     for (uint32_t j = (uint32_t)h & t->mask;; j = (j + 1) & t->mask) {
         struct entry *e = &t->e[j];
         if (!e->ptr) {
@@ -521,20 +545,23 @@ static int cache_get(struct cache *c, int java, const char *s, size_t n, struct 
                      uint32_t *fresh)
 {
     *fresh = UINT32_MAX;
-    if (c->off) return 0;
+    if (c->off)
+        return 0;
     if ((++c->lookups & 0xfff) == 0 && c->hits < c->lookups / 4) {
         c->off = 1;
         return 0;
     }
     int found;
     struct entry *e = table_get(&c->t[java], sc_hash64(s, n), s, (uint32_t)n, &found);
-    if (!e) return SC_ENOMEM;
+    if (!e)
+        return SC_ENOMEM;
     if (found) {
         c->hits++;
         *g = &c->v[e->val];
         return 1;
     }
-    if (sc_grow_array(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v)) return SC_ENOMEM;
+    if (sc_grow_array(&c->v, &c->cap, (uint64_t)c->n + 1, sizeof *c->v))
+        return SC_ENOMEM;
     e->val = *fresh = c->n;
     c->v[c->n++] = (struct group){0, 0, NULL, 0, 0, 0, 0};
     return 0;
@@ -578,11 +605,14 @@ static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
 {
     int found;
     struct entry *e = table_get(&w->strtab, sc_hash64(s, n), s, (uint32_t)n, &found);
-    if (!e) return oom(w);
-    if (found) return e->val;
+    if (!e)
+        return oom(w);
+    if (found)
+        return e->val;
     if (copy) {
         char *c = sc_arena_strndup(&w->arena, s, n);
-        if (!c) return oom(w);
+        if (!c)
+            return oom(w);
         e->ptr = c;
     }
     if (sc_grow_array(&w->strs, &w->capstrs, (uint64_t)w->nstrs + 1, sizeof *w->strs))
@@ -594,13 +624,15 @@ static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
 
 static int scratch(struct worker *w, size_t need)
 {
-    if (need <= w->scrcap) return 0;
+    if (need <= w->scrcap)
+        return 0;
     size_t cap = w->scrcap ? w->scrcap : 256;
     while (cap < need)
         cap *= 2;
     for (int i = 0; i < 2; i++) {
         char *p = realloc(w->scr[i], cap);
-        if (!p) return oom(w);
+        if (!p)
+            return oom(w);
         w->scr[i] = p;
     }
     w->scrcap = cap;
@@ -637,6 +669,7 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
             memcpy(a + k, base, (size_t)(mod.p + mod.n - base));
             k += (size_t)(mod.p + mod.n - base);
         } else {
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): a is counted by k */
             memcpy(a + k, "unknown", 7);
             k += 7;
         }
@@ -655,12 +688,14 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
     unsigned char seen = 0;
     for (size_t i = 0; i < tl; i++)
         seen |= cls[(unsigned char)t[i]];
-    if ((seen & C_TIDY) && memchr(t, '(', tl)) tl = paren_cut(t, tl);
+    if ((seen & C_TIDY) && memchr(t, '(', tl))
+        tl = paren_cut(t, tl);
     if ((seen & C_TIDY) && (memchr(t, ';', tl) || memchr(t, '"', tl) || memchr(t, '\'', tl))) {
         size_t k = 0;
         for (size_t i = 0; i < tl; i++) {
             char c = t[i];
-            if (c == '"' || c == '\'') continue;
+            if (c == '"' || c == '\'')
+                continue;
             b[k++] = c == ';' ? ':' : c;
         }
         t = b;
@@ -673,7 +708,8 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
     }
     const char *suffix = NULL;
     if (inlined) {
-        if (!contains(t, tl, "_[i]", 4)) suffix = "_[i]";
+        if (!contains(t, tl, "_[i]", 4))
+            suffix = "_[i]";
     } else {
         if (*kind < 0) {
             *kind = 0;
@@ -713,12 +749,15 @@ static int parse_stack_line(struct worker *w, const char *s, size_t n, const str
         return 0;
     }
     strip_offset(&raw);
-    if (raw.n > 0 && raw.p[0] == '(') return 0; /* a process name */
+    if (raw.n > 0 && raw.p[0] == '(')
+        return 0; /* a process name */
     /* split /->/ drops trailing empty fields (and so yields nothing for "" or "->") */
     while (raw.n >= 2 && raw.p[raw.n - 2] == '-' && raw.p[raw.n - 1] == '>')
         raw.n -= 2;
-    if (raw.n == 0) return 0;
-    if (scratch(w, n + 16)) return w->rc;
+    if (raw.n == 0)
+        return 0;
+    if (scratch(w, n + 16))
+        return w->rc;
     uint32_t first = w->npool;
     int kind = -1, i = 0;
     const char *f = raw.p, *e = raw.p + raw.n;
@@ -726,8 +765,10 @@ static int parse_stack_line(struct worker *w, const char *s, size_t n, const str
         const char *arrow = find2(f, (size_t)(e - f), '-', '>');
         const char *fe = arrow ? arrow : e;
         int64_t id = make_frame(w, f, (size_t)(fe - f), i > 0, pc, mod, &kind);
-        if (id < 0 || push(w, (uint32_t)id)) return w->rc;
-        if (!arrow) break;
+        if (id < 0 || push(w, (uint32_t)id))
+            return w->rc;
+        if (!arrow)
+            break;
         f = arrow + 2;
     }
     /* "a->b" is a calling b inlined: b is nearer the leaf */
@@ -759,10 +800,12 @@ static int stack_line(struct worker *w, const char *s, size_t n)
     struct group *g;
     uint32_t fresh;
     int how, hit = cache_get(&w->lcache, w->java, s + k0, n - k0, &g, &fresh);
-    if (hit < 0) return oom(w);
+    if (hit < 0)
+        return oom(w);
     if (hit && !g->nocache) {
         w->unrecognized += g->unrecognized;
-        if (g->n == 0) return 0;
+        if (g->n == 0)
+            return 0;
         if (w->npool - w->cur + g->n >= w->lim->max_stack_depth)
             return too_deep(w);
         if (sc_grow_array(&w->pool, &w->cappool, (uint64_t)w->npool + g->n, sizeof *w->pool))
@@ -772,8 +815,10 @@ static int stack_line(struct worker *w, const char *s, size_t n)
         return 0;
     }
     uint32_t before = w->npool;
-    if (parse_stack_line(w, s, n, &fp, &how)) return w->rc;
-    if (fresh == UINT32_MAX) return 0;
+    if (parse_stack_line(w, s, n, &fp, &how))
+        return w->rc;
+    if (fresh == UINT32_MAX)
+        return 0;
     if ((how == 2 || how < 0) && k0 > 0) {
         w->lcache.v[fresh].nocache = 1; /* parse each time */
         return 0;
@@ -781,7 +826,8 @@ static int stack_line(struct worker *w, const char *s, size_t n)
     uint32_t k = w->npool - before;
     if (sc_grow_array(&w->gids, &w->capgids, (uint64_t)w->ngids + k, sizeof *w->gids))
         return oom(w);
-    if (k) memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
+    if (k)
+        memcpy(w->gids + w->ngids, w->pool + before, k * sizeof *w->gids);
     w->lcache.v[fresh] = (struct group){w->ngids, k, NULL, 0, 0, how <= 0, 0};
     w->ngids += k;
     return 0;
@@ -796,8 +842,10 @@ static int same_span(struct span a, struct span b)
 static int64_t process_frame(struct worker *w, const struct header *h, int64_t comm)
 {
     const struct sc_perf_opts *o = w->opts;
-    if (!o->pid && !o->tid && !memchr(h->comm.p, ' ', h->comm.n)) return comm;
-    if (scratch(w, h->comm.n + h->pid.n + h->tid.n + 8)) return w->rc;
+    if (!o->pid && !o->tid && !memchr(h->comm.p, ' ', h->comm.n))
+        return comm;
+    if (scratch(w, h->comm.n + h->pid.n + h->tid.n + 8))
+        return w->rc;
     char *b = w->scr[0];
     size_t k = 0;
     for (size_t i = 0; i < h->comm.n; i++)
@@ -825,18 +873,21 @@ static int header_like(struct worker *w, const char *s, size_t n)
 {
     for (uint32_t i = 0; i < w->ntmpls && i < 8; i++) {
         const struct tmpl *m = &w->tmpls[i];
-        if (n <= m->t0 || memcmp(s, m->line, m->t0) != 0) continue;
+        if (n <= m->t0 || memcmp(s, m->line, m->t0) != 0)
+            continue;
         size_t c = m->t0;
         while (c < n && is_digit((unsigned char)s[c]))
             c++;
-        if (c < n && s[c] == '.') c++;
+        if (c < n && s[c] == '.')
+            c++;
         while (c < n && is_digit((unsigned char)s[c]))
             c++;
         if (c >= n || s[c] != ':' || n - c != m->n - m->colon ||
             memcmp(s + c, m->line + m->colon, n - c) != 0)
             continue;
         int64_t t = parse_time(s, m->t0, c);
-        if (t < 0) continue;
+        if (t < 0)
+            continue;
         if (!m->kept) {
             w->other_events++;
             return 2;
@@ -859,16 +910,19 @@ static int header_like(struct worker *w, const char *s, size_t n)
 static int header_line(struct worker *w, const char *s, size_t n)
 {
     int like = header_like(w, s, n);
-    if (like) return like == 1;
+    if (like)
+        return like == 1;
     struct header h;
-    if (!match_header(s, n, &h)) return stack_line(w, s, n);
+    if (!match_header(s, n, &h))
+        return stack_line(w, s, n);
     struct span ev, per;
     int64_t period = 1;
     size_t colon = 0;
     int kept = 1;
     if (match_event(s, n, w->event.p ? &w->event : NULL, &ev, &per, &colon)) {
         if (w->event.p && !(ev.n == w->event.n && memcmp(ev.p, w->event.p, ev.n) == 0)) {
-            if (!w->other_events++) w->other_event = ev;
+            if (!w->other_events++)
+                w->other_event = ev;
             kept = 0;
         } else if (per.n > 0 && !span_eq(per, "0", 1)) {
             period = parse_i64(per);
@@ -887,7 +941,8 @@ static int header_line(struct worker *w, const char *s, size_t n)
     if (kept && !t) {
         int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
         int64_t pname = comm < 0 ? comm : process_frame(w, &h, comm);
-        if (pname < 0) return w->rc;
+        if (pname < 0)
+            return w->rc;
         t = &w->threads[w->nthreads++ % 8];
         t->h = h;
         t->comm = (uint32_t)comm;
@@ -911,7 +966,8 @@ static int header_line(struct worker *w, const char *s, size_t n)
             m->java = t->java;
         }
     }
-    if (!kept) return 0;
+    if (!kept)
+        return 0;
     w->java = t->java;
     w->pid = t->pid;
     w->tid = t->tid;
@@ -947,7 +1003,8 @@ static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
 /* An empty line: the sample, if any, is complete. */
 static int end_sample(struct worker *w)
 {
-    if (!w->have_pname) return 0;
+    if (!w->have_pname)
+        return 0;
     uint32_t off = w->cur;
     w->cur = w->npool;
     return record_sample(w, off, w->npool - off);
@@ -958,13 +1015,15 @@ static int end_sample(struct worker *w)
  * where to go on, or NULL to go on line by line (or on error, with w->rc set). */
 static const char *sample_body(struct worker *w, const char *b0, const char *end)
 {
-    if (w->bcache.off) return NULL;
+    if (w->bcache.off)
+        return NULL;
     /* Fast path: the last body that began with the same line, if it is here again and an
      * empty line follows it. Its lines were all stack lines, so these are too. */
     struct entry *fe = NULL;
     if (b0 < end && *b0 != '\n' && is_ws((unsigned char)*b0)) {
         const char *nl = memchr(b0, '\n', (size_t)(end - b0));
-        if (!nl || (size_t)(nl - b0) > MAX_LINE) return NULL;
+        if (!nl || (size_t)(nl - b0) > MAX_LINE)
+            return NULL;
         int found;
         fe = table_get(&w->firsts[w->java], sc_hash64(b0, (size_t)(nl - b0)), b0,
                        (uint32_t)(nl - b0), &found);
@@ -990,7 +1049,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         if (!is_ws((unsigned char)*s))
             return NULL; /* not a plain sample: a header, a comment, ... */
         const char *nl = memchr(s, '\n', (size_t)(end - s));
-        if (!nl || (size_t)(nl - s) > MAX_LINE) return NULL;
+        if (!nl || (size_t)(nl - s) > MAX_LINE)
+            return NULL;
         s = nl + 1;
         k++;
     }
@@ -1004,7 +1064,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
         return NULL;
     }
     if (hit) {
-        if (fe) fe->val = (uint32_t)(g - w->bcache.v);
+        if (fe)
+            fe->val = (uint32_t)(g - w->bcache.v);
         w->lines += k + 1;
         w->unrecognized += g->unrecognized;
         return record_sample(w, g->off, g->n) ? NULL : s + 1;
@@ -1013,7 +1074,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
     for (const char *l = b0; l < s;) {
         const char *nl = memchr(l, '\n', (size_t)(s - l));
         w->lines++;
-        if (stack_line(w, l, (size_t)(nl - l))) return NULL;
+        if (stack_line(w, l, (size_t)(nl - l)))
+            return NULL;
         l = nl + 1;
     }
     w->lines++;
@@ -1024,7 +1086,8 @@ static const char *sample_body(struct worker *w, const char *b0, const char *end
             k,      (uint32_t)(w->unrecognized - unrec),
             0,
         };
-        if (fe) fe->val = fresh;
+        if (fe)
+            fe->val = fresh;
     }
     return end_sample(w) ? NULL : s + 1;
 }
@@ -1055,12 +1118,15 @@ static void *parse_piece(void *arg)
             rc = header_line(w, line, n);
             if (rc == 1 && w->npool == w->cur) {
                 const char *next = sample_body(w, s, end);
-                if (w->rc) break;
-                if (next) s = next;
+                if (w->rc)
+                    break;
+                if (next)
+                    s = next;
             }
             rc = rc < 0 ? rc : 0;
         }
-        if (rc) break;
+        if (rc)
+            break;
     }
     if (!w->rc && w->have_pname) {
         /* only the last piece can end inside a sample; the script never counts it */
@@ -1115,9 +1181,11 @@ static int split_input(const char *buf, size_t n, int want, const char **cuts)
     cuts[0] = buf;
     for (int i = 1; i < want; i++) {
         const char *from = buf + (size_t)((double)n * i / want);
-        if (from < cuts[k - 1]) from = cuts[k - 1];
+        if (from < cuts[k - 1])
+            from = cuts[k - 1];
         const char *p = memmem(from, (size_t)(buf + n - from), "\n\n", 2);
-        if (!p || p + 2 >= buf + n) break;
+        if (!p || p + 2 >= buf + n)
+            break;
         cuts[k++] = p + 2;
     }
     cuts[k] = buf + n;
@@ -1126,12 +1194,15 @@ static int split_input(const char *buf, size_t n, int want, const char **cuts)
 
 static int choose_threads(const struct sc_perf_opts *o, size_t n)
 {
-    if (o->threads > 0) return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
+    if (o->threads > 0)
+        return o->threads > MAX_THREADS ? MAX_THREADS : o->threads;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     size_t by_size = n / MIN_CHUNK;
     int t = cpus > 0 ? (int)cpus : 1;
-    if (t > MAX_THREADS) t = MAX_THREADS;
-    if ((size_t)t > by_size) t = by_size ? (int)by_size : 1;
+    if (t > MAX_THREADS)
+        t = MAX_THREADS;
+    if ((size_t)t > by_size)
+        t = by_size ? (int)by_size : 1;
     return t;
 }
 
@@ -1190,25 +1261,29 @@ static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of
 {
     w->gstr = malloc(((size_t)w->nstrs + 1) * sizeof *w->gstr);
     w->gloc = malloc(((size_t)w->nstrs + 1) * sizeof *w->gloc);
-    if (!w->gstr || !w->gloc) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!w->gstr || !w->gloc)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < w->nstrs; i++) {
         int rc =
             sc_limits_string(lim, w->strs[i].len, w->strs[i].frame ? "a frame" : "a name", err);
         if (rc)
             return rc;
         int64_t g = sc_profile_intern(p, w->strs[i].ptr, w->strs[i].len);
-        if (g < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+        if (g < 0)
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         if (p->strings.n > lim->max_strings)
             return sc_errf(err, SC_ELIMIT, "more than %u strings (limits.max_strings)",
                            (unsigned)lim->max_strings);
         w->gstr[i] = (uint32_t)g;
-        if (!w->strs[i].frame) continue;
+        if (!w->strs[i].frame)
+            continue;
         if ((uint64_t)g >= *nloc_of_str) {
             uint32_t ncap = *nloc_of_str ? *nloc_of_str : 1024;
             while (ncap <= (uint64_t)g)
                 ncap *= 2;
             uint32_t *nl = realloc(*loc_of_str, ncap * sizeof *nl);
-            if (!nl) return sc_errf(err, SC_ENOMEM, "out of memory");
+            if (!nl)
+                return sc_errf(err, SC_ENOMEM, "out of memory");
             memset(nl + *nloc_of_str, 0, (ncap - *nloc_of_str) * sizeof *nl);
             *loc_of_str = nl;
             *nloc_of_str = ncap;
@@ -1221,7 +1296,8 @@ static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of
                                               : lim->max_locations));
             int64_t fn = sc_profile_add_function(p, (uint32_t)g, 0);
             int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(p, (uint32_t)fn);
-            if (li < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+            if (li < 0)
+                return sc_errf(err, SC_ENOMEM, "out of memory");
             (*loc_of_str)[g] = (uint32_t)li + 1;
         }
         w->gloc[i] = (*loc_of_str)[g] - 1;
@@ -1253,10 +1329,12 @@ static void *fill_piece(void *arg)
         v[1] = sm->period;
         struct sc_label *l = p->labels + lab;
         uint32_t nl = 0;
-        if (nl < w->nlabels_per) l[nl++] = (struct sc_label){w->kcomm, w->gstr[sm->comm], 0, 0};
+        if (nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->kcomm, w->gstr[sm->comm], 0, 0};
         if (sm->pid >= 0 && nl < w->nlabels_per)
             l[nl++] = (struct sc_label){w->kpid, 0, sm->pid, 0};
-        if (nl < w->nlabels_per) l[nl++] = (struct sc_label){w->ktid, 0, sm->tid, 0};
+        if (nl < w->nlabels_per)
+            l[nl++] = (struct sc_label){w->ktid, 0, sm->tid, 0};
         s->nlabels = nl;
         lab += nl;
     }
@@ -1278,7 +1356,8 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
         nsamples += w->nsamples;
         nlocs += w->nlocs;
         nlabels += w->with_pid * with + (w->nsamples - w->with_pid) * without;
-        if (!first && w->nsamples) first = &w->samples[0];
+        if (!first && w->nsamples)
+            first = &w->samples[0];
         if (nsamples > lim->max_samples)
             return sc_errf(err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
                            (unsigned)lim->max_samples);
@@ -1286,15 +1365,18 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
             return sc_errf(err, SC_ELIMIT, "too many samples");
     }
     int rc = set_types(p, event, first, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     int64_t kcomm = sc_profile_intern(p, "comm", 4), kpid = sc_profile_intern(p, "pid", 3),
             ktid = sc_profile_intern(p, "tid", 3);
-    if (kcomm < 0 || kpid < 0 || ktid < 0) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (kcomm < 0 || kpid < 0 || ktid < 0)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     uint32_t *loc_of_str = NULL, nloc_of_str = 0;
     for (int k = 0; k < nw && !rc; k++)
         rc = map_strings(&ws[k], p, &loc_of_str, &nloc_of_str, lim, err);
     free(loc_of_str);
-    if (rc || nsamples == 0) return rc;
+    if (rc || nsamples == 0)
+        return rc;
     if (sc_profile_reserve_samples(p, (uint32_t)nsamples, (uint32_t)nlocs) ||
         sc_grow_array(&p->labels, &p->labels_cap, nlabels + 1, sizeof *p->labels))
         return sc_errf(err, SC_ENOMEM, "out of memory");
@@ -1319,13 +1401,17 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
                       struct sc_perf_stats *stats, char *err)
 {
     static const struct sc_perf_opts defaults;
-    if (!opts) opts = &defaults;
-    if (!lim) lim = &sc_limits_cli;
-    if (stats) memset(stats, 0, sizeof *stats);
+    if (!opts)
+        opts = &defaults;
+    if (!lim)
+        lim = &sc_limits_cli;
+    if (stats)
+        memset(stats, 0, sizeof *stats);
     if (n > lim->max_input)
         return sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", n,
                        (unsigned long long)lim->max_input);
-    if (!buf) buf = "";
+    if (!buf)
+        buf = "";
 
     struct span event = {NULL, 0};
     if (opts->event && *opts->event)
@@ -1358,10 +1444,12 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
         }
         line += ws[k].lines;
     }
-    if (!rc) rc = build(ws, nw, event, p, lim, err);
+    if (!rc)
+        rc = build(ws, nw, event, p, lim, err);
     if (stats) {
         stats->samples = rc ? 0 : p->nsamples;
-        if (event.p) copy_name(stats->event, sizeof stats->event, event);
+        if (event.p)
+            copy_name(stats->event, sizeof stats->event, event);
         for (int k = 0; k < nw; k++) {
             stats->unrecognized += ws[k].unrecognized;
             if (ws[k].other_events && !stats->other_events)

@@ -198,7 +198,9 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
             uint64_t id;
             if (peek_id(f.payload, &id) < 0)
                 return BAD(d, "truncated %s",
-                           f.num == 3 ? "mapping" : f.num == 4 ? "location" : "function");
+                           f.num == 3   ? "mapping"
+                           : f.num == 4 ? "location"
+                                        : "function");
             if (f.num == 3) {
                 c->mappings++;
                 if (id > c->max_mapping_id)
@@ -233,7 +235,8 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                                         d->err);
             }
             c->strings++;
-            if (f.wt == SC_WT_LEN && is_time_key(f.payload.p, (size_t)(f.payload.end - f.payload.p)))
+            if (f.wt == SC_WT_LEN &&
+                is_time_key(f.payload.p, (size_t)(f.payload.end - f.payload.p)))
                 c->time_keys = 1;
             break;
         case 13:
@@ -538,8 +541,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
                     return BAD(d, "sample refers to unknown location id %llu",
                                (unsigned long long)id);
                 if (o->nlocs >= o->loc_cap)
-                    return BAD(d, "sample %u has more location ids than counted",
-                               (unsigned)index);
+                    return BAD(d, "sample %u has more location ids than counted", (unsigned)index);
                 o->locs[o->nlocs++] = li - 1;
             }
             continue;
@@ -686,7 +688,7 @@ static int check_limit(struct dec *d, uint64_t have, uint32_t max, const char *w
 #define ALLOC(ptr, n)                                                                              \
     do {                                                                                           \
         size_t n_ = (size_t)(n);                                                                   \
-        (ptr) = malloc((n_ ? n_ : 1) * sizeof *(ptr));                                   \
+        (ptr) = malloc((n_ ? n_ : 1) * sizeof *(ptr));                                             \
         if (!(ptr))                                                                                \
             return sc_errf(d->err, SC_ENOMEM, "out of memory");                                    \
     } while (0)

@@ -30,7 +30,8 @@ static inline int sc_pb_varint(struct sc_pb_rd *r, uint64_t *out)
     }
     uint64_t v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
-        if (p >= r->end) return -1;
+        if (p >= r->end)
+            return -1;
         uint8_t b = *p++;
         v |= (uint64_t)(b & 0x7f) << shift;
         if (b < 0x80) {
@@ -54,9 +55,11 @@ struct sc_pb_field {
 static inline __attribute__((always_inline)) int sc_pb_next(struct sc_pb_rd *r,
                                                             struct sc_pb_field *f)
 {
-    if (r->p >= r->end) return 0;
+    if (r->p >= r->end)
+        return 0;
     uint64_t tag;
-    if (sc_pb_varint(r, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff) return -1;
+    if (sc_pb_varint(r, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+        return -1;
     f->num = (uint32_t)(tag >> 3);
     f->wt = (int)(tag & 7);
     f->payload.p = f->payload.end = NULL;
@@ -65,12 +68,14 @@ static inline __attribute__((always_inline)) int sc_pb_next(struct sc_pb_rd *r,
     case SC_WT_VARINT:
         return sc_pb_varint(r, &f->v) ? -1 : 1;
     case SC_WT_I64:
-        if (r->end - r->p < 8) return -1;
+        if (r->end - r->p < 8)
+            return -1;
         memcpy(&f->v, r->p, 8);
         r->p += 8;
         return 1;
     case SC_WT_I32: {
-        if (r->end - r->p < 4) return -1;
+        if (r->end - r->p < 4)
+            return -1;
         uint32_t v32;
         memcpy(&v32, r->p, 4);
         f->v = v32;
@@ -79,7 +84,8 @@ static inline __attribute__((always_inline)) int sc_pb_next(struct sc_pb_rd *r,
     }
     case SC_WT_LEN: {
         uint64_t len;
-        if (sc_pb_varint(r, &len) || len > (uint64_t)(r->end - r->p)) return -1;
+        if (sc_pb_varint(r, &len) || len > (uint64_t)(r->end - r->p))
+            return -1;
         f->payload.p = r->p;
         f->payload.end = r->p + len;
         r->p += len;
@@ -99,8 +105,11 @@ static inline uint64_t sc_pb_packed_count(const struct sc_pb_rd *r)
     return n;
 }
 
-/* Calls the body for each varint of a repeated varint field (packed or not).
+/* Calls the body for each varint of a repeated varint field (packed or not); `continue` in
+ * the body goes on with the next value (the unpacked field's one value runs in a loop too).
  * Evaluates `bad` (a statement) on malformed packed data or another wire type. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): var is the name the macro declares, body and
+ * bad are statements */
 #define SC_PB_FOR_EACH_VARINT(f, var, body, bad)                                                   \
     do {                                                                                           \
         if ((f)->wt == SC_WT_LEN) {                                                                \
@@ -113,12 +122,15 @@ static inline uint64_t sc_pb_packed_count(const struct sc_pb_rd *r)
                 body;                                                                              \
             }                                                                                      \
         } else if ((f)->wt == SC_WT_VARINT) {                                                      \
-            uint64_t var = (f)->v;                                                                 \
-            body;                                                                                  \
+            for (int once_ = 1; once_; once_ = 0) {                                                \
+                uint64_t var = (f)->v;                                                             \
+                body;                                                                              \
+            }                                                                                      \
         } else {                                                                                   \
             bad;                                                                                   \
         }                                                                                          \
     } while (0)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* ---- writing ---- */
 

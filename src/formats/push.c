@@ -41,14 +41,16 @@ static int walk(struct sc_pb_rd top, struct sc_push_req *r, struct sc_str **pool
     *nseries = 0;
     *nstr = 0;
     while ((rc = sc_pb_next(&top, &f)) > 0) {
-        if (f.num != 1) continue;
-        if (f.wt != SC_WT_LEN) return MALFORMED(err, "series is not a message");
+        if (f.num != 1)
+            continue;
+        if (f.wt != SC_WT_LEN)
+            return MALFORMED(err, "series is not a message");
         struct sc_push_series *s = r ? &r->series[*nseries] : NULL;
         uint32_t nl = 0, np = 0;
         for (int pass = 0; pass < (r ? 2 : 1); pass++) {
             struct sc_pb_rd sr = f.payload;
             if (s && pass == 1) {
-                s->names = *pool, s->values = *pool + nl, s->profiles = *pool + 2 * nl;
+                s->names = *pool, s->values = *pool + nl, s->profiles = *pool + 2 * (size_t)nl;
                 *pool += 2 * (size_t)nl + np;
                 s->nlabels = s->nprofiles = 0;
             }
@@ -63,11 +65,13 @@ static int walk(struct sc_pb_rd top, struct sc_push_req *r, struct sc_str **pool
                     else if (h.num == 2 && h.wt == SC_WT_LEN)
                         b = str_of(h.payload);
                 }
-                if (rc < 0) return MALFORMED(err, "truncated label or sample");
+                if (rc < 0)
+                    return MALFORMED(err, "truncated label or sample");
                 if (g.num == 1 && pass == 0 && ++nl > max_labels)
                     return sc_errf(err, SC_ELIMIT, "a series has more than %u labels",
                                    (unsigned)max_labels);
-                if (g.num == 2 && pass == 0) np++;
+                if (g.num == 2 && pass == 0)
+                    np++;
                 if (pass == 1 && g.num == 1) {
                     s->names[s->nlabels] = a;
                     s->values[s->nlabels++] = b;
@@ -75,7 +79,8 @@ static int walk(struct sc_pb_rd top, struct sc_push_req *r, struct sc_str **pool
                     s->profiles[s->nprofiles++] = a;
                 }
             }
-            if (rc < 0) return MALFORMED(err, "truncated series");
+            if (rc < 0)
+                return MALFORMED(err, "truncated series");
         }
         *nstr += 2 * (uint64_t)nl + np;
         (*nseries)++;
@@ -89,7 +94,8 @@ int sc_push_decode(const void *buf, size_t n, int json, uint32_t max_labels, uin
     memset(r, 0, sizeof *r);
     if (json) {
         int rc = sc_pbjson_transcode(buf, n, &j_push, max_bytes, &r->json, err);
-        if (rc) return rc == SC_EFORMAT ? sc_errwrap(err, rc, "malformed push JSON") : rc;
+        if (rc)
+            return rc == SC_EFORMAT ? sc_errwrap(err, rc, "malformed push JSON") : rc;
         buf = r->json.data;
         n = r->json.len;
     }
@@ -97,10 +103,12 @@ int sc_push_decode(const void *buf, size_t n, int json, uint32_t max_labels, uin
     uint32_t nseries;
     uint64_t nstr;
     int rc = walk(top, NULL, NULL, &nseries, &nstr, max_labels, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     r->series = calloc((size_t)nseries + 1, sizeof *r->series);
     r->pool = malloc((size_t)(nstr + 1) * sizeof *r->pool);
-    if (!r->series || !r->pool) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!r->series || !r->pool)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct sc_str *pool = r->pool;
     rc = walk(top, r, &pool, &r->nseries, &nstr, max_labels, err);
     return rc;

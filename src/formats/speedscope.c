@@ -73,8 +73,8 @@ static int64_t function_frame(struct writer *w, uint32_t fn)
     if (w->fn_frame[fn])
         return w->fn_frame[fn] - 1;
     const struct sc_function *f = &w->p->functions[fn];
-    int64_t id = frame_of(w, sc_function_name(w->p, fn), sc_profile_str(w->p, f->filename),
-                          f->start_line);
+    int64_t id =
+        frame_of(w, sc_function_name(w->p, fn), sc_profile_str(w->p, f->filename), f->start_line);
     if (id >= 0)
         w->fn_frame[fn] = (uint32_t)id + 1;
     return id;
@@ -114,8 +114,8 @@ static int location_frames(struct writer *w, uint32_t li)
     }
     const struct sc_line *lines = sc_location_lines(w->p, l);
     for (uint32_t j = l->nlines; j-- > 0;) {
-        int64_t id = lines[j].function ? function_frame(w, lines[j].function - 1)
-                                       : address_frame(w, l);
+        int64_t id =
+            lines[j].function ? function_frame(w, lines[j].function - 1) : address_frame(w, l);
         if (id < 0)
             return (int)id;
         w->loc_frames[w->nloc_frames++] = (uint32_t)id;
@@ -192,10 +192,16 @@ static const char *unit_of(struct sc_str u)
     static const struct {
         const char *from, *to;
     } map[] = {
-        {"nanoseconds", "nanoseconds"},   {"ns", "nanoseconds"}, {"microseconds", "microseconds"},
-        {"us", "microseconds"},           {"milliseconds", "milliseconds"},
-        {"ms", "milliseconds"},           {"seconds", "seconds"}, {"s", "seconds"},
-        {"bytes", "bytes"},               {"B", "bytes"},
+        {"nanoseconds", "nanoseconds"},
+        {"ns", "nanoseconds"},
+        {"microseconds", "microseconds"},
+        {"us", "microseconds"},
+        {"milliseconds", "milliseconds"},
+        {"ms", "milliseconds"},
+        {"seconds", "seconds"},
+        {"s", "seconds"},
+        {"bytes", "bytes"},
+        {"B", "bytes"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strlen(map[i].from) == u.len && memcmp(map[i].from, u.ptr, u.len) == 0)

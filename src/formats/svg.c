@@ -34,7 +34,8 @@ static const char *const palette_names[] = {
 int sc_svg_palette_parse(const char *name)
 {
     for (size_t i = 0; i < sizeof palette_names / sizeof palette_names[0]; i++)
-        if (name && strcmp(name, palette_names[i]) == 0) return (int)i;
+        if (name && strcmp(name, palette_names[i]) == 0)
+            return (int)i;
     return SC_EINVAL;
 }
 
@@ -94,7 +95,8 @@ int sc_svg_opts_check(const struct sc_svg_opts *o, char *err)
         return sc_errf(err, SC_EINVAL,
                        "unknown background colors '%s' (yellow, blue, green, grey or #rrggbb)",
                        o->bgcolors);
-    if (o->total < 0) return sc_errf(err, SC_EINVAL, "total must be >= 0");
+    if (o->total < 0)
+        return sc_errf(err, SC_EINVAL, "total must be >= 0");
     return 0;
 }
 
@@ -126,9 +128,11 @@ static size_t utf8_char(const unsigned char *s, size_t n, uint32_t *cp)
     } else {
         return 0;
     }
-    if (n < len) return 0;
+    if (n < len)
+        return 0;
     for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
         v = v << 6 | (s[i] & 0x3f);
     }
     if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) || v == 0xfffe || v == 0xffff)
@@ -242,7 +246,8 @@ static char *put_u64_commas(char *p, uint64_t v)
     char *e = tmp + sizeof tmp, *q = e;
     int digits = 0;
     do {
-        if (digits && digits % 3 == 0) *--q = ',';
+        if (digits && digits % 3 == 0)
+            *--q = ',';
         *--q = (char)('0' + v % 10);
         v /= 10;
         digits++;
@@ -255,7 +260,8 @@ static char *put_u64_commas(char *p, uint64_t v)
 static char *put_fixed(char *p, double v, int dec, int trim)
 {
     static const double scale[] = {1, 10, 100, 1000, 10000};
-    if (!(v > -9e15 && v < 9e15)) v = 0;
+    if (!(v > -9e15 && v < 9e15))
+        v = 0;
     double sv = v * scale[dec];
     int64_t q = (int64_t)llround(sv);
     if (q < 0) {
@@ -266,8 +272,9 @@ static char *put_fixed(char *p, double v, int dec, int trim)
     }
     uint64_t ip = (uint64_t)q / (uint64_t)scale[dec], fp = (uint64_t)q % (uint64_t)scale[dec];
     p = put_u64(p, ip);
-    if (dec == 0 || (trim && fp == 0)) return p;
-    char f[4];
+    if (dec == 0 || (trim && fp == 0))
+        return p;
+    char f[4] = {0};
     for (int i = dec - 1; i >= 0; i--) {
         f[i] = (char)('0' + fp % 10);
         fp /= 10;
@@ -287,7 +294,8 @@ static char *put_pct(char *p, double v)
 {
     char tmp[64];
     int n = snprintf(tmp, sizeof tmp, "%.2f", v);
-    if (n < 0 || (size_t)n >= sizeof tmp) n = 0;
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        n = 0;
     memcpy(p, tmp, (size_t)n);
     return p + n;
 }
@@ -309,7 +317,8 @@ enum hue { H_HOT, H_MEM, H_IO, H_RED, H_GREEN, H_BLUE, H_YELLOW, H_PURPLE, H_AQU
 static size_t next_cp(const unsigned char *s, size_t n, uint32_t *cp)
 {
     size_t len = utf8_char(s, n, cp);
-    if (len) return len;
+    if (len)
+        return len;
     *cp = s[0];
     return 1;
 }
@@ -354,7 +363,8 @@ static double weighted_hash(const uint32_t *cp, size_t n)
 static int name_hash_values(const char *name, size_t n, double v[3])
 {
     uint32_t small[256] = {0}, *cp = small;
-    if (n > 256 && !(cp = malloc(n * sizeof *cp))) return SC_ENOMEM;
+    if (n > 256 && !(cp = malloc(n * sizeof *cp)))
+        return SC_ENOMEM;
     size_t m = 0;
     for (size_t i = 0; i < n;)
         i += next_cp((const unsigned char *)name + i, n - i, &cp[m++]);
@@ -365,7 +375,8 @@ static int name_hash_values(const char *name, size_t n, double v[3])
         cp[m - 1 - i] = t;
     }
     v[1] = v[2] = weighted_hash(cp, m);
-    if (cp != small) free(cp);
+    if (cp != small)
+        free(cp);
     return 0;
 }
 
@@ -391,7 +402,8 @@ static int java_package(const char *s, size_t n)
         n--;
     }
     for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
-        if (n >= strlen(pk[i]) && memcmp(s, pk[i], strlen(pk[i])) == 0) return 1;
+        if (n >= strlen(pk[i]) && memcmp(s, pk[i], strlen(pk[i])) == 0)
+            return 1;
     return 0;
 }
 
@@ -406,25 +418,39 @@ static enum hue hue_of(enum sc_svg_palette pal, const char *s, size_t n)
     case SC_SVG_IO:
         return H_IO;
     case SC_SVG_JAVA:
-        if (ends_with(s, n, "_[j]")) return H_GREEN;
-        if (ends_with(s, n, "_[i]")) return H_AQUA;
-        if (java_package(s, n) || has(s, n, ":::")) return H_GREEN;
-        if (has(s, n, "::")) return H_YELLOW;
-        if (ends_with(s, n, "_[k]")) return H_ORANGE;
+        if (ends_with(s, n, "_[j]"))
+            return H_GREEN;
+        if (ends_with(s, n, "_[i]"))
+            return H_AQUA;
+        if (java_package(s, n) || has(s, n, ":::"))
+            return H_GREEN;
+        if (has(s, n, "::"))
+            return H_YELLOW;
+        if (ends_with(s, n, "_[k]"))
+            return H_ORANGE;
         return H_RED;
     case SC_SVG_PERL:
-        if (has(s, n, "::")) return H_YELLOW;
-        if (has(s, n, "Perl") || has(s, n, ".pl")) return H_GREEN;
-        if (ends_with(s, n, "_[k]")) return H_ORANGE;
+        if (has(s, n, "::"))
+            return H_YELLOW;
+        if (has(s, n, "Perl") || has(s, n, ".pl"))
+            return H_GREEN;
+        if (ends_with(s, n, "_[k]"))
+            return H_ORANGE;
         return H_RED;
     case SC_SVG_JS: {
-        if (ends_with(s, n, "_[j]")) return memchr(s, '/', n) ? H_GREEN : H_AQUA;
-        if (has(s, n, "::")) return H_YELLOW;
+        if (ends_with(s, n, "_[j]"))
+            return memchr(s, '/', n) ? H_GREEN : H_AQUA;
+        if (has(s, n, "::"))
+            return H_YELLOW;
         const char *slash = memchr(s, '/', n);
-        if (slash && has(slash, n - (size_t)(slash - s), ".js")) return H_GREEN;
-        if (memchr(s, ':', n)) return H_AQUA;
-        if (n == 1 && s[0] == ' ') return H_GREEN;
-        if (has(s, n, "_[k]")) return H_ORANGE;
+        if (slash && has(slash, n - (size_t)(slash - s), ".js"))
+            return H_GREEN;
+        if (memchr(s, ':', n))
+            return H_AQUA;
+        if (n == 1 && s[0] == ' ')
+            return H_GREEN;
+        if (has(s, n, "_[k]"))
+            return H_ORANGE;
         return H_RED;
     }
     case SC_SVG_WAKEUP:
@@ -569,13 +595,16 @@ struct render {
 /* Grows array *p of *cap elements to hold need, doubling. */
 static int grow(void **p, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap) return 0;
+    if (need <= *cap)
+        return 0;
     size_t n = *cap ? *cap : 64;
     while (n < need)
         n *= 2;
-    if (n > SIZE_MAX / size) return SC_ENOMEM;
+    if (n > SIZE_MAX / size)
+        return SC_ENOMEM;
     void *q = realloc(*p, n * size);
-    if (!q) return SC_ENOMEM;
+    if (!q)
+        return SC_ENOMEM;
     *p = q;
     *cap = n;
     return 0;
@@ -587,7 +616,8 @@ static int cmp_name_idx(const void *a, const void *b, void *names)
     const struct sc_str *y = (const struct sc_str *)names + *(const uint32_t *)b;
     size_t n = x->len < y->len ? x->len : y->len;
     int c = memcmp(x->ptr, y->ptr, n);
-    if (c) return c;
+    if (c)
+        return c;
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
@@ -624,7 +654,8 @@ static int add_stack(struct render *r, uint32_t len, int64_t v, int64_t d)
 {
     /* bounding the sums bounds every frame's width and change */
     int64_t dabs = d < 0 ? -d : d;
-    if (v > INT64_MAX - r->sum || dabs > INT64_MAX - r->dsum) return SC_ELIMIT;
+    if (v > INT64_MAX - r->sum || dabs > INT64_MAX - r->dsum)
+        return SC_ELIMIT;
     r->dsum += dabs;
     if (grow((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof *r->stacks))
         return SC_ENOMEM;
@@ -650,7 +681,8 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
     uint32_t *rank = NULL;
     if (simple) {
         uint32_t *loc_rank = malloc(((size_t)p->nlocations + 1) * sizeof *loc_rank);
-        if (!loc_rank) return SC_ENOMEM;
+        if (!loc_rank)
+            return SC_ENOMEM;
         for (uint32_t l = 0; l < p->nlocations; l++) {
             const struct sc_line *line = sc_location_lines(p, &p->locations[l]);
             struct sc_str name = sc_function_name(p, line->function - 1);
@@ -667,9 +699,11 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
         }
         for (uint32_t l = 0; l < p->nlocations; l++)
             loc_rank[l] = rank[loc_rank[l]];
-        if (grow((void **)&r->seq, &r->seq_cap, p->nsample_locs, sizeof *r->seq)) rc = SC_ENOMEM;
+        if (grow((void **)&r->seq, &r->seq_cap, p->nsample_locs, sizeof *r->seq))
+            rc = SC_ENOMEM;
         for (uint32_t s = 0; s < p->nsamples && !rc; s++) {
-            if (!sample_values(p, s, vi, base, &v, &d)) continue;
+            if (!sample_values(p, s, vi, base, &v, &d))
+                continue;
             const struct sc_sample *smp = &p->samples[s];
             const uint32_t *locs = p->sample_locs + smp->loc_start;
             uint32_t n = smp->nlocs;
@@ -692,9 +726,11 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
     }
 
     struct sc_stackwalk w;
-    if ((rc = sc_stackwalk_init(&w, p, &r->names))) return rc;
+    if ((rc = sc_stackwalk_init(&w, p, &r->names)))
+        return rc;
     for (uint32_t s = 0; s < p->nsamples && !rc; s++) {
-        if (!sample_values(p, s, vi, base, &v, &d)) continue;
+        if (!sample_values(p, s, vi, base, &v, &d))
+            continue;
         int64_t n = sc_stackwalk_sample(&w, s);
         if (n < 0) {
             rc = (int)n;
@@ -713,8 +749,10 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
         rc = add_stack(r, (uint32_t)n, v, d);
     }
     sc_stackwalk_release(&w);
-    if (rc) return rc;
-    if (!(rank = rank_names(r))) return SC_ENOMEM;
+    if (rc)
+        return rc;
+    if (!(rank = rank_names(r)))
+        return SC_ENOMEM;
     for (size_t i = 0; i < r->nseq; i++)
         r->seq[i] = rank[r->seq[i]];
     free(rank);
@@ -728,7 +766,8 @@ static int cmp_stack(const void *a, const void *b, void *seq)
     const uint32_t *s = (const uint32_t *)seq + x->off, *t = (const uint32_t *)seq + y->off;
     uint32_t n = x->len < y->len ? x->len : y->len;
     for (uint32_t i = 0; i < n; i++)
-        if (s[i] != t[i]) return s[i] < t[i] ? -1 : 1;
+        if (s[i] != t[i])
+            return s[i] < t[i] ? -1 : 1;
     return x->len < y->len ? -1 : x->len > y->len;
 }
 
@@ -738,14 +777,16 @@ static int add_frame(struct render *r, uint32_t name, uint32_t depth, int64_t st
     if (grow((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof *r->frames))
         return SC_ENOMEM;
     r->frames[r->nframes++] = (struct frame){name, depth, start, total, delta};
-    if (depth > r->depthmax) r->depthmax = depth;
+    if (depth > r->depthmax)
+        r->depthmax = depth;
     return 0;
 }
 
 static int cmp_frame(const void *a, const void *b)
 {
     const struct frame *x = a, *y = b;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
     return x->depth < y->depth ? -1 : x->depth > y->depth;
 }
 
@@ -759,12 +800,14 @@ static int flow(struct render *r, double min_value)
 {
     uint32_t depth_cap = 0;
     for (size_t i = 0; i < r->nstacks; i++)
-        if (r->stacks[i].len > depth_cap) depth_cap = r->stacks[i].len;
+        if (r->stacks[i].len > depth_cap)
+            depth_cap = r->stacks[i].len;
     uint32_t *name = malloc(((size_t)depth_cap + 1) * sizeof *name);
     int64_t *start = malloc(((size_t)depth_cap + 1) * sizeof *start);
     int64_t *delta = malloc(((size_t)depth_cap + 1) * sizeof *delta);
     int rc = SC_ENOMEM;
-    if (!name || !start || !delta) goto out;
+    if (!name || !start || !delta)
+        goto out;
     int64_t clock = 0, root_delta = 0, maxdelta = 1;
     uint32_t open = 0; /* frames open below the root: depths 1..open at indexes 0..open-1 */
     const uint32_t *prev = NULL;
@@ -780,12 +823,14 @@ static int flow(struct render *r, double min_value)
         while (open > k) {
             open--;
             int64_t total = clock - start[open], d = delta[open];
-            if ((d < 0 ? -d : d) > maxdelta) maxdelta = d < 0 ? -d : d;
+            if ((d < 0 ? -d : d) > maxdelta)
+                maxdelta = d < 0 ? -d : d;
             if (total > 0 && !((double)total < min_value) &&
                 add_frame(r, name[open], open + 1, start[open], total, d))
                 goto out;
         }
-        if (!st) break;
+        if (!st)
+            break;
         for (uint32_t j = k; j < n; j++) {
             name[j] = s[j];
             start[j] = clock;
@@ -801,7 +846,8 @@ static int flow(struct render *r, double min_value)
     }
     if ((root_delta < 0 ? -root_delta : root_delta) > maxdelta)
         maxdelta = root_delta < 0 ? -root_delta : root_delta;
-    if (add_frame(r, ROOT_NAME, 0, 0, clock, root_delta)) goto out;
+    if (add_frame(r, ROOT_NAME, 0, 0, clock, root_delta))
+        goto out;
     r->maxdelta = maxdelta;
     /* frames closed children first; ordering by start, then depth, gives pre-order */
     qsort(r->frames, r->nframes, sizeof *r->frames, cmp_frame);
@@ -827,7 +873,8 @@ static const struct name_info *name_info(struct render *r, uint32_t rank)
 {
     int root = rank == ROOT_NAME;
     struct name_info *in = &r->info[root ? r->names.n : rank];
-    if (in->ready) return in;
+    if (in->ready)
+        return in;
     struct sc_str s = root ? (struct sc_str){"", 0} : r->names.v[r->order[rank]];
     const char *disp = root ? "all" : s.ptr;
     size_t dlen = root ? 3 : strip_annotation(s.ptr, s.len);
@@ -845,6 +892,7 @@ static const struct name_info *name_info(struct render *r, uint32_t rank)
         char *w = malloc((size_t)s.len + 4);
         if (w) {
             memcpy(w, s.ptr, s.len);
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): w goes with its length */
             memcpy(w + s.len, "_[w]", 4);
             shades(r, w, (size_t)s.len + 4, in->vw);
             free(w);
@@ -892,10 +940,12 @@ static void put_comment(struct sc_buf *b, const char *text)
     /* "--" may not occur inside an XML comment */
     for (size_t i = 0; i < t.len; i++) {
         sc_buf_putc(b, t.data[i]);
-        if (t.data[i] == '-' && (i + 1 == t.len || t.data[i + 1] == '-')) sc_buf_putc(b, ' ');
+        if (t.data[i] == '-' && (i + 1 == t.len || t.data[i + 1] == '-'))
+            sc_buf_putc(b, ' ');
     }
     sc_buf_puts(b, " -->\n");
-    if (t.oom) b->oom = 1;
+    if (t.oom)
+        b->oom = 1;
     sc_buf_release(&t);
 }
 
@@ -919,7 +969,8 @@ static int write_empty(const struct sc_svg_opts *o, struct sc_buf *out)
     double w = o->width, h = o->font_size * 5;
     put_svg_open(out, w, h);
     sc_buf_puts(out, ">\n<!-- scorch flame graph -->\n");
-    if (o->notes) put_comment(out, o->notes);
+    if (o->notes)
+        put_comment(out, o->notes);
     sc_buf_puts(out, "<text x=\"");
     put_num(out, (double)(int)(w / 2), 2);
     sc_buf_puts(out, "\" y=\"");
@@ -1130,7 +1181,8 @@ static int write_svg(struct render *r, struct sc_buf *out, int64_t timemax)
     put_attr(out, "data-nametype", o->nametype ? o->nametype : "Function:");
     sc_buf_puts(out, ">\n<!-- Flame graph by scorch. Hover for details, click to zoom, Ctrl-F to "
                      "search. -->\n");
-    if (o->notes) put_comment(out, o->notes);
+    if (o->notes)
+        put_comment(out, o->notes);
     sc_buf_printf(out,
                   "<defs>\n<linearGradient id=\"background\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">\n"
                   "<stop stop-color=\"%s\" offset=\"5%%\"/>\n"
@@ -1160,7 +1212,8 @@ static int write_svg(struct render *r, struct sc_buf *out, int64_t timemax)
     put_num(out, h, 2);
     sc_buf_puts(out, "\" fill=\"url(#background)\"/>\n");
     put_label(out, "title", (int)(w / 2), fs * 2, "", title);
-    if (ypad3 > 0) put_label(out, "subtitle", (int)(w / 2), fs * 4, "", o->subtitle);
+    if (ypad3 > 0)
+        put_label(out, "subtitle", (int)(w / 2), fs * 4, "", o->subtitle);
     put_label(out, "details", XPAD, h - ypad2 / 2, "", " ");
     put_label(out, "unzoom", XPAD, fs * 2, " class=\"hide\"", "Reset Zoom");
     put_label(out, "search", w - XPAD - 100, fs * 2, "", "Search");
@@ -1179,9 +1232,11 @@ static int write_svg(struct render *r, struct sc_buf *out, int64_t timemax)
         const struct frame *f = &r->frames[fi];
         const int root = f->name == ROOT_NAME;
         const struct name_info *in = name_info(r, f->name);
-        if (r->esc.oom) return SC_ENOMEM;
+        if (r->esc.oom)
+            return SC_ENOMEM;
         int64_t value = root ? timemax : f->total;
-        if (sc_buf_reserve(out, 2 * (size_t)in->len + cn_len + 400)) return SC_ENOMEM;
+        if (sc_buf_reserve(out, 2 * (size_t)in->len + cn_len + 400))
+            return SC_ENOMEM;
         const char *esc = r->esc.data + in->off;
         char *p = out->data + out->len;
 
@@ -1214,9 +1269,11 @@ static int write_svg(struct render *r, struct sc_buf *out, int64_t timemax)
         *p++ = '%';
         if (r->diff && !root) {
             int64_t d = f->delta;
-            if (o->negate) d = -d;
+            if (o->negate)
+                d = -d;
             p = PUT_LIT(p, "; ");
-            if (d > 0) *p++ = '+';
+            if (d > 0)
+                *p++ = '+';
             p = put_pct(p, 100.0 * (double)d / (double)timemax);
             *p++ = '%';
         }
@@ -1230,11 +1287,13 @@ static int write_svg(struct render *r, struct sc_buf *out, int64_t timemax)
         p = put_fixed(p, fh - FRAMEPAD, 2, 1);
         p = PUT_LIT(p, "\" fill=\"");
 
-        if (sep_depth >= 0 && (int)f->depth <= sep_depth) sep_depth = -1;
+        if (sep_depth >= 0 && (int)f->depth <= sep_depth)
+            sep_depth = -1;
         int waker = sep_depth >= 0;
         if (in->special == 1) {
             p = PUT_LIT(p, "rgb(160,160,160)");
-            if (sep_depth < 0) sep_depth = (int)f->depth;
+            if (sep_depth < 0)
+                sep_depth = (int)f->depth;
         } else if (in->special == 2) {
             p = PUT_LIT(p, "rgb(200,200,200)");
         } else if (r->diff) {
@@ -1274,12 +1333,15 @@ static int base_column(const struct sc_profile *p, int vi, int base_index)
 {
     if (base_index >= 0)
         return (uint32_t)base_index < p->nsample_types && base_index != vi ? base_index : -1;
-    if (base_index != SC_SVG_BASE_AUTO) return -1;
+    if (base_index != SC_SVG_BASE_AUTO)
+        return -1;
     struct sc_str vt = sc_profile_str(p, p->sample_types[vi].type);
-    if (vt.len != 7 || memcmp(vt.ptr, "samples", 7) != 0) return -1;
+    if (vt.len != 7 || memcmp(vt.ptr, "samples", 7) != 0)
+        return -1;
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str s = sc_profile_str(p, p->sample_types[i].type);
-        if (s.len == 12 && memcmp(s.ptr, "base_samples", 12) == 0) return (int)i;
+        if (s.len == 12 && memcmp(s.ptr, "base_samples", 12) == 0)
+            return (int)i;
     }
     return -1;
 }
@@ -1288,7 +1350,8 @@ int sc_svg_write(const struct sc_profile *p, int vi, const struct sc_svg_opts *o
                  struct sc_buf *out, char *err)
 {
     int rc = sc_svg_opts_check(o, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (vi < 0 || (uint32_t)vi >= p->nsample_types)
         return sc_errf(err, SC_EINVAL, "sample index %d out of range", vi);
     struct render r;
@@ -1314,10 +1377,12 @@ int sc_svg_write(const struct sc_profile *p, int vi, const struct sc_svg_opts *o
         rc = sc_errf(err, rc, "values or their changes add up to more than 2^63");
         goto out;
     }
-    if (rc) goto oom;
+    if (rc)
+        goto oom;
     if (r.sum <= 0) {
         rc = write_empty(o, out);
-        if (rc) goto oom;
+        if (rc)
+            goto oom;
         goto out;
     }
     if (!o->flamechart) {
@@ -1325,16 +1390,20 @@ int sc_svg_write(const struct sc_profile *p, int vi, const struct sc_svg_opts *o
         size_t i = 1;
         while (i < r.nstacks && cmp_stack(&r.stacks[i - 1], &r.stacks[i], r.seq) <= 0)
             i++;
-        if (i < r.nstacks) qsort_r(r.stacks, r.nstacks, sizeof *r.stacks, cmp_stack, r.seq);
+        if (i < r.nstacks)
+            qsort_r(r.stacks, r.nstacks, sizeof *r.stacks, cmp_stack, r.seq);
     }
     int64_t timemax = o->total > r.sum ? o->total : r.sum;
     double wpt = (o->width - 2 * XPAD) / (double)timemax;
     double min_value = o->min_width_pct ? (double)timemax * o->min_width / 100 : o->min_width / wpt;
-    if (flow(&r, min_value)) goto oom;
+    if (flow(&r, min_value))
+        goto oom;
     r.info = calloc((size_t)r.names.n + 1, sizeof *r.info);
-    if (!r.info) goto oom;
+    if (!r.info)
+        goto oom;
     rc = write_svg(&r, out, timemax);
-    if (rc) goto oom;
+    if (rc)
+        goto oom;
     rc = (int)(r.nframes > INT32_MAX ? INT32_MAX : r.nframes);
     goto out;
 oom:

@@ -316,7 +316,7 @@ struct edges {
         int64_t weight;
         uint32_t stamp; /* last sample (index + 1) that counted the edge */
         int inlined;    /* inlined at its first occurrence in every sample */
-    } *ev;
+    } * ev;
     uint32_t n, cap;
 };
 
@@ -356,10 +356,10 @@ static inline void count_edge(struct edge *ed, uint32_t stamp, int inlined, int6
 
 /* What the label walk needs of a location, packed for locality. */
 struct loc_sum {
-    uint32_t first, last;           /* outermost / innermost shown row, UINT32_MAX: none */
-    uint32_t ie_start, ie_end;      /* its edges into targets in the intra array */
+    uint32_t first, last;              /* outermost / innermost shown row, UINT32_MAX: none */
+    uint32_t ie_start, ie_end;         /* its edges into targets in the intra array */
     uint32_t cache_parent, cache_edge; /* the edge from its last caller, cached */
-    int first_inl;                  /* the outermost shown row sits inlined */
+    int first_inl;                     /* the outermost shown row sits inlined */
 };
 
 struct intra {
@@ -416,8 +416,8 @@ static int label_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const in
     return 0;
 }
 
-int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
-                         const uint8_t *keep, double edgefraction)
+int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, const uint8_t *keep,
+                         double edgefraction)
 {
     for (uint32_t i = 0; i < t->n; i++)
         t->rows[i].inline_in = t->rows[i].noninline_in = 0;
@@ -504,8 +504,8 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
         /* same keys, same indexes: the intra edges' indexes stay valid in every copy */
         for (uint32_t j = 0; walks[0].e.map.mask && j <= walks[0].e.map.mask && !rc; j++)
             if (walks[0].e.map.vals[j] != UINT32_MAX &&
-                !sc_map64_upsert(&walks[k].e.map, walks[0].e.map.keys[j],
-                                 walks[0].e.map.vals[j], NULL))
+                !sc_map64_upsert(&walks[k].e.map, walks[0].e.map.keys[j], walks[0].e.map.vals[j],
+                                 NULL))
                 rc = SC_ENOMEM;
     }
     if (!rc)
@@ -601,8 +601,7 @@ static void pad_left(struct sc_buf *out, const char *s, size_t len, int width)
 }
 
 /* A value as pprof formats it in the report's output unit, right-aligned to width. */
-static void put_value(struct sc_buf *out, int64_t v, const char *unit, const char *ounit,
-                      int width)
+static void put_value(struct sc_buf *out, int64_t v, const char *unit, const char *ounit, int width)
 {
     struct sc_buf tmp = SC_BUF_INIT;
     sc_units_label(&tmp, v, unit, ounit);
@@ -758,8 +757,8 @@ static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
     free(keep);
 }
 
-void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t,
-                  const struct sc_top_opts *o, struct sc_buf *out)
+void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t, const struct sc_top_opts *o,
+                  struct sc_buf *out)
 {
     uint32_t n = t->n;
     if (o->nodecount && n > o->nodecount)
@@ -800,7 +799,8 @@ void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t,
             sc_buf_puts(out, ",\"cum\":");
             sc_buf_put_i64(out, r->cum);
             if (r->inline_in)
-                sc_buf_puts(out, r->noninline_in ? ",\"inline\":\"partial\"" : ",\"inline\":\"yes\"");
+                sc_buf_puts(out,
+                            r->noninline_in ? ",\"inline\":\"partial\"" : ",\"inline\":\"yes\"");
             sc_buf_putc(out, '}');
         }
         sc_buf_puts(out, "]}\n");

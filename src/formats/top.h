@@ -40,16 +40,16 @@ void sc_top_release(struct sc_top *t);
  * the nearest shown caller, it is inlined when the callee frame was inlined there in every
  * sample, and edges lighter than edgefraction of the shown flat total are ignored.
  * 0 or SC_ENOMEM. */
-int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t,
-                         const uint8_t *keep, double edgefraction);
+int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, const uint8_t *keep,
+                         double edgefraction);
 
 enum sc_top_format { SC_TOP_TEXT, SC_TOP_TSV, SC_TOP_JSON };
 
 struct sc_top_opts {
     enum sc_top_format format;
-    uint32_t nodecount;   /* 0 = all rows (after the node fraction cut for text) */
-    double nodefraction;  /* text only: drop rows with |cum| < total * this; pprof's 0.005 */
-    double edgefraction;  /* text only: ignore lighter call edges for labels; pprof's 0.001 */
+    uint32_t nodecount;     /* 0 = all rows (after the node fraction cut for text) */
+    double nodefraction;    /* text only: drop rows with |cum| < total * this; pprof's 0.005 */
+    double edgefraction;    /* text only: ignore lighter call edges for labels; pprof's 0.001 */
     const char *file_label; /* text header "File:" override; NULL = from the first mapping */
 };
 
@@ -61,7 +61,7 @@ void sc_top_time_line(const struct sc_profile *p, struct sc_buf *out);
  * text: pprof's header lines and table, values scaled to one unit as pprof chooses it.
  * tsv: "flat\tcum\tfunction" then one line per row, exact integers in the sample unit.
  * json: {"sample_type","unit","total","rows":[{"function","flat","cum"}...]}. */
-void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t,
-                  const struct sc_top_opts *o, struct sc_buf *out);
+void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t, const struct sc_top_opts *o,
+                  struct sc_buf *out);
 
 #endif

@@ -204,12 +204,11 @@ static int decode_text(const char *body, size_t len, int lines, const struct sc_
         }
     } else {
         const char *tn = sfx ? sfx->type : units;
-        const char *un = sfx ? sfx->unit
-                             : !strcmp(units, "bytes") ? "bytes"
-                                                       : !strcmp(units, "lock_nanoseconds") ||
-                                                                 !strcmp(units, "nanoseconds")
-                                                             ? "nanoseconds"
-                                                             : "count";
+        const char *un = sfx                       ? sfx->unit
+                         : !strcmp(units, "bytes") ? "bytes"
+                         : !strcmp(units, "lock_nanoseconds") || !strcmp(units, "nanoseconds")
+                             ? "nanoseconds"
+                             : "count";
         if (sc_profile_add_sample_type(p, tn, un) < 0)
             rc = SC_ENOMEM;
     }
@@ -271,9 +270,14 @@ const char *sc_ingest_profile_name(const struct sc_profile *p)
     static const struct {
         const char *period, *profile;
     } by_period[] = {
-        {"cpu", "cpu"},           {"wall", "wall"},          {"space", "heap"},
-        {"inuse_space", "heap"},  {"alloc_space", "heap"},   {"goroutine", "goroutine"},
-        {"goroutines", "goroutine"}, {"threadcreate", "threadcreate"},
+        {"cpu", "cpu"},
+        {"wall", "wall"},
+        {"space", "heap"},
+        {"inuse_space", "heap"},
+        {"alloc_space", "heap"},
+        {"goroutine", "goroutine"},
+        {"goroutines", "goroutine"},
+        {"threadcreate", "threadcreate"},
         {"contentions", "mutex"},
     };
     /* allocation counts without the in-use ones: Go's allocs profile as a delta (what the
@@ -368,8 +372,8 @@ static int json_scalar(struct json *j, int *truth)
 {
     json_ws(j);
     const char *s = j->p;
-    while (j->p < j->end && (isalnum((unsigned char)*j->p) || *j->p == '-' || *j->p == '+' ||
-                             *j->p == '.'))
+    while (j->p < j->end &&
+           (isalnum((unsigned char)*j->p) || *j->p == '-' || *j->p == '+' || *j->p == '.'))
         j->p++;
     if (j->p == s)
         return -1;
@@ -408,8 +412,7 @@ static int parse_stc(const char *text, size_t len, struct stc *out, char *err)
         do {
             struct stc_entry e;
             memset(&e, 0, sizeof e);
-            if (json_str(&j, e.type, sizeof e.type) || json_expect(&j, ':') ||
-                json_expect(&j, '{'))
+            if (json_str(&j, e.type, sizeof e.type) || json_expect(&j, ':') || json_expect(&j, '{'))
                 goto bad;
             if (!json_take(&j, '}')) {
                 do {
@@ -442,8 +445,9 @@ static int parse_stc(const char *text, size_t len, struct stc *out, char *err)
         goto bad;
     return 0;
 bad:
-    return sc_errf(err, SC_EINVAL, "bad sample_type_config at offset %zu (want JSON like "
-                                   "{\"delay\": {\"display-name\": \"block_duration\"}})",
+    return sc_errf(err, SC_EINVAL,
+                   "bad sample_type_config at offset %zu (want JSON like "
+                   "{\"delay\": {\"display-name\": \"block_duration\"}})",
                    (size_t)(j.p - text));
 }
 
@@ -560,8 +564,10 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     } else if (!rc) {
         /* the profile borrows the plain bytes (freed below, after the write) */
         struct sc_input in = {(void *)body, plen, SC_INPUT_BORROWED};
-        struct sc_decode_opts o = {
-            .limits = lim, .format = fmt, .lazy_samples = fmt == SC_FMT_PPROF ? SC_PPROF_LAZY_UNLABELLED : 0};
+        struct sc_decode_opts o = {.limits = lim,
+                                   .format = fmt,
+                                   .lazy_samples =
+                                       fmt == SC_FMT_PPROF ? SC_PPROF_LAZY_UNLABELLED : 0};
         rc = sc_decode(&in, &o, &p, err);
     }
     const char *profile = r->profile_name;
@@ -686,8 +692,8 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     if (rc == 0 && sp.n && !ws)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t g = 0; ws && g < sp.n; g++) {
-        struct sc_store_write w = {it->tenant, &sp.labels[g],       profile,
-                                   t,          dur,          &sp.parts.views[g], it->time_shift_ns};
+        struct sc_store_write w = {it->tenant, &sp.labels[g],      profile,          t,
+                                   dur,        &sp.parts.views[g], it->time_shift_ns};
         ws[g] = w;
     }
     /* the parts together: ClickHouse then stores them in one commit a shard */

@@ -49,17 +49,17 @@ struct sc_ingest_req {
     size_t len;
     const char *sample_type_config; /* multipart part (JSON), may be NULL; borrowed */
     size_t sample_type_config_len;
-    size_t prev_profile_len; /* size of a multipart prev_profile part (0: none) */
+    size_t prev_profile_len;  /* size of a multipart prev_profile part (0: none) */
     const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
     const struct sc_labels *extra_labels; /* added to the name's labels (scraper); may be NULL */
 };
 
 struct sc_ingest_result {
-    uint32_t samples;        /* samples stored */
-    char profile[64];        /* the profile name used */
-    char service[256];       /* service_name */
-    uint32_t series;         /* series written: more than 1 when samples had labels */
-    char dropped[256];       /* sample label names not made series labels (split.h) */
+    uint32_t samples;  /* samples stored */
+    char profile[64];  /* the profile name used */
+    char service[256]; /* service_name */
+    uint32_t series;   /* series written: more than 1 when samples had labels */
+    char dropped[256]; /* sample label names not made series labels (split.h) */
 };
 
 /* A profile's samples make at most this many series by their labels (split.h). */
@@ -111,9 +111,9 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
 /* ---- OTLP and Pyroscope's Connect push (ingest_otlp.c, ingest_push.c) ---- */
 
 struct sc_ingest_batch {
-    uint32_t stored;      /* profiles stored */
-    uint32_t rejected;    /* profiles refused (OTLP's partial success) */
-    uint64_t samples;     /* samples stored */
+    uint32_t stored;         /* profiles stored */
+    uint32_t rejected;       /* profiles refused (OTLP's partial success) */
+    uint64_t samples;        /* samples stored */
     char reason[SC_ERR_LEN]; /* why profiles were refused: the first reason, and how many */
 };
 
@@ -123,8 +123,8 @@ struct sc_ingest_batch {
  * profile is stored (durably), or an error for the request as a whole: SC_EFORMAT (not an
  * OTLP request: nothing stored), SC_ELIMIT, or a store error (profiles before it may be
  * stored). */
-int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len,
-                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
+int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
+                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
 
 /* A push.v1.PushRequest (formats/push.h; gzip or not, json: Connect's JSON): each series'
  * labels (names starting with "__" are Pyroscope's private ones and dropped; __name__
@@ -132,7 +132,7 @@ int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, siz
  * every raw pprof of its samples. All of it is decoded and checked before anything is
  * stored, so a refused request stored nothing. 0, or SC_EINVAL / SC_EFORMAT / SC_ELIMIT /
  * a store error with the reason in err. */
-int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len,
-                   int json, const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
+int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
+                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
 
 #endif

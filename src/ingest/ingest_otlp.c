@@ -18,7 +18,8 @@ static int inflate_body(const void **body, size_t *len, const struct sc_limits *
     if (*len > lim->max_input)
         return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", *len,
                        (unsigned long long)lim->max_input);
-    if (!sc_is_gzip(*body, *len)) return 0;
+    if (!sc_is_gzip(*body, *len))
+        return 0;
     int rc = sc_gunzip(*body, *len, lim->max_decompressed, plain, len, err);
     *body = *plain;
     return rc;
@@ -26,7 +27,8 @@ static int inflate_body(const void **body, size_t *len, const struct sc_limits *
 
 static void note_rejected(struct sc_ingest_batch *res, const char *why)
 {
-    if (res->rejected++ == 0) snprintf(res->reason, sizeof res->reason, "%s", why);
+    if (res->rejected++ == 0)
+        snprintf(res->reason, sizeof res->reason, "%s", why);
 }
 
 int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
@@ -36,7 +38,8 @@ int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, siz
     void *plain;
     int rc = inflate_body(&body, &len, lim, &plain, err);
     struct sc_otlp_req *req = NULL;
-    if (!rc) rc = sc_otlp_open(body, len, json, lim, &req, err);
+    if (!rc)
+        rc = sc_otlp_open(body, len, json, lim, &req, err);
     uint32_t n = rc ? 0 : sc_otlp_nprofiles(req);
     for (uint32_t i = 0; i < n && !rc; i++) {
         struct sc_otlp_profile op;
@@ -118,8 +121,10 @@ static int push_labels(const struct sc_push_series *ps, uint32_t i, struct sc_la
     *profile = NULL;
     for (uint32_t k = 0; k < ps->nlabels; k++) {
         struct sc_str nm = ps->names[k], v = ps->values[k];
-        if (nm.len == 8 && !memcmp(nm.ptr, "__name__", 8)) *profile = push_profile_name(v);
-        if (nm.len >= 2 && nm.ptr[0] == '_' && nm.ptr[1] == '_') continue;
+        if (nm.len == 8 && !memcmp(nm.ptr, "__name__", 8))
+            *profile = push_profile_name(v);
+        if (nm.len >= 2 && nm.ptr[0] == '_' && nm.ptr[1] == '_')
+            continue;
         struct sc_str old;
         if (sc_labels_get(l, nm.ptr, nm.len, &old))
             return sc_errf(err, SC_EINVAL, "series %u: duplicate label '%.*s'", (unsigned)i,
@@ -146,7 +151,8 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
     for (uint32_t i = 0; i < pr->nseries && !rc; i++) {
         const struct sc_push_series *ps = &pr->series[i];
         const char *profile;
-        if ((rc = push_labels(ps, i, &labels[i], &profile, err))) break;
+        if ((rc = push_labels(ps, i, &labels[i], &profile, err)))
+            break;
         for (uint32_t k = 0; k < ps->nprofiles && !rc; k++) {
             struct sc_str raw = ps->profiles[k];
             struct sc_input in = {(void *)raw.ptr, raw.len, SC_INPUT_BORROWED};
@@ -162,7 +168,8 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
                 in.kind = SC_INPUT_MALLOC;
                 inflated += plen;
             }
-            if (!rc) rc = sc_decode(&in, &o, &it->p, why);
+            if (!rc)
+                rc = sc_decode(&in, &o, &it->p, why);
             /* the times too, so that a refused request stored nothing */
             struct sc_ingest_item chk = {NULL, &labels[i], NULL, it->p, 0, 0, 0, lim};
             if (!rc)
@@ -187,18 +194,22 @@ int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, siz
     struct sc_push_req pr;
     memset(&pr, 0, sizeof pr);
     int rc = inflate_body(&body, &len, lim, &plain, err);
-    if (!rc) rc = sc_push_decode(body, len, json, 48, lim->max_decompressed, &pr, err);
+    if (!rc)
+        rc = sc_push_decode(body, len, json, 48, lim->max_decompressed, &pr, err);
     uint64_t nprof = 0;
     for (uint32_t i = 0; !rc && i < pr.nseries; i++)
         nprof += pr.series[i].nprofiles;
-    if (!rc && nprof == 0) rc = sc_errf(err, SC_EINVAL, "no profiles in the push request");
+    if (!rc && nprof == 0)
+        rc = sc_errf(err, SC_EINVAL, "no profiles in the push request");
     struct sc_labels *labels = rc ? NULL : calloc(pr.nseries, sizeof *labels);
     struct push_item *items = rc ? NULL : calloc(nprof, sizeof *items);
-    if (!rc && (!labels || !items)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rc && (!labels || !items))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; labels && i < pr.nseries; i++)
         sc_labels_init(&labels[i]);
     uint32_t nitems = 0;
-    if (!rc) rc = push_decode_all(&pr, lim, labels, items, &nitems, err);
+    if (!rc)
+        rc = push_decode_all(&pr, lim, labels, items, &nitems, err);
     for (uint32_t i = 0; !rc && i < nitems; i++) {
         struct sc_ingest_item it = {
             tenant, &labels[items[i].series], items[i].profile, items[i].p, 0, 0, 0, lim};

@@ -88,19 +88,21 @@ static int key_slot(struct splitter *sp, uint32_t str, uint32_t *slot)
 
 /* Visits a sample's string labels that count: the first of each kept name with a
  * non-empty value. */
-#define FOR_SAMPLE_LABELS(sp, s, lb, slot, body)                                              \
-    do {                                                                                       \
-        for (uint32_t j_ = 0; j_ < (s)->nlabels; j_++) {                                       \
-            const struct sc_label *lb = &(sp)->p->labels[(s)->label_start + j_];              \
-            if (lb->str == 0 || sc_profile_str((sp)->p, lb->str).len == 0)                     \
-                continue;                                                                      \
-            uint32_t slot = (sp)->key_of[lb->key];                                             \
-            if (slot == 0 || slot == UINT32_MAX || (sp)->keys[slot - 1].dropped)               \
-                continue;                                                                      \
-            slot--;                                                                            \
-            body                                                                               \
-        }                                                                                      \
+/* NOLINTBEGIN(bugprone-macro-parentheses): lb and slot name variables the macro declares */
+#define FOR_SAMPLE_LABELS(sp, s, lb, slot, body)                                                   \
+    do {                                                                                           \
+        for (uint32_t j_ = 0; j_ < (s)->nlabels; j_++) {                                           \
+            const struct sc_label *lb = &(sp)->p->labels[(s)->label_start + j_];                   \
+            if (lb->str == 0 || sc_profile_str((sp)->p, lb->str).len == 0)                         \
+                continue;                                                                          \
+            uint32_t slot = (sp)->key_of[lb->key];                                                 \
+            if (slot == 0 || slot == UINT32_MAX || (sp)->keys[slot - 1].dropped)                   \
+                continue;                                                                          \
+            slot--;                                                                                \
+            body                                                                                   \
+        }                                                                                          \
     } while (0)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* Learns every name and its distinct values; marks names with a value too long. */
 static int survey(struct splitter *sp)
@@ -233,8 +235,8 @@ done:
     return rc;
 }
 
-int sc_split_profile(const struct sc_profile *p, const struct sc_labels *series,
-                     uint32_t max_sets, struct sc_split *out, char *err)
+int sc_split_profile(const struct sc_profile *p, const struct sc_labels *series, uint32_t max_sets,
+                     struct sc_split *out, char *err)
 {
     memset(out, 0, sizeof *out);
     if (p->lazy || p->nlabels == 0 || p->nsamples == 0)

@@ -26,16 +26,16 @@
 /* Series g of a split profile: labels[g], and parts.views[g] holding its samples (a view
  * over the profile's tables, see model/partition.h). */
 struct sc_split {
-    uint32_t n;                /* 0: nothing to split, store p as it is */
+    uint32_t n; /* 0: nothing to split, store p as it is */
     struct sc_labels *labels;
     struct sc_partition parts;
-    char dropped[256];         /* names dropped ("trace_id, span_id") or "" */
+    char dropped[256]; /* names dropped ("trace_id, span_id") or "" */
 };
 
 /* Splits p (samples stored, not lazy; a lazy profile has no labels to split by) under the
  * series labels `series`. 0 or SC_ENOMEM. Release with sc_split_release (also on error). */
-int sc_split_profile(const struct sc_profile *p, const struct sc_labels *series,
-                     uint32_t max_sets, struct sc_split *out, char *err);
+int sc_split_profile(const struct sc_profile *p, const struct sc_labels *series, uint32_t max_sets,
+                     struct sc_split *out, char *err);
 void sc_split_release(struct sc_split *sp);
 
 #endif

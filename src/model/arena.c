@@ -11,7 +11,7 @@ struct sc_arena_chunk {
     _Alignas(16) char data[];
 };
 
-#define ARENA_CHUNK (64 * 1024)
+#define ARENA_CHUNK ((size_t)64 * 1024)
 
 void sc_arena_init(struct sc_arena *a)
 {
@@ -45,8 +45,9 @@ void *sc_arena_alloc(struct sc_arena *a, size_t size)
      * in the current chunk is not wasted. Chunks grow with the arena to keep their number
      * logarithmic. */
     size_t csize = ARENA_CHUNK;
+    const size_t cmax = 256 * ARENA_CHUNK; /* 16 MiB */
     if (a->total / 4 > csize)
-        csize = a->total / 4 < 16 * ARENA_CHUNK * 16 ? a->total / 4 : 16 * ARENA_CHUNK * 16;
+        csize = a->total / 4 < cmax ? a->total / 4 : cmax;
     int own = size > csize / 4;
     if (own)
         csize = size;

@@ -103,7 +103,8 @@ size_t sc_utf8_seq(const unsigned char *s, size_t n)
 {
     unsigned c = s[0], lo = 0x80, hi = 0xbf;
     size_t len;
-    if (c < 0x80) return 1;
+    if (c < 0x80)
+        return 1;
     if (c >= 0xc2 && c <= 0xdf)
         len = 2;
     else if (c >= 0xe0 && c <= 0xef)
@@ -112,9 +113,11 @@ size_t sc_utf8_seq(const unsigned char *s, size_t n)
         len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
     else
         return 0;
-    if (n < len) return 0;
+    if (n < len)
+        return 0;
     for (size_t k = 1; k < len; k++)
-        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf)) return 0;
+        if (s[k] < (k == 1 ? lo : 0x80) || s[k] > (k == 1 ? hi : 0xbf))
+            return 0;
     return len;
 }
 
@@ -227,14 +230,17 @@ int sc_buf_write_fd(const struct sc_buf *b, int fd)
 
 int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
 {
-    if (need <= *cap) return 0;
-    if (need > UINT32_MAX / 2) return SC_ELIMIT;
+    if (need <= *cap)
+        return 0;
+    if (need > UINT32_MAX / 2)
+        return SC_ELIMIT;
     uint64_t ncap = *cap ? *cap : 16;
     while (ncap < need)
         ncap *= 2;
     void **p = arrp;
     void *np = realloc(*p, (size_t)ncap * sz);
-    if (!np) return SC_ENOMEM;
+    if (!np)
+        return SC_ENOMEM;
     *p = np;
     *cap = (uint32_t)ncap;
     return 0;

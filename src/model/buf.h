@@ -15,7 +15,10 @@ struct sc_buf {
     int oom;
 };
 
-#define SC_BUF_INIT {NULL, 0, 0, 0}
+#define SC_BUF_INIT                                                                                \
+    {                                                                                              \
+        NULL, 0, 0, 0                                                                              \
+    }
 
 void sc_buf_init(struct sc_buf *b);
 void sc_buf_release(struct sc_buf *b);

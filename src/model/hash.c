@@ -109,8 +109,8 @@ uint32_t *sc_map64_upsert(struct sc_map64 *m, uint64_t key, uint32_t init, int *
     return &m->vals[j];
 }
 
-uint32_t *sc_map64_intern(struct sc_map64 *m, uint64_t h, uint32_t init, sc_map64_eq eq,
-                          void *ctx, int *added)
+uint32_t *sc_map64_intern(struct sc_map64 *m, uint64_t h, uint32_t init, sc_map64_eq eq, void *ctx,
+                          int *added)
 {
     /* 64-bit hashes of distinct content practically never meet; the bound only keeps a
      * broken eq from looping forever */

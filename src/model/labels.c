@@ -11,7 +11,7 @@
 /* ---- canonical text, written to a buffer or straight into a hash ---- */
 
 struct sink {
-    struct sc_buf *buf;  /* or */
+    struct sc_buf *buf; /* or */
     XXH3_state_t *hash;
     char tmp[256];
     size_t n;
@@ -262,9 +262,12 @@ void sc_labels_put_quoted(struct sc_buf *out, const char *s, size_t n)
 size_t sc_labels_clean_name(const char *key, size_t n, char *out, size_t cap)
 {
     size_t k = 0;
-    if (n == 0 || cap == 0) return 0;
-    if (key[0] >= '0' && key[0] <= '9') out[k++] = '_';
-    if (n + k >= cap) return 0;
+    if (n == 0 || cap == 0)
+        return 0;
+    if (key[0] >= '0' && key[0] <= '9')
+        out[k++] = '_';
+    if (n + k >= cap)
+        return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)key[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
@@ -276,9 +279,11 @@ size_t sc_labels_clean_name(const char *key, size_t n, char *out, size_t cap)
 
 int sc_label_name_valid(const char *s, size_t n)
 {
-    if (n == 0 || n > SC_LABEL_NAME_MAX || !sc_labels_is_name_start((unsigned char)s[0])) return 0;
+    if (n == 0 || n > SC_LABEL_NAME_MAX || !sc_labels_is_name_start((unsigned char)s[0]))
+        return 0;
     for (size_t i = 1; i < n; i++)
-        if (!sc_labels_is_name_char((unsigned char)s[i]) && s[i] != '-') return 0;
+        if (!sc_labels_is_name_char((unsigned char)s[i]) && s[i] != '-')
+            return 0;
     return 1;
 }
 

@@ -13,8 +13,7 @@ static int64_t str(struct sc_profile *dst, const struct sc_profile *src, uint32_
     return sc_profile_intern(dst, s.ptr, s.len);
 }
 
-static int same_str(const struct sc_profile *a, uint32_t i, const struct sc_profile *b,
-                    uint32_t j)
+static int same_str(const struct sc_profile *a, uint32_t i, const struct sc_profile *b, uint32_t j)
 {
     struct sc_str x = sc_profile_str(a, i), y = sc_profile_str(b, j);
     return x.len == y.len && memcmp(x.ptr, y.ptr, x.len) == 0;
@@ -56,8 +55,8 @@ int sc_profile_append(struct sc_profile *dst, const struct sc_profile *src, char
                 !same_str(dst, dst->sample_types[i].unit, src, src->sample_types[i].unit)) {
                 struct sc_str a = sc_profile_str(dst, dst->sample_types[i].type);
                 struct sc_str b = sc_profile_str(src, src->sample_types[i].type);
-                return sc_errf(err, SC_EINVAL, "sample types differ ('%.*s' vs '%.*s')",
-                               (int)a.len, a.ptr, (int)b.len, b.ptr);
+                return sc_errf(err, SC_EINVAL, "sample types differ ('%.*s' vs '%.*s')", (int)a.len,
+                               a.ptr, (int)b.len, b.ptr);
             }
     }
     uint32_t map0 = dst->nmappings, fn0 = dst->nfunctions, loc0 = dst->nlocations;

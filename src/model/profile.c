@@ -80,7 +80,8 @@ int64_t sc_strtab_intern(struct sc_strtab *t, const char *s, size_t len)
 int64_t sc_strtab_find(const struct sc_strtab *t, const char *s, size_t len)
 {
     /* only an interning table is fully indexed; a verbatim one has nothing to find yet */
-    if (t->indexed < t->n || len > UINT32_MAX) return SC_ENOTFOUND;
+    if (t->indexed < t->n || len > UINT32_MAX)
+        return SC_ENOTFOUND;
     uint64_t key;
     uint32_t *slot = index_find((struct sc_strtab *)t, s, len, &key);
     return slot ? (int64_t)*slot : SC_ENOTFOUND;
@@ -233,8 +234,8 @@ int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t
 static int grow_samples(struct sc_profile *p, uint32_t nlocs)
 {
     if (p->nsamples == p->samples_cap || p->nsample_locs + (uint64_t)nlocs > p->sample_locs_cap) {
-        uint64_t ns = p->nsamples + 1 > p->samples_cap ? (uint64_t)p->samples_cap * 2 + 16
-                                                        : p->samples_cap;
+        uint64_t ns =
+            p->nsamples + 1 > p->samples_cap ? (uint64_t)p->samples_cap * 2 + 16 : p->samples_cap;
         uint64_t nl = p->nsample_locs + (uint64_t)nlocs;
         if (nl > p->sample_locs_cap)
             nl = nl > (uint64_t)p->sample_locs_cap * 2 ? nl : (uint64_t)p->sample_locs_cap * 2;
@@ -315,7 +316,7 @@ int sc_profile_foreach_sample_part(const struct sc_profile *p, uint32_t part, ui
     if (nparts == 0 || part >= nparts)
         return SC_EINVAL;
     if (p->lazy)
-        return p->lazy->foreach(p->lazy, part, nparts, visit, ctx, err);
+        return p->lazy->foreach (p->lazy, part, nparts, visit, ctx, err);
     uint32_t lo = (uint32_t)((uint64_t)part * p->nsamples / nparts);
     uint32_t hi = (uint32_t)((uint64_t)(part + 1) * p->nsamples / nparts);
     for (uint32_t i = lo; i < hi; i++) {
@@ -423,8 +424,8 @@ int sc_profile_sample_index(const struct sc_profile *p, const char *name, char *
     size_t off = 0;
     for (uint32_t i = 0; i < p->nsample_types && off < sizeof avail - 1; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
-        int w = snprintf(avail + off, sizeof avail - off, "%s%.*s", i ? ", " : "", (int)t.len,
-                         t.ptr);
+        int w =
+            snprintf(avail + off, sizeof avail - off, "%s%.*s", i ? ", " : "", (int)t.len, t.ptr);
         if (w < 0)
             break;
         off += (size_t)w;
@@ -452,7 +453,7 @@ int sc_profile_validate(const struct sc_profile *p, char *err)
 #define CHECK_STR(x, what)                                                                         \
     do {                                                                                           \
         if ((x) >= ns)                                                                             \
-            return sc_errf(err, SC_EFORMAT, "%s refers to string %u of %u", what, (unsigned)(x), \
+            return sc_errf(err, SC_EFORMAT, "%s refers to string %u of %u", what, (unsigned)(x),   \
                            (unsigned)ns);                                                          \
     } while (0)
     for (uint32_t i = 0; i < p->nsample_types; i++) {
@@ -495,8 +496,7 @@ int sc_profile_validate(const struct sc_profile *p, char *err)
         for (uint32_t j = 0; j < s->nlocs; j++)
             if (p->sample_locs[s->loc_start + j] >= p->nlocations)
                 return sc_errf(err, SC_EFORMAT, "sample refers to location %u of %u",
-                               (unsigned)p->sample_locs[s->loc_start + j],
-                               (unsigned)p->nlocations);
+                               (unsigned)p->sample_locs[s->loc_start + j], (unsigned)p->nlocations);
         if ((uint64_t)s->label_start + s->nlabels > p->nlabels)
             return sc_errf(err, SC_EFORMAT, "sample labels out of range");
     }

@@ -59,8 +59,8 @@ struct sc_line {
 struct sc_location {
     uint64_t id;
     uint64_t address;
-    uint32_t mapping;             /* mapping index + 1, 0 = none */
-    uint32_t line_start, nlines;  /* into profile->lines, innermost (inlined) first */
+    uint32_t mapping;            /* mapping index + 1, 0 = none */
+    uint32_t line_start, nlines; /* into profile->lines, innermost (inlined) first */
     uint8_t is_folded;
 };
 
@@ -135,7 +135,7 @@ struct sc_profile {
     struct sc_owned {
         void *ptr;
         size_t mapped_len; /* 0: free(ptr); else munmap(ptr, mapped_len) */
-    } *owned;
+    } * owned;
     uint32_t nowned;
 };
 

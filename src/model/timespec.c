@@ -78,8 +78,8 @@ static const struct unit {
     {"m", 60 * NS_PER_S},
     {"h", 3600 * NS_PER_S},
     {"d", 86400 * NS_PER_S},
-    {"w", 7 * 86400 * NS_PER_S},
-    {"y", 365 * 86400 * NS_PER_S},
+    {"w", 7 * (86400 * NS_PER_S)},
+    {"y", 365 * (86400 * NS_PER_S)},
 };
 
 /* Parses s[0..n) as a duration; on error writes "<why>" into why. */
@@ -246,7 +246,7 @@ static int rfc3339(const char *s, size_t n, int64_t *out, char *why, size_t whyl
                 snprintf(why, whylen, "bad time zone offset (expected +hh:mm or -hh:mm)");
                 return -1;
             }
-            off = sign * (oh * 3600 + om * 60);
+            off = sign * ((int64_t)oh * 3600 + (int64_t)om * 60);
         } else {
             snprintf(why, whylen, "missing time zone (Z or +hh:mm)");
             return -1;
@@ -256,8 +256,8 @@ static int rfc3339(const char *s, size_t n, int64_t *out, char *why, size_t whyl
             return -1;
         }
     }
-    int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 +
-                   se - off;
+    int64_t secs = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + (int64_t)h * 3600 +
+                   (int64_t)mi * 60 + se - off;
     /* int64 nanoseconds span 1677-09-21 to 2262-04-11 */
     int64_t ns;
     if (__builtin_mul_overflow(secs, NS_PER_S, &ns) || __builtin_add_overflow(ns, frac, &ns)) {
@@ -279,8 +279,10 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err)
             return 0;
         }
         if (s[3] != '-' && s[3] != '+')
-            return sc_errf(err, SC_EINVAL, "bad time '%.*s': expected now, now-<duration> or "
-                           "now+<duration>", QUOTE_MAX, s);
+            return sc_errf(err, SC_EINVAL,
+                           "bad time '%.*s': expected now, now-<duration> or "
+                           "now+<duration>",
+                           QUOTE_MAX, s);
         int64_t d;
         if (duration(s + 4, n - 4, &d, why, sizeof why))
             return sc_errf(err, SC_EINVAL, "bad time '%.*s': duration %s", QUOTE_MAX, s, why);
@@ -297,8 +299,8 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err)
     int fd;
     if (n > 0 && s[0] >= '0' && s[0] <= '9' && lex_number(s, n, &i, &ip, &frac, &fd) == 0 &&
         i == n) {
-        uint64_t unit = ip < 100000000000ULL      ? NS_PER_S
-                        : ip < 100000000000000ULL ? 1000000
+        uint64_t unit = ip < 100000000000ULL         ? NS_PER_S
+                        : ip < 100000000000000ULL    ? 1000000
                         : ip < 100000000000000000ULL ? 1000
                                                      : 1;
         if (scale(ip, frac, fd, unit, out_ns))

@@ -119,8 +119,7 @@ int sc_tree_add_profile(struct sc_tree *t, const struct sc_profile *p, int vi, c
 
 /* ---- stack walk ---- */
 
-int sc_stackwalk_init(struct sc_stackwalk *w, const struct sc_profile *p,
-                      struct sc_strtab *names)
+int sc_stackwalk_init(struct sc_stackwalk *w, const struct sc_profile *p, struct sc_strtab *names)
 {
     memset(w, 0, sizeof *w);
     w->p = p;

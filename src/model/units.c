@@ -28,10 +28,8 @@ static const struct unit memory[] = {
 };
 
 static const struct unit timeu[] = {
-    {"ns", {"ns", "nanosecond"}, 1},
-    {"us", {"\xce\xbcs", "us", "microsecond"}, 1e3},
-    {"ms", {"ms", "millisecond"}, 1e6},
-    {"s", {"s", "sec", "second"}, 1e9},
+    {"ns", {"ns", "nanosecond"}, 1},    {"us", {"\xce\xbcs", "us", "microsecond"}, 1e3},
+    {"ms", {"ms", "millisecond"}, 1e6}, {"s", {"s", "sec", "second"}, 1e9},
     {"hrs", {"hour", "hr"}, 3600e9},
 };
 

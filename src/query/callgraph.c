@@ -44,12 +44,14 @@ static void strip_go_version(const char *s, size_t n, struct sc_buf *out)
 {
     if (!memchr(s, '\n', n)) {
         for (size_t i = 0; i + 2 < n; i++) {
-            if (s[i] != '/' || s[i + 1] != 'v') continue;
+            if (s[i] != '/' || s[i + 1] != 'v')
+                continue;
             size_t j = i + 2;
             while (j < n && s[j] >= '0' && s[j] <= '9')
                 j++;
             size_t d = j - (i + 2);
-            if (d == 0 || s[i + 2] == '0' || (d == 1 && s[i + 2] < '2')) continue;
+            if (d == 0 || s[i + 2] == '0' || (d == 1 && s[i + 2] < '2'))
+                continue;
             if (j < n && (s[j] == '.' || s[j] == '/')) {
                 sc_buf_append(out, s, i);
                 sc_buf_append(out, s + j, n - j);
@@ -69,13 +71,15 @@ static int short_go(const char *s, size_t n, size_t *b, size_t *e)
         size_t j = pos;
         while (j < n && (is_w(s[j]) || s[j] == '-' || s[j] == '.'))
             j++;
-        if (j == pos || j >= n || s[j] != '/') break;
+        if (j == pos || j >= n || s[j] != '/')
+            break;
         prev = end;
         end = j + 1;
         pos = end;
         k++;
     }
-    if (k == 0) return 0;
+    if (k == 0)
+        return 0;
     size_t start;
     if (end < n && s[end] != '\n')
         start = end;
@@ -99,14 +103,17 @@ static int short_java(const char *s, size_t n, size_t *b, size_t *e)
         size_t j = pos + 1;
         while (j < n && is_w(s[j]))
             j++;
-        if (j >= n || s[j] != '.') break;
+        if (j >= n || s[j] != '.')
+            break;
         pos = j + 1;
     }
-    if (pos >= n || !is_upper(s[pos])) return 0;
+    if (pos >= n || !is_upper(s[pos]))
+        return 0;
     size_t j = pos + 1;
     while (j < n && (is_w(s[j]) || s[j] == '$'))
         j++;
-    if (j >= n || s[j] != '.') return 0;
+    if (j >= n || s[j] != '.')
+        return 0;
     size_t m = j + 1, k;
     if (n - m >= 6 && memcmp(s + m, "<init>", 6) == 0) {
         k = m + 6;
@@ -117,7 +124,8 @@ static int short_java(const char *s, size_t n, size_t *b, size_t *e)
     } else {
         return 0;
     }
-    if (k < n && s[k] != '(') return 0;
+    if (k < n && s[k] != '(')
+        return 0;
     *b = pos;
     *e = k;
     return 1;
@@ -129,14 +137,18 @@ static int cpp_tail(const char *s, size_t n, size_t st, size_t *e)
     size_t i = st;
     while (i < n && s[i] == '_')
         i++;
-    if (i >= n || !is_upper(s[i])) return 0;
+    if (i >= n || !is_upper(s[i]))
+        return 0;
     i++;
     while (i < n && is_w(s[i]))
         i++;
-    if (i + 1 >= n || s[i] != ':' || s[i + 1] != ':') return 0;
+    if (i + 1 >= n || s[i] != ':' || s[i + 1] != ':')
+        return 0;
     i += 2;
-    if (i < n && s[i] == '~') i++;
-    if (i >= n || !(is_w(s[i]) && !(s[i] >= '0' && s[i] <= '9'))) return 0;
+    if (i < n && s[i] == '~')
+        i++;
+    if (i >= n || !(is_w(s[i]) && !(s[i] >= '0' && s[i] <= '9')))
+        return 0;
     i++;
     while (i < n && is_w(s[i]))
         i++;
@@ -144,7 +156,8 @@ static int cpp_tail(const char *s, size_t n, size_t st, size_t *e)
     if (i < n && s[i] == '<') {
         size_t k = i + 1;
         while (k < n && s[k] != '\n') {
-            if (s[k] == '>') end = k + 1;
+            if (s[k] == '>')
+                end = k + 1;
             k++;
         }
     }
@@ -159,11 +172,13 @@ static int short_cpp(const char *s, size_t n, size_t *b, size_t *e)
     size_t pos = 0, last = 0;
     int k = 0;
     for (;;) {
-        if (pos >= n || !(is_w(s[pos]) && !(s[pos] >= '0' && s[pos] <= '9'))) break;
+        if (pos >= n || !(is_w(s[pos]) && !(s[pos] >= '0' && s[pos] <= '9')))
+            break;
         size_t j = pos + 1;
         while (j < n && is_w(s[j]))
             j++;
-        if (j + 1 >= n || s[j] != ':' || s[j + 1] != ':') break;
+        if (j + 1 >= n || s[j] != ':' || s[j + 1] != ':')
+            break;
         pos = last = j + 2;
         k++;
     }
@@ -173,7 +188,8 @@ static int short_cpp(const char *s, size_t n, size_t *b, size_t *e)
             *b = st;
             return 1;
         }
-        if (k == 1) break;
+        if (k == 1)
+            break;
         size_t i = st - 2; /* the "::" that ends at st; the one before ends our new st */
         while (i > 0 && !(i >= 2 && s[i - 1] == ':' && s[i - 2] == ':'))
             i--;
@@ -211,11 +227,16 @@ void sc_callgraph_color(double score, int background, char out[8])
     /* pprof's scheme: saturation and value in HSV terms, scores pushed away from grey by
      * a power of 0.3, and no hue at all near zero */
     double sat = background ? 0.1 : 1.0, val = background ? 0.93 : 0.7;
-    if (score > 1.0) score = 1.0;
-    if (score < -1.0) score = -1.0;
-    if (fabs(score) < 0.2) sat *= fabs(score) / 0.2;
-    if (score > 0.0) score = pow(score, 0.3);
-    if (score < 0.0) score = -pow(-score, 0.3);
+    if (score > 1.0)
+        score = 1.0;
+    if (score < -1.0)
+        score = -1.0;
+    if (fabs(score) < 0.2)
+        sat *= fabs(score) / 0.2;
+    if (score > 0.0)
+        score = pow(score, 0.3);
+    if (score < 0.0)
+        score = -pow(-score, 0.3);
     double r, g, b;
     if (score < 0.0) {
         g = val;
@@ -300,7 +321,8 @@ static struct sc_str id_name(const struct sc_callgraph_int *c, uint32_t id)
 static int64_t intern_id(struct sc_callgraph_int *c, const char *s, size_t n)
 {
     int64_t id = sc_strtab_intern(&c->names, s, n);
-    if (id >= 0 && (uint32_t)id >= c->nids) c->nids = (uint32_t)id + 1;
+    if (id >= 0 && (uint32_t)id >= c->nids)
+        c->nids = (uint32_t)id + 1;
     return id;
 }
 
@@ -316,7 +338,8 @@ static int64_t objfile_id(struct sc_callgraph_int *c, const struct sc_profile *p
                 base--;
             size_t blen = (size_t)(f.ptr + f.len - base);
             char *tmp = malloc(blen + 3);
-            if (!tmp) return SC_ENOMEM;
+            if (!tmp)
+                return SC_ENOMEM;
             tmp[0] = '\1';
             tmp[1] = '[';
             memcpy(tmp + 2, base, blen);
@@ -336,7 +359,8 @@ static int build_ids(struct sc_callgraph_int *c, const struct sc_profile *p)
     c->loc_n = malloc(((size_t)p->nlocations + 1) * sizeof *c->loc_n);
     c->loc_ids = malloc(((size_t)p->nlines + p->nlocations + 1) * sizeof *c->loc_ids);
     int rc = SC_ENOMEM;
-    if (!fn_id || !c->loc_start || !c->loc_n || !c->loc_ids) goto out;
+    if (!fn_id || !c->loc_start || !c->loc_n || !c->loc_ids)
+        goto out;
     for (uint32_t f = 0; f < p->nfunctions; f++) {
         struct sc_str s = sc_profile_str(p, p->functions[f].name);
         fn_id[f] = NONE;
@@ -383,7 +407,8 @@ static int cmp_str(struct sc_str a, struct sc_str b)
 {
     size_t n = a.len < b.len ? a.len : b.len;
     int r = n ? memcmp(a.ptr, b.ptr, n) : 0;
-    if (r == 0 && a.len != b.len) r = a.len < b.len ? -1 : 1;
+    if (r == 0 && a.len != b.len)
+        r = a.len < b.len ? -1 : 1;
     return r;
 }
 
@@ -402,7 +427,8 @@ static int key_is(const struct sc_profile *p, uint32_t key, const char *s)
  * DOT line break) and its numeric "bytes" labels. Precomputed once per stored sample. */
 static int build_sample_tags(struct sc_callgraph_int *c, const struct sc_profile *p)
 {
-    if (p->lazy || p->nlabels == 0 || p->nsamples == 0) return 0;
+    if (p->lazy || p->nlabels == 0 || p->nsamples == 0)
+        return 0;
     if (sc_strtab_intern(&c->groups, "", 0) < 0 || sc_strtab_intern(&c->tagnames, "", 0) < 0)
         return SC_ENOMEM;
     /* the unit of "bytes" labels: the first one given, else the key itself, as pprof */
@@ -425,7 +451,8 @@ static int build_sample_tags(struct sc_callgraph_int *c, const struct sc_profile
     struct sc_str *parts = malloc(((size_t)p->nlabels + 1) * sizeof *parts);
     struct sc_buf b = SC_BUF_INIT;
     int rc = SC_ENOMEM;
-    if (!c->s_group || !c->s_num_start || !c->s_num_n || !c->nums || !parts) goto out;
+    if (!c->s_group || !c->s_num_start || !c->s_num_n || !c->nums || !parts)
+        goto out;
     uint32_t nn = 0;
     for (uint32_t si = 0; si < n; si++) {
         const struct sc_sample *s = &p->samples[si];
@@ -436,7 +463,8 @@ static int build_sample_tags(struct sc_callgraph_int *c, const struct sc_profile
             if (l->str) {
                 struct sc_str k = sc_profile_str(p, l->key), v = sc_profile_str(p, l->str);
                 char *kv = sc_arena_alloc(&c->arena, (size_t)k.len + v.len + 1);
-                if (!kv) goto out;
+                if (!kv)
+                    goto out;
                 memcpy(kv, k.ptr, k.len);
                 kv[k.len] = ':';
                 memcpy(kv + k.len + 1, v.ptr, v.len);
@@ -445,9 +473,11 @@ static int build_sample_tags(struct sc_callgraph_int *c, const struct sc_profile
             } else if ((l->num || l->num_unit) && key_is(p, l->key, "bytes")) {
                 b.len = 0;
                 sc_units_label(&b, l->num, c->num_unit, "minimum");
-                if (b.oom) goto out;
+                if (b.oom)
+                    goto out;
                 int64_t name = sc_strtab_intern(&c->tagnames, b.data, b.len);
-                if (name < 0) goto out;
+                if (name < 0)
+                    goto out;
                 c->nums[nn].name = (uint32_t)name;
                 c->nums[nn++].value = l->num;
             }
@@ -457,17 +487,21 @@ static int build_sample_tags(struct sc_callgraph_int *c, const struct sc_profile
             qsort(parts, np, sizeof *parts, cmp_sc_str);
             b.len = 0;
             for (uint32_t j = 0; j < np; j++) {
-                if (j) sc_buf_puts(&b, "\\n");
+                if (j)
+                    sc_buf_puts(&b, "\\n");
                 /* quotes and backslashes would end the DOT string early */
                 for (uint32_t x = 0; x < parts[j].len; x++) {
                     char ch = parts[j].ptr[x];
-                    if (ch == '"' || ch == '\\') sc_buf_putc(&b, '\\');
+                    if (ch == '"' || ch == '\\')
+                        sc_buf_putc(&b, '\\');
                     sc_buf_putc(&b, ch == '\n' ? ' ' : ch);
                 }
             }
-            if (b.oom) goto out;
+            if (b.oom)
+                goto out;
             int64_t g = sc_strtab_intern(&c->groups, b.data, b.len);
-            if (g < 0) goto out;
+            if (g < 0)
+                goto out;
             c->s_group[si] = (uint32_t)g;
         }
     }
@@ -496,12 +530,14 @@ static struct pedge *edge_get(struct pass *g, uint32_t src, uint32_t dst)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&g->emap, (uint64_t)src << 32 | dst, g->ne, &added);
-    if (!slot) return NULL;
+    if (!slot)
+        return NULL;
     if (added) {
         if (g->ne == g->ecap) {
             uint32_t ncap = g->ecap ? g->ecap * 2 : 256;
             struct pedge *ne = realloc(g->e, ncap * sizeof *ne);
-            if (!ne) return NULL;
+            if (!ne)
+                return NULL;
             g->e = ne;
             g->ecap = ncap;
         }
@@ -520,16 +556,20 @@ static int tag_add(struct pass *g, uint32_t node, uint32_t group, uint32_t name,
 {
     int added;
     uint32_t *set = sc_map64_upsert(&g->tsmap, (uint64_t)node << 32 | group, g->nsets, &added);
-    if (!set) return SC_ENOMEM;
-    if (added) g->nsets++;
+    if (!set)
+        return SC_ENOMEM;
+    if (added)
+        g->nsets++;
     uint64_t key = (uint64_t)*set << 32 | name;
     uint32_t *slot = sc_map64_upsert(&g->tmap, key, g->nt, &added);
-    if (!slot) return SC_ENOMEM;
+    if (!slot)
+        return SC_ENOMEM;
     if (added) {
         if (g->nt == g->tcap) {
             uint32_t ncap = g->tcap ? g->tcap * 2 : 256;
             struct cg_tag *nt = realloc(g->t, ncap * sizeof *nt);
-            if (!nt) return SC_ENOMEM;
+            if (!nt)
+                return SC_ENOMEM;
             g->t = nt;
             g->tcap = ncap;
         }
@@ -551,10 +591,12 @@ static int tag_add(struct pass *g, uint32_t node, uint32_t group, uint32_t name,
 static int node_tags(const struct sc_callgraph_int *c, struct pass *g, uint32_t node, uint32_t si,
                      int64_t v, int flat)
 {
-    if (si == NONE || !c->s_group) return 0;
+    if (si == NONE || !c->s_group)
+        return 0;
     uint32_t group = c->s_group[si];
     int rc = 0;
-    if (group) rc = tag_add(g, node, group, 0, 0, v, flat);
+    if (group)
+        rc = tag_add(g, node, group, 0, 0, v, flat);
     const struct snum *nums = c->nums + c->s_num_start[si];
     for (uint32_t j = 0; j < c->s_num_n[si] && !rc; j++)
         rc = tag_add(g, node, group, nums[j].name, nums[j].value, v, flat);
@@ -569,7 +611,8 @@ static int add_sample(const struct sc_callgraph_int *c, struct pass *g, const ui
                       uint32_t nlocs, int64_t v, uint32_t si)
 {
     g->total += abs64(v);
-    if (v == 0) return 0;
+    if (v == 0)
+        return 0;
     uint32_t stamp = ++g->stamp;
     uint32_t parent = NONE;
     int residual = 0, rc;
@@ -586,16 +629,20 @@ static int add_sample(const struct sc_callgraph_int *c, struct pass *g, const ui
             if (g->seen[id] != stamp) {
                 g->seen[id] = stamp;
                 g->cum[id] += v;
-                if ((rc = node_tags(c, g, id, si, v, 0))) return rc;
+                if ((rc = node_tags(c, g, id, si, v, 0)))
+                    return rc;
             }
             if (parent != NONE && id != parent) {
                 struct pedge *e = edge_get(g, parent, id);
-                if (!e) return SC_ENOMEM;
+                if (!e)
+                    return SC_ENOMEM;
                 if (e->stamp != stamp) {
                     e->stamp = stamp;
                     e->weight += v;
-                    if (residual) e->residual = 1;
-                    if (ni == n - 1) e->inlined = 0;
+                    if (residual)
+                        e->residual = 1;
+                    if (ni == n - 1)
+                        e->inlined = 0;
                 }
             }
             parent = id;
@@ -604,7 +651,8 @@ static int add_sample(const struct sc_callgraph_int *c, struct pass *g, const ui
     }
     if (parent != NONE && !residual) {
         g->flat[parent] += v;
-        if ((rc = node_tags(c, g, parent, si, v, 1))) return rc;
+        if ((rc = node_tags(c, g, parent, si, v, 1)))
+            return rc;
     }
     return 0;
 }
@@ -644,9 +692,11 @@ static int run_pass(struct sc_callgraph_int *c, const uint8_t *kept, struct pass
                             p->values[(size_t)si * nt + (uint32_t)c->vi], si);
         }
     }
-    if (rc) return rc == SC_ENOMEM ? sc_errf(err, rc, "out of memory") : rc;
+    if (rc)
+        return rc == SC_ENOMEM ? sc_errf(err, rc, "out of memory") : rc;
     for (uint32_t id = 0; id < c->nids; id++)
-        if ((!kept || kept[id]) && (g->flat[id] || g->cum[id])) g->nodes[g->nn++] = id;
+        if ((!kept || kept[id]) && (g->flat[id] || g->cum[id]))
+            g->nodes[g->nn++] = id;
     return 0;
 }
 
@@ -664,11 +714,14 @@ static int cmp_nodes(const void *a, const void *b, void *arg)
     const struct sort_ctx *s = arg;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     int64_t sx = abs64(s->score[x]), sy = abs64(s->score[y]);
-    if (sx != sy) return sx > sy ? -1 : 1;
+    if (sx != sy)
+        return sx > sy ? -1 : 1;
     int r = cmp_str(id_name(s->c, x), id_name(s->c, y));
-    if (r) return r;
+    if (r)
+        return r;
     int64_t fx = abs64(s->g->flat[x]), fy = abs64(s->g->flat[y]);
-    if (fx != fy) return fx > fy ? -1 : 1;
+    if (fx != fy)
+        return fx > fy ? -1 : 1;
     return x < y ? -1 : x > y;
 }
 
@@ -677,7 +730,8 @@ static double go_log2(double x)
 {
     int e;
     double f = frexp(x, &e);
-    if (f == 0.5) return (double)(e - 1);
+    if (f == 0.5)
+        return (double)(e - 1);
     return log(f) * (1 / M_LN2) + (double)e;
 }
 
@@ -697,12 +751,14 @@ static int sort_entropy(struct sc_callgraph_int *c, struct pass *g)
     uint32_t *in_n = calloc(n, sizeof *in_n), *out_n = calloc(n, sizeof *out_n);
     int64_t *score = calloc(n, sizeof *score);
     int rc = SC_ENOMEM;
-    if (!in_tot || !out_tot || !in_s || !out_s || !in_n || !out_n || !score) goto out;
+    if (!in_tot || !out_tot || !in_s || !out_s || !in_n || !out_n || !score)
+        goto out;
     for (uint32_t i = 0; i < g->nn; i++)
         out_tot[g->nodes[i]] = (double)g->flat[g->nodes[i]];
     for (uint32_t i = 0; i < g->ne; i++) {
         const struct pedge *e = &g->e[i];
-        if (e->dead) continue;
+        if (e->dead)
+            continue;
         in_n[e->dst]++;
         out_n[e->src]++;
         if (e->weight > 0) {
@@ -712,9 +768,12 @@ static int sort_entropy(struct sc_callgraph_int *c, struct pass *g)
     }
     for (uint32_t i = 0; i < g->ne; i++) {
         const struct pedge *e = &g->e[i];
-        if (e->dead) continue;
-        if (in_tot[e->dst] != 0) in_s[e->dst] += entropy_term(e->weight, in_tot[e->dst]);
-        if (out_tot[e->src] != 0) out_s[e->src] += entropy_term(e->weight, out_tot[e->src]);
+        if (e->dead)
+            continue;
+        if (in_tot[e->dst] != 0)
+            in_s[e->dst] += entropy_term(e->weight, in_tot[e->dst]);
+        if (out_tot[e->src] != 0)
+            out_s[e->src] += entropy_term(e->weight, out_tot[e->src]);
     }
     for (uint32_t i = 0; i < g->nn; i++) {
         uint32_t id = g->nodes[i];
@@ -724,7 +783,8 @@ static int sort_entropy(struct sc_callgraph_int *c, struct pass *g)
             s += 1;
         } else {
             double o = out_s[id];
-            if (g->flat[id] > 0 && out_tot[id] != 0) o += entropy_term(g->flat[id], out_tot[id]);
+            if (g->flat[id] > 0 && out_tot[id] != 0)
+                o += entropy_term(g->flat[id], out_tot[id]);
             s += o;
         }
         double v = s * (double)g->cum[id];
@@ -733,7 +793,8 @@ static int sort_entropy(struct sc_callgraph_int *c, struct pass *g)
         score[id] = iv + g->flat[id];
     }
     struct sort_ctx sc = {c, g, score};
-    if (g->nn > 1) qsort_r(g->nodes, g->nn, sizeof *g->nodes, cmp_nodes, &sc);
+    if (g->nn > 1)
+        qsort_r(g->nodes, g->nn, sizeof *g->nodes, cmp_nodes, &sc);
     rc = 0;
 out:
     free(in_tot);
@@ -753,12 +814,15 @@ static int cmp_edges(const void *a, const void *b, void *arg)
     const struct pedge *x = &s->g->e[*(const uint32_t *)a], *y = &s->g->e[*(const uint32_t *)b];
     if (x->weight != y->weight) {
         int64_t ax = abs64(x->weight), ay = abs64(y->weight);
-        if (ax != ay) return ax > ay ? -1 : 1;
+        if (ax != ay)
+            return ax > ay ? -1 : 1;
     }
     int r = cmp_str(id_name(s->c, x->src), id_name(s->c, y->src));
-    if (r) return r;
+    if (r)
+        return r;
     r = cmp_str(id_name(s->c, x->dst), id_name(s->c, y->dst));
-    if (r) return r;
+    if (r)
+        return r;
     return x < y ? -1 : x > y;
 }
 
@@ -786,9 +850,11 @@ static int select_top(const struct sc_callgraph_int *c, const struct pass *g, ui
     uint32_t *ntags = NULL;
     if (g->nt) {
         ntags = calloc((size_t)c->nids + 1, sizeof *ntags);
-        if (!ntags) return SC_ENOMEM;
+        if (!ntags)
+            return SC_ENOMEM;
         for (uint32_t i = 0; i < g->nt; i++)
-            if (g->t[i].flat != 0 && tag_kept(&g->t[i], c->node_cutoff)) ntags[g->t[i].node]++;
+            if (g->t[i].flat != 0 && tag_kept(&g->t[i], c->node_cutoff))
+                ntags[g->t[i].node]++;
     }
     uint32_t max = nodecount;
     uint64_t count = 0;
@@ -816,14 +882,17 @@ static int remove_redundant(const struct sc_callgraph_int *c, struct pass *g)
     uint32_t *queue = malloc(n * sizeof *queue);
     uint32_t *ins = malloc(((size_t)g->ne + 1) * sizeof *ins);
     int rc = SC_ENOMEM;
-    if (!in_start || !in_list || !seen || !queue || !ins) goto out;
+    if (!in_start || !in_list || !seen || !queue || !ins)
+        goto out;
     for (uint32_t i = 0; i < g->ne; i++)
-        if (!g->e[i].dead) in_start[g->e[i].dst + 1]++;
+        if (!g->e[i].dead)
+            in_start[g->e[i].dst + 1]++;
     for (size_t i = 0; i < n; i++)
         in_start[i + 1] += in_start[i];
     {
         uint32_t *fill = calloc(n, sizeof *fill);
-        if (!fill) goto out;
+        if (!fill)
+            goto out;
         for (uint32_t i = 0; i < g->ne; i++)
             if (!g->e[i].dead) {
                 uint32_t d = g->e[i].dst;
@@ -836,11 +905,14 @@ static int remove_redundant(const struct sc_callgraph_int *c, struct pass *g)
     for (uint32_t i = g->nn; i-- > 0;) {
         uint32_t node = g->nodes[i], nin = 0;
         for (uint32_t k = in_start[node]; k < in_start[node + 1]; k++)
-            if (!g->e[in_list[k]].dead) ins[nin++] = in_list[k];
-        if (nin > 1) qsort_r(ins, nin, sizeof *ins, cmp_edges, &sc);
+            if (!g->e[in_list[k]].dead)
+                ins[nin++] = in_list[k];
+        if (nin > 1)
+            qsort_r(ins, nin, sizeof *ins, cmp_edges, &sc);
         for (uint32_t j = nin; j-- > 0;) {
             struct pedge *e = &g->e[ins[j]];
-            if (!e->residual) break; /* never drop an edge heavier than a real call */
+            if (!e->residual)
+                break; /* never drop an edge heavier than a real call */
             /* breadth-first over callers from the callee, without e itself */
             stamp++;
             uint32_t qh = 0, qt = 0;
@@ -851,7 +923,8 @@ static int remove_redundant(const struct sc_callgraph_int *c, struct pass *g)
                 uint32_t x = queue[qh++];
                 for (uint32_t k = in_start[x]; k < in_start[x + 1]; k++) {
                     const struct pedge *ie = &g->e[in_list[k]];
-                    if (ie->dead || ie == e || seen[ie->src] == stamp) continue;
+                    if (ie->dead || ie == e || seen[ie->src] == stamp)
+                        continue;
                     if (ie->src == e->src) {
                         found = 1;
                         break;
@@ -860,7 +933,8 @@ static int remove_redundant(const struct sc_callgraph_int *c, struct pass *g)
                     queue[qt++] = ie->src;
                 }
             }
-            if (found) e->dead = 1;
+            if (found)
+                e->dead = 1;
         }
     }
     rc = 0;
@@ -879,7 +953,8 @@ static int keep_first(struct sc_callgraph_int *c, const struct pass *g, uint32_t
 {
     free(*kept);
     *kept = calloc((size_t)c->nids + 1, 1);
-    if (!*kept) return SC_ENOMEM;
+    if (!*kept)
+        return SC_ENOMEM;
     for (uint32_t i = 0; i < n; i++)
         (*kept)[g->nodes[i]] = 1;
     return 0;
@@ -896,7 +971,8 @@ static int cg_prepare(const struct sc_profile *p, int vi, const struct sc_callgr
     if (vi < 0 || (uint32_t)vi >= p->nsample_types)
         return sc_errf(err, SC_EINVAL, "sample index %d out of range", vi);
     struct sc_callgraph_int *c = calloc(1, sizeof *c);
-    if (!c) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!c)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     g->in = c;
     c->p = p;
     c->vi = vi;
@@ -907,12 +983,14 @@ static int cg_prepare(const struct sc_profile *p, int vi, const struct sc_callgr
     memset(&next, 0, sizeof next);
     uint8_t *kept = NULL;
     int rc = build_ids(c, p);
-    if (!rc) rc = build_sample_tags(c, p);
+    if (!rc)
+        rc = build_sample_tags(c, p);
     if (rc) {
         rc = sc_errf(err, rc, "%s", sc_strerror(rc));
         goto out;
     }
-    if ((rc = run_pass(c, NULL, &cur, err))) goto out;
+    if ((rc = run_pass(c, NULL, &cur, err)))
+        goto out;
     g->total = cur.total;
     int64_t flat_all = 0;
     for (uint32_t i = 0; i < cur.nn; i++)
@@ -935,7 +1013,8 @@ static int cg_prepare(const struct sc_profile *p, int vi, const struct sc_callgr
             }
         if (nk != cur.nn) {
             g->dropped_nodes = cur.nn - nk;
-            if ((rc = run_pass(c, kept, &next, err))) goto out;
+            if ((rc = run_pass(c, kept, &next, err)))
+                goto out;
             pass_release(&cur);
             cur = next;
             memset(&next, 0, sizeof next);
@@ -978,22 +1057,27 @@ static int cg_select(struct sc_callgraph *g, struct pass *base, uint32_t nodecou
         uint32_t n = cur.nn;
         if (nodecount > 0) {
             trim_edges(&cur, c->edge_cutoff);
-            if ((rc = select_top(c, &cur, nodecount, &n))) goto nomem;
+            if ((rc = select_top(c, &cur, nodecount, &n)))
+                goto nomem;
         }
         if (n != cur.nn || !consume) {
-            if ((rc = keep_first(c, &cur, n, &kept2))) goto nomem;
-            if ((rc = run_pass(c, kept2, &next, err))) goto out;
+            if ((rc = keep_first(c, &cur, n, &kept2)))
+                goto nomem;
+            if ((rc = run_pass(c, kept2, &next, err)))
+                goto out;
             cur = next;
             owned = 1;
             memset(&next, 0, sizeof next);
-            if ((rc = sort_entropy(c, &cur))) goto nomem;
+            if ((rc = sort_entropy(c, &cur)))
+                goto nomem;
         }
     }
     if (!owned)
         memset(base, 0, sizeof *base); /* consumed: cur owns its arrays now */
     /* 3: light edges, then redundant residual ones */
     g->dropped_edges = trim_edges(&cur, c->edge_cutoff);
-    if ((rc = remove_redundant(c, &cur))) goto nomem;
+    if ((rc = remove_redundant(c, &cur)))
+        goto nomem;
 
     /* the result, in pprof's order */
     uint32_t *pos = malloc(((size_t)c->nids + 1) * sizeof *pos);
@@ -1024,7 +1108,8 @@ static int cg_select(struct sc_callgraph *g, struct pass *base, uint32_t nodecou
         if (!cur.e[i].dead && pos[cur.e[i].src] != NONE && pos[cur.e[i].dst] != NONE)
             eidx[ne++] = i;
     struct sort_ctx sc = {c, &cur, NULL};
-    if (ne > 1) qsort_r(eidx, ne, sizeof *eidx, cmp_edges, &sc);
+    if (ne > 1)
+        qsort_r(eidx, ne, sizeof *eidx, cmp_edges, &sc);
     for (uint32_t i = 0; i < ne; i++) {
         const struct pedge *e = &cur.e[eidx[i]];
         g->edges[i].src = pos[e->src];
@@ -1064,9 +1149,11 @@ static int cg_select(struct sc_callgraph *g, struct pass *base, uint32_t nodecou
     int64_t min = 0;
     for (uint32_t i = 0; i < g->nnodes; i++) {
         int64_t v = abs64(g->nodes[i].flat) ? abs64(g->nodes[i].flat) : abs64(g->nodes[i].cum);
-        if (v > 0 && (min == 0 || v < min)) min = v;
+        if (v > 0 && (min == 0 || v < min))
+            min = v;
     }
-    if (min == 0) min = g->total;
+    if (min == 0)
+        min = g->total;
     c->ounit = g->nnodes ? sc_units_pick(min, g->total, u) : "minimum";
     c->final = cur;
     memset(&cur, 0, sizeof cur);
@@ -1104,7 +1191,8 @@ int sc_callgraph_compute(const struct sc_profile *p, int vi, const struct sc_cal
 {
     struct pass base;
     int rc = cg_prepare(p, vi, o, g, &base, err);
-    if (!rc) rc = cg_select(g, &base, o->nodecount, 1, err);
+    if (!rc)
+        rc = cg_select(g, &base, o->nodecount, 1, err);
     pass_release(&base);
     return rc;
 }
@@ -1199,7 +1287,8 @@ static void put_multiline_name(struct sc_buf *out, const struct sc_callgraph_nod
         }
     }
     sc_buf_puts(out, "\\n");
-    if (s.oom || e.oom) out->oom = 1;
+    if (s.oom || e.oom)
+        out->oom = 1;
     sc_buf_release(&s);
     sc_buf_release(&e);
 }
@@ -1233,7 +1322,8 @@ static void put_nodelet(struct sc_buf *out, const struct sc_callgraph_int *c, co
                   box, (int)name.len, name.ptr, box, ws);
     sc_buf_printf(out, "%s -> %s [label=\" %s\" weight=100 tooltip=\"%s\" labeltooltip=\"%s\"%s]\n",
                   from, box, ws, ws, ws, attr);
-    if (v.oom) out->oom = 1;
+    if (v.oom)
+        out->oom = 1;
     sc_buf_release(&v);
 }
 
@@ -1241,7 +1331,8 @@ static void put_nodelet(struct sc_buf *out, const struct sc_callgraph_int *c, co
 static void numeric_nodelets(struct sc_buf *out, struct sc_callgraph_int *c, struct vtag *ts,
                              uint32_t n, int flat, const char *source)
 {
-    if (n > 1) qsort_r(ts, n, sizeof *ts, cmp_vtags, &flat);
+    if (n > 1)
+        qsort_r(ts, n, sizeof *ts, cmp_vtags, &flat);
     struct vtag merged[MAX_NODELETS];
     if (n > MAX_NODELETS) {
         uint32_t *grp = malloc(n * sizeof *grp);
@@ -1271,11 +1362,13 @@ static void numeric_nodelets(struct sc_buf *out, struct sc_callgraph_int *c, str
             uint32_t cnt = 0, mi = k, ma = k;
             int64_t f = 0, cu = 0;
             for (uint32_t i = 0; i < n; i++) {
-                if (grp[i] != k) continue;
+                if (grp[i] != k)
+                    continue;
                 cnt++;
                 f += ts[i].flat;
                 cu += ts[i].cum;
-                if (i == k) continue;
+                if (i == k)
+                    continue;
                 if ((int64_t)sc_units_scale(ts[i].value, c->num_unit, c->num_unit, &u) <
                     ts[mi].value)
                     mi = i;
@@ -1328,7 +1421,8 @@ static int put_nodelets(struct sc_buf *out, struct sc_callgraph_int *c,
 {
     uint32_t id = g->nodes[i].id;
     uint32_t b = c->tag_start[id], e = c->tag_start[id + 1];
-    if (b == e) return 0;
+    if (b == e)
+        return 0;
     const struct pass *f = &c->final;
     size_t before = out->len;
     struct vtag *labels = malloc((e - b) * sizeof *labels), *nums = malloc((e - b) * sizeof *nums);
@@ -1349,11 +1443,13 @@ static int put_nodelets(struct sc_buf *out, struct sc_callgraph_int *c,
         }
     }
     int flat = has_out; /* inner nodes show flat tags; leaves their cum */
-    if (nl > 1) qsort_r(labels, nl, sizeof *labels, cmp_vtags, &flat);
+    if (nl > 1)
+        qsort_r(labels, nl, sizeof *labels, cmp_vtags, &flat);
     char source[32];
     for (uint32_t j = 0; j < nl && j < MAX_NODELETS; j++) {
         int64_t w = flat ? labels[j].flat : labels[j].cum;
-        if (w == 0) continue;
+        if (w == 0)
+            continue;
         char box[48];
         snprintf(source, sizeof source, "N%u", i + 1);
         snprintf(box, sizeof box, "N%u_%u", i + 1, j);
@@ -1421,7 +1517,8 @@ static void legend_lines(const struct sc_profile *p, int vi, const struct sc_cal
     }
     for (uint32_t i = 0; i < p->ncomments; i++) {
         struct sc_str cm = sc_profile_str(p, p->comments[i]);
-        if (cm.len && cm.ptr[0] == '#') continue;
+        if (cm.len && cm.ptr[0] == '#')
+            continue;
         sc_buf_append(lines, cm.ptr, cm.len);
         sc_buf_putc(lines, '\n');
     }
@@ -1524,13 +1621,15 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
         sc_buf_putc(out, '"');
     }
     sc_buf_puts(out, "] }\n");
-    if (lines.oom || title.oom) out->oom = 1;
+    if (lines.oom || title.oom)
+        out->oom = 1;
     sc_buf_release(&lines);
     sc_buf_release(&title);
 
     double max_flat = 0;
     for (uint32_t i = 0; i < g->nnodes; i++)
-        if ((double)abs64(g->nodes[i].flat) > max_flat) max_flat = (double)abs64(g->nodes[i].flat);
+        if ((double)abs64(g->nodes[i].flat) > max_flat)
+            max_flat = (double)abs64(g->nodes[i].flat);
     uint8_t *has_out = calloc((size_t)g->nnodes + 1, 1);
     uint8_t *has_nodelets = calloc((size_t)g->nnodes + 1, 1);
     if (!has_out || !has_nodelets) {
@@ -1579,7 +1678,8 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
         sc_buf_puts(out, " (");
         sc_buf_append(out, cv.data, cv.len);
         sc_buf_printf(out, ")\" color=\"%s\" fillcolor=\"%s\"]\n", fg, bg);
-        if (fv.oom || cv.oom) out->oom = 1;
+        if (fv.oom || cv.oom)
+            out->oom = 1;
         sc_buf_release(&fv);
         sc_buf_release(&cv);
         has_nodelets[i] = (uint8_t)put_nodelets(out, c, g, i, has_out[i]);
@@ -1595,8 +1695,10 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
         if (g->total != 0) {
             int64_t wt = abs64(e->weight * 100 / g->total), pw = abs64(e->weight * 5 / g->total);
             int weight = 1 + (int)(wt < 100 ? wt : 100), width = 1 + (int)(pw < 5 ? pw : 5);
-            if (weight > 1) sc_buf_printf(out, " weight=%d", weight);
-            if (width > 1) sc_buf_printf(out, " penwidth=%d", width);
+            if (weight > 1)
+                sc_buf_printf(out, " weight=%d", weight);
+            if (width > 1)
+                sc_buf_printf(out, " penwidth=%d", width);
             char col[8];
             sc_callgraph_color((double)e->weight / tot, 0, col);
             sc_buf_printf(out, " color=\"%s\"", col);
@@ -1608,10 +1710,13 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
             put_esc(out, d->name.ptr, d->name.len);
             sc_buf_printf(out, " (%s)\"", ws);
         }
-        if (e->residual) sc_buf_puts(out, " style=\"dotted\"");
-        if (has_nodelets[e->src]) sc_buf_puts(out, " minlen=2");
+        if (e->residual)
+            sc_buf_puts(out, " style=\"dotted\"");
+        if (has_nodelets[e->src])
+            sc_buf_puts(out, " minlen=2");
         sc_buf_puts(out, "]\n");
-        if (w.oom) out->oom = 1;
+        if (w.oom)
+            out->oom = 1;
         sc_buf_release(&w);
     }
     sc_buf_puts(out, "}\n");
@@ -1626,7 +1731,8 @@ int sc_callgraph_dot(const struct sc_profile *p, int vi, const struct sc_callgra
     int rc = sc_callgraph_compute(p, vi, o, &g, err);
     if (!rc) {
         sc_callgraph_write_dot(p, vi, o, &g, out);
-        if (out->oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (out->oom)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     sc_callgraph_release(&g);
     return rc;
@@ -1658,7 +1764,8 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
 {
     /* agmemread wants a C string */
     char *text = malloc(len + 1);
-    if (!text) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!text)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     memcpy(text, dot, len);
     text[len] = 0;
     int rc = 0;
@@ -1666,7 +1773,8 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
     gv_msg[0] = 0;
     agusererrf prev = agseterrf(gv_error);
     agerrlevel_t prev_level = agseterr(AGERR);
-    if (!gv_ctx) gv_ctx = gvContext();
+    if (!gv_ctx)
+        gv_ctx = gvContext();
     GVC_t *gvc = gv_ctx;
     Agraph_t *graph = NULL;
     if (!gvc) {
@@ -1691,12 +1799,15 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
                      gv_msg[0] ? gv_msg : "no \"svg\" render plugin");
     } else {
         sc_buf_append(out, data, n);
-        if (out->oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (out->oom)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    if (data) gvFreeRenderData(data);
+    if (data)
+        gvFreeRenderData(data);
     gvFreeLayout(gvc, graph);
 done:
-    if (graph) agclose(graph);
+    if (graph)
+        agclose(graph);
     agseterr(prev_level);
     agseterrf(prev);
     pthread_mutex_unlock(&gv_lock);
@@ -1864,13 +1975,13 @@ int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_cal
     struct sc_callgraph_opts fit = *o;
     struct pass base;
     int rc = cg_prepare(p, vi, o, &g, &base, err);
-    if (!rc) rc = cg_select(&g, &base, fit.nodecount, !budget, err);
+    if (!rc)
+        rc = cg_select(&g, &base, fit.nodecount, !budget, err);
     /* too large to lay out in seconds: fewer nodes, as pprof's nodecount keeps them. The
      * graph is rebuilt from the samples (edges through dropped nodes become residual
      * ones), which changes its size: a few rounds, each a walk over the samples. */
-    for (int round = 0; !rc && budget && round < 6 &&
-                        sc_callgraph_layout_size(&g, g.nnodes) > budget;
-         round++) {
+    for (int round = 0;
+         !rc && budget && round < 6 && sc_callgraph_layout_size(&g, g.nnodes) > budget; round++) {
         uint32_t k = fit_layout(&g, budget);
         fit.nodecount = k < g.nnodes ? k : g.nnodes - 1;
         if (fit.nodecount == 0)
@@ -1887,10 +1998,12 @@ int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_cal
     struct sc_buf dot = SC_BUF_INIT;
     if (!rc) {
         sc_callgraph_write_dot(p, vi, &fit, &g, &dot);
-        if (dot.oom) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (dot.oom)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     sc_callgraph_release(&g);
-    if (!rc) rc = sc_layout_svg(dot.data, dot.len, o->layout, out, err);
+    if (!rc)
+        rc = sc_layout_svg(dot.data, dot.len, o->layout, out, err);
     sc_buf_release(&dot);
     return rc;
 }

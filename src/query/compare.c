@@ -43,11 +43,14 @@ struct sc_cmp {
 int sc_cmp_new(const struct sc_cmp_opts *o, struct sc_cmp **out)
 {
     struct sc_cmp *c = calloc(1, sizeof *c);
-    if (!c) return SC_ENOMEM;
+    if (!c)
+        return SC_ENOMEM;
     struct sc_cmp_opts def = SC_CMP_OPTS_INIT;
     c->o = o ? *o : def;
-    if (!(c->o.level > 0 && c->o.level < 1)) c->o.level = def.level;
-    if (!(c->o.min_share >= 0)) c->o.min_share = 0;
+    if (!(c->o.level > 0 && c->o.level < 1))
+        c->o.level = def.level;
+    if (!(c->o.min_share >= 0))
+        c->o.min_share = 0;
     sc_arena_init(&c->arena);
     c->names.arena = &c->arena;
     *out = c;
@@ -56,7 +59,8 @@ int sc_cmp_new(const struct sc_cmp_opts *o, struct sc_cmp **out)
 
 void sc_cmp_free(struct sc_cmp *c)
 {
-    if (!c) return;
+    if (!c)
+        return;
     sc_strtab_release(&c->names);
     sc_arena_release(&c->arena);
     free(c->fns);
@@ -68,10 +72,12 @@ void sc_cmp_free(struct sc_cmp *c)
  * approximation for unsampled estimates such as Go's heap bytes (docs/compare.md). */
 static double count_unit(const struct sc_profile *p, int vi)
 {
-    if (p->period <= 0 || !p->period_type.unit) return 1;
+    if (p->period <= 0 || !p->period_type.unit)
+        return 1;
     struct sc_str a = sc_profile_str(p, p->sample_types[vi].unit);
     struct sc_str b = sc_profile_str(p, p->period_type.unit);
-    if (a.len != b.len || memcmp(a.ptr, b.ptr, a.len)) return 1;
+    if (a.len != b.len || memcmp(a.ptr, b.ptr, a.len))
+        return 1;
     return (double)p->period;
 }
 
@@ -123,15 +129,19 @@ int sc_cmp_add(struct sc_cmp *c, int side, const struct sc_profile *p, int vi, d
         s->cum_floor += unit * cu * scale * scale * (c->o.normalize ? 1 - cu / total : 1);
         s->flat_count += fl / unit;
         s->cum_count += cu / unit;
-        if (total > 0) f->pooled_share += cu / total;
+        if (total > 0)
+            f->pooled_share += cu / total;
     }
     sc_top_release(&t);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     c->n[side]++;
     c->total_count[side] += total / unit;
     c->seconds[side] += seconds;
-    if (!(seconds > 0)) c->no_seconds[side] = 1;
-    if (!(profiles > 0)) c->no_profiles[side] = 1;
+    if (!(seconds > 0))
+        c->no_seconds[side] = 1;
+    if (!(profiles > 0))
+        c->no_profiles[side] = 1;
     return 0;
 }
 
@@ -140,9 +150,24 @@ static void moments(double sum, double sum2, double floor, uint32_t n, double *m
 {
     *mean = n ? sum / n : 0;
     double v = n > 1 ? (sum2 - n * *mean * *mean) / (n - 1) : 0;
-    if (!(v > 0)) v = 0;
+    if (!(v > 0))
+        v = 0;
     double fl = n ? floor / n : 0;
     *var = v > fl ? v : fl;
+}
+
+/* Equal, NaN included: a zero total makes flat's and cum's sums NaN alike, and a leaf-only
+ * function is still one test then. */
+static int same_value(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+/* Whether one side's cum sums are its flat ones (the function only ever is a leaf). */
+static int cum_is_flat(const struct side_sums *s)
+{
+    return same_value(s->flat, s->cum) && same_value(s->flat2, s->cum2) &&
+           same_value(s->flat_floor, s->cum_floor);
 }
 
 /* Tests one measure (flat or cum) of a function; fills the relative change and its
@@ -163,7 +188,8 @@ static double test_one(const struct sc_cmp *c, const struct side_sums *s, int cu
     *m1out = m1;
     *pct = m0 > 0 ? 100 * (m1 / m0 - 1) : m1 > 0 ? INFINITY : NAN;
     *lo = *hi = NAN;
-    if (m0 == 0 && m1 == 0) return -1;
+    if (m0 == 0 && m1 == 0)
+        return -1;
     double p, se, half;
     if (c->method == SC_CMP_SAMPLING) {
         double k = cum ? s[1].cum_count : s[1].flat_count;
@@ -182,7 +208,8 @@ static double test_one(const struct sc_cmp *c, const struct side_sums *s, int cu
         double df;
         p = sc_welch(m0, v0, n0, m1, v1, n1, &se, &df);
         /* the same constant on both sides (main's total share is always 1): no test */
-        if (!(se > 0) && m0 == m1) p = -1;
+        if (!(se > 0) && m0 == m1)
+            p = -1;
         half = se > 0 ? sc_t_quantile2(0.05, df) * se : 0;
     }
     if (m0 > 0) {
@@ -194,7 +221,8 @@ static double test_one(const struct sc_cmp *c, const struct side_sums *s, int cu
 
 int sc_cmp_finish(struct sc_cmp *c, char *err)
 {
-    if (c->finished) return 0;
+    if (c->finished)
+        return 0;
     c->finished = 1;
     uint32_t n0 = c->n[0], n1 = c->n[1], nf = c->names.n;
     if (n0 == 0 || n1 == 0)
@@ -206,7 +234,8 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
     else
         c->method = SC_CMP_SAMPLING;
     double *q = malloc(((size_t)nf * 2 + 1) * sizeof *q);
-    if (!q) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!q)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < nf; i++) {
         struct fn *f = &c->fns[i];
         struct sc_cmp_stat *st = &f->st;
@@ -216,13 +245,13 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
                               &st->flat_hi);
         st->cum_p =
             test_one(c, f->s, 1, &st->base_cum, &st->cum, &st->cum_pct, &st->cum_lo, &st->cum_hi);
-        if (!st->tested) st->flat_p = st->cum_p = -1;
+        if (!st->tested)
+            st->flat_p = st->cum_p = -1;
         /* a function that only ever is a leaf has cum == flat in every replicate: one
          * test, not two (two would double the count Benjamini-Hochberg divides by) */
-        int same = !memcmp(&f->s[0].flat, &f->s[0].cum, 3 * sizeof(double)) &&
-                   !memcmp(&f->s[1].flat, &f->s[1].cum, 3 * sizeof(double));
-        q[2 * i] = st->flat_p;
-        q[2 * i + 1] = same ? -1 : st->cum_p;
+        int same = cum_is_flat(&f->s[0]) && cum_is_flat(&f->s[1]);
+        q[2 * (size_t)i] = st->flat_p;
+        q[2 * (size_t)i + 1] = same ? -1 : st->cum_p;
         c->tested += st->tested;
     }
     if (sc_bh_adjust(q, nf * 2)) {
@@ -231,8 +260,8 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
     }
     for (uint32_t i = 0; i < nf; i++) {
         struct sc_cmp_stat *st = &c->fns[i].st;
-        st->flat_q = q[2 * i];
-        st->cum_q = q[2 * i + 1] >= 0 || st->cum_p < 0 ? q[2 * i + 1] : st->flat_q;
+        st->flat_q = q[2 * (size_t)i];
+        st->cum_q = q[2 * (size_t)i + 1] >= 0 || st->cum_p < 0 ? q[2 * (size_t)i + 1] : st->flat_q;
         int fs = st->flat_q >= 0 && st->flat_q < c->o.level;
         int cs = st->cum_q >= 0 && st->cum_q < c->o.level;
         st->significant = fs || cs;
@@ -251,7 +280,8 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
 
 const struct sc_cmp_stat *sc_cmp_lookup(const struct sc_cmp *c, const char *name, size_t len)
 {
-    if (!c->finished) return NULL;
+    if (!c->finished)
+        return NULL;
     int64_t id = sc_strtab_find(&c->names, name ? name : "", len);
     return id >= 0 ? &c->fns[id].st : NULL;
 }

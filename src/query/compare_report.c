@@ -25,7 +25,8 @@ struct shown {
 static int cmp_shown(const void *a, const void *b)
 {
     const struct shown *x = a, *y = b;
-    if (x->delta != y->delta) return x->delta > y->delta ? -1 : 1;
+    if (x->delta != y->delta)
+        return x->delta > y->delta ? -1 : 1;
     size_t n = x->row->name.len < y->row->name.len ? x->row->name.len : y->row->name.len;
     int c = n ? memcmp(x->row->name.ptr, y->row->name.ptr, n) : 0;
     return c ? c : (x->row->name.len > y->row->name.len) - (x->row->name.len < y->row->name.len);
@@ -84,7 +85,8 @@ static void put_q(struct sc_buf *out, double q)
 static void put_md_name(struct sc_buf *out, struct sc_str s)
 {
     int tick = memchr(s.ptr ? s.ptr : "", '`', s.len) != NULL;
-    if (!tick) sc_buf_putc(out, '`');
+    if (!tick)
+        sc_buf_putc(out, '`');
     for (uint32_t i = 0; i < s.len; i++) {
         char c = s.ptr[i];
         if (c == '|')
@@ -92,7 +94,8 @@ static void put_md_name(struct sc_buf *out, struct sc_str s)
         else
             sc_buf_putc(out, c == '\n' || c == '\r' ? ' ' : c);
     }
-    if (!tick) sc_buf_putc(out, '`');
+    if (!tick)
+        sc_buf_putc(out, '`');
 }
 
 /* Pads the cell written since `from` to width w (text tables). */
@@ -147,7 +150,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
     int md = o->format == SC_REPORT_MARKDOWN;
     struct sc_cmp_summary sum;
     memset(&sum, 0, sizeof sum);
-    if (d->cmp) sc_cmp_summarize(d->cmp, &sum);
+    if (d->cmp)
+        sc_cmp_summarize(d->cmp, &sum);
     struct shown *rows = calloc(d->n + 1, sizeof *rows);
     if (!rows) {
         out->oom = 1;
@@ -158,7 +162,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
         const struct sc_diff_row *r = &d->rows[i];
         const struct sc_cmp_stat *st = sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len);
         int use_cum;
-        if (!st || !sc_compare_pick(st, sum.level, &use_cum)) continue;
+        if (!st || !sc_compare_pick(st, sum.level, &use_cum))
+            continue;
         double dm = use_cum ? st->cum - st->base_cum : st->flat - st->base_flat;
         rows[n++] = (struct shown){r, st, use_cum, fabs(dm)};
         v->significant++;
@@ -168,7 +173,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
         int trips = 0;
         for (int k = 0; k < 2; k++) {
             double q = k ? st->cum_q : st->flat_q, pct = k ? st->cum_pct : st->flat_pct;
-            if (!(q >= 0 && q < sum.level) || !(pct > 0)) continue;
+            if (!(q >= 0 && q < sum.level) || !(pct > 0))
+                continue;
             trips |= o->fail_above >= 0 && pct > o->fail_above;
             if (pct > v->worst_pct) {
                 v->worst_pct = pct;
@@ -179,7 +185,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
         }
         v->over += trips;
     }
-    if (n > 1) qsort(rows, n, sizeof *rows, cmp_shown);
+    if (n > 1)
+        qsort(rows, n, sizeof *rows, cmp_shown);
     const char *metric = sum.metric ? sum.metric : "share";
     static const char *const metric_text[][2] = {{"share", "share of each profile's total"},
                                                  {"per_second", "value per second of profile"},
@@ -187,7 +194,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
                                                  {"value", "value of each profile (a gauge)"}};
     const char *mt = metric;
     for (size_t k = 0; k < sizeof metric_text / sizeof metric_text[0]; k++)
-        if (!strcmp(metric_text[k][0], metric)) mt = metric_text[k][1];
+        if (!strcmp(metric_text[k][0], metric))
+            mt = metric_text[k][1];
     int tested = (int)sum.tested;
     /* header */
     if (md)
@@ -228,7 +236,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
             put_q(out, s->use_cum ? st->cum_q : st->flat_q);
             sc_buf_puts(out, " |\n");
         }
-        if (shown < n) sc_buf_printf(out, "\n%u more not shown.\n", n - shown);
+        if (shown < n)
+            sc_buf_printf(out, "\n%u more not shown.\n", n - shown);
         sc_buf_putc(out, '\n');
     } else {
         sc_buf_printf(out, "%u significant change%s:\n", n, n > 1 ? "s" : "");
@@ -259,7 +268,8 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
             sc_buf_append(out, s->row->name.ptr, s->row->name.len);
             sc_buf_puts(out, s->use_cum ? " (total)\n" : " (self)\n");
         }
-        if (shown < n) sc_buf_printf(out, "  ... %u more\n", n - shown);
+        if (shown < n)
+            sc_buf_printf(out, "  ... %u more\n", n - shown);
         sc_buf_putc(out, '\n');
     }
     verdict(o, &sum, v, out, md);

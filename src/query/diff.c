@@ -68,8 +68,8 @@ static struct sc_str arena_str(struct sc_arena *a, struct sc_str s)
     return c ? (struct sc_str){c, s.len} : (struct sc_str){NULL, 0};
 }
 
-int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                    int vi, int normalize, struct sc_diff *d, char *err)
+int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_profile *p, int vi,
+                    int normalize, struct sc_diff *d, char *err)
 {
     memset(d, 0, sizeof *d);
     sc_arena_init(&d->arena);
@@ -163,7 +163,8 @@ void sc_diff_attach(struct sc_diff *d, const struct sc_cmp *c)
 static void put_stat(struct sc_buf *out, double v, int json)
 {
     if (isnan(v) || (json && isinf(v))) {
-        if (json) sc_buf_puts(out, "null");
+        if (json)
+            sc_buf_puts(out, "null");
         return;
     }
     if (isinf(v)) {
@@ -198,7 +199,8 @@ static void stat_values(const struct sc_cmp_stat *st, double v[NSTATS])
                                             .cum_hi = NAN,
                                             .flat_q = -1,
                                             .cum_q = -1};
-    if (!st) st = &none;
+    if (!st)
+        st = &none;
     double x[NSTATS] = {st->significant,
                         q_or_nan(st->flat_q),
                         q_or_nan(st->cum_q),
@@ -220,7 +222,8 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
 {
     uint32_t n = limit && limit < d->n ? limit : d->n;
     struct sc_cmp_summary sum;
-    if (d->cmp) sc_cmp_summarize(d->cmp, &sum);
+    if (d->cmp)
+        sc_cmp_summarize(d->cmp, &sum);
     if (f == SC_DIFF_TSV) {
         sc_buf_puts(out, "base_flat\tflat\tbase_cum\tcum\tfunction");
         for (int k = 0; d->cmp && k < NSTATS; k++) {
@@ -321,8 +324,8 @@ static int cmp_lines(const void *a, const void *b, void *arg)
     return (x->len > y->len) - (x->len < y->len);
 }
 
-int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                   int vi, int normalize, struct sc_buf *out, char *err)
+int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p, int vi,
+                   int normalize, struct sc_buf *out, char *err)
 {
     int rc = check_index(base, base_vi, p, vi, err);
     if (rc)

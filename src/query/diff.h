@@ -20,9 +20,9 @@ struct sc_diff_row {
 struct sc_diff {
     struct sc_diff_row *rows; /* sorted: |flat - base_flat| descending, then name bytewise */
     uint32_t n;
-    int64_t base_total, total; /* sc_top's totals (sum of |value|); base_total scaled too */
-    int normalized;            /* base values were scaled by base_scale */
-    double base_scale;         /* total / base_total before scaling, or 1 */
+    int64_t base_total, total;       /* sc_top's totals (sum of |value|); base_total scaled too */
+    int normalized;                  /* base values were scaled by base_scale */
+    double base_scale;               /* total / base_total before scaling, or 1 */
     struct sc_str sample_type, unit; /* the new profile's, in the arena */
     struct sc_arena arena;
     const struct sc_cmp *cmp; /* statistics (sc_diff_attach), borrowed; NULL: none */
@@ -33,8 +33,8 @@ struct sc_diff {
  * multiplied by base_scale = total / base_total and rounded to the nearest integer (halves
  * away from zero), so that shares compare rather than amounts. 0 or SC_E* with detail in
  * err. Release with sc_diff_release, also after a failure. */
-int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                    int vi, int normalize, struct sc_diff *d, char *err);
+int sc_diff_compute(const struct sc_profile *base, int base_vi, const struct sc_profile *p, int vi,
+                    int normalize, struct sc_diff *d, char *err);
 void sc_diff_release(struct sc_diff *d);
 
 /* Attaches a finished comparison of the same two selections: sc_diff_write then adds its
@@ -70,7 +70,7 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
  * (difffolded.pl -n truncates).
  * The result feeds `scorch flamegraph` for a differential SVG. 0 or SC_E* (detail in
  * err). */
-int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p,
-                   int vi, int normalize, struct sc_buf *out, char *err);
+int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_profile *p, int vi,
+                   int normalize, struct sc_buf *out, char *err);
 
 #endif

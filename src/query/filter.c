@@ -46,8 +46,8 @@ int sc_filter_new(const struct sc_filter_opts *o, struct sc_filter **out, char *
             continue;
         int ecode;
         PCRE2_SIZE eoff;
-        f->re[i] = pcre2_compile((PCRE2_SPTR)src[i], PCRE2_ZERO_TERMINATED, RE_FLAGS, &ecode,
-                                 &eoff, NULL);
+        f->re[i] =
+            pcre2_compile((PCRE2_SPTR)src[i], PCRE2_ZERO_TERMINATED, RE_FLAGS, &ecode, &eoff, NULL);
         if (!f->re[i]) {
             PCRE2_UCHAR msg[120];
             pcre2_get_error_message(ecode, msg, sizeof msg);
@@ -267,8 +267,7 @@ int sc_filter_apply(const struct sc_filter *f, struct sc_profile *p,
             sm.nlocs = lw - start;
         }
         if (w != s) {
-            memmove(&p->values[(size_t)w * nt], &p->values[(size_t)s * nt],
-                    nt * sizeof *p->values);
+            memmove(&p->values[(size_t)w * nt], &p->values[(size_t)s * nt], nt * sizeof *p->values);
         }
         p->samples[w++] = sm;
     }

@@ -67,7 +67,7 @@ struct build {
     struct sc_flame_tree *t;
     const struct sc_profile *p;
     uint32_t *loc_off, *loc_cnt, *names; /* location -> its frame names */
-    uint32_t *prev_locs, *prev_node;      /* root-first locations and the node after each */
+    uint32_t *prev_locs, *prev_node;     /* root-first locations and the node after each */
     uint32_t prev_n, prev_cap;
     int vi, side;
 };
@@ -414,7 +414,8 @@ static int node_change(const struct sc_flame_tree *t, const struct sc_cmp *c,
 {
     struct sc_str nm = t->names.v[nd->name];
     const struct sc_cmp_stat *st = sc_cmp_lookup(c, nm.ptr, nm.len);
-    if (!st || !st->significant) return 0;
+    if (!st || !st->significant)
+        return 0;
     double b = (double)t->nodes[0].total[0], n = (double)t->nodes[0].total[1];
     double sb = b != 0 ? (double)nd->total[0] / b : 0, sn = n != 0 ? (double)nd->total[1] / n : 0;
     int dir = sn > sb ? 1 : sn < sb ? -1 : 0;

@@ -61,7 +61,7 @@
 /* A stack tree with two values per node (side 0 = base, side 1 = the profile itself).
  * Node 0 is the root, named "total" (name 0). Children are linked in insertion order. */
 struct sc_flame_node {
-    uint32_t name;                      /* index into names */
+    uint32_t name; /* index into names */
     uint32_t parent;
     uint32_t first_child, next_sibling; /* 0 = none */
     int64_t self[2], total[2];
@@ -94,8 +94,8 @@ struct sc_flame_json_opts {
     struct sc_str sample_type, unit;
     uint32_t max_nodes;
     int diff;
-    int normalized;    /* diff: written as "normalized" */
-    double base_scale; /* diff: written as "base_scale" */
+    int normalized;           /* diff: written as "normalized" */
+    double base_scale;        /* diff: written as "base_scale" */
     const struct sc_cmp *cmp; /* diff: a finished comparison; adds each node's "change" */
 };
 int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json_opts *o,

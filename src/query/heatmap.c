@@ -11,18 +11,22 @@
 static int64_t floor_div(int64_t a, int64_t b)
 {
     int64_t q = a / b;
-    if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        q--;
     return q;
 }
 
 int sc_heatmap_init(struct sc_heatmap *h, uint32_t rows, uint32_t max_cols, char *err)
 {
     memset(h, 0, sizeof *h);
-    if (rows == 0) rows = SC_HEATMAP_DEFAULT_ROWS;
+    if (rows == 0)
+        rows = SC_HEATMAP_DEFAULT_ROWS;
     if (rows > SC_HEATMAP_MAX_ROWS)
         return sc_errf(err, SC_EINVAL, "%u rows: at most %d", rows, SC_HEATMAP_MAX_ROWS);
-    if (max_cols == 0 || max_cols > SC_HEATMAP_MAX_COLS) max_cols = SC_HEATMAP_MAX_COLS;
-    if (max_cols > SC_HEATMAP_MAX_CELLS / rows) max_cols = SC_HEATMAP_MAX_CELLS / rows;
+    if (max_cols == 0 || max_cols > SC_HEATMAP_MAX_COLS)
+        max_cols = SC_HEATMAP_MAX_COLS;
+    if (max_cols > SC_HEATMAP_MAX_CELLS / rows)
+        max_cols = SC_HEATMAP_MAX_CELLS / rows;
     h->rows = rows;
     h->limit_cols = max_cols;
     return 0;
@@ -32,14 +36,19 @@ int sc_heatmap_init(struct sc_heatmap *h, uint32_t rows, uint32_t max_cols, char
  * limit), growing mostly upwards: streams usually come in time order. */
 static int cover(struct sc_heatmap *h, int64_t sec)
 {
-    if (h->counts && sec >= h->base_sec && sec - h->base_sec < (int64_t)h->cap_cols) return 0;
+    if (h->counts && sec >= h->base_sec && sec - h->base_sec < (int64_t)h->cap_cols)
+        return 0;
     int64_t lo = h->lo_sec, hi = h->hi_sec;
     uint64_t need = (uint64_t)(hi - lo) + 1, cap = (uint64_t)h->cap_cols * 2;
-    if (cap < 16) cap = 16;
-    if (cap < need) cap = need;
-    if (cap > h->limit_cols) cap = h->limit_cols;
+    if (cap < 16)
+        cap = 16;
+    if (cap < need)
+        cap = need;
+    if (cap > h->limit_cols)
+        cap = h->limit_cols;
     uint32_t *nc = calloc(cap * h->rows, sizeof *nc);
-    if (!nc) return SC_ENOMEM;
+    if (!nc)
+        return SC_ENOMEM;
     for (uint32_t c = 0; h->counts && c < h->cap_cols; c++) {
         int64_t s = h->base_sec + c;
         if (s < lo || s - lo >= (int64_t)cap)
@@ -56,14 +65,18 @@ static int cover(struct sc_heatmap *h, int64_t sec)
 
 int sc_heatmap_add(struct sc_heatmap *h, int64_t t_ns, int idle)
 {
-    if (h->error) return h->error;
+    if (h->error)
+        return h->error;
     int64_t sec = floor_div(t_ns, NS);
     int64_t lo = h->any && h->lo_sec < sec ? h->lo_sec : sec;
     int64_t hi = h->any && h->hi_sec > sec ? h->hi_sec : sec;
     /* seconds fit int64 with room to spare (|t| / 10^9 < 2^34), so hi - lo cannot overflow */
-    if ((uint64_t)(hi - lo) >= h->limit_cols) return h->error = SC_ELIMIT;
-    if (!h->any || t_ns < h->min_ns) h->min_ns = t_ns;
-    if (!h->any || t_ns > h->max_ns) h->max_ns = t_ns;
+    if ((uint64_t)(hi - lo) >= h->limit_cols)
+        return h->error = SC_ELIMIT;
+    if (!h->any || t_ns < h->min_ns)
+        h->min_ns = t_ns;
+    if (!h->any || t_ns > h->max_ns)
+        h->max_ns = t_ns;
     h->any = 1;
     h->lo_sec = lo;
     h->hi_sec = hi;
@@ -73,9 +86,11 @@ int sc_heatmap_add(struct sc_heatmap *h, int64_t t_ns, int idle)
         return 0;
     }
     int rc = cover(h, sec);
-    if (rc) return h->error = rc;
+    if (rc)
+        return h->error = rc;
     int64_t frac = t_ns % NS; /* not t - sec * 10^9, which overflows near INT64_MIN */
-    if (frac < 0) frac += NS;
+    if (frac < 0)
+        frac += NS;
     uint32_t r = (uint32_t)(((int64_t)h->rows * frac) / NS);
     h->counts[(size_t)(sec - h->base_sec) * h->rows + r]++;
     return 0;
@@ -87,19 +102,23 @@ int sc_heatmap_finish(struct sc_heatmap *h, char *err)
         return sc_errf(err, SC_ELIMIT,
                        "samples span more than %u seconds, the most one heatmap may show",
                        h->limit_cols);
-    if (h->error) return sc_errf(err, h->error, "%s", sc_strerror(h->error));
+    if (h->error)
+        return sc_errf(err, h->error, "%s", sc_strerror(h->error));
     free(h->values);
     h->values = NULL;
     h->cols = 0;
     h->start_ns = 0;
-    if (!h->any) return 0;
+    if (!h->any)
+        return 0;
     h->start_ns = h->min_ns;
     h->cols = (uint32_t)(h->hi_sec - h->lo_sec + 1);
     h->values = calloc((size_t)h->cols * h->rows + 1, sizeof *h->values);
-    if (!h->values) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!h->values)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t c = 0; h->counts && c < h->cap_cols; c++) {
         int64_t s = h->base_sec + c;
-        if (s < h->lo_sec || s > h->hi_sec) continue;
+        if (s < h->lo_sec || s > h->hi_sec)
+            continue;
         memcpy(h->values + (size_t)(s - h->lo_sec) * h->rows, h->counts + (size_t)c * h->rows,
                h->rows * sizeof *h->values);
     }
@@ -118,9 +137,11 @@ void sc_heatmap_release(struct sc_heatmap *h)
 static int contains(struct sc_str s, const char *w)
 {
     size_t n = strlen(w);
-    if (s.len < n) return 0;
+    if (s.len < n)
+        return 0;
     for (size_t i = 0; i + n <= s.len; i++)
-        if (s.ptr[i] == w[0] && memcmp(s.ptr + i, w, n) == 0) return 1;
+        if (s.ptr[i] == w[0] && memcmp(s.ptr + i, w, n) == 0)
+            return 1;
     return 0;
 }
 
@@ -133,7 +154,8 @@ static int idle_name(struct sc_str s)
                                         "xen_hypercall_sched_op",
                                         "xen_hypercall_vcpu_op"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (contains(s, words[i])) return 1;
+        if (contains(s, words[i]))
+            return 1;
     return 0;
 }
 
@@ -158,22 +180,27 @@ static int sample_idle(const struct sc_profile *p, uint32_t si, uint8_t *fn_idle
         const struct sc_location *l = &p->locations[locs[s->nlocs - 1]];
         if (l->nlines) {
             uint32_t fn = sc_location_lines(p, l)[l->nlines - 1].function;
-            if (fn) comm = sc_function_name(p, fn - 1);
+            if (fn)
+                comm = sc_function_name(p, fn - 1);
         }
     }
-    if (!comm.ptr || !contains(comm, "swapper")) return 0;
+    if (!comm.ptr || !contains(comm, "swapper"))
+        return 0;
     for (uint32_t k = 0; k < s->nlocs; k++) {
         const struct sc_location *l = &p->locations[locs[k]];
         const struct sc_line *lines = sc_location_lines(p, l);
         for (uint32_t j = 0; j < l->nlines; j++) {
             uint32_t fn = lines[j].function;
-            if (!fn) continue;
+            if (!fn)
+                continue;
             uint8_t v = fn_idle ? fn_idle[fn - 1] : 0;
             if (!v) {
                 v = idle_name(sc_function_name(p, fn - 1)) ? 2 : 1;
-                if (fn_idle) fn_idle[fn - 1] = v;
+                if (fn_idle)
+                    fn_idle[fn - 1] = v;
             }
-            if (v == 2) return 1;
+            if (v == 2)
+                return 1;
         }
     }
     return 0;
@@ -188,9 +215,11 @@ int sc_heatmap_from_profile(const struct sc_profile *p, uint32_t rows, uint32_t 
                             struct sc_heatmap *h, char *err)
 {
     int rc = sc_heatmap_init(h, rows, max_cols, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     uint8_t *fn_idle = calloc((size_t)p->nfunctions + 1, 1);
-    if (!fn_idle) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!fn_idle)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t si = 0; si < p->nsamples && !rc; si++)
         if (p->samples[si].time_ns)
             rc = sc_heatmap_add(h, p->samples[si].time_ns, sample_idle(p, si, fn_idle));
@@ -203,7 +232,8 @@ int sc_heatmap_from_profile(const struct sc_profile *p, uint32_t rows, uint32_t 
 static void put_seconds(struct sc_buf *out, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    if (ns < 0) sc_buf_putc(out, '-');
+    if (ns < 0)
+        sc_buf_putc(out, '-');
     sc_buf_put_u64(out, a / NS);
     uint64_t frac = a % NS;
     if (frac) {
@@ -229,7 +259,8 @@ void sc_heatmap_write_json(const struct sc_heatmap *h, struct sc_buf *out)
         sc_buf_puts(out, c ? ",[" : "[");
         const uint32_t *col = h->values + (size_t)c * h->rows;
         for (uint32_t r = 0; r < h->rows; r++) {
-            if (r) sc_buf_putc(out, ',');
+            if (r)
+                sc_buf_putc(out, ',');
             sc_buf_put_u64(out, col[r]);
         }
         sc_buf_putc(out, ']');
@@ -247,7 +278,8 @@ static int64_t row_start(uint32_t rows, uint32_t r)
 int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0, uint32_t c1,
                       uint32_t r1, int64_t *t0_ns, int64_t *t1_ns)
 {
-    if (rows == 0 || rows > SC_HEATMAP_MAX_ROWS || r0 >= rows || r1 >= rows) return SC_EINVAL;
+    if (rows == 0 || rows > SC_HEATMAP_MAX_ROWS || r0 >= rows || r1 >= rows)
+        return SC_EINVAL;
     if (c1 < c0 || (c1 == c0 && r1 < r0)) {
         uint32_t t = c0;
         c0 = c1;
@@ -270,11 +302,13 @@ int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0,
 int sc_heatmap_parse_seconds(const char *s, int64_t *ns)
 {
     int neg = 0;
-    if (*s == '-' || *s == '+') neg = *s++ == '-';
+    if (*s == '-' || *s == '+')
+        neg = *s++ == '-';
     uint64_t sec = 0, frac = 0;
     int digits = 0, fd = 0;
     for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        if (sec > (uint64_t)INT64_MAX / NS / 10) return SC_EINVAL;
+        if (sec > (uint64_t)INT64_MAX / NS / 10)
+            return SC_EINVAL;
         sec = sec * 10 + (uint64_t)(*s - '0');
     }
     if (*s == '.') {
@@ -284,10 +318,12 @@ int sc_heatmap_parse_seconds(const char *s, int64_t *ns)
                 fd++;
             }
     }
-    if (*s || digits == 0) return SC_EINVAL;
+    if (*s || digits == 0)
+        return SC_EINVAL;
     for (; fd < 9; fd++)
         frac *= 10;
-    if (sec > (uint64_t)INT64_MAX / NS || sec * NS > (uint64_t)INT64_MAX - frac) return SC_EINVAL;
+    if (sec > (uint64_t)INT64_MAX / NS || sec * NS > (uint64_t)INT64_MAX - frac)
+        return SC_EINVAL;
     int64_t v = (int64_t)(sec * NS + frac);
     *ns = neg ? -v : v;
     return 0;

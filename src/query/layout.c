@@ -95,8 +95,8 @@ static pid_t spawn(const struct sc_layout_opts *o, int fds[3])
     return pid;
 }
 
-int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o,
-                  struct sc_buf *out, char *err)
+int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, struct sc_buf *out,
+                  char *err)
 {
     if (!o || !o->exe)
         return sc_callgraph_render_svg(dot, len, out, err);
@@ -161,9 +161,9 @@ int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o,
     if (!strncmp(m, "scorch: ", 8))
         m += 8;
     if (why && !strcmp(why, "it ran past its deadline"))
-        rc = sc_errf(err, SC_ELIMIT, "the call graph's layout %s (%lld s): ask for fewer nodes",
-                     why, (long long)((o->timeout_ns > 0 ? o->timeout_ns : 30 * SC_NS_PER_S) /
-                                      SC_NS_PER_S));
+        rc = sc_errf(
+            err, SC_ELIMIT, "the call graph's layout %s (%lld s): ask for fewer nodes", why,
+            (long long)((o->timeout_ns > 0 ? o->timeout_ns : 30 * SC_NS_PER_S) / SC_NS_PER_S));
     else if (why)
         rc = sc_errf(err, SC_EIO, "the call graph's layout was stopped: %s", why);
     else if (WIFSIGNALED(status))
@@ -172,8 +172,8 @@ int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o,
                      "ask for fewer nodes",
                      WTERMSIG(status));
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        rc = sc_errf(err, WIFEXITED(status) && WEXITSTATUS(status) == 3 ? SC_EFORMAT : SC_EIO,
-                     "%s", *m ? m : "the layout worker failed");
+        rc = sc_errf(err, WIFEXITED(status) && WEXITSTATUS(status) == 3 ? SC_EFORMAT : SC_EIO, "%s",
+                     *m ? m : "the layout worker failed");
     else
         sc_buf_append(out, svg.data ? svg.data : "", svg.len);
     if (!rc && out->oom)

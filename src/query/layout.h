@@ -16,19 +16,19 @@
  * client goes away (its socket hangs up) or when the server stops, and whatever Graphviz
  * does to its memory goes with the process. */
 struct sc_layout_opts {
-    const char *exe;                /* the scorch binary; NULL: lay out in this process */
-    int64_t timeout_ns;             /* wall-clock deadline (0: 30 s) */
-    uint64_t max_memory;            /* the worker's address space (0: 1 GiB) */
-    int client_fd;                  /* -1, or a socket whose hang-up cancels the layout */
-    volatile sig_atomic_t *stop;    /* NULL, or a flag whose setting cancels the layout */
+    const char *exe;             /* the scorch binary; NULL: lay out in this process */
+    int64_t timeout_ns;          /* wall-clock deadline (0: 30 s) */
+    uint64_t max_memory;         /* the worker's address space (0: 1 GiB) */
+    int client_fd;               /* -1, or a socket whose hang-up cancels the layout */
+    volatile sig_atomic_t *stop; /* NULL, or a flag whose setting cancels the layout */
 };
 
 /* Lays dot (len bytes) out and appends the SVG to out: in a worker when o->exe is set,
  * else in this process (under a lock; what the CLI does). 0, or SC_ELIMIT (the deadline
  * or the worker's memory or CPU limit), SC_EIO (the client went away, the server stops,
  * the worker failed), SC_EFORMAT (Graphviz refused the graph) with detail in err. */
-int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o,
-                  struct sc_buf *out, char *err);
+int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, struct sc_buf *out,
+                  char *err);
 
 /* The worker's side (`scorch __layout`): DOT from stdin, SVG to stdout, one error line
  * on stderr. Returns the process's exit status. */

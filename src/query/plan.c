@@ -34,7 +34,8 @@ int sc_selection_parse(struct sc_selection *s, const struct sc_plan_args *a, con
     int rc = sc_selector_parse(a->query ? a->query : "{}", &s->selector, err);
     if (rc) {
         /* selector errors say where; say which selector when there are two */
-        if (*prefix) sc_errwrap(err, rc, "'%squery'", prefix);
+        if (*prefix)
+            sc_errwrap(err, rc, "'%squery'", prefix);
         return rc;
     }
     s->from = now_ns - 3600 * NS;
@@ -63,13 +64,16 @@ static int collect_series(void *ctx, const struct sc_store_series *se)
     char err[SC_ERR_LEN];
     int ok = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(s->selector, &l);
     sc_labels_release(&l);
-    if (!ok) return 0;
+    if (!ok)
+        return 0;
     if (s->n == s->cap) {
         uint32_t c = s->cap ? s->cap * 2 : 64;
         uint64_t *ni = realloc(s->ids, c * sizeof *ni);
-        if (ni) s->ids = ni;
+        if (ni)
+            s->ids = ni;
         char **nl = realloc(s->labels, c * sizeof *nl);
-        if (nl) s->labels = nl;
+        if (nl)
+            s->labels = nl;
         if (!ni || !nl) {
             f->oom = 1;
             return 1;
@@ -112,7 +116,8 @@ struct sc_store_query sc_selection_query(const struct sc_selection *s, const cha
 
 static int filter(struct sc_profile *p, const struct sc_filter_opts *fo, char *err)
 {
-    if (!fo || !(fo->focus || fo->ignore || fo->hide || fo->show)) return 0;
+    if (!fo || !(fo->focus || fo->ignore || fo->hide || fo->show))
+        return 0;
     return sc_profile_filter(p, fo, NULL, err);
 }
 
@@ -134,7 +139,8 @@ int sc_plan_merge(struct sc_store *st, const char *tenant, const struct sc_selec
         }
         rc = 0;
     }
-    if (rc == 0) rc = filter(p, fo, err);
+    if (rc == 0)
+        rc = filter(p, fo, err);
     if (rc) {
         sc_profile_free(p);
         return rc;
@@ -162,16 +168,19 @@ int sc_plan_files(const char *const *paths, uint32_t n, const struct sc_decode_o
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         struct sc_profile *p;
         rc = sc_load(paths[i], &d, &p, err);
-        if (rc) break;
+        if (rc)
+            break;
         if (!merged) {
             merged = p;
             continue;
         }
         rc = sc_profile_append(merged, p, err);
         sc_profile_free(p);
-        if (rc) sc_errwrap(err, rc, "cannot merge '%s'", paths[i]);
+        if (rc)
+            sc_errwrap(err, rc, "cannot merge '%s'", paths[i]);
     }
-    if (rc == 0) rc = filter(merged, fo, err);
+    if (rc == 0)
+        rc = filter(merged, fo, err);
     if (rc) {
         sc_profile_free(merged);
         return rc;
@@ -189,14 +198,16 @@ int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_sel
     struct sc_filter_opts none = {0};
     int rc = sc_filter_new(fo ? fo : &none, &f, err);
     struct sc_cmp *c = NULL;
-    if (rc == 0 && sc_cmp_new(opts, &c)) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (rc == 0 && sc_cmp_new(opts, &c))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
     const struct sc_selection *side[2] = {base, sel};
     for (int k = 0; k < 2 && rc == 0; k++) {
         struct sc_store_query q = sc_selection_query(side[k], tenant);
         uint32_t added;
         rc = sc_replicates_add(st, &q, f, c, k, reps, &added, err);
     }
-    if (rc == 0) rc = sc_cmp_finish(c, err);
+    if (rc == 0)
+        rc = sc_cmp_finish(c, err);
     sc_filter_free(f);
     if (rc) {
         sc_cmp_free(c);
@@ -238,10 +249,13 @@ static int group_lines(const struct sc_selection *s, const char *group, uint32_t
         if (slot && !added && (strlen(t->keys[j]) != v.len || memcmp(t->keys[j], v.ptr, v.len))) {
             /* two values with one hash: look the slow way */
             for (j = 0; j < t->nlines; j++)
-                if (strlen(t->keys[j]) == v.len && !memcmp(t->keys[j], v.ptr, v.len)) break;
+                if (strlen(t->keys[j]) == v.len && !memcmp(t->keys[j], v.ptr, v.len))
+                    break;
         }
-        if (slot && j == t->nlines && !(t->keys[t->nlines++] = strndup(v.ptr, v.len))) slot = NULL;
-        if (!slot) rc = SC_ENOMEM;
+        if (slot && j == t->nlines && !(t->keys[t->nlines++] = strndup(v.ptr, v.len)))
+            slot = NULL;
+        if (!slot)
+            rc = SC_ENOMEM;
         line_of[i] = j;
         sc_labels_release(&l);
     }
@@ -258,7 +272,8 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     if (step <= 0) {
         /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
         step = span / 120 / NS * NS;
-        if (step < 10 * NS) step = 10 * NS;
+        if (step < 10 * NS)
+            step = 10 * NS;
         uint64_t cells = nser * (uint64_t)((span + step - 1) / step);
         if (cells > SC_TIMELINE_MAX_CELLS) {
             uint64_t fit = SC_TIMELINE_MAX_CELLS / nser;
@@ -284,7 +299,8 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
     int rc = !vals || !line_of || (t->group && !t->keys) ? SC_ENOMEM : 0;
     struct sc_store_query q = sc_selection_query(s, tenant);
-    if (rc == 0 && s->n) rc = sc_store_timeline(st, &q, step, vals, err);
+    if (rc == 0 && s->n)
+        rc = sc_store_timeline(st, &q, step, vals, err);
     if (rc == 0 && t->group) {
         rc = group_lines(s, t->group, line_of, t);
     } else if (rc == 0) {
@@ -294,7 +310,8 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     }
     if (rc == 0) {
         t->values = calloc((size_t)(t->nlines ? t->nlines : 1) * nsteps, sizeof *t->values);
-        if (!t->values) rc = SC_ENOMEM;
+        if (!t->values)
+            rc = SC_ENOMEM;
     }
     for (uint32_t i = 0; rc == 0 && i < s->n; i++)
         for (uint32_t k = 0; k < nsteps; k++) {
@@ -325,7 +342,8 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
 {
     sc_buf_puts(o, "{\"timestamps\":[");
     for (uint32_t k = 0; k < t->nsteps; k++) {
-        if (k) sc_buf_putc(o, ',');
+        if (k)
+            sc_buf_putc(o, ',');
         sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / NS);
     }
     sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(t->step / NS));
@@ -342,7 +360,8 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
         }
         sc_buf_puts(o, ",\"values\":[");
         for (uint32_t k = 0; k < t->nsteps; k++) {
-            if (k) sc_buf_putc(o, ',');
+            if (k)
+                sc_buf_putc(o, ',');
             sc_buf_put_i64(o, t->values[(size_t)j * t->nsteps + k]);
         }
         sc_buf_puts(o, "]}");

@@ -61,6 +61,7 @@ int sc_re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data 
             k += l;
             i += l;
         } else {
+            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): counted by k */
             memcpy(fixed + k, "\xef\xbf\xbd", 3);
             k += 3;
             i++;

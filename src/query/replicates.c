@@ -9,11 +9,13 @@
 
 int64_t sc_replicates_width(int64_t from_ns, int64_t until_ns, uint32_t max)
 {
-    if (max == 0) max = SC_REPLICATES_DEFAULT;
+    if (max == 0)
+        max = SC_REPLICATES_DEFAULT;
     uint64_t span = until_ns > from_ns ? (uint64_t)until_ns - (uint64_t)from_ns : 1;
     uint64_t w = (span + max - 1) / max;
     w = (w + NS - 1) / NS; /* seconds */
-    if (w == 0) w = 1;
+    if (w == 0)
+        w = 1;
     if (w > 3600)
         w = (w + 3599) / 3600 * 3600;
     else if (w > 600)
@@ -35,7 +37,8 @@ static int add_bucket(void *arg, const struct sc_store_bucket *b, struct sc_prof
     if (x->filter && sc_filter_active(x->filter)) {
         struct sc_filter_result fr;
         x->rc = sc_filter_apply(x->filter, p, &fr, x->err);
-        if (x->rc) return 1;
+        if (x->rc)
+            return 1;
     }
     double per_series = b->series ? (double)b->series : 1;
     double seconds = 0, profiles = 0;
@@ -58,7 +61,8 @@ static int add_spans(struct sc_profile *t, int64_t from, int64_t until, uint32_t
     uint64_t span = (uint64_t)until - (uint64_t)from;
     uint64_t w = (span + k - 1) / k;
     uint32_t *group = malloc(((size_t)t->nsamples + 1) * sizeof *group);
-    if (!group) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!group)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t i = 0; i < t->nsamples; i++) {
         uint64_t g = ((uint64_t)t->samples[i].time_ns - (uint64_t)from) / w;
         group[i] = (uint32_t)(g < k ? g : k - 1);
@@ -66,9 +70,11 @@ static int add_spans(struct sc_profile *t, int64_t from, int64_t until, uint32_t
     struct sc_partition pt;
     int rc = sc_partition_profile(t, group, k, &pt);
     free(group);
-    if (rc) return sc_errf(err, rc, "out of memory");
+    if (rc)
+        return sc_errf(err, rc, "out of memory");
     for (uint32_t g = 0; rc == 0 && g < k; g++) {
-        if (pt.views[g].nsamples == 0) continue;
+        if (pt.views[g].nsamples == 0)
+            continue;
         rc = sc_cmp_add(c, side, &pt.views[g], 0, (double)w / NS, 0, err);
         *added += rc == 0;
     }
@@ -88,7 +94,8 @@ static int add_timed(struct sc_store *s, const struct sc_store_query *q,
 {
     struct sc_profile *t = NULL;
     int rc = sc_store_timed(s, q, &t, err);
-    if (rc) return rc == SC_ENOTFOUND ? 0 : rc;
+    if (rc)
+        return rc == SC_ENOTFOUND ? 0 : rc;
     if (t->nsamples && filter && sc_filter_active(filter))
         rc = sc_filter_apply(filter, t, NULL, err);
     if (rc == 0 && t->nsamples) {
@@ -111,23 +118,28 @@ int sc_replicates_add(struct sc_store *s, const struct sc_store_query *q,
 {
     struct add_ctx x = {filter, c, side, 0, 0, 0, err};
     *added = 0;
-    if (q->nseries == 0) return 0;
-    if (max == 0) max = SC_REPLICATES_DEFAULT;
+    if (q->nseries == 0)
+        return 0;
+    if (max == 0)
+        max = SC_REPLICATES_DEFAULT;
     if (q->until_ns - q->from_ns <= SC_REPLICATES_TIMED_RANGE) {
         int rc = add_timed(s, q, filter, c, side, max, added, err);
-        if (rc || *added) return rc;
+        if (rc || *added)
+            return rc;
     }
     /* cut the span that holds profiles, not the whole range: a day's range with an hour
      * of data still gives max replicates */
     int64_t first, last;
     int rc = sc_store_span(s, q, &first, &last, err);
-    if (rc) return rc == SC_ENOTFOUND ? 0 : rc;
+    if (rc)
+        return rc == SC_ENOTFOUND ? 0 : rc;
     struct sc_store_query sq = *q;
     sq.from_ns = first;
     sq.until_ns = last + 1;
     int64_t w = sc_replicates_width(sq.from_ns, sq.until_ns, max);
     rc = sc_store_merge_buckets(s, &sq, w, add_bucket, &x, err);
     *added = x.added;
-    if (rc == SC_ENOTFOUND) return 0;
+    if (rc == SC_ENOTFOUND)
+        return 0;
     return rc ? rc : x.rc;
 }

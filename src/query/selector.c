@@ -132,21 +132,41 @@ static int lex_string(struct lexer *x, struct sc_buf *out)
         char e = x->s[x->i++];
         int digits = 0, base = 16;
         switch (e) {
-        case 'a': sc_buf_putc(out, '\a'); break;
-        case 'b': sc_buf_putc(out, '\b'); break;
-        case 'f': sc_buf_putc(out, '\f'); break;
-        case 'n': sc_buf_putc(out, '\n'); break;
-        case 'r': sc_buf_putc(out, '\r'); break;
-        case 't': sc_buf_putc(out, '\t'); break;
-        case 'v': sc_buf_putc(out, '\v'); break;
+        case 'a':
+            sc_buf_putc(out, '\a');
+            break;
+        case 'b':
+            sc_buf_putc(out, '\b');
+            break;
+        case 'f':
+            sc_buf_putc(out, '\f');
+            break;
+        case 'n':
+            sc_buf_putc(out, '\n');
+            break;
+        case 'r':
+            sc_buf_putc(out, '\r');
+            break;
+        case 't':
+            sc_buf_putc(out, '\t');
+            break;
+        case 'v':
+            sc_buf_putc(out, '\v');
+            break;
         case '\\':
         case '"':
         case '\'':
             sc_buf_putc(out, e);
             break;
-        case 'x': digits = 2; break;
-        case 'u': digits = 4; break;
-        case 'U': digits = 8; break;
+        case 'x':
+            digits = 2;
+            break;
+        case 'u':
+            digits = 4;
+            break;
+        case 'U':
+            digits = 8;
+            break;
         default:
             if (e >= '0' && e <= '7') {
                 digits = 3;
@@ -199,6 +219,7 @@ static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_b
         struct sc_matcher *nm = realloc(s->m, ncap * sizeof *nm);
         if (nm)
             s->m = nm;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         pcre2_code **nr = nm ? realloc(s->re, ncap * sizeof *nr) : NULL;
         if (!nm || !nr)
             return sc_errf(x->err, SC_ENOMEM, "out of memory");
@@ -374,8 +395,7 @@ int sc_labels_parse(const char *text, struct sc_labels *l, char *err)
     sc_arena_init(&s.arena);
     int rc = parse(&s, text, 1, err);
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
-        rc = sc_labels_set(l, s.m[i].name.ptr, s.m[i].name.len, s.m[i].value.ptr,
-                           s.m[i].value.len);
+        rc = sc_labels_set(l, s.m[i].name.ptr, s.m[i].name.len, s.m[i].value.ptr, s.m[i].value.len);
         if (rc == SC_ELIMIT)
             sc_errf(err, rc, "more than %d labels", SC_LABELS_MAX);
         else if (rc)
@@ -422,8 +442,7 @@ void sc_selector_set_budget(struct sc_selector *s, struct sc_re_budget *b)
         s->budget = b;
 }
 
-int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value,
-                            size_t len)
+int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value, size_t len)
 {
     if (!s || i >= s->n)
         return 0;

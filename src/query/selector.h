@@ -70,8 +70,7 @@ uint32_t sc_selector_nmatchers(const struct sc_selector *s);
 const struct sc_matcher *sc_selector_matcher(const struct sc_selector *s, uint32_t i);
 
 /* 1 when matcher i holds for a label value ("" = absent), else 0. */
-int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value,
-                            size_t len);
+int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value, size_t len);
 
 /* Appends the selector in canonical form: matchers in the order written, `{a="x",b=~"y"}`,
  * quoted as sc_labels_format quotes. sc_selector_parse reads it back to the same matchers. */

@@ -31,7 +31,8 @@ static int64_t abs64(int64_t v)
 static char *clean_path(const char *p, size_t n)
 {
     char *out = malloc(n + 2);
-    if (!out) return NULL;
+    if (!out)
+        return NULL;
     if (n == 0) {
         memcpy(out, ".", 2);
         return out;
@@ -52,18 +53,21 @@ static char *clean_path(const char *p, size_t n)
                 while (w > dotdot && out[w] != '/')
                     w--;
             } else if (!rooted) {
-                if (w > 0) out[w++] = '/';
+                if (w > 0)
+                    out[w++] = '/';
                 out[w++] = '.';
                 out[w++] = '.';
                 dotdot = w;
             }
         } else {
-            if ((rooted && w != 1) || (!rooted && w != 0)) out[w++] = '/';
+            if ((rooted && w != 1) || (!rooted && w != 0))
+                out[w++] = '/';
             while (r < n && p[r] != '/')
                 out[w++] = p[r++];
         }
     }
-    if (w == 0) out[w++] = '.';
+    if (w == 0)
+        out[w++] = '.';
     out[w] = 0;
     return out;
 }
@@ -77,7 +81,8 @@ static void base_of(const char *dir, const char **b, size_t *n)
     size_t s = len;
     while (s > 0 && dir[s - 1] != '/')
         s--;
-    if (len == 1 && dir[0] == '/') s = 0;
+    if (len == 1 && dir[0] == '/')
+        s = 0;
     *b = dir + s;
     *n = len - s;
 }
@@ -91,23 +96,28 @@ static const char *trim_path(const char *path, const struct sc_source_opts *o)
             size_t bn;
             base_of(o->roots[i], &b, &bn);
             char want[PATH_MAX + 3];
-            if (bn == 0 || bn + 3 > sizeof want) continue;
+            if (bn == 0 || bn + 3 > sizeof want)
+                continue;
             want[0] = '/';
             memcpy(want + 1, b, bn);
             want[bn + 1] = '/';
             want[bn + 2] = 0;
             const char *f = strstr(path, want);
-            if (f) return f + bn + 2;
+            if (f)
+                return f + bn + 2;
         }
     }
     static const char *const always[] = {"/proc/self/cwd/./", "/proc/self/cwd/"};
     for (uint32_t i = 0; i < o->ntrim + 2; i++) {
         const char *t = i < o->ntrim ? o->trim[i] : always[i - o->ntrim];
         size_t tn = strlen(t);
-        if (tn == 0) continue;
+        if (tn == 0)
+            continue;
         if (strncmp(path, t, tn) == 0) {
-            if (t[tn - 1] == '/') return path + tn;
-            if (path[tn] == '/') return path + tn + 1;
+            if (t[tn - 1] == '/')
+                return path + tn;
+            if (path[tn] == '/')
+                return path + tn + 1;
         }
     }
     return path;
@@ -117,7 +127,8 @@ static const char *trim_path(const char *path, const struct sc_source_opts *o)
 static char *shown_name(struct sc_str f, const struct sc_source_opts *o)
 {
     char *z = malloc((size_t)f.len + 1);
-    if (!z) return NULL;
+    if (!z)
+        return NULL;
     memcpy(z, f.ptr, f.len);
     z[f.len] = 0;
     const char *t = trim_path(z, o);
@@ -132,25 +143,34 @@ static int usable(const char *path, const struct sc_source_opts *o, const char *
                   uint64_t max)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) return 0;
-    if (o->allow_absolute) return 1;
-    if (!root_real) return 0;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+        return 0;
+    if (o->allow_absolute)
+        return 1;
+    if (!root_real)
+        return 0;
     char real[PATH_MAX];
-    if (!realpath(path, real)) return 0;
+    if (!realpath(path, real))
+        return 0;
     size_t rn = strlen(root_real);
-    if (rn == 1 && root_real[0] == '/') return 1;
+    if (rn == 1 && root_real[0] == '/')
+        return 1;
     return strncmp(real, root_real, rn) == 0 && real[rn] == '/';
 }
 
 static char *join(const char *dir, const char *rel)
 {
     size_t dn = strlen(dir), rn = strlen(rel);
-    if (dn + rn + 2 > PATH_MAX) return NULL;
+    if (dn + rn + 2 > PATH_MAX)
+        return NULL;
     char *s = malloc(dn + rn + 2);
-    if (!s) return NULL;
+    if (!s)
+        return NULL;
+    /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): rel's copy below ends it */
     memcpy(s, dir, dn);
     size_t k = dn;
-    if (k && s[k - 1] != '/') s[k++] = '/';
+    if (k && s[k - 1] != '/')
+        s[k++] = '/';
     memcpy(s + k, rel, rn + 1);
     return s;
 }
@@ -161,7 +181,8 @@ static char *find_file(const char *shown, const struct sc_source_opts *o, char *
 {
     const char *rel = trim_path(shown, o);
     if (rel[0] == '/') {
-        if (o->allow_absolute) return usable(rel, o, NULL, max) ? strdup(rel) : NULL;
+        if (o->allow_absolute)
+            return usable(rel, o, NULL, max) ? strdup(rel) : NULL;
     } else if (o->allow_absolute || (strcmp(rel, "..") != 0 && strncmp(rel, "../", 3) != 0)) {
         for (uint32_t i = 0; i < o->nroots; i++) {
             char *dir = strdup(o->roots[i]);
@@ -172,9 +193,11 @@ static char *find_file(const char *shown, const struct sc_source_opts *o, char *
                     return cand;
                 }
                 free(cand);
-                if (!o->search_parents) break;
+                if (!o->search_parents)
+                    break;
                 char *slash = strrchr(dir, '/');
-                if (!slash || (slash == dir && dir[1] == 0)) break;
+                if (!slash || (slash == dir && dir[1] == 0))
+                    break;
                 slash[slash == dir ? 1 : 0] = 0;
             }
             free(dir);
@@ -186,10 +209,12 @@ static char *find_file(const char *shown, const struct sc_source_opts *o, char *
         s++;
     for (const char *x = strchr(s, '/'); x; x = strchr(x + 1, '/')) {
         const char *suffix = x + 1;
-        if (!*suffix || strncmp(suffix, "../", 3) == 0 || strcmp(suffix, "..") == 0) continue;
+        if (!*suffix || strncmp(suffix, "../", 3) == 0 || strcmp(suffix, "..") == 0)
+            continue;
         for (uint32_t i = 0; i < o->nroots; i++) {
             char *cand = join(o->roots[i], suffix);
-            if (cand && usable(cand, o, root_real[i], max)) return cand;
+            if (cand && usable(cand, o, root_real[i], max))
+                return cand;
             free(cand);
         }
     }
@@ -235,12 +260,14 @@ static struct entry *entry_get(struct walk *w, uint32_t r, int64_t line)
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&w->map, (uint64_t)r << 32 | line_key(line), w->ne, &added);
-    if (!slot) return NULL;
+    if (!slot)
+        return NULL;
     if (added) {
         if (w->ne == w->ecap) {
             uint32_t ncap = w->ecap ? w->ecap * 2 : 64;
             struct entry *ne = realloc(w->e, ncap * sizeof *ne);
-            if (!ne) return NULL;
+            if (!ne)
+                return NULL;
             w->e = ne;
             w->ecap = ncap;
         }
@@ -258,7 +285,8 @@ static int visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t 
     struct walk *w = ctx;
     int64_t v = values[w->vi];
     w->total += abs64(v);
-    if (v == 0 || nlocs == 0) return 0;
+    if (v == 0 || nlocs == 0)
+        return 0;
     uint32_t stamp = ++w->stamp;
     const struct sc_profile *p = w->p;
     for (uint32_t k = 0; k < nlocs; k++) {
@@ -267,9 +295,11 @@ static int visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t 
         for (uint32_t j = 0; j < l->nlines; j++) {
             uint32_t fn = lines[j].function;
             uint32_t r = fn ? w->fn_routine[fn - 1] : NONE;
-            if (r == NONE) continue;
+            if (r == NONE)
+                continue;
             struct entry *e = entry_get(w, r, lines[j].line);
-            if (!e) return SC_ENOMEM;
+            if (!e)
+                return SC_ENOMEM;
             if (k == 0 && j == 0) {
                 e->flat += v;
                 w->rts[r].flat += v;
@@ -291,7 +321,8 @@ static int cmp_str(struct sc_str a, struct sc_str b)
 {
     size_t n = a.len < b.len ? a.len : b.len;
     int r = n ? memcmp(a.ptr, b.ptr, n) : 0;
-    if (r == 0 && a.len != b.len) r = a.len < b.len ? -1 : 1;
+    if (r == 0 && a.len != b.len)
+        r = a.len < b.len ? -1 : 1;
     return r;
 }
 
@@ -301,15 +332,18 @@ static int cmp_routines(const void *a, const void *b, void *arg)
     const struct rt *rts = arg;
     const struct rt *x = &rts[*(const uint32_t *)a], *y = &rts[*(const uint32_t *)b];
     int r = cmp_str(x->name, y->name);
-    if (!r) r = cmp_str(x->file, y->file);
-    if (!r && x->start_line != y->start_line) r = x->start_line < y->start_line ? -1 : 1;
+    if (!r)
+        r = cmp_str(x->file, y->file);
+    if (!r && x->start_line != y->start_line)
+        r = x->start_line < y->start_line ? -1 : 1;
     return r;
 }
 
 static int cmp_entries(const void *a, const void *b)
 {
     const struct entry *x = *(const struct entry *const *)a, *y = *(const struct entry *const *)b;
-    if (x->routine != y->routine) return x->routine < y->routine ? -1 : 1;
+    if (x->routine != y->routine)
+        return x->routine < y->routine ? -1 : 1;
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
@@ -328,7 +362,8 @@ struct srcfile {
 static int read_lines(const char *path, uint64_t max, struct srcfile *f)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 1;
+    if (fd < 0)
+        return 1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max) {
         close(fd);
@@ -342,8 +377,10 @@ static int read_lines(const char *path, uint64_t max, struct srcfile *f)
     }
     while (got < size) {
         ssize_t r = read(fd, f->data + got, size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
         got += (size_t)r;
     }
     close(fd);
@@ -352,13 +389,16 @@ static int read_lines(const char *path, uint64_t max, struct srcfile *f)
     for (size_t i = 0; i < got; i++)
         nl += f->data[i] == '\n';
     f->lines = malloc((nl + 2) * sizeof *f->lines);
-    if (!f->lines) return SC_ENOMEM;
+    if (!f->lines)
+        return SC_ENOMEM;
     size_t start = 0;
     for (size_t i = 0; i <= got; i++) {
-        if (i == got && start == got) break;
+        if (i == got && start == got)
+            break;
         if (i == got || f->data[i] == '\n') {
             size_t end = i;
-            if (end > start && f->data[end - 1] == '\r') end--;
+            if (end > start && f->data[end - 1] == '\r')
+                end--;
             f->lines[f->n].ptr = f->data + start;
             f->lines[f->n++].len = (uint32_t)(end - start);
             start = i + 1;
@@ -370,7 +410,8 @@ static int read_lines(const char *path, uint64_t max, struct srcfile *f)
 static void path_list(struct sc_buf *b, const struct sc_source_opts *o)
 {
     for (uint32_t i = 0; i < o->nroots; i++) {
-        if (i) sc_buf_putc(b, ':');
+        if (i)
+            sc_buf_putc(b, ':');
         sc_buf_puts(b, o->roots[i]);
     }
 }
@@ -414,22 +455,26 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
     struct srcfile *files = NULL;
     uint32_t nfiles = 0;
     char **root_real = calloc((size_t)o->nroots + 1, sizeof *root_real);
-    if (!fn_routine || !rts || !root_real) goto nomem;
+    if (!fn_routine || !rts || !root_real)
+        goto nomem;
 
     /* which functions are listed, grouped into routines by (name, shown file) */
     size_t fl = o->function ? strlen(o->function) : 0;
     for (uint32_t f = 0; f < nf; f++) {
         fn_routine[f] = NONE;
         struct sc_str name = sc_profile_str(p, p->functions[f].name);
-        if (!name.len) continue;
+        if (!name.len)
+            continue;
         if (o->function) {
-            if (name.len != fl || memcmp(name.ptr, o->function, fl) != 0) continue;
+            if (name.len != fl || memcmp(name.ptr, o->function, fl) != 0)
+                continue;
         } else if (pcre2_match(re, (PCRE2_SPTR)name.ptr, name.len, 0, 0, md, NULL) < 0) {
             continue;
         }
         char *shown = NULL;
         struct sc_str file = sc_profile_str(p, p->functions[f].filename);
-        if (file.len && !(shown = shown_name(file, o))) goto nomem;
+        if (file.len && !(shown = shown_name(file, o)))
+            goto nomem;
         size_t sl = shown ? strlen(shown) : 0;
         char *key = malloc((size_t)name.len + sl + 2);
         if (!key) {
@@ -438,11 +483,13 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
         }
         memcpy(key, name.ptr, name.len);
         key[name.len] = 0;
-        if (sl) memcpy(key + name.len + 1, shown, sl);
+        if (sl)
+            memcpy(key + name.len + 1, shown, sl);
         free(shown);
         int64_t r = sc_strtab_intern(&keys, key, (size_t)name.len + 1 + sl);
         free(key);
-        if (r < 0) goto nomem;
+        if (r < 0)
+            goto nomem;
         fn_routine[f] = (uint32_t)r;
         if ((uint32_t)r >= nrt) {
             nrt = (uint32_t)r + 1;
@@ -463,13 +510,16 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
     w.rts = rts;
     w.vi = vi;
     rc = sc_profile_foreach_sample(p, visit, &w, err);
-    if (rc == SC_ENOMEM) goto nomem;
-    if (rc) goto out;
+    if (rc == SC_ENOMEM)
+        goto nomem;
+    if (rc)
+        goto out;
     s->total = w.total;
     uint32_t used = 0;
     for (uint32_t i = 0; i < w.ne; i++)
         if (w.e[i].flat || w.e[i].cum) {
-            if (!rts[w.e[i].routine].used) used++;
+            if (!rts[w.e[i].routine].used)
+                used++;
             rts[w.e[i].routine].used = 1;
         }
     if (used == 0) {
@@ -486,7 +536,8 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
         goto nomem;
     }
     for (uint32_t r = 0; r < nrt; r++)
-        if (rts[r].used) sorted[s->n++] = r;
+        if (rts[r].used)
+            sorted[s->n++] = r;
     qsort_r(sorted, s->n, sizeof *sorted, cmp_routines, rts);
     for (uint32_t i = 0; i < nrt; i++)
         rt_out[i] = NONE;
@@ -502,6 +553,7 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
     }
     free(sorted);
     /* entries by routine and line */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     order = malloc(((size_t)w.ne + 1) * sizeof *order);
     if (!order) {
         free(rt_out);
@@ -514,6 +566,7 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
             order[no++] = &w.e[i];
         }
     free(rt_out);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     qsort(order, no, sizeof *order, cmp_entries);
     if (o->max_functions && s->n > o->max_functions) {
         s->truncated = 1;
@@ -524,10 +577,12 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
     uint64_t budget = max * MAX_TOTAL_FILES_FACTOR;
     for (uint32_t i = 0; i < o->nroots; i++) {
         char real[PATH_MAX];
-        if (realpath(o->roots[i], real) && !(root_real[i] = strdup(real))) goto nomem;
+        if (realpath(o->roots[i], real) && !(root_real[i] = strdup(real)))
+            goto nomem;
     }
     files = calloc((size_t)s->n + 1, sizeof *files);
-    if (!files) goto nomem;
+    if (!files)
+        goto nomem;
     struct sc_buf msg = SC_BUF_INIT;
     uint32_t k = 0;
     for (uint32_t i = 0; i < s->n; i++) {
@@ -548,7 +603,8 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
             if (!f) {
                 f = &files[nfiles++];
                 f->shown = strndup(sr->file.ptr, sr->file.len);
-                if (!f->shown) goto nomem_msg;
+                if (!f->shown)
+                    goto nomem_msg;
                 /* all files read together stay within a budget too */
                 uint64_t lim = budget < max ? budget : max;
                 char *path = lim ? find_file(f->shown, o, root_real, lim) : NULL;
@@ -585,14 +641,19 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
             for (uint32_t j = b; j < k; j++) {
                 int64_t ln = order[j]->line;
                 int64_t ns = sr->start_line ? sr->start_line : ln - MARGIN;
-                if (ns < start) start = ns;
-                if (ln + MARGIN > end) end = ln + MARGIN;
+                if (ns < start)
+                    start = ns;
+                if (ln + MARGIN > end)
+                    end = ln + MARGIN;
             }
-            if (start < 1) start = 1;
-            if (end > (int64_t)f->n) end = f->n;
+            if (start < 1)
+                start = 1;
+            if (end > (int64_t)f->n)
+                end = f->n;
             uint32_t n = end >= start ? (uint32_t)(end - start + 1) : 0;
             sr->lines = sc_arena_calloc(&s->arena, (size_t)n + 1, sizeof *sr->lines);
-            if (!sr->lines) goto nomem_msg;
+            if (!sr->lines)
+                goto nomem_msg;
             uint32_t j = b;
             for (int64_t ln = start; ln <= end; ln++) {
                 struct sc_source_line *sl = &sr->lines[sr->nlines++];
@@ -605,7 +666,8 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
                 }
                 struct sc_str t = f->lines[ln - 1];
                 char *copy = sc_arena_strndup(&s->arena, t.ptr, t.len);
-                if (!copy) goto nomem_msg;
+                if (!copy)
+                    goto nomem_msg;
                 sl->text.ptr = copy;
                 sl->text.len = t.len;
             }
@@ -613,7 +675,8 @@ int sc_source_compute(const struct sc_profile *p, int vi, const struct sc_source
             sr->error = NULL;
         } else {
             sr->lines = sc_arena_calloc(&s->arena, (size_t)ne + 1, sizeof *sr->lines);
-            if (!sr->lines) goto nomem_msg;
+            if (!sr->lines)
+                goto nomem_msg;
             for (uint32_t j = b; j < k; j++) {
                 struct sc_source_line *sl = &sr->lines[sr->nlines++];
                 sl->line = order[j]->line;
@@ -679,7 +742,8 @@ static void put_cell(struct sc_buf *out, int64_t v, const char *unit, int dot)
     for (size_t i = t.len; i < 10; i++)
         sc_buf_putc(out, ' ');
     sc_buf_append(out, t.data, t.len);
-    if (t.oom) out->oom = 1;
+    if (t.oom)
+        out->oom = 1;
     sc_buf_release(&t);
 }
 
@@ -705,14 +769,16 @@ void sc_source_write_text(const struct sc_profile *p, int vi, const struct sc_so
         sc_buf_puts(out, " (flat, cum) ");
         sc_units_percent(out, r->lines_cum, s->total);
         sc_buf_puts(out, " of Total\n");
-        if (!r->has_text) sc_buf_printf(out, " Error: %s\n", r->error ? r->error : "no source");
+        if (!r->has_text)
+            sc_buf_printf(out, " Error: %s\n", r->error ? r->error : "no source");
         for (uint32_t j = 0; j < r->nlines; j++) {
             const struct sc_source_line *l = &r->lines[j];
             put_cell(out, l->flat, unit, 1);
             sc_buf_putc(out, ' ');
             put_cell(out, l->cum, unit, 1);
             sc_buf_printf(out, " %6lld:", (long long)l->line);
-            if (l->text.ptr) sc_buf_append(out, l->text.ptr, l->text.len);
+            if (l->text.ptr)
+                sc_buf_append(out, l->text.ptr, l->text.len);
             sc_buf_putc(out, '\n');
         }
     }

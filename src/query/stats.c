@@ -11,7 +11,8 @@ static double beta_cf(double a, double b, double x)
 {
     const double tiny = 1e-300, eps = 1e-14;
     double c = 1, d = 1 - (a + b) * x / (a + 1);
-    if (fabs(d) < tiny) d = tiny;
+    if (fabs(d) < tiny)
+        d = tiny;
     d = 1 / d;
     double f = d;
     for (int m = 1; m < 200000; m++) {
@@ -20,44 +21,55 @@ static double beta_cf(double a, double b, double x)
         double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
         d = 1 + num * d;
         c = 1 + num / c;
-        if (fabs(d) < tiny) d = tiny;
-        if (fabs(c) < tiny) c = tiny;
+        if (fabs(d) < tiny)
+            d = tiny;
+        if (fabs(c) < tiny)
+            c = tiny;
         d = 1 / d;
         f *= d * c;
         /* odd step */
         num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
         d = 1 + num * d;
         c = 1 + num / c;
-        if (fabs(d) < tiny) d = tiny;
-        if (fabs(c) < tiny) c = tiny;
+        if (fabs(d) < tiny)
+            d = tiny;
+        if (fabs(c) < tiny)
+            c = tiny;
         d = 1 / d;
         double delta = d * c;
         f *= delta;
-        if (fabs(delta - 1) < eps) break;
+        if (fabs(delta - 1) < eps)
+            break;
     }
     return f;
 }
 
 double sc_betai(double a, double b, double x)
 {
-    if (!(x > 0)) return 0;
-    if (!(x < 1)) return 1;
+    if (!(x > 0))
+        return 0;
+    if (!(x < 1))
+        return 1;
     double lfront = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x);
-    if (x < (a + 1) / (a + b + 2)) return exp(lfront) * beta_cf(a, b, x) / a;
+    if (x < (a + 1) / (a + b + 2))
+        return exp(lfront) * beta_cf(a, b, x) / a;
     return 1 - exp(lfront) * beta_cf(b, a, 1 - x) / b;
 }
 
 double sc_t_p2(double t, double df)
 {
-    if (isnan(t) || !(df > 0)) return 1;
-    if (isinf(t)) return 0;
+    if (isnan(t) || !(df > 0))
+        return 1;
+    if (isinf(t))
+        return 0;
     double p = sc_betai(df / 2, 0.5, df / (df + t * t));
     return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
 double sc_t_quantile2(double p, double df)
 {
-    if (!(p > 0) || !(p < 1) || !(df > 0)) return NAN;
+    if (!(p > 0) || !(p < 1) || !(df > 0))
+        return NAN;
     double lo = 0, hi = 1;
     while (sc_t_p2(hi, df) > p && hi < 1e12)
         hi *= 2;
@@ -79,9 +91,12 @@ static double norm_upper(double z)
 
 double sc_binom_p2(double k, double n, double p0)
 {
-    if (!(n > 0) || k < 0 || k > n || !(p0 >= 0 && p0 <= 1)) return 1;
-    if (p0 == 0) return k == 0 ? 1 : 0;
-    if (p0 == 1) return k == n ? 1 : 0;
+    if (!(n > 0) || k < 0 || k > n || !(p0 >= 0 && p0 <= 1))
+        return 1;
+    if (p0 == 0)
+        return k == 0 ? 1 : 0;
+    if (p0 == 1)
+        return k == n ? 1 : 0;
     double mean = n * p0, sd = sqrt(n * p0 * (1 - p0));
     double lower, upper; /* P(X <= k), P(X >= k) */
     if (n > 1e6 && mean > 1000 && n - mean > 1000) {
@@ -101,7 +116,8 @@ double sc_welch(double m0, double v0, double n0, double m1, double v1, double n1
 {
     *se = NAN;
     *df = NAN;
-    if (n0 < 1 || n1 < 1 || n0 + n1 < 3) return -1;
+    if (n0 < 1 || n1 < 1 || n0 + n1 < 3)
+        return -1;
     double a, b;
     if (n0 < 2 || n1 < 2) {
         /* one observation on one side: the other side's spread for both */
@@ -117,7 +133,8 @@ double sc_welch(double m0, double v0, double n0, double m1, double v1, double n1
     }
     *se = sqrt(a + b);
     double d = m1 - m0;
-    if (!(*se > 0)) return d == 0 ? 1 : 0;
+    if (!(*se > 0))
+        return d == 0 ? 1 : 0;
     return sc_t_p2(d / *se, *df);
 }
 
@@ -129,7 +146,8 @@ struct pidx {
 static int cmp_pidx(const void *x, const void *y)
 {
     const struct pidx *a = x, *b = y;
-    if (a->p != b->p) return a->p < b->p ? -1 : 1;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
@@ -138,16 +156,20 @@ int sc_bh_adjust(double *p, uint32_t n)
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++)
         m += p[i] >= 0;
-    if (m == 0) return 0;
+    if (m == 0)
+        return 0;
     struct pidx *v = malloc((size_t)m * sizeof *v);
-    if (!v) return SC_ENOMEM;
+    if (!v)
+        return SC_ENOMEM;
     for (uint32_t i = 0, j = 0; i < n; i++)
-        if (p[i] >= 0) v[j++] = (struct pidx){p[i], i};
+        if (p[i] >= 0)
+            v[j++] = (struct pidx){p[i], i};
     qsort(v, m, sizeof *v, cmp_pidx);
     double run = 1;
     for (uint32_t j = m; j-- > 0;) {
         double q = v[j].p * m / (j + 1);
-        if (q < run) run = q;
+        if (q < run)
+            run = q;
         p[v[j].i] = run;
     }
     free(v);

@@ -185,7 +185,8 @@ void sc_api_query_end(struct sc_req *r)
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err)
 {
     /* what the client asked for is too much: 400 naming the limit, as for parameters */
-    if (rc == SC_ELIMIT) return sc_resp_limit(w, "%s", err && *err ? err : sc_strerror(rc));
+    if (rc == SC_ELIMIT)
+        return sc_resp_limit(w, "%s", err && *err ? err : sc_strerror(rc));
     return sc_resp_code(w, rc, err);
 }
 
@@ -195,8 +196,9 @@ int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, in
     memset(s, 0, sizeof *s);
     const char *type = sc_req_arg(r, "type");
     if (need_type && (!type || !*type)) {
-        sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
-                              "/api/v1/profile_types)");
+        sc_resp_error(w, 400,
+                      "missing 'type' (a profile type id like cpu:cpu; see "
+                      "/api/v1/profile_types)");
         return -1;
     }
     struct sc_plan_args a = {arg_prefixed(r, prefix, "query"), arg_prefixed(r, prefix, "from"),
@@ -232,7 +234,8 @@ struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const stru
     struct sc_filter_opts fo = sc_api_filters(r);
     struct sc_profile *p = NULL;
     int rc = sc_plan_merge(r->srv->store, r->tenant, s, &fo, &p, err);
-    if (rc) sc_api_query_fail(w, rc, err);
+    if (rc)
+        sc_api_query_fail(w, rc, err);
     return p;
 }
 
@@ -294,7 +297,8 @@ static int out_pprof(const struct render_ctx *c, const struct sc_profile *p, str
     (void)err;
     struct sc_buf raw = SC_BUF_INIT;
     int rc = sc_pprof_encode(p, &raw);
-    if (!rc) rc = sc_gzip(raw.data, raw.len, 6, o);
+    if (!rc)
+        rc = sc_gzip(raw.data, raw.len, 6, o);
     sc_buf_release(&raw);
     return rc;
 }
@@ -362,7 +366,8 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
                              (unsigned long long)max_nodes, (unsigned)r->srv->opts.max_nodes);
     const struct render_format *f = NULL;
     for (size_t i = 0; i < NRENDER && !f; i++)
-        if (!strcmp(format, render_formats[i].name)) f = &render_formats[i];
+        if (!strcmp(format, render_formats[i].name))
+            f = &render_formats[i];
     if (!f) {
         char names[160] = "";
         for (size_t i = 0; i < NRENDER; i++)
@@ -384,7 +389,8 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     int rc = f->write(&c, p, &w->body, err);
     w->content_type = f->mime;
     sc_profile_free(p);
-    if (rc) return sc_api_query_fail(w, rc, err);
+    if (rc)
+        return sc_api_query_fail(w, rc, err);
     return 0;
 }
 
@@ -408,7 +414,8 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
     struct sc_timeline t;
     int rc =
         sc_plan_timeline(r->srv->store, r->tenant, &s, step, sc_req_arg(r, "group_by"), &t, err);
-    if (rc == 0) sc_timeline_write_json(&t, &s, &w->body);
+    if (rc == 0)
+        sc_timeline_write_json(&t, &s, &w->body);
     sc_timeline_release(&t);
     sc_selection_release(&s);
     return rc ? sc_api_query_fail(w, rc, err) : 0;
@@ -421,7 +428,8 @@ static int parse_level(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v > 0 && v < 1)) return -1;
+    if (end == s || *end || !(v > 0 && v < 1))
+        return -1;
     *out = v;
     return 0;
 }
@@ -447,7 +455,8 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
     char err[SC_ERR_LEN] = "";
     struct sc_filter_opts fo = sc_api_filters(r);
     int rc = sc_plan_compare(r->srv->store, r->tenant, bs, ns, &fo, &o, (uint32_t)reps, &c, err);
-    if (rc) sc_api_query_fail(w, rc, err);
+    if (rc)
+        sc_api_query_fail(w, rc, err);
     return c;
 }
 
@@ -494,8 +503,7 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
             rc = sc_diff_compute(base, 0, p, 0, normalize, &d, err);
             if (!rc) {
                 sc_diff_attach(&d, cmp);
-                sc_diff_write(&d, !strcmp(format, "tsv") ? SC_DIFF_TSV : SC_DIFF_JSON, 0,
-                              &w->body);
+                sc_diff_write(&d, !strcmp(format, "tsv") ? SC_DIFF_TSV : SC_DIFF_JSON, 0, &w->body);
             }
             sc_diff_release(&d);
             if (!strcmp(format, "tsv"))
@@ -505,7 +513,8 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     sc_cmp_free(cmp);
     sc_profile_free(base);
     sc_profile_free(p);
-    if (rc) return sc_api_query_fail(w, rc, err);
+    if (rc)
+        return sc_api_query_fail(w, rc, err);
     return 0;
 }
 
@@ -592,16 +601,16 @@ static int callgraph_run(struct sc_req *r, struct sc_resp *w)
      * deadline, when this client hangs up or when the server stops */
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    struct sc_layout_opts lo = {r->srv->exe[0] ? r->srv->exe : NULL,
-                                r->srv->opts.layout_timeout_ns, r->srv->opts.layout_memory,
-                                ci ? ci->connect_fd : -1, r->srv->stop};
+    struct sc_layout_opts lo = {r->srv->exe[0] ? r->srv->exe : NULL, r->srv->opts.layout_timeout_ns,
+                                r->srv->opts.layout_memory, ci ? ci->connect_fd : -1, r->srv->stop};
     co.layout = &lo;
     int svg = strcmp(format, "dot") != 0;
     if (svg && atomic_fetch_add(&r->srv->layouts, 1) >= r->srv->opts.max_layouts) {
         atomic_fetch_sub(&r->srv->layouts, 1);
         sc_profile_free(p);
-        sc_resp_error(w, 503, "server busy: %u call graph layouts are running (the limit); "
-                              "retry later",
+        sc_resp_error(w, 503,
+                      "server busy: %u call graph layouts are running (the limit); "
+                      "retry later",
                       (unsigned)r->srv->opts.max_layouts);
         w->reason = SC_REASON_BUSY + 1;
         return 0;
@@ -616,7 +625,8 @@ static int callgraph_run(struct sc_req *r, struct sc_resp *w)
         atomic_fetch_sub(&r->srv->layouts, 1);
     }
     sc_profile_free(p);
-    if (rc) return sc_api_query_fail(w, rc, err);
+    if (rc)
+        return sc_api_query_fail(w, rc, err);
     return 0;
 }
 
@@ -648,7 +658,8 @@ static int source_run(struct sc_req *r, struct sc_resp *w)
         sc_source_write_json(p, 0, &src, &w->body);
     sc_source_release(&src);
     sc_profile_free(p);
-    if (rc) return sc_api_query_fail(w, rc, err);
+    if (rc)
+        return sc_api_query_fail(w, rc, err);
     return 0;
 }
 

@@ -18,7 +18,8 @@ static const char *header(const struct sc_req *r, const char *name)
 static int media_is(const char *ct, const char *mt)
 {
     size_t n = strlen(mt);
-    if (!ct || strncasecmp(ct, mt, n)) return 0;
+    if (!ct || strncasecmp(ct, mt, n))
+        return 0;
     ct += n;
     while (*ct == ' ' || *ct == '\t')
         ct++;
@@ -76,7 +77,8 @@ static int otlp_error(struct sc_resp *w, int pb, int rc, const char *msg)
         sc_resp_error(w, 503, "%s; retry later", msg && *msg ? msg : sc_strerror(rc));
         w->reason = 0;
     }
-    if (!pb) return 0;
+    if (!pb)
+        return 0;
     w->body.len = 0;
     sc_pb_put_uint(&w->body, 1, (uint64_t)grpc_code_of(w->status));
     const char *m = msg && *msg ? msg : sc_strerror(rc);
@@ -106,12 +108,14 @@ int sc_api_otlp(struct sc_req *r, struct sc_resp *w)
         return otlp_error(w, pb, SC_EUNSUPPORTED, err);
     }
     int rc = sc_otlp_check_version(header(r, "OTLP-Profiles-Development-Version"), err);
-    if (rc) return otlp_error(w, pb, SC_EINVAL, err);
+    if (rc)
+        return otlp_error(w, pb, SC_EINVAL, err);
     struct sc_ingest_batch b;
     struct sc_limits lim = srv->opts.limits;
     rc = sc_ingest_otlp(srv->store, r->tenant, r->body.data ? r->body.data : "", r->body.len, json,
                         &lim, &b, err);
-    if (rc) return otlp_error(w, pb, rc, err);
+    if (rc)
+        return otlp_error(w, pb, rc, err);
     count_ingest(srv, &b, r->body.len, t0);
     w->content_type = json ? "application/json" : "application/x-protobuf";
     sc_otlp_put_response(&w->body, json, b.rejected, b.reason);
@@ -169,10 +173,12 @@ int sc_api_push(struct sc_req *r, struct sc_resp *w)
     struct sc_limits lim = srv->opts.limits;
     int rc = sc_ingest_push(srv->store, r->tenant, r->body.data ? r->body.data : "", r->body.len,
                             json, &lim, &b, err);
-    if (rc) return connect_error(w, rc, err);
+    if (rc)
+        return connect_error(w, rc, err);
     count_ingest(srv, &b, r->body.len, t0);
     /* PushResponse is empty */
     w->content_type = json ? "application/json" : "application/proto";
-    if (json) sc_buf_puts(&w->body, "{}");
+    if (json)
+        sc_buf_puts(&w->body, "{}");
     return 0;
 }

@@ -82,8 +82,8 @@ static int collect_profile(void *ctx, const struct sc_store_profile_info *pi)
         c->oom = 1;
         return 1;
     }
-    c->v[c->n++] = (struct listed){pi->time_ns, pi->duration_ns, pi->total, c->series,
-                                   pi->nsamples, pi->timed};
+    c->v[c->n++] = (struct listed){pi->time_ns, pi->duration_ns, pi->total,
+                                   c->series,   pi->nsamples,    pi->timed};
     return 0;
 }
 
@@ -199,14 +199,17 @@ int sc_api_profile(struct sc_req *r, struct sc_resp *w)
     const char *type = sc_req_arg(r, "type"), *series = sc_req_arg(r, "series");
     const char *at = sc_req_arg(r, "time");
     if (!type || !*type)
-        return sc_resp_error(w, 400, "missing 'type' (a profile type id like cpu:cpu; see "
-                                     "/api/v1/profile_types)");
+        return sc_resp_error(w, 400,
+                             "missing 'type' (a profile type id like cpu:cpu; see "
+                             "/api/v1/profile_types)");
     if (!series || !*series)
-        return sc_resp_error(w, 400, "missing 'series' (its labels, as /api/v1/profiles "
-                                     "lists them: {a=\"x\",b=\"y\"})");
+        return sc_resp_error(w, 400,
+                             "missing 'series' (its labels, as /api/v1/profiles "
+                             "lists them: {a=\"x\",b=\"y\"})");
     if (!at || !*at)
-        return sc_resp_error(w, 400, "missing 'time' (the profile's time, e.g. its time_ns "
-                                     "from /api/v1/profiles)");
+        return sc_resp_error(w, 400,
+                             "missing 'time' (the profile's time, e.g. its time_ns "
+                             "from /api/v1/profiles)");
     uint64_t max_nodes = DEFAULT_MAX_NODES;
     const char *mn = sc_req_arg(r, "maxNodes");
     if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))

@@ -53,9 +53,9 @@ static int parse_bytes(const char *s, uint64_t *out)
     static const struct {
         const char *unit;
         uint64_t mul;
-    } units[] = {{"", 1},           {"B", 1},          {"K", 1u << 10},     {"KiB", 1u << 10},
-                 {"KB", 1000},      {"M", 1u << 20},   {"MiB", 1u << 20},   {"MB", 1000000},
-                 {"G", 1u << 30},   {"GiB", 1u << 30}, {"GB", 1000000000}};
+    } units[] = {{"", 1},         {"B", 1},          {"K", 1u << 10},   {"KiB", 1u << 10},
+                 {"KB", 1000},    {"M", 1u << 20},   {"MiB", 1u << 20}, {"MB", 1000000},
+                 {"G", 1u << 30}, {"GiB", 1u << 30}, {"GB", 1000000000}};
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         if (strcmp(end, units[i].unit))
             continue;
@@ -114,12 +114,14 @@ static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, in
 }
 
 /* Iterates a mapping's pairs; it names the iterator, so loops can nest. */
-#define FOR_PAIRS(c, map, it, k, v)                                                                     \
-    for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                                  \
+/* NOLINTBEGIN(bugprone-macro-parentheses): it names the variable the macro declares */
+#define FOR_PAIRS(c, map, it, k, v)                                                                \
+    for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                                   \
          it < (map)->data.mapping.pairs.top &&                                                     \
          ((k) = yaml_document_get_node((c)->doc, it->key),                                         \
          (v) = yaml_document_get_node((c)->doc, it->value), 1);                                    \
          it++)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 /* YAML wants a mapping's keys unique and libyaml does not check: a second `path:` would
  * silently win (and the first value leak). Refused, naming the key. */
@@ -188,11 +190,13 @@ static int parse_label_map(struct ctx *c, yaml_node_t *v, char ***names, char **
         char why[128];
         snprintf(why, sizeof why, "the value of '%.32s' is longer than %d bytes", ln,
                  SC_LABEL_VALUE_MAX);
-        if (strlen(lvs) > SC_LABEL_VALUE_MAX) return fail(c, lv, "%s", why);
+        if (strlen(lvs) > SC_LABEL_VALUE_MAX)
+            return fail(c, lv, "%s", why);
         /* service_name, job and instance come on top */
         snprintf(why, sizeof why, "too many labels (a series has at most %d)",
                  SC_SERIES_LABELS_MAX);
-        if (*n + 3 >= SC_SERIES_LABELS_MAX) return fail(c, lk, "%s", why);
+        if (*n + 3 >= SC_SERIES_LABELS_MAX)
+            return fail(c, lk, "%s", why);
         char **nn = realloc(*names, (*n + 1) * sizeof *nn);
         if (nn)
             *names = nn;
@@ -262,9 +266,8 @@ static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
             else
                 return fail(c, v, "'record.dwarf' must be true or false, not '%s'", val ? val : "");
         } else {
-            return fail(c, k,
-                        "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)",
-                        key);
+            return fail(
+                c, k, "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)", key);
         }
     }
     return 0;
@@ -448,8 +451,10 @@ static int parse_tenants(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
     {
         const char *name = scalar(tk);
         if (!name || !*name || strlen(name) > SC_TENANT_MAX || strpbrk(name, "\r\n"))
-            return fail(c, tk, "bad tenant name '%.200s' in auth.tenants (one line of 1 to 127 "
-                               "bytes, as X-Scope-OrgID)", name ? name : "");
+            return fail(c, tk,
+                        "bad tenant name '%.200s' in auth.tenants (one line of 1 to 127 "
+                        "bytes, as X-Scope-OrgID)",
+                        name ? name : "");
         if (tv->type != YAML_MAPPING_NODE)
             return fail(c, tv, "auth.tenants.%s must be {token: ...} or {token_file: ...}", name);
         char **nn = realloc(cf->tenant_names, (cf->ntenants + 1) * sizeof *nn);
@@ -502,8 +507,10 @@ static int distinct_tokens(struct ctx *c, yaml_node_t *auth, const struct sc_con
         }
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(cf->tenant_tokens[i], cf->tenant_tokens[j])) {
-                snprintf(msg, sizeof msg, "auth.tenants.%.100s and auth.tenants.%.100s have the "
-                         "same token", cf->tenant_names[j], cf->tenant_names[i]);
+                snprintf(msg, sizeof msg,
+                         "auth.tenants.%.100s and auth.tenants.%.100s have the "
+                         "same token",
+                         cf->tenant_names[j], cf->tenant_names[i]);
                 return fail(c, auth, "%s", msg);
             }
     }
@@ -594,8 +601,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 else if (!strcmp(sect_key, "remote_write.queue_max_bytes")) {
                     uint64_t b;
                     if (parse_bytes(scalar(sv), &b) || b == 0)
-                        return fail(c, sv, "'%s' must be a byte count (like 268435456, 256MiB)",
-                                    s);
+                        return fail(c, sv, "'%s' must be a byte count (like 268435456, 256MiB)", s);
                     cf->remote_queue_bytes = b;
                 } else if (!strcmp(sect_key, "remote_write.min_backoff") ||
                            !strcmp(sect_key, "remote_write.max_backoff") ||
@@ -607,7 +613,8 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                       : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
                                                   : &cf->remote_timeout_ns) = d;
                 } else if ((!strcmp(sect_key, "auth.token") ||
-                            !strcmp(sect_key, "auth.token_file")) && cf->auth_token) {
+                            !strcmp(sect_key, "auth.token_file")) &&
+                           cf->auth_token) {
                     return fail(c, sk, "auth has both token and token_file%s", "");
                 } else if (!strcmp(sect_key, "auth.token")) {
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
@@ -628,8 +635,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         cf->shutdown_timeout_ns < 1000000000LL)
                         return fail(c, sv, "bad shutdown_timeout '%s' (1s or more, like 10s)",
                                     scalar(sv) ? scalar(sv) : "");
-                }
-                else if (!strcmp(sect_key, "storage.engine")) {
+                } else if (!strcmp(sect_key, "storage.engine")) {
                     cf->storage_engine = dup_scalar(c, sv, s, &rc);
                     if (cf->storage_engine && strcmp(cf->storage_engine, "sqlite") &&
                         strcmp(cf->storage_engine, "clickhouse"))
@@ -714,8 +720,7 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
     return 0;
 }
 
-int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *cf,
-                    char *err)
+int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *cf, char *err)
 {
     memset(cf, 0, sizeof *cf);
     cf->retention_ns = (int64_t)30 * 86400 * 1000000000LL;

@@ -10,19 +10,19 @@
 /* One scrape job (scrape_configs[i]). */
 struct sc_scrape_job {
     char *job_name;
-    int64_t interval_ns;   /* scrape_interval, default 15 s */
-    int64_t timeout_ns;    /* scrape_timeout, default 10 s and at most the interval; a CPU
-                              profile or a target-side delta gets its own duration on top */
-    int64_t cpu_seconds;   /* duration of each CPU profile (s), default 10 */
-    int delta;             /* delta: SC_DELTA_AUTO (default), SC_DELTA_ENDPOINT, SC_DELTA_SUBTRACT */
-    char **targets;        /* host:port */
+    int64_t interval_ns; /* scrape_interval, default 15 s */
+    int64_t timeout_ns;  /* scrape_timeout, default 10 s and at most the interval; a CPU
+                            profile or a target-side delta gets its own duration on top */
+    int64_t cpu_seconds; /* duration of each CPU profile (s), default 10 */
+    int delta;           /* delta: SC_DELTA_AUTO (default), SC_DELTA_ENDPOINT, SC_DELTA_SUBTRACT */
+    char **targets;      /* host:port */
     uint32_t ntargets;
     char **label_names, **label_values; /* static labels */
     uint32_t nlabels;
-    uint32_t profiles;     /* bit set of SC_PROFILE_* (default: all) */
-    char *scheme;          /* http (default) or https */
-    char *path_prefix;     /* default /debug/pprof */
-    char *bearer_token;    /* for the target (bearer_token or bearer_token_file) */
+    uint32_t profiles;  /* bit set of SC_PROFILE_* (default: all) */
+    char *scheme;       /* http (default) or https */
+    char *path_prefix;  /* default /debug/pprof */
+    char *bearer_token; /* for the target (bearer_token or bearer_token_file) */
     char *basic_user, *basic_password;
 };
 
@@ -45,37 +45,37 @@ enum {
 struct sc_config {
     struct sc_scrape_job *jobs;
     uint32_t njobs;
-    char *remote_url;        /* remote_write.url (agent) */
-    char *remote_token;      /* remote_write token (token or token_file) */
-    char *remote_queue_dir;  /* remote_write.queue_dir: the agent's on-disk queue */
-    uint64_t remote_queue_bytes; /* remote_write.queue_max_bytes, 0 = the default (256 MiB) */
+    char *remote_url;              /* remote_write.url (agent) */
+    char *remote_token;            /* remote_write token (token or token_file) */
+    char *remote_queue_dir;        /* remote_write.queue_dir: the agent's on-disk queue */
+    uint64_t remote_queue_bytes;   /* remote_write.queue_max_bytes, 0 = the default (256 MiB) */
     int64_t remote_min_backoff_ns; /* remote_write.min_backoff, 0 = the default (500 ms) */
     int64_t remote_max_backoff_ns; /* remote_write.max_backoff, 0 = the default (30 s) */
     int64_t remote_timeout_ns;     /* remote_write.timeout per push, 0 = the default (30 s) */
-    char *auth_token;        /* auth.token / auth.token_file (server) */
+    char *auth_token;              /* auth.token / auth.token_file (server) */
     char **tenant_names, **tenant_tokens; /* auth.tenants: NAME: {token or token_file} */
     uint32_t ntenants;
-    char *tls_cert, *tls_key; /* server.tls: {cert_file, key_file} (paths) */
+    char *tls_cert, *tls_key;    /* server.tls: {cert_file, key_file} (paths) */
     int64_t shutdown_timeout_ns; /* server.shutdown_timeout: SIGTERM to exit, 0 = 10 s */
-    char *storage_engine;    /* sqlite (default) or clickhouse */
-    char *storage_path;      /* storage.path */
-    char *storage_url;       /* storage.url (clickhouse: where queries go) */
-    char *storage_cluster;   /* storage.cluster: the cluster in ClickHouse's remote_servers */
-    char **storage_shards;   /* storage.shards: each shard's HTTP URL, in remote_servers order */
+    char *storage_engine;        /* sqlite (default) or clickhouse */
+    char *storage_path;          /* storage.path */
+    char *storage_url;           /* storage.url (clickhouse: where queries go) */
+    char *storage_cluster;       /* storage.cluster: the cluster in ClickHouse's remote_servers */
+    char **storage_shards; /* storage.shards: each shard's HTTP URL, in remote_servers order */
     uint32_t nstorage_shards;
     char *storage_database; /* storage.database (clickhouse), default "default" */
     int64_t storage_write_timeout_ns, storage_query_timeout_ns; /* storage.write_timeout,
                                 storage.query_timeout (clickhouse); 0 = the defaults */
     uint64_t storage_max_answer; /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
-    int64_t retention_ns;    /* storage.retention, default 30 d */
-    char *listen;            /* server.listen */
-    uint64_t max_read_blocks; /* server.max_read_blocks: a query's budget; 0 = default */
-    uint64_t max_read_rows;   /* server.max_read_rows: distinct stacks a query may hold */
-    uint32_t max_queries;     /* server.max_queries: heavy queries at once */
-    int64_t layout_timeout_ns; /* server.layout_timeout: a call graph layout's deadline */
-    char *otlp_grpc_listen;  /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
-    struct sc_limits limits; /* limits.*: overrides of sc_limits_server, 0 = the default */
-    char **source_roots;     /* server.source_roots */
+    int64_t retention_ns;        /* storage.retention, default 30 d */
+    char *listen;                /* server.listen */
+    uint64_t max_read_blocks;    /* server.max_read_blocks: a query's budget; 0 = default */
+    uint64_t max_read_rows;      /* server.max_read_rows: distinct stacks a query may hold */
+    uint32_t max_queries;        /* server.max_queries: heavy queries at once */
+    int64_t layout_timeout_ns;   /* server.layout_timeout: a call graph layout's deadline */
+    char *otlp_grpc_listen;      /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
+    struct sc_limits limits;     /* limits.*: overrides of sc_limits_server, 0 = the default */
+    char **source_roots;         /* server.source_roots */
     uint32_t nsource_roots;
     /* record: the server samples its host (collect/record.h) */
     int record;                 /* a record: section is present */
@@ -92,8 +92,7 @@ struct sc_config {
  * "config 'x.yaml' line 7: ..." in err. Free with sc_config_release (also on failure). */
 int sc_config_load(const char *path, struct sc_config *c, char *err);
 /* The same from text in memory (tests). */
-int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *c,
-                    char *err);
+int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *c, char *err);
 void sc_config_release(struct sc_config *c);
 
 /* The first line of a token file, without its line end (malloc'd), or NULL with "cannot

@@ -114,7 +114,8 @@ static void set_status(struct stream *st, int code, const char *msg)
 /* A trailers-only answer: the status in the response headers, the stream ends. */
 static void refuse(struct conn *c, struct stream *st, int code, const char *msg)
 {
-    if (st->answered) return;
+    if (st->answered)
+        return;
     set_status(st, code, msg);
     nghttp2_nv nva[] = {NV(":status", "200"), NV("content-type", "application/grpc"),
                         NV("grpc-status", st->status), NV("grpc-message", st->message)};
@@ -128,12 +129,14 @@ static ssize_t read_out(nghttp2_session *h2, int32_t id, uint8_t *buf, size_t le
     (void)user;
     struct stream *st = src->ptr;
     size_t left = st->out.len - st->out_off, n = left < len ? left : len;
-    if (n) memcpy(buf, st->out.data + st->out_off, n);
+    if (n)
+        memcpy(buf, st->out.data + st->out_off, n);
     st->out_off += n;
     if (st->out_off == st->out.len) {
         *flags |= NGHTTP2_DATA_FLAG_EOF | NGHTTP2_DATA_FLAG_NO_END_STREAM;
         nghttp2_nv tr[] = {NV("grpc-status", st->status), NV("grpc-message", st->message)};
-        if (nghttp2_submit_trailer(h2, id, tr, 2)) return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+        if (nghttp2_submit_trailer(h2, id, tr, 2))
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
     }
     return (ssize_t)n;
 }
@@ -223,7 +226,8 @@ static void answer(struct conn *c, struct stream *st)
 static struct stream *find(struct conn *c, int32_t id)
 {
     for (struct stream *s = c->streams; s; s = s->next)
-        if (s->id == id) return s;
+        if (s->id == id)
+            return s;
     return NULL;
 }
 
@@ -238,9 +242,11 @@ static int on_begin_headers(nghttp2_session *h2, const nghttp2_frame *f, void *u
 {
     (void)h2;
     struct conn *c = user;
-    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    if (f->hd.type != NGHTTP2_HEADERS || f->headers.cat != NGHTTP2_HCAT_REQUEST)
+        return 0;
     struct stream *st = calloc(1, sizeof *st);
-    if (!st) return NGHTTP2_ERR_CALLBACK_FAILURE;
+    if (!st)
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
     st->id = f->hd.stream_id;
     st->next = c->streams;
     c->streams = st;
@@ -263,7 +269,8 @@ static int on_header(nghttp2_session *h2, const nghttp2_frame *f, const uint8_t 
     (void)h2, (void)flags;
     struct conn *c = user;
     struct stream *st = find(c, f->hd.stream_id);
-    if (!st || f->hd.type != NGHTTP2_HEADERS) return 0;
+    if (!st || f->hd.type != NGHTTP2_HEADERS)
+        return 0;
     st->header_bytes += nlen + vlen;
     if (st->header_bytes > GRPC_MAX_HEADERS)
         return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; /* resets the stream */
@@ -320,7 +327,8 @@ static int on_data(nghttp2_session *h2, uint8_t flags, int32_t id, const uint8_t
     (void)h2, (void)flags;
     struct conn *c = user;
     struct stream *st = find(c, id);
-    if (!st || st->answered) return 0;
+    if (!st || st->answered)
+        return 0;
     struct sc_server *srv = c->g->srv;
     if (st->body.len + len > srv->opts.max_body + 5) {
         char msg[128];
@@ -347,7 +355,8 @@ static int on_frame(nghttp2_session *h2, const nghttp2_frame *f, void *user)
     (void)h2;
     struct conn *c = user;
     struct stream *st = find(c, f->hd.stream_id);
-    if (!st) return 0;
+    if (!st)
+        return 0;
     if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
         check_headers(c, st);
     if ((f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
@@ -361,7 +370,8 @@ static int on_close(nghttp2_session *h2, int32_t id, uint32_t code, void *user)
     (void)h2, (void)code;
     struct conn *c = user;
     for (struct stream **pp = &c->streams; *pp; pp = &(*pp)->next) {
-        if ((*pp)->id != id) continue;
+        if ((*pp)->id != id)
+            continue;
         struct stream *st = *pp;
         *pp = st->next;
         release_body(c, st);
@@ -378,8 +388,10 @@ static int send_all(int fd, const uint8_t *p, size_t n)
 {
     while (n) {
         ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
         p += w, n -= (size_t)w;
     }
     return 0;
@@ -390,16 +402,20 @@ static int flush(struct conn *c)
     for (;;) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(c->h2, &data);
-        if (n < 0) return -1;
-        if (n == 0) return 0;
-        if (send_all(c->fd, data, (size_t)n)) return -1;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        if (send_all(c->fd, data, (size_t)n))
+            return -1;
     }
 }
 
 static void serve(struct conn *c)
 {
     nghttp2_session_callbacks *cb;
-    if (nghttp2_session_callbacks_new(&cb)) return;
+    if (nghttp2_session_callbacks_new(&cb))
+        return;
     nghttp2_session_callbacks_set_on_begin_headers_callback(cb, on_begin_headers);
     nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
@@ -407,7 +423,8 @@ static void serve(struct conn *c)
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
     int rc = nghttp2_session_server_new(&c->h2, cb, c);
     nghttp2_session_callbacks_del(cb);
-    if (rc) return;
+    if (rc)
+        return;
     nghttp2_settings_entry iv[] = {
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, GRPC_MAX_STREAMS},
         {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 1 << 20},
@@ -427,15 +444,19 @@ static void serve(struct conn *c)
         }
         struct pollfd pfd = {c->fd, POLLIN, 0};
         int pr = poll(&pfd, 1, 100);
-        if (pr < 0 && errno != EINTR) break;
+        if (pr < 0 && errno != EINTR)
+            break;
         if (pr <= 0) {
-            if ((idle_ms += 100) >= GRPC_IDLE_S * 1000) break;
+            if ((idle_ms += 100) >= GRPC_IDLE_S * 1000)
+                break;
             continue;
         }
         idle_ms = 0;
         ssize_t n = recv(c->fd, buf, sizeof buf, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0 || nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0) break;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0 || nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0)
+            break;
         for (struct stream *st = c->streams; st; st = st->next)
             if (st->ready && !st->answered) {
                 answer(c, st);
@@ -464,12 +485,15 @@ static void *accept_main(void *arg)
     struct sc_grpc *g = arg;
     while (!atomic_load(&g->stop)) {
         struct pollfd pfd = {g->fd, POLLIN, 0};
-        if (poll(&pfd, 1, 100) <= 0) continue;
+        if (poll(&pfd, 1, 100) <= 0)
+            continue;
         int fd = accept(g->fd, NULL, NULL);
-        if (fd < 0) continue;
+        if (fd < 0)
+            continue;
         pthread_mutex_lock(&g->mu);
         int full = g->nconns >= GRPC_MAX_CONNECTIONS;
-        if (!full) g->nconns++;
+        if (!full)
+            g->nconns++;
         pthread_mutex_unlock(&g->mu);
         struct conn *c = full ? NULL : calloc(1, sizeof *c);
         pthread_t t;
@@ -499,16 +523,19 @@ int sc_grpc_start(struct sc_server *srv, const struct sockaddr_in *sa, struct sc
 {
     *out = NULL;
     struct sc_grpc *g = calloc(1, sizeof *g);
-    if (!g) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!g)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     g->srv = srv;
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
-    if (g->fd >= 0) setsockopt(g->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (g->fd >= 0)
+        setsockopt(g->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (g->fd < 0 || bind(g->fd, (const struct sockaddr *)sa, sizeof *sa) || listen(g->fd, 128)) {
         int e = errno;
-        if (g->fd >= 0) close(g->fd);
+        if (g->fd >= 0)
+            close(g->fd);
         free(g);
         return sc_errf(err, SC_EIO, "cannot listen for OTLP/gRPC: %s", strerror(e));
     }
@@ -525,13 +552,15 @@ unsigned sc_grpc_port(const struct sc_grpc *g)
 {
     struct sockaddr_in sa;
     socklen_t n = sizeof sa;
-    if (getsockname(g->fd, (struct sockaddr *)&sa, &n)) return 0;
+    if (getsockname(g->fd, (struct sockaddr *)&sa, &n))
+        return 0;
     return ntohs(sa.sin_port);
 }
 
 void sc_grpc_stop(struct sc_grpc *g)
 {
-    if (!g) return;
+    if (!g)
+        return;
     atomic_store(&g->stop, 1);
     pthread_join(g->thread, NULL);
     close(g->fd);

@@ -5,7 +5,7 @@
 
 /* Upper bounds of the latency buckets, seconds. */
 static const double bounds[SC_METRIC_BUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                                  0.1,   0.25,   0.5,   1,    2.5,   5};
+                                                 0.1,   0.25,   0.5,   1,    2.5,   5};
 
 void sc_metrics_observe(struct sc_histogram *h, double seconds)
 {
@@ -50,9 +50,9 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
             atomic_load(&m->ingest_bytes));
     counter(out, "scorch_ingest_samples_total", "Samples stored through /ingest.",
             atomic_load(&m->ingest_samples));
-    static const char *const reasons[SC_NREASONS] = {
-        "bad_request", "format", "limit", "auth", "unsupported", "internal", "not_found", "busy",
-        "storage"};
+    static const char *const reasons[SC_NREASONS] = {"bad_request", "format",      "limit",
+                                                     "auth",        "unsupported", "internal",
+                                                     "not_found",   "busy",        "storage"};
     sc_buf_puts(out, "# HELP scorch_http_errors_total Requests refused, by reason.\n"
                      "# TYPE scorch_http_errors_total counter\n");
     for (int i = 0; i < SC_NREASONS; i++)
@@ -67,8 +67,7 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   "# HELP scorch_ingest_admitted_bytes Worst-case memory of the pushes being "
                   "decoded.\n"
                   "# TYPE scorch_ingest_admitted_bytes gauge\nscorch_ingest_admitted_bytes %llu\n",
-                  (unsigned long long)atomic_load(&srv->body_bytes),
-                  (unsigned long long)admitted);
+                  (unsigned long long)atomic_load(&srv->body_bytes), (unsigned long long)admitted);
     histogram(out, "scorch_query_duration_seconds", "Latency of query API requests.", &m->query);
     histogram(out, "scorch_ingest_duration_seconds", "Latency of /ingest requests.", &m->ingest);
     /* store statistics cost a few queries: refreshed at most every 5 s */

@@ -232,8 +232,7 @@ static const struct route {
     {"GET", "/healthz", h_healthz, 1, 0, 0},
 };
 
-static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c,
-                                 struct sc_resp *w)
+static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c, struct sc_resp *w)
 {
     struct MHD_Response *resp;
     if (w->static_data) {
@@ -242,9 +241,8 @@ static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c
     } else {
         size_t len;
         char *data = sc_buf_detach(&w->body, &len);
-        resp = MHD_create_response_from_buffer(len, data ? data : (char *)"",
-                                               data ? MHD_RESPMEM_MUST_FREE
-                                                    : MHD_RESPMEM_PERSISTENT);
+        resp = MHD_create_response_from_buffer(
+            len, data ? data : (char *)"", data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!resp)
             free(data);
     }
@@ -446,8 +444,8 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
             r->route = (int)i;
         }
     }
-    int is_static = !rt && !path_match && !strcmp(r->method, "GET") &&
-                    strncmp(r->url, "/api/", 5) != 0;
+    int is_static =
+        !rt && !path_match && !strcmp(r->method, "GET") && strncmp(r->url, "/api/", 5) != 0;
     if (!rt && path_match) {
         sc_resp_error(w, 405, "method %.16s not allowed on %s", r->method, r->url);
         return -1;
@@ -457,12 +455,11 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         sc_resp_error(w, 404, "no such endpoint '%.200s'", r->url);
         return -1;
     }
-    struct sc_auth_in in = {
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
-        MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
-        MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
-        /* the scrape targets are the server's, not a tenant's */
-        rt && rt->fn == h_targets ? "the scrape targets" : NULL};
+    struct sc_auth_in in = {MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+                            MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
+                            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
+                            /* the scrape targets are the server's, not a tenant's */
+                            rt && rt->fn == h_targets ? "the scrape targets" : NULL};
     char why[SC_ERR_LEN];
     int st = rt && rt->open ? 0 : sc_server_auth(&r->srv->opts, &in, r->tenant, why);
     if (st) {
@@ -574,8 +571,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (atomic_load(&srv->closing)) {
             sc_resp_error(&w, 503, "server is shutting down; retry later");
         } else if (rt && rt->ingest && (cost = ingest_cost(r), sc_server_admit(srv, cost))) {
-            sc_resp_error(&w, 503, "server busy: waited %d s for memory to decode a push "
-                                   "(it needs about %llu bytes); retry later",
+            sc_resp_error(&w, 503,
+                          "server busy: waited %d s for memory to decode a push "
+                          "(it needs about %llu bytes); retry later",
                           ADMIT_WAIT_S, (unsigned long long)cost);
         } else if (rt) {
             rt->fn(r, &w);
@@ -765,8 +763,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     }
     /* record: the host's own samples, written like a scrape (a reload does not change it) */
     if (!rc && o->config && o->config->record)
-        rc = sc_record_bg_from_config(o->config, sc_scrape_store_sink, srv->store,
-                                      &srv->recorder, err);
+        rc = sc_record_bg_from_config(o->config, sc_scrape_store_sink, srv->store, &srv->recorder,
+                                      err);
     if (!rc) {
         /* a thread per connection: handlers block on fsync'd commits and long merges
          * without holding up other connections */
@@ -774,15 +772,15 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
                 (srv->tls.on ? MHD_USE_TLS : 0),
             0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, srv->tls.opts, /* empty: TLS off */
-            MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED,
-            on_completed, srv, MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
+            MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+            MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections,
             /* room for long query strings (a Pyroscope name with many labels): longer
              * request heads get libmicrohttpd's own 414/431 */
-            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
-            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-            (unsigned)1, MHD_OPTION_END);
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
         if (!srv->daemon && srv->tls.on)
-            rc = sc_errf(err, SC_EINVAL, "cannot serve HTTPS on %s: GnuTLS refused "
+            rc = sc_errf(err, SC_EINVAL,
+                         "cannot serve HTTPS on %s: GnuTLS refused "
                          "certificate '%s' with key '%s' (not a pair?), or the address is in use",
                          o->listen, o->tls_cert, o->tls_key);
         else if (!srv->daemon)
@@ -802,7 +800,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     }
     if (!rc) {
         /* the real port when :0 asked for any */
-        const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+        const union MHD_DaemonInfo *di =
+            MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
         int ch = o->store && o->store->engine && !strcmp(o->store->engine, "clickhouse");

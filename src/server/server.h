@@ -20,30 +20,30 @@ struct sc_server_opts {
     const struct sc_store_opts *store; /* the store's engine and its options (NULL: the
                                           embedded one); dir, retention and durable are
                                           the ones here */
-    const char *token;       /* bearer token required on every route but /metrics, /healthz;
-                                it may act for any tenant (X-Scope-OrgID) */
-    const char *const *tenant_names;  /* auth.tenants: one token per tenant, which acts for */
+    const char *token;               /* bearer token required on every route but /metrics, /healthz;
+                                        it may act for any tenant (X-Scope-OrgID) */
+    const char *const *tenant_names; /* auth.tenants: one token per tenant, which acts for */
     const char *const *tenant_tokens; /* that tenant only (server/auth.c) */
     uint32_t ntenant_tokens;
-    const char *tls_cert, *tls_key;   /* PEM files: HTTPS when set (not the gRPC listener) */
-    int64_t shutdown_timeout_ns;      /* SIGTERM to exit at most (server.shutdown_timeout) */
-    int64_t retention_ns;    /* store retention */
-    struct sc_limits limits; /* what one pushed profile may be (formats/limits.h) */
-    uint64_t max_body;       /* request body bytes */
-    uint64_t max_body_total; /* body bytes being received by all requests together */
-    uint64_t ingest_budget;  /* worst-case bytes of the pushes decoded at once (see server.c) */
+    const char *tls_cert, *tls_key; /* PEM files: HTTPS when set (not the gRPC listener) */
+    int64_t shutdown_timeout_ns;    /* SIGTERM to exit at most (server.shutdown_timeout) */
+    int64_t retention_ns;           /* store retention */
+    struct sc_limits limits;        /* what one pushed profile may be (formats/limits.h) */
+    uint64_t max_body;              /* request body bytes */
+    uint64_t max_body_total;        /* body bytes being received by all requests together */
+    uint64_t ingest_budget;   /* worst-case bytes of the pushes decoded at once (see server.c) */
     uint64_t max_read_blocks; /* a query's work budget in stored blocks (server.max_read_blocks) */
-    uint32_t max_nodes;      /* the most flame graph nodes a query may ask for */
+    uint32_t max_nodes;       /* the most flame graph nodes a query may ask for */
     uint32_t max_connections;
     int64_t layout_timeout_ns; /* a call graph layout's deadline (worker killed after it) */
     uint64_t layout_memory;    /* a layout worker's address space */
     uint32_t max_layouts;      /* layout workers at once; more get 503 */
     uint32_t max_queries;      /* heavy queries at once; more wait, then get 503 */
     uint64_t max_read_rows;    /* the distinct stacks one query may hold (server.max_read_rows) */
-    int durable;             /* fsync every commit */
+    int durable;               /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;
-    const char *config_path; /* where the config came from: read again on *reload */
+    const char *config_path;        /* where the config came from: read again on *reload */
     const struct sc_config *config; /* its scrape_configs are scraped into the store; NULL:
                                        no scraping. Used during sc_server_run only */
     volatile sig_atomic_t *reload;  /* set by a signal handler (SIGHUP): the server reads

@@ -20,13 +20,13 @@ struct sc_req {
     struct MHD_Connection *conn;
     const char *method, *url;
     char tenant[SC_TENANT_MAX + 1];
-    struct sc_buf body;      /* the raw body (not multipart) */
-    int body_state;          /* BODY_* in server.c: why the body is being discarded */
-    uint64_t charged;        /* body bytes counted in the server's in-flight total */
-    int committing;          /* counted in the server's committing (a push's handler) */
+    struct sc_buf body; /* the raw body (not multipart) */
+    int body_state;     /* BODY_* in server.c: why the body is being discarded */
+    uint64_t charged;   /* body bytes counted in the server's in-flight total */
+    int committing;     /* counted in the server's committing (a push's handler) */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
-    int route;               /* index into the route table; -1: the UI's files */
+    int route; /* index into the route table; -1: the UI's files */
     double t0;
 };
 
@@ -37,8 +37,8 @@ struct sc_resp {
     const unsigned char *static_data; /* instead of body: an embedded asset */
     size_t static_len;
     const char *cache_control;
-    const char *allow;   /* the Allow header of a 405 */
-    int reason;          /* SC_REASON_* + 1 for the error metrics; 0: from the status */
+    const char *allow; /* the Allow header of a 405 */
+    int reason;        /* SC_REASON_* + 1 for the error metrics; 0: from the status */
 };
 
 /* Query string argument, NULL when absent. */
@@ -64,9 +64,18 @@ struct sc_histogram {
     _Atomic uint64_t sum_us;
 };
 
-enum sc_err_reason { SC_REASON_BAD_REQUEST, SC_REASON_FORMAT, SC_REASON_LIMIT, SC_REASON_AUTH,
-                     SC_REASON_UNSUPPORTED, SC_REASON_INTERNAL, SC_REASON_NOT_FOUND,
-                     SC_REASON_BUSY, SC_REASON_STORAGE, SC_NREASONS };
+enum sc_err_reason {
+    SC_REASON_BAD_REQUEST,
+    SC_REASON_FORMAT,
+    SC_REASON_LIMIT,
+    SC_REASON_AUTH,
+    SC_REASON_UNSUPPORTED,
+    SC_REASON_INTERNAL,
+    SC_REASON_NOT_FOUND,
+    SC_REASON_BUSY,
+    SC_REASON_STORAGE,
+    SC_NREASONS
+};
 
 struct sc_metrics {
     _Atomic uint64_t ingest_ok, ingest_bytes, ingest_samples;
@@ -100,7 +109,7 @@ struct sc_server {
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
     struct sc_server_tls tls; /* HTTPS when tls.on */
-    struct sc_grpc *grpc; /* the OTLP/gRPC listener (grpc.c), NULL when not configured */
+    struct sc_grpc *grpc;     /* the OTLP/gRPC listener (grpc.c), NULL when not configured */
     /* store statistics are costly: refreshed at most every few seconds */
     pthread_mutex_t stats_mu;
     struct sc_store_stats stats;
@@ -122,8 +131,8 @@ struct sc_server {
     pthread_cond_t query_cv;
     uint32_t queries;
     /* call graph layouts: each in a worker process (query/layout.h), a few at a time */
-    char exe[4096];          /* this binary, for the workers; "" lays out in-process */
-    _Atomic uint32_t layouts; /* workers running */
+    char exe[4096];              /* this binary, for the workers; "" lays out in-process */
+    _Atomic uint32_t layouts;    /* workers running */
     volatile sig_atomic_t *stop; /* set when the server stops: workers are killed */
 };
 

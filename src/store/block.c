@@ -122,8 +122,7 @@ void sc_block_release(struct sc_block *b)
     memset(b, 0, sizeof *b);
 }
 
-int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
-                    char *err)
+int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b, char *err)
 {
     memset(b, 0, sizeof *b);
     const uint8_t *in = data;

@@ -36,9 +36,9 @@ enum { SC_BLOCK_AGG = 1, SC_BLOCK_TIMED = 2 };
 struct sc_block {
     int format;
     uint32_t n, ncols;
-    uint32_t *stacks;  /* n */
-    int64_t *times;    /* n, format 2 only: absolute ns */
-    int64_t *values;   /* ncols * n, column-major: values[c * n + i] */
+    uint32_t *stacks; /* n */
+    int64_t *times;   /* n, format 2 only: absolute ns */
+    int64_t *values;  /* ncols * n, column-major: values[c * n + i] */
 };
 
 /* Encodes b into out (appends). For SC_BLOCK_AGG rows must be sorted by stack with no
@@ -48,8 +48,7 @@ int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level
 /* Decodes a block. Arrays are malloc'd into b (free with sc_block_release). Bounds every
  * count by max_rows and the input so hostile bytes cannot make it allocate without bound.
  * 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM with detail in err. */
-int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
-                    char *err);
+int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b, char *err);
 
 void sc_block_release(struct sc_block *b);
 
@@ -59,9 +58,12 @@ int sc_block_normalize(struct sc_block *b);
 
 /* Varint helpers shared with the store's other encodings. */
 void sc_put_uvarint(struct sc_buf *b, uint64_t v);
+/* The sign comes from the unsigned value's top bit: shifting a negative int64_t right is
+ * implementation-defined. */
 static inline uint64_t sc_zigzag(int64_t v)
 {
-    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+    uint64_t u = (uint64_t)v;
+    return (u << 1) ^ (0 - (u >> 63));
 }
 static inline int64_t sc_unzigzag(uint64_t v)
 {

@@ -403,7 +403,7 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
             break;
         }
         struct sc_store_type ty = {tmp.data, tmp.data + id.len + 1, tmp.data + id.len + plen + 2,
-                                   tmp.data + 2 * id.len + 2, 0};
+                                   tmp.data + 2 * (size_t)id.len + 2, 0};
         ty.gauge = sc_type_is_gauge(ty.profile, ty.sample_type);
         if (cb(ctx, &ty))
             break;

@@ -199,11 +199,13 @@ static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, cha
     uint32_t n = 0;
     for (struct ch_pend *p = batch; p; p = p->next)
         n++;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
     if (!parts)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
-    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * n, **pr = parts + 3 * n;
+    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n,
+                        **pr = parts + 3 * (size_t)n;
     for (struct ch_pend *p = batch; p; p = p->next) {
         if (p->frames.len)
             pf[nf++] = &p->frames;

@@ -83,8 +83,8 @@ static int hash_frames(struct sc_prep *x)
     for (uint32_t f = 0; f < p->nfunctions; f++) {
         struct sc_str n = sc_function_name(p, f);
         struct sc_str file = sc_profile_str(p, p->functions[f].filename);
-        fh[2 * f] = n.len ? sc_hash64(n.ptr, n.len) : 0;
-        fh[2 * f + 1] = sc_hash64(file.ptr, file.len);
+        fh[2 * (size_t)f] = n.len ? sc_hash64(n.ptr, n.len) : 0;
+        fh[2 * (size_t)f + 1] = sc_hash64(file.ptr, file.len);
     }
     for (uint32_t m = 0; m < p->nmappings; m++) {
         struct sc_str file = sc_profile_str(p, p->mappings[m].filename);
@@ -105,9 +105,10 @@ static int hash_frames(struct sc_prep *x)
             x->line_loc[l->line_start + j] = i;
             uint64_t hf, hfile = h_empty;
             int64_t line = 0;
-            if (ln->function && fh[2 * (ln->function - 1)]) {
-                hf = fh[2 * (ln->function - 1)];
-                hfile = fh[2 * (ln->function - 1) + 1];
+            size_t fi = ln->function ? 2 * (size_t)(ln->function - 1) : 0; /* its hashes in fh */
+            if (ln->function && fh[fi]) {
+                hf = fh[fi];
+                hfile = fh[fi + 1];
                 line = ln->line;
             } else {
                 /* nameless: named by its address, as frame_strings() does */
@@ -115,7 +116,7 @@ static int hash_frames(struct sc_prep *x)
                     haddr = sc_hash64(abuf, sc_address_name(l->address, abuf));
                 hf = haddr;
                 if (ln->function) {
-                    hfile = fh[2 * (ln->function - 1) + 1];
+                    hfile = fh[fi + 1];
                     line = ln->line;
                 }
             }

@@ -10,7 +10,7 @@
 /* ---- (stack -> value) sums, or timed rows ---- */
 
 struct acc {
-    uint64_t max; /* distinct stacks allowed (0: any); past it acc_add says SC_ELIMIT */
+    uint64_t max;        /* distinct stacks allowed (0: any); past it acc_add says SC_ELIMIT */
     struct sc_map64 map; /* stack -> index (aggregated only) */
     uint64_t *stacks;
     int64_t *vals, *times;
@@ -34,10 +34,12 @@ static int acc_grow(struct acc *a, int timed)
 /* Adds v to stack's sum. */
 static int acc_add(struct acc *a, uint64_t stack, int64_t v)
 {
-    if (acc_grow(a, 0)) return SC_ENOMEM;
+    if (acc_grow(a, 0))
+        return SC_ENOMEM;
     int added;
     uint32_t *slot = sc_map64_upsert(&a->map, stack, a->n, &added);
-    if (!slot) return SC_ENOMEM;
+    if (!slot)
+        return SC_ENOMEM;
     if (added) {
         if (a->max && a->n >= a->max)
             return SC_ELIMIT;
@@ -53,7 +55,8 @@ static int acc_push(struct acc *a, uint64_t stack, int64_t v, int64_t t)
     if (a->max && a->n >= a->max)
         return SC_ELIMIT;
     int rc = acc_grow(a, 1);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     a->stacks[a->n] = stack;
     a->vals[a->n] = v;
     a->times[a->n++] = t;
@@ -103,13 +106,15 @@ static int64_t mapping_of(struct build *b, const char *binary)
     uint64_t key = sc_hash64(binary, strlen(binary));
     int added;
     uint32_t *ms = sc_map64_upsert(&b->mmap, key, p->nmappings, &added);
-    if (!ms) return SC_ENOMEM;
+    if (!ms)
+        return SC_ENOMEM;
     if (added) {
         uint32_t idx = p->nmappings;
         if (sc_grow_array(&p->mappings, &p->mappings_cap, (uint64_t)idx + 1, sizeof *p->mappings))
             return SC_ENOMEM;
         int64_t name = sc_profile_intern(p, binary, strlen(binary));
-        if (name < 0) return name;
+        if (name < 0)
+            return name;
         memset(&p->mappings[idx], 0, sizeof *p->mappings);
         p->mappings[idx].id = idx + 1;
         p->mappings[idx].filename = (uint32_t)name;
@@ -127,11 +132,14 @@ static int64_t function_of(struct build *b, const struct sc_store_frame *f)
         sc_hash64(f->function, strlen(f->function)) ^ (sc_hash64(f->file, strlen(f->file)) * 31);
     int added;
     uint32_t *fs = sc_map64_upsert(&b->fmap, key, p->nfunctions, &added);
-    if (!fs) return SC_ENOMEM;
-    if (!added) return *fs;
+    if (!fs)
+        return SC_ENOMEM;
+    if (!added)
+        return *fs;
     int64_t nm = sc_profile_intern(p, f->function, strlen(f->function));
     int64_t fl = sc_profile_intern(p, f->file, strlen(f->file));
-    if (nm < 0 || fl < 0) return SC_ENOMEM;
+    if (nm < 0 || fl < 0)
+        return SC_ENOMEM;
     return sc_profile_add_function(p, (uint32_t)nm, (uint32_t)fl);
 }
 
@@ -144,19 +152,24 @@ static int64_t location_of(struct build *b, const struct sc_store_frame *fr, uin
         key = sc_hash_combine(key, fr[x].key);
     int added;
     uint32_t *ls = sc_map64_upsert(&b->lmap, key, p->nlocations, &added);
-    if (!ls) return SC_ENOMEM;
-    if (!added) return *ls;
+    if (!ls)
+        return SC_ENOMEM;
+    if (!added)
+        return *ls;
     int64_t li = -1;
     for (uint32_t x = j; x <= k; x++) {
         int64_t fn = function_of(b, &fr[x]);
-        if (fn < 0) return fn;
+        if (fn < 0)
+            return fn;
         if (x == j) {
             li = sc_profile_add_simple_location(p, (uint32_t)fn);
-            if (li < 0) return li;
+            if (li < 0)
+                return li;
             p->lines[p->locations[li].line_start].line = fr[x].line;
             if (*fr[x].binary) {
                 int64_t m = mapping_of(b, fr[x].binary);
-                if (m < 0) return m;
+                if (m < 0)
+                    return m;
                 p->locations[li].mapping = (uint32_t)m + 1;
             }
         } else {
@@ -177,7 +190,8 @@ static int build_stack(void *ctx, uint64_t stack, const struct sc_store_frame *f
     if (nf > b->lcap) {
         uint32_t c = nf + 16;
         uint32_t *nl = realloc(b->locs, c * sizeof *nl);
-        if (!nl) return SC_ENOMEM;
+        if (!nl)
+            return SC_ENOMEM;
         b->locs = nl;
         b->lcap = c;
     }
@@ -187,9 +201,11 @@ static int build_stack(void *ctx, uint64_t stack, const struct sc_store_frame *f
         uint32_t k = j;
         while (k < nf && fr[k].inlined)
             k++;
-        if (k == nf) k = nf - 1;
+        if (k == nf)
+            k = nf - 1;
         int64_t li = location_of(b, fr, j, k);
-        if (li < 0) return (int)li;
+        if (li < 0)
+            return (int)li;
         b->locs[nl++] = (uint32_t)li;
         j = k + 1;
     }
@@ -210,7 +226,8 @@ static int build_profile(struct sc_store *s, const char *type, const char *unit,
     b.vals = vals;
     b.times = times;
     b.p = sc_profile_new();
-    if (!b.p) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!b.p)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     const char *colon = strchr(type, ':');
     int rc = sc_profile_add_sample_type(b.p, colon ? colon + 1 : type, unit);
     if (rc >= 0) {
@@ -223,7 +240,8 @@ static int build_profile(struct sc_store *s, const char *type, const char *unit,
     sc_map64_release(&b.mmap);
     if (rc < 0) {
         sc_profile_free(b.p);
-        if (rc == SC_EFORMAT && err && err[0]) return rc;
+        if (rc == SC_EFORMAT && err && err[0])
+            return rc;
         return sc_errf(err, rc, "building the merged profile: %s", sc_strerror(rc));
     }
     *out = b.p;
@@ -299,13 +317,15 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
     if (sc_store_type_info(s, q->type, unit, &m.gauge))
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
     struct exact_ctx x = {&m, calloc((size_t)q->nseries + 1, 1)};
-    if (!x.timed) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!x.timed)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct sc_store_read tr = {q, 0, 1, 0}, r = {q, 0, 0, !m.gauge};
     int rc = sc_store_read(s, &tr, exact_timed_rows, &x, err);
     /* rows of all series summed, unless some are to be left out */
     for (uint32_t i = 0; i < q->nseries && r.sum_series; i++)
         r.sum_series = !x.timed[i];
-    if (rc == 0) rc = sc_store_read(s, &r, exact_agg_rows, &x, err);
+    if (rc == 0)
+        rc = sc_store_read(s, &r, exact_agg_rows, &x, err);
     rc = read_fail(s, rc, err);
     if (rc == 0) {
         uint32_t n = acc_compact(&m.total);
@@ -333,14 +353,16 @@ struct bucket_ctx {
 
 static int flush_bucket(struct bucket_ctx *x)
 {
-    if (!x->open) return 0;
+    if (!x->open)
+        return 0;
     x->open = 0;
     struct sc_profile *p = NULL;
     uint32_t n = acc_compact(&x->total);
     int rc = build_profile(x->s, x->q->type, x->unit, x->total.stacks, x->total.vals, NULL, n, &p,
                            x->err);
     acc_release(&x->total);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     x->stopped = x->cb(x->ctx, &x->b, p);
     sc_profile_free(p);
     return x->stopped;
@@ -351,7 +373,8 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     struct bucket_ctx *x = ctx;
     if (x->open && r->from_ns != x->b.from_ns) {
         int rc = flush_bucket(x);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
     if (!x->open) {
         x->open = 1;
@@ -391,8 +414,10 @@ int sc_store_merge_buckets(struct sc_store *s, const struct sc_store_query *q, i
     x.err = err;
     struct sc_store_read r = {q, bucket_ns, 0, !x.b.gauge};
     int rc = sc_store_read(s, &r, bucket_rows, &x, err);
-    if (rc == 0 || (rc > 0 && x.stopped)) rc = x.stopped ? 0 : flush_bucket(&x);
-    if (rc > 0) rc = 0; /* the caller stopped */
+    if (rc == 0 || (rc > 0 && x.stopped))
+        rc = x.stopped ? 0 : flush_bucket(&x);
+    if (rc > 0)
+        rc = 0; /* the caller stopped */
     rc = read_fail(s, rc, err);
     acc_release(&x.total);
     return rc;
@@ -409,7 +434,8 @@ static int timed_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct timed_ctx *t = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
-        if (!r->values[i] || r->times[i] < t->from || r->times[i] >= t->until) continue;
+        if (!r->values[i] || r->times[i] < t->from || r->times[i] >= t->until)
+            continue;
         int e = acc_push(&t->rows, r->stacks[i], r->values[i], r->times[i]);
         if (e)
             return e;
@@ -462,11 +488,13 @@ static int each_rows(void *ctx, const struct sc_store_rows *r)
     sc_map64_release(&x->distinct);
     sc_map64_init(&x->distinct);
     x->nd = 0;
-    if (sc_grow_array(&x->sample, &x->scap, r->n, sizeof *x->sample)) return SC_ENOMEM;
+    if (sc_grow_array(&x->sample, &x->scap, r->n, sizeof *x->sample))
+        return SC_ENOMEM;
     for (uint32_t i = 0; i < r->n; i++) {
         int added;
         uint32_t *slot = sc_map64_upsert(&x->distinct, r->stacks[i], x->nd, &added);
-        if (!slot) return SC_ENOMEM;
+        if (!slot)
+            return SC_ENOMEM;
         if (added) {
             if (sc_grow_array(&x->dstacks, &x->dcap, (uint64_t)x->nd + 1, sizeof *x->dstacks) ||
                 sc_grow_array(&x->dvals, &x->vcap, (uint64_t)x->nd + 1, sizeof *x->dvals))
@@ -479,7 +507,8 @@ static int each_rows(void *ctx, const struct sc_store_rows *r)
     }
     struct sc_profile *p = NULL;
     int rc = build_profile(x->s, x->type, x->unit, x->dstacks, x->dvals, NULL, x->nd, &p, x->err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     struct sc_store_timed_block b = {p, r->n, x->sample, r->times, r->values};
     rc = x->cb(x->ctx, &b);
     sc_profile_free(p);
@@ -547,6 +576,7 @@ int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type,
 int sc_store_profiles(struct sc_store *s, const struct sc_store_query *q, sc_store_profile_cb cb,
                       void *ctx, char *err)
 {
-    if (!s->ops->profiles) return sc_errf(err, SC_EUNSUPPORTED, "this store cannot list profiles");
+    if (!s->ops->profiles)
+        return sc_errf(err, SC_EUNSUPPORTED, "this store cannot list profiles");
     return s->ops->profiles(s, q, cb, ctx, err);
 }

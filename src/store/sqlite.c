@@ -157,9 +157,11 @@ static int migrate(sqlite3 *db, char *err)
                  "COMMIT;",
                  (long long)sq_day(sc_wall_ns()), SC_ROLLUP_DAY, SC_ROLLUP_DAY, SC_ROLLUP_DAY);
         rc = sq_exec(db, sql, err);
-        if (rc == 0) rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
+        if (rc == 0)
+            rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
     }
-    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
 
@@ -223,9 +225,11 @@ struct conn *sq_conn_get(struct sq_store *s, char *err)
 {
     pthread_mutex_lock(&s->pool_mu);
     struct conn *c = s->pool;
-    if (c) s->pool = c->next;
+    if (c)
+        s->pool = c->next;
     pthread_mutex_unlock(&s->pool_mu);
-    if (c) return c;
+    if (c)
+        return c;
     c = calloc(1, sizeof *c);
     if (!c) {
         sc_errf(err, SC_ENOMEM, "out of memory");
@@ -295,7 +299,8 @@ static int load_maps(struct sq_store *s, char *err)
         k->ntypes = 1;
         for (const char *c = k->types; c && *c; c++)
             k->ntypes += *c == ',';
-        if (k->id >= s->next_kind) s->next_kind = k->id + 1;
+        if (k->id >= s->next_kind)
+            s->next_kind = k->id + 1;
     }
     sqlite3_finalize(st);
     return 0;
@@ -309,7 +314,8 @@ static int lock_dir(struct sq_store *s, const char *dir, char *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/LOCK", dir);
     s->lock_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (s->lock_fd < 0) return sc_errf(err, SC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    if (s->lock_fd < 0)
+        return sc_errf(err, SC_EIO, "cannot open '%s': %s", path, strerror(errno));
     if (flock(s->lock_fd, LOCK_EX | LOCK_NB) < 0) {
         int e = errno;
         char pid[24] = "";
@@ -400,7 +406,8 @@ static void sq_close(struct sc_store *st)
     pthread_mutex_destroy(&s->pool_mu);
     pthread_mutex_destroy(&s->cache_mu);
     pthread_rwlock_destroy(&s->gc_lock);
-    if (s->lock_fd >= 0) close(s->lock_fd); /* last: the database is closed and checkpointed */
+    if (s->lock_fd >= 0)
+        close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
     free(s);
 }
@@ -409,11 +416,13 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
 {
     *out = NULL;
     struct sq_store *s = calloc(1, sizeof *s);
-    if (!s) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!s)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     s->base.ops = &sqlite_ops;
     s->base.opts = *o;
     s->lock_fd = -1;
-    if (s->base.opts.zstd_level == 0) s->base.opts.zstd_level = 3;
+    if (s->base.opts.zstd_level == 0)
+        s->base.opts.zstd_level = 3;
     const char *dir = o->dir ? o->dir : "./data";
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
         int e = errno;
@@ -429,7 +438,8 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     snprintf(s->path, plen, "%s/scorch.db", dir);
     int rc = lock_dir(s, dir, err);
     if (rc) {
-        if (s->lock_fd >= 0) close(s->lock_fd);
+        if (s->lock_fd >= 0)
+            close(s->lock_fd);
         free(s->path);
         free(s);
         return rc;
@@ -449,11 +459,16 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
     rc = sq_open_db(s, &s->wdb, 1, err);
-    if (!rc) rc = sq_exec(s->wdb, schema_sql, err);
-    if (!rc) rc = migrate(s->wdb, err);
-    if (!rc) rc = sq_exec(s->wdb, index_sql, err);
-    if (!rc) rc = load_maps(s, err);
-    if (!rc) rc = sq_ids_open(s, err);
+    if (!rc)
+        rc = sq_exec(s->wdb, schema_sql, err);
+    if (!rc)
+        rc = migrate(s->wdb, err);
+    if (!rc)
+        rc = sq_exec(s->wdb, index_sql, err);
+    if (!rc)
+        rc = load_maps(s, err);
+    if (!rc)
+        rc = sq_ids_open(s, err);
     if (rc) {
         sq_close(&s->base);
         return rc;
@@ -473,7 +488,8 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
 {
     struct sq_store *s = (struct sq_store *)st;
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     sqlite3 *db = c->db;
     sqlite3_stmt *q;
     int rc = 0;
@@ -512,7 +528,8 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
             sc_buf_append(&seen, t, tlen);
             sc_buf_putc(&seen, 0);
             en.unit = seen.len;
-            if (slash) sc_buf_append(&seen, slash + 1, len - tlen - 1);
+            if (slash)
+                sc_buf_append(&seen, slash + 1, len - tlen - 1);
             sc_buf_putc(&seen, 0);
             int dup = 0;
             for (size_t i = 0; i < nents && !dup && !seen.oom; i++)
@@ -531,7 +548,8 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
     }
     sqlite3_finalize(q);
     sq_conn_put(s, c);
-    if (seen.oom) rc = SC_ENOMEM;
+    if (seen.oom)
+        rc = SC_ENOMEM;
     /* sort by id (insertion sort: few types) */
     for (size_t i = 1; !rc && i < nents; i++)
         for (size_t j = i; j > 0 && strcmp(seen.data + ents[j - 1].id, seen.data + ents[j].id) > 0;
@@ -544,7 +562,8 @@ static int sq_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
         struct sc_store_type t = {seen.data + ents[i].id, seen.data + ents[i].prof,
                                   seen.data + ents[i].type, seen.data + ents[i].unit, 0};
         t.gauge = sc_type_is_gauge(t.profile, t.sample_type);
-        if (cb(ctx, &t)) break;
+        if (cb(ctx, &t))
+            break;
     }
     free(ents);
     sc_buf_release(&seen);
@@ -555,7 +574,8 @@ static int list_strings(struct sq_store *s, const char *sql, const char *tenant,
                         sc_store_str_cb cb, void *ctx, char *err)
 {
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     sqlite3_stmt *st;
     int rc = 0;
     if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -564,9 +584,11 @@ static int list_strings(struct sq_store *s, const char *sql, const char *tenant,
         return rc;
     }
     sqlite3_bind_text(st, 1, sq_tenant(tenant), -1, SQLITE_STATIC);
-    if (name) sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    if (name)
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW)
-        if (cb(ctx, (const char *)sqlite3_column_text(st, 0))) break;
+        if (cb(ctx, (const char *)sqlite3_column_text(st, 0)))
+            break;
     sqlite3_finalize(st);
     sq_conn_put(s, c);
     return 0;
@@ -595,7 +617,8 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
 {
     const char *colon = strchr(type ? type : "", ':');
     *gauge = 0;
-    if (!colon) return 0;
+    if (!colon)
+        return 0;
     size_t plen = (size_t)(colon - type);
     const char *st = colon + 1;
     size_t slen = strlen(st);
@@ -603,7 +626,8 @@ int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out
     pthread_mutex_lock(&s->mu);
     for (uint32_t i = 0; i < s->nkinds && n < max; i++) {
         const struct kind *k = &s->kinds[i];
-        if (strlen(k->profile) != plen || strncmp(k->profile, type, plen)) continue;
+        if (strlen(k->profile) != plen || strncmp(k->profile, type, plen))
+            continue;
         uint32_t col = 0;
         for (const char *t = k->types; *t; col++) {
             const char *e = strchr(t, ',');
@@ -632,7 +656,8 @@ static int sq_type_info(struct sc_store *st, const char *type, char unit[64], in
 {
     struct kind_col kc[SQ_MAX_KINDS];
     int nk = sq_kinds_for_type((struct sq_store *)st, type, kc, SQ_MAX_KINDS, gauge);
-    if (nk == 0) return SC_ENOTFOUND;
+    if (nk == 0)
+        return SC_ENOTFOUND;
     memcpy(unit, kc[0].unit, sizeof kc[0].unit);
     return 0;
 }
@@ -645,10 +670,12 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
     int gauge, nk = 0;
     if (type && *type) {
         nk = sq_kinds_for_type(s, type, kc, SQ_MAX_KINDS, &gauge);
-        if (nk == 0) return 0;
+        if (nk == 0)
+            return 0;
     }
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     sqlite3_stmt *st, *ex = c->st[ST_EXISTS], *any = c->st[ST_ANY];
     int rc = 0;
     if (sqlite3_prepare_v2(c->db, "SELECT id, labels FROM series WHERE tenant = ? ORDER BY labels",
@@ -679,9 +706,11 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
             /* a timed profile started before the range may hold samples in it */
             has = has || sq_timed_near(c->db, (uint64_t)id, kc[k].kind, from, until);
         }
-        if (!has) continue;
+        if (!has)
+            continue;
         struct sc_store_series se = {(uint64_t)id, (const char *)sqlite3_column_text(st, 1)};
-        if (cb(ctx, &se)) break;
+        if (cb(ctx, &se))
+            break;
     }
     sqlite3_finalize(st);
     sq_conn_put(s, c);
@@ -693,7 +722,8 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
     struct sq_store *s = (struct sq_store *)sto;
     memset(st, 0, sizeof *st);
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     static const char *const q[] = {"SELECT count(*) FROM profiles", "SELECT count(*) FROM series",
                                     "SELECT count(*) FROM stacks", "SELECT count(*) FROM frames",
                                     "SELECT count(*) FROM rollups"};
@@ -701,7 +731,8 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
     for (int i = 0; i < 5; i++) {
         sqlite3_stmt *x;
         if (sqlite3_prepare_v2(c->db, q[i], -1, &x, NULL) == SQLITE_OK) {
-            if (sqlite3_step(x) == SQLITE_ROW) *dst[i] = (uint64_t)sqlite3_column_int64(x, 0);
+            if (sqlite3_step(x) == SQLITE_ROW)
+                *dst[i] = (uint64_t)sqlite3_column_int64(x, 0);
             sqlite3_finalize(x);
         }
     }
@@ -711,7 +742,8 @@ static int sq_stats(struct sc_store *sto, struct sc_store_stats *st, char *err)
         char path[4200];
         snprintf(path, sizeof path, "%s%s", s->path, sfx[i]);
         struct stat sb;
-        if (stat(path, &sb) == 0) st->bytes_on_disk += (uint64_t)sb.st_size;
+        if (stat(path, &sb) == 0)
+            st->bytes_on_disk += (uint64_t)sb.st_size;
     }
     return 0;
 }

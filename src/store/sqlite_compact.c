@@ -29,7 +29,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
                                 "series_id=? AND kind_id=? AND res=? AND bucket >= ? AND "
                                 "bucket < ?",
                                 -1, &st, NULL);
-    if (rc != SQLITE_OK) return sq_err(err, db, "compacting");
+    if (rc != SQLITE_OK)
+        return sq_err(err, db, "compacting");
     /* an hour from its ten minutes, a day from its hours */
     int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
     sqlite3_bind_int64(st, 1, series);
@@ -50,10 +51,12 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         struct sc_block b;
         rc = sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
                              SQ_MAX_BLOCK_ROWS, &b, err);
-        if (rc) break;
+        if (rc)
+            break;
         nprofiles += sqlite3_column_int64(st, 1);
         duration += sqlite3_column_int64(st, 2);
-        if (ncols == 0) ncols = b.ncols;
+        if (ncols == 0)
+            ncols = b.ncols;
         if (b.ncols != ncols) {
             sc_block_release(&b);
             rc = sc_errf(err, SC_EFORMAT, "blocks of one kind with different columns");
@@ -65,9 +68,11 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
             while (c < all.n + b.n)
                 c *= 2;
             uint32_t *ns = realloc(all.stacks, c * sizeof *ns);
-            if (ns) all.stacks = ns;
+            if (ns)
+                all.stacks = ns;
             int64_t *nv = realloc(all.values, (size_t)c * ncols * sizeof *nv);
-            if (nv) all.values = nv;
+            if (nv)
+                all.values = nv;
             if (!ns || !nv) {
                 sc_block_release(&b);
                 rc = sc_errf(err, SC_ENOMEM, "out of memory");
@@ -112,7 +117,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
             rc = sc_block_normalize(&all);
         }
         struct sc_buf enc = SC_BUF_INIT, tot = SC_BUF_INIT;
-        if (rc == 0) rc = sc_block_encode(&all, &enc, s->base.opts.zstd_level);
+        if (rc == 0)
+            rc = sc_block_encode(&all, &enc, s->base.opts.zstd_level);
         for (uint32_t c = 0; rc == 0 && c < ncols; c++) {
             int64_t t = 0;
             for (uint32_t r = 0; r < all.n; r++)
@@ -130,7 +136,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
             sqlite3_bind_blob(st, 6, tot.data ? tot.data : "", (int)tot.len, SQLITE_STATIC);
             sqlite3_bind_blob(st, 7, enc.data ? enc.data : "", (int)enc.len, SQLITE_STATIC);
             sqlite3_bind_int64(st, 8, duration);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = sq_err(err, db, "writing a rollup");
+            if (sqlite3_step(st) != SQLITE_DONE)
+                rc = sq_err(err, db, "writing a rollup");
         } else if (rc == 0) {
             rc = sq_err(err, db, "writing a rollup");
         }
@@ -156,7 +163,8 @@ static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *d
               "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=? AND "
               "m.bucket >= d.bucket AND m.bucket < d.bucket + ?) LIMIT 64";
     int64_t(*rows)[3] = malloc(BATCH * sizeof *rows);
-    if (!rows) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!rows)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     pthread_mutex_lock(&s->wdb_mu);
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
@@ -187,12 +195,14 @@ static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *d
         rc = sq_err(err, db, "compacting");
     for (int i = 0; i < nrows && rc == 0; i++) {
         rc = rollup_one(s, rows[i][0], rows[i][1], res, rows[i][2], err);
-        if (rc) break;
+        if (rc)
+            break;
         sqlite3_bind_int64(st, 1, rows[i][0]);
         sqlite3_bind_int64(st, 2, rows[i][1]);
         sqlite3_bind_int64(st, 3, res);
         sqlite3_bind_int64(st, 4, rows[i][2]);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = sq_err(err, db, "compacting");
+        if (sqlite3_step(st) != SQLITE_DONE)
+            rc = sq_err(err, db, "compacting");
         sqlite3_reset(st);
     }
     sqlite3_finalize(st);
@@ -237,9 +247,11 @@ static int64_t retain(struct sq_store *s, int64_t cutoff, char *err)
                          "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles "
                          "WHERE time_ns < ? LIMIT 2000)",
                          cutoff, err);
-        if (n < 0) return n;
+        if (n < 0)
+            return n;
         total += n;
-        if (n == 0) break;
+        if (n == 0)
+            break;
     }
     int64_t n = run1(s, "DELETE FROM rollups WHERE (bucket + res) * 1000000000 <= ?", cutoff, err);
     if (n >= 0 && total > 0)
@@ -257,9 +269,11 @@ static void mark_frames(const uint8_t *p, const uint8_t *end, uint8_t *used, uin
 {
     while (p < end) {
         uint64_t v;
-        if (sc_get_uvarint(&p, end, &v)) return;
+        if (sc_get_uvarint(&p, end, &v))
+            return;
         uint64_t fid = v >> 1;
-        if (fid < nused) used[fid / 8] |= (uint8_t)(1u << (fid % 8));
+        if (fid < nused)
+            used[fid / 8] |= (uint8_t)(1u << (fid % 8));
     }
 }
 
@@ -313,7 +327,8 @@ static int64_t collect(struct sq_store *s, int64_t cutoff, char *err)
                 int dead = !last && !(used[id / 8] & (1u << (id % 8)));
                 static const char head[] = "DELETE FROM frames WHERE id IN (";
                 if (dead) {
-                    if (k == 0) strcpy(sql, head);
+                    if (k == 0)
+                        strcpy(sql, head);
                     size_t len = strlen(sql);
                     snprintf(sql + len, 16, "%s%u", k ? "," : "", (unsigned)id);
                     k++;
@@ -325,7 +340,8 @@ static int64_t collect(struct sq_store *s, int64_t cutoff, char *err)
                     k = 0;
                 }
             }
-            if (!sql) n = sc_errf(err, SC_ENOMEM, "out of memory");
+            if (!sql)
+                n = sc_errf(err, SC_ENOMEM, "out of memory");
             free(sql);
             free(used);
         }
@@ -359,12 +375,14 @@ static int vacuum(struct sq_store *s, char *err)
         sqlite3_stmt *st;
         int64_t freelist = 0;
         if (sqlite3_prepare_v2(s->wdb, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW) freelist = sqlite3_column_int64(st, 0);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                freelist = sqlite3_column_int64(st, 0);
             sqlite3_finalize(st);
         }
         int rc = freelist > 0 ? sq_exec(s->wdb, "PRAGMA incremental_vacuum(1024)", err) : 0;
         pthread_mutex_unlock(&s->wdb_mu);
-        if (rc || freelist == 0) return rc;
+        if (rc || freelist == 0)
+            return rc;
     }
     return 0;
 }
@@ -388,16 +406,19 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
     if (rc == 0 && s->base.opts.retention_ns > 0) {
         int64_t cutoff = now - s->base.opts.retention_ns;
         int64_t deleted = retain(s, cutoff, err);
-        if (deleted < 0) return (int)deleted;
+        if (deleted < 0)
+            return (int)deleted;
         /* collecting scans the stacks and series: at most hourly unless forced, and only
          * after retention took something */
         int64_t gone = 0;
         if ((deleted > 0 || force) && (force || now - s->last_gc_ns >= 3600 * NS)) {
             s->last_gc_ns = now;
             gone = collect(s, cutoff, err);
-            if (gone < 0) return (int)gone;
+            if (gone < 0)
+                return (int)gone;
         }
-        if (deleted > 0 || gone > 0) rc = vacuum(s, err);
+        if (deleted > 0 || gone > 0)
+            rc = vacuum(s, err);
     }
     return rc;
 }

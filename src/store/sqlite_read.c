@@ -15,20 +15,24 @@ static int cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, siz
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&s->stack_cache, id, s->nstack_cache, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return 0;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
     if (sc_grow_array(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
                       sizeof *s->stack_off))
         return SC_ENOMEM;
     uint32_t cap = s->stack_cache_cap;
     uint32_t *nl = realloc(s->stack_len, cap * sizeof *nl);
-    if (!nl) return SC_ENOMEM;
+    if (!nl)
+        return SC_ENOMEM;
     s->stack_len = nl;
     const uint8_t *p = blob, *end = blob + len;
     uint32_t start = s->nstack_data, n = 0;
     while (p < end) {
         uint64_t v;
-        if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX) return SC_EFORMAT;
+        if (sc_get_uvarint(&p, end, &v) || v > UINT32_MAX)
+            return SC_EFORMAT;
         if (sc_grow_array(&s->stack_data, &s->stack_data_cap, (uint64_t)s->nstack_data + 1,
                           sizeof *s->stack_data))
             return SC_ENOMEM;
@@ -46,8 +50,10 @@ static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const ch
 {
     int added;
     uint32_t *slot = sc_map64_upsert(&s->frame_cache, id, s->nfinfo, &added);
-    if (!slot) return SC_ENOMEM;
-    if (!added) return 0;
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return 0;
     if (sc_grow_array(&s->finfo, &s->finfo_cap, (uint64_t)s->nfinfo + 1, sizeof *s->finfo))
         return SC_ENOMEM;
     struct frame_info *f = &s->finfo[s->nfinfo];
@@ -56,7 +62,8 @@ static int cache_frame(struct sq_store *s, uint32_t id, const char *fn, const ch
     f->file = sc_arena_strndup(&s->cache_arena, file, strlen(file));
     f->binary = sc_arena_strndup(&s->cache_arena, bin, strlen(bin));
     f->line = line;
-    if (!f->function || !f->file || !f->binary) return SC_ENOMEM;
+    if (!f->function || !f->file || !f->binary)
+        return SC_ENOMEM;
     s->nfinfo++;
     return 0;
 }
@@ -103,7 +110,8 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
  * filled the caches before can tell its entries went. */
 static void cache_trim(struct sq_store *s)
 {
-    if (s->nstack_cache <= SQ_READ_CACHE && s->nfinfo <= SQ_READ_CACHE) return;
+    if (s->nstack_cache <= SQ_READ_CACHE && s->nfinfo <= SQ_READ_CACHE)
+        return;
     sc_map64_release(&s->stack_cache);
     sc_map64_release(&s->frame_cache);
     s->nstack_cache = s->nstack_data = s->nfinfo = 0;
@@ -122,7 +130,8 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
     uint32_t *miss = NULL, nmiss = 0, cap = 0;
     int rc = 0;
     pthread_mutex_lock(&s->cache_mu);
-    if (trim) cache_trim(s);
+    if (trim)
+        cache_trim(s);
     *gen = s->cache_gen;
     pthread_mutex_unlock(&s->cache_mu);
     for (int frames = 0; frames < 2 && rc == 0; frames++) {
@@ -131,7 +140,8 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
         pthread_mutex_lock(&s->cache_mu);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
             if (!frames) {
-                if (sc_map64_get(&s->stack_cache, stacks[i])) continue;
+                if (sc_map64_get(&s->stack_cache, stacks[i]))
+                    continue;
                 int added;
                 if (!sc_map64_upsert(&seen, stacks[i], 0, &added)) {
                     rc = SC_ENOMEM;
@@ -149,7 +159,8 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
             const uint32_t *fr = s->stack_data + s->stack_off[*ci];
             for (uint32_t j = 0; j < s->stack_len[*ci] && rc == 0; j++) {
                 uint32_t fid = fr[j] >> 1;
-                if (sc_map64_get(&s->frame_cache, fid)) continue;
+                if (sc_map64_get(&s->frame_cache, fid))
+                    continue;
                 int added;
                 if (!sc_map64_upsert(&seen, fid, 0, &added)) {
                     rc = SC_ENOMEM;
@@ -203,7 +214,8 @@ static void rows_release(struct rows *a)
 
 static void rows_clear(struct rows *a)
 {
-    if (a->used) memset(a->slots, 0, ((size_t)a->mask + 1) * sizeof *a->slots);
+    if (a->used)
+        memset(a->slots, 0, ((size_t)a->mask + 1) * sizeof *a->slots);
     a->used = 0;
     a->n = 0;
 }
@@ -222,11 +234,14 @@ static inline uint32_t slot_of(uint32_t key, uint32_t mask)
 static int rows_rehash(struct rows *a)
 {
     uint32_t ncap = a->slots ? (a->mask + 1) * 2 : 4096;
-    if (ncap == 0) return SC_ELIMIT;
+    if (ncap == 0)
+        return SC_ELIMIT;
     struct sum_slot *ns = calloc(ncap, sizeof *ns);
-    if (!ns) return SC_ENOMEM;
+    if (!ns)
+        return SC_ENOMEM;
     for (uint32_t i = 0; a->slots && i <= a->mask; i++) {
-        if (!a->slots[i].key) continue;
+        if (!a->slots[i].key)
+            continue;
         uint32_t j = slot_of(a->slots[i].key, ncap - 1);
         while (ns[j].key)
             j = (j + 1) & (ncap - 1);
@@ -240,7 +255,8 @@ static int rows_rehash(struct rows *a)
 
 static int rows_add(struct rows *a, uint32_t stack, int64_t v)
 {
-    if ((!a->slots || a->used >= (a->mask + 1) / 2) && rows_rehash(a)) return SC_ENOMEM;
+    if ((!a->slots || a->used >= (a->mask + 1) / 2) && rows_rehash(a))
+        return SC_ENOMEM;
     uint32_t j = slot_of(stack, a->mask);
     while (a->slots[j].key && a->slots[j].key != stack)
         j = (j + 1) & a->mask;
@@ -257,8 +273,10 @@ static int rows_emit(struct rows *a)
 {
     a->n = 0;
     for (uint32_t i = 0; a->slots && i <= a->mask; i++) {
-        if (!a->slots[i].key || !a->slots[i].sum) continue;
-        if (rows_grow(a, 0)) return SC_ENOMEM;
+        if (!a->slots[i].key || !a->slots[i].sum)
+            continue;
+        if (rows_grow(a, 0))
+            return SC_ENOMEM;
         a->stacks[a->n] = a->slots[i].key;
         a->vals[a->n++] = a->slots[i].sum;
     }
@@ -284,17 +302,20 @@ static int count_block(struct reader *rd)
 static int add_block(struct reader *rd, struct rows *a, const void *data, size_t len, uint32_t col)
 {
     int rc = count_block(rd);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     struct sc_block b;
     rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, &b, rd->err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     if (col >= b.ncols) {
         sc_block_release(&b);
         return sc_errf(rd->err, SC_EFORMAT, "sample block lacks column %u", (unsigned)col);
     }
     const int64_t *v = b.values + (size_t)col * b.n;
     for (uint32_t i = 0; i < b.n && rc == 0; i++)
-        if (v[i]) rc = rows_add(a, b.stacks[i], v[i]);
+        if (v[i])
+            rc = rows_add(a, b.stacks[i], v[i]);
     sc_block_release(&b);
     return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
 }
@@ -334,13 +355,16 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
         int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
         sqlite3_reset(mm);
-        if (!have) return 0;
+        if (!have)
+            return 0;
         /* keep bucket alignment where the range allows it: start at lo's largest bucket */
         int64_t big = rollup_res[0] * NS;
         int64_t lo_al = sc_floor_div(lo, big) * big;
-        if (lo_al > from) from = lo_al;
+        if (lo_al > from)
+            from = lo_al;
         int64_t hi_al = (sc_floor_div(hi, big) + 1) * big;
-        if (hi_al < until) until = hi_al;
+        if (hi_al < until)
+            until = hi_al;
     }
     /* Walk [from, until) left to right: a full clean bucket of the largest resolution
      * allowed from its rollup, else of the next, else raw profiles up to the next
@@ -352,8 +376,10 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         int used = 0;
         for (size_t k = 0; max_res > 0 && t % NS == 0 && k < NRES && !used; k++) {
             int64_t r = rollup_res[k];
-            if (r > max_res || secs % r != 0 || t + r * NS > until) continue;
-            if (is_dirty(dq, series, kc->kind, r, secs)) continue;
+            if (r > max_res || secs % r != 0 || t + r * NS > until)
+                continue;
+            if (is_dirty(dq, series, kc->kind, r, secs))
+                continue;
             sqlite3_bind_int64(rq, 1, (int64_t)series);
             sqlite3_bind_int64(rq, 2, kc->kind);
             sqlite3_bind_int64(rq, 3, r);
@@ -369,10 +395,12 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
             t += r * NS;
             used = 1;
         }
-        if (used) continue;
+        if (used)
+            continue;
         int64_t small = rollup_res[NRES - 1] * NS;
         int64_t next = (sc_floor_div(t, small) + 1) * small;
-        if (next > until || max_res <= 0) next = until;
+        if (next > until || max_res <= 0)
+            next = until;
         sqlite3_bind_int64(pq, 1, (int64_t)series);
         sqlite3_bind_int64(pq, 2, kc->kind);
         sqlite3_bind_int64(pq, 3, t);
@@ -410,13 +438,15 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
                 rc =
                     sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
                                     SQ_MAX_BLOCK_ROWS, &b, rd->err);
-            if (rc) break;
+            if (rc)
+                break;
             a->n = 0;
             for (uint32_t i = 0; i < b.n && rc == 0; i++) {
                 int64_t v = b.values[(size_t)kc[k].col * b.n + i];
                 if (!v || !b.times || b.times[i] < q->from_ns || b.times[i] >= q->until_ns)
                     continue;
-                if ((rc = rows_grow(a, 1)) != 0) break;
+                if ((rc = rows_grow(a, 1)) != 0)
+                    break;
                 a->stacks[a->n] = b.stacks[i];
                 a->vals[a->n] = v;
                 a->times[a->n++] = b.times[i];
@@ -453,11 +483,13 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
         if (r->bucket_ns > 0) {
             max_res = 0;
             for (size_t k = 0; k < NRES && !max_res; k++)
-                if (r->bucket_ns % (rollup_res[k] * NS) == 0) max_res = rollup_res[k];
+                if (r->bucket_ns % (rollup_res[k] * NS) == 0)
+                    max_res = rollup_res[k];
         }
     }
     struct reader rd = {s, sq_conn_get(s, err), 0, err};
-    if (!rd.c) return SC_EIO;
+    if (!rd.c)
+        return SC_EIO;
     struct rows a;
     memset(&a, 0, sizeof a);
     /* a read transaction: one consistent snapshot for the whole read */
@@ -481,7 +513,8 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
                 rc = cb(ctx, &out);
             }
         }
-        if (!width) break;
+        if (!width)
+            break;
         b += width;
     }
     rows_release(&a);
@@ -497,16 +530,19 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
 {
     struct sq_store *s = (struct sq_store *)sto;
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     /* fill, then resolve under cache_mu in the same generation: another resolution that
      * emptied the caches in between means filling again (the last try does not trim) */
     int rc = 0;
     for (int attempt = 0;; attempt++) {
         uint64_t gen;
         rc = cache_fill(s, c->db, stacks, n, attempt < 2, &gen, err);
-        if (rc) break;
+        if (rc)
+            break;
         pthread_mutex_lock(&s->cache_mu);
-        if (gen == s->cache_gen) break; /* locked */
+        if (gen == s->cache_gen)
+            break; /* locked */
         pthread_mutex_unlock(&s->cache_mu);
         if (attempt == 3) {
             rc = sc_errf(err, SC_EIO, "the symbol cache is too busy; try again");
@@ -514,7 +550,8 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
         }
     }
     sq_conn_put(s, c);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     struct sc_store_frame *fr = NULL;
     uint32_t fcap = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
@@ -537,7 +574,8 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
                 else
                     fd[j] = *fi << 1 | (fd[j] & 1);
             }
-            if (rc) break;
+            if (rc)
+                break;
             s->stack_len[*ci] |= SQ_RESOLVED;
         }
         if (nf > fcap) {
@@ -555,7 +593,8 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
             fr[j] = (struct sc_store_frame){f->id,     f->function, f->file,
                                             f->binary, f->line,     (int)(fd[j] & 1)};
         }
-        if (rc == 0) rc = cb(ctx, stacks[i], fr, nf);
+        if (rc == 0)
+            rc = cb(ctx, stacks[i], fr, nf);
     }
     pthread_mutex_unlock(&s->cache_mu);
     free(fr);
@@ -572,9 +611,11 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
-    if (nk == 0) return SC_ENOTFOUND;
+    if (nk == 0)
+        return SC_ENOTFOUND;
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     int found = 0;
     sqlite3_stmt *mm = c->st[ST_SPAN];
     for (uint32_t i = 0; i < q->nseries; i++)
@@ -585,8 +626,10 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
             sqlite3_bind_int64(mm, 4, q->until_ns);
             if (sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL) {
                 int64_t lo = sqlite3_column_int64(mm, 0), hi = sqlite3_column_int64(mm, 1);
-                if (!found || lo < *first_ns) *first_ns = lo;
-                if (!found || hi > *last_ns) *last_ns = hi;
+                if (!found || lo < *first_ns)
+                    *first_ns = lo;
+                if (!found || hi > *last_ns)
+                    *last_ns = hi;
                 found = 1;
             }
             sqlite3_reset(mm);
@@ -606,9 +649,11 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
-    if (nk == 0) return 0;
+    if (nk == 0)
+        return 0;
     int64_t *counts = gauge ? calloc(nsteps, sizeof *counts) : NULL;
-    if (gauge && !counts) return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (gauge && !counts)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct conn *c = sq_conn_get(s, err);
     if (!c) {
         free(counts);
@@ -620,7 +665,8 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     int rc = 0;
     for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
         int64_t *row = values + (size_t)i * nsteps;
-        if (counts) memset(counts, 0, nsteps * sizeof *counts);
+        if (counts)
+            memset(counts, 0, nsteps * sizeof *counts);
         for (int k = 0; k < nk; k++) {
             sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(st, 2, kc[k].kind);
@@ -636,14 +682,17 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
                 const uint8_t *end = p + sqlite3_column_bytes(st, 1);
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
-                    if (sc_get_uvarint(&p, end, &v)) v = 0;
+                    if (sc_get_uvarint(&p, end, &v))
+                        v = 0;
                 row[step] = sc_add_sat(row[step], sc_unzigzag(v));
-                if (counts) counts[step]++;
+                if (counts)
+                    counts[step]++;
             }
             sqlite3_reset(st);
         }
         for (uint64_t k = 0; counts && k < nsteps; k++)
-            if (counts[k]) row[k] = sc_avg_round(row[k], counts[k]);
+            if (counts[k])
+                row[k] = sc_avg_round(row[k], counts[k]);
     }
     sq_conn_put(s, c);
     free(counts);
@@ -676,9 +725,11 @@ int sq_profiles(struct sc_store *sto, const struct sc_store_query *q, sc_store_p
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
-    if (nk == 0) return 0;
+    if (nk == 0)
+        return 0;
     struct conn *c = sq_conn_get(s, err);
-    if (!c) return SC_EIO;
+    if (!c)
+        return SC_EIO;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(c->db,
                            "SELECT time_ns, duration_ns, timed, nsamples, totals FROM profiles "
@@ -701,7 +752,8 @@ int sq_profiles(struct sc_store *sto, const struct sc_store_query *q, sc_store_p
                 const uint8_t *end = p + sqlite3_column_bytes(st, 4);
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
-                    if (sc_get_uvarint(&p, end, &v)) v = 0;
+                    if (sc_get_uvarint(&p, end, &v))
+                        v = 0;
                 struct sc_store_profile_info pi = {
                     q->series[i],
                     sqlite3_column_int64(st, 0),

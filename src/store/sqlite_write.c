@@ -81,15 +81,18 @@ static int prefetch_ids(struct sq_store *s, int which, const uint64_t *hashes, u
     uint32_t k = 0;
     int rc = 0;
     for (uint32_t i = 0; i <= n && rc == 0; i++) {
-        if (i < n && !sc_map64_get(cache, hashes[i])) batch[k++] = (int64_t)hashes[i];
-        if (k == 0 || (k < BATCH && i < n)) continue;
+        if (i < n && !sc_map64_get(cache, hashes[i]))
+            batch[k++] = (int64_t)hashes[i];
+        if (k == 0 || (k < BATCH && i < n))
+            continue;
         char sql[64 + BATCH * 2];
         int o = snprintf(sql, sizeof sql, "SELECT id, hash FROM %s WHERE hash IN (", table[which]);
         for (uint32_t j = 0; j < k; j++)
             o += snprintf(sql + o, sizeof sql - (size_t)o, j ? ",?" : "?");
         snprintf(sql + o, sizeof sql - (size_t)o, ")");
         sqlite3_stmt *st;
-        if (sqlite3_prepare_v2(s->idb, sql, -1, &st, NULL) != SQLITE_OK) return SC_EIO;
+        if (sqlite3_prepare_v2(s->idb, sql, -1, &st, NULL) != SQLITE_OK)
+            return SC_EIO;
         for (uint32_t j = 0; j < k; j++)
             sqlite3_bind_int64(st, (int)j + 1, batch[j]);
         while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
@@ -121,8 +124,10 @@ static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
 {
     int added;
     uint32_t *d = sc_map64_upsert(&s->touched, id, day, &added);
-    if (!d) return SC_ENOMEM;
-    if (!added && *d >= day) return 0;
+    if (!d)
+        return SC_ENOMEM;
+    if (!added && *d >= day)
+        return 0;
     *d = day;
     if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1, sizeof *s->touch))
         return SC_ENOMEM;
@@ -147,10 +152,13 @@ static int64_t frame_id_locked(struct sq_store *s, const struct sc_prep_frame *p
 {
     uint64_t h = pf->id;
     uint32_t *slot = sc_map64_get(&s->frame_ids, h);
-    if (slot) return *slot;
-    if (s->next_frame >= UINT32_MAX / 4) return SC_ELIMIT;
+    if (slot)
+        return *slot;
+    if (s->next_frame >= UINT32_MAX / 4)
+        return SC_ELIMIT;
     struct pend_frame *f = calloc(1, sizeof *f);
-    if (!f) return SC_ENOMEM;
+    if (!f)
+        return SC_ENOMEM;
     f->id = s->next_frame;
     f->hash = h;
     f->function = strndup(pf->function.ptr, pf->function.len);
@@ -215,7 +223,8 @@ static int resolve_stacks(struct wctx *w)
         }
     }
     sc_map64_release(&seen);
-    if (rc == 0) rc = prefetch_ids(s, IDQ_FRAME, fh, nfh);
+    if (rc == 0)
+        rc = prefetch_ids(s, IDQ_FRAME, fh, nfh);
     free(fh);
     for (uint32_t i = 0; i < w->x.n && rc == 0; i++) {
         uint32_t *slot = sc_map64_get(&s->stack_ids, w->x.stack[i]);
@@ -280,7 +289,8 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
         for (uint32_t c = 0; c < nt; c++)
             b.values[(size_t)c * n + i] = w->x.values[(size_t)r * nt + c];
     }
-    if (!w->timed && (rc = sc_block_normalize(&b)) != 0) goto out;
+    if (!w->timed && (rc = sc_block_normalize(&b)) != 0)
+        goto out;
     for (uint32_t c = 0; c < nt; c++) {
         int64_t t = 0;
         for (uint32_t i = 0; i < b.n; i++)
@@ -289,7 +299,8 @@ static int build_block(struct wctx *w, struct pend_write *pw, char *err)
     }
     pw->nsamples = b.n;
     rc = sc_block_encode(&b, &pw->block, w->s->base.opts.zstd_level);
-    if (!rc && (pw->block.oom || pw->totals.oom)) rc = SC_ENOMEM;
+    if (!rc && (pw->block.oom || pw->totals.oom))
+        rc = SC_ENOMEM;
 out:
     free(b.stacks);
     free(b.values);
@@ -303,12 +314,16 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
                                 const struct sc_labels *labels, const char *canon, uint64_t h)
 {
     uint32_t *slot = sc_map64_get(&s->series_ids, h);
-    if (slot) return *slot;
+    if (slot)
+        return *slot;
     int64_t known = lookup_id(s, IDQ_SERIES, h);
-    if (known > 0 && !sc_map64_upsert(&s->series_ids, h, (uint32_t)known, NULL)) return SC_ENOMEM;
-    if (known != 0) return known;
+    if (known > 0 && !sc_map64_upsert(&s->series_ids, h, (uint32_t)known, NULL))
+        return SC_ENOMEM;
+    if (known != 0)
+        return known;
     struct pend_series *se = calloc(1, sizeof *se);
-    if (!se) return SC_ENOMEM;
+    if (!se)
+        return SC_ENOMEM;
     se->id = s->next_series;
     se->hash = h;
     se->tenant = strdup(tenant);
@@ -317,7 +332,7 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
     /* copy the pairs' strings: offsets first, pointers after the buffer stops moving */
     size_t offs[2 * SQ_MAX_LABELS];
     for (uint32_t i = 0; i < labels->n; i++) {
-        offs[2 * i] = se->strings.len;
+        offs[2 * (size_t)i] = se->strings.len;
         sc_buf_append(&se->strings, labels->v[i].name.ptr, labels->v[i].name.len);
         sc_buf_putc(&se->strings, 0);
         offs[2 * i + 1] = se->strings.len;
@@ -333,8 +348,8 @@ static int64_t series_id_locked(struct sq_store *s, const char *tenant,
         return SC_ENOMEM;
     }
     for (uint32_t i = 0; i < labels->n; i++) {
-        se->names[i] = se->strings.data + offs[2 * i];
-        se->values[i] = se->strings.data + offs[2 * i + 1];
+        se->names[i] = se->strings.data + offs[2 * (size_t)i];
+        se->values[i] = se->strings.data + offs[2 * (size_t)i + 1];
     }
     s->next_series++;
     se->next = s->pseries;
@@ -349,7 +364,8 @@ static int64_t kind_id_locked(struct sq_store *s, const char *profile, const cha
         if (!strcmp(s->kinds[i].profile, profile) && !strcmp(s->kinds[i].types, types))
             return s->kinds[i].id;
     struct kind *k = realloc(s->kinds, (s->nkinds + 1) * sizeof *k);
-    if (!k) return SC_ENOMEM;
+    if (!k)
+        return SC_ENOMEM;
     s->kinds = k;
     k = &s->kinds[s->nkinds];
     k->id = s->next_kind;
@@ -388,15 +404,18 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     uint32_t nk = 0;
     struct kind *ks = calloc(s->nkinds + 1, sizeof *ks);
     for (uint32_t i = 0; ks && i < s->nkinds; i++)
-        if (!s->kinds[i].committed) ks[nk++] = s->kinds[i];
+        if (!s->kinds[i].committed)
+            ks[nk++] = s->kinds[i];
     pthread_mutex_unlock(&s->mu);
     int rc = 0;
-    if (!ks) rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (!ks)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
 
     pthread_mutex_lock(&s->wdb_mu);
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
-    if (!rc) rc = sq_exec(db, "BEGIN IMMEDIATE", err);
+    if (!rc)
+        rc = sq_exec(db, "BEGIN IMMEDIATE", err);
 #define PREP(sql)                                                                                  \
     do {                                                                                           \
         sqlite3_finalize(st);                                                                      \
@@ -406,7 +425,8 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     } while (0)
 #define STEP()                                                                                     \
     do {                                                                                           \
-        if (!rc && sqlite3_step(st) != SQLITE_DONE) rc = sq_err(err, db, "writing profiles");      \
+        if (!rc && sqlite3_step(st) != SQLITE_DONE)                                                \
+            rc = sq_err(err, db, "writing profiles");                                              \
         sqlite3_reset(st);                                                                         \
     } while (0)
     PREP("INSERT OR IGNORE INTO frames(id, hash, function, file, line, binary) "
@@ -488,8 +508,10 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     sqlite3_finalize(st);
 #undef PREP
 #undef STEP
-    if (!rc) rc = sq_exec(db, "COMMIT", err);
-    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (!rc)
+        rc = sq_exec(db, "COMMIT", err);
+    if (rc)
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     pthread_mutex_unlock(&s->wdb_mu);
 
     pthread_mutex_lock(&s->mu);
@@ -524,7 +546,8 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     } else {
         for (uint32_t i = 0; i < nk; i++)
             for (uint32_t j = 0; j < s->nkinds; j++)
-                if (s->kinds[j].id == ks[i].id) s->kinds[j].committed = 1;
+                if (s->kinds[j].id == ks[i].id)
+                    s->kinds[j].committed = 1;
     }
     pthread_mutex_unlock(&s->mu);
     free(ks);
@@ -569,14 +592,15 @@ static int group_commit(struct sq_store *s, struct pend_write **pws, uint32_t n,
         }
     }
     pthread_mutex_unlock(&s->qmu);
-    if (pw->rc && err) memcpy(err, pw->err, SC_ERR_LEN);
+    if (pw->rc && err)
+        memcpy(err, pw->err, SC_ERR_LEN);
     return pw->rc;
 }
 
 /* Makes wr's pending write: ids for its frames, stacks and series (new ones pending for
  * the next commit), its block and totals. gc_lock held for reading (see sqlite_int.h). */
-static int prepare_write(struct sq_store *s, const struct sc_store_write *wr,
-                         struct pend_write *pw, char *err)
+static int prepare_write(struct sq_store *s, const struct sc_store_write *wr, struct pend_write *pw,
+                         char *err)
 {
     const struct sc_profile *p = wr->p;
     int rc = 0;
@@ -588,7 +612,8 @@ static int prepare_write(struct sq_store *s, const struct sc_store_write *wr,
     for (uint32_t i = 0; i < p->nsample_types; i++) {
         struct sc_str t = sc_profile_str(p, p->sample_types[i].type);
         struct sc_str u = sc_profile_str(p, p->sample_types[i].unit);
-        if (i) sc_buf_putc(&types, ',');
+        if (i)
+            sc_buf_putc(&types, ',');
         sc_buf_append(&types, t.ptr, t.len);
         sc_buf_putc(&types, '/');
         sc_buf_append(&types, u.ptr, u.len);
@@ -614,11 +639,13 @@ static int prepare_write(struct sq_store *s, const struct sc_store_write *wr,
     w.stacks = malloc(((size_t)w.x.n + 1) * sizeof *w.stacks);
     rc = w.stacks ? resolve_stacks(&w) : SC_ENOMEM;
     if (rc) {
-        if (rc != SC_EFORMAT) rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
+        if (rc != SC_EFORMAT)
+            rc = sc_errf(err, rc, "storing stacks: %s", sc_strerror(rc));
         goto out;
     }
     rc = build_block(&w, pw, err);
-    if (rc) goto out;
+    if (rc)
+        goto out;
     pthread_mutex_lock(&s->mu);
     int64_t sid = series_id_locked(s, tenant, wr->labels, canon.data, sh);
     int64_t kid = sid < 0 ? sid : kind_id_locked(s, wr->profile, types.data, p->nsample_types);
@@ -644,17 +671,22 @@ out:
 int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_t n, char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
-    if (n == 0) return 0;
+    if (n == 0)
+        return 0;
     for (uint32_t i = 0; i < n; i++) {
         int rc = sc_prep_check(&ws[i], err);
-        if (rc) return rc;
+        if (rc)
+            return rc;
     }
-    struct pend_write one, *single = &one;
+    struct pend_write one = {0}, *single = &one;
     struct pend_write *arr = n == 1 ? &one : calloc(n, sizeof *arr);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     struct pend_write **pws = n == 1 ? &single : calloc(n, sizeof *pws);
     if (!arr || !pws) {
-        if (arr != &one) free(arr);
-        if (pws != &single) free(pws);
+        if (arr != &one)
+            free(arr);
+        if (pws != &single)
+            free(pws);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     memset(arr, 0, n * sizeof *arr);
@@ -666,14 +698,17 @@ int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_
         rc = prepare_write(s, &ws[i], &arr[i], err);
     }
     /* all in one transaction: a push split into series is stored whole or not at all */
-    if (rc == 0) rc = group_commit(s, pws, n, err);
+    if (rc == 0)
+        rc = group_commit(s, pws, n, err);
     pthread_rwlock_unlock(&s->gc_lock);
     for (uint32_t i = 0; i < n; i++) {
         sc_buf_release(&arr[i].totals);
         sc_buf_release(&arr[i].block);
     }
-    if (arr != &one) free(arr);
-    if (pws != &single) free(pws);
+    if (arr != &one)
+        free(arr);
+    if (pws != &single)
+        free(pws);
     return rc;
 }
 

@@ -32,7 +32,8 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
 
 void sc_store_close(struct sc_store *s)
 {
-    if (s) s->ops->close(s);
+    if (s)
+        s->ops->close(s);
 }
 
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
@@ -113,8 +114,7 @@ int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err)
     return s->ops->stats(s, st, err);
 }
 
-int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n,
-                    uint32_t *cap)
+int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n, uint32_t *cap)
 {
     if (n < *cap)
         return 0;

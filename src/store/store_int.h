@@ -71,7 +71,8 @@ static inline int64_t sc_floor_div(int64_t a, int64_t b)
 static inline int64_t sc_avg_round(int64_t sum, int64_t n)
 {
     int64_t q = sum / n, r = sum % n;
-    if (2 * (r < 0 ? -r : r) >= n) q += sum < 0 ? -1 : 1;
+    if (2 * (r < 0 ? -r : r) >= n)
+        q += sum < 0 ? -1 : 1;
     return q;
 }
 

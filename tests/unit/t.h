@@ -15,7 +15,7 @@ static int t_failures, t_checks;
         t_checks++;                                                                                \
         if (!(cond)) {                                                                             \
             t_failures++;                                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
         }                                                                                          \
     } while (0)
 
@@ -25,7 +25,7 @@ static int t_failures, t_checks;
         t_checks++;                                                                                \
         if (t_a != t_b) {                                                                          \
             t_failures++;                                                                          \
-            fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, #a, #b, t_a,   \
+            fprintf(stderr, "%s:%d: %s == %s: %lld != %lld\n", __FILE__, __LINE__, #a, #b, t_a,    \
                     t_b);                                                                          \
         }                                                                                          \
     } while (0)
@@ -36,7 +36,7 @@ static int t_failures, t_checks;
         t_checks++;                                                                                \
         if (!t_a || !t_b || strcmp(t_a, t_b) != 0) {                                               \
             t_failures++;                                                                          \
-            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b,    \
+            fprintf(stderr, "%s:%d: %s == %s: \"%s\" != \"%s\"\n", __FILE__, __LINE__, #a, #b,     \
                     t_a ? t_a : "(null)", t_b ? t_b : "(null)");                                   \
         }                                                                                          \
     } while (0)
@@ -49,7 +49,7 @@ static int t_failures, t_checks;
         t_checks++;                                                                                \
         if (t_n != strlen(t_s) || memcmp(t_p, t_s, t_n) != 0) {                                    \
             t_failures++;                                                                          \
-            fprintf(stderr, "%s:%d: %s == \"%s\": got \"%.*s\"\n", __FILE__, __LINE__, #p, t_s,   \
+            fprintf(stderr, "%s:%d: %s == \"%s\": got \"%.*s\"\n", __FILE__, __LINE__, #p, t_s,    \
                     (int)t_n, t_p);                                                                \
         }                                                                                          \
     } while (0)
@@ -58,7 +58,7 @@ static int t_failures, t_checks;
     do {                                                                                           \
         int t_before = t_failures;                                                                 \
         fn();                                                                                      \
-        fprintf(stderr, "%-40s %s\n", #fn, t_failures == t_before ? "ok" : "FAILED");             \
+        fprintf(stderr, "%-40s %s\n", #fn, t_failures == t_before ? "ok" : "FAILED");              \
     } while (0)
 
 static inline int t_done(void)

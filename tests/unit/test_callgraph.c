@@ -69,7 +69,8 @@ static const struct sc_callgraph_edge *edge(const struct sc_callgraph *g, const 
 {
     const struct sc_callgraph_node *x = node(g, a), *y = node(g, b);
     for (uint32_t i = 0; x && y && i < g->nedges; i++)
-        if (&g->nodes[g->edges[i].src] == x && &g->nodes[g->edges[i].dst] == y) return &g->edges[i];
+        if (&g->nodes[g->edges[i].src] == x && &g->nodes[g->edges[i].dst] == y)
+            return &g->edges[i];
     return NULL;
 }
 
@@ -323,7 +324,8 @@ static void test_tags(void)
     for (int i = 0; i < 3; i++) {
         sample(p, (uint32_t[]){m, a}, 2, 8192 * (i + 1));
         sc_profile_add_label(p, kb, 0, 8192, 0);
-        if (i == 2) sc_profile_add_label(p, kc, vx, 0, 0);
+        if (i == 2)
+            sc_profile_add_label(p, kc, vx, 0, 0);
     }
     struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
     char *dot = dot_of(p, &o);

@@ -78,10 +78,12 @@ static double gamma_k(double k)
     double d = k - 1.0 / 3, c = 1 / sqrt(9 * d);
     for (;;) {
         double x = normal(), v = 1 + c * x;
-        if (v <= 0) continue;
+        if (v <= 0)
+            continue;
         v = v * v * v;
         double u = unif();
-        if (log(u) < 0.5 * x * x + d - d * v + d * log(v)) return d * v;
+        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
     }
 }
 
@@ -143,7 +145,8 @@ static struct sc_profile *capture(const struct truth *t)
         uint32_t locs[2] = {(uint32_t)sc_profile_add_simple_location(p, (uint32_t)fn), mainloc};
         double factor = t->cv[i] > 0 ? gamma_k(1 / (t->cv[i] * t->cv[i])) * t->cv[i] * t->cv[i] : 1;
         double count = poisson(t->samples * t->share[i] * factor);
-        if (count <= 0) continue;
+        if (count <= 0)
+            continue;
         int64_t v[2] = {(int64_t)count, (int64_t)count * 10000000};
         sc_profile_add_sample(p, locs, 2, v, 0);
     }
@@ -158,7 +161,8 @@ static struct sc_cmp *compare(const struct truth *base, const struct truth *nw, 
     struct sc_cmp_opts o = SC_CMP_OPTS_INIT;
     o.normalize = normalize;
     struct sc_cmp *c;
-    if (sc_cmp_new(&o, &c)) return NULL;
+    if (sc_cmp_new(&o, &c))
+        return NULL;
     char err[SC_ERR_LEN];
     for (int side = 0; side < 2; side++) {
         const struct truth *t = side ? nw : base;
@@ -268,8 +272,10 @@ static void test_growth(void)
         struct sc_cmp *c = compare(&b, &n, 10, 10, 1, 0);
         const struct sc_cmp_stat *st = stat_of(c, 3);
         T_CHECK(st != NULL);
-        if (st && st->significant && st->direction > 0) found++;
-        if (st && st->flat_lo <= truth_pct && truth_pct <= st->flat_hi) covered++;
+        if (st && st->significant && st->direction > 0)
+            found++;
+        if (st && st->flat_lo <= truth_pct && truth_pct <= st->flat_hi)
+            covered++;
         sc_cmp_free(c);
     }
     fprintf(stderr, "growth of +%.1f%%: found in %d of %d seeds, interval covered %d\n", truth_pct,

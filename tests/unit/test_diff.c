@@ -22,8 +22,8 @@ static struct sc_profile *folded(const char *text)
     return p;
 }
 
-static const char *table(const char *base, const char *cur, int normalize,
-                         enum sc_diff_format f, uint32_t limit)
+static const char *table(const char *base, const char *cur, int normalize, enum sc_diff_format f,
+                         uint32_t limit)
 {
     static struct sc_buf out = SC_BUF_INIT;
     static char err[SC_ERR_LEN];

@@ -79,8 +79,8 @@ static struct sc_profile *fixture(void)
         uint32_t locs[4], n;
         int64_t v;
     } s[] = {
-        {{L_CB, L_A, L_MAIN}, 3, 10}, {{L_A, L_MAIN}, 2, 5},       {{L_RT, L_MAIN}, 2, 3},
-        {{L_ADDR, L_A, L_MAIN}, 3, 7}, {{0}, 0, 2},                {{L_D, L_MAIN}, 2, 1},
+        {{L_CB, L_A, L_MAIN}, 3, 10},  {{L_A, L_MAIN}, 2, 5}, {{L_RT, L_MAIN}, 2, 3},
+        {{L_ADDR, L_A, L_MAIN}, 3, 7}, {{0}, 0, 2},           {{L_D, L_MAIN}, 2, 1},
         {{L_NOFN, L_MAIN}, 2, 4},
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
@@ -229,7 +229,9 @@ static void test_errors_and_edges(void)
 
     /* a name that is not UTF-8: each bad byte reads as one character, as in Go */
     struct sc_profile *p = fixture();
-    p->strings.v[p->functions[1].name] = (struct sc_str){"a\xff" "z", 3};
+    p->strings.v[p->functions[1].name] = (struct sc_str){"a\xff"
+                                                         "z",
+                                                         3};
     struct sc_filter_result r;
     o = (struct sc_filter_opts){.focus = "^a.z$"};
     T_EQ_INT(sc_profile_filter(p, &o, &r, err), 0);

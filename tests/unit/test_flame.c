@@ -231,8 +231,8 @@ static void test_real(void)
     t0 = now_s();
     T_EQ_INT(sc_flame_tree_add(&t, p, vi, 1, err), 0);
     double t_tree = now_s() - t0;
-    fprintf(stderr, "%u samples -> %u nodes: tree %.1f ms, tree + JSON %.1f ms\n", p->nsamples,
-            t.n, t_tree * 1e3, t_all * 1e3);
+    fprintf(stderr, "%u samples -> %u nodes: tree %.1f ms, tree + JSON %.1f ms\n", p->nsamples, t.n,
+            t_tree * 1e3, t_all * 1e3);
     T_CHECK(t.n > 1000000);
     struct sc_flame_json_opts o = {{"x", 1}, {"y", 1}, SC_FLAME_MAX_NODES_DEFAULT, 0, 0, 1, NULL};
     t0 = now_s();
@@ -292,8 +292,8 @@ static int tool(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    uint32_t max_nodes = argc > need ? (uint32_t)strtoul(argv[need], NULL, 10)
-                                     : SC_FLAME_MAX_NODES_DEFAULT;
+    uint32_t max_nodes =
+        argc > need ? (uint32_t)strtoul(argv[need], NULL, 10) : SC_FLAME_MAX_NODES_DEFAULT;
     int normalize = argc > need + 1 && !strcmp(argv[need + 1], "-n");
     int vi = sc_profile_sample_index(p, NULL, err);
     int bvi = d ? sc_profile_sample_index(b, NULL, err) : 0;

@@ -64,10 +64,8 @@ static void test_model_shape(void)
     /* leaf first */
     const struct sc_sample *s = &p->samples[0];
     T_EQ_INT(s->nlocs, 3);
-    struct sc_str leaf = sc_function_name(p, p->lines[p->locations[p->sample_locs[s->loc_start]]
-                                                            .line_start]
-                                                 .function -
-                                             1);
+    struct sc_str leaf = sc_function_name(
+        p, p->lines[p->locations[p->sample_locs[s->loc_start]].line_start].function - 1);
     T_EQ_MEM(leaf.ptr, leaf.len, "c");
     T_EQ_INT(sc_profile_validate(p, err), 0);
     sc_profile_free(p);

@@ -257,7 +257,8 @@ static void test_idle_rule(void)
         for (uint32_t k = 0; k < cases[i].n; k++)
             locs[k] = loc[cases[i].locs[k]];
         sc_profile_add_sample(p, locs, cases[i].n, &v, (10 + i) * S);
-        if (cases[i].comm) sc_profile_add_label(p, kcomm, cases[i].comm, 0, 0);
+        if (cases[i].comm)
+            sc_profile_add_label(p, kcomm, cases[i].comm, 0, 0);
     }
     for (uint32_t i = 0; i < 6; i++)
         T_EQ_INT(sc_heatmap_sample_idle(p, i), cases[i].idle);

@@ -115,9 +115,13 @@ static void test_pushes(void)
     struct sc_ingest_result res;
     /* folded CPU at 100 Hz: samples and nanoseconds */
     const char *folded = "main;work 7\nmain;idle 3\n";
-    struct sc_ingest_req r = {.name = "shop.cpu{env=prod}", .from = "1700000000",
-                              .until = "1700000010", .format = "folded", .sample_rate = "100",
-                              .body = folded, .len = strlen(folded)};
+    struct sc_ingest_req r = {.name = "shop.cpu{env=prod}",
+                              .from = "1700000000",
+                              .until = "1700000010",
+                              .format = "folded",
+                              .sample_rate = "100",
+                              .body = folded,
+                              .len = strlen(folded)};
     T_EQ_INT(sc_ingest(s, &r, lim, &res, err), 0);
     T_EQ_STR(res.profile, "cpu");
     T_EQ_STR(res.service, "shop");
@@ -129,16 +133,23 @@ static void test_pushes(void)
     free(f);
     /* lines: one sample per line, at 50 Hz */
     const char *lines = "a;b\na;b\na;c\n";
-    struct sc_ingest_req r2 = {.name = "lines", .from = "1700000000000", .format = "lines",
-                               .sample_rate = "50", .body = lines, .len = strlen(lines)};
+    struct sc_ingest_req r2 = {.name = "lines",
+                               .from = "1700000000000",
+                               .format = "lines",
+                               .sample_rate = "50",
+                               .body = lines,
+                               .len = strlen(lines)};
     T_EQ_INT(sc_ingest(s, &r2, lim, &res, err), 0);
     f = merged(s, NULL, "cpu:cpu");
     T_CHECK(strstr(f, "a;b 40000000\n") && strstr(f, "a;c 20000000\n"));
     free(f);
     /* memory units by suffix */
     const char *mem = "main;alloc 4096\n";
-    struct sc_ingest_req r3 = {.name = "shop.alloc_space{env=prod}", .from = "1700000000",
-                               .body = mem, .len = strlen(mem), .units = "bytes"};
+    struct sc_ingest_req r3 = {.name = "shop.alloc_space{env=prod}",
+                               .from = "1700000000",
+                               .body = mem,
+                               .len = strlen(mem),
+                               .units = "bytes"};
     T_EQ_INT(sc_ingest(s, &r3, lim, &res, err), 0);
     T_EQ_STR(res.profile, "heap");
     f = merged(s, NULL, "heap:alloc_space");
@@ -159,8 +170,11 @@ static void test_pushes(void)
     /* perf script: times shifted by whole seconds into the push's first second */
     const char *perf = "prog 7 [000] 5000.250000: 1 cpu-clock:\n\tffff hot (/bin/prog)\n\n"
                        "prog 7 [000] 5000.750000: 1 cpu-clock:\n\tffff hot (/bin/prog)\n\n";
-    struct sc_ingest_req r5 = {.name = "host", .from = "1700000100", .format = "perf_script",
-                               .body = perf, .len = strlen(perf)};
+    struct sc_ingest_req r5 = {.name = "host",
+                               .from = "1700000100",
+                               .format = "perf_script",
+                               .body = perf,
+                               .len = strlen(perf)};
     T_EQ_INT(sc_ingest(s, &r5, lim, &res, err), 0);
     struct ids ids = {{0}, 0};
     sc_store_series_list(s, NULL, "cpu:cpu-clock", 0, INT64_MAX, collect, &ids, err);
@@ -233,9 +247,13 @@ static void test_pprof_pushes(void)
         struct sc_input in;
         char err[SC_ERR_LEN] = "";
         T_EQ_INT(sc_input_read(paths[i], 1 << 30, &in, err), 0);
-        struct sc_ingest_req r = {.name = "sorter{job=bench}", .from = "1700000000",
-                                  .until = "1700000010", .format = "pprof", .spy_name = "gospy",
-                                  .body = in.data, .len = in.len};
+        struct sc_ingest_req r = {.name = "sorter{job=bench}",
+                                  .from = "1700000000",
+                                  .until = "1700000010",
+                                  .format = "pprof",
+                                  .spy_name = "gospy",
+                                  .body = in.data,
+                                  .len = in.len};
         struct sc_ingest_result res;
         T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);
         T_EQ_STR(res.profile, want[i]);
@@ -440,8 +458,14 @@ static void test_client_pprofs(void)
     T_EQ_STR(res.service, "goapp");
     g.name = "goapp{env=prod}";
     /* bad configs and prev_profile: clear errors */
-    const char *bad[] = {"", "[]", "{", "{\"a\":1}", "{\"a\":{\"b\"}}", "{\"a\":{}} x",
-                         "{\"a\":{\"b\":\"\\q\"}}", "{\"a\":{\"b\":\"unterminated}}"};
+    const char *bad[] = {"",
+                         "[]",
+                         "{",
+                         "{\"a\":1}",
+                         "{\"a\":{\"b\"}}",
+                         "{\"a\":{}} x",
+                         "{\"a\":{\"b\":\"\\q\"}}",
+                         "{\"a\":{\"b\":\"unterminated}}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         g.sample_type_config = bad[i];
         g.sample_type_config_len = strlen(bad[i]);
@@ -525,8 +549,11 @@ static void test_timed_pprof(void)
     }
     struct sc_buf raw = SC_BUF_INIT;
     T_EQ_INT(sc_pprof_encode(p, &raw), 0);
-    struct sc_ingest_req r = {.name = "rec.cpu{host=h1}", .from = "1700000100",
-                              .until = "1700000110", .format = "pprof", .body = raw.data,
+    struct sc_ingest_req r = {.name = "rec.cpu{host=h1}",
+                              .from = "1700000100",
+                              .until = "1700000110",
+                              .format = "pprof",
+                              .body = raw.data,
                               .len = raw.len};
     struct sc_ingest_result res;
     char err[SC_ERR_LEN] = "";
@@ -551,8 +578,11 @@ static void test_timed_pprof(void)
         p->samples[i].time_ns = 5000 * NS + 250000000LL * (i + 1);
     raw.len = 0;
     T_EQ_INT(sc_pprof_encode(p, &raw), 0);
-    struct sc_ingest_req r2 = {.name = "boot.cpu", .from = "1700000200", .format = "pprof",
-                               .body = raw.data, .len = raw.len};
+    struct sc_ingest_req r2 = {.name = "boot.cpu",
+                               .from = "1700000200",
+                               .format = "pprof",
+                               .body = raw.data,
+                               .len = raw.len};
     T_EQ_INT(sc_ingest(s, &r2, &sc_limits_cli, &res, err), 0);
     struct ids ids2 = {{0}, 0};
     sc_store_series_list(s, NULL, "cpu:samples", 0, INT64_MAX, collect, &ids2, err);

@@ -67,8 +67,9 @@ static void test_buf(void)
     /* JSON is always valid UTF-8: well-formed sequences stay, anything else is U+FFFD
      * (a stray continuation byte, an overlong, a surrogate, past U+10FFFF, a truncated
      * sequence at the end) */
-    sc_buf_put_json_str(&b, "\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x94\xa5|\x80|\xc0\xaf|\xed\xa0\x80|"
-                            "\xf4\x90\x80\x80|\xe2\x82",
+    sc_buf_put_json_str(&b,
+                        "\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x94\xa5|\x80|\xc0\xaf|\xed\xa0\x80|"
+                        "\xf4\x90\x80\x80|\xe2\x82",
                         28);
     T_EQ_STR(b.data, "\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x94\xa5|\\ufffd|\\ufffd\\ufffd|"
                      "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd");

@@ -118,7 +118,8 @@ static void put_dictionary(const int64_t *extra, size_t nextra)
     int64_t s1[] = {3, 1}, s2[] = {2, 1};
     beg(7), packed(1, s1, 2), end();
     beg(7), packed(1, s2, 2), end();
-    if (extra) beg(7), packed(1, extra, nextra), end();
+    if (extra)
+        beg(7), packed(1, extra, nextra), end();
     end();
 }
 
@@ -155,7 +156,8 @@ static void put_request(struct sc_buf *b, void (*profile)(void), int nprofiles, 
     g = b;
     beg(1);
     beg(1);
-    if (with_service) kv_str("service.name", "svc");
+    if (with_service)
+        kv_str("service.name", "svc");
     kv_str("host.name", "h1");
     beg(1), str(1, "9lives.k8s"), beg(2), u(3, 42), end(), end();
     kv_str("process.executable.name", "app");
@@ -175,7 +177,8 @@ static const char *label(const struct sc_labels *l, const char *name)
     static char buf[4][256];
     static int k;
     struct sc_str v;
-    if (!sc_labels_get(l, name, strlen(name), &v)) return NULL;
+    if (!sc_labels_get(l, name, strlen(name), &v))
+        return NULL;
     k = (k + 1) % 4;
     snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
     return buf[k];
@@ -198,7 +201,8 @@ static int build_one(const struct sc_buf *b, int json, uint32_t i, struct sc_otl
 {
     struct sc_otlp_req *r;
     int rc = sc_otlp_open(b->data, b->len, json, NULL, &r, err);
-    if (rc) return rc;
+    if (rc)
+        return rc;
     rc = sc_otlp_build(r, i, op, err);
     sc_otlp_close(r);
     return rc;
@@ -212,8 +216,10 @@ static struct sc_str sample_label(const struct sc_profile *p, uint32_t si, const
         const struct sc_label *l = &p->labels[s->label_start + j];
         struct sc_str k = sc_profile_str(p, l->key);
         if (k.len == strlen(key) && !memcmp(k.ptr, key, k.len)) {
-            if (num) *num = l->num;
-            if (unit) *unit = sc_profile_str(p, l->num_unit);
+            if (num)
+                *num = l->num;
+            if (unit)
+                *unit = sc_profile_str(p, l->num_unit);
             return sc_profile_str(p, l->str);
         }
     }
@@ -523,10 +529,14 @@ static void test_pbjson(void)
     while (sc_pb_next(&r, &fl) > 0) {
         if (fl.num == 1)
             T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "a\"\n\xf0\x9f\x98\x80");
-        if (fl.num == 2) T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "\x01\x02\x3e\xff");
-        if (fl.num == 3) T_CHECK(fl.v == (uint64_t)-1 || fl.v == 2);
-        if (fl.num == 4) T_EQ_INT(fl.v, 1);
-        if (fl.num == 6) T_CHECK(fl.v == UINT64_MAX);
+        if (fl.num == 2)
+            T_EQ_MEM(fl.payload.p, fl.payload.end - fl.payload.p, "\x01\x02\x3e\xff");
+        if (fl.num == 3)
+            T_CHECK(fl.v == (uint64_t)-1 || fl.v == 2);
+        if (fl.num == 4)
+            T_EQ_INT(fl.v, 1);
+        if (fl.num == 6)
+            T_CHECK(fl.v == UINT64_MAX);
         seen |= 1 << fl.num;
     }
     T_EQ_INT(seen, 0x7e);
@@ -690,7 +700,8 @@ static void test_push_decode(void)
         beg(1), str(1, "__name__"), str(2, k ? "memory" : "process_cpu"), end();
         beg(1), str(1, "service_name"), str(2, "app"), end();
         beg(2), str(1, "PPROF"), str(2, "id"), end();
-        if (k) beg(2), str(1, "SECOND"), end();
+        if (k)
+            beg(2), str(1, "SECOND"), end();
         end();
     }
     struct sc_push_req r;

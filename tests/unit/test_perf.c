@@ -253,7 +253,8 @@ static void test_model(void)
     char err[SC_ERR_LEN];
     struct sc_profile *p = decode(in, strlen(in), &opts0, NULL, err);
     T_CHECK(p != NULL);
-    if (!p) return;
+    if (!p)
+        return;
     T_EQ_INT(p->nsample_types, 2);
     T_EQ_MEM(sc_profile_str(p, p->sample_types[0].type).ptr,
              sc_profile_str(p, p->sample_types[0].type).len, "samples");
@@ -460,8 +461,10 @@ static void test_threads(void)
         for (int f = 0; f < 1 + i % 9; f++)
             sc_buf_printf(&in, "\t%x f%d+0x%x (%s)\n", f * 16 + i % 5, (i + f) % 23, f,
                           f % 3 ? "[kernel.kallsyms]" : "/tmp/perf-9.map");
-        if (i % 17 == 0) sc_buf_puts(&in, "# comment\n");
-        if (i % 29 != 0) sc_buf_puts(&in, "\n");
+        if (i % 17 == 0)
+            sc_buf_puts(&in, "# comment\n");
+        if (i % 29 != 0)
+            sc_buf_puts(&in, "\n");
     }
     struct sc_perf_opts o = {.tid = 1, .kernel = 1, .jit = 1, .threads = 1};
     char *want = collapse_n(in.data, in.len, &o);

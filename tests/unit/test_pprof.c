@@ -48,7 +48,8 @@ static int profiles_equal(const struct sc_profile *a, const struct sc_profile *b
     EQ(str_eq(a, a->period_type.unit, b, b->period_type.unit));
     EQ(a->period == b->period && a->time_nanos == b->time_nanos);
     EQ(a->duration_nanos == b->duration_nanos);
-    EQ(str_eq(a, a->drop_frames, b, b->drop_frames) && str_eq(a, a->keep_frames, b, b->keep_frames));
+    EQ(str_eq(a, a->drop_frames, b, b->drop_frames) &&
+       str_eq(a, a->keep_frames, b, b->keep_frames));
     for (uint32_t i = 0; i < a->ncomments; i++)
         EQ(str_eq(a, a->comments[i], b, b->comments[i]));
     for (uint32_t i = 0; i < a->nfunctions; i++) {
@@ -68,7 +69,8 @@ static int profiles_equal(const struct sc_profile *a, const struct sc_profile *b
         EQ(x->address == y->address && x->mapping == y->mapping && x->nlines == y->nlines);
         EQ(x->is_folded == y->is_folded);
         for (uint32_t j = 0; j < x->nlines && j < y->nlines; j++) {
-            const struct sc_line *l = &a->lines[x->line_start + j], *m = &b->lines[y->line_start + j];
+            const struct sc_line *l = &a->lines[x->line_start + j],
+                                 *m = &b->lines[y->line_start + j];
             EQ(l->function == m->function && l->line == m->line && l->column == m->column);
         }
     }
@@ -111,8 +113,8 @@ static struct sc_profile *rich_profile(void)
     p->comments[1] = S(p, "#hidden");
     p->ncomments = 2;
     p->mappings = calloc(1, sizeof *p->mappings);
-    p->mappings[0] = (struct sc_mapping){1, 0x400000, 0x500000, 0x1000, S(p, "/bin/app"),
-                                         S(p, "abc123"), 1, 1, 1, 1};
+    p->mappings[0] = (struct sc_mapping){
+        1, 0x400000, 0x500000, 0x1000, S(p, "/bin/app"), S(p, "abc123"), 1, 1, 1, 1};
     p->nmappings = p->mappings_cap = 1;
     const char *names[] = {"main.main", "main.work", "main.inlined", "runtime.mallocgc"};
     for (int i = 0; i < 4; i++) {

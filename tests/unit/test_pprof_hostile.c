@@ -6,7 +6,6 @@
 #include "model/error.h"
 #include "t.h"
 
-
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
 #elif defined(__has_feature)
@@ -114,8 +113,8 @@ static void pb_str(struct sc_buf *b, const char *s)
 static void build_profile(struct sc_buf *b)
 {
     struct sc_buf m = SC_BUF_INIT, in = SC_BUF_INIT;
-    const char *strs[] = {"", "alloc_objects", "count", "alloc_space", "bytes", "main",
-                          "main.go", "work", "helper", "/bin/app", "key", "val"};
+    const char *strs[] = {"",        "alloc_objects", "count",  "alloc_space", "bytes", "main",
+                          "main.go", "work",          "helper", "/bin/app",    "key",   "val"};
     for (int t = 0; t < 2; t++) {
         pb_uint(&m, 1, 1 + 2 * (uint64_t)t);
         pb_uint(&m, 2, 2 + 2 * (uint64_t)t);

@@ -20,7 +20,8 @@ static void cleanup(void)
             snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
             unlink(p);
         }
-    if (d) closedir(d);
+    if (d)
+        closedir(d);
     rmdir(dir);
 }
 
@@ -36,7 +37,8 @@ static const char *take(struct sc_queue *q, uint64_t *seq)
     static char m[256];
     struct sc_queue_entry e;
     char err[SC_ERR_LEN];
-    if (sc_queue_take(q, 1000000, &e, err)) return "";
+    if (sc_queue_take(q, 1000000, &e, err))
+        return "";
     snprintf(m, sizeof m, "%s", e.meta.data ? e.meta.data : "");
     *seq = e.seq;
     sc_queue_entry_release(&e);
@@ -68,7 +70,8 @@ static void test_order_and_reopen(void)
     /* what was not done survives, in order, and new entries come after it */
     int fd = open(strcat(strcpy((char[300]){0}, dir), "/tmp-00000000000000ff"), O_WRONLY | O_CREAT,
                   0644);
-    if (fd >= 0) close(fd); /* a push that never finished */
+    if (fd >= 0)
+        close(fd); /* a push that never finished */
     T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
     struct sc_queue_stats st;
     sc_queue_stats(q, &st);
@@ -170,7 +173,8 @@ static void test_corrupt(void)
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/scorch-test-queue-XXXXXX");
-    if (!mkdtemp(dir)) T_SKIP("no temporary directory");
+    if (!mkdtemp(dir))
+        T_SKIP("no temporary directory");
     strcat(dir, "/q/sub"); /* parents are created */
     T_RUN(test_order_and_reopen);
     T_RUN(test_bound);

@@ -164,7 +164,8 @@ static int self_map(const void *fn, struct self_map *m)
     int found = 0;
     while (f && !found && fgets(line, sizeof line, f)) {
         struct sc_maps_line l;
-        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec) continue;
+        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec)
+            continue;
         if ((uint64_t)(uintptr_t)fn >= l.start && (uint64_t)(uintptr_t)fn < l.end) {
             m->start = l.start;
             m->end = l.end;
@@ -176,7 +177,8 @@ static int self_map(const void *fn, struct self_map *m)
             found = 1;
         }
     }
-    if (f) fclose(f);
+    if (f)
+        fclose(f);
     return found;
 }
 
@@ -210,7 +212,8 @@ static int has_comment(const struct sc_profile *p, const char *part)
         struct sc_str s = sc_profile_str(p, p->comments[i]);
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%.*s", (int)s.len, s.ptr);
-        if (strstr(tmp, part)) return 1;
+        if (strstr(tmp, part))
+            return 1;
     }
     return 0;
 }
@@ -225,9 +228,11 @@ static void on_trunc(void *ctx, const char *dso, uint64_t count)
 static void test_records_to_profile(void)
 {
     struct self_map m;
-    if (!self_map((const void *)t_leaf, &m)) T_SKIP("cannot find this binary's mapping");
+    if (!self_map((const void *)t_leaf, &m))
+        T_SKIP("cannot find this binary's mapping");
     snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-record-XXXXXX");
-    if (!mkdtemp(tmpdir)) T_SKIP("no temporary directory");
+    if (!mkdtemp(tmpdir))
+        T_SKIP("no temporary directory");
     char ksyms[512], pmap[512];
     snprintf(ksyms, sizeof ksyms, "%s/kallsyms", tmpdir);
     FILE *f = fopen(ksyms, "w");
@@ -249,7 +254,8 @@ static void test_records_to_profile(void)
     struct sc_recorder *r = NULL;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
-    if (!r) return;
+    if (!r)
+        return;
     uint64_t base = 0x555500000000ULL; /* where "the process" mapped this binary */
     uint64_t text = base + (m.start - m.start);
     comm(r, pid, pid, "tprog", 1, 100);
@@ -310,7 +316,8 @@ static void test_records_to_profile(void)
     T_CHECK(strstr(fo, "[truncated: [jit-4242]];[unknown];jitted_fn 1\n") != NULL);
     /* after the exec the child's addresses are in no mapping */
     T_CHECK(strstr(fo, "[truncated: [unknown]];[unknown];[unknown];[unknown] 1\n") != NULL);
-    if (!strstr(fo, "thread_start;t_caller;t_leaf 4\n")) fprintf(stderr, "folded:\n%s", fo);
+    if (!strstr(fo, "thread_start;t_caller;t_leaf 4\n"))
+        fprintf(stderr, "folded:\n%s", fo);
     free(fo);
     /* labels and times */
     T_EQ_STR(label(p, 0, "comm"), "tprog");
@@ -389,7 +396,8 @@ static void test_records_to_profile(void)
 static void test_cache_bound(void)
 {
     struct self_map m;
-    if (!self_map((const void *)t_leaf, &m)) return;
+    if (!self_map((const void *)t_leaf, &m))
+        return;
     struct sc_record_opts o;
     memset(&o, 0, sizeof o);
     o.pid = 77;
@@ -397,7 +405,8 @@ static void test_cache_bound(void)
     struct sc_recorder *r = NULL;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
-    if (!r) return;
+    if (!r)
+        return;
     uint64_t text = 0x400000000ULL;
     mmap2(r, 77, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 1);
     uint64_t whole[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
@@ -407,7 +416,8 @@ static void test_cache_bound(void)
         struct sc_profile *p = NULL;
         int64_t a, b;
         T_EQ_INT(sc_recorder_take(r, &p, &a, &b, err), 0);
-        if (!p) break;
+        if (!p)
+            break;
         char *fo = folded(p);
         T_EQ_STR(fo, "thread_start;t_caller;t_leaf 1\n");
         free(fo);
@@ -597,7 +607,8 @@ int main(void)
     char cmd[400];
     if (tmpdir[0]) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove %s\n", tmpdir);
     }
     return t_done();
 }

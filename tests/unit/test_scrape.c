@@ -24,7 +24,8 @@ static int64_t fn_loc(struct sc_profile *p, const char *name, size_t len)
         struct sc_str s = sc_function_name(p, f);
         if (s.len == len && !memcmp(s.ptr, name, len))
             for (uint32_t l = 0; l < p->nlocations; l++)
-                if (p->lines[p->locations[l].line_start].function == f + 1) return l;
+                if (p->lines[p->locations[l].line_start].function == f + 1)
+                    return l;
     }
     int64_t f = sc_profile_add_function(p, (uint32_t)sc_profile_intern(p, name, len), 0);
     return sc_profile_add_simple_location(p, (uint32_t)f);
@@ -67,7 +68,8 @@ static int64_t value_of(const struct sc_profile *p, const char *leaf, uint32_t t
 static int no_negative(const struct sc_profile *p)
 {
     for (size_t i = 0; i < (size_t)p->nsamples * p->nsample_types; i++)
-        if (p->values[i] < 0) return 0;
+        if (p->values[i] < 0)
+            return 0;
     return 1;
 }
 
@@ -290,7 +292,8 @@ static void test_delta_real_profile(void)
     struct sc_profile *a = NULL, *b = NULL;
     T_EQ_INT(sc_load(path, &o, &a, err), 0);
     T_EQ_INT(sc_load(path, &o, &b, err), 0);
-    if (!a || !b) return;
+    if (!a || !b)
+        return;
     const char *const alloc[] = {"alloc_objects", "alloc_space"};
     T_EQ_INT(sc_profile_keep_types(a, alloc, 2, err), 0);
     T_EQ_INT(sc_profile_keep_types(b, alloc, 2, err), 0);
@@ -397,7 +400,8 @@ static int new_scraper(const char *y, struct sc_scraper **s, char *err)
 {
     struct sc_config c;
     int rc = parse(y, &c, err);
-    if (!rc) rc = sc_scraper_new(&c, null_sink, NULL, s, err);
+    if (!rc)
+        rc = sc_scraper_new(&c, null_sink, NULL, s, err);
     sc_config_release(&c);
     return rc;
 }
@@ -406,7 +410,8 @@ static int reload(struct sc_scraper *s, const char *y, char *err)
 {
     struct sc_config c;
     int rc = parse(y, &c, err);
-    if (!rc) rc = sc_scraper_reload(s, &c, err);
+    if (!rc)
+        rc = sc_scraper_reload(s, &c, err);
     sc_config_release(&c);
     return rc;
 }

@@ -117,9 +117,8 @@ static void test_escapes(void)
 {
     struct sc_selector *s;
     char err[SC_ERR_LEN];
-    T_EQ_INT(sc_selector_parse("{a=\"q\\\"b\\\\t\\t\\n\\x41\\101\\u00e9\\U0001F600'\\'\"}",
-                               &s, err),
-             0);
+    T_EQ_INT(
+        sc_selector_parse("{a=\"q\\\"b\\\\t\\t\\n\\x41\\101\\u00e9\\U0001F600'\\'\"}", &s, err), 0);
     const struct sc_matcher *m = sc_selector_matcher(s, 0);
     T_EQ_MEM(m->value.ptr, m->value.len, "q\"b\\t\t\nAA\xc3\xa9\xf0\x9f\x98\x80''");
     sc_selector_free(s);

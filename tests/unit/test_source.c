@@ -63,7 +63,8 @@ static uint32_t at(struct sc_profile *p, uint32_t f, int64_t line)
 static const struct sc_source_line *line_of(const struct sc_source_routine *r, int64_t n)
 {
     for (uint32_t i = 0; i < r->nlines; i++)
-        if (r->lines[i].line == n) return &r->lines[i];
+        if (r->lines[i].line == n)
+            return &r->lines[i];
     return NULL;
 }
 
@@ -322,6 +323,7 @@ int main(void)
     T_RUN(test_no_file);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
     return t_done();
 }

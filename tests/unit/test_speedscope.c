@@ -177,7 +177,7 @@ static void test_inline_and_addresses(void)
     p->nmappings = p->mappings_cap = 1;
     uint32_t f[3] = {fn(p, "inner", "x.go", 0), fn(p, "middle", "x.go", 0),
                      fn(p, "outer", "x.go", 0)};
-    uint32_t l_inl = loc(p, f, 3, 0x10, 0);         /* inner inlined in middle in outer */
+    uint32_t l_inl = loc(p, f, 3, 0x10, 0);           /* inner inlined in middle in outer */
     uint32_t l_addr = loc(p, NULL, 0, 0xdeadbeef, 1); /* no symbols, in libc */
     uint32_t l_addr2 = loc(p, NULL, 0, 0xdeadbeef, 0);
     uint32_t s[3] = {l_addr, l_inl, l_addr2}; /* leaf first */
@@ -248,7 +248,7 @@ static void test_time_order(void)
     }
     sample(p, &l[0], 1, 1, 0, 300);
     sample(p, &l[1], 1, 2, 0, 100);
-    sample(p, &l[2], 1, 3, 0, 0); /* untimed: first */
+    sample(p, &l[2], 1, 3, 0, 0);   /* untimed: first */
     sample(p, &l[3], 1, 4, 0, 100); /* same time as b: keeps its place after b */
     char *j = render(p, 0, NULL);
     char arr[256];
@@ -263,10 +263,17 @@ static void test_time_order(void)
 static void test_units(void)
 {
     static const char *cases[][2] = {
-        {"nanoseconds", "nanoseconds"}, {"microseconds", "microseconds"},
-        {"milliseconds", "milliseconds"}, {"seconds", "seconds"}, {"bytes", "bytes"},
-        {"ns", "nanoseconds"}, {"ms", "milliseconds"}, {"count", "none"}, {"", "none"},
-        {"Bytes", "none"}, {"objects", "none"},
+        {"nanoseconds", "nanoseconds"},
+        {"microseconds", "microseconds"},
+        {"milliseconds", "milliseconds"},
+        {"seconds", "seconds"},
+        {"bytes", "bytes"},
+        {"ns", "nanoseconds"},
+        {"ms", "milliseconds"},
+        {"count", "none"},
+        {"", "none"},
+        {"Bytes", "none"},
+        {"objects", "none"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sc_profile *p = sc_profile_new();
@@ -306,11 +313,11 @@ static void test_invalid_utf8(void)
         {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xef\xbf\xbf", NULL},
         {"\xff", "\xef\xbf\xbd"},
         {"a\x80z", "a\xef\xbf\xbdz"},
-        {"\xc3", "\xef\xbf\xbd"},                                  /* truncated at the end */
-        {"\xe2\x82z", "\xef\xbf\xbd\xef\xbf\xbdz"},                /* truncated mid-string */
-        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                  /* overlong '/' */
-        {"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  /* overlong, 3 bytes */
-        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},  /* UTF-16 surrogate */
+        {"\xc3", "\xef\xbf\xbd"},                                 /* truncated at the end */
+        {"\xe2\x82z", "\xef\xbf\xbd\xef\xbf\xbdz"},               /* truncated mid-string */
+        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                 /* overlong '/' */
+        {"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong, 3 bytes */
+        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* UTF-16 surrogate */
         {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* > U+10FFFF */
         {"\xf5\x80", "\xef\xbf\xbd\xef\xbf\xbd"},
         {"\xfe\xff\"", "\xef\xbf\xbd\xef\xbf\xbd\\\""},

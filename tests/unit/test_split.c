@@ -121,8 +121,8 @@ static void test_split_caps(void)
     char id[40];
     for (int i = 0; i < 40; i++) {
         snprintf(id, sizeof id, "%032x", i);
-        const char *kv[] = {"trace_id", id, "span_kind", i % 2 ? "server" : "client", "env",
-                            "canary", NULL};
+        const char *kv[] = {"trace_id", id,       "span_kind", i % 2 ? "server" : "client",
+                            "env",      "canary", NULL};
         add(p, "work", 1, kv);
     }
     struct sc_labels series;
@@ -205,9 +205,9 @@ static void test_ingest_split(void)
     T_EQ_INT(sc_pprof_encode(p, &raw), 0);
     /* the lazy decode that ingest uses sees the string label and decodes eagerly */
     struct sc_profile *q = sc_profile_new();
-    T_EQ_INT(sc_pprof_decode_mode(raw.data, raw.len, &sc_limits_cli, SC_PPROF_LAZY_UNLABELLED,
-                                  q, err),
-             0);
+    T_EQ_INT(
+        sc_pprof_decode_mode(raw.data, raw.len, &sc_limits_cli, SC_PPROF_LAZY_UNLABELLED, q, err),
+        0);
     T_CHECK(q->lazy == NULL && q->nlabels >= 2);
     sc_profile_free(q);
     /* without string labels it stays lazy */
@@ -216,15 +216,18 @@ static void test_ingest_split(void)
     struct sc_buf raw2 = SC_BUF_INIT;
     T_EQ_INT(sc_pprof_encode(u, &raw2), 0);
     q = sc_profile_new();
-    T_EQ_INT(sc_pprof_decode_mode(raw2.data, raw2.len, &sc_limits_cli,
-                                  SC_PPROF_LAZY_UNLABELLED, q, err),
-             0);
+    T_EQ_INT(
+        sc_pprof_decode_mode(raw2.data, raw2.len, &sc_limits_cli, SC_PPROF_LAZY_UNLABELLED, q, err),
+        0);
     T_CHECK(q->lazy != NULL);
     sc_profile_free(q);
     sc_profile_free(u);
     sc_buf_release(&raw2);
-    struct sc_ingest_req r = {.name = "host.cpu{env=ci}", .from = "1700000000",
-                              .until = "1700000010", .format = "pprof", .body = raw.data,
+    struct sc_ingest_req r = {.name = "host.cpu{env=ci}",
+                              .from = "1700000000",
+                              .until = "1700000010",
+                              .format = "pprof",
+                              .body = raw.data,
                               .len = raw.len};
     struct sc_ingest_result res;
     T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);

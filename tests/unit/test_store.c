@@ -74,8 +74,8 @@ static void labels_of(struct sc_labels *l, int n, ...)
     va_end(ap);
 }
 
-static int write_profile(struct sc_store *s, const char *service, const char *profile,
-                         int64_t t, const struct sc_profile *p)
+static int write_profile(struct sc_store *s, const char *service, const char *profile, int64_t t,
+                         const struct sc_profile *p)
 {
     struct sc_labels labels;
     labels_of(&labels, 2, "service_name", service, "env", "test");
@@ -149,7 +149,8 @@ static void test_block(void)
         char err[SC_ERR_LEN];
         T_EQ_INT(sc_block_decode(enc.data, enc.len, 100, &d, err), 0);
         T_EQ_INT(d.n, 4);
-        T_CHECK(!memcmp(d.stacks, want_s, sizeof want_s) && !memcmp(d.values, want_v, sizeof want_v));
+        T_CHECK(!memcmp(d.stacks, want_s, sizeof want_s) &&
+                !memcmp(d.values, want_v, sizeof want_v));
         sc_block_release(&d);
         /* every truncation is an error, never a crash */
         for (size_t cut = 0; cut < enc.len; cut++)
@@ -177,6 +178,13 @@ static void test_block(void)
     sc_block_release(&d);
     sc_block_release(&t);
     sc_buf_release(&enc);
+    /* zigzag is on disk: its values are fixed, the extremes included, and it round-trips */
+    const int64_t zin[] = {0, -1, 1, -2, 2, INT64_MAX, INT64_MIN};
+    const uint64_t zout[] = {0, 1, 2, 3, 4, UINT64_MAX - 1, UINT64_MAX};
+    for (size_t i = 0; i < sizeof zin / sizeof zin[0]; i++) {
+        T_CHECK(sc_zigzag(zin[i]) == zout[i]);
+        T_CHECK(sc_unzigzag(zout[i]) == zin[i]);
+    }
 }
 
 static void test_ids_and_labels(void)
@@ -267,8 +275,7 @@ static void test_store_basics(void)
     T_EQ_INT(write_profile(s, "api", "cpu", start + 100 * NS, a), 0);
     struct sc_profile *after = merge(s, "cpu:samples", from, until, 0);
     char *fafter = after ? folded_text(after, 0) : strdup("");
-    T_EQ_STR(fafter,
-             "main;gc 540\nmain;idle 1810\nmain;work;cold 3620\nmain;work;hot 13570\n");
+    T_EQ_STR(fafter, "main;gc 540\nmain;idle 1810\nmain;work;cold 3620\nmain;work;hot 13570\n");
     free(fafter);
     sc_profile_free(after);
 
@@ -401,8 +408,8 @@ static void test_testdata_roundtrip(void)
             char *want = folded_text(p, (int)vi);
             for (uint32_t k = 0; k < ids.n; k++) {
                 struct sc_store_query q1 = {NULL, &ids.ids[k], 1, type, t, t + 1, 0};
-                struct sc_store_query q2 = {NULL, &ids.ids[k], 1, type, t + 3600 * NS,
-                                            t + 7200 * NS, 0};
+                struct sc_store_query q2 = {NULL,          &ids.ids[k],   1, type,
+                                            t + 3600 * NS, t + 7200 * NS, 0};
                 struct sc_profile *whole = NULL, *split = NULL;
                 if (sc_store_merge(s, &q1, &whole, err) || sc_store_merge(s, &q2, &split, err)) {
                     T_CHECK(0);

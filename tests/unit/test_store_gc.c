@@ -31,7 +31,8 @@ static struct sc_store *open_store(const char *dir, int64_t retention)
     o.retention_ns = retention;
     struct sc_store *s = NULL;
     char err[SC_ERR_LEN] = "";
-    if (sc_store_open(&o, &s, err)) fprintf(stderr, "open: %s\n", err);
+    if (sc_store_open(&o, &s, err))
+        fprintf(stderr, "open: %s\n", err);
     return s;
 }
 
@@ -53,7 +54,8 @@ static int write_day(struct sc_store *s, const char *service, int day)
                                    10 * NS, p,  0};
         rc = sc_store_write(s, &w, err);
     }
-    if (rc) fprintf(stderr, "write: %s\n", err);
+    if (rc)
+        fprintf(stderr, "write: %s\n", err);
     sc_labels_release(&l);
     sc_profile_free(p);
     return rc;
@@ -73,8 +75,10 @@ static long rss_kb(void)
     char line[256];
     long kb = -1;
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmRSS:", 6)) kb = strtol(line + 6, NULL, 10);
-    if (f) fclose(f);
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
     return kb;
 }
 
@@ -83,7 +87,8 @@ static long rss_kb(void)
 static long open_cost_kb(const char *dir)
 {
     int fds[2];
-    if (pipe(fds)) return -1;
+    if (pipe(fds))
+        return -1;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -91,13 +96,15 @@ static long open_cost_kb(const char *dir)
         struct sc_store *s = open_store(dir, 0);
         long after = rss_kb();
         long d = s ? after - before : -1;
-        if (write(fds[1], &d, sizeof d) != sizeof d) _exit(1);
+        if (write(fds[1], &d, sizeof d) != sizeof d)
+            _exit(1);
         sc_store_close(s);
         _exit(0);
     }
     close(fds[1]);
     long d = -1;
-    if (read(fds[0], &d, sizeof d) != sizeof d) d = -1;
+    if (read(fds[0], &d, sizeof d) != sizeof d)
+        d = -1;
     close(fds[0]);
     int status;
     waitpid(pid, &status, 0);
@@ -113,7 +120,8 @@ struct pick {
 static int collect(void *ctx, const struct sc_store_series *se)
 {
     struct pick *x = ctx;
-    if (x->n < 8 && !strcmp(se->labels, x->labels)) x->ids[x->n++] = se->id;
+    if (x->n < 8 && !strcmp(se->labels, x->labels))
+        x->ids[x->n++] = se->id;
     return 0;
 }
 
@@ -129,7 +137,8 @@ static int64_t total(struct sc_store *s, const char *service, int64_t from, int6
     for (uint32_t i = 0; i < ids.n; i++) {
         struct sc_store_query q = {NULL, &ids.ids[i], 1, "cpu:samples", from, until, 0};
         struct sc_profile *p = NULL;
-        if (sc_store_merge(s, &q, &p, err)) continue;
+        if (sc_store_merge(s, &q, &p, err))
+            continue;
         for (uint32_t k = 0; k < p->nsamples; k++)
             sum += p->values[k];
         sc_profile_free(p);
@@ -143,10 +152,12 @@ static void test_forty_days(void)
     snprintf(dir, sizeof dir, "%s/forty", tmpdir);
     struct sc_store *s = open_store(dir, 0); /* written without retention */
     T_CHECK(s != NULL);
-    if (!s) return;
+    if (!s)
+        return;
     for (int d = 0; d < DAYS; d++) {
         T_EQ_INT(write_day(s, "svc", d), 0);
-        if (d < 6) T_EQ_INT(write_day(s, "oldsvc", d), 0); /* a series that only old days had */
+        if (d < 6)
+            T_EQ_INT(write_day(s, "oldsvc", d), 0); /* a series that only old days had */
     }
     char err[SC_ERR_LEN] = "";
     /* rollups of everything, no retention yet (as of the last day written) */
@@ -166,7 +177,8 @@ static void test_forty_days(void)
     /* forty days later by the clock: retention keeps the last thirty */
     s = open_store(dir, (int64_t)KEEP * DAY);
     T_CHECK(s != NULL);
-    if (!s) return;
+    if (!s)
+        return;
     int64_t now = day0 + DAYS * DAY;
     int64_t cutoff = now - (int64_t)KEEP * DAY; /* midnight of day 10 */
     T_EQ_INT(sc_store_compact(s, now, 1, err), 0);
@@ -217,13 +229,15 @@ static void test_migration(void)
     snprintf(dir, sizeof dir, "%s/migrate", tmpdir);
     struct sc_store *s = open_store(dir, 0);
     T_CHECK(s != NULL);
-    if (!s) return;
+    if (!s)
+        return;
     T_EQ_INT(write_day(s, "svc", 0), 0);
     sc_store_close(s);
     /* turn it back into schema 2: no last_day, no day rollups marked */
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "sqlite3 '%s/scorch.db' \"DROP INDEX IF EXISTS stacks_by_day; ALTER TABLE stacks DROP COLUMN "
+             "sqlite3 '%s/scorch.db' \"DROP INDEX IF EXISTS stacks_by_day; ALTER TABLE stacks DROP "
+             "COLUMN "
              "last_day; DELETE FROM "
              "dirty WHERE res=86400; UPDATE meta SET value='2' WHERE key='schema_version';\" "
              "2>/dev/null",
@@ -234,7 +248,8 @@ static void test_migration(void)
     }
     s = open_store(dir, 0);
     T_CHECK(s != NULL);
-    if (!s) return;
+    if (!s)
+        return;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_store_compact(s, day0 + 2 * DAY, 1, err), 0);
     int64_t day_total = 10 + K * (K + 1) / 2;
@@ -245,11 +260,13 @@ static void test_migration(void)
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-gc-XXXXXX");
-    if (!mkdtemp(tmpdir)) T_SKIP("cannot create a temporary directory");
+    if (!mkdtemp(tmpdir))
+        T_SKIP("cannot create a temporary directory");
     T_RUN(test_forty_days);
     T_RUN(test_migration);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", tmpdir);
     return t_done();
 }

@@ -27,7 +27,8 @@ static char *render(const char *folded, const struct sc_svg_opts *o, int *frames
         sc_buf_release(&b);
         return NULL;
     }
-    if (frames) *frames = n;
+    if (frames)
+        *frames = n;
     sc_buf_puts(&b, "");
     return sc_buf_detach(&b, NULL);
 }
@@ -60,20 +61,24 @@ static const char *attr(const char *g, const char *elem, const char *name)
 {
     static char val[256];
     val[0] = 0;
-    if (!g) return val;
+    if (!g)
+        return val;
     const char *end = strstr(g, "</g>");
     char open[32];
     snprintf(open, sizeof open, "<%s ", elem);
     const char *e = strstr(g, open);
-    if (!e || (end && e > end)) return val;
+    if (!e || (end && e > end))
+        return val;
     char key[64];
     snprintf(key, sizeof key, " %s=\"", name);
     const char *a = strstr(e, key);
     const char *close = strchr(e, '>');
-    if (!a || a > close) return val;
+    if (!a || a > close)
+        return val;
     a += strlen(key);
     size_t n = strcspn(a, "\"");
-    if (n >= sizeof val) n = sizeof val - 1;
+    if (n >= sizeof val)
+        n = sizeof val - 1;
     memcpy(val, a, n);
     val[n] = 0;
     return val;
@@ -89,16 +94,19 @@ static const char *content(const char *g, const char *elem)
 {
     static char val[512];
     val[0] = 0;
-    if (!g) return val;
+    if (!g)
+        return val;
     char open[32], close[32];
     snprintf(open, sizeof open, "<%s", elem);
     snprintf(close, sizeof close, "</%s>", elem);
     const char *s = strstr(g, open);
-    if (!s) return val;
+    if (!s)
+        return val;
     s = strchr(s, '>') + 1;
     const char *e = strstr(s, close);
     size_t n = e ? (size_t)(e - s) : 0;
-    if (n >= sizeof val) n = sizeof val - 1;
+    if (n >= sizeof val)
+        n = sizeof val - 1;
     memcpy(val, s, n);
     val[n] = 0;
     return val;

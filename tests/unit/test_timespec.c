@@ -56,9 +56,9 @@ static void test_unix(void)
     T_EQ_INT(tp("1796011506.5"), T0 * S + 500000000);
     T_EQ_INT(tp("1796011506.123456789"), T0 * S + 123456789);
     T_EQ_INT(tp("1796011506.1234567891"), T0 * S + 123456789); /* beyond ns: truncated */
-    T_EQ_INT(tp("1796011506123"), T0 * S + 123000000);          /* 13 digits: ms */
-    T_EQ_INT(tp("1796011506123456"), T0 * S + 123456000);       /* 16 digits: us */
-    T_EQ_INT(tp("1796011506123456789"), T0 * S + 123456789);    /* 19 digits: ns */
+    T_EQ_INT(tp("1796011506123"), T0 * S + 123000000);         /* 13 digits: ms */
+    T_EQ_INT(tp("1796011506123456"), T0 * S + 123456000);      /* 16 digits: us */
+    T_EQ_INT(tp("1796011506123456789"), T0 * S + 123456789);   /* 19 digits: ns */
     T_EQ_INT(tp("0"), 0);
     T_EQ_INT(tp("9223372036"), 9223372036LL * S); /* the last second int64 ns can hold */
     T_EQ_STR(time_err("99999999999"), "bad time '99999999999': out of range (years 1678 to 2262)");
