@@ -267,7 +267,12 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
                      int64_t step, const char *group_by, struct sc_timeline *t, char *err)
 {
     memset(t, 0, sizeof *t);
-    int64_t span = s->until - s->from;
+    /* steps start on a whole second: the answer's timestamps are seconds, and a client
+     * asking what a step holds (the UI's "open this profile") must ask for the same span
+     * (with now-1h's fraction, a profile at a step's last second was in the step the
+     * timeline drew and outside the one the client asked for) */
+    int64_t from = s->from - ((s->from % NS) + NS) % NS;
+    int64_t span = s->until - from;
     uint64_t nser = s->n ? s->n : 1;
     if (step <= 0) {
         /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
@@ -290,7 +295,7 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
                        "%u series x %u steps is more than the limit of %d points (a larger "
                        "step, or a narrower query)",
                        s->n, nsteps, SC_TIMELINE_MAX_CELLS);
-    t->from = s->from;
+    t->from = from;
     t->step = step;
     t->nsteps = nsteps;
     t->group = group_by && *group_by ? group_by : NULL;
@@ -299,6 +304,7 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
     int rc = !vals || !line_of || (t->group && !t->keys) ? SC_ENOMEM : 0;
     struct sc_store_query q = sc_selection_query(s, tenant);
+    q.from_ns = from;
     if (rc == 0 && s->n)
         rc = sc_store_timeline(st, &q, step, vals, err);
     if (rc == 0 && t->group) {

@@ -422,6 +422,19 @@ def run_all(srv):
             check(sum(vals) == tot, "timeline %s %s: %d, want %d" % (p["service"], typ,
                                                                       sum(vals), tot))
             check(len([v for v in vals if v]) == 1, "timeline %s: more than one step" % typ)
+    # a step holds the profiles that start in [timestamp, timestamp + step): also when the
+    # range starts on a fraction of a second (now-1h), the timestamps being whole seconds
+    prof = srv.json("/api/v1/profiles", dict(query=q("synth"), type="cpu:samples", **RANGE))
+    t0 = int(prof["profiles"][0]["time_ns"]) // 10**9
+    tl = srv.json("/api/v1/timeline", dict(query=q("synth"), type="cpu:samples", step="10s",
+                                           **{"from": "%d.5" % (t0 - 10), "until": str(t0 + 30)}))
+    lit = [(ts, v) for ts, v in zip(tl["timestamps"], tl["series"][0]["values"]) if v]
+    check(lit, "synth's timeline from a fraction of a second is empty: %s" % tl)
+    for ts, v in lit:
+        got = srv.json("/api/v1/profiles", {"query": q("synth"), "type": "cpu:samples",
+                                            "from": str(ts), "until": str(ts + tl["step"])})
+        check(sum(x["total"] for x in got["profiles"]) == v,
+              "the step at %d holds %d, its profiles %s" % (ts, v, got["profiles"]))
     # a gauge pushed twice in one step: the average (rounded); the sum for a cumulative type
     g = [pprof_totals(open(f, "rb").read()) for f in gauge_files]
     if g:
