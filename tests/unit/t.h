@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/labels.h"
+
 static int t_failures, t_checks;
 
 #define T_CHECK(cond)                                                                              \
@@ -80,6 +82,31 @@ static inline const char *t_testdata(const char *rel)
         return NULL;
     fclose(f);
     return path;
+}
+
+/* The value of label name in l as a C string (one of four rotating buffers, so a few may be
+ * compared at once), or NULL when l lacks it. */
+static inline const char *t_label(const struct sc_labels *l, const char *name)
+{
+    static char buf[4][256];
+    static int k;
+    struct sc_str v;
+    if (!sc_labels_get(l, name, strlen(name), &v))
+        return NULL;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
+    return buf[k];
+}
+
+/* Removes a test's temporary directory; 0 or -1 (said on stderr). */
+static inline int t_rmrf(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) == 0)
+        return 0;
+    fprintf(stderr, "cannot remove %s\n", dir);
+    return -1;
 }
 
 #define T_SKIP(why)                                                                                \

@@ -219,10 +219,7 @@ static void test_ingest_and_store(void)
     T_EQ_INT(sc_store_stats(s, &st, err), 0);
     T_CHECK(st.profiles > 0);
     sc_store_close(s);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
+    t_rmrf(dir);
 }
 
 int main(void)

@@ -28,18 +28,6 @@ static struct sc_store *open_store(void)
     return s;
 }
 
-static const char *label(const struct sc_labels *l, const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    struct sc_str v;
-    if (!sc_labels_get(l, name, strlen(name), &v))
-        return NULL;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
-    return buf[k];
-}
-
 static int parse(const char *name, struct sc_labels *l, uint32_t max, char *sfx, char *err)
 {
     sc_labels_release(l);
@@ -55,16 +43,16 @@ static void test_names(void)
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(parse("my.awesome.app.cpu{env=staging, region=us-west-1}", &l, 16, sfx, err), 0);
     T_EQ_INT(l.n, 3);
-    T_EQ_STR(label(&l, "service_name"), "my.awesome.app");
-    T_EQ_STR(label(&l, "env"), "staging");
-    T_EQ_STR(label(&l, "region"), "us-west-1");
+    T_EQ_STR(t_label(&l, "service_name"), "my.awesome.app");
+    T_EQ_STR(t_label(&l, "env"), "staging");
+    T_EQ_STR(t_label(&l, "region"), "us-west-1");
     T_EQ_STR(sfx, "cpu");
     /* an unknown last part stays in the name; dotted label names and quoted values */
     T_EQ_INT(parse("svc.v2{otel.scope.name=\"a,b\",x=1}", &l, 16, sfx, err), 0);
     T_EQ_INT(l.n, 3);
-    T_EQ_STR(label(&l, "service_name"), "svc.v2");
+    T_EQ_STR(t_label(&l, "service_name"), "svc.v2");
     T_EQ_STR(sfx, "");
-    T_EQ_STR(label(&l, "otel.scope.name"), "a,b");
+    T_EQ_STR(t_label(&l, "otel.scope.name"), "a,b");
     T_EQ_INT(parse("app.alloc_space", &l, 16, sfx, err), 0);
     T_EQ_INT(l.n, 1);
     T_EQ_STR(sfx, "alloc_space");
@@ -221,9 +209,7 @@ static void test_pushes(void)
     sc_buf_release(&zeros);
     sc_buf_release(&gz);
     sc_store_close(s);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    T_EQ_INT(system(cmd), 0);
+    T_EQ_INT(t_rmrf(tmpdir), 0);
 }
 
 /* Real Go profiles pushed as pprof: the profile name comes from the pprof itself. */
@@ -267,9 +253,7 @@ static void test_pprof_pushes(void)
     T_CHECK(strstr(f, "sort.symMerge") != NULL);
     free(f);
     sc_store_close(s);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    T_EQ_INT(system(cmd), 0);
+    T_EQ_INT(t_rmrf(tmpdir), 0);
 }
 
 /* A gzipped pprof with one stack main;hot, the given period type and sample types (ntypes
@@ -483,9 +467,7 @@ static void test_client_pprofs(void)
     sc_buf_release(&b);
 
     sc_store_close(s);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    T_EQ_INT(system(cmd), 0);
+    T_EQ_INT(t_rmrf(tmpdir), 0);
 }
 
 /* sample_type_config is untrusted JSON: every truncation and many random byte changes of a
@@ -599,9 +581,7 @@ static void test_timed_pprof(void)
     sc_profile_free(p);
     sc_buf_release(&raw);
     sc_store_close(s);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    T_EQ_INT(system(cmd), 0);
+    T_EQ_INT(t_rmrf(tmpdir), 0);
 }
 
 int main(void)

@@ -164,9 +164,6 @@ int main(void)
     T_RUN(test_client_gone);
     T_RUN(test_stop);
     T_RUN(test_limits_and_failures);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", tmpdir);
+    t_rmrf(tmpdir);
     return t_done();
 }

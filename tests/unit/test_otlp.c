@@ -172,18 +172,6 @@ static void put_request(struct sc_buf *b, void (*profile)(void), int nprofiles, 
     put_dictionary(NULL, 0);
 }
 
-static const char *label(const struct sc_labels *l, const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    struct sc_str v;
-    if (!sc_labels_get(l, name, strlen(name), &v))
-        return NULL;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
-    return buf[k];
-}
-
 static char *folded(const struct sc_profile *p)
 {
     static char out[4096];
@@ -282,12 +270,12 @@ static void test_shapes(void)
     T_EQ_INT(p->samples[1].nlabels, 0);
     T_EQ_INT(p->samples[3].nlabels, 0);
     /* series labels */
-    T_EQ_STR(label(&op.labels, "service_name"), "svc");
-    T_EQ_STR(label(&op.labels, "host_name"), "h1");
-    T_EQ_STR(label(&op.labels, "_9lives_k8s"), "42");
-    T_EQ_STR(label(&op.labels, "otel_scope_name"), "scope-x");
-    T_EQ_STR(label(&op.labels, "otel_scope_version"), "1.2");
-    T_CHECK(label(&op.labels, "list") == NULL); /* arrays are skipped */
+    T_EQ_STR(t_label(&op.labels, "service_name"), "svc");
+    T_EQ_STR(t_label(&op.labels, "host_name"), "h1");
+    T_EQ_STR(t_label(&op.labels, "_9lives_k8s"), "42");
+    T_EQ_STR(t_label(&op.labels, "otel_scope_name"), "scope-x");
+    T_EQ_STR(t_label(&op.labels, "otel_scope_version"), "1.2");
+    T_CHECK(t_label(&op.labels, "list") == NULL); /* arrays are skipped */
     char verr[SC_ERR_LEN];
     T_EQ_INT(sc_profile_validate(p, verr), 0);
     sc_otlp_profile_release(&op);
@@ -302,7 +290,7 @@ static void test_unknown_service(void)
     char err[SC_ERR_LEN];
     struct sc_otlp_profile op;
     T_EQ_INT(build_one(&b, 0, 1, &op, err), 0);
-    T_EQ_STR(label(&op.labels, "service_name"), "unknown_service:app");
+    T_EQ_STR(t_label(&op.labels, "service_name"), "unknown_service:app");
     sc_otlp_profile_release(&op);
     sc_buf_release(&b);
 }
@@ -355,7 +343,7 @@ static void test_index0(void)
     T_EQ_INT(build_one(&b, 0, 0, &op, err), 0);
     T_EQ_INT(op.p->samples[0].nlocs, 2);
     T_EQ_INT(op.p->locations[op.p->sample_locs[0]].nlines, 0);
-    T_EQ_STR(label(&op.labels, "service_name"), "unknown_service");
+    T_EQ_STR(t_label(&op.labels, "service_name"), "unknown_service");
     sc_otlp_profile_release(&op);
     sc_buf_release(&b);
 }
@@ -480,7 +468,7 @@ static void test_json(void)
     struct sc_otlp_profile op;
     T_EQ_INT(build_one(&b, 1, 0, &op, err), 0);
     if (op.p) {
-        T_EQ_STR(label(&op.labels, "service_name"), "svc-\xc3\xa9");
+        T_EQ_STR(t_label(&op.labels, "service_name"), "svc-\xc3\xa9");
         T_EQ_INT(op.p->nsamples, 2);
         T_EQ_INT(op.p->values[0], 7);
         T_EQ_INT(op.p->samples[0].time_ns, 1700000000500000000LL);

@@ -604,11 +604,7 @@ int main(void)
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
-    char cmd[400];
-    if (tmpdir[0]) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "cannot remove %s\n", tmpdir);
-    }
+    if (tmpdir[0])
+        t_rmrf(tmpdir);
     return t_done();
 }

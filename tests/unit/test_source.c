@@ -321,9 +321,6 @@ int main(void)
     T_RUN(test_values);
     T_RUN(test_lookup);
     T_RUN(test_no_file);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    t_rmrf(tmpdir);
     return t_done();
 }

@@ -32,18 +32,6 @@ static void add(struct sc_profile *p, const char *fn, int64_t v, const char *con
     sc_profile_add_label(p, str(p, "bytes"), 0, 4096, 0);
 }
 
-static const char *get(const struct sc_labels *l, const char *name)
-{
-    static char buf[4][256];
-    static int k;
-    struct sc_str v;
-    if (!sc_labels_get(l, name, strlen(name), &v))
-        return NULL;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%.*s", (int)v.len, v.ptr);
-    return buf[k];
-}
-
 static int64_t view_total(const struct sc_profile *v)
 {
     int64_t t = 0;
@@ -56,7 +44,7 @@ static int64_t view_total(const struct sc_profile *v)
 static int part_with(const struct sc_split *sp, const char *name, const char *value)
 {
     for (uint32_t g = 0; g < sp->n; g++) {
-        const char *v = get(&sp->labels[g], name);
+        const char *v = t_label(&sp->labels[g], name);
         if (value ? v && !strcmp(v, value) : v == NULL)
             return (int)g;
     }
@@ -93,10 +81,10 @@ static void test_split_by_process(void)
     if (x >= 0) {
         const struct sc_labels *l = &sp.labels[x];
         const struct sc_profile *v = &sp.parts.views[x];
-        T_EQ_STR(get(l, "comm"), "burner");
-        T_EQ_STR(get(l, "service_name"), "host");
-        T_EQ_STR(get(l, "env"), "prod");
-        T_CHECK(get(l, "bytes") == NULL);
+        T_EQ_STR(t_label(l, "comm"), "burner");
+        T_EQ_STR(t_label(l, "service_name"), "host");
+        T_EQ_STR(t_label(l, "env"), "prod");
+        T_CHECK(t_label(l, "bytes") == NULL);
         T_EQ_INT(v->nsamples, 2);
         T_EQ_INT(view_total(v), 16);
         /* the view shares the profile's tables */
@@ -104,7 +92,7 @@ static void test_split_by_process(void)
     }
     x = part_with(&sp, "pid", "20");
     T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 7 &&
-            !strcmp(get(&sp.labels[x], "comm"), "idle"));
+            !strcmp(t_label(&sp.labels[x], "comm"), "idle"));
     x = part_with(&sp, "pid", NULL);
     T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 13 && sp.labels[x].n == 2);
     sc_split_release(&sp);
@@ -133,8 +121,8 @@ static void test_split_caps(void)
     T_EQ_INT(sp.n, 2);
     T_EQ_STR(sp.dropped, "trace_id");
     for (uint32_t g = 0; g < sp.n; g++) {
-        T_CHECK(get(&sp.labels[g], "trace_id") == NULL);
-        T_EQ_STR(get(&sp.labels[g], "env"), "canary");
+        T_CHECK(t_label(&sp.labels[g], "trace_id") == NULL);
+        T_EQ_STR(t_label(&sp.labels[g], "env"), "canary");
         T_EQ_INT(view_total(&sp.parts.views[g]), 20);
     }
     T_CHECK(part_with(&sp, "span_kind", "server") >= 0);
@@ -143,7 +131,7 @@ static void test_split_caps(void)
     T_EQ_INT(sc_split_profile(p, &series, 1, &sp, err), 0);
     T_EQ_INT(sp.n, 1);
     T_CHECK(strstr(sp.dropped, "trace_id") && strstr(sp.dropped, "span_kind"));
-    T_EQ_STR(get(&sp.labels[0], "env"), "canary");
+    T_EQ_STR(t_label(&sp.labels[0], "env"), "canary");
     T_EQ_INT(view_total(&sp.parts.views[0]), 40);
     sc_split_release(&sp);
     sc_profile_free(p);
@@ -248,9 +236,7 @@ static void test_ingest_split(void)
     sc_buf_release(&raw);
     sc_profile_free(p);
     sc_store_close(s);
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    T_EQ_INT(system(cmd), 0);
+    T_EQ_INT(t_rmrf(dir), 0);
 }
 
 int main(void)

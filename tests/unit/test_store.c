@@ -30,10 +30,7 @@ static void make_tmpdir(void)
 
 static void rm_rf(const char *dir)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
+    t_rmrf(dir);
 }
 
 static struct sc_store *open_store(const char *dir, int background)

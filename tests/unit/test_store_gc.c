@@ -264,9 +264,6 @@ int main(void)
         T_SKIP("cannot create a temporary directory");
     T_RUN(test_forty_days);
     T_RUN(test_migration);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", tmpdir);
+    t_rmrf(tmpdir);
     return t_done();
 }
