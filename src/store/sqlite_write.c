@@ -557,17 +557,17 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     return rc;
 }
 
-/* Queues pws (all under one hold of qmu, so one batch takes them all: they commit or fail
- * together) and returns when the commit that includes them has finished. */
-static int group_commit(struct sq_store *s, struct pend_write **pws, uint32_t n, char *err)
+/* Queues the n writes of pws (all under one hold of qmu, so one batch takes them all: they
+ * commit or fail together) and returns when the commit that includes them has finished. */
+static int group_commit(struct sq_store *s, struct pend_write *pws, uint32_t n, char *err)
 {
     pthread_mutex_lock(&s->qmu);
     for (uint32_t i = 0; i < n; i++) {
-        pws[i]->next = NULL;
-        *s->qtail = pws[i];
-        s->qtail = &pws[i]->next;
+        pws[i].next = NULL;
+        *s->qtail = &pws[i];
+        s->qtail = &pws[i].next;
     }
-    struct pend_write *pw = pws[n - 1];
+    struct pend_write *pw = &pws[n - 1];
     while (!pw->done) {
         if (!s->leader) {
             s->leader = 1;
@@ -678,28 +678,18 @@ int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_
         if (rc)
             return rc;
     }
-    struct pend_write one = {0}, *single = &one;
+    struct pend_write one = {0};
     struct pend_write *arr = n == 1 ? &one : calloc(n, sizeof *arr);
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    struct pend_write **pws = n == 1 ? &single : calloc(n, sizeof *pws);
-    if (!arr || !pws) {
-        if (arr != &one)
-            free(arr);
-        if (pws != &single)
-            free(pws);
+    if (!arr)
         return sc_errf(err, SC_ENOMEM, "out of memory");
-    }
-    memset(arr, 0, n * sizeof *arr);
     /* from the first id to the commit: the collector waits (see sqlite_int.h) */
     pthread_rwlock_rdlock(&s->gc_lock);
     int rc = 0;
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        pws[i] = &arr[i];
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
         rc = prepare_write(s, &ws[i], &arr[i], err);
-    }
     /* all in one transaction: a push split into series is stored whole or not at all */
     if (rc == 0)
-        rc = group_commit(s, pws, n, err);
+        rc = group_commit(s, arr, n, err);
     pthread_rwlock_unlock(&s->gc_lock);
     for (uint32_t i = 0; i < n; i++) {
         sc_buf_release(&arr[i].totals);
@@ -707,8 +697,6 @@ int sq_write_many(struct sc_store *sto, const struct sc_store_write *ws, uint32_
     }
     if (arr != &one)
         free(arr);
-    if (pws != &single)
-        free(pws);
     return rc;
 }
 
