@@ -192,6 +192,8 @@ int cmd_server(int argc, char **argv)
         o.max_read_rows = cf.max_read_rows;
     if (cf.max_queries)
         o.max_queries = cf.max_queries;
+    if (cf.query_memory)
+        o.query_memory = cf.query_memory;
     o.source_roots = (const char *const *)cf.source_roots;
     o.nsource_roots = cf.nsource_roots;
     struct sigaction sa;

@@ -1,5 +1,6 @@
 /* profile.c - construction, interning and validation of the profile model. */
 #include "model/profile.h"
+#include "model/budget.h"
 #include "model/buf.h"
 #include "model/error.h"
 
@@ -334,6 +335,7 @@ struct part_job {
     uint32_t part, nparts;
     sc_sample_visit visit;
     void *ctx;
+    struct sc_budget *budget; /* the query's, charged on the part's thread too */
     int rc;
     char err[SC_ERR_LEN];
 };
@@ -341,6 +343,7 @@ struct part_job {
 static void *part_main(void *arg)
 {
     struct part_job *j = arg;
+    sc_budget_adopt(j->budget);
     j->err[0] = 0;
     j->rc = sc_profile_foreach_sample_part(j->p, j->part, j->nparts, j->visit, j->ctx, j->err);
     return NULL;
@@ -361,7 +364,7 @@ int sc_profile_foreach_sample_parallel(const struct sc_profile *p, uint32_t npar
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     for (uint32_t i = 0; i < nparts; i++)
-        jobs[i] = (struct part_job){p, i, nparts, visit, ctxs[i], 0, ""};
+        jobs[i] = (struct part_job){p, i, nparts, visit, ctxs[i], sc_budget_current(), 0, ""};
     /* a thread that cannot start runs its part here instead */
     for (uint32_t i = 1; i < nparts; i++)
         started[i] = pthread_create(&tids[i], NULL, part_main, &jobs[i]) == 0;

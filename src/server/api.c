@@ -6,6 +6,7 @@
 #include "formats/top.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/budget.h"
 #include "model/clock.h"
 #include "model/hash.h"
 #include "query/callgraph.h"
@@ -20,6 +21,7 @@
 #include "model/timespec.h"
 #include "server/server_int.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,14 +755,37 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
 
 /* ---- the heavy queries, each admitted (sc_api_query_begin) ---- */
 
+/* Runs a heavy query admitted and under its memory budget (model/budget.h): over it, the
+ * query's out-of-memory error (whatever status its path gave it) becomes a 400 naming
+ * server.query_memory. */
+static int admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
+{
+    if (sc_api_query_begin(r, w))
+        return 0;
+    struct sc_budget b;
+    sc_budget_begin(&b, r->srv->opts.query_memory);
+    int rc = run(r, w);
+    sc_budget_end();
+    sc_api_query_end(r);
+    int64_t peak = atomic_load(&b.peak);
+    sc_metrics_query_memory(&r->srv->metrics, peak);
+    /* a refused allocation the query lived without (a cache not filled) is no failure */
+    if (atomic_load(&b.over) && (w->status >= 400 || w->body.oom)) {
+        sc_buf_release(&w->body);
+        sc_resp_limit(w,
+                      "the query needs more than %llu MiB of memory (the server's budget for one "
+                      "query, server.query_memory): narrow the time range or the selection",
+                      (unsigned long long)(r->srv->opts.query_memory >> 20));
+        rc = 0;
+    }
+    sc_server_trim((uint64_t)(peak > 0 ? peak : 0));
+    return rc;
+}
+
 #define ADMITTED(name)                                                                             \
     int sc_api_##name(struct sc_req *r, struct sc_resp *w)                                         \
     {                                                                                              \
-        if (sc_api_query_begin(r, w))                                                              \
-            return 0;                                                                              \
-        int rc = name##_run(r, w);                                                                 \
-        sc_api_query_end(r);                                                                       \
-        return rc;                                                                                 \
+        return admitted(r, w, name##_run);                                                         \
     }
 ADMITTED(render)
 ADMITTED(timeline)

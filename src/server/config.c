@@ -689,6 +689,11 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         cf->max_read_rows = n;
                     else
                         cf->max_queries = (uint32_t)n;
+                } else if (!strcmp(sect_key, "server.query_memory")) {
+                    /* below a mebibyte no real query fits: a typo, not a setting */
+                    if (parse_bytes(scalar(sv), &cf->query_memory) || cf->query_memory < (1u << 20))
+                        return fail(c, sv,
+                                    "'%s' must be a byte count of at least 1MiB (like 512MiB)", s);
                 } else if (!strcmp(sect_key, "server.max_read_blocks")) {
                     char *end;
                     const char *num = scalar(sv) ? scalar(sv) : "";

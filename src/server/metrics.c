@@ -18,6 +18,13 @@ void sc_metrics_observe(struct sc_histogram *h, double seconds)
     atomic_fetch_add(&h->sum_us, (uint64_t)(seconds * 1e6));
 }
 
+void sc_metrics_query_memory(struct sc_metrics *m, int64_t peak)
+{
+    int64_t was = atomic_load(&m->query_memory_peak);
+    while (peak > was && !atomic_compare_exchange_weak(&m->query_memory_peak, &was, peak))
+        ;
+}
+
 static void histogram(struct sc_buf *out, const char *name, const char *help,
                       struct sc_histogram *h)
 {
@@ -68,6 +75,12 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   "decoded.\n"
                   "# TYPE scorch_ingest_admitted_bytes gauge\nscorch_ingest_admitted_bytes %llu\n",
                   (unsigned long long)atomic_load(&srv->body_bytes), (unsigned long long)admitted);
+    sc_buf_printf(out,
+                  "# HELP scorch_query_memory_peak_bytes The most memory one heavy query held "
+                  "(its budget is server.query_memory).\n"
+                  "# TYPE scorch_query_memory_peak_bytes gauge\nscorch_query_memory_peak_bytes "
+                  "%lld\n",
+                  (long long)atomic_load(&m->query_memory_peak));
     histogram(out, "scorch_query_duration_seconds", "Latency of query API requests.", &m->query);
     histogram(out, "scorch_ingest_duration_seconds", "Latency of /ingest requests.", &m->ingest);
     /* store statistics cost a few queries: refreshed at most every 5 s */

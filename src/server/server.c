@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_layouts = 2;
     o->max_queries = 4;
     o->max_read_rows = 4u << 20;
+    o->query_memory = 1ull << 30;
     o->shutdown_timeout_ns = 5 * 1000000000LL;
     o->durable = 1;
 }
@@ -51,6 +53,15 @@ void sc_server_opts_init(struct sc_server_opts *o)
 double sc_server_now(void)
 {
     return sc_mono_s();
+}
+
+/* Below it the freed memory is likely reused by the next request; a trim walks the heaps. */
+#define TRIM_BYTES (32u << 20)
+
+void sc_server_trim(uint64_t bytes)
+{
+    if (bytes > TRIM_BYTES)
+        malloc_trim(0);
 }
 
 const char *sc_req_arg(const struct sc_req *r, const char *name)
@@ -577,8 +588,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                           ADMIT_WAIT_S, (unsigned long long)cost);
         } else if (rt) {
             rt->fn(r, &w);
-            if (rt->ingest)
+            if (rt->ingest) {
                 sc_server_unadmit(srv, cost);
+                sc_server_trim(cost);
+            }
             if (rt->query)
                 sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
         } else {

@@ -40,6 +40,7 @@ struct sc_server_opts {
     uint32_t max_layouts;      /* layout workers at once; more get 503 */
     uint32_t max_queries;      /* heavy queries at once; more wait, then get 503 */
     uint64_t max_read_rows;    /* the distinct stacks one query may hold (server.max_read_rows) */
+    uint64_t query_memory;     /* the bytes one heavy query may hold (server.query_memory) */
     int durable;               /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;

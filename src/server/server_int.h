@@ -82,9 +82,12 @@ struct sc_metrics {
     _Atomic uint64_t errors[SC_NREASONS];
     _Atomic uint64_t requests;
     struct sc_histogram query, ingest;
+    _Atomic int64_t query_memory_peak; /* the most one heavy query held (model/budget.h) */
 };
 
 void sc_metrics_observe(struct sc_histogram *h, double seconds);
+/* A heavy query held peak bytes at most. */
+void sc_metrics_query_memory(struct sc_metrics *m, int64_t peak);
 void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 
 /* ---- the server ---- */
@@ -190,6 +193,10 @@ int sc_api_profiles(struct sc_req *r, struct sc_resp *w);
 int sc_api_profile(struct sc_req *r, struct sc_resp *w);
 
 double sc_server_now(void);
+/* After a request that held about bytes and freed them: past a few tens of MiB, gives the
+ * freed heap back to the system (glibc keeps it otherwise, and RSS would stay at the
+ * largest request's for good). */
+void sc_server_trim(uint64_t bytes);
 
 /* What the HTTP server and the gRPC listener (grpc.c) share (server.c): */
 /* What a request says about who it is (auth.c). NULL: absent. */

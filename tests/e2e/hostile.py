@@ -1,13 +1,21 @@
-"""hostile.py - issue 15's per-input cases against a running `scorch server`: each crafted push
+"""hostile.py - issue 15's numbered cases against a running `scorch server`: each crafted push
 is refused with its status and a message naming the limit (or stored and read back right),
 nothing refused is stored, every JSON answer is valid UTF-8, the server's memory stays
-bounded and it keeps serving. Usage: hostile.py TMPDIR (env: SCORCH)."""
+bounded and it keeps serving (2, 3, 4, 7, 8, 11); the heavy queries (1: the call graph of a
+300k-sample heap profile, another tenant's answering meanwhile; 6: a backtracking regex over
+long names; 10: eight heavy queries at once under server.query_memory), the drain (5: a
+keep-alive connection after SIGTERM) and the token (9: empty refused, Basic refused), each
+with a bound on time and memory. Usage: hostile.py TMPDIR (env: SCORCH)."""
+import base64
 import gzip
+import http.client
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -51,6 +59,206 @@ def series(srv):
 def main():
     with_server(SCORCH, TMP, run_all)
     configured()
+    heavy()
+    budgeted()
+    token()
+
+
+def heap_pprof(nsamples, nfuncs=20000, depth=12, seed=1):
+    """A Go-like heap profile (alloc_objects, alloc_space, inuse_objects, inuse_space) of
+    nsamples samples, each a random stack of depth functions out of nfuncs: nearly every
+    sample its own stack, the worst case for a merge, a flame graph and a call graph."""
+    rnd = random.Random(seed)
+    strings = [b"", b"alloc_objects", b"count", b"alloc_space", b"bytes", b"inuse_objects",
+               b"inuse_space"]
+    out = [field(1, num(1, 1) + num(2, 2)), field(1, num(1, 3) + num(2, 4)),
+           field(1, num(1, 5) + num(2, 2)), field(1, num(1, 6) + num(2, 4))]
+    for i in range(nfuncs):
+        strings.append(b"example.com/service/pkg%d.(*T%d).Method%d" % (i % 300, i % 50, i))
+        out.append(field(5, num(1, i + 1) + num(2, len(strings) - 1)))
+        out.append(field(4, num(1, i + 1) + field(4, num(1, i + 1) + num(2, 10 + i % 500))))
+    locs = [varint(i + 1) for i in range(nfuncs)]
+    vals = [field(2, b"".join(varint(x) for x in (v, v * 64, v // 2, v * 32)))
+            for v in range(1, 100)]
+    for _ in range(nsamples):
+        stack = b"".join(rnd.choices(locs, k=depth))
+        out.append(field(2, b"\x0a" + varint(len(stack)) + stack + rnd.choice(vals)))
+    out += [field(6, s) for s in strings]
+    return gzip.compress(b"".join(out), 1)
+
+
+def timed(what, bound_s, fn):
+    """fn() within bound_s seconds (a hang detector on a loaded machine, not a speed test)."""
+    t = time.time()
+    out = fn()
+    took = time.time() - t
+    check(took < bound_s, "%s took %.1f s (the bound is %d s)" % (what, took, bound_s))
+    return out, took
+
+
+def reset_peak(srv):
+    """Starts the kernel's VmHWM of the server afresh (clear_refs 5) and returns VmRSS."""
+    with open("/proc/%d/clear_refs" % srv.proc.pid, "w") as f:
+        f.write("5")
+    return srv.rss_mb()
+
+
+def peak_mb(srv):
+    with open("/proc/%d/status" % srv.proc.pid) as f:
+        return [int(l.split()[1]) / 1024.0 for l in f if l.startswith("VmHWM:")][0]
+
+
+def heavy():
+    """1: the call graph of a 300k-sample heap profile at the default nodecount answers in
+    bounded time while another tenant's tiny one answers meanwhile; 6: (a+)+$ over 1,000
+    names of 3,000 characters is stopped by the request's regex budget."""
+    srv = Server(SCORCH, os.path.join(TMP, "heavy"), os.path.join(TMP, "heavy.log")).start()
+    try:
+        now = {"from": str(NOW), "until": str(NOW + 10)}
+        # 500 functions: each is in about 2% of the samples, so the graph keeps nodes
+        srv.push(heap_pprof(300000, nfuncs=500), name="heap300k", format="pprof", **now)
+        other = {"X-Scope-OrgID": "other"}
+        srv.push(b"main;small 5\nmain;other 3\n", headers=other, name="tiny", **now)
+        span = {"from": str(NOW - 60), "until": str(NOW + 60)}
+        big = dict(span, query='{service_name="heap300k"}', type="heap:alloc_space")
+        small = dict(span, query='{service_name="tiny"}', type="cpu:cpu", format="dot")
+        res = {}
+
+        def run_big():
+            res["big"] = srv.request("GET", "/api/v1/callgraph", big, timeout=120)
+        t = threading.Thread(target=run_big)
+        t0 = time.time()
+        t.start()
+        time.sleep(0.2)
+        (st, _, dot), took = timed("another tenant's tiny call graph", 20, lambda: srv.request(
+            "GET", "/api/v1/callgraph", small, headers=other, timeout=60))
+        check(st == 200 and b"small" in dot, "the tiny call graph: %d %r" % (st, dot[:200]))
+        t.join(120)
+        check("big" in res, "the 300k-sample call graph did not answer in 120 s")
+        st, _, svg = res["big"]
+        check(st == 200 and b"<svg" in svg and b"Method" in svg,
+              "the 300k-sample call graph: %d %r" % (st, svg[:300]))
+        print("ok: 1: a 300k-sample heap call graph in %.1f s; another tenant's in %.1f s "
+              "meanwhile" % (time.time() - t0, took))
+
+        names = b"".join(b"main;" + b"a" * 3000 + b"%04d 1\n" % i for i in range(1000))
+        srv.push(names, name="longnames", format="folded", **now)
+        q = dict(span, query='{service_name="longnames"}', type="cpu:cpu", focus="(a+)+$")
+        msg, took = timed("(a+)+$ over 1,000 long names", 30, lambda: expect_error(
+            srv, 400, "GET", "/api/v1/render", q, words=("ms of matching", "(a+)+"),
+            what="a backtracking focus"))
+        print("ok: 6: (a+)+$ over 1,000 3,000-character names stopped in %.1f s: %s" %
+              (took, msg))
+        check(srv.alive(), "the server died")
+    finally:
+        srv.kill()
+
+
+BUDGET_MB = 32
+
+
+def budgeted():
+    """10: with server.query_memory at 32 MiB, a flame graph of 300k distinct stacks (about
+    half a GiB unbudgeted) is refused with a 400 naming the key, a small one still answers,
+    and eight of the big ones at once keep the server within max_queries x the budget; 5:
+    after SIGTERM a keep-alive connection gets 503 and Connection: close, and the server
+    exits within its shutdown bound."""
+    cfg = os.path.join(TMP, "budget.yaml")
+    with open(cfg, "w") as f:
+        f.write("server:\n  query_memory: %dMiB\n  max_queries: 4\n  shutdown_timeout: 2s\n"
+                % BUDGET_MB)
+    srv = Server(SCORCH, os.path.join(TMP, "budget"), os.path.join(TMP, "budget.log"),
+                 config=cfg).start()
+    try:
+        now = {"from": str(NOW), "until": str(NOW + 10)}
+        srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
+        srv.push(b"main;small 5\n", name="tiny", **now)
+        span = {"from": str(NOW - 60), "until": str(NOW + 60)}
+        big = dict(span, query='{service_name="heap"}', type="heap:alloc_space")
+        words = ("%d MiB" % BUDGET_MB, "server.query_memory")
+        msg = expect_error(srv, 400, "GET", "/api/v1/render", big, words=words,
+                           what="a flame graph over the budget")
+        srv.ok("/api/v1/render", dict(span, query='{service_name="tiny"}', type="cpu:cpu"))
+        m = srv.metrics()
+        check(0 < m["scorch_query_memory_peak_bytes"] <= BUDGET_MB << 20,
+              "query memory peak %r" % m.get("scorch_query_memory_peak_bytes"))
+        base = reset_peak(srv)
+        got = []
+
+        def one(path):
+            st, _, data = srv.request("GET", path, big, timeout=120)
+            got.append((st, data))
+        paths = ["/api/v1/render", "/api/v1/callgraph", "/api/v1/diff", "/api/v1/heatmap"] * 2
+        threads = [threading.Thread(target=one, args=(p,)) for p in paths]
+        def run_all_eight():
+            for x in threads:
+                x.start()
+            for x in threads:
+                x.join(120)
+        _, took = timed("eight heavy queries", 120, run_all_eight)
+        check(len(got) == 8, "%d of 8 heavy queries answered" % len(got))
+        for st, data in got:
+            ok = (st == 400 and b"server.query_memory" in data) or (st == 503 and b"busy" in data)
+            # the heatmap of a profile without timestamps is small: it may answer
+            check(ok or st == 200, "a heavy query under the budget: %d %r" % (st, data[:200]))
+        peak = peak_mb(srv)
+        bound = base + 4 * BUDGET_MB + 96
+        check(peak < bound, "8 heavy queries: peak RSS %.0f MiB over %.0f MiB (RSS before "
+              "%.0f + 4 x %d MiB + slack)" % (peak, bound, base, BUDGET_MB))
+        print("ok: 10: %s; 8 heavy queries at once in %.1f s (%s), peak RSS %.0f MiB from %.0f "
+              "(bound %.0f)" % (msg, took, " ".join(str(s) for s, _ in got), peak, base, bound))
+
+        conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=30)
+        conn.request("GET", "/healthz")
+        r = conn.getresponse()
+        r.read()
+        check(r.status == 200 and not r.will_close, "keep-alive /healthz: %d" % r.status)
+        srv.proc.send_signal(signal.SIGTERM)
+        t0 = time.time()
+        time.sleep(0.3)
+        try:
+            conn.request("GET", "/api/v1/series")
+            r = conn.getresponse()
+            body = r.read()
+            check(r.status == 503 and r.getheader("Connection", "").lower() == "close",
+                  "a request on a kept-alive connection after SIGTERM: %d %s %r" %
+                  (r.status, r.getheader("Connection"), body[:100]))
+        except (ConnectionError, http.client.HTTPException):
+            pass  # the connection was already closed: no request served either way
+        try:
+            srv.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            fail("the server did not exit within 30 s of SIGTERM (shutdown_timeout 2s)")
+        print("ok: 5: after SIGTERM a kept-alive connection is refused; exit in %.1f s, "
+              "status %d" % (time.time() - t0, srv.proc.returncode))
+    finally:
+        srv.kill()
+
+
+def token():
+    """9: an empty token is refused at start; Basic auth is refused even with the token."""
+    cfg = os.path.join(TMP, "token.yaml")
+    with open(cfg, "w") as f:
+        f.write('auth:\n  token: ""\n')
+    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "t0"),
+                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=30)
+    check(r.returncode != 0 and b"auth.token is empty" in r.stderr,
+          "an empty auth.token: exit %d, %r" % (r.returncode, r.stderr[-200:]))
+    with open(cfg, "w") as f:
+        f.write("auth:\n  token: s3cret\n")
+    srv = Server(SCORCH, os.path.join(TMP, "t1"), os.path.join(TMP, "token.log"),
+                 config=cfg).start()
+    try:
+        basic = "Basic " + base64.b64encode(b"user:s3cret").decode()
+        st, _, _ = srv.request("GET", "/api/v1/series", headers={"Authorization": basic},
+                               auth=False)
+        check(st == 401, "Basic auth with the token: %d, want 401" % st)
+        st, _, _ = srv.request("GET", "/api/v1/series",
+                               headers={"Authorization": "Bearer s3cret"}, auth=False)
+        check(st == 200, "the bearer token: %d" % st)
+        print("ok: 9: an empty token refused at start, Basic refused, Bearer taken")
+    finally:
+        srv.kill()
 
 
 def configured():

@@ -1,0 +1,39 @@
+/* budget.h - a query's memory budget: the bytes scorch's own code holds for one request. */
+#ifndef SC_BUDGET_H
+#define SC_BUDGET_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+/* A budget is set on the thread that runs a query (and the threads it starts for parts of
+ * the work, sc_budget_adopt). Every malloc, calloc, realloc, strdup, strndup and free that
+ * scorch's own code makes on such a thread is charged to it: the scorch binary is linked
+ * with -Wl,--wrap for those (budget_wrap.c), so libraries' own allocations (SQLite's page
+ * cache, zstd's contexts) are theirs, bounded by their own settings. An allocation that
+ * would take the net bytes past max fails as if memory had run out, and the budget
+ * remembers it (over): the query's error path is the out-of-memory path every decoder and
+ * merge already has, and the caller turns it into an answer naming the limit.
+ *
+ * The count is net bytes (malloc_usable_size) allocated minus freed on the budget's threads
+ * while it is set; memory freed there that was allocated before (a cache emptied) lowers
+ * it, which errs on the side of letting a query finish. Without the wrapped link (the unit
+ * tests, the fuzzers) nothing is charged and nothing fails. */
+struct sc_budget {
+    int64_t max;          /* bytes; 0: no limit (only counted) */
+    _Atomic int64_t used; /* net bytes now */
+    _Atomic int64_t peak; /* the most used held */
+    _Atomic int over;     /* an allocation was refused */
+};
+
+/* Sets b (zeroed but for max) as this thread's budget. */
+void sc_budget_begin(struct sc_budget *b, uint64_t max);
+/* Clears this thread's budget; b keeps its figures. */
+void sc_budget_end(void);
+/* This thread's budget, NULL when none; and setting one on a helper thread of the same
+ * query (NULL clears). */
+struct sc_budget *sc_budget_current(void);
+void sc_budget_adopt(struct sc_budget *b);
+/* 1 when the wrapped allocator is linked in (the scorch binary): budgets are enforced. */
+int sc_budget_enforced(void);
+
+#endif
