@@ -35,7 +35,7 @@ static const char usage[] =
     "                       port: POST /v1development/profiles\n"
     "  --tls-cert FILE      serve HTTPS with this PEM certificate chain (the config's\n"
     "                       server.tls.cert_file); needs --tls-key. The OTLP/gRPC listener\n"
-    "                       stays cleartext (h2c)\n"
+    "                       then serves gRPC over TLS with it too (ALPN h2; h2c without)\n"
     "  --tls-key FILE       the certificate's PEM private key (server.tls.key_file)\n"
     "  --no-fsync           do not fsync commits (faster; a crash may lose recent writes)\n"
     "  -h, --help           show this help\n"

@@ -1,9 +1,12 @@
-/* grpc.c - the OTLP/gRPC profiles listener: HTTP/2 cleartext (libnghttp2), gRPC framing.
+/* grpc.c - the OTLP/gRPC profiles listener: HTTP/2 (libnghttp2) in clear or over TLS
+ * (GnuTLS), gRPC framing.
  *
  * One method, opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export,
- * on its own port (otlp.grpc_listen). HTTP/2 with prior knowledge (h2c, what gRPC clients
- * speak without TLS); a thread per connection, as the HTTP server has, because a request
- * blocks on the store's fsync'd commit. A request message is the gRPC frame: one byte
+ * on its own port (otlp.grpc_listen). Without TLS, HTTP/2 with prior knowledge (h2c, what
+ * gRPC clients speak without TLS); with the server's TLS (tls.c) only TLS, whose ALPN must
+ * choose "h2": a client that offers no "h2" (or speaks h2c) fails the handshake with the
+ * no_application_protocol alert. A thread per connection, as the HTTP server has, because a
+ * request blocks on the store's fsync'd commit. A request message is the gRPC frame: one byte
  * "compressed", a 4-byte big-endian length, the message (gzip when compressed and the
  * grpc-encoding header says gzip). The answer is HEADERS, the framed
  * ExportProfilesServiceResponse, and trailers with grpc-status (0) and grpc-message; a
@@ -19,8 +22,9 @@
  *
  * Limits: the server's body limit per message, its in-flight body budget and ingest
  * budget (shared with HTTP), GRPC_MAX_CONNECTIONS connections (more are closed at once),
- * GRPC_MAX_STREAMS concurrent streams each, 64 KiB of headers a stream, and connections
- * idle for GRPC_IDLE_S seconds are closed. */
+ * GRPC_MAX_STREAMS concurrent streams each, 64 KiB of headers a stream, connections
+ * idle for GRPC_IDLE_S seconds are closed, and a TLS handshake not done in
+ * GRPC_HANDSHAKE_S seconds is dropped (the same bounds in clear and over TLS). */
 #include "server/grpc.h"
 #include "formats/otlp.h"
 #include "ingest/ingest.h"
@@ -28,6 +32,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -41,6 +46,7 @@
 #define GRPC_MAX_STREAMS 16
 #define GRPC_MAX_HEADERS (64 << 10)
 #define GRPC_IDLE_S 120
+#define GRPC_HANDSHAKE_S 10
 #define EXPORT_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 enum {
@@ -84,6 +90,7 @@ struct stream {
 struct conn {
     struct sc_grpc *g;
     int fd;
+    gnutls_session_t tls; /* NULL: h2c */
     nghttp2_session *h2;
     struct stream *streams;
 };
@@ -384,17 +391,56 @@ static int on_close(nghttp2_session *h2, int32_t id, uint32_t code, void *user)
 
 /* ---- connections ---- */
 
-static int send_all(int fd, const uint8_t *p, size_t n)
+/* Waits up to 100 ms for fd to be ready for events: 1 ready, 0 not yet, -1 failed. */
+static int wait_fd(int fd, short events)
 {
+    struct pollfd pfd = {fd, events, 0};
+    int pr = poll(&pfd, 1, 100);
+    if (pr < 0)
+        return errno == EINTR ? 0 : -1;
+    return pr > 0;
+}
+
+/* Sends all of p, blocking; over TLS (a non-blocking socket) a peer that takes nothing for
+ * GRPC_IDLE_S seconds fails it. 0 or -1. */
+static int send_all(struct conn *c, const uint8_t *p, size_t n)
+{
+    int waited_ms = 0;
     while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+        ssize_t w = c->tls ? gnutls_record_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
+        if (c->tls && (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)) {
+            /* called again with the same data, as GnuTLS asks */
+            int r = wait_fd(c->fd, POLLOUT);
+            if (r < 0 || (!r && (waited_ms += 100) >= GRPC_IDLE_S * 1000))
+                return -1;
+            continue;
+        }
+        if (!c->tls && w < 0 && errno == EINTR)
             continue;
         if (w <= 0)
             return -1;
         p += w, n -= (size_t)w;
+        waited_ms = 0;
     }
     return 0;
+}
+
+/* Receives what is there: the bytes, 0 for none yet (a TLS record not whole), -1 at the end
+ * of the connection or on an error. */
+static ssize_t recv_some(struct conn *c, uint8_t *buf, size_t len)
+{
+    if (!c->tls) {
+        ssize_t n = recv(c->fd, buf, len, 0);
+        if (n < 0 && errno == EINTR)
+            return 0;
+        return n > 0 ? n : -1;
+    }
+    ssize_t n = gnutls_record_recv(c->tls, buf, len);
+    if (n > 0)
+        return n;
+    if (n < 0 && !gnutls_error_is_fatal((int)n))
+        return 0; /* EAGAIN, EINTR, a warning alert */
+    return -1;
 }
 
 static int flush(struct conn *c)
@@ -406,7 +452,43 @@ static int flush(struct conn *c)
             return -1;
         if (n == 0)
             return 0;
-        if (send_all(c->fd, data, (size_t)n))
+        if (send_all(c, data, (size_t)n))
+            return -1;
+    }
+}
+
+/* The client's hello is read: without "h2" among its ALPN protocols it is not a gRPC client
+ * (a client with a list but no "h2" is refused by GnuTLS itself, GNUTLS_ALPN_MANDATORY). */
+static int check_alpn(gnutls_session_t s)
+{
+    gnutls_datum_t p;
+    if (gnutls_alpn_get_selected_protocol(s, &p) || p.size != 2 || memcmp(p.data, "h2", 2))
+        return GNUTLS_E_NO_APPLICATION_PROTOCOL;
+    return 0;
+}
+
+/* The TLS handshake, within GRPC_HANDSHAKE_S seconds and given up at the listener's stop:
+ * 0, or -1 (the alert sent when GnuTLS has one). */
+static int handshake(struct conn *c)
+{
+    if (fcntl(c->fd, F_SETFL, fcntl(c->fd, F_GETFL) | O_NONBLOCK) ||
+        sc_server_tls_session(&c->g->srv->tls, c->fd, &c->tls))
+        return -1;
+    static const gnutls_datum_t h2 = {(unsigned char *)"h2", 2};
+    gnutls_alpn_set_protocols(c->tls, &h2, 1, GNUTLS_ALPN_MANDATORY);
+    gnutls_handshake_set_post_client_hello_function(c->tls, check_alpn);
+    double deadline = sc_server_now() + GRPC_HANDSHAKE_S;
+    for (;;) {
+        int rc = gnutls_handshake(c->tls);
+        if (!rc)
+            return 0;
+        if (gnutls_error_is_fatal(rc)) {
+            gnutls_alert_send_appropriate(c->tls, rc);
+            return -1;
+        }
+        if (atomic_load(&c->g->stop) || sc_server_now() >= deadline)
+            return -1;
+        if (wait_fd(c->fd, gnutls_record_get_direction(c->tls) ? POLLOUT : POLLIN) < 0)
             return -1;
     }
 }
@@ -442,20 +524,18 @@ static void serve(struct conn *c)
             flush(c);
             break;
         }
-        struct pollfd pfd = {c->fd, POLLIN, 0};
-        int pr = poll(&pfd, 1, 100);
-        if (pr < 0 && errno != EINTR)
+        /* GnuTLS may hold decrypted bytes the socket no longer shows */
+        int pr = c->tls && gnutls_record_check_pending(c->tls) ? 1 : wait_fd(c->fd, POLLIN);
+        if (pr < 0)
             break;
-        if (pr <= 0) {
+        if (!pr) {
             if ((idle_ms += 100) >= GRPC_IDLE_S * 1000)
                 break;
             continue;
         }
         idle_ms = 0;
-        ssize_t n = recv(c->fd, buf, sizeof buf, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0 || nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0)
+        ssize_t n = recv_some(c, buf, sizeof buf);
+        if (n < 0 || (n > 0 && nghttp2_session_mem_recv(c->h2, buf, (size_t)n) < 0))
             break;
         for (struct stream *st = c->streams; st; st = st->next)
             if (st->ready && !st->answered) {
@@ -470,7 +550,15 @@ static void *conn_main(void *arg)
 {
     struct conn *c = arg;
     struct sc_grpc *g = c->g;
-    serve(c);
+    if (!g->srv->tls.on) {
+        serve(c);
+    } else if (!handshake(c)) {
+        serve(c);
+        /* close_notify, as far as the socket takes it now (the peer may be gone) */
+        gnutls_bye(c->tls, GNUTLS_SHUT_WR);
+    }
+    if (c->tls)
+        gnutls_deinit(c->tls);
     close(c->fd);
     free(c);
     pthread_mutex_lock(&g->mu);

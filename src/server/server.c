@@ -791,14 +791,11 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
              * request heads get libmicrohttpd's own 414/431 */
             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, MHD_OPTION_CONNECTION_TIMEOUT,
             (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
-        if (!srv->daemon && srv->tls.on)
-            rc = sc_errf(err, SC_EINVAL,
-                         "cannot serve HTTPS on %s: GnuTLS refused "
-                         "certificate '%s' with key '%s' (not a pair?), or the address is in use",
-                         o->listen, o->tls_cert, o->tls_key);
-        else if (!srv->daemon)
-            rc = sc_errf(err, SC_EIO, "cannot listen on %s: %s", o->listen,
-                         errno ? strerror(errno) : "address in use?");
+        /* the certificate and key were checked as a pair already (tls.c) */
+        if (!srv->daemon)
+            rc =
+                sc_errf(err, SC_EIO, "cannot listen on %s%s: %s", o->listen,
+                        srv->tls.on ? " (HTTPS)" : "", errno ? strerror(errno) : "address in use?");
     }
     if (!rc && o->grpc_listen) {
         struct sockaddr_in ga;
@@ -808,7 +805,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         if (!rc) {
             char host[INET_ADDRSTRLEN];
             inet_ntop(AF_INET, &ga.sin_addr, host, sizeof host);
-            fprintf(stderr, "scorch: OTLP/gRPC on %s:%u\n", host, sc_grpc_port(srv->grpc));
+            fprintf(stderr, "scorch: OTLP/gRPC on %s:%u (%s)\n", host, sc_grpc_port(srv->grpc),
+                    srv->tls.on ? "TLS, ALPN h2" : "h2c");
         }
     }
     if (!rc) {

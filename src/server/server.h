@@ -25,7 +25,7 @@ struct sc_server_opts {
     const char *const *tenant_names; /* auth.tenants: one token per tenant, which acts for */
     const char *const *tenant_tokens; /* that tenant only (server/auth.c) */
     uint32_t ntenant_tokens;
-    const char *tls_cert, *tls_key; /* PEM files: HTTPS when set (not the gRPC listener) */
+    const char *tls_cert, *tls_key; /* PEM files: HTTPS and gRPC over TLS when set */
     int64_t shutdown_timeout_ns;    /* SIGTERM to exit at most (server.shutdown_timeout) */
     int64_t retention_ns;           /* store retention */
     struct sc_limits limits;        /* what one pushed profile may be (formats/limits.h) */

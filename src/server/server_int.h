@@ -2,6 +2,7 @@
 #ifndef SC_SERVER_INT_H
 #define SC_SERVER_INT_H
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -92,15 +93,22 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 
 /* ---- the server ---- */
 
-/* The HTTP listener's TLS (tls.c): the PEM files' text and the options that pass it. */
+/* The server's TLS (tls.c), read once at start for both listeners: the PEM files' text and
+ * the options that give it to libmicrohttpd (HTTPS), and the same pair as GnuTLS
+ * credentials for the OTLP/gRPC listener's sessions (grpc.c). */
 struct sc_server_tls {
     int on;
     char *cert, *key;
     struct MHD_OptionItem opts[3];
+    gnutls_certificate_credentials_t cred;
+    gnutls_priority_t prio;
 };
 /* Reads opts' tls_cert and tls_key (neither: TLS off, 0); SC_E* naming the file when one
- * cannot be read or is not PEM. */
+ * cannot be read, is not PEM, or the key is not the certificate's. */
 int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, char *err);
+/* A server session with t's certificate and priorities on the socket fd (non-blocking: the
+ * caller drives the handshake); 0 or SC_ENOMEM. */
+int sc_server_tls_session(const struct sc_server_tls *t, int fd, gnutls_session_t *out);
 void sc_server_tls_release(struct sc_server_tls *t);
 
 struct sc_server {

@@ -1,5 +1,6 @@
-/* tls.c - HTTPS for the HTTP listener: a PEM certificate chain and key for libmicrohttpd's
- * GnuTLS. */
+/* tls.c - the server's TLS: one PEM certificate chain and key, read and checked once at
+ * start, served by the HTTP listener (libmicrohttpd's GnuTLS) and the OTLP/gRPC one (GnuTLS
+ * sessions of its own, grpc.c). */
 #include "server/server_int.h"
 #include "model/error.h"
 
@@ -10,6 +11,10 @@
 
 /* A PEM file is a few KiB; more is not one. */
 #define TLS_FILE_MAX (1u << 20)
+/* HTTP/2 over TLS (RFC 9113 9.2): TLS 1.2 or later and, for 1.2, only ephemeral key exchange
+ * with AEAD ciphers; appended to GnuTLS's default priorities (the system's policy). */
+#define TLS_PRIORITY                                                                               \
+    "-VERS-TLS1.0:-VERS-TLS1.1:-RSA:-CIPHER-ALL:+CHACHA20-POLY1305:+AES-256-GCM:+AES-128-GCM"
 
 /* The whole of a PEM file, NUL-terminated as GnuTLS wants it, or NULL with err set. */
 static char *read_pem(const char *what, const char *path, char *err)
@@ -43,6 +48,33 @@ static char *read_pem(const char *what, const char *path, char *err)
     return sc_buf_detach(&b, &n);
 }
 
+/* GnuTLS's credentials and priorities from the PEM text read into t; 0 or SC_E*. */
+static int tls_credentials(const struct sc_server_opts *o, struct sc_server_tls *t, char *err)
+{
+    if (gnutls_certificate_allocate_credentials(&t->cred) < 0) {
+        t->cred = NULL;
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    gnutls_datum_t cert = {(unsigned char *)t->cert, (unsigned)strlen(t->cert)};
+    gnutls_datum_t key = {(unsigned char *)t->key, (unsigned)strlen(t->key)};
+    int rc =
+        gnutls_certificate_set_x509_key_mem2(t->cred, &cert, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+    if (rc == GNUTLS_E_CERTIFICATE_KEY_MISMATCH)
+        return sc_errf(err, SC_EINVAL, "TLS key '%s' is not the key of certificate '%s'",
+                       o->tls_key, o->tls_cert);
+    if (rc < 0)
+        return sc_errf(err, SC_EINVAL, "TLS certificate '%s' with key '%s': %s", o->tls_cert,
+                       o->tls_key, gnutls_strerror(rc));
+    const char *at = NULL;
+    rc = gnutls_priority_init2(&t->prio, TLS_PRIORITY, &at, GNUTLS_PRIORITY_INIT_DEF_APPEND);
+    if (rc < 0) {
+        t->prio = NULL;
+        return sc_errf(err, SC_EINVAL, "GnuTLS refused the priorities at '%s': %s", at ? at : "",
+                       gnutls_strerror(rc));
+    }
+    return 0;
+}
+
 int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, char *err)
 {
     memset(t, 0, sizeof *t);
@@ -52,10 +84,15 @@ int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, 
         return sc_errf(err, SC_EINVAL, "TLS needs both a certificate and a key");
     if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sc_errf(err, SC_EINVAL, "this libmicrohttpd was built without TLS (GnuTLS)");
+    int rc = 0;
     if (!(t->cert = read_pem("certificate", o->tls_cert, err)) ||
-        !(t->key = read_pem("key", o->tls_key, err))) {
+        !(t->key = read_pem("key", o->tls_key, err)))
+        rc = SC_EINVAL;
+    if (!rc)
+        rc = tls_credentials(o, t, err);
+    if (rc) {
         sc_server_tls_release(t);
-        return SC_EINVAL;
+        return rc;
     }
     t->opts[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, t->cert};
     t->opts[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, t->key};
@@ -64,9 +101,33 @@ int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, 
     return 0;
 }
 
+int sc_server_tls_session(const struct sc_server_tls *t, int fd, gnutls_session_t *out)
+{
+    /* no TLS 1.3 tickets: without a key shared by the sessions none could be resumed */
+    if (gnutls_init(out, GNUTLS_SERVER | GNUTLS_NO_TICKETS) < 0) {
+        *out = NULL;
+        return SC_ENOMEM;
+    }
+    if (gnutls_priority_set(*out, t->prio) < 0 ||
+        gnutls_credentials_set(*out, GNUTLS_CRD_CERTIFICATE, t->cred) < 0) {
+        gnutls_deinit(*out);
+        *out = NULL;
+        return SC_ENOMEM;
+    }
+    gnutls_certificate_server_set_request(*out, GNUTLS_CERT_IGNORE);
+    gnutls_transport_set_int(*out, fd);
+    return 0;
+}
+
 void sc_server_tls_release(struct sc_server_tls *t)
 {
+    if (t->prio)
+        gnutls_priority_deinit(t->prio);
+    if (t->cred)
+        gnutls_certificate_free_credentials(t->cred);
     free(t->cert);
+    if (t->key) /* the private key: not left in freed memory */
+        gnutls_memset(t->key, 0, strlen(t->key));
     free(t->key);
     memset(t, 0, sizeof *t);
 }

@@ -15,7 +15,8 @@ Debian's python3-grpcio. Usage:
   otlp_client.py STUBS bad IN OUT             IN plus two malformed profiles
   otlp_client.py STUBS grpc ADDR IN [--token T] [--authorization V] [--tenant T] [--gzip]
                              [--version V] [--method PATH] [--junk N] [--ca PEM]
-        ProfilesService/Export; prints "ok REJECTED MESSAGE" or "error CODE DETAILS"
+        ProfilesService/Export (over TLS trusting PEM with --ca); prints
+        "ok REJECTED MESSAGE" or "error CODE DETAILS"
   otlp_client.py STUBS response FILE [json]   prints "REJECTED MESSAGE" of a response body
 
 Frames follow stackcollapse-perf.pl's default naming (the process name as the root frame,
@@ -238,7 +239,15 @@ def grpc_export(addr, inp, args):
                       "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export")
     # --junk N: N bytes of 0x0a (not a request) instead of the file
     body = b"\n" * int(opts["--junk"]) if "--junk" in opts else open(inp, "rb").read()
-    with grpc.insecure_channel(addr, options=[("grpc.max_send_message_length", -1)]) as ch:
+    # --ca PEM: over TLS, trusting that certificate (gRPC's ALPN offers "h2")
+    chopts = [("grpc.max_send_message_length", -1)]
+    if "--ca" in opts:
+        with open(opts["--ca"], "rb") as f:
+            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+        channel = grpc.secure_channel(addr, creds, options=chopts)
+    else:
+        channel = grpc.insecure_channel(addr, options=chopts)
+    with channel as ch:
         export = ch.unary_unary(method, request_serializer=lambda b: b,
                                 response_deserializer=pb.ExportProfilesServiceResponse.FromString)
         try:

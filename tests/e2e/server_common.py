@@ -216,6 +216,46 @@ def raw_exchange(port, head, chunks=(), timeout=60):
         s.close()
 
 
+# ---- OTLP through tests/e2e/otlp_client.py (stubs from protoc in STUBS) ----
+
+OTLP_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "otlp_client.py")
+
+# two samples of main;main.FN, half a second apart, at second T
+OTLP_PERF = """prog 100 [000] {t}.000100:     1000000 cpu-clock:
+\t4005d0 main.{fn} (/bin/prog)
+\t400100 main.main (/bin/prog)
+
+prog 100 [000] {t}.500100:     1000000 cpu-clock:
+\t4005d0 main.{fn} (/bin/prog)
+\t400100 main.main (/bin/prog)
+
+"""
+
+
+def otlp_client(stubs, *args):
+    """otlp_client.py's output (it must exit 0)."""
+    return run([sys.executable, "-B", OTLP_CLIENT, stubs] + list(args)).decode()
+
+
+def otlp_request(stubs, tmp, svc, t0):
+    """The path of an OTLP export request (in tmp) of service svc: the two samples of
+    OTLP_PERF at second t0 with the function main.<svc, '-' as '_'>."""
+    perf = os.path.join(tmp, svc + ".perf")
+    with open(perf, "w") as f:
+        f.write(OTLP_PERF.format(t=t0, fn=svc.replace("-", "_")))
+    out = os.path.join(tmp, svc + ".otlp")
+    otlp_client(stubs, "build", perf, str(t0), "paired", svc, out)
+    return out
+
+
+def grpc_port(srv):
+    """The OTLP/gRPC port a started server logged (otlp.grpc_listen: ...:0)."""
+    with open(srv.log, "rb") as f:
+        m = re.findall(rb"OTLP/gRPC on 127\.0\.0\.1:(\d+)", f.read())
+    check(m, "no OTLP/gRPC port in the log")
+    return int(m[-1])
+
+
 # ---- oracles from go tool pprof ----
 
 GOENV = dict(os.environ)

@@ -12,7 +12,7 @@ token-taking route of the route table in src/server/server.c is then read with a
 token: 200 and the same bytes the server's token gets for that tenant; 403 naming both
 tenants when the header names the other; the scrape targets (the server's) 403 to a tenant;
 the UI's cookie maps like the header.
-Usage: tenant_tokens.py TMPDIR STUBS OTLP_CLIENT (env: SCORCH, SCORCH_SRC)."""
+Usage: tenant_tokens.py TMPDIR STUBS (env: SCORCH, SCORCH_SRC)."""
 import base64
 import json
 import os
@@ -22,11 +22,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, expect_error, fail, main_wrapper, run  # noqa: E402
+from server_common import (Server, check, expect_error, fail, grpc_port, main_wrapper,  # noqa
+                           otlp_client, otlp_request as otlp_build, run)
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
-TMP, STUBS, CLIENT = sys.argv[1], sys.argv[2], sys.argv[3]
+TMP, STUBS = sys.argv[1], sys.argv[2]
 NOW = int(time.time()) // 60 * 60
 T0 = NOW - 1200
 RANGE = {"from": str(T0 - 60), "until": str(NOW + 60)}
@@ -58,10 +59,6 @@ CASES = [
 ]
 
 
-def client(*args):
-    return run([sys.executable, "-B", CLIENT, STUBS] + list(args)).decode()
-
-
 def pprof_of(folded, name):
     src = os.path.join(TMP, name + ".folded")
     out = os.path.join(TMP, name + ".pb.gz")
@@ -70,17 +67,6 @@ def pprof_of(folded, name):
     run([SCORCH, "convert", "--to", "pprof", src, "-o", out])
     with open(out, "rb") as f:
         return f.read()
-
-
-PERF = """prog 100 [000] {t}.000100:     1000000 cpu-clock:
-\t4005d0 main.{fn} (/bin/prog)
-\t400100 main.main (/bin/prog)
-
-prog 100 [000] {t}.500100:     1000000 cpu-clock:
-\t4005d0 main.{fn} (/bin/prog)
-\t400100 main.main (/bin/prog)
-
-"""
 
 
 def headers(auth, org, extra=None):
@@ -129,12 +115,7 @@ def push_connect(srv, svc, auth, org):
 
 
 def otlp_request(svc):
-    perf = os.path.join(TMP, svc + ".perf")
-    with open(perf, "w") as f:
-        f.write(PERF.format(t=T0, fn=svc.replace("-", "_")))
-    out = os.path.join(TMP, svc + ".otlp")
-    client("build", perf, str(T0), "paired", svc, out)
-    return out
+    return otlp_build(STUBS, TMP, svc, T0)
 
 
 def push_otlp_http(srv, svc, auth, org):
@@ -156,7 +137,7 @@ def push_grpc(srv, svc, auth, org):
         args += ["--authorization", auth]
     if org is not None:
         args += ["--tenant", org]
-    out = client(*args).strip()
+    out = otlp_client(STUBS, *args).strip()
     for st, prefix in GRPC_CODES.items():
         if out.startswith(prefix.strip()):
             return st, out.encode()
@@ -187,10 +168,7 @@ def main():
     srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log"),
                  config=cfg).start()
     try:
-        with open(srv.log, "rb") as f:
-            m = re.search(rb"OTLP/gRPC on 127\.0\.0\.1:(\d+)", f.read())
-        check(m, "no OTLP/gRPC port in the log")
-        srv.grpc_port = int(m.group(1))
+        srv.grpc_port = grpc_port(srv)
         pushes(srv)
         reads(srv)
     finally:
