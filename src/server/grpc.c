@@ -401,15 +401,18 @@ static int wait_fd(int fd, short events)
     return pr > 0;
 }
 
-/* Sends all of p, blocking; over TLS (a non-blocking socket) a peer that takes nothing for
- * GRPC_IDLE_S seconds fails it. 0 or -1. */
+/* Sends all of p; a peer that takes nothing for GRPC_IDLE_S seconds fails it (each send is
+ * non-blocking: the TLS socket is, and h2c asks with MSG_DONTWAIT). 0 or -1. */
 static int send_all(struct conn *c, const uint8_t *p, size_t n)
 {
     int waited_ms = 0;
     while (n) {
-        ssize_t w = c->tls ? gnutls_record_send(c->tls, p, n) : send(c->fd, p, n, MSG_NOSIGNAL);
-        if (c->tls && (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)) {
-            /* called again with the same data, as GnuTLS asks */
+        ssize_t w = c->tls ? gnutls_record_send(c->tls, p, n)
+                           : send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        int again = c->tls ? (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)
+                           : (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        if (again) {
+            /* called again with the same data, as GnuTLS asks (and plain send allows) */
             int r = wait_fd(c->fd, POLLOUT);
             if (r < 0 || (!r && (waited_ms += 100) >= GRPC_IDLE_S * 1000))
                 return -1;
