@@ -194,6 +194,8 @@ int cmd_server(int argc, char **argv)
         o.max_queries = cf.max_queries;
     if (cf.query_memory)
         o.query_memory = cf.query_memory;
+    if (cf.query_timeout_ns)
+        o.query_timeout_ns = cf.query_timeout_ns;
     o.source_roots = (const char *const *)cf.source_roots;
     o.nsource_roots = cf.nsource_roots;
     struct sigaction sa;

@@ -1,4 +1,5 @@
-/* budget.h - a query's memory budget: the bytes scorch's own code holds for one request. */
+/* budget.h - a query's budget: the bytes scorch's own code holds for it, its time, and its
+ * client (a query whose client has gone stops). */
 #ifndef SC_BUDGET_H
 #define SC_BUDGET_H
 
@@ -23,10 +24,25 @@ struct sc_budget {
     _Atomic int64_t used; /* net bytes now */
     _Atomic int64_t peak; /* the most used held */
     _Atomic int over;     /* an allocation was refused */
+    /* time and client, checked by sc_budget_poll */
+    int64_t deadline_ns;            /* monotonic; 0: none */
+    int client_fd;                  /* the request's socket; -1: none */
+    _Atomic int64_t next_client_ns; /* when to look at the socket again */
+    _Atomic int stopped;            /* SC_BUDGET_TIME or SC_BUDGET_GONE once poll said so */
 };
+
+enum { SC_BUDGET_TIME = 1, SC_BUDGET_GONE = 2 };
 
 /* Sets b (zeroed but for max) as this thread's budget. */
 void sc_budget_begin(struct sc_budget *b, uint64_t max);
+/* Gives the budget a deadline (timeout_ns from now; 0: none) and the client's socket whose
+ * hang-up stops the query (-1: none). */
+void sc_budget_limit(struct sc_budget *b, int64_t timeout_ns, int client_fd);
+/* Called by the long loops of a query (a block read, every few thousand samples walked):
+ * 0 to go on, or SC_ELIMIT (detail in err, may be NULL) once this thread's budget is past
+ * its deadline or its client has hung up; 0 when the thread has no budget. Cheap: the
+ * clock, and the socket at most every 50 ms. */
+int sc_budget_poll(char *err);
 /* Clears this thread's budget; b keeps its figures. */
 void sc_budget_end(void);
 /* This thread's budget, NULL when none; and setting one on a helper thread of the same

@@ -755,27 +755,44 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
 
 /* ---- the heavy queries, each admitted (sc_api_query_begin) ---- */
 
-/* Runs a heavy query admitted and under its memory budget (model/budget.h): over it, the
+/* Runs a heavy query admitted and under its budget (model/budget.h): past its memory, the
  * query's out-of-memory error (whatever status its path gave it) becomes a 400 naming
- * server.query_memory. */
+ * server.query_memory; past its time, a 503 naming server.query_timeout; a query whose
+ * client has hung up stops (its answer goes nowhere). */
 static int admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
 {
     if (sc_api_query_begin(r, w))
         return 0;
+    const struct sc_server_opts *o = &r->srv->opts;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct sc_budget b;
-    sc_budget_begin(&b, r->srv->opts.query_memory);
+    sc_budget_begin(&b, o->query_memory);
+    sc_budget_limit(&b, o->query_timeout_ns, ci ? ci->connect_fd : -1);
     int rc = run(r, w);
     sc_budget_end();
     sc_api_query_end(r);
     int64_t peak = atomic_load(&b.peak);
-    sc_metrics_query_memory(&r->srv->metrics, peak);
+    int stopped = atomic_load(&b.stopped);
+    sc_metrics_query_end(&r->srv->metrics, peak, stopped);
     /* a refused allocation the query lived without (a cache not filled) is no failure */
-    if (atomic_load(&b.over) && (w->status >= 400 || w->body.oom)) {
+    int failed = w->status >= 400 || w->body.oom;
+    if (failed && (atomic_load(&b.over) || stopped == SC_BUDGET_TIME)) {
         sc_buf_release(&w->body);
-        sc_resp_limit(w,
-                      "the query needs more than %llu MiB of memory (the server's budget for one "
-                      "query, server.query_memory): narrow the time range or the selection",
-                      (unsigned long long)(r->srv->opts.query_memory >> 20));
+        if (atomic_load(&b.over)) {
+            sc_resp_limit(w,
+                          "the query needs more than %llu MiB of memory (the server's budget for "
+                          "one query, server.query_memory): narrow the time range or the "
+                          "selection",
+                          (unsigned long long)(o->query_memory >> 20));
+        } else {
+            sc_resp_error(w, 503,
+                          "the query ran longer than %g s (the server's time budget for one "
+                          "query, server.query_timeout): narrow the time range or the "
+                          "selection, or retry when the server is less busy",
+                          (double)o->query_timeout_ns / 1e9);
+            w->reason = SC_REASON_BUSY + 1;
+        }
         rc = 0;
     }
     sc_server_trim((uint64_t)(peak > 0 ? peak : 0));

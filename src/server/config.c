@@ -689,6 +689,11 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         cf->max_read_rows = n;
                     else
                         cf->max_queries = (uint32_t)n;
+                } else if (!strcmp(sect_key, "server.query_timeout")) {
+                    if (parse_duration(scalar(sv), &cf->query_timeout_ns) ||
+                        cf->query_timeout_ns <= 0)
+                        return fail(c, sv, "bad query_timeout '%s' (like 30s)",
+                                    scalar(sv) ? scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.query_memory")) {
                     /* below a mebibyte no real query fits: a typo, not a setting */
                     if (parse_bytes(scalar(sv), &cf->query_memory) || cf->query_memory < (1u << 20))

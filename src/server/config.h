@@ -73,6 +73,7 @@ struct sc_config {
     uint64_t max_read_rows;      /* server.max_read_rows: distinct stacks a query may hold */
     uint32_t max_queries;        /* server.max_queries: heavy queries at once */
     uint64_t query_memory;       /* server.query_memory: bytes one heavy query may hold */
+    int64_t query_timeout_ns;    /* server.query_timeout: the time one heavy query may take */
     int64_t layout_timeout_ns;   /* server.layout_timeout: a call graph layout's deadline */
     char *otlp_grpc_listen;      /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
     struct sc_limits limits;     /* limits.*: overrides of sc_limits_server, 0 = the default */

@@ -1,4 +1,5 @@
 /* metrics.c - /metrics in Prometheus text format: ingest, errors, latency, the store. */
+#include "model/budget.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
@@ -18,8 +19,10 @@ void sc_metrics_observe(struct sc_histogram *h, double seconds)
     atomic_fetch_add(&h->sum_us, (uint64_t)(seconds * 1e6));
 }
 
-void sc_metrics_query_memory(struct sc_metrics *m, int64_t peak)
+void sc_metrics_query_end(struct sc_metrics *m, int64_t peak, int stopped)
 {
+    if (stopped == SC_BUDGET_TIME || stopped == SC_BUDGET_GONE)
+        atomic_fetch_add(&m->query_stopped[stopped], 1);
     int64_t was = atomic_load(&m->query_memory_peak);
     while (peak > was && !atomic_compare_exchange_weak(&m->query_memory_peak, &was, peak))
         ;
@@ -81,6 +84,14 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   "# TYPE scorch_query_memory_peak_bytes gauge\nscorch_query_memory_peak_bytes "
                   "%lld\n",
                   (long long)atomic_load(&m->query_memory_peak));
+    sc_buf_printf(out,
+                  "# HELP scorch_query_stopped_total Heavy queries stopped before their end: past "
+                  "server.query_timeout, or their client gone.\n"
+                  "# TYPE scorch_query_stopped_total counter\n"
+                  "scorch_query_stopped_total{reason=\"timeout\"} %llu\n"
+                  "scorch_query_stopped_total{reason=\"client_gone\"} %llu\n",
+                  (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_TIME]),
+                  (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_GONE]));
     histogram(out, "scorch_query_duration_seconds", "Latency of query API requests.", &m->query);
     histogram(out, "scorch_ingest_duration_seconds", "Latency of /ingest requests.", &m->ingest);
     /* store statistics cost a few queries: refreshed at most every 5 s */

@@ -46,6 +46,7 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_queries = 4;
     o->max_read_rows = 4u << 20;
     o->query_memory = 1ull << 30;
+    o->query_timeout_ns = 30 * 1000000000LL;
     o->shutdown_timeout_ns = 5 * 1000000000LL;
     o->durable = 1;
 }

@@ -41,6 +41,7 @@ struct sc_server_opts {
     uint32_t max_queries;      /* heavy queries at once; more wait, then get 503 */
     uint64_t max_read_rows;    /* the distinct stacks one query may hold (server.max_read_rows) */
     uint64_t query_memory;     /* the bytes one heavy query may hold (server.query_memory) */
+    int64_t query_timeout_ns;  /* the time one heavy query may take (server.query_timeout) */
     int durable;               /* fsync every commit */
     const char *const *source_roots; /* directories the source view may read files under */
     uint32_t nsource_roots;

@@ -84,11 +84,12 @@ struct sc_metrics {
     _Atomic uint64_t requests;
     struct sc_histogram query, ingest;
     _Atomic int64_t query_memory_peak; /* the most one heavy query held (model/budget.h) */
+    _Atomic uint64_t query_stopped[3]; /* heavy queries stopped, by SC_BUDGET_TIME/GONE */
 };
 
 void sc_metrics_observe(struct sc_histogram *h, double seconds);
-/* A heavy query held peak bytes at most. */
-void sc_metrics_query_memory(struct sc_metrics *m, int64_t peak);
+/* A heavy query held peak bytes at most; stopped: 0, or why its budget stopped it. */
+void sc_metrics_query_end(struct sc_metrics *m, int64_t peak, int stopped);
 void sc_metrics_render(struct sc_server *srv, struct sc_buf *out);
 
 /* ---- the server ---- */

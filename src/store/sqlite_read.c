@@ -1,5 +1,6 @@
 /* sqlite_read.c - the embedded backend's reads: rows per bucket through rollups, stacks. */
 #include "store/sqlite_int.h"
+#include "model/budget.h"
 #include "model/error.h"
 
 #include <stdio.h>
@@ -295,7 +296,9 @@ static int count_block(struct reader *rd)
 {
     rd->blocks++;
     uint64_t max = rd->s->base.opts.max_read_blocks;
-    return max && rd->blocks > max ? sc_store_over_budget(&rd->s->base, rd->err) : 0;
+    if (max && rd->blocks > max)
+        return sc_store_over_budget(&rd->s->base, rd->err);
+    return sc_budget_poll(rd->err); /* the query's deadline, its client still there */
 }
 
 /* Adds column col of an encoded block to a. */

@@ -7,19 +7,21 @@ long names; 10: eight heavy queries at once under server.query_memory), the drai
 keep-alive connection after SIGTERM) and the token (9: empty refused, Basic refused), each
 with a bound on time and memory. Usage: hostile.py TMPDIR (env: SCORCH)."""
 import base64
+import functools
 import gzip
 import http.client
 import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import (Server, check, expect_error, fail, main_wrapper, pb_field as field,
+from server_common import (Server, check, enc, expect_error, fail, main_wrapper, pb_field as field,
                            pb_num as num, pb_varint as varint, with_server)
 
 SCORCH = os.environ["SCORCH"]
@@ -61,9 +63,11 @@ def main():
     configured()
     heavy()
     budgeted()
+    timeout()
     token()
 
 
+@functools.lru_cache(maxsize=None)
 def heap_pprof(nsamples, nfuncs=20000, depth=12, seed=1):
     """A Go-like heap profile (alloc_objects, alloc_space, inuse_objects, inuse_space) of
     nsamples samples, each a random stack of depth functions out of nfuncs: nearly every
@@ -149,6 +153,20 @@ def heavy():
             what="a backtracking focus"))
         print("ok: 6: (a+)+$ over 1,000 3,000-character names stopped in %.1f s: %s" %
               (took, msg))
+
+        # a client that hangs up stops its query (the server does not work on for nobody)
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"GET /api/v1/render?%s HTTP/1.1\r\nHost: x\r\n\r\n" %
+                  enc(dict(span, query='{service_name="heap300k"}', type="heap:alloc_space"))
+                  .encode())
+        time.sleep(0.3)
+        s.close()
+        gone = 'scorch_query_stopped_total{reason="client_gone"}'
+        deadline = time.time() + 30
+        while srv.metrics().get(gone, 0) < 1 and time.time() < deadline:
+            time.sleep(0.05)
+        check(srv.metrics().get(gone, 0) == 1, "a render whose client hung up was not stopped")
+        print("ok: 1: a render of the 300k samples stops when its client hangs up")
 
         # 10, its second half: new frames in every push do not stay in the server's memory
         # (the store's caches are bounded; freed heap goes back after a big request)
@@ -246,6 +264,31 @@ def budgeted():
             fail("the server did not exit within 30 s of SIGTERM (shutdown_timeout 2s)")
         print("ok: 5: after SIGTERM a kept-alive connection is refused; exit in %.1f s, "
               "status %d" % (time.time() - t0, srv.proc.returncode))
+    finally:
+        srv.kill()
+
+
+def timeout():
+    """1: with server.query_timeout at 1 s, a flame graph of 300k distinct stacks (seconds of
+    work) is stopped with a 503 naming the key; a small query still answers."""
+    cfg = os.path.join(TMP, "timeout.yaml")
+    with open(cfg, "w") as f:
+        f.write("server:\n  query_timeout: 1s\n")
+    srv = Server(SCORCH, os.path.join(TMP, "timeout"), os.path.join(TMP, "timeout.log"),
+                 config=cfg).start()
+    try:
+        now = {"from": str(NOW), "until": str(NOW + 10)}
+        srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
+        srv.push(b"main;small 5\n", name="tiny", **now)
+        span = {"from": str(NOW - 60), "until": str(NOW + 60)}
+        big = dict(span, query='{service_name="heap"}', type="heap:alloc_space")
+        msg, took = timed("a query past its time budget", 30, lambda: expect_error(
+            srv, 503, "GET", "/api/v1/render", big, words=("1 s", "server.query_timeout"),
+            what="a flame graph past its time"))
+        srv.ok("/api/v1/render", dict(span, query='{service_name="tiny"}', type="cpu:cpu"))
+        check(srv.metrics().get('scorch_query_stopped_total{reason="timeout"}') == 1,
+              "the timeout is not counted")
+        print("ok: 1: %s (answered in %.1f s)" % (msg, took))
     finally:
         srv.kill()
 

@@ -14,6 +14,10 @@
 #include "model/error.h"
 #include "model/profile.h"
 
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
 /* Keeps the compiler from pairing away a malloc with its free. */
 static void *volatile sink;
 
@@ -156,10 +160,69 @@ static void t_threads_charge(void)
     sc_profile_free(p);
 }
 
+/* Counts the samples walked. */
+static int count_one(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t *values)
+{
+    (void)locs, (void)nlocs, (void)values;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void t_deadline_and_client(void)
+{
+    struct sc_buf in = SC_BUF_INIT;
+    folded_input(&in, 20000);
+    char err[SC_ERR_LEN] = "";
+    struct sc_profile *p = sc_profile_new();
+    T_CHECK(p && sc_folded_decode(in.data, in.len, &sc_limits_cli, p, err) == 0);
+    sc_buf_release(&in);
+    if (!p)
+        return;
+    int n = 0;
+    /* no budget on the thread: nothing stops */
+    T_EQ_INT(sc_budget_poll(err), 0);
+    T_EQ_INT(sc_profile_foreach_sample(p, count_one, &n, err), 0);
+    T_EQ_INT(n, 20000);
+
+    /* a deadline already past: the walk stops at its first check, naming why */
+    struct sc_budget b;
+    sc_budget_begin(&b, 0);
+    sc_budget_limit(&b, 1, -1);
+    struct timespec ms = {0, 2000000};
+    nanosleep(&ms, NULL);
+    n = 0;
+    err[0] = 0;
+    T_EQ_INT(sc_profile_foreach_sample(p, count_one, &n, err), SC_ELIMIT);
+    T_EQ_INT(n, 4096);
+    T_CHECK(strstr(err, "time budget") != NULL);
+    T_EQ_INT(atomic_load(&b.stopped), SC_BUDGET_TIME);
+    sc_budget_end();
+
+    /* the client's socket: open, the walk goes on; hung up, it stops */
+    int sv[2];
+    T_EQ_INT(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    sc_budget_begin(&b, 0);
+    sc_budget_limit(&b, 0, sv[0]);
+    n = 0;
+    T_EQ_INT(sc_profile_foreach_sample(p, count_one, &n, err), 0);
+    T_EQ_INT(n, 20000);
+    close(sv[1]);
+    atomic_store(&b.next_client_ns, 0); /* look at once, not in 50 ms */
+    n = 0;
+    T_EQ_INT(sc_profile_foreach_sample(p, count_one, &n, err), SC_ELIMIT);
+    T_EQ_INT(n, 4096);
+    T_CHECK(strstr(err, "client went away") != NULL);
+    T_EQ_INT(atomic_load(&b.stopped), SC_BUDGET_GONE);
+    sc_budget_end();
+    close(sv[0]);
+    sc_profile_free(p);
+}
+
 int main(void)
 {
     T_RUN(t_charges);
     T_RUN(t_decoder_over_budget);
     T_RUN(t_threads_charge);
+    T_RUN(t_deadline_and_client);
     return t_done();
 }
