@@ -266,7 +266,8 @@ size_t sc_labels_clean_name(const char *key, size_t n, char *out, size_t cap)
         return 0;
     if (key[0] >= '0' && key[0] <= '9')
         out[k++] = '_';
-    if (n + k >= cap)
+    /* what comes out is always a valid name: never longer than SC_LABEL_NAME_MAX */
+    if (n + k >= cap || n + k > SC_LABEL_NAME_MAX)
         return 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)key[i];

@@ -73,7 +73,8 @@ int sc_labels_is_name_char(unsigned char c);
 /* Makes a label name of a foreign key (an OTLP attribute, a pprof sample label) as
  * Prometheus-style backends do: every byte but [A-Za-z0-9_] becomes '_', a leading digit
  * gets a '_' before it (`service.name` -> `service_name`). Writes at most cap - 1 bytes and
- * a NUL to out; returns the length, 0 when key is empty or the name would not fit. */
+ * a NUL to out; returns the length, 0 when key is empty or the name would not fit (in cap,
+ * or in SC_LABEL_NAME_MAX: what it returns is always a valid label name). */
 size_t sc_labels_clean_name(const char *key, size_t n, char *out, size_t cap);
 
 #endif

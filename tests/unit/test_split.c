@@ -239,8 +239,31 @@ static void test_ingest_split(void)
     T_EQ_INT(t_rmrf(dir), 0);
 }
 
+/* The cleaner's names are always valid, at the length limit too (the OTLP fuzzer found a
+ * 257-byte attribute key that came out one byte past it). */
+static void test_clean_name_bounds(void)
+{
+    char key[SC_LABEL_NAME_MAX + 8], out[SC_LABEL_NAME_MAX + 8];
+    memset(key, 'k', sizeof key);
+    key[3] = '.';
+    T_EQ_INT(sc_labels_clean_name(key, SC_LABEL_NAME_MAX, out, sizeof out), SC_LABEL_NAME_MAX);
+    T_CHECK(sc_label_name_valid(out, SC_LABEL_NAME_MAX));
+    T_CHECK(out[3] == '_');
+    T_EQ_INT(sc_labels_clean_name(key, SC_LABEL_NAME_MAX + 1, out, sizeof out), 0);
+    /* a leading digit takes a byte: 256 bytes that start with one do not fit */
+    key[0] = '7';
+    T_EQ_INT(sc_labels_clean_name(key, SC_LABEL_NAME_MAX, out, sizeof out), 0);
+    T_EQ_INT(sc_labels_clean_name(key, SC_LABEL_NAME_MAX - 1, out, sizeof out), SC_LABEL_NAME_MAX);
+    T_CHECK(out[0] == '_' && out[1] == '7' && sc_label_name_valid(out, SC_LABEL_NAME_MAX));
+    /* and a small cap still bounds it */
+    T_EQ_INT(sc_labels_clean_name("service.name", 12, out, 12), 0);
+    T_EQ_INT(sc_labels_clean_name("service.name", 12, out, 13), 12);
+    T_EQ_STR(out, "service_name");
+}
+
 int main(void)
 {
+    T_RUN(test_clean_name_bounds);
     T_RUN(test_split_by_process);
     T_RUN(test_split_caps);
     T_RUN(test_ingest_split);
