@@ -344,7 +344,7 @@ static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
         mlen = get_le(p + 8, 4);
         blen = get_le(p + 12, 8);
         if (mlen > size || blen > size || HEAD + mlen + blen + TAIL != size)
-            bad = "truncated (the header's lengths do not add up to its size)";
+            bad = "truncated: the header's lengths do not add up to its size";
     }
     if (!bad) {
         uint64_t h = sc_hash_combine(sc_hash_combine(sc_hash64(p, HEAD), sc_hash64(p + HEAD, mlen)),
