@@ -37,8 +37,10 @@ struct sc_queue {
     uint32_t n, cap;
     uint64_t bytes; /* entries' sizes plus pushes being written */
     uint64_t next_seq;
-    uint64_t taken, pushed, evicted, evicted_bytes, corrupt;
+    uint64_t taken, pushed, evicted, evicted_bytes, corrupt, unfinished;
     unsigned wake; /* bumped by sc_queue_wake */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 };
 
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -175,7 +177,8 @@ int sc_queue_open(const char *dir, uint64_t max_bytes, struct sc_queue **out, ch
     while ((de = readdir(d))) {
         const char *nm = de->d_name;
         if (!strncmp(nm, "tmp-", 4)) {
-            unlinkat(q->dirfd, nm, 0); /* a push that did not finish */
+            if (!unlinkat(q->dirfd, nm, 0)) /* a push that did not finish */
+                q->unfinished++;
             continue;
         }
         size_t l = strlen(nm);
@@ -305,22 +308,25 @@ void sc_queue_entry_release(struct sc_queue_entry *e)
     sc_buf_release(&e->body);
 }
 
-/* Reads and checks an entry's file. 0, or -1 when it is unreadable or corrupt. */
-static int read_entry(struct sc_queue *q, uint64_t seq, uint64_t size, struct sc_queue_entry *e)
+/* Reads and checks an entry's file. NULL, or why it is unreadable or corrupt. */
+static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
+                              struct sc_queue_entry *e)
 {
     char path[4200];
     entry_path(q, seq, path, sizeof path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return "cannot open it";
     struct sc_buf all = SC_BUF_INIT;
-    int bad = size < HEAD + TAIL || sc_buf_reserve(&all, size) != 0;
+    const char *bad = size < HEAD + TAIL                ? "shorter than a header"
+                      : sc_buf_reserve(&all, size) != 0 ? "out of memory"
+                                                        : NULL;
     while (!bad) {
         ssize_t r = read(fd, all.data + all.len, all.cap - all.len - 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
-            bad = 1;
+            bad = "cannot read it";
         if (r <= 0)
             break;
         all.len += (size_t)r;
@@ -330,19 +336,21 @@ static int read_entry(struct sc_queue *q, uint64_t seq, uint64_t size, struct sc
     close(fd);
     const unsigned char *p = (const unsigned char *)all.data;
     uint64_t mlen = 0, blen = 0;
-    if (!bad && (all.len != size || memcmp(p, MAGIC, 8)))
-        bad = 1;
+    if (!bad && all.len != size)
+        bad = "its size changed";
+    if (!bad && memcmp(p, MAGIC, 8))
+        bad = "no SCQUEUE1 header";
     if (!bad) {
         mlen = get_le(p + 8, 4);
         blen = get_le(p + 12, 8);
         if (mlen > size || blen > size || HEAD + mlen + blen + TAIL != size)
-            bad = 1;
+            bad = "truncated: the header's lengths do not add up to its size";
     }
     if (!bad) {
         uint64_t h = sc_hash_combine(sc_hash_combine(sc_hash64(p, HEAD), sc_hash64(p + HEAD, mlen)),
                                      sc_hash64(p + HEAD + mlen, blen));
         if (h != get_le(p + HEAD + mlen + blen, 8))
-            bad = 1;
+            bad = "checksum mismatch";
     }
     if (!bad) {
         sc_buf_init(&e->meta);
@@ -353,12 +361,12 @@ static int read_entry(struct sc_queue *q, uint64_t seq, uint64_t size, struct sc
         e->meta.len--;
         if (e->meta.oom || e->body.oom) {
             sc_queue_entry_release(e);
-            bad = 1;
+            bad = "out of memory";
         }
         e->seq = seq;
     }
     sc_buf_release(&all);
-    return bad ? -1 : 0;
+    return bad;
 }
 
 int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e, char *err)
@@ -377,9 +385,17 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
             q->taken++;
             uint64_t seq = q->v[i].seq, size = q->v[i].size;
             pthread_mutex_unlock(&q->mu);
-            if (read_entry(q, seq, size, e) == 0)
+            const char *why = read_entry(q, seq, size, e);
+            if (!why)
                 return 0;
             pthread_mutex_lock(&q->mu);
+            if (q->log) {
+                char path[4200], line[4400];
+                entry_path(q, seq, path, sizeof path);
+                snprintf(line, sizeof line, "queue entry '%s' is damaged (%s): dropped it", path,
+                         why);
+                q->log(q->log_ctx, line);
+            }
             int k = find(q, seq);
             if (k >= 0) {
                 q->taken--;
@@ -420,6 +436,14 @@ void sc_queue_putback(struct sc_queue *q, uint64_t seq)
     pthread_mutex_unlock(&q->mu);
 }
 
+void sc_queue_set_log(struct sc_queue *q, void (*log)(void *ctx, const char *line), void *ctx)
+{
+    pthread_mutex_lock(&q->mu);
+    q->log = log;
+    q->log_ctx = ctx;
+    pthread_mutex_unlock(&q->mu);
+}
+
 void sc_queue_wake(struct sc_queue *q)
 {
     pthread_mutex_lock(&q->mu);
@@ -441,5 +465,6 @@ void sc_queue_stats(struct sc_queue *q, struct sc_queue_stats *st)
     st->evicted = q->evicted;
     st->evicted_bytes = q->evicted_bytes;
     st->corrupt = q->corrupt;
+    st->unfinished = q->unfinished;
     pthread_mutex_unlock(&q->mu);
 }

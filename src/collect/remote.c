@@ -79,8 +79,12 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
         sc_remote_stop_free(r, 0);
         return rc;
     }
+    sc_queue_set_log(r->q, r->o.log, r->o.log_ctx);
     struct sc_queue_stats qs;
     sc_queue_stats(r->q, &qs);
+    if (qs.unfinished)
+        logf_(r, "queue '%s': removed %llu unfinished writes (tmp-*) a crash left", o->queue_dir,
+              (unsigned long long)qs.unfinished);
     if (qs.entries)
         logf_(r, "queue '%s' holds %llu profiles (%llu bytes) from before: sending them first",
               o->queue_dir, (unsigned long long)qs.entries, (unsigned long long)qs.bytes);
@@ -123,6 +127,8 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
         atomic_fetch_add(&r->too_large, 1);
     if (!rc) {
         atomic_fetch_add(&r->queued, 1);
+        /* after sc_queue_push: the entry is on disk (fsync'd, renamed, directory fsync'd),
+         * so this line is the proof of what a crash cannot lose (tests/e2e/agent_crash.py) */
         if (r->o.verbose)
             logf_(r,
                   "queued job=%s instance=%s profile=%s from=%lld until=%lld samples=%u "

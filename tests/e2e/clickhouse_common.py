@@ -13,13 +13,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from server_common import free_ports  # noqa: E402
 
 BINARY = "/usr/sbin/clickhouse-server"
 CONFIG = "/etc/clickhouse-server/config.xml"
@@ -29,16 +31,6 @@ CLUSTER = "scorch"
 
 def available():
     return os.access(BINARY, os.X_OK) and os.path.exists(CONFIG) and os.path.exists(USERS)
-
-
-def free_ports(n):
-    ss = [socket.socket() for _ in range(n)]
-    for s in ss:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in ss]
-    for s in ss:
-        s.close()
-    return ports
 
 
 def remote_servers(tcp_ports):

@@ -1,25 +1,17 @@
 """The noise-aware diff over HTTP, on the heap of a leaking Go program scraped by the server."""
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, expect_error, fail, main_wrapper  # noqa: E402
+from server_common import (Server, check, expect_error, fail, free_ports,  # noqa: E402
+                           main_wrapper)
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
 tmp = sys.argv[1]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def main():
@@ -28,7 +20,7 @@ def main():
     prog = os.path.join(tmp, "prog")
     subprocess.run(["go", "build", "-o", prog, "."], cwd=os.path.join(SRC, "tests/data/compareprog"),
                    env=env, check=True)
-    port = free_port()
+    port = free_ports(1)[0]
     target = subprocess.Popen([prog, "-serve", "127.0.0.1:%d" % port],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cfg = os.path.join(tmp, "scorch.yaml")

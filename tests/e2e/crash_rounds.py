@@ -1,28 +1,19 @@
 """crash_rounds.py - kill -9 while pushing, scraping and querying; then a full disk."""
 import os
 import random
-import socket
 import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, fail, main_wrapper  # noqa: E402
+from server_common import Server, check, fail, free_ports, main_wrapper  # noqa: E402
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
 TMP = sys.argv[1]
 ROUNDS = 20
 NOW = int(time.time())
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Pushers:
@@ -104,7 +95,7 @@ def integrity(data):
 
 def crash_rounds():
     data = os.path.join(TMP, "data")
-    tport = free_port()
+    tport = free_ports(1)[0]
     target = subprocess.Popen([sys.executable, os.path.join(SRC, "tests/e2e/fake_pprof_target.py"),
                                "%d=ok" % tport], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     cfg = os.path.join(TMP, "scrape.yaml")

@@ -32,6 +32,17 @@ def enc(params):
     return urllib.parse.urlencode([(k, v) for k, v in params.items() if v is not None])
 
 
+def free_ports(n):
+    """n distinct free loopback ports."""
+    ss = [socket.socket() for _ in range(n)]
+    for s in ss:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in ss]
+    for s in ss:
+        s.close()
+    return ports
+
+
 class Server:
     """One `scorch server` process on a free loopback port."""
 

@@ -76,6 +76,7 @@ static void test_order_and_reopen(void)
     struct sc_queue_stats st;
     sc_queue_stats(q, &st);
     T_EQ_INT(st.entries, 2);
+    T_EQ_INT(st.unfinished, 1);
     T_EQ_INT(push(q, "d", "body-d"), 0);
     uint64_t s;
     struct sc_queue_entry e;
@@ -131,6 +132,17 @@ static void test_bound(void)
     sc_queue_close(q);
 }
 
+static char logged[2][512];
+static int nlogged;
+
+static void log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    if (nlogged < 2)
+        snprintf(logged[nlogged], sizeof logged[0], "%s", line);
+    nlogged++;
+}
+
 static void test_corrupt(void)
 {
     struct sc_queue *q = NULL;
@@ -138,18 +150,19 @@ static void test_corrupt(void)
     T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
     T_EQ_INT(push(q, "good1", "aaaa"), 0);
     T_EQ_INT(push(q, "bad", "bbbb"), 0);
+    T_EQ_INT(push(q, "torn", "dddd"), 0);
     T_EQ_INT(push(q, "good2", "cccc"), 0);
     sc_queue_close(q);
-    /* flip a body byte of the second entry */
+    /* flip a body byte of the second entry, cut the third in half */
     DIR *d = opendir(dir);
     struct dirent *de;
-    char names[3][600];
+    char names[4][600];
     int n = 0;
     while (d && (de = readdir(d)))
-        if (strstr(de->d_name, ".entry") && n < 3)
+        if (strstr(de->d_name, ".entry") && n < 4)
             snprintf(names[n++], sizeof names[0], "%s/%s", dir, de->d_name);
     closedir(d);
-    T_EQ_INT(n, 3);
+    T_EQ_INT(n, 4);
     qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     int fd = open(names[1], O_WRONLY);
     T_CHECK(fd >= 0);
@@ -157,16 +170,22 @@ static void test_corrupt(void)
         T_EQ_INT(pwrite(fd, "X", 1, 20 + 3), 1);
         close(fd);
     }
+    T_EQ_INT(truncate(names[2], 30), 0); /* a header, half a body */
     T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
+    sc_queue_set_log(q, log_line, NULL);
     uint64_t s;
     T_EQ_STR(take(q, &s), "good1");
     sc_queue_done(q, s);
-    T_EQ_STR(take(q, &s), "good2");
+    T_EQ_STR(take(q, &s), "good2"); /* neither damaged entry stops the queue */
     sc_queue_done(q, s);
     struct sc_queue_stats st;
     sc_queue_stats(q, &st);
-    T_EQ_INT(st.corrupt, 1);
+    T_EQ_INT(st.corrupt, 2);
     T_EQ_INT(st.entries, 0);
+    /* each is named, with the reason */
+    T_EQ_INT(nlogged, 2);
+    T_CHECK(strstr(logged[0], names[1]) && strstr(logged[0], "checksum mismatch"));
+    T_CHECK(strstr(logged[1], names[2]) && strstr(logged[1], "truncated"));
     sc_queue_close(q);
 }
 
