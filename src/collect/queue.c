@@ -308,7 +308,11 @@ void sc_queue_entry_release(struct sc_queue_entry *e)
     sc_buf_release(&e->body);
 }
 
-/* Reads and checks an entry's file. NULL, or why it is unreadable or corrupt. */
+/* read_entry's answer when memory ran out: the entry is fine and stays (tried again later). */
+static const char read_oom[] = "out of memory";
+
+/* Reads and checks an entry's file. NULL, or why it is unreadable or corrupt (read_oom:
+ * neither). */
 static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
                               struct sc_queue_entry *e)
 {
@@ -319,7 +323,7 @@ static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
         return "cannot open it";
     struct sc_buf all = SC_BUF_INIT;
     const char *bad = size < HEAD + TAIL                ? "shorter than a header"
-                      : sc_buf_reserve(&all, size) != 0 ? "out of memory"
+                      : sc_buf_reserve(&all, size) != 0 ? read_oom
                                                         : NULL;
     while (!bad) {
         ssize_t r = read(fd, all.data + all.len, all.cap - all.len - 1);
@@ -361,7 +365,7 @@ static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
         e->meta.len--;
         if (e->meta.oom || e->body.oom) {
             sc_queue_entry_release(e);
-            bad = "out of memory";
+            bad = read_oom;
         }
         e->seq = seq;
     }
@@ -371,7 +375,6 @@ static const char *read_entry(struct sc_queue *q, uint64_t seq, uint64_t size,
 
 int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e, char *err)
 {
-    (void)err;
     struct timespec until;
     sc_deadline(&until, wait_ns);
     pthread_mutex_lock(&q->mu);
@@ -389,6 +392,16 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
             if (!why)
                 return 0;
             pthread_mutex_lock(&q->mu);
+            if (why == read_oom) {
+                /* not the entry's fault: it stays, untaken, for a later try */
+                int k = find(q, seq);
+                if (k >= 0 && q->v[k].taken) {
+                    q->v[k].taken = 0;
+                    q->taken--;
+                }
+                pthread_mutex_unlock(&q->mu);
+                return sc_errf(err, SC_ENOMEM, "out of memory reading a queue entry");
+            }
             if (q->log) {
                 char path[4200], line[4400];
                 entry_path(q, seq, path, sizeof path);

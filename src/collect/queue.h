@@ -47,8 +47,9 @@ struct sc_queue_entry {
 void sc_queue_entry_release(struct sc_queue_entry *e);
 
 /* Takes the oldest entry nobody has taken, waiting up to wait_ns for one. 0 (e is filled),
- * SC_ENOTFOUND (none came, or sc_queue_wake was called), or SC_E*. Unreadable or corrupt
- * files are removed and skipped. The entry stays in the queue until sc_queue_done. */
+ * SC_ENOTFOUND (none came, or sc_queue_wake was called), or SC_ENOMEM (memory ran out
+ * reading it: the entry stays, try later). Unreadable or corrupt files are removed and
+ * skipped. The entry stays in the queue until sc_queue_done. */
 int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e, char *err);
 /* A taken entry was delivered (or given up for good): removes it. */
 void sc_queue_done(struct sc_queue *q, uint64_t seq);

@@ -274,7 +274,14 @@ static void *sender_main(void *arg)
             break;
         struct sc_queue_entry en;
         char err[SC_ERR_LEN];
-        if (sc_queue_take(r->q, NS / 5, &en, err))
+        int trc = sc_queue_take(r->q, NS / 5, &en, err);
+        if (trc == SC_ENOMEM) {
+            /* the entry stays queued; not again at once */
+            pthread_mutex_lock(&r->mu);
+            r->next_try = sc_mono_ns() + r->o.min_backoff_ns;
+            pthread_mutex_unlock(&r->mu);
+        }
+        if (trc)
             continue;
         pthread_mutex_lock(&r->mu);
         url.len = 0;

@@ -6,6 +6,7 @@
  * allocations (SQLite, zstd) are theirs and are not failed. */
 #include "t.h"
 
+#include "collect/queue.h"
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/perf.h"
@@ -222,9 +223,52 @@ static void test_ingest_and_store(void)
     t_rmrf(dir);
 }
 
+/* The agent's queue: memory running out while an entry is read back keeps the entry (it was
+ * once dropped as if damaged, a profile lost); the next take gets it whole. */
+static void test_queue_take(void)
+{
+    char dir[] = "/tmp/scorch-test-faults-q-XXXXXX";
+    if (!mkdtemp(dir)) {
+        T_CHECK(0);
+        return;
+    }
+    struct sc_queue *q = NULL;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
+    if (!q)
+        return;
+    T_EQ_INT(sc_queue_push(q, "name=a", 6, "main;a 1\n", 9, err), 0);
+    long failed = 0;
+    for (long n = 1; n <= 8; n++) {
+        struct sc_queue_entry e;
+        alloc_calls = 0;
+        fail_at = n;
+        int rc = sc_queue_take(q, 0, &e, err);
+        fail_at = -1;
+        if (rc == 0) {
+            T_EQ_STR(e.meta.data, "name=a");
+            T_EQ_MEM(e.body.data, e.body.len, "main;a 1\n");
+            sc_queue_putback(q, e.seq);
+            sc_queue_entry_release(&e);
+            continue;
+        }
+        T_EQ_INT(rc, SC_ENOMEM);
+        failed++;
+    }
+    T_CHECK(failed >= 2); /* the file's buffer and the entry's copies */
+    struct sc_queue_entry e;
+    T_EQ_INT(sc_queue_take(q, 0, &e, err), 0);
+    T_EQ_STR(e.meta.data, "name=a");
+    sc_queue_done(q, e.seq);
+    sc_queue_entry_release(&e);
+    sc_queue_close(q);
+    t_rmrf(dir);
+}
+
 int main(void)
 {
     T_RUN(test_decoders);
     T_RUN(test_ingest_and_store);
+    T_RUN(test_queue_take);
     return t_done();
 }
