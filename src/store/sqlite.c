@@ -49,13 +49,38 @@
 
 /* ---- small helpers ---- */
 
-int sq_err(char *err, sqlite3 *db, const char *what)
+/* SC_E* of an SQLite result code: a full disk and a lock held too long by another process
+ * are the caller's to report (507, 503); the rest is an I/O error. */
+static int sq_code(int code)
 {
-    int code = sqlite3_errcode(db);
-    int rc = code == SQLITE_NOMEM ? SC_ENOMEM : code == SQLITE_FULL ? SC_ENOSPACE : SC_EIO;
+    switch (code & 0xff) {
+    case SQLITE_NOMEM:
+        return SC_ENOMEM;
+    case SQLITE_FULL:
+        return SC_ENOSPACE;
+    case SQLITE_BUSY:
+        return SC_EUNAVAIL;
+    default:
+        return SC_EIO;
+    }
+}
+
+/* The message of a failed statement: SQLite's, or what the two conditions an operator
+ * acts on mean. */
+static int sq_fail(char *err, int code, const char *what, const char *msg)
+{
+    int rc = sq_code(code);
     if (rc == SC_ENOSPACE)
         return sc_errf(err, rc, "%s: the disk is full", what);
-    return sc_errf(err, rc, "%s: %s", what, sqlite3_errmsg(db));
+    if (rc == SC_EUNAVAIL)
+        return sc_errf(err, rc, "%s: the database is locked by another process (waited %lld s)",
+                       what, (long long)(SQ_BUSY_NS / SC_NS_PER_S));
+    return sc_errf(err, rc, "%s: %s", what, msg);
+}
+
+int sq_err(char *err, sqlite3 *db, const char *what)
+{
+    return sq_fail(err, sqlite3_errcode(db), what, sqlite3_errmsg(db));
 }
 
 int sq_exec(sqlite3 *db, const char *sql, char *err)
@@ -63,15 +88,29 @@ int sq_exec(sqlite3 *db, const char *sql, char *err)
     char *msg = NULL;
     int code = sqlite3_exec(db, sql, NULL, NULL, &msg);
     if (code != SQLITE_OK) {
-        int rc = sc_errf(err,
-                         (code & 0xff) == SQLITE_FULL    ? SC_ENOSPACE
-                         : (code & 0xff) == SQLITE_NOMEM ? SC_ENOMEM
-                                                         : SC_EIO,
-                         "store: %s", msg ? msg : "error");
+        int rc = sq_fail(err, code, "store", msg ? msg : "error");
         sqlite3_free(msg);
         return rc;
     }
     return 0;
+}
+
+/* SQLite's busy handler: a lock another process holds (the LOCK file keeps other scorch
+ * processes out; a sqlite3 shell or a backup tool may hold one) is waited for up to
+ * SQ_BUSY_NS, and no longer once the store is closing, so a stopping server does not wait
+ * on it. n counts the calls of one wait; a connection is used by one thread at a time, so
+ * the wait's start is the thread's. */
+static int sq_busy(void *arg, int n)
+{
+    static _Thread_local int64_t since;
+    const struct sq_store *s = arg;
+    int64_t now = sc_mono_ns();
+    if (n == 0)
+        since = now;
+    if (atomic_load(&s->closing) || now - since >= SQ_BUSY_NS)
+        return 0;
+    sqlite3_sleep(n < 10 ? n + 1 : 10);
+    return 1;
 }
 
 const char *sq_tenant(const char *t)
@@ -175,7 +214,7 @@ int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
         *db = NULL;
         return rc;
     }
-    sqlite3_busy_timeout(*db, 10000);
+    sqlite3_busy_handler(*db, sq_busy, s);
     /* before anything writes the header of a new database, or it has no effect */
     if (writer && sq_exec(*db, "PRAGMA auto_vacuum=INCREMENTAL", err)) {
         sqlite3_close(*db);
@@ -367,6 +406,9 @@ void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_s
 static void sq_close(struct sc_store *st)
 {
     struct sq_store *s = (struct sq_store *)st;
+    /* a compaction waiting on another process's lock gives up, and so does the last
+     * checkpoint: the WAL is replayed at the next open instead */
+    atomic_store(&s->closing, 1);
     sc_store_bg_stop(&s->bg);
     /* wait for a commit in flight */
     pthread_mutex_lock(&s->qmu);
