@@ -152,6 +152,7 @@ struct conn {
 struct sq_store {
     struct sc_store base; /* first: the ops and options */
     char *path;
+    char *ro_uri; /* NULL, or the URI every connection opens read-only (a full disk) */
     int lock_fd;  /* <dir>/LOCK, flock'ed for the life of the store */
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     pthread_mutex_t wdb_mu;
