@@ -160,11 +160,16 @@ int sc_resp_limit(struct sc_resp *w, const char *fmt, ...)
 
 /* ---- routes ---- */
 
+/* 200 while the server answers; a store opened read-only (its disk full at start) is said,
+ * as queries still answer but pushes do not. */
 static int h_healthz(struct sc_req *r, struct sc_resp *w)
 {
-    (void)r;
+    const char *ro = sc_store_read_only(r->srv->store);
     w->content_type = "text/plain; charset=utf-8";
-    sc_buf_puts(&w->body, "ok\n");
+    if (ro)
+        sc_buf_printf(&w->body, "degraded: %s; pushes are refused (507)\n", ro);
+    else
+        sc_buf_puts(&w->body, "ok\n");
     return 0;
 }
 
@@ -770,8 +775,12 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         so.max_read_blocks = o->max_read_blocks;
         so.max_read_rows = o->max_read_rows;
         so.durable = o->durable;
+        so.read_only_when_full = 1;
         rc = sc_store_open(&so, &srv->store, err);
     }
+    if (!rc && sc_store_read_only(srv->store))
+        fprintf(stderr, "scorch: %s; serving what is stored, pushes are refused (507)\n",
+                sc_store_read_only(srv->store));
     if (!rc && o->config && o->config->njobs) {
         rc = start_scraper(srv, o->config, err);
     }

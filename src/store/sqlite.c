@@ -37,6 +37,7 @@
 #include "model/error.h"
 #include "model/clock.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -44,18 +45,48 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 /* ---- small helpers ---- */
 
-int sq_err(char *err, sqlite3 *db, const char *what)
+/* SC_E* of an SQLite result code and the errno of the call that failed: a full disk and a
+ * lock held too long by another process are the caller's to report (507, 503); the rest
+ * is an I/O error. A full disk is SQLITE_FULL when the database or its WAL cannot grow,
+ * but an I/O error when the WAL index (-shm) cannot be allocated (see also disk_full). */
+static int sq_code(int code, int sys_errno)
 {
-    int code = sqlite3_errcode(db);
-    int rc = code == SQLITE_NOMEM ? SC_ENOMEM : code == SQLITE_FULL ? SC_ENOSPACE : SC_EIO;
+    switch (code & 0xff) {
+    case SQLITE_NOMEM:
+        return SC_ENOMEM;
+    case SQLITE_FULL:
+        return SC_ENOSPACE;
+    case SQLITE_BUSY:
+        return SC_EUNAVAIL;
+    case SQLITE_IOERR:
+        return sys_errno == ENOSPC || sys_errno == EDQUOT ? SC_ENOSPACE : SC_EIO;
+    default:
+        return SC_EIO;
+    }
+}
+
+/* The message of a failed statement on db: SQLite's, or what the two conditions an
+ * operator acts on mean. */
+static int sq_fail(char *err, sqlite3 *db, int code, const char *what, const char *msg)
+{
+    int rc = sq_code(code, sqlite3_system_errno(db));
     if (rc == SC_ENOSPACE)
         return sc_errf(err, rc, "%s: the disk is full", what);
-    return sc_errf(err, rc, "%s: %s", what, sqlite3_errmsg(db));
+    if (rc == SC_EUNAVAIL)
+        return sc_errf(err, rc, "%s: the database is locked by another process (waited %lld s)",
+                       what, (long long)(SQ_BUSY_NS / SC_NS_PER_S));
+    return sc_errf(err, rc, "%s: %s", what, msg);
+}
+
+int sq_err(char *err, sqlite3 *db, const char *what)
+{
+    return sq_fail(err, db, sqlite3_errcode(db), what, sqlite3_errmsg(db));
 }
 
 int sq_exec(sqlite3 *db, const char *sql, char *err)
@@ -63,15 +94,29 @@ int sq_exec(sqlite3 *db, const char *sql, char *err)
     char *msg = NULL;
     int code = sqlite3_exec(db, sql, NULL, NULL, &msg);
     if (code != SQLITE_OK) {
-        int rc = sc_errf(err,
-                         (code & 0xff) == SQLITE_FULL    ? SC_ENOSPACE
-                         : (code & 0xff) == SQLITE_NOMEM ? SC_ENOMEM
-                                                         : SC_EIO,
-                         "store: %s", msg ? msg : "error");
+        int rc = sq_fail(err, db, code, "store", msg ? msg : "error");
         sqlite3_free(msg);
         return rc;
     }
     return 0;
+}
+
+/* SQLite's busy handler: a lock another process holds (the LOCK file keeps other scorch
+ * processes out; a sqlite3 shell or a backup tool may hold one) is waited for up to
+ * SQ_BUSY_NS, and no longer once the store is closing, so a stopping server does not wait
+ * on it. n counts the calls of one wait; a connection is used by one thread at a time, so
+ * the wait's start is the thread's. */
+static int sq_busy(void *arg, int n)
+{
+    static _Thread_local int64_t since;
+    const struct sq_store *s = arg;
+    int64_t now = sc_mono_ns();
+    if (n == 0)
+        since = now;
+    if (atomic_load(&s->closing) || now - since >= SQ_BUSY_NS)
+        return 0;
+    sqlite3_sleep(n < 10 ? n + 1 : 10);
+    return 1;
 }
 
 const char *sq_tenant(const char *t)
@@ -80,8 +125,8 @@ const char *sq_tenant(const char *t)
 }
 
 /* A new database got auto_vacuum=INCREMENTAL from sq_open_db before its header was
- * written (the pragma does nothing on an existing one: migration turns it on with a
- * VACUUM). */
+ * written (on an existing one the pragma does nothing but write the header: migration
+ * turns it on with a VACUUM). */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
     "INSERT OR IGNORE INTO meta VALUES('schema_version', '3');"
@@ -124,7 +169,7 @@ static const char index_sql[] = "CREATE INDEX IF NOT EXISTS frames_by_hash ON fr
  *   2 -> 3: stacks know the last day a profile used them (garbage collection; existing
  *           stacks count as used today), day rollups (every day with profiles dirty), and
  *           incremental vacuum (a VACUUM switches it on). */
-static int migrate(sqlite3 *db, char *err)
+static int migrate(sqlite3 *db, int read_only, char *err)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st,
@@ -134,6 +179,10 @@ static int migrate(sqlite3 *db, char *err)
     sqlite3_finalize(st);
     if (version < 1 || version > 3)
         return sc_errf(err, SC_EFORMAT, "store schema version %d is not known to this scorch",
+                       version);
+    if (read_only && version != 3)
+        return sc_errf(err, SC_ENOSPACE,
+                       "the store's schema version %d needs migrating, which needs free space",
                        version);
     int rc = 0;
     if (version == 1)
@@ -165,28 +214,43 @@ static int migrate(sqlite3 *db, char *err)
     return rc;
 }
 
+/* Whether db's database is still empty (nothing has written its header). */
+static int is_new_db(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int empty = 0;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_count", -1, &st, NULL) == SQLITE_OK) {
+        empty = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) == 0;
+        sqlite3_finalize(st);
+    }
+    return empty;
+}
+
 int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
 {
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (writer ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(s->path, db, flags, NULL) != SQLITE_OK) {
+    int flags = s->ro_uri ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                          : SQLITE_OPEN_READWRITE | (writer ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(s->ro_uri ? s->ro_uri : s->path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
         int rc = sc_errf(err, SC_EIO, "cannot open store '%s': %s", s->path,
                          *db ? sqlite3_errmsg(*db) : "out of memory");
         sqlite3_close(*db);
         *db = NULL;
         return rc;
     }
-    sqlite3_busy_timeout(*db, 10000);
-    /* before anything writes the header of a new database, or it has no effect */
-    if (writer && sq_exec(*db, "PRAGMA auto_vacuum=INCREMENTAL", err)) {
-        sqlite3_close(*db);
-        *db = NULL;
-        return SC_EIO;
-    }
+    sqlite3_busy_handler(*db, sq_busy, s);
     char pragmas[256];
-    snprintf(pragmas, sizeof pragmas,
-             "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
-             "PRAGMA cache_size=-16384; %s",
-             s->base.opts.durable ? "FULL" : "NORMAL", writer ? "" : "PRAGMA query_only=1;");
+    if (s->ro_uri)
+        snprintf(pragmas, sizeof pragmas, "PRAGMA cache_size=-16384; PRAGMA query_only=1;");
+    else
+        /* auto_vacuum before anything writes the header of a new database, or it has no
+         * effect; only then, as it writes the header of an existing one, which a full disk
+         * may not take */
+        snprintf(pragmas, sizeof pragmas,
+                 "%s PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
+                 "PRAGMA cache_size=-16384; %s",
+                 writer && is_new_db(*db) ? "PRAGMA auto_vacuum=INCREMENTAL;" : "",
+                 s->base.opts.durable ? "FULL" : "NORMAL", writer ? "" : "PRAGMA query_only=1;");
     int rc = sq_exec(*db, pragmas, err);
     if (rc) {
         sqlite3_close(*db);
@@ -364,9 +428,23 @@ void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_s
     }
 }
 
+static void free_kinds(struct sq_store *s)
+{
+    for (uint32_t i = 0; i < s->nkinds; i++) {
+        free(s->kinds[i].profile);
+        free(s->kinds[i].types);
+    }
+    free(s->kinds);
+    s->kinds = NULL;
+    s->nkinds = 0;
+}
+
 static void sq_close(struct sc_store *st)
 {
     struct sq_store *s = (struct sq_store *)st;
+    /* a compaction waiting on another process's lock gives up, and so does the last
+     * checkpoint: the WAL is replayed at the next open instead */
+    atomic_store(&s->closing, 1);
     sc_store_bg_stop(&s->bg);
     /* wait for a commit in flight */
     pthread_mutex_lock(&s->qmu);
@@ -379,16 +457,13 @@ static void sq_close(struct sc_store *st)
         conn_close(c);
     }
     if (s->wdb) {
-        sqlite3_exec(s->wdb, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+        if (!s->ro_uri)
+            sqlite3_exec(s->wdb, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
         sqlite3_close(s->wdb);
     }
     sq_ids_close(s);
     sq_free_pending(s->pframes, s->pstacks, s->pseries);
-    for (uint32_t i = 0; i < s->nkinds; i++) {
-        free(s->kinds[i].profile);
-        free(s->kinds[i].types);
-    }
-    free(s->kinds);
+    free_kinds(s);
     sc_map64_release(&s->frame_ids);
     sc_map64_release(&s->stack_ids);
     sc_map64_release(&s->series_ids);
@@ -409,7 +484,108 @@ static void sq_close(struct sc_store *st)
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
+    free(s->ro_uri);
     free(s);
+}
+
+/* Whether the file system holding dir has no room for what opening a store may need (a
+ * WAL index and a WAL frame, or one inode). For the failures whose errno SQLite loses: a
+ * -shm that cannot be created is "unable to open database file" with the errno of its
+ * read-only retry. */
+static int disk_full(const char *dir)
+{
+    struct statvfs v;
+    if (statvfs(dir, &v) != 0)
+        return 0;
+    return (uint64_t)v.f_bavail * v.f_frsize < 64u << 10 || (v.f_files > 0 && v.f_favail == 0);
+}
+
+/* Opens the connections and loads what the store keeps in memory, bringing the schema up
+ * to date unless read-only. */
+static int open_tables(struct sq_store *s, char *err)
+{
+    int rc = sq_open_db(s, &s->wdb, 1, err);
+    if (!rc && !s->ro_uri)
+        rc = sq_exec(s->wdb, schema_sql, err);
+    if (!rc)
+        rc = migrate(s->wdb, s->ro_uri != NULL, err);
+    if (!rc && !s->ro_uri)
+        rc = sq_exec(s->wdb, index_sql, err);
+    if (!rc)
+        rc = load_maps(s, err);
+    if (!rc)
+        rc = sq_ids_open(s, err);
+    return rc;
+}
+
+/* Undoes a failed open_tables, so that it can be tried again. */
+static void close_tables(struct sq_store *s)
+{
+    sq_ids_close(s);
+    sqlite3_close(s->wdb);
+    s->wdb = NULL;
+    free_kinds(s);
+}
+
+/* How a store whose disk is too full to open it for writing is read (s->ro_uri). Its WAL
+ * holds committed pushes not yet copied into the database, so it cannot be skipped: with
+ * one, SQLite builds the WAL index in its own memory from the WAL (readonly_shm=1: the
+ * -shm is opened read-only, created empty when missing, which takes an inode and no
+ * block); without one the database is read as an immutable file, as a read-only
+ * connection could neither create the -wal nor allocate a new -shm. The directory's LOCK
+ * keeps writers away meanwhile. */
+static int read_only_uri(struct sq_store *s, char *err)
+{
+    char aux[4200];
+    struct stat sb;
+    snprintf(aux, sizeof aux, "%s-wal", s->path);
+    int wal = stat(aux, &sb) == 0 && sb.st_size >= 32; /* more than nothing: a header */
+    if (wal) {
+        snprintf(aux, sizeof aux, "%s-shm", s->path);
+        int fd = open(aux, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return sc_errf(err, SC_ENOSPACE, "cannot create the WAL index '%s': %s", aux,
+                           strerror(errno));
+        close(fd);
+    }
+    struct sc_buf u = SC_BUF_INIT;
+    sc_buf_puts(&u, s->path[0] == '/' ? "file://" : "file:");
+    for (const char *c = s->path; *c; c++) {
+        if (isalnum((unsigned char)*c) || strchr("/._-~", *c))
+            sc_buf_putc(&u, *c);
+        else
+            sc_buf_printf(&u, "%%%02X", (unsigned)(unsigned char)*c);
+    }
+    sc_buf_puts(&u, wal ? "?mode=ro&readonly_shm=1" : "?mode=ro&immutable=1");
+    sc_buf_putc(&u, 0);
+    if (u.oom) {
+        sc_buf_release(&u);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    s->ro_uri = sc_buf_detach(&u, NULL);
+    return 0;
+}
+
+/* The store whose disk was too full to open it for writing (detail in err), opened
+ * read-only instead: what is stored is still served, nothing is written until a restart
+ * with room. 0, or SC_ENOSPACE with why that failed too. */
+static int open_read_only(struct sq_store *s, const char *dir, char *err)
+{
+    char why[SC_ERR_LEN] = "";
+    close_tables(s);
+    int rc = read_only_uri(s, why);
+    if (!rc)
+        rc = open_tables(s, why);
+    if (rc) {
+        char first[SC_ERR_LEN];
+        snprintf(first, sizeof first, "%s", err ? err : "the disk is full");
+        return sc_errf(err, SC_ENOSPACE, "%s; read-only: %s", first, why);
+    }
+    snprintf(s->base.read_only, sizeof s->base.read_only,
+             "the store is read-only: the disk holding '%s' was full when it was opened; free "
+             "space and restart",
+             dir);
+    return 0;
 }
 
 int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *err)
@@ -458,24 +634,18 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_rwlockattr_destroy(&ra);
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
-    rc = sq_open_db(s, &s->wdb, 1, err);
-    if (!rc)
-        rc = sq_exec(s->wdb, schema_sql, err);
-    if (!rc)
-        rc = migrate(s->wdb, err);
-    if (!rc)
-        rc = sq_exec(s->wdb, index_sql, err);
-    if (!rc)
-        rc = load_maps(s, err);
-    if (!rc)
-        rc = sq_ids_open(s, err);
+    rc = open_tables(s, err);
+    if (rc && rc != SC_ENOSPACE && disk_full(dir))
+        rc = sc_errwrap(err, SC_ENOSPACE, "the disk is full");
+    if (rc == SC_ENOSPACE && o->read_only_when_full)
+        rc = open_read_only(s, dir, err);
     if (rc) {
         sq_close(&s->base);
         return rc;
     }
     /* compaction every 10 s; a store that cannot start its thread still works (rollups
-     * and retention wait for sc_store_compact) */
-    if (o->background)
+     * and retention wait for sc_store_compact); a read-only one has nothing to write */
+    if (o->background && !s->ro_uri)
         sc_store_bg_start(&s->bg, 10 * SC_NS_PER_S, 10 * SC_NS_PER_S, sq_bg_tick, s);
     *out = &s->base;
     return 0;

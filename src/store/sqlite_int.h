@@ -51,6 +51,7 @@
 
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define SQ_MAX_LABELS SC_SERIES_LABELS_MAX
@@ -151,6 +152,7 @@ struct conn {
 struct sq_store {
     struct sc_store base; /* first: the ops and options */
     char *path;
+    char *ro_uri; /* NULL, or the URI every connection opens read-only (a full disk) */
     int lock_fd;  /* <dir>/LOCK, flock'ed for the life of the store */
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     pthread_mutex_t wdb_mu;
@@ -194,6 +196,9 @@ struct sq_store {
     uint32_t nfinfo, finfo_cap;
     uint64_t cache_gen; /* bumped when the caches are emptied to stay bounded */
 
+    /* set by sq_close before it stops the background thread: lock waits end (sq_busy) */
+    atomic_int closing;
+
     /* background */
     int64_t last_gc_ns; /* compaction's own: the last garbage collection */
     struct sc_store_bg bg;
@@ -206,6 +211,9 @@ struct kind_col {
 };
 
 /* ---- sqlite.c ---- */
+/* How long a statement waits for a lock another process holds (SQLite's busy handler)
+ * before it fails with SC_EUNAVAIL. */
+#define SQ_BUSY_NS (10 * SC_NS_PER_S)
 /* Opens a connection to the store's database (writer: may create it). 0 or SC_E*. */
 int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err);
 int sq_err(char *err, sqlite3 *db, const char *what);

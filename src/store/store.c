@@ -36,13 +36,22 @@ void sc_store_close(struct sc_store *s)
         s->ops->close(s);
 }
 
+const char *sc_store_read_only(const struct sc_store *s)
+{
+    return s && s->read_only[0] ? s->read_only : NULL;
+}
+
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
 {
+    if (s->read_only[0])
+        return sc_errf(err, SC_ENOSPACE, "%s", s->read_only);
     return s->ops->write(s, w, err);
 }
 
 int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err)
 {
+    if (s->read_only[0])
+        return sc_errf(err, SC_ENOSPACE, "%s", s->read_only);
     if (s->ops->write_many)
         return s->ops->write_many(s, ws, n, err);
     int rc = 0;
@@ -106,6 +115,8 @@ int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_
 
 int sc_store_compact(struct sc_store *s, int64_t now_ns, int force, char *err)
 {
+    if (s->read_only[0])
+        return 0; /* nothing to write it with: reads merge raw profiles where rollups lag */
     return s->ops->compact(s, now_ns, force, err);
 }
 

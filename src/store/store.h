@@ -45,6 +45,9 @@ struct sc_store_opts {
                                  server.max_read_blocks) */
     uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
                                  block budget, what bounds a query's memory */
+    int read_only_when_full;  /* 1: an embedded store whose disk is too full to open it for
+                                 writing opens read-only (sc_store_read_only says why;
+                                 writes fail with SC_ENOSPACE) instead of failing */
     /* clickhouse (docs/storage.md): */
     const char *url;           /* the HTTP interface queries go to */
     const char *cluster;       /* remote_servers cluster: Distributed tables; NULL: none */
@@ -62,6 +65,9 @@ void sc_store_opts_init(struct sc_store_opts *o);
 int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *err);
 /* Waits for in-flight writes, stops the background thread, closes. NULL is fine. */
 void sc_store_close(struct sc_store *s);
+/* Why s takes no writes (opened read-only: see read_only_when_full), or NULL when it
+ * does. */
+const char *sc_store_read_only(const struct sc_store *s);
 
 /* One profile to write. */
 struct sc_store_write {

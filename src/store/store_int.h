@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "model/buf.h"
+#include "model/error.h"
 #include "store/store.h"
 
 /* XOR'd into a frame's id in a stack's id when the frame is inlined into the next one, so
@@ -54,6 +55,7 @@ struct sc_store_ops {
 struct sc_store {
     const struct sc_store_ops *ops;
     struct sc_store_opts opts;
+    char read_only[SC_ERR_LEN]; /* "": writable; else why not (sc_store_read_only) */
 };
 
 /* Backends. */

@@ -1,4 +1,4 @@
-"""crash_rounds.py - kill -9 while pushing, scraping and querying; then a full disk."""
+"""crash_rounds.py - kill -9 while pushing, scraping and querying (a full disk: store_full_disk)."""
 import os
 import random
 import subprocess
@@ -7,7 +7,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, fail, free_ports, main_wrapper  # noqa: E402
+from server_common import Server, check, free_ports, main_wrapper  # noqa: E402
 
 SCORCH = os.environ["SCORCH"]
 SRC = os.environ["SCORCH_SRC"]
@@ -134,63 +134,8 @@ def crash_rounds():
           % (ROUNDS, len(all_acked), max(reopen)))
 
 
-def full_disk():
-    small = os.path.join(TMP, "small")
-    os.makedirs(small, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", small],
-                       capture_output=True)
-    if r.returncode:
-        print("SKIP: full disk: cannot mount a tmpfs (%s)" % r.stderr.decode().strip())
-        return
-    try:
-        # space an operator frees before restarting: opening a store replays its WAL and
-        # maps its index (-shm), which a disk full to the last byte cannot take
-        ballast = os.path.join(small, "ballast")
-        with open(ballast, "wb") as f:
-            f.write(b"\0" * (512 << 10))
-        srv = Server(SCORCH, os.path.join(small, "data"), os.path.join(TMP, "full.log"),
-                     extra=["--no-fsync"]).start()
-        acked, statuses = [], {}
-        blob = os.urandom(1 << 10).hex()  # incompressible frame names fill the disk fast
-        for k in range(4000):
-            body = ("main;f%d_%s %d\n" % (k, blob, k + 1)).encode()
-            st, _, data = srv.request("POST", "/ingest", {
-                "name": "full.cpu", "format": "folded", "from": str(NOW - 2000 + k),
-                "until": str(NOW - 1999 + k)}, body=body, timeout=20)
-            statuses[st] = statuses.get(st, 0) + 1
-            if st == 200:
-                acked.append(k)
-            elif st in (507, 503):
-                check(b"space" in data or b"full" in data, "full disk answer: %r" % data[:200])
-                if statuses[st] >= 5:
-                    break
-            else:
-                fail("a push on a full disk answered %d: %r" % (st, data[:200]))
-        check(statuses.get(507, 0) + statuses.get(503, 0) >= 1,
-              "the disk never filled: %s" % statuses)
-        # queries still answer on a full disk
-        st, _, _ = srv.get("/api/v1/render", {"type": "cpu:samples", "query": "{}",
-                                               "from": str(NOW - 3000), "format": "tsv"})
-        check(st == 200, "a query on a full disk: %d" % st)
-        srv.kill()
-        check(integrity(os.path.join(small, "data")) == "ok", "integrity after a full disk")
-        os.unlink(ballast)
-        srv = Server(SCORCH, os.path.join(small, "data"), os.path.join(TMP, "full.log"),
-                     extra=["--no-fsync"]).start()
-        text = srv.ok("/api/v1/render", {"type": "cpu:samples", "query": "{}",
-                                          "from": str(NOW - 3000), "format": "tsv"}).decode()
-        got = sum(1 for line in text.splitlines()[1:] if "\tf" in line)
-        check(got >= len(acked), "after a full disk: %d of %d acknowledged pushes" % (got, len(acked)))
-        srv.stop()
-        print("full disk: %d pushes stored, then %s; queries answered; nothing lost" %
-              (len(acked), {k: v for k, v in statuses.items() if k != 200}))
-    finally:
-        subprocess.run(["umount", small], capture_output=True)
-
-
 def main():
     crash_rounds()
-    full_disk()
 
 
 main_wrapper(main)

@@ -227,6 +227,32 @@ def raw_exchange(port, head, chunks=(), timeout=60):
         s.close()
 
 
+def read_answer(sock, timeout):
+    """The status, headers (lower-cased) and body of one answer read from a raw socket, or
+    (None, {}, b"") when the server closed without one (or said nothing for timeout s)."""
+    data = b""
+    sock.settimeout(timeout)
+    try:
+        while b"\r\n\r\n" not in data:
+            b = sock.recv(65536)
+            if not b:
+                return None, {}, b""
+            data += b
+        head, body = data.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        hdrs = dict((ln.split(":", 1)[0].lower(), ln.split(":", 1)[1].strip())
+                    for ln in lines[1:] if ":" in ln)
+        want = int(hdrs.get("content-length", "0"))
+        while len(body) < want:
+            b = sock.recv(65536)
+            if not b:
+                break
+            body += b
+        return int(lines[0].split()[1]), hdrs, body
+    except (ConnectionResetError, socket.timeout):
+        return None, {}, b""
+
+
 # ---- OTLP through tests/e2e/otlp_client.py (stubs from protoc in STUBS) ----
 
 OTLP_CLIENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "otlp_client.py")

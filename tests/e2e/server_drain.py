@@ -10,7 +10,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import Server, check, enc, main_wrapper, parse_tsv_rows  # noqa: E402
+from server_common import (Server, check, enc, main_wrapper, parse_tsv_rows,  # noqa: E402
+                           read_answer)
 
 SCORCH = os.environ["SCORCH"]
 TMP = sys.argv[1]
@@ -46,32 +47,6 @@ def keepalive_client(port, i, stop, out):
             c.close()
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=15)
             time.sleep(0.02)
-
-
-def read_answer(sock):
-    """The status line, headers (lower-cased) and body of one answer, or (None, {}, b"")
-    when the server closed without one."""
-    data = b""
-    sock.settimeout(DRAIN + 10)
-    try:
-        while b"\r\n\r\n" not in data:
-            b = sock.recv(65536)
-            if not b:
-                return None, {}, b""
-            data += b
-        head, body = data.split(b"\r\n\r\n", 1)
-        lines = head.decode("latin-1").split("\r\n")
-        hdrs = dict((ln.split(":", 1)[0].lower(), ln.split(":", 1)[1].strip())
-                    for ln in lines[1:] if ":" in ln)
-        want = int(hdrs.get("content-length", "0"))
-        while len(body) < want:
-            b = sock.recv(65536)
-            if not b:
-                break
-            body += b
-        return int(lines[0].split()[1]), hdrs, body
-    except (ConnectionResetError, socket.timeout):
-        return None, {}, b""
 
 
 def raw_push(port, name, body, sent):
@@ -125,11 +100,11 @@ def run_all(srv):
           "the 503 of a stopping server lacks Connection: close")
     # the upload begun before SIGTERM ends now: answered and stored
     late.sendall(late_body[100:])
-    lst, _, lbody = read_answer(late)
+    lst, _, lbody = read_answer(late, DRAIN + 10)
     check(lst == 200, "an upload begun before SIGTERM and finished %.1f s after it: %s %r"
           % (SETTLE, lst, lbody[:200]))
     # the stalled one is cut at the end of the drain
-    sst, _, _ = read_answer(stalled)
+    sst, _, _ = read_answer(stalled, DRAIN + 10)
     check(sst is None or sst >= 500, "a stalled upload was answered %s" % sst)
     try:
         rc = srv.proc.wait(DRAIN + 8)
