@@ -2,6 +2,7 @@
 # run.sh - runs one libFuzzer target: replays its regressions, then fuzzes for N seconds.
 #
 #   fuzz/run.sh build/fuzz/fuzz_pprof 300
+#   FUZZ_RUNS=10000000 fuzz/run.sh build/fuzz/fuzz_pprof 3600   # stops at 10 M executions
 #
 # Inputs: fuzz/regressions/<target>/ (every input that ever crashed, replayed first, each
 # must pass) and fuzz/corpus/<target>/ (the committed seeds, read only). New inputs go to a
@@ -55,7 +56,7 @@ dirs="$work"
 [ -d "$regressions" ] && dirs="$dirs $regressions"
 echo "fuzz/$target: fuzzing for ${secs}s (work corpus $work)" >&2
 # shellcheck disable=SC2086
-"$bin" $opts -max_total_time="$secs" $dirs >"$build/$target.log" 2>&1
+"$bin" $opts -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} $dirs >"$build/$target.log" 2>&1
 rc=$?
 tail -n 12 "$build/$target.log" >&2
 if [ "$rc" -ne 0 ]; then
