@@ -759,7 +759,7 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
  * query's out-of-memory error (whatever status its path gave it) becomes a 400 naming
  * server.query_memory; past its time, a 503 naming server.query_timeout; a query whose
  * client has hung up stops (its answer goes nowhere). */
-static int admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
+int sc_api_admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
 {
     if (sc_api_query_begin(r, w))
         return 0;
@@ -802,7 +802,7 @@ static int admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
 #define ADMITTED(name)                                                                             \
     int sc_api_##name(struct sc_req *r, struct sc_resp *w)                                         \
     {                                                                                              \
-        return admitted(r, w, name##_run);                                                         \
+        return sc_api_admitted(r, w, name##_run);                                                  \
     }
 ADMITTED(render)
 ADMITTED(timeline)

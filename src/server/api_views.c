@@ -194,7 +194,7 @@ static int find_series(void *ctx, const struct sc_store_series *se)
     return 1;
 }
 
-int sc_api_profile(struct sc_req *r, struct sc_resp *w)
+static int profile_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *type = sc_req_arg(r, "type"), *series = sc_req_arg(r, "series");
     const char *at = sc_req_arg(r, "time");
@@ -266,4 +266,10 @@ int sc_api_profile(struct sc_req *r, struct sc_resp *w)
         return sc_resp_code(w, rc, err);
     }
     return w->body.oom ? sc_resp_error(w, 500, "out of memory") : 0;
+}
+
+/* One stored profile's flame graph is as heavy as a merge of it: admitted and budgeted. */
+int sc_api_profile(struct sc_req *r, struct sc_resp *w)
+{
+    return sc_api_admitted(r, w, profile_run);
 }

@@ -171,6 +171,10 @@ int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
  * non-zero with w answered (503 busy) when none came free. sc_api_query_end after. */
 int sc_api_query_begin(struct sc_req *r, struct sc_resp *w);
 void sc_api_query_end(struct sc_req *r);
+/* Runs a heavy query's handler admitted (sc_api_query_begin) and under its memory and time
+ * budget (server.query_memory, server.query_timeout; model/budget.h): every heavy route
+ * goes through it. */
+int sc_api_admitted(struct sc_req *r, struct sc_resp *w, sc_handler run);
 /* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err);
 

@@ -212,6 +212,10 @@ def budgeted():
         words = ("%d MiB" % BUDGET_MB, "server.query_memory")
         msg = expect_error(srv, 400, "GET", "/api/v1/render", big, words=words,
                            what="a flame graph over the budget")
+        # one stored profile is as heavy as a merge of it
+        expect_error(srv, 400, "GET", "/api/v1/profile",
+                     {"type": "heap:alloc_space", "series": '{service_name="heap"}',
+                      "time": str(NOW)}, words=words, what="one stored profile over the budget")
         srv.ok("/api/v1/render", dict(span, query='{service_name="tiny"}', type="cpu:cpu"))
         m = srv.metrics()
         check(0 < m["scorch_query_memory_peak_bytes"] <= BUDGET_MB << 20,
