@@ -342,6 +342,7 @@ int sc_diff_stacks(const struct sc_profile *base, int base_vi, const struct sc_p
         rc = sc_flame_tree_add(&t, p, vi, 1, err);
     if (rc)
         goto out;
+    sc_flame_tree_done(&t);
     if (normalize && t.nodes[0].total[0] > 0 && t.nodes[0].total[1] > 0)
         sc_flame_tree_scale_base(&t, (double)t.nodes[0].total[1] / (double)t.nodes[0].total[0]);
     /* Depth first from the root; a node's stack is its parent's plus ";name". The path

@@ -33,6 +33,16 @@ void sc_flame_tree_release(struct sc_flame_tree *t)
     memset(t, 0, sizeof *t);
 }
 
+void sc_flame_tree_done(struct sc_flame_tree *t)
+{
+    sc_map64_release(&t->children);
+    struct sc_flame_node *nn = realloc(t->nodes, (size_t)t->n * sizeof *nn);
+    if (nn) {
+        t->nodes = nn;
+        t->cap = t->n;
+    }
+}
+
 static int64_t child(struct sc_flame_tree *t, uint32_t parent, uint32_t name)
 {
     uint64_t key = (uint64_t)parent << 32 | name;
@@ -574,6 +584,7 @@ int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct
     if (rc == 0)
         rc = sc_flame_tree_add(&t, p, vi, 1, err);
     if (rc == 0) {
+        sc_flame_tree_done(&t);
         struct sc_flame_json_opts o = {
             type_str(p, vi, 0), type_str(p, vi, 1), max_nodes, 0, 0, 1, NULL};
         rc = sc_flame_tree_json(&t, &o, out);
@@ -601,6 +612,8 @@ int sc_flame_diff_json(const struct sc_profile *base, int base_vi, const struct 
         rc = sc_flame_tree_add(&t, base, base_vi, 0, err);
     if (rc == 0)
         rc = sc_flame_tree_add(&t, p, vi, 1, err);
+    if (rc == 0)
+        sc_flame_tree_done(&t);
     double f = 1;
     int scaled = 0;
     if (rc == 0 && normalize && t.nodes[0].total[0] > 0 && t.nodes[0].total[1] > 0) {

@@ -85,6 +85,10 @@ void sc_flame_tree_release(struct sc_flame_tree *t);
 int sc_flame_tree_add(struct sc_flame_tree *t, const struct sc_profile *p, int vi, int side,
                       char *err);
 
+/* The tree is complete: frees what only adding needs (the children index, the spare node
+ * slots), so the layout and JSON that follow have that memory. No add after it. */
+void sc_flame_tree_done(struct sc_flame_tree *t);
+
 /* Multiplies side 0 by f: each self rounded to the nearest integer, totals summed again. */
 void sc_flame_tree_scale_base(struct sc_flame_tree *t, double f);
 
