@@ -1,16 +1,32 @@
 #!/bin/sh
-# Benchmark (not a test): a soak of `scorch server`. Steady pushes of distinct realistic CPU
-# profiles and steady queries of what is being written, for SECONDS (60 by default: a smoke
-# run; give hours for a real soak); prints the server's RSS and the p50/p99 latencies every
-# 5 s, then the acknowledged pushes against the profiles the store holds (exit 1 when one is
-# missing) and the run's latencies (bench/soak.py).
-# usage: bench/soak.sh [SECONDS] [PUSHES_PER_SECOND]
+# Benchmark (not a test): a soak of `scorch server` (bench/soak.py). On a fresh store, for
+# SECONDS (60 by default: a smoke run; issue 15's soak is `bench/soak.sh 600 1000 50`):
+# steady pushes of distinct realistic ~35 KB CPU profiles at PUSHES_PER_SECOND (20) into
+# rate x 10 series (each a 10 s profile every 10 s, as a fleet of agents pushes), from
+# keep-alive connections in several driver processes; the server scraping TARGETS (0)
+# simulated Go services every 10 s, all seven types (one helper process serves them all,
+# tests/e2e/fake_pprof_target.py, with ../shared/testdata/pprof's real profiles when
+# present); 4 query clients at 4 queries/s each (the service's last 10 s flame graph, one
+# instance's last hour as flame graph, timeline and profile list, service names, the
+# fleet's scraped heap).
+#
+# Prints every 5 s the server's RSS, the push rate achieved, errors, p50/p99 of pushes and
+# queries and the CPU of server and driver; at the end the achieved push rate against the
+# asked one, the CPU split (server, push processes and their ms a push, queriers, fake
+# targets) and the load average, the RSS slope after a warm-up (least squares, MiB per
+# minute; flat under 0.5), the run's latencies per request kind, the scrapes done and
+# failed, and the acknowledged pushes against the profiles the store holds. Exits 1 when
+# those differ, a request or scrape failed, a target or type went unscraped or the server
+# died.
+#
+# usage: bench/soak.sh [SECONDS] [PUSHES_PER_SECOND] [TARGETS]
 # env: BENCH_NO_FSYNC=1 (server --no-fsync), SOAK_ARGS (more bench/soak.py options:
-#      --conns --queriers --qrate --every --series --profiles --keep)
+#      --targets --interval --conns --procs --series --profiles --queriers --qrate --every
+#      --warmup --flat --keep; `python3 bench/soak.py --help`)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 [ -x "$root/build/scorch" ] || make -C "$root" build >/dev/null
-set -- --seconds "${1:-60}" --rate "${2:-20}"
+set -- --seconds "${1:-60}" --rate "${2:-20}" --targets "${3:-0}"
 [ "${BENCH_NO_FSYNC:-}" = 1 ] && set -- "$@" --no-fsync
 # shellcheck disable=SC2086 # SOAK_ARGS is a list of options
 exec python3 -B "$root/bench/soak.py" "$root/build/scorch" "$@" ${SOAK_ARGS:-}

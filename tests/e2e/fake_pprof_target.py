@@ -20,6 +20,9 @@ allocs answers its mem-*.pb.gz (round robin over ports); other types, and everyt
 request arrived). --path-prefix serves under another prefix than /debug/pprof. --auth VALUE
 answers 401 to requests without "Authorization: VALUE".
 
+PORT 0 takes a free port (no race with another process picking the same one); the line
+"ready PORT ..." on stdout, printed once every port listens, names the ports in order.
+
 usage: fake_pprof_target.py [--log FILE] [--profiles DIR] [--path-prefix P] [--auth VALUE]
                             PORT=MODE ...
 """
@@ -206,11 +209,13 @@ async def main():
         else:
             port, _, mode = a.partition("=")
             specs.append((int(port), mode or "ok"))
-    servers = []
+    servers, ports = [], []
     for port, mode in specs:
         t = Target(port, mode, log, files, prefix, auth)
         servers.append(await asyncio.start_server(t.serve, "127.0.0.1", port, backlog=1024))
-    print("ready", flush=True)
+        t.port = servers[-1].sockets[0].getsockname()[1]
+        ports.append(str(t.port))
+    print("ready " + " ".join(ports), flush=True)
     await asyncio.gather(*(s.serve_forever() for s in servers))
 
 
