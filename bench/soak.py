@@ -32,6 +32,7 @@ import json
 import math
 import multiprocessing
 import os
+import re
 import resource
 import shutil
 import socket
@@ -83,6 +84,23 @@ def mem_mib(pid):
     except OSError:
         pass
     return out.get("VmRSS", 0.0), out.get("RssAnon", 0.0)
+
+
+def heap_mib(srv):
+    """(in use, held from the system) MiB of glibc's malloc in the server: gdb makes it call
+    malloc_stats(), which prints to its stderr (the log). None when that did not work."""
+    off = os.path.getsize(srv.log)
+    try:
+        subprocess.run(["gdb", "-p", str(srv.proc.pid), "-batch", "-ex",
+                        "call (void)malloc_stats()"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    with open(srv.log, "rb") as f:
+        f.seek(off)
+        m = re.search(rb"Total \(incl\. mmap\):\s*system bytes\s*=\s*(\d+)\s*"
+                      rb"in use bytes\s*=\s*(\d+)", f.read())
+    return (int(m.group(2)) / 2**20, int(m.group(1)) / 2**20) if m else None
 
 
 def slope(points):
@@ -283,46 +301,51 @@ class Pushers:
 
 # ---- the query clients ----------------------------------------------------------------------
 
-def queries(a):
-    """(kind, path, params) a querier cycles through; 'now' ranges are the server's."""
-    svc = '{service_name="%s"}' % SERVICE
+class Queries:
+    """What query client k asks, in turn ('now' ranges are the server's clock): the whole
+    service's flame graph of the last 10 s (~rate x 10 profiles, under the server's read
+    budget of 20,000), one instance's last hour as flame graph, timeline and profile list
+    (the next instance each time), the service names, and the fleet's scraped heap."""
 
-    def one():
-        return '{service_name="%s",instance="host-%d"}' % (SERVICE, one.n % a.series)
-    one.n = 0
-    out = [
-        ("render", "/api/v1/render", lambda: {
-            "query": svc, "type": "cpu:cpu", "from": "now-10s", "format": "json",
-            "maxNodes": "2000"}),
-        ("render1", "/api/v1/render", lambda: {
-            "query": one(), "type": "cpu:cpu", "from": "now-1h", "format": "json",
-            "maxNodes": "2000"}),
-        ("timeline", "/api/v1/timeline", lambda: {"query": one(), "type": "cpu:cpu",
-                                                  "from": "now-1h"}),
-        ("profiles", "/api/v1/profiles", lambda: {"query": one(), "type": "cpu:cpu",
-                                                  "from": "now-1h", "limit": "1000"}),
-        ("labels", "/api/v1/label_values", lambda: {"name": "service_name"}),
-    ]
-    if a.targets:
-        out.append(("scraped", "/api/v1/render", lambda: {
-            "query": '{job="%s"}' % JOB, "type": "heap:inuse_space", "from": "now-5m",
-            "format": "json", "maxNodes": "2000"}))
-    return out, one
+    def __init__(self, a, k):
+        self.a, self.n, self.inst = a, k, k * 7919
+        self.kinds = ["render", "render1", "timeline", "profiles", "labels"]
+        if a.targets:
+            self.kinds.append("scraped")
+
+    def next(self):
+        """(kind, path and query string) of the next query."""
+        kind = self.kinds[self.n % len(self.kinds)]
+        self.n += 1
+        self.inst += 1
+        one = '{service_name="%s",instance="host-%d"}' % (SERVICE, self.inst % self.a.series)
+        hour = {"query": one, "type": "cpu:cpu", "from": "now-1h"}
+        path, p = {
+            "render": ("/api/v1/render", {"query": '{service_name="%s"}' % SERVICE,
+                                          "type": "cpu:cpu", "from": "now-10s",
+                                          "format": "json", "maxNodes": "2000"}),
+            "render1": ("/api/v1/render", dict(hour, format="json", maxNodes="2000")),
+            "timeline": ("/api/v1/timeline", hour),
+            "profiles": ("/api/v1/profiles", dict(hour, limit="1000")),
+            "labels": ("/api/v1/label_values", {"name": "service_name"}),
+            "scraped": ("/api/v1/render", {"query": '{job="%s"}' % JOB,
+                                           "type": "heap:inuse_space", "from": "now-5m",
+                                           "format": "json", "maxNodes": "2000"}),
+        }[kind]
+        return kind, path + "?" + urllib.parse.urlencode(p)
 
 
 def querier(port, a, k, stop, log):
-    qs, one = queries(a)
-    one.n = k * 7919
+    """Query client k: one keep-alive connection, one query after another, at most a.qrate
+    a second."""
+    qs = Queries(a, k)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    n = k
     nxt = time.monotonic()
     while not stop.is_set():
-        kind, path, params = qs[n % len(qs)]
-        n += 1
-        one.n += 1
+        kind, url = qs.next()
         t = time.perf_counter()
         try:
-            conn.request("GET", path + "?" + urllib.parse.urlencode(params()))
+            conn.request("GET", url)
             r = conn.getresponse()
             r.read()
             ok = r.status == 200
@@ -360,15 +383,37 @@ class Targets:
             f.write("scrape_configs:\n  - job_name: %s\n    scrape_interval: %gs\n"
                     "    targets:\n" % (JOB, a.interval))
             f.writelines('      - "%s"\n' % t for t in self.addrs)
+        self.errors, self.seen = {}, {}  # error text: count; task: its errors so far
+
+    def poll(self, srv):
+        """Remembers why scrapes failed since the last poll (a task's last_error is gone
+        after its next good scrape); returns the tasks."""
+        tasks = [t for t in srv.json("/api/v1/targets") if t["job"] == JOB]
+        for t in tasks:
+            k = (t["instance"], t["profile"])
+            new = t["errors"] - self.seen.get(k, 0)
+            if new > 0:
+                why = "%s: %s" % (t["profile"], t["last_error"] or "(a later scrape was good)")
+                self.errors[why] = self.errors.get(why, 0) + new
+            self.seen[k] = t["errors"]
+        return tasks
 
     def stop(self):
-        self.proc.kill()
-        self.proc.wait()
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
 
-    def report(self, srv):
+    def report(self, srv, a):
         """Prints the scrapes done and failed; returns the problems (empty when every task
-        of every target was scraped and stored)."""
-        tasks = [t for t in srv.json("/api/v1/targets") if t["job"] == JOB]
+        of every target was scraped and stored). A task not stored yet (a short run: CPU
+        profiles and Go's deltas take most of an interval) gets up to two more intervals."""
+        deadline = time.time() + 2 * a.interval + 10
+        while True:
+            tasks = self.poll(srv)
+            if time.time() > deadline or (len(tasks) == len(self.addrs) * len(TYPES) and
+                                          all(t["profiles"] for t in tasks)):
+                break
+            time.sleep(1)
         tot = {k: sum(t[k] for t in tasks) for k in ("scrapes", "errors", "skipped",
                                                      "profiles")}
         print("scrapes: %d targets x %d types, %d scrapes done, %d failed, %d slots skipped, "
@@ -388,9 +433,8 @@ class Targets:
         series = srv.json("/api/v1/series", {"query": '{job="%s"}' % JOB, "from": "now-1h"})
         have = {s["labels"].get("instance") for s in series}
         bad += ["%s: no stored series" % x for x in self.addrs if x not in have]
-        if tot["errors"]:
-            bad.append("%d scrapes failed, e.g. %s" % (tot["errors"], next(
-                (t["last_error"] for t in tasks if t["last_error"]), "?")))
+        for why, n in sorted(self.errors.items(), key=lambda x: -x[1]):
+            bad.append("%d failed with %s" % (n, why))
         return bad
 
 
@@ -430,6 +474,9 @@ def options():
         help="seconds left out of the RSS slope (auto: a fifth of the run, at most 60)")
     arg("--flat", type=float, default=0.5,
         help="the RSS slope, MiB/min, under which memory counts as flat (0.5)")
+    arg("--heap", action="store_true",
+        help="read the server's malloc totals (in use, held) after the warm-up and at the end "
+             "with gdb, to tell live memory from memory malloc keeps (pauses it a moment)")
     arg("--no-fsync", action="store_true", help="run the server with --no-fsync")
     arg("--keep", action="store_true", help="keep the store directory and say where")
     a = ap.parse_args()
@@ -443,61 +490,106 @@ def options():
     return a
 
 
+class Samples:
+    """What windows() measured: RSS [(t, rss, anon)], the CPU seconds of the server, the
+    push processes, this process and the fake targets, malloc's (in use, held) at the end of
+    the warm-up and at the end (--heap), and whether the server died."""
+
+    def __init__(self):
+        self.rss, self.cpu, self.heap, self.died = [], [0.0] * 4, [], False
+
+
 def windows(a, srv, log, pushers, t0, tgt):
-    """The periodic table; returns the RSS samples [(t, rss, anon)] and whether the server
-    died."""
+    """Prints a line every a.every seconds until the run ends; returns its Samples."""
     print("%5s %8s %8s %7s %6s %8s %8s %6s %8s %8s %7s %7s" % (
         "t s", "rss MiB", "anon MiB", "push/s", "errors", "push p50", "push p99", "query",
         "qry p50", "qry p99", "srv cpu", "drv cpu"))
-    def cpu():  # server, push processes, this one (queriers), fake targets
+
+    def cpu():
         return (cpu_seconds(srv.proc.pid), pushers.cpu_now(), sum(os.times()[:2]),
                 cpu_seconds(tgt.proc.pid) if tgt else 0.0)
 
+    out = Samples()
     time.sleep(max(0.0, t0 - time.time()))
-    rss = [(0.0,) + mem_mib(srv.proc.pid)]
+    out.rss.append((0.0,) + mem_mib(srv.proc.pid))
     w0, c0 = t0, cpu()
-    used = [0.0] * 4
-    while time.time() - t0 < a.seconds:
+    while time.time() - t0 < a.seconds and not out.died:
         time.sleep(min(a.every, max(0.0, t0 + a.seconds - time.time())))
         w1 = time.time()
         got = log.take()
         push, pfail = got.pop("push", ((), 0))
+        push = sorted(push)
         qry = sorted(x for lat, _ in got.values() for x in lat)
         fails = pfail + sum(f for _, f in got.values())
-        rss.append((w1 - t0,) + mem_mib(srv.proc.pid))
+        out.rss.append((w1 - t0,) + mem_mib(srv.proc.pid))
         c1 = cpu()
         for i in range(4):
-            used[i] += c1[i] - c0[i]
+            out.cpu[i] += c1[i] - c0[i]
         print("%5.0f %8.1f %8.1f %7.0f %6d %8s %8s %6d %8s %8s %7.2f %7.2f" % (
-            w1 - t0, rss[-1][1], rss[-1][2], len(push) / (w1 - w0), fails,
-            pct(sorted(push), 50), pct(sorted(push), 99), len(qry), pct(qry, 50),
-            pct(qry, 99), (c1[0] - c0[0]) / (w1 - w0),
-            (c1[1] + c1[2] - c0[1] - c0[2]) / (w1 - w0)),
+            w1 - t0, out.rss[-1][1], out.rss[-1][2], len(push) / (w1 - w0), fails,
+            pct(push, 50), pct(push, 99), len(qry), pct(qry, 50), pct(qry, 99),
+            (c1[0] - c0[0]) / (w1 - w0), (c1[1] + c1[2] - c0[1] - c0[2]) / (w1 - w0)),
             flush=True)
         w0, c0 = w1, c1
-        if not srv.alive():
-            return rss, True, used
-    return rss, False, used
+        out.died = not srv.alive()
+        if out.died:
+            break
+        if tgt:
+            tgt.poll(srv)
+        if a.heap and not out.heap and w1 - t0 >= a.warmup:
+            out.heap.append(heap_mib(srv))
+    if a.heap and not out.died:
+        out.heap.append(heap_mib(srv))
+    return out
 
 
-def main():
-    a = options()
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # sockets: pushes and scrapes
+def summary(a, log, pushers, smp, load0):
+    """Prints the run's rates, CPU, latencies and RSS slope; returns (acknowledged pushes,
+    failed requests)."""
+    runs = log.all()
+    push, pfail, pok = runs.pop("push", ([], 0, 0))
+    rate = len(push) / a.seconds
+    print("push rate: %.0f/s achieved of %g/s asked (%.0f%%), %d pushes in %.0f s" % (
+        rate, a.rate, 100 * rate / a.rate, len(push), a.seconds))
+    cpu, rss = smp.cpu, smp.rss
+    push_cpu = sum(pushers.cpu) or cpu[1]
+    print("cpu, cores busy over the run: server %.2f, push processes %.2f (%.2f ms a push), "
+          "queriers and driver %.2f, fake targets %.2f; load average %.2f %.2f %.2f at the "
+          "start, %.2f %.2f %.2f at the end" % (
+              cpu[0] / a.seconds, push_cpu / a.seconds, 1000 * push_cpu / max(1, len(push)),
+              cpu[2] / a.seconds, cpu[3] / a.seconds, *load0, *os.getloadavg()))
+    print("latency ms over the run (p50 / p99 / max, count, failed):")
+    for kind, (xs, fail, _) in [("push", (push, pfail, pok))] + sorted(runs.items()):
+        if xs:
+            print("  %-9s %7s / %7s / %8.1f  %7d %5d" % (kind, pct(xs, 50), pct(xs, 99),
+                                                      xs[-1] * 1000, len(xs), fail))
+    after = [(t / 60, r) for t, r, _ in rss if t >= a.warmup]
+    s_rss, s_anon = slope(after), slope([(t / 60, x) for t, _, x in rss if t >= a.warmup])
+    print("rss MiB: start %.1f, after the %.0f s warm-up %.1f, max %.1f, end %.1f; slope "
+          "after the warm-up %+.2f MiB/min (anonymous %+.2f), %.1f bytes a push: %s "
+          "(under %g MiB/min)" % (
+              rss[0][1], a.warmup, after[0][1] if after else 0, max(r for _, r, _ in rss),
+              rss[-1][1], s_rss, s_anon, s_rss * 2**20 / 60 / max(1.0, rate),
+              "flat" if abs(s_rss) < a.flat else "NOT FLAT", a.flat))
+    if len(smp.heap) == 2 and None not in smp.heap:
+        (u0, h0), (u1, h1) = smp.heap
+        print("malloc (gdb, malloc_stats): in use %.1f MiB after the warm-up, %.1f at the end; "
+              "held from the system %.1f and %.1f (free inside: %.1f and %.1f)" % (
+                  u0, u1, h0, h1, h0 - u0, h1 - u1))
+    elif a.heap:
+        print("malloc: no figures (gdb could not attach to the server or did not answer)")
+    return pok, pfail + sum(f for _, f, _ in runs.values())
+
+
+def run(a, srv, tgt, profiles):
+    """The soak against a started server; its exit status."""
     load0 = os.getloadavg()
-    profiles = ingest_load.make_profiles(a.profiles, False)
-    tmp = tempfile.mkdtemp(prefix="scorch-soak-")
-    tgt = Targets(a, tmp) if a.targets else None
-    srv = Server(a.scorch, os.path.join(tmp, "data"), os.path.join(tmp, "server.log"),
-                 config=tgt.config if tgt else None,
-                 extra=["--no-fsync"] if a.no_fsync else [])
-    srv.start()
-    print("server pid %d on port %d, store in %s, fsync %s; %g pushes/s into %d series over %d "
-          "connections from %d process(es); %d querier(s) at %g/s; %d scraped target(s) "
+    print("server pid %d on port %d, store in %s, fsync %s; %g pushes/s into %d series over "
+          "%d connections from %d process(es); %d querier(s) at %g/s; %d scraped target(s) "
           "every %g s; %g s; load average %.2f %.2f %.2f" % (
-              srv.proc.pid, srv.port, tmp, "off" if a.no_fsync else "on", a.rate, a.series, a.conns,
-              a.procs, a.queriers, a.qrate, a.targets, a.interval, a.seconds, *load0),
-          flush=True)
+              srv.proc.pid, srv.port, os.path.dirname(srv.data),
+              "off" if a.no_fsync else "on", a.rate, a.series, a.conns, a.procs, a.queriers,
+              a.qrate, a.targets, a.interval, a.seconds, *load0), flush=True)
     log, stop = Log(), threading.Event()
     start_ns = time.time_ns()
     t0 = time.time() + 0.2
@@ -506,67 +598,62 @@ def main():
                 for k in range(a.queriers)]
     for t in qthreads:
         t.start()
-    rss, died, cpu = windows(a, srv, log, pushers, t0, tgt)
+    smp = windows(a, srv, log, pushers, t0, tgt)
     stop.set()
     pushers.join()
     for t in qthreads:
         t.join()
-    wall = a.seconds
-    load1 = os.getloadavg()
-    rc = 0
-    runs = log.all()
-    push, pfail, pok = runs.pop("push", ([], 0, 0))
-    print("push rate: %.0f/s achieved of %g/s asked (%.0f%%), %d pushes in %.0f s" % (
-        len(push) / a.seconds, a.rate, 100 * len(push) / a.seconds / a.rate, len(push),
-        a.seconds))
-    push_cpu = sum(pushers.cpu) or cpu[1]
-    print("cpu, cores busy over the run: server %.2f, push processes %.2f (%.2f ms a push), "
-          "queriers and driver %.2f, fake targets %.2f; load average %.2f %.2f %.2f at the "
-          "start, %.2f %.2f %.2f at the end" % (
-              cpu[0] / wall, push_cpu / wall, 1000 * push_cpu / max(1, len(push)),
-              cpu[2] / wall, cpu[3] / wall, *load0, *load1))
-    print("latency ms over the run (p50 / p99 / max, count, failed):")
-    for kind, (xs, fail, _) in [("push", (push, pfail, pok))] + sorted(runs.items()):
-        if xs:
-            print("  %-9s %7s / %7s / %8.1f  %7d %5d" % (kind, pct(xs, 50), pct(xs, 99),
-                                                      xs[-1] * 1000, len(xs), fail))
-    after = [(t / 60, r) for t, r, _ in rss if t >= a.warmup]
-    s_rss, s_anon = slope(after), slope([(t / 60, x) for t, _, x in rss if t >= a.warmup])
-    flat = abs(s_rss) < a.flat
-    print("rss MiB: start %.1f, after the %.0f s warm-up %.1f, max %.1f, end %.1f; slope "
-          "after the warm-up %+.2f MiB/min (anonymous %+.2f), %.1f bytes a push: %s "
-          "(under %g MiB/min)" % (
-              rss[0][1], a.warmup, after[0][1] if after else 0, max(r for _, r, _ in rss),
-              rss[-1][1], s_rss, s_anon, s_rss * 2**20 / 60 / max(1.0, len(push) / a.seconds),
-              "flat" if flat else "NOT FLAT", a.flat))
-    if died or not srv.alive():
+    acked, failed = summary(a, log, pushers, smp, load0)
+    if smp.died or not srv.alive():
         print("the server died:\n" + srv.tail())
         return 1
-    failed = pfail + sum(f for _, f, _ in runs.values())
+    rc = 0
     if tgt:
-        bad = tgt.report(srv)
+        bad = tgt.report(srv, a)
         for b in bad[:10]:
             print("SCRAPE: " + b)
-        if bad:
-            rc = 1
+        rc = 1 if bad else 0
         tgt.stop()
     n_stored = stored(srv, start_ns - 60 * 10**9, time.time_ns() + 60 * 10**9)
     print("pushes: %d acknowledged, %d stored; %d requests failed (pushes and queries)" %
-          (pok, n_stored, failed))
-    if n_stored != pok:
-        print("MISMATCH: %d acknowledged profiles, %d in the store" % (pok, n_stored))
+          (acked, n_stored, failed))
+    if n_stored != acked:
+        print("MISMATCH: %d acknowledged profiles, %d in the store" % (acked, n_stored))
         rc = 1
     if failed:
         rc = 1
     code, secs = srv.stop()
     print("SIGTERM: exit %s in %.2f s; store %.1f MiB" % (
         code, secs, sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in
-                        os.walk(os.path.join(tmp, "data")) for f in fs) / 2**20))
-    if a.keep:
-        print("kept " + tmp)
-    else:
-        shutil.rmtree(tmp)
+                        os.walk(srv.data) for f in fs) / 2**20))
     return rc or (1 if code else 0)
+
+
+def main():
+    a = options()
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # sockets: pushes and scrapes
+    profiles = ingest_load.make_profiles(a.profiles, False)
+    tmp = tempfile.mkdtemp(prefix="scorch-soak-")
+    tgt = srv = None
+    rc = 1
+    try:
+        tgt = Targets(a, tmp) if a.targets else None
+        srv = Server(a.scorch, os.path.join(tmp, "data"), os.path.join(tmp, "server.log"),
+                     config=tgt.config if tgt else None,
+                     extra=["--no-fsync"] if a.no_fsync else [])
+        srv.start()
+        rc = run(a, srv, tgt, profiles)
+    finally:
+        if srv:
+            srv.kill()
+        if tgt:
+            tgt.stop()
+        if a.keep or rc:
+            print("kept " + tmp)
+        else:
+            shutil.rmtree(tmp)
+    return rc
 
 
 if __name__ == "__main__":
