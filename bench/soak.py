@@ -15,10 +15,12 @@ runs it). Starts a server on a fresh store, then for --seconds:
   runs: the flame graph of the whole service's last 10 s, one instance's last hour (flame
   graph, timeline, profile list), the service names, and the scraped heap of the fleet.
 
-Every --every seconds it prints the server's RSS, the window's push rate, errors and p50/p99
-latencies, and the CPU the server and this driver used. At the end: the achieved push rate
-against the target, the RSS slope (least squares over the samples after --warmup) and
-whether it is flat (under --flat MiB per minute), the latencies of the whole run, the
+Every --every seconds it prints the server's RSS and malloc's in-use memory (bench/
+malloc_probe.c's module, build/malloc_probe.so, preloaded into the server; RSS also counts
+freed memory malloc keeps), the window's push rate, errors and p50/p99 latencies, and the CPU
+the server and this driver used. At the end: the achieved push rate against the target, the
+slopes of RSS and of malloc's in-use memory (least squares over the samples after --warmup)
+and whether they are flat (under --flat MiB per minute), the latencies of the whole run, the
 scrapes done and failed (every target must have been scraped and stored, every type), and
 the acknowledged pushes against the profiles the store holds (each push has its own series
 and nanosecond time, so none replaces another). Exits 1 when they differ, a request or a
@@ -86,21 +88,15 @@ def mem_mib(pid):
     return out.get("VmRSS", 0.0), out.get("RssAnon", 0.0)
 
 
-def heap_mib(srv):
-    """(in use, held from the system) MiB of glibc's malloc in the server: gdb makes it call
-    malloc_stats(), which prints to its stderr (the log). None when that did not work."""
-    off = os.path.getsize(srv.log)
+def heap_mib(path):
+    """(in use, held from the system) MiB of glibc's malloc in the server, as
+    bench/malloc_probe.c last wrote them; None before the first write."""
     try:
-        subprocess.run(["gdb", "-p", str(srv.proc.pid), "-batch", "-ex",
-                        "call (void)malloc_stats()"], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
+        with open(path) as f:
+            inuse, held, _ = (int(x) for x in f.read().split())
+        return inuse / 2**20, held / 2**20
+    except (OSError, ValueError):
         return None
-    with open(srv.log, "rb") as f:
-        f.seek(off)
-        m = re.search(rb"Total \(incl\. mmap\):\s*system bytes\s*=\s*(\d+)\s*"
-                      rb"in use bytes\s*=\s*(\d+)", f.read())
-    return (int(m.group(2)) / 2**20, int(m.group(1)) / 2**20) if m else None
 
 
 def slope(points):
@@ -474,9 +470,9 @@ def options():
         help="seconds left out of the RSS slope (auto: a fifth of the run, at most 60)")
     arg("--flat", type=float, default=0.5,
         help="the RSS slope, MiB/min, under which memory counts as flat (0.5)")
-    arg("--heap", action="store_true",
-        help="read the server's malloc totals (in use, held) after the warm-up and at the end "
-             "with gdb, to tell live memory from memory malloc keeps (pauses it a moment)")
+    arg("--no-heap", action="store_true",
+        help="do not preload bench/malloc_probe.c's module (build/malloc_probe.so) into the "
+             "server; with it, malloc's totals show live memory apart from what malloc keeps")
     arg("--no-fsync", action="store_true", help="run the server with --no-fsync")
     arg("--keep", action="store_true", help="keep the store directory and say where")
     a = ap.parse_args()
@@ -491,19 +487,19 @@ def options():
 
 
 class Samples:
-    """What windows() measured: RSS [(t, rss, anon)], the CPU seconds of the server, the
-    push processes, this process and the fake targets, malloc's (in use, held) at the end of
-    the warm-up and at the end (--heap), and whether the server died."""
+    """What windows() measured: RSS [(t, rss, anon)], malloc [(t, in use, held)] (with the
+    probe), the CPU seconds of the server, the push processes, this process and the fake
+    targets, and whether the server died."""
 
     def __init__(self):
-        self.rss, self.cpu, self.heap, self.died = [], [0.0] * 4, [], False
+        self.rss, self.heap, self.cpu, self.died = [], [], [0.0] * 4, False
 
 
 def windows(a, srv, log, pushers, t0, tgt):
     """Prints a line every a.every seconds until the run ends; returns its Samples."""
-    print("%5s %8s %8s %7s %6s %8s %8s %6s %8s %8s %7s %7s" % (
-        "t s", "rss MiB", "anon MiB", "push/s", "errors", "push p50", "push p99", "query",
-        "qry p50", "qry p99", "srv cpu", "drv cpu"))
+    print("%5s %8s %8s %8s %7s %6s %8s %8s %6s %8s %8s %7s %7s" % (
+        "t s", "rss MiB", "anon MiB", "heap MiB", "push/s", "errors", "push p50", "push p99",
+        "query", "qry p50", "qry p99", "srv cpu", "drv cpu"))
 
     def cpu():
         return (cpu_seconds(srv.proc.pid), pushers.cpu_now(), sum(os.times()[:2]),
@@ -522,11 +518,15 @@ def windows(a, srv, log, pushers, t0, tgt):
         qry = sorted(x for lat, _ in got.values() for x in lat)
         fails = pfail + sum(f for _, f in got.values())
         out.rss.append((w1 - t0,) + mem_mib(srv.proc.pid))
+        h = heap_mib(a.probe) if a.probe else None
+        if h:
+            out.heap.append((w1 - t0,) + h)
         c1 = cpu()
         for i in range(4):
             out.cpu[i] += c1[i] - c0[i]
-        print("%5.0f %8.1f %8.1f %7.0f %6d %8s %8s %6d %8s %8s %7.2f %7.2f" % (
-            w1 - t0, out.rss[-1][1], out.rss[-1][2], len(push) / (w1 - w0), fails,
+        print("%5.0f %8.1f %8.1f %8s %7.0f %6d %8s %8s %6d %8s %8s %7.2f %7.2f" % (
+            w1 - t0, out.rss[-1][1], out.rss[-1][2], "%.1f" % h[0] if h else "-",
+            len(push) / (w1 - w0), fails,
             pct(push, 50), pct(push, 99), len(qry), pct(qry, 50), pct(qry, 99),
             (c1[0] - c0[0]) / (w1 - w0), (c1[1] + c1[2] - c0[1] - c0[2]) / (w1 - w0)),
             flush=True)
@@ -536,10 +536,6 @@ def windows(a, srv, log, pushers, t0, tgt):
             break
         if tgt:
             tgt.poll(srv)
-        if a.heap and not out.heap and w1 - t0 >= a.warmup:
-            out.heap.append(heap_mib(srv))
-    if a.heap and not out.died:
-        out.heap.append(heap_mib(srv))
     return out
 
 
@@ -571,13 +567,18 @@ def summary(a, log, pushers, smp, load0):
               rss[0][1], a.warmup, after[0][1] if after else 0, max(r for _, r, _ in rss),
               rss[-1][1], s_rss, s_anon, s_rss * 2**20 / 60 / max(1.0, rate),
               "flat" if abs(s_rss) < a.flat else "NOT FLAT", a.flat))
-    if len(smp.heap) == 2 and None not in smp.heap:
-        (u0, h0), (u1, h1) = smp.heap
-        print("malloc (gdb, malloc_stats): in use %.1f MiB after the warm-up, %.1f at the end; "
-              "held from the system %.1f and %.1f (free inside: %.1f and %.1f)" % (
-                  u0, u1, h0, h1, h0 - u0, h1 - u1))
-    elif a.heap:
-        print("malloc: no figures (gdb could not attach to the server or did not answer)")
+    heap = [x for x in smp.heap if x[0] >= a.warmup]
+    if heap:
+        s_use = slope([(t / 60, u) for t, u, _ in heap])
+        s_held = slope([(t / 60, h) for t, _, h in heap])
+        print("malloc MiB (bench/malloc_probe.c): in use %.1f after the warm-up, %.1f at the "
+              "end, slope %+.2f MiB/min: %s; held from the system %.1f and %.1f, slope %+.2f "
+              "MiB/min (freed memory malloc keeps counts in RSS)" % (
+                  heap[0][1], heap[-1][1], s_use,
+                  "flat" if abs(s_use) < a.flat else "NOT FLAT", heap[0][2], heap[-1][2],
+                  s_held))
+    elif a.probe:
+        print("malloc: no figures (the probe wrote nothing)")
     return pok, pfail + sum(f for _, f, _ in runs.values())
 
 
@@ -629,6 +630,24 @@ def run(a, srv, tgt, profiles):
     return rc or (1 if code else 0)
 
 
+def start_server(srv, a, tmp):
+    """Starts srv, with the malloc probe preloaded when it is built and wanted; returns the
+    file the probe writes (None without it)."""
+    so = os.path.join(os.path.dirname(os.path.abspath(a.scorch)), "malloc_probe.so")
+    if a.no_heap or not os.path.exists(so):
+        srv.start()
+        return None
+    path = os.path.join(tmp, "malloc.txt")
+    env = {"LD_PRELOAD": so, "SCORCH_MALLOC_PROBE": path}
+    os.environ.update(env)  # for the server only: the probe takes them out of its environment
+    try:
+        srv.start()
+    finally:
+        for k in env:
+            del os.environ[k]
+    return path
+
+
 def main():
     a = options()
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -642,7 +661,7 @@ def main():
         srv = Server(a.scorch, os.path.join(tmp, "data"), os.path.join(tmp, "server.log"),
                      config=tgt.config if tgt else None,
                      extra=["--no-fsync"] if a.no_fsync else [])
-        srv.start()
+        a.probe = start_server(srv, a, tmp)
         rc = run(a, srv, tgt, profiles)
     finally:
         if srv:
