@@ -20,7 +20,7 @@ malloc_probe.c's module, build/malloc_probe.so, preloaded into the server; RSS a
 freed memory malloc keeps), the window's push rate, errors and p50/p99 latencies, and the CPU
 the server and this driver used. At the end: the achieved push rate against the target, the
 slopes of RSS and of malloc's in-use memory (least squares over the samples after --warmup)
-and whether they are flat (under --flat MiB per minute), the latencies of the whole run, the
+and whether they are flat (within --flat MiB per minute), the latencies of the whole run, the
 scrapes done and failed (every target must have been scraped and stored, every type), and
 the acknowledged pushes against the profiles the store holds (each push has its own series
 and nanosecond time, so none replaces another). Exits 1 when they differ, a request or a
@@ -89,14 +89,19 @@ def mem_mib(pid):
 
 
 def heap_mib(path):
-    """(in use, held from the system) MiB of glibc's malloc in the server, as
-    bench/malloc_probe.c last wrote them; None before the first write."""
+    """(in use, held from the system, SQLite's part of in use) MiB of glibc's malloc in the
+    server, as bench/malloc_probe.c last wrote them; None before the first write."""
     try:
         with open(path) as f:
-            inuse, held, _ = (int(x) for x in f.read().split())
-        return inuse / 2**20, held / 2**20
+            inuse, held, _, sql = (int(x) for x in f.read().split())
+        return inuse / 2**20, held / 2**20, max(0, sql) / 2**20
     except (OSError, ValueError):
         return None
+
+
+def trend(a, s):
+    """A slope in MiB/min in words."""
+    return "flat" if abs(s) < a.flat else "falling" if s < 0 else "GROWING"
 
 
 def slope(points):
@@ -469,7 +474,7 @@ def options():
     arg("--warmup", type=float,
         help="seconds left out of the RSS slope (auto: a fifth of the run, at most 60)")
     arg("--flat", type=float, default=0.5,
-        help="the RSS slope, MiB/min, under which memory counts as flat (0.5)")
+        help="how far from 0 a memory slope, MiB/min, may be and count as flat (0.5)")
     arg("--no-heap", action="store_true",
         help="do not preload bench/malloc_probe.c's module (build/malloc_probe.so) into the "
              "server; with it, malloc's totals show live memory apart from what malloc keeps")
@@ -497,9 +502,9 @@ class Samples:
 
 def windows(a, srv, log, pushers, t0, tgt):
     """Prints a line every a.every seconds until the run ends; returns its Samples."""
-    print("%5s %8s %8s %8s %7s %6s %8s %8s %6s %8s %8s %7s %7s" % (
-        "t s", "rss MiB", "anon MiB", "heap MiB", "push/s", "errors", "push p50", "push p99",
-        "query", "qry p50", "qry p99", "srv cpu", "drv cpu"))
+    print("%5s %7s %7s %7s %7s %6s %6s %8s %8s %5s %8s %8s %7s %7s" % (
+        "t s", "rss MiB", "anon", "malloc", "sqlite", "push/s", "errors", "push p50",
+        "push p99", "query", "qry p50", "qry p99", "srv cpu", "drv cpu"))
 
     def cpu():
         return (cpu_seconds(srv.proc.pid), pushers.cpu_now(), sum(os.times()[:2]),
@@ -524,9 +529,9 @@ def windows(a, srv, log, pushers, t0, tgt):
         c1 = cpu()
         for i in range(4):
             out.cpu[i] += c1[i] - c0[i]
-        print("%5.0f %8.1f %8.1f %8s %7.0f %6d %8s %8s %6d %8s %8s %7.2f %7.2f" % (
+        print("%5.0f %7.1f %7.1f %7s %7s %6.0f %6d %8s %8s %5d %8s %8s %7.2f %7.2f" % (
             w1 - t0, out.rss[-1][1], out.rss[-1][2], "%.1f" % h[0] if h else "-",
-            len(push) / (w1 - w0), fails,
+            "%.1f" % h[2] if h else "-", len(push) / (w1 - w0), fails,
             pct(push, 50), pct(push, 99), len(qry), pct(qry, 50), pct(qry, 99),
             (c1[0] - c0[0]) / (w1 - w0), (c1[1] + c1[2] - c0[1] - c0[2]) / (w1 - w0)),
             flush=True)
@@ -563,20 +568,20 @@ def summary(a, log, pushers, smp, load0):
     s_rss, s_anon = slope(after), slope([(t / 60, x) for t, _, x in rss if t >= a.warmup])
     print("rss MiB: start %.1f, after the %.0f s warm-up %.1f, max %.1f, end %.1f; slope "
           "after the warm-up %+.2f MiB/min (anonymous %+.2f), %.1f bytes a push: %s "
-          "(under %g MiB/min)" % (
+          "(flat: within %g MiB/min)" % (
               rss[0][1], a.warmup, after[0][1] if after else 0, max(r for _, r, _ in rss),
               rss[-1][1], s_rss, s_anon, s_rss * 2**20 / 60 / max(1.0, rate),
-              "flat" if abs(s_rss) < a.flat else "NOT FLAT", a.flat))
+              trend(a, s_rss), a.flat))
     heap = [x for x in smp.heap if x[0] >= a.warmup]
     if heap:
-        s_use = slope([(t / 60, u) for t, u, _ in heap])
-        s_held = slope([(t / 60, h) for t, _, h in heap])
-        print("malloc MiB (bench/malloc_probe.c): in use %.1f after the warm-up, %.1f at the "
-              "end, slope %+.2f MiB/min: %s; held from the system %.1f and %.1f, slope %+.2f "
-              "MiB/min (freed memory malloc keeps counts in RSS)" % (
-                  heap[0][1], heap[-1][1], s_use,
-                  "flat" if abs(s_use) < a.flat else "NOT FLAT", heap[0][2], heap[-1][2],
-                  s_held))
+        cols = {"in use": lambda x: x[1], "SQLite's": lambda x: x[3],
+                "the rest": lambda x: x[1] - x[3], "held": lambda x: x[2]}
+        fig = {k: (f(heap[0]), f(heap[-1]), slope([(x[0] / 60, f(x)) for x in heap]))
+               for k, f in cols.items()}
+        print("malloc MiB (bench/malloc_probe.c) after the warm-up, at the end, slope a "
+              "minute: " + "; ".join("%s %.1f, %.1f, %+.2f" % ((k,) + v) for k, v in fig.items())
+              + " (SQLite's page caches hold at most 16 MiB a connection; RSS also counts "
+              "what malloc keeps after free): the rest is %s" % trend(a, fig["the rest"][2]))
     elif a.probe:
         print("malloc: no figures (the probe wrote nothing)")
     return pok, pfail + sum(f for _, f, _ in runs.values())
