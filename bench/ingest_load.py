@@ -160,6 +160,19 @@ def make_profiles(n, quiet):
     return out
 
 
+def request_ok(conn, method, path, body=None, headers=None):
+    """Whether a request on the keep-alive connection conn was answered 200. A failed
+    connection is closed; http.client opens it again for the next request."""
+    try:
+        conn.request(method, path, body, headers or {})
+        r = conn.getresponse()
+        r.read()
+        return r.status == 200
+    except (OSError, http.client.HTTPException):
+        conn.close()
+        return False
+
+
 def cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -200,15 +213,7 @@ def main():
                 "from": now - 10, "until": now, "format": "pprof", "spyName": "gospy",
                 "sampleRate": 100})
             t = time.perf_counter()
-            try:
-                conn.request("POST", "/ingest?" + q, body, headers)
-                r = conn.getresponse()
-                r.read()
-                ok = r.status == 200
-            except (OSError, http.client.HTTPException):
-                ok = False
-                conn.close()
-                conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+            ok = request_ok(conn, "POST", "/ingest?" + q, body, headers)
             lat[k].append(time.perf_counter() - t)
             sent[k] += len(body)
             if not ok:

@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-import ingest_load  # noqa: E402  (the profile generator)
+import ingest_load  # noqa: E402  (the profile generator, request_ok)
 from server_common import Server  # noqa: E402
 
 SERVICE = "soak"
@@ -345,15 +345,7 @@ def querier(port, a, k, stop, log):
     while not stop.is_set():
         kind, url = qs.next()
         t = time.perf_counter()
-        try:
-            conn.request("GET", url)
-            r = conn.getresponse()
-            r.read()
-            ok = r.status == 200
-        except (OSError, http.client.HTTPException):
-            ok = False
-            conn.close()
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        ok = ingest_load.request_ok(conn, "GET", url)
         log.add(kind, [time.perf_counter() - t], [1 if ok else 0])
         nxt = max(nxt + 1.0 / a.qrate, time.monotonic())
         stop.wait(max(0.0, nxt - time.monotonic()))
