@@ -54,6 +54,8 @@ int sc_is_gzip(const void *buf, size_t n);
 /* Inflates every gzip member of in into a new malloc'd buffer (freed by the caller),
  * refusing more than max_out bytes. 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM. */
 int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *outlen, char *err);
+/* (Past max_out the error says "gzip data inflates to more than N bytes": the server's
+ * /ingest tells a trailer that claimed too little by those words.) */
 
 /* Appends the gzip of in to out (level 1..12, libdeflate's scale). 0 or SC_ENOMEM. */
 int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);

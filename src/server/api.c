@@ -61,7 +61,15 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
     struct sc_ingest_result res;
     char err[SC_ERR_LEN] = "";
     struct sc_limits lim = srv->opts.limits;
+    /* admitted at its gzip trailer's claim: held to it */
+    int held = r->plain_claim && r->plain_claim < lim.max_decompressed;
+    if (held)
+        lim.max_decompressed = r->plain_claim;
     int rc = sc_ingest(srv->store, &q, &lim, &res, err);
+    if (rc == SC_ELIMIT && held && strstr(err, "inflates to more than")) {
+        r->claim_over = 1; /* measured and tried again (server.c); nothing was stored */
+        return 0;
+    }
     sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
     if (rc)
         return sc_resp_code(w, rc, err);

@@ -199,7 +199,7 @@ static void answer(struct conn *c, struct stream *st)
         refuse(c, st, GS_INVALID, "a compressed message without grpc-encoding: gzip");
         return;
     }
-    uint64_t cost = sc_server_ingest_cost(srv, b + 5, n - 5);
+    uint64_t cost = sc_server_ingest_cost(srv, b + 5, n - 5, NULL);
     if (sc_server_admit(srv, cost)) {
         refuse(c, st, GS_EXHAUSTED, "server busy: no memory to decode the request; retry later");
         return;

@@ -29,6 +29,11 @@ struct sc_req {
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
     int route; /* index into the route table; -1: the UI's files */
     double t0;
+    /* /ingest's gzip body admitted at the size its trailer claims: the decoder may inflate
+     * no more (0: its size was measured); over it the handler sets claim_over and the
+     * push is admitted again at its measured size and decoded again */
+    uint64_t plain_claim;
+    int claim_over;
 };
 
 struct sc_resp {
@@ -235,7 +240,10 @@ void sc_server_uncharge(struct sc_server *srv, uint64_t n);
 /* The memory decoding a pushed body costs (what a gzip body really inflates to, times the
  * decode factor), for sc_server_admit: waits up to 10 s for that share of the ingest
  * budget; 0 when admitted (give it back with sc_server_unadmit), else non-zero. */
-uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len);
+/* claim NULL: a gzip body's size is measured (one inflation); else its trailer's claim may
+ * be taken and is stored there (0 when it was measured instead). */
+uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len,
+                               uint64_t *claim);
 int sc_server_admit(struct sc_server *srv, uint64_t cost);
 void sc_server_unadmit(struct sc_server *srv, uint64_t cost);
 

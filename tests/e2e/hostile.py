@@ -404,6 +404,19 @@ def run_all(srv):
     for n in ("bigname", "inlined", "times", "noise", "bad", "manylines"):
         check(n not in names, "refused push %r was stored: %s" % (n, names))
     check("inlined4096" in names, "the 4,096-line push is missing: %s" % names)
+    # a gzip body is admitted at its trailer's size and held to it: a multi-member body
+    # (whose trailer tells only the last member) is measured and decoded again, whole; a
+    # trailer that lies is refused as corrupt
+    big_member = gzip.compress(b"".join(b"main;f%d 1\n" % i for i in range(50000)), 1)
+    st, _, data = srv.request("POST", "/ingest", dict(now, name="members", format="folded"),
+                              body=big_member + gzip.compress(b"main;last 1\n"))
+    check(st == 200 and json.loads(data)["samples"] == 50001,
+          "a two-member gzip push: %d %r" % (st, data[:200]))
+    liar = bytearray(gzip.compress(b"main;x 1\n" * 200000, 1))
+    liar[-4:] = (1000).to_bytes(4, "little")
+    refused(400, ("corrupt gzip",), bytes(liar), "a gzip trailer that claims too little",
+            name="liar", format="folded", **now)
+    print("ok: a two-member gzip push stored whole; a lying gzip trailer refused")
     # a folded body without a format is still folded (Pyroscope's default)
     srv.push(b"main;work 3\n", name="plain", **now)
 
