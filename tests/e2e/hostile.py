@@ -197,12 +197,8 @@ def budgeted():
     and eight of the big ones at once keep the server within max_queries x the budget; 5:
     after SIGTERM a keep-alive connection gets 503 and Connection: close, and the server
     exits within its shutdown bound."""
-    cfg = os.path.join(TMP, "budget.yaml")
-    with open(cfg, "w") as f:
-        f.write("server:\n  query_memory: %dMiB\n  max_queries: 4\n  shutdown_timeout: 2s\n"
-                % BUDGET_MB)
-    srv = Server(SCORCH, os.path.join(TMP, "budget"), os.path.join(TMP, "budget.log"),
-                 config=cfg).start()
+    srv = with_config("budget", "server:\n  query_memory: %dMiB\n  max_queries: 4\n"
+                      "  shutdown_timeout: 2s\n" % BUDGET_MB)
     try:
         now = {"from": str(NOW), "until": str(NOW + 10)}
         srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
@@ -276,11 +272,7 @@ def budgeted():
 def timeout():
     """1: with server.query_timeout at 1 s, a flame graph of 300k distinct stacks (seconds of
     work) is stopped with a 503 naming the key; a small query still answers."""
-    cfg = os.path.join(TMP, "timeout.yaml")
-    with open(cfg, "w") as f:
-        f.write("server:\n  query_timeout: 1s\n")
-    srv = Server(SCORCH, os.path.join(TMP, "timeout"), os.path.join(TMP, "timeout.log"),
-                 config=cfg).start()
+    srv = with_config("timeout", "server:\n  query_timeout: 1s\n")
     try:
         now = {"from": str(NOW), "until": str(NOW + 10)}
         srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
@@ -300,17 +292,8 @@ def timeout():
 
 def token():
     """9: an empty token is refused at start; Basic auth is refused even with the token."""
-    cfg = os.path.join(TMP, "token.yaml")
-    with open(cfg, "w") as f:
-        f.write('auth:\n  token: ""\n')
-    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "t0"),
-                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=30)
-    check(r.returncode != 0 and b"auth.token is empty" in r.stderr,
-          "an empty auth.token: exit %d, %r" % (r.returncode, r.stderr[-200:]))
-    with open(cfg, "w") as f:
-        f.write("auth:\n  token: s3cret\n")
-    srv = Server(SCORCH, os.path.join(TMP, "t1"), os.path.join(TMP, "token.log"),
-                 config=cfg).start()
+    refused_at_start("emptytoken", 'auth:\n  token: ""\n', b"auth.token is empty")
+    srv = with_config("token", "auth:\n  token: s3cret\n")
     try:
         basic = "Basic " + base64.b64encode(b"user:s3cret").decode()
         st, _, _ = srv.request("GET", "/api/v1/series", headers={"Authorization": basic},
@@ -324,13 +307,30 @@ def token():
         srv.kill()
 
 
+def with_config(name, yaml):
+    """A server started with yaml as its config, its data and log named name in TMP."""
+    cfg = os.path.join(TMP, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(yaml)
+    return Server(SCORCH, os.path.join(TMP, name), os.path.join(TMP, name + ".log"),
+                  config=cfg).start()
+
+
+def refused_at_start(name, yaml, words):
+    """`scorch server` with yaml as its config exits non-zero before listening, saying words."""
+    cfg = os.path.join(TMP, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(yaml)
+    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, name),
+                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=30)
+    check(r.returncode != 0 and words in r.stderr,
+          "config %r: exit %d, %r" % (yaml, r.returncode, r.stderr[-200:]))
+
+
 def configured():
     """The config's limits: section moves the limits the messages name."""
-    cfg = os.path.join(TMP, "limits.yaml")
-    with open(cfg, "w") as f:
-        f.write("limits:\n  max_string: 1000\n  max_stack_depth: 10\n  max_age: 1h\n")
-    srv = Server(SCORCH, os.path.join(TMP, "data2"), os.path.join(TMP, "server2.log"),
-                 config=cfg).start()
+    srv = with_config("limits", "limits:\n  max_string: 1000\n  max_stack_depth: 10\n"
+                      "  max_age: 1h\n")
     try:
         now = {"from": str(NOW), "until": str(NOW + 10)}
         expect_error(srv, 413, "POST", "/ingest", dict(now, name="c", format="folded"),
@@ -344,12 +344,8 @@ def configured():
         srv.push(b"a 1\n", name="c", **{"from": str(NOW - 1800)})
     finally:
         srv.kill()
-    with open(cfg, "w") as f:
-        f.write("limits:\n  max_strings: 5\n")
-    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "d3"),
-                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=30)
-    check(r.returncode != 0 and b"unknown key 'limits.max_strings'" in r.stderr,
-          "a bad limits key: exit %d, %r" % (r.returncode, r.stderr))
+    refused_at_start("badlimits", "limits:\n  max_strings: 5\n",
+                     b"unknown key 'limits.max_strings'")
     print("ok: the config's limits: section moves the limits")
 
 

@@ -555,13 +555,7 @@ def run_all(srv):
             words=["max_read_rows", "2"], what="an answer over its rows budget")
     small.stop()
 
-    # ---- an empty token is refused at start, never taken as "no authentication" ----
-    with open(cfg, "w") as f:
-        f.write('auth:\n  token: ""\n')
-    r = subprocess.run([SCORCH, "server", "--config", cfg, "--data", os.path.join(TMP, "t0"),
-                        "--listen", "127.0.0.1:0"], capture_output=True, timeout=20)
-    check(r.returncode != 0 and b"auth.token is empty" in r.stderr,
-          "an empty auth.token: exit %d, %r" % (r.returncode, r.stderr[-200:]))
+    # (an empty token refused at start: hostile.py, issue 15's case 9)
     for g in sorted(gaps):
         print("NOTE: known gap: %s" % g)
     print("ok in %.1f s" % (time.time() - t0))

@@ -85,6 +85,23 @@ static void folded_input(struct sc_buf *in, int n)
                       i % 97, i, i * 7, i * 13, i % 5 + 1);
 }
 
+/* folded_input(n) decoded (outside any budget), NULL when that failed. */
+static struct sc_profile *decoded(int n)
+{
+    struct sc_buf in = SC_BUF_INIT;
+    folded_input(&in, n);
+    char err[SC_ERR_LEN] = "";
+    struct sc_profile *p = sc_profile_new();
+    int rc = p && !in.oom ? sc_folded_decode(in.data, in.len, &sc_limits_cli, p, err) : SC_ENOMEM;
+    T_EQ_INT(rc, 0);
+    sc_buf_release(&in);
+    if (rc) {
+        sc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
 static void t_decoder_over_budget(void)
 {
     struct sc_buf in = SC_BUF_INIT;
@@ -136,12 +153,8 @@ static int hold_some(void *ctx, const uint32_t *locs, uint32_t nlocs, const int6
 
 static void t_threads_charge(void)
 {
-    struct sc_buf in = SC_BUF_INIT;
-    folded_input(&in, 200);
     char err[SC_ERR_LEN] = "";
-    struct sc_profile *p = sc_profile_new();
-    T_CHECK(p && sc_folded_decode(in.data, in.len, &sc_limits_cli, p, err) == 0);
-    sc_buf_release(&in);
+    struct sc_profile *p = decoded(200);
     if (!p)
         return;
     struct part_ctx parts[2] = {{{0}, 0}, {{0}, 0}};
@@ -170,12 +183,8 @@ static int count_one(void *ctx, const uint32_t *locs, uint32_t nlocs, const int6
 
 static void t_deadline_and_client(void)
 {
-    struct sc_buf in = SC_BUF_INIT;
-    folded_input(&in, 20000);
     char err[SC_ERR_LEN] = "";
-    struct sc_profile *p = sc_profile_new();
-    T_CHECK(p && sc_folded_decode(in.data, in.len, &sc_limits_cli, p, err) == 0);
-    sc_buf_release(&in);
+    struct sc_profile *p = decoded(20000);
     if (!p)
         return;
     int n = 0;
