@@ -191,6 +191,16 @@ def heavy():
 BUDGET_MB = 32
 
 
+def push_big_and_tiny(srv):
+    """Pushes 300k distinct heap stacks as "heap" and one stack as "tiny"; returns the range
+    that holds them and the query parameters of the big one."""
+    now = {"from": str(NOW), "until": str(NOW + 10)}
+    srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
+    srv.push(b"main;small 5\n", name="tiny", **now)
+    span = {"from": str(NOW - 60), "until": str(NOW + 60)}
+    return span, dict(span, query='{service_name="heap"}', type="heap:alloc_space")
+
+
 def budgeted():
     """10: with server.query_memory at 32 MiB, a flame graph of 300k distinct stacks (about
     half a GiB unbudgeted) is refused with a 400 naming the key, a small one still answers,
@@ -200,11 +210,7 @@ def budgeted():
     srv = with_config("budget", "server:\n  query_memory: %dMiB\n  max_queries: 4\n"
                       "  shutdown_timeout: 2s\n" % BUDGET_MB)
     try:
-        now = {"from": str(NOW), "until": str(NOW + 10)}
-        srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
-        srv.push(b"main;small 5\n", name="tiny", **now)
-        span = {"from": str(NOW - 60), "until": str(NOW + 60)}
-        big = dict(span, query='{service_name="heap"}', type="heap:alloc_space")
+        span, big = push_big_and_tiny(srv)
         words = ("%d MiB" % BUDGET_MB, "server.query_memory")
         msg = expect_error(srv, 400, "GET", "/api/v1/render", big, words=words,
                            what="a flame graph over the budget")
@@ -274,11 +280,7 @@ def timeout():
     work) is stopped with a 503 naming the key; a small query still answers."""
     srv = with_config("timeout", "server:\n  query_timeout: 1s\n")
     try:
-        now = {"from": str(NOW), "until": str(NOW + 10)}
-        srv.push(heap_pprof(300000, seed=2), name="heap", format="pprof", **now)
-        srv.push(b"main;small 5\n", name="tiny", **now)
-        span = {"from": str(NOW - 60), "until": str(NOW + 60)}
-        big = dict(span, query='{service_name="heap"}', type="heap:alloc_space")
+        span, big = push_big_and_tiny(srv)
         msg, took = timed("a query past its time budget", 30, lambda: expect_error(
             srv, 503, "GET", "/api/v1/render", big, words=("1 s", "server.query_timeout"),
             what="a flame graph past its time"))
