@@ -304,7 +304,8 @@ def agent_part(rnd):
     target = subprocess.Popen([sys.executable, "-B", fake] + ["%d=ok" % p for p in ports],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     procs.append(target)
-    check(target.stdout.readline().strip() == b"ready", "the fake target did not start")
+    # "ready PORT ...", the ports it listens on
+    check(target.stdout.readline().split()[:1] == [b"ready"], "the fake target did not start")
     qdir, log, cfg = (os.path.join(TMP, n) for n in ("agent-queue", "agent.log", "agent.yaml"))
 
     def start(url):
