@@ -4,13 +4,14 @@
 # ~35 KB gzipped CPU profiles over 4 keep-alive connections for N seconds
 # (bench/ingest_load.py) and prints profiles/s, p50/p95/p99 latency and the server's CPU use.
 # usage: bench/ingest_load.sh [SECONDS] [CONNECTIONS]
-# env: BENCH_NO_FSYNC=1 (server --no-fsync), BENCH_PERF=1 (perf record the server: prints
+# env: SCORCH (the binary, build/scorch by default: A/B runs), BENCH_NO_FSYNC=1 (server --no-fsync), BENCH_PERF=1 (perf record the server: prints
 #      its top functions; keeps perf.data in bench/out/), BENCH_DIR (data directory)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-20}
 conns=${2:-4}
-[ -x "$root/build/scorch" ] || make -C "$root" build >/dev/null
+bin=${SCORCH:-$root/build/scorch}
+[ -x "$bin" ] || make -C "$root" build >/dev/null
 tmp=$(mktemp -d /tmp/scorch-ingest-load-XXXXXX)
 data=${BENCH_DIR:-$tmp/data}
 pid=""
@@ -24,7 +25,7 @@ trap cleanup EXIT INT TERM
 
 set -- server --data "$data" --listen 127.0.0.1:0
 [ "${BENCH_NO_FSYNC:-}" = 1 ] && set -- "$@" --no-fsync
-"$root/build/scorch" "$@" 2>"$tmp/server.log" &
+"$bin" "$@" 2>"$tmp/server.log" &
 pid=$!
 i=0
 while ! grep -qs 'listening on' "$tmp/server.log"; do

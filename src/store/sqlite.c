@@ -459,7 +459,7 @@ static void sq_close(struct sc_store *st)
     if (s->wdb) {
         if (!s->ro_uri)
             sqlite3_exec(s->wdb, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
-        sqlite3_close(s->wdb);
+        sq_wdb_close(s);
     }
     sq_ids_close(s);
     sq_free_pending(s->pframes, s->pstacks, s->pseries);
@@ -522,8 +522,7 @@ static int open_tables(struct sq_store *s, char *err)
 static void close_tables(struct sq_store *s)
 {
     sq_ids_close(s);
-    sqlite3_close(s->wdb);
-    s->wdb = NULL;
+    sq_wdb_close(s);
     free_kinds(s);
 }
 

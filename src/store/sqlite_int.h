@@ -142,6 +142,21 @@ struct touch {
 /* The id lookups by hash (idb's statements). */
 enum { IDQ_FRAME, IDQ_STACK, IDQ_SERIES, IDQ_N };
 
+/* The commit's inserts (wdb's statements, prepared on first use and kept: a commit runs
+ * them all, hundreds of times a second under load, and parsing them each time cost more
+ * than running them). */
+enum {
+    WST_FRAME,
+    WST_STACK,
+    WST_TOUCH,
+    WST_SERIES,
+    WST_SERIES_LABEL,
+    WST_KIND,
+    WST_PROFILE,
+    WST_DIRTY,
+    WST_N
+};
+
 /* A connection with its cached statements. */
 struct conn {
     sqlite3 *db;
@@ -155,6 +170,7 @@ struct sq_store {
     char *ro_uri; /* NULL, or the URI every connection opens read-only (a full disk) */
     int lock_fd;  /* <dir>/LOCK, flock'ed for the life of the store */
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
+    sqlite3_stmt *wst[WST_N]; /* wdb's cached statements (wdb_mu); see sq_wdb_close */
     pthread_mutex_t wdb_mu;
 
     pthread_rwlock_t gc_lock;
@@ -249,6 +265,8 @@ int sq_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t
 /* The id lookup connection and its statements. */
 int sq_ids_open(struct sq_store *s, char *err);
 void sq_ids_close(struct sq_store *s);
+/* Finalizes wdb's cached statements and closes it (wdb NULL after). */
+void sq_wdb_close(struct sq_store *s);
 /* Empties the id caches (keeping what is pending or in flight); mu held. */
 void sq_ids_forget(struct sq_store *s);
 

@@ -383,6 +383,40 @@ static int64_t kind_id_locked(struct sq_store *s, const char *profile, const cha
     return k->id;
 }
 
+/* The statements of enum WST_*, in its order. */
+static const char *const wst_sql[WST_N] = {
+    "INSERT OR IGNORE INTO frames(id, hash, function, file, line, binary) VALUES(?,?,?,?,?,?)",
+    "INSERT OR IGNORE INTO stacks(id, hash, frames, last_day) VALUES(?,?,?,?)",
+    "UPDATE stacks SET last_day = max(last_day, ?) WHERE id = ?",
+    "INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)",
+    "INSERT OR IGNORE INTO series_labels(series_id, name, value) VALUES(?,?,?)",
+    "INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)",
+    "INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, nsamples, "
+    "totals, block) VALUES(?,?,?,?,?,?,?,?,?)",
+    "INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)",
+};
+
+/* wdb's statement `which`, prepared on first use; NULL + err. wdb_mu held. */
+static sqlite3_stmt *wst(struct sq_store *s, int which, char *err)
+{
+    if (!s->wst[which] && sqlite3_prepare_v3(s->wdb, wst_sql[which], -1, SQLITE_PREPARE_PERSISTENT,
+                                             &s->wst[which], NULL) != SQLITE_OK) {
+        sq_err(err, s->wdb, "writing profiles");
+        s->wst[which] = NULL;
+    }
+    return s->wst[which];
+}
+
+void sq_wdb_close(struct sq_store *s)
+{
+    for (int i = 0; i < WST_N; i++) {
+        sqlite3_finalize(s->wst[i]);
+        s->wst[i] = NULL;
+    }
+    sqlite3_close(s->wdb);
+    s->wdb = NULL;
+}
+
 /* Inserts everything pending and the batch's profile rows in one transaction. */
 static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
 {
@@ -416,12 +450,10 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     sqlite3_stmt *st = NULL;
     if (!rc)
         rc = sq_exec(db, "BEGIN IMMEDIATE", err);
-#define PREP(sql)                                                                                  \
+#define PREP(which)                                                                                \
     do {                                                                                           \
-        sqlite3_finalize(st);                                                                      \
-        st = NULL;                                                                                 \
-        if (!rc && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                        \
-            rc = sq_err(err, db, "writing profiles");                                              \
+        if (!rc && !(st = wst(s, which, err)))                                                     \
+            rc = SC_EIO;                                                                           \
     } while (0)
 #define STEP()                                                                                     \
     do {                                                                                           \
@@ -429,8 +461,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
             rc = sq_err(err, db, "writing profiles");                                              \
         sqlite3_reset(st);                                                                         \
     } while (0)
-    PREP("INSERT OR IGNORE INTO frames(id, hash, function, file, line, binary) "
-         "VALUES(?,?,?,?,?,?)");
+    PREP(WST_FRAME);
     for (struct pend_frame *f = pf; f && !rc; f = f->next) {
         sqlite3_bind_int64(st, 1, f->id);
         sqlite3_bind_int64(st, 2, (int64_t)f->hash);
@@ -440,7 +471,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
         sqlite3_bind_text(st, 6, f->binary, -1, SQLITE_STATIC);
         STEP();
     }
-    PREP("INSERT OR IGNORE INTO stacks(id, hash, frames, last_day) VALUES(?,?,?,?)");
+    PREP(WST_STACK);
     for (struct pend_stack *x = ps; x && !rc; x = x->next) {
         sqlite3_bind_int64(st, 1, x->id);
         sqlite3_bind_int64(st, 2, (int64_t)x->hash);
@@ -448,13 +479,13 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
         sqlite3_bind_int64(st, 4, x->day);
         STEP();
     }
-    PREP("UPDATE stacks SET last_day = max(last_day, ?) WHERE id = ?");
+    PREP(WST_TOUCH);
     for (uint32_t i = 0; i < ntouch && !rc; i++) {
         sqlite3_bind_int64(st, 1, touch[i].day);
         sqlite3_bind_int64(st, 2, touch[i].stack);
         STEP();
     }
-    PREP("INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)");
+    PREP(WST_SERIES);
     for (struct pend_series *x = pse; x && !rc; x = x->next) {
         sqlite3_bind_int64(st, 1, x->id);
         sqlite3_bind_int64(st, 2, (int64_t)x->hash);
@@ -462,7 +493,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
         sqlite3_bind_text(st, 4, x->labels, -1, SQLITE_STATIC);
         STEP();
     }
-    PREP("INSERT OR IGNORE INTO series_labels(series_id, name, value) VALUES(?,?,?)");
+    PREP(WST_SERIES_LABEL);
     for (struct pend_series *x = pse; x && !rc; x = x->next)
         for (uint32_t i = 0; i < x->npairs && !rc; i++) {
             sqlite3_bind_int64(st, 1, x->id);
@@ -470,15 +501,14 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
             sqlite3_bind_text(st, 3, x->values[i], -1, SQLITE_STATIC);
             STEP();
         }
-    PREP("INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)");
+    PREP(WST_KIND);
     for (uint32_t i = 0; i < nk && !rc; i++) {
         sqlite3_bind_int64(st, 1, ks[i].id);
         sqlite3_bind_text(st, 2, ks[i].profile, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 3, ks[i].types, -1, SQLITE_STATIC);
         STEP();
     }
-    PREP("INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, "
-         "nsamples, totals, block) VALUES(?,?,?,?,?,?,?,?,?)");
+    PREP(WST_PROFILE);
     for (struct pend_write *w = batch; w && !rc; w = w->next) {
         sqlite3_bind_int64(st, 1, w->series_id);
         sqlite3_bind_int64(st, 2, w->kind_id);
@@ -493,7 +523,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
                           SQLITE_STATIC);
         STEP();
     }
-    PREP("INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)");
+    PREP(WST_DIRTY);
     for (struct pend_write *w = batch; w && !rc; w = w->next) {
         int64_t secs = sc_floor_div(w->time_ns, 1000000000LL);
         static const int res[3] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
@@ -505,7 +535,6 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
             STEP();
         }
     }
-    sqlite3_finalize(st);
 #undef PREP
 #undef STEP
     if (!rc)
