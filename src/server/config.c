@@ -653,6 +653,11 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                     if (parse_bytes(scalar(sv), &cf->storage_max_answer) ||
                         cf->storage_max_answer == 0)
                         return fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
+                } else if (!strcmp(sect_key, "storage.cache_memory")) {
+                    if (parse_bytes(scalar(sv), &cf->storage_cache_memory) ||
+                        cf->storage_cache_memory < (1u << 20))
+                        return fail(c, sv,
+                                    "'%s' must be a byte count of at least 1MiB (like 64MiB)", s);
                 } else if (!strcmp(sect_key, "storage.shards"))
                     rc = strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
                 else if (!strcmp(sect_key, "storage.write_timeout") ||

@@ -66,18 +66,19 @@ struct sc_config {
     char *storage_database; /* storage.database (clickhouse), default "default" */
     int64_t storage_write_timeout_ns, storage_query_timeout_ns; /* storage.write_timeout,
                                 storage.query_timeout (clickhouse); 0 = the defaults */
-    uint64_t storage_max_answer; /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
-    int64_t retention_ns;        /* storage.retention, default 30 d */
-    char *listen;                /* server.listen */
-    uint64_t max_read_blocks;    /* server.max_read_blocks: a query's budget; 0 = default */
-    uint64_t max_read_rows;      /* server.max_read_rows: distinct stacks a query may hold */
-    uint32_t max_queries;        /* server.max_queries: heavy queries at once */
-    uint64_t query_memory;       /* server.query_memory: bytes one heavy query may hold */
-    int64_t query_timeout_ns;    /* server.query_timeout: the time one heavy query may take */
-    int64_t layout_timeout_ns;   /* server.layout_timeout: a call graph layout's deadline */
-    char *otlp_grpc_listen;      /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
-    struct sc_limits limits;     /* limits.*: overrides of sc_limits_server, 0 = the default */
-    char **source_roots;         /* server.source_roots */
+    uint64_t storage_max_answer;   /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
+    uint64_t storage_cache_memory; /* storage.cache_memory (sqlite): bytes; 0 = 64 MiB */
+    int64_t retention_ns;          /* storage.retention, default 30 d */
+    char *listen;                  /* server.listen */
+    uint64_t max_read_blocks;      /* server.max_read_blocks: a query's budget; 0 = default */
+    uint64_t max_read_rows;        /* server.max_read_rows: distinct stacks a query may hold */
+    uint32_t max_queries;          /* server.max_queries: heavy queries at once */
+    uint64_t query_memory;         /* server.query_memory: bytes one heavy query may hold */
+    int64_t query_timeout_ns;      /* server.query_timeout: the time one heavy query may take */
+    int64_t layout_timeout_ns;     /* server.layout_timeout: a call graph layout's deadline */
+    char *otlp_grpc_listen;        /* otlp.grpc_listen: the OTLP/gRPC listener's host:port */
+    struct sc_limits limits;       /* limits.*: overrides of sc_limits_server, 0 = the default */
+    char **source_roots;           /* server.source_roots */
     uint32_t nsource_roots;
     /* record: the server samples its host (collect/record.h) */
     int record;                 /* a record: section is present */

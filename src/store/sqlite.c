@@ -633,6 +633,10 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_rwlockattr_destroy(&ra);
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
+    /* every connection caps its own page cache (cache_size), but readers are pooled as
+     * many as queries ran at once, so only a bound on SQLite's whole heap bounds them all */
+    sqlite3_soft_heap_limit64(
+        (sqlite3_int64)(o->cache_memory ? o->cache_memory : SQ_CACHE_MEMORY_DEFAULT));
     rc = open_tables(s, err);
     if (rc && rc != SC_ENOSPACE && disk_full(dir))
         rc = sc_errwrap(err, SC_ENOSPACE, "the disk is full");

@@ -45,6 +45,9 @@ struct sc_store_opts {
                                  server.max_read_blocks) */
     uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
                                  block budget, what bounds a query's memory */
+    uint64_t cache_memory;    /* sqlite: what SQLite may hold in all, mostly the page caches of
+                                 every connection (a soft limit, process-wide: caches then
+                                 reuse their pages instead of growing); 0 = 64 MiB */
     int read_only_when_full;  /* 1: an embedded store whose disk is too full to open it for
                                  writing opens read-only (sc_store_read_only says why;
                                  writes fail with SC_ENOSPACE) instead of failing */

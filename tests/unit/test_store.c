@@ -11,6 +11,7 @@
 #include "store/store_int.h"
 
 #include <dirent.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -795,6 +796,58 @@ static void test_lock(void)
     sc_store_close(b);
 }
 
+/* What SQLite holds in all for one store stays near storage.cache_memory however much the
+ * store has: the writer's and the id lookups' page caches reuse their pages instead of
+ * growing to their own caps. The same writes under the default bound take more, so the
+ * small bound is what held them. */
+static size_t sqlite_peak_writing(const char *name, uint64_t cache_memory)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/%s", tmpdir, name);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = sdir;
+    o.background = 0;
+    o.retention_ns = 0;
+    o.durable = 0;
+    o.cache_memory = cache_memory;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return 0;
+    sqlite3_memory_highwater(1);
+    struct sc_buf text = SC_BUF_INIT;
+    for (int i = 0; i < 100; i++) {
+        text.len = 0;
+        for (int k = 0; k < 300; k++)
+            sc_buf_printf(&text, "main;handler_%d;work_%d_%d %d\n", i % 97, i, k, k + 1);
+        sc_buf_putc(&text, '\0');
+        struct sc_profile *p = folded(text.data);
+        T_CHECK(p != NULL);
+        if (!p || write_profile(s, "svc", "cpu", T0 + (int64_t)i * NS, p))
+            T_CHECK(0);
+        sc_profile_free(p);
+    }
+    sc_buf_release(&text);
+    struct sc_profile *m = merge(s, "cpu:samples", T0, T0 + 200 * NS, 1);
+    T_CHECK(m != NULL && m->nsamples == 100 * 300);
+    sc_profile_free(m);
+    size_t peak = (size_t)sqlite3_memory_highwater(0);
+    sc_store_close(s);
+    return peak;
+}
+
+static void test_cache_memory(void)
+{
+    size_t small = sqlite_peak_writing("cache-small", 2u << 20);
+    size_t dflt = sqlite_peak_writing("cache-default", 0);
+    fprintf(stderr, "  SQLite's peak: %zu bytes under a 2 MiB bound, %zu under the default\n",
+            small, dflt);
+    T_CHECK(small > 0 && small <= (3u << 20));
+    T_CHECK(dflt > 2 * small);
+}
+
 int main(void)
 {
     make_tmpdir();
@@ -807,6 +860,7 @@ int main(void)
     T_RUN(test_retention);
     T_RUN(test_kill9);
     T_RUN(test_lock);
+    T_RUN(test_cache_memory);
     rm_rf(tmpdir);
     return t_done();
 }
