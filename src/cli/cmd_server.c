@@ -147,6 +147,7 @@ int cmd_server(int argc, char **argv)
     so.write_timeout_ns = cf.storage_write_timeout_ns;
     so.query_timeout_ns = cf.storage_query_timeout_ns;
     so.max_answer = cf.storage_max_answer;
+    so.read_only_retry_ns = cf.storage_ro_retry_ns;
     if (!strcmp(engine, "clickhouse") && !so.url) {
         sc_config_release(&cf);
         return cli_usage("server", "--storage clickhouse needs --clickhouse-url (or storage.url)");
