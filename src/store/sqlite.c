@@ -690,8 +690,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
  * checkpointed the WAL away as it closed). */
 static int open_writable(struct sq_store *s, char *err)
 {
-    sqlite3_close(s->wdb);
-    s->wdb = NULL;
+    sq_wdb_close(s);
     sq_ids_close(s);
     int rc = sq_open_db(s, &s->wdb, SQ_WRITER, err);
     if (!rc)
@@ -702,8 +701,7 @@ static int open_writable(struct sq_store *s, char *err)
         rc = sq_ids_open(s, SQ_READER, err);
     if (rc) {
         sq_ids_close(s);
-        sqlite3_close(s->wdb);
-        s->wdb = NULL;
+        sq_wdb_close(s);
     }
     free(s->ro_uri);
     s->ro_uri = NULL;
