@@ -392,8 +392,9 @@ static const char *const wst_sql[WST_N] = {
     "INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)",
     "INSERT OR IGNORE INTO series_labels(series_id, name, value) VALUES(?,?,?)",
     "INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)",
-    "INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, nsamples, "
-    "totals, block) VALUES(?,?,?,?,?,?,?,?,?)",
+    /* parenthesized: one literal in two lines, not two elements missing a comma */
+    ("INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, nsamples, "
+     "totals, block) VALUES(?,?,?,?,?,?,?,?,?)"),
     "INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)",
 };
 
