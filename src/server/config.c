@@ -667,6 +667,12 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                         return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
                     *(!strcmp(s, "write_timeout") ? &cf->storage_write_timeout_ns
                                                   : &cf->storage_query_timeout_ns) = d;
+                } else if (!strcmp(sect_key, "storage.read_only_retry")) {
+                    /* below 100 ms the retries of a read-only store would be a busy loop */
+                    if (parse_duration(scalar(sv), &cf->storage_ro_retry_ns) ||
+                        cf->storage_ro_retry_ns < 100000000LL)
+                        return fail(c, sv, "bad read_only_retry '%s' (100ms or more, like 10s)",
+                                    scalar(sv) ? scalar(sv) : "");
                 } else if (!strcmp(sect_key, "storage.retention")) {
                     if (parse_duration(scalar(sv), &cf->retention_ns) || cf->retention_ns <= 0)
                         return fail(c, sv, "bad retention '%s' (like 30d, 12h)",

@@ -68,6 +68,7 @@ struct sc_config {
                                 storage.query_timeout (clickhouse); 0 = the defaults */
     uint64_t storage_max_answer;   /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
     uint64_t storage_cache_memory; /* storage.cache_memory (sqlite): bytes; 0 = 64 MiB */
+    int64_t storage_ro_retry_ns;   /* storage.read_only_retry (sqlite): 0 = 10 s */
     int64_t retention_ns;          /* storage.retention, default 30 d */
     char *listen;                  /* server.listen */
     uint64_t max_read_blocks;      /* server.max_read_blocks: a query's budget; 0 = default */

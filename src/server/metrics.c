@@ -113,8 +113,8 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   "# TYPE scorch_store_series gauge\nscorch_store_series %llu\n"
                   "# HELP scorch_store_stacks Distinct stacks in the store.\n"
                   "# TYPE scorch_store_stacks gauge\nscorch_store_stacks %llu\n"
-                  "# HELP scorch_store_read_only 1 when the store opened read-only (its disk "
-                  "was full).\n"
+                  "# HELP scorch_store_read_only 1 while the store is read-only (its disk "
+                  "was full when it opened; 0 once it is writable again).\n"
                   "# TYPE scorch_store_read_only gauge\nscorch_store_read_only %d\n",
                   (unsigned long long)st.bytes_on_disk, (unsigned long long)st.profiles,
                   (unsigned long long)st.series, (unsigned long long)st.stacks,

@@ -160,8 +160,8 @@ int sc_resp_limit(struct sc_resp *w, const char *fmt, ...)
 
 /* ---- routes ---- */
 
-/* 200 while the server answers; a store opened read-only (its disk full at start) is said,
- * as queries still answer but pushes do not. */
+/* 200 while the server answers; a store opened read-only (its disk full at start) is said
+ * until it is writable again, as queries still answer but pushes do not. */
 static int h_healthz(struct sc_req *r, struct sc_resp *w)
 {
     const char *ro = sc_store_read_only(r->srv->store);
@@ -811,7 +811,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         so.read_only_when_full = 1;
         rc = sc_store_open(&so, &srv->store, err);
     }
-    if (!rc && sc_store_read_only(srv->store))
+    int ro = !rc && sc_store_read_only(srv->store);
+    if (ro)
         fprintf(stderr, "scorch: %s; serving what is stored, pushes are refused (507)\n",
                 sc_store_read_only(srv->store));
     if (!rc && o->config && o->config->njobs) {
@@ -869,6 +870,13 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
             if (o->reload && *o->reload) {
                 *o->reload = 0;
                 reload_config(srv);
+            }
+            /* the store turns writable by itself (sq_reopen): said once, when it does */
+            if (ro && !sc_store_read_only(srv->store)) {
+                ro = 0;
+                fprintf(stderr, "scorch: the store's disk has room again: the store is "
+                                "writable, pushes are accepted\n");
+                fflush(stderr);
             }
         }
         fprintf(stderr, "scorch: shutting down\n");

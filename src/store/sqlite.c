@@ -226,11 +226,12 @@ static int is_new_db(sqlite3 *db)
     return empty;
 }
 
-int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
+int sq_open_db(struct sq_store *s, sqlite3 **db, enum sq_mode mode, char *err)
 {
-    int flags = s->ro_uri ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
-                          : SQLITE_OPEN_READWRITE | (writer ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(s->ro_uri ? s->ro_uri : s->path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
+    int ro = mode == SQ_READ_ONLY, writer = mode == SQ_WRITER;
+    int flags = ro ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                   : SQLITE_OPEN_READWRITE | (writer ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(ro ? s->ro_uri : s->path, db, flags | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         int rc = sc_errf(err, SC_EIO, "cannot open store '%s': %s", s->path,
                          *db ? sqlite3_errmsg(*db) : "out of memory");
@@ -240,7 +241,7 @@ int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err)
     }
     sqlite3_busy_handler(*db, sq_busy, s);
     char pragmas[256];
-    if (s->ro_uri)
+    if (ro)
         snprintf(pragmas, sizeof pragmas, "PRAGMA cache_size=-16384; PRAGMA query_only=1;");
     else
         /* auto_vacuum before anything writes the header of a new database, or it has no
@@ -285,32 +286,48 @@ static void conn_close(struct conn *c)
     free(c);
 }
 
+/* Connections this thread has in use: one that holds one does not wait for a drain (a
+ * query's callback may read more), as the drain would wait for it in turn. */
+static _Thread_local uint32_t held;
+
+static void conn_done(struct sq_store *s)
+{
+    pthread_mutex_lock(&s->pool_mu);
+    if (--s->nout == 0 && s->draining)
+        pthread_cond_broadcast(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+    held--;
+}
+
+/* A connection counts in nout from the moment it is chosen until it is back in the pool,
+ * so sq_reopen knows when no read uses one. */
 struct conn *sq_conn_get(struct sq_store *s, char *err)
 {
     pthread_mutex_lock(&s->pool_mu);
+    while (s->draining && !held)
+        pthread_cond_wait(&s->pool_cv, &s->pool_mu);
     struct conn *c = s->pool;
     if (c)
         s->pool = c->next;
+    int ro = s->ro_uri != NULL;
+    s->nout++;
     pthread_mutex_unlock(&s->pool_mu);
+    held++;
     if (c)
         return c;
     c = calloc(1, sizeof *c);
-    if (!c) {
-        sc_errf(err, SC_ENOMEM, "out of memory");
-        return NULL;
-    }
-    if (sq_open_db(s, &c->db, 0, err)) {
-        free(c);
-        return NULL;
-    }
-    for (int i = 0; i < ST_N; i++)
+    int rc = c ? sq_open_db(s, &c->db, ro ? SQ_READ_ONLY : SQ_READER, err)
+               : sc_errf(err, SC_ENOMEM, "out of memory");
+    for (int i = 0; rc == 0 && i < ST_N; i++)
         if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
-                               NULL) != SQLITE_OK) {
-            sq_err(err, c->db, "preparing the store's statements");
-            conn_close(c);
-            return NULL;
-        }
-    return c;
+                               NULL) != SQLITE_OK)
+            rc = sq_err(err, c->db, "preparing the store's statements");
+    if (rc == 0)
+        return c;
+    if (c)
+        conn_close(c);
+    conn_done(s);
+    return NULL;
 }
 
 void sq_conn_put(struct sq_store *s, struct conn *c)
@@ -321,6 +338,7 @@ void sq_conn_put(struct sq_store *s, struct conn *c)
     c->next = s->pool;
     s->pool = c;
     pthread_mutex_unlock(&s->pool_mu);
+    conn_done(s);
 }
 
 /* ---- open / close ---- */
@@ -462,6 +480,8 @@ static void sq_close(struct sc_store *st)
         sq_wdb_close(s);
     }
     sq_ids_close(s);
+    free(s->touch);
+    sc_map64_release(&s->touched);
     sq_free_pending(s->pframes, s->pstacks, s->pseries);
     free_kinds(s);
     sc_map64_release(&s->frame_ids);
@@ -479,6 +499,7 @@ static void sq_close(struct sc_store *st)
     pthread_mutex_destroy(&s->qmu);
     pthread_cond_destroy(&s->qcond);
     pthread_mutex_destroy(&s->pool_mu);
+    pthread_cond_destroy(&s->pool_cv);
     pthread_mutex_destroy(&s->cache_mu);
     pthread_rwlock_destroy(&s->gc_lock);
     if (s->lock_fd >= 0)
@@ -488,23 +509,30 @@ static void sq_close(struct sc_store *st)
     free(s);
 }
 
-/* Whether the file system holding dir has no room for what opening a store may need (a
- * WAL index and a WAL frame, or one inode). For the failures whose errno SQLite loses: a
- * -shm that cannot be created is "unable to open database file" with the errno of its
- * read-only retry. */
-static int disk_full(const char *dir)
+/* Whether the file system holding path (a directory or a file) has no room for what
+ * opening a store may need (a WAL index and a WAL frame, or one inode). For the failures
+ * whose errno SQLite loses: a -shm that cannot be created is "unable to open database
+ * file" with the errno of its read-only retry. Also what a read-only store checks before
+ * it tries for writing again (sq_reopen), as that costs more than a statvfs. */
+static int disk_full(const char *path)
 {
     struct statvfs v;
-    if (statvfs(dir, &v) != 0)
+    if (statvfs(path, &v) != 0)
         return 0;
     return (uint64_t)v.f_bavail * v.f_frsize < 64u << 10 || (v.f_files > 0 && v.f_favail == 0);
+}
+
+/* How often a read-only store tries to open for writing. */
+static int64_t ro_retry_ns(const struct sq_store *s)
+{
+    return s->base.opts.read_only_retry_ns > 0 ? s->base.opts.read_only_retry_ns : SQ_TICK_NS;
 }
 
 /* Opens the connections and loads what the store keeps in memory, bringing the schema up
  * to date unless read-only. */
 static int open_tables(struct sq_store *s, char *err)
 {
-    int rc = sq_open_db(s, &s->wdb, 1, err);
+    int rc = sq_open_db(s, &s->wdb, s->ro_uri ? SQ_READ_ONLY : SQ_WRITER, err);
     if (!rc && !s->ro_uri)
         rc = sq_exec(s->wdb, schema_sql, err);
     if (!rc)
@@ -514,7 +542,7 @@ static int open_tables(struct sq_store *s, char *err)
     if (!rc)
         rc = load_maps(s, err);
     if (!rc)
-        rc = sq_ids_open(s, err);
+        rc = sq_ids_open(s, s->ro_uri ? SQ_READ_ONLY : SQ_READER, err);
     return rc;
 }
 
@@ -566,8 +594,8 @@ static int read_only_uri(struct sq_store *s, char *err)
 }
 
 /* The store whose disk was too full to open it for writing (detail in err), opened
- * read-only instead: what is stored is still served, nothing is written until a restart
- * with room. 0, or SC_ENOSPACE with why that failed too. */
+ * read-only instead: what is stored is still served, nothing is written until there is
+ * room again (sq_reopen). 0, or SC_ENOSPACE with why that failed too. */
 static int open_read_only(struct sq_store *s, const char *dir, char *err)
 {
     char why[SC_ERR_LEN] = "";
@@ -581,9 +609,10 @@ static int open_read_only(struct sq_store *s, const char *dir, char *err)
         return sc_errf(err, SC_ENOSPACE, "%s; read-only: %s", first, why);
     }
     snprintf(s->base.read_only, sizeof s->base.read_only,
-             "the store is read-only: the disk holding '%s' was full when it was opened; free "
-             "space and restart",
-             dir);
+             "the store is read-only: the disk holding '%s' was full when it was opened; "
+             "writes resume once space is freed (tried every %g s)",
+             dir, (double)ro_retry_ns(s) / SC_NS_PER_S);
+    atomic_store(&s->base.ro, 1);
     return 0;
 }
 
@@ -624,6 +653,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_mutex_init(&s->qmu, NULL);
     pthread_cond_init(&s->qcond, NULL);
     pthread_mutex_init(&s->pool_mu, NULL);
+    pthread_cond_init(&s->pool_cv, NULL);
     pthread_mutex_init(&s->cache_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);
@@ -647,11 +677,78 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
         return rc;
     }
     /* compaction every 10 s; a store that cannot start its thread still works (rollups
-     * and retention wait for sc_store_compact); a read-only one has nothing to write */
-    if (o->background && !s->ro_uri)
-        sc_store_bg_start(&s->bg, 10 * SC_NS_PER_S, 10 * SC_NS_PER_S, sq_bg_tick, s);
+     * and retention wait for sc_store_compact); a read-only one tries for writing first */
+    int64_t every = s->ro_uri ? ro_retry_ns(s) : SQ_TICK_NS;
+    if (o->background)
+        sc_store_bg_start(&s->bg, every, every, sq_bg_tick, s);
     *out = &s->base;
     return 0;
+}
+
+/* ---- a read-only store writable again ---- */
+
+/* Opens the writer and the id lookups for writing, every read-only connection closed: SQLite
+ * shares one -shm mapping between a process's connections to a file, read-only while any
+ * read-only one is open, so a writer opened beside them cannot write. On failure nothing
+ * is left open, and how read-only connections open is decided again (the writer may have
+ * checkpointed the WAL away as it closed). */
+static int open_writable(struct sq_store *s, char *err)
+{
+    sq_wdb_close(s);
+    sq_ids_close(s);
+    int rc = sq_open_db(s, &s->wdb, SQ_WRITER, err);
+    if (!rc)
+        rc = sq_exec(s->wdb, schema_sql, err);
+    if (!rc)
+        rc = sq_exec(s->wdb, index_sql, err);
+    if (!rc)
+        rc = sq_ids_open(s, SQ_READER, err);
+    if (rc) {
+        sq_ids_close(s);
+        sq_wdb_close(s);
+    }
+    free(s->ro_uri);
+    s->ro_uri = NULL;
+    char why[SC_ERR_LEN];
+    if (rc && read_only_uri(s, why))
+        rc = sc_errf(err, SC_ENOSPACE, "%s", why);
+    return rc;
+}
+
+/* Run on the background thread's ticks, so writes, compaction and retention are all kept
+ * out: nothing writes while read-only. A read-only connection takes no lock a writer sees
+ * (immutable=1) or indexes the WAL in its own memory (readonly_shm=1), so it must not be
+ * open once anything writes: the queries using one are waited for (new ones wait too, at
+ * most SQ_DRAIN_NS, then it is tried again on the next tick), and the idle ones closed. */
+int sq_reopen(struct sq_store *s, char *err)
+{
+    if (disk_full(s->path))
+        return 0;
+    struct timespec ts;
+    sc_deadline(&ts, SQ_DRAIN_NS);
+    pthread_mutex_lock(&s->pool_mu);
+    s->draining = 1;
+    int waited = 0;
+    while (s->nout > 0 && waited == 0)
+        waited = pthread_cond_timedwait(&s->pool_cv, &s->pool_mu, &ts);
+    int idle = s->nout == 0;
+    struct conn *pool = idle ? s->pool : NULL;
+    if (idle)
+        s->pool = NULL;
+    pthread_mutex_unlock(&s->pool_mu);
+    while (pool) {
+        struct conn *c = pool;
+        pool = c->next;
+        conn_close(c);
+    }
+    int rc = idle ? open_writable(s, err) : 0;
+    if (idle && rc == 0)
+        atomic_store(&s->base.ro, 0);
+    pthread_mutex_lock(&s->pool_mu);
+    s->draining = 0;
+    pthread_cond_broadcast(&s->pool_cv);
+    pthread_mutex_unlock(&s->pool_mu);
+    return idle && rc == 0 ? 1 : rc;
 }
 
 /* ---- listing ---- */

@@ -427,5 +427,11 @@ void sq_bg_tick(void *arg)
 {
     struct sq_store *s = arg;
     char err[SC_ERR_LEN];
+    if (atomic_load(&s->base.ro)) {
+        /* a failure is tried again on the next tick; the server says when it worked */
+        if (sq_reopen(s, err) == 1)
+            sc_store_bg_every(&s->bg, SQ_TICK_NS);
+        return;
+    }
     sq_compact(&s->base, sc_wall_ns(), 0, err);
 }

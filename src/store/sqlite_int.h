@@ -25,7 +25,8 @@
  *   wdb_mu    wdb, the writer connection: the commit leader's transaction and
  *             compaction's short transactions.
  *   qmu       the group-commit queue and `leader` (qcond signals a finished commit).
- *   pool_mu   the pool of reader connections.
+ *   pool_mu   the pool of reader connections, the count of those in use and the drain
+ *             that opens a read-only store for writing (sq_reopen; pool_cv signals it).
  *   bg.mu     the background thread's stop flag (store_int.h's sc_store_bg).
  *
  *   Order: gc_lock before everything; mu and cache_mu are never held together (writes
@@ -171,7 +172,7 @@ struct conn {
 struct sq_store {
     struct sc_store base; /* first: the ops and options */
     char *path;
-    char *ro_uri; /* NULL, or the URI every connection opens read-only (a full disk) */
+    char *ro_uri; /* NULL, or the URI read-only connections open (a full disk at open) */
     int lock_fd;  /* <dir>/LOCK, flock'ed for the life of the store */
     sqlite3 *wdb; /* the writer's connection: used by the commit leader and compaction */
     sqlite3_stmt *wst[WST_N]; /* wdb's cached statements (wdb_mu); see sq_wdb_close */
@@ -206,6 +207,9 @@ struct sq_store {
     /* read side */
     pthread_mutex_t pool_mu;
     struct conn *pool;
+    pthread_cond_t pool_cv;
+    uint32_t nout; /* reader connections in use (out of the pool, or being opened) */
+    int draining;  /* sq_reopen waits for nout to reach 0: new users wait for it */
     pthread_mutex_t cache_mu;
     struct sc_arena cache_arena;
     struct sc_map64 stack_cache; /* stack id -> index in stack_off */
@@ -234,8 +238,16 @@ struct kind_col {
 /* How long a statement waits for a lock another process holds (SQLite's busy handler)
  * before it fails with SC_EUNAVAIL. */
 #define SQ_BUSY_NS (10 * SC_NS_PER_S)
-/* Opens a connection to the store's database (writer: may create it). 0 or SC_E*. */
-int sq_open_db(struct sq_store *s, sqlite3 **db, int writer, char *err);
+/* How often the background thread compacts, and by default retries a read-only store. */
+#define SQ_TICK_NS (10 * SC_NS_PER_S)
+/* How long sq_reopen waits for queries to put their connections back, holding up new
+ * ones meanwhile, before it tries again on its next tick. */
+#define SQ_DRAIN_NS (1 * SC_NS_PER_S)
+/* How a connection opens: the writer may create the database; a reader is query_only;
+ * read-only goes through ro_uri. */
+enum sq_mode { SQ_READER, SQ_WRITER, SQ_READ_ONLY };
+/* Opens a connection to the store's database. 0 or SC_E*. */
+int sq_open_db(struct sq_store *s, sqlite3 **db, enum sq_mode mode, char *err);
 int sq_err(char *err, sqlite3 *db, const char *what);
 int sq_exec(sqlite3 *db, const char *sql, char *err);
 const char *sq_tenant(const char *t);
@@ -246,6 +258,10 @@ void sq_conn_put(struct sq_store *s, struct conn *c);
 int sq_kinds_for_type(struct sq_store *s, const char *type, struct kind_col *out, uint32_t max,
                       int *gauge);
 void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_series *pse);
+/* A read-only store tries to open for writing (the background thread's): 1 when it is
+ * writable now, 0 when not yet (no room, or queries kept their connections), or SC_E*
+ * (detail in err) when opening for writing failed; it stays read-only. */
+int sq_reopen(struct sq_store *s, char *err);
 
 /* ---- sqlite_read.c ---- */
 int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
@@ -266,8 +282,8 @@ int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
 int sq_write(struct sc_store *st, const struct sc_store_write *w, char *err);
 /* The writes in one transaction: all stored or none. */
 int sq_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err);
-/* The id lookup connection and its statements. */
-int sq_ids_open(struct sq_store *s, char *err);
+/* The id lookup connection and its statements (closing those open first). */
+int sq_ids_open(struct sq_store *s, enum sq_mode mode, char *err);
 void sq_ids_close(struct sq_store *s);
 /* Finalizes wdb's cached statements and closes it (wdb NULL after). */
 void sq_wdb_close(struct sq_store *s);

@@ -15,9 +15,10 @@ static const char *const idq_sql[IDQ_N] = {
     "SELECT id FROM series WHERE hash = ? LIMIT 1",
 };
 
-int sq_ids_open(struct sq_store *s, char *err)
+int sq_ids_open(struct sq_store *s, enum sq_mode mode, char *err)
 {
-    int rc = sq_open_db(s, &s->idb, 0, err);
+    sq_ids_close(s);
+    int rc = sq_open_db(s, &s->idb, mode, err);
     for (int i = 0; rc == 0 && i < IDQ_N; i++)
         if (sqlite3_prepare_v3(s->idb, idq_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->idq[i],
                                NULL) != SQLITE_OK)
@@ -27,12 +28,12 @@ int sq_ids_open(struct sq_store *s, char *err)
 
 void sq_ids_close(struct sq_store *s)
 {
-    for (int i = 0; i < IDQ_N; i++)
+    for (int i = 0; i < IDQ_N; i++) {
         sqlite3_finalize(s->idq[i]);
+        s->idq[i] = NULL;
+    }
     sqlite3_close(s->idb);
     s->idb = NULL;
-    free(s->touch);
-    sc_map64_release(&s->touched);
 }
 
 /* The committed id of a hash (0: none, or a negative SC_E*); mu held. */
@@ -391,8 +392,9 @@ static const char *const wst_sql[WST_N] = {
     "INSERT OR IGNORE INTO series(id, hash, tenant, labels) VALUES(?,?,?,?)",
     "INSERT OR IGNORE INTO series_labels(series_id, name, value) VALUES(?,?,?)",
     "INSERT OR IGNORE INTO kinds(id, profile, types) VALUES(?,?,?)",
-    "INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, nsamples, "
-    "totals, block) VALUES(?,?,?,?,?,?,?,?,?)",
+    /* parenthesized: one literal in two lines, not two elements missing a comma */
+    ("INSERT INTO profiles(series_id, kind_id, time_ns, duration_ns, period, timed, nsamples, "
+     "totals, block) VALUES(?,?,?,?,?,?,?,?,?)"),
     "INSERT OR IGNORE INTO dirty(series_id, kind_id, res, bucket) VALUES(?,?,?,?)",
 };
 

@@ -38,19 +38,19 @@ void sc_store_close(struct sc_store *s)
 
 const char *sc_store_read_only(const struct sc_store *s)
 {
-    return s && s->read_only[0] ? s->read_only : NULL;
+    return s && atomic_load(&s->ro) ? s->read_only : NULL;
 }
 
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err)
 {
-    if (s->read_only[0])
+    if (atomic_load(&s->ro))
         return sc_errf(err, SC_ENOSPACE, "%s", s->read_only);
     return s->ops->write(s, w, err);
 }
 
 int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err)
 {
-    if (s->read_only[0])
+    if (atomic_load(&s->ro))
         return sc_errf(err, SC_ENOSPACE, "%s", s->read_only);
     if (s->ops->write_many)
         return s->ops->write_many(s, ws, n, err);
@@ -115,7 +115,7 @@ int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_
 
 int sc_store_compact(struct sc_store *s, int64_t now_ns, int force, char *err)
 {
-    if (s->read_only[0])
+    if (atomic_load(&s->ro))
         return 0; /* nothing to write it with: reads merge raw profiles where rollups lag */
     return s->ops->compact(s, now_ns, force, err);
 }
@@ -214,6 +214,13 @@ int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns
     bg->arg = arg;
     bg->running = pthread_create(&bg->thread, NULL, bg_main, bg) == 0;
     return bg->running ? 0 : SC_EIO;
+}
+
+void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns)
+{
+    pthread_mutex_lock(&bg->mu);
+    bg->every_ns = every_ns;
+    pthread_mutex_unlock(&bg->mu);
 }
 
 void sc_store_bg_stop(struct sc_store_bg *bg)

@@ -34,23 +34,25 @@
 struct sc_store;
 
 struct sc_store_opts {
-    const char *engine;       /* "sqlite" (default) or "clickhouse" */
-    const char *dir;          /* data directory (created if missing) */
-    int64_t retention_ns;     /* profiles older than this go; 0 = keep forever */
-    int zstd_level;           /* block compression, default 3 */
-    int durable;              /* 1 (default): fsync every commit (synchronous=FULL) */
-    int background;           /* 1: a thread compacts rollups and applies retention */
-    uint64_t max_read_blocks; /* a read's work budget in stored blocks (0: none); over it a
-                                 read fails with SC_ELIMIT naming the limit (the server's
-                                 server.max_read_blocks) */
-    uint64_t max_read_rows;   /* the distinct stacks a merge may hold (0: none): with the
-                                 block budget, what bounds a query's memory */
-    uint64_t cache_memory;    /* sqlite: what SQLite may hold in all, mostly the page caches of
-                                 every connection (a soft limit, process-wide: caches then
-                                 reuse their pages instead of growing); 0 = 64 MiB */
-    int read_only_when_full;  /* 1: an embedded store whose disk is too full to open it for
-                                 writing opens read-only (sc_store_read_only says why;
-                                 writes fail with SC_ENOSPACE) instead of failing */
+    const char *engine;         /* "sqlite" (default) or "clickhouse" */
+    const char *dir;            /* data directory (created if missing) */
+    int64_t retention_ns;       /* profiles older than this go; 0 = keep forever */
+    int zstd_level;             /* block compression, default 3 */
+    int durable;                /* 1 (default): fsync every commit (synchronous=FULL) */
+    int background;             /* 1: a thread compacts rollups and applies retention */
+    uint64_t max_read_blocks;   /* a read's work budget in stored blocks (0: none); over it a
+                                   read fails with SC_ELIMIT naming the limit (the server's
+                                   server.max_read_blocks) */
+    uint64_t max_read_rows;     /* the distinct stacks a merge may hold (0: none): with the
+                                   block budget, what bounds a query's memory */
+    uint64_t cache_memory;      /* sqlite: what SQLite may hold in all, mostly the page caches of
+                                   every connection (a soft limit, process-wide: caches then
+                                   reuse their pages instead of growing); 0 = 64 MiB */
+    int read_only_when_full;    /* 1: an embedded store whose disk is too full to open it for
+                                   writing opens read-only (sc_store_read_only says why;
+                                   writes fail with SC_ENOSPACE) instead of failing, and its
+                                   background thread opens it for writing once there is room */
+    int64_t read_only_retry_ns; /* how often that is tried (0: every 10 s) */
     /* clickhouse (docs/storage.md): */
     const char *url;           /* the HTTP interface queries go to */
     const char *cluster;       /* remote_servers cluster: Distributed tables; NULL: none */
@@ -69,7 +71,7 @@ int sc_store_open(const struct sc_store_opts *o, struct sc_store **out, char *er
 /* Waits for in-flight writes, stops the background thread, closes. NULL is fine. */
 void sc_store_close(struct sc_store *s);
 /* Why s takes no writes (opened read-only: see read_only_when_full), or NULL when it
- * does. */
+ * does (from the start, or since it could be opened for writing again). */
 const char *sc_store_read_only(const struct sc_store *s);
 
 /* One profile to write. */

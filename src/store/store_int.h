@@ -3,6 +3,7 @@
 #define SC_STORE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "model/buf.h"
@@ -55,7 +56,10 @@ struct sc_store_ops {
 struct sc_store {
     const struct sc_store_ops *ops;
     struct sc_store_opts opts;
-    char read_only[SC_ERR_LEN]; /* "": writable; else why not (sc_store_read_only) */
+    /* 1 while writes are refused (a store opened read-only: sc_store_read_only); a backend
+     * that opens for writing later clears it, once, when writes are safe */
+    atomic_int ro;
+    char read_only[SC_ERR_LEN]; /* why, set before ro turns 1 and not changed after */
 };
 
 /* Backends. */
@@ -96,6 +100,8 @@ struct sc_store_bg {
 /* Starts the thread (0, or SC_EIO when it cannot). */
 int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
                       void (*fn)(void *arg), void *arg);
+/* Changes the period from the next wait on; for fn itself to call. */
+void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns);
 /* Stops it; a bg never started (zeroed) is fine. */
 void sc_store_bg_stop(struct sc_store_bg *bg);
 

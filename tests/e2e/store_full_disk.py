@@ -4,6 +4,7 @@ import errno
 import os
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -19,12 +20,22 @@ RANGE = {"type": "cpu:samples", "query": "{}", "from": str(NOW - 3000), "until":
          "format": "tsv"}
 FILL_MAX = 2800  # push k is at NOW - 2900 + k: 12 MiB fill up before this many
 STARTED = []
+CONFIG = os.path.join(TMP, "scorch.yaml")
+RETRY = 0.2  # storage.read_only_retry: how often a read-only store tries for writing
+WRITABLE_LINE = "the store is writable"
 
 
 def server():
-    srv = Server(SCORCH, DATA, os.path.join(TMP, "server.log"), extra=["--no-fsync"])
+    srv = Server(SCORCH, DATA, os.path.join(TMP, "server.log"), config=CONFIG,
+                 extra=["--no-fsync"])
     STARTED.append(srv)
     return srv
+
+
+def this_run_log(srv):
+    """The server's stderr since it started (the log file is shared by every run)."""
+    with open(srv.log, "rb") as f:
+        return f.read().decode("utf-8", "replace").rsplit("---- start\n", 1)[-1]
 
 
 def free_bytes():
@@ -98,7 +109,91 @@ def read_only_checks(srv, acked, blob, what):
     return msg
 
 
+class Reader(threading.Thread):
+    """Queries all along, as users would while space is freed: every answer must be 200 and
+    hold every push acknowledged before, and nothing else but the pushes made since."""
+
+    def __init__(self, srv, before, candidates):
+        super().__init__(daemon=True)
+        self.srv, self.before, self.candidates = srv, set(before), set(candidates)
+        self.done, self.n, self.bad = threading.Event(), 0, []
+
+    def run(self):
+        while not self.done.is_set() and len(self.bad) < 5:
+            try:
+                st, _, data = self.srv.get("/api/v1/render", RANGE, timeout=30)
+                self.n += 1
+                if st != 200:
+                    self.bad.append("answered %d: %r" % (st, data[:200]))
+                    continue
+                rows = parse_tsv_rows(data.decode())
+            except Exception as e:  # in a thread: finish() reports it
+                self.bad.append("a query failed: %r" % e)
+                continue
+            got = {int(fn[1:].split("_")[0]) for fn in rows if fn.startswith("f")}
+            if not self.before <= got <= self.before | self.candidates:
+                self.bad.append("%d acknowledged pushes missing, %d unknown" % (
+                    len(self.before - got), len(got - self.before - self.candidates)))
+
+    def finish(self, what):
+        self.done.set()
+        self.join(60)
+        check(not self.is_alive(), "%s: a query did not come back" % what)
+        check(self.n > 0 and not self.bad, "%s: %d queries while the store turned writable: "
+              "%s" % (what, self.n, self.bad))
+        return self.n
+
+
+def writable_again(srv, acked, blob, k, free_space, what):
+    """Space is freed under a running read-only server, queries running all along (four at a
+    time, so the switch often finds one in flight): within a few retries it takes pushes
+    again (push k, tried until acknowledged), /healthz and /metrics say so, one stderr line
+    says so, and every push acknowledged before is still there. Before that, the retries on
+    the disk still full change nothing and log nothing."""
+    time.sleep(3 * RETRY)  # three retries with the disk still full
+    refused_full(srv, k, blob, what + ", retried on the full disk")
+    readers = [Reader(srv, acked, {k, k + 1, k + 2}) for _ in range(4)]
+    for reader in readers:
+        reader.start()
+    free_space()
+    t0 = time.time()
+    deadline, tries = t0 + 30, 0
+    while True:
+        st, _, data = push(srv, k, blob)
+        tries += 1
+        if st == 200:
+            break
+        check(st == 507, "%s: while space came back, a push answered %d: %r"
+              % (what, st, data[:200]))
+        check(time.time() < deadline, "%s: still read-only 30 s after space was freed (%d "
+              "pushes tried): %s" % (what, tries, data[:200]))
+        time.sleep(RETRY / 4)
+    took = time.time() - t0
+    acked.add(k)
+    # a few pushes on the writable store beside the queries, then the readers stop
+    for j in (1, 2):
+        st, _, data = push(srv, k + j, blob)
+        check(st == 200, "%s: a push after the store turned writable: %d %r"
+              % (what, st, data[:200]))
+        acked.add(k + j)
+    queries = sum(reader.finish(what) for reader in readers)
+    got = stored(srv)
+    check(got == acked, "%s: writable again: %d of %d acknowledged pushes read, %d unknown" % (
+        what, len(got & acked), len(acked), len(got - acked)))
+    st, _, body = srv.get("/healthz")
+    check(st == 200 and body == b"ok\n", "%s: writable again, /healthz: %d %r" % (what, st, body))
+    check(srv.metrics().get("scorch_store_read_only") == 0, "%s: writable again, "
+          "scorch_store_read_only is not 0" % what)
+    log = this_run_log(srv)
+    check(log.count(WRITABLE_LINE) == 1 and log.count("read-only") == 1,
+          "%s: stderr should say read-only once and writable once:\n%s" % (what, log))
+    return "a push acknowledged %.2f s after space was freed (retry every %.1f s, %d tries); " \
+        "%d queries meanwhile, all complete" % (took, RETRY, tries, queries)
+
+
 def run():
+    with open(CONFIG, "w") as f:
+        f.write("storage:\n  read_only_retry: %dms\n" % int(RETRY * 1000))
     blob = os.urandom(1 << 10).hex()  # incompressible frame names fill the disk fast
     # 1. pushes until the disk is full, then kill -9
     srv = server().start()
@@ -140,16 +235,24 @@ def run():
     check(wal > 32, "no WAL to read (%d bytes): the case is not made" % wal)
     srv = server().start()
     msg = read_only_checks(srv, acked, blob, "WAL without its index")
-    rc, _ = srv.stop()
-    check(rc == 0, "exit status %s" % rc)
     print("a WAL of %d bytes without its -shm on a full disk: read-only, every acknowledged "
           "push read (the WAL's too), stderr, /healthz and /metrics say so; a push: 507 %s"
           % (wal, msg))
 
-    # 4. space returns (the volume grows, the filler goes): a normal restart
-    os.unlink(FILLER)
-    r = subprocess.run(["mount", "-o", "remount,size=24m", SMALL], capture_output=True)
-    check(r.returncode == 0, "cannot grow the tmpfs: %s" % r.stderr.decode().strip())
+    # 4. space returns while it runs (the volume grows, the filler goes): writable again
+    def grow():
+        os.unlink(FILLER)
+        r = subprocess.run(["mount", "-o", "remount,size=24m", SMALL], capture_output=True)
+        check(r.returncode == 0, "cannot grow the tmpfs: %s" % r.stderr.decode().strip())
+
+    how = writable_again(srv, acked, blob, FILL_MAX + 4, grow, "WAL without its index")
+    rc, _ = srv.stop()
+    check(rc == 0, "exit status %s" % rc)
+    check(integrity() == "ok", "integrity after turning writable: %s" % integrity())
+    print("space back while it ran: writable again, /healthz ok, metric 0, one stderr line; "
+          "%s; integrity ok" % how)
+
+    # 5. a normal restart with room
     srv = server().start()
     st, _, body = srv.get("/healthz")
     check(st == 200 and body == b"ok\n", "with space again, /healthz: %d %r" % (st, body))
@@ -164,18 +267,20 @@ def run():
     left = files()
     print("space back: /healthz ok, pushes stored; a clean stop leaves %s" % left)
 
-    # 5. the disk fills while scorch is down (its WAL checkpointed and gone): read-only, the
-    # database read as an immutable file
+    # 6. the disk fills while scorch is down (its WAL checkpointed and gone): read-only, the
+    # database read as an immutable file; then the filler goes while it runs
     fill_up()
     srv = server().start()
-    msg = read_only_checks(srv, acked, blob, "a checkpointed store on a full disk")
+    read_only_checks(srv, acked, blob, "a checkpointed store on a full disk")
+    how = writable_again(srv, acked, blob, FILL_MAX + 7, lambda: os.unlink(FILLER),
+                         "a checkpointed store on a full disk")
     rc, _ = srv.stop()
     check(rc == 0, "exit status %s" % rc)
+    check(integrity() == "ok", "integrity after turning writable: %s" % integrity())
     print("the disk filled while scorch was down (files %s): read-only, every acknowledged "
-          "push read; a push: 507" % left)
+          "push read; space back while it ran: writable again, %s; integrity ok" % (left, how))
 
-    # 6. space returns again: a normal restart, and nothing was lost or corrupted
-    os.unlink(FILLER)
+    # 7. a normal restart, and nothing was lost or corrupted
     srv = server().start()
     st, _, data = push(srv, FILL_MAX + 3, blob)
     check(st == 200, "space back again, a push: %d %r" % (st, data[:200]))
@@ -184,7 +289,7 @@ def run():
     rc, _ = srv.stop()
     check(rc == 0, "exit status %s" % rc)
     check(integrity() == "ok", "integrity at the end: %s" % integrity())
-    print("space back again: a normal restart, %d pushes stored, integrity ok" % len(acked))
+    print("restarted: %d pushes stored, integrity ok" % len(acked))
 
 
 def main():

@@ -5,7 +5,9 @@
 # acknowledged push; a store that cannot be opened for writing there (its WAL index or its
 # WAL cannot be allocated) opens read-only: every acknowledged push read, from a WAL without
 # its -shm too, stderr, /healthz and /metrics say so, pushes are 507 naming the full disk;
-# when space returns a restart is normal, and the integrity check passes throughout
+# when space returns under the running read-only server (the filler deleted) it takes
+# pushes again by itself, queries answering all along, /healthz ok, the metric 0, every
+# acknowledged push kept; a restart is normal, and the integrity check passes throughout
 # (tests/e2e/store_full_disk.py does the work).
 set -u
 . "$SCORCH_SRC/tests/lib.sh"

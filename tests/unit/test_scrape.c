@@ -388,6 +388,13 @@ static void test_config(void)
     sc_config_release(&c);
     T_CHECK(parse("remote_write: {queue_max_bytes: 12 parsecs}", &c, err) == SC_EINVAL);
     sc_config_release(&c);
+    T_EQ_INT(parse("storage: {read_only_retry: 500ms}", &c, err), 0);
+    T_EQ_INT(c.storage_ro_retry_ns, 500000000LL);
+    sc_config_release(&c);
+    /* a retry loop faster than that would only burn the CPU */
+    T_CHECK(parse("storage: {read_only_retry: 10ms}", &c, err) == SC_EINVAL &&
+            strstr(err, "read_only_retry"));
+    sc_config_release(&c);
 }
 
 static int null_sink(void *ctx, const struct sc_scraped *p, char *err)
