@@ -88,7 +88,16 @@ static inline uint32_t idmap_get(const struct idmap *m, uint64_t id)
     return v ? *v + 1 : 0;
 }
 
+/* Where the fields of one kind lie: from the first one's tag to the end of the last one, so
+ * a sweep for that kind walks only them; contiguous when nothing else lies between (as
+ * every writer puts them), so the other sweeps can jump over the whole span. */
+struct span {
+    const uint8_t *start, *end;
+    bool broken; /* another field lies between two of them */
+};
+
 struct counts {
+    struct span sample_span, location_span;
     int time_keys;  /* the string table holds a timestamp label key */
     int str_labels; /* a sample has a string label (counted for SC_PPROF_LAZY_UNLABELLED) */
     uint64_t sample_types, samples, sample_locs, sample_values, labels;
@@ -102,6 +111,7 @@ struct dec {
     int lazy;    /* leave samples in the buffer (sc_pprof_decode_lazy) */
     int inlined; /* some location has more than one line: samples count frames by lines */
     uint64_t nsamples, max_sample_locs;
+    struct sc_pb_rd samples; /* the bytes that hold every sample message (struct span) */
     struct sc_profile *p;
     const struct sc_limits *lim;
     char *err;
@@ -147,11 +157,20 @@ static int has_str_label(struct sc_pb_rd r)
 
 static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
 {
-    const uint8_t *start = r.p;
+    const uint8_t *start = r.p, *at = r.p;
     struct sc_pb_field f;
     int k;
+    uint32_t last = 0;
     memset(c, 0, sizeof *c);
-    while ((k = sc_pb_next(&r, &f)) > 0) {
+    for (; (k = sc_pb_next(&r, &f)) > 0; at = r.p, last = f.num) {
+        if (f.num == 2 || f.num == 4) {
+            struct span *sp = f.num == 2 ? &c->sample_span : &c->location_span;
+            if (!sp->start)
+                sp->start = at;
+            else if (last != f.num)
+                sp->broken = true;
+            sp->end = r.p;
+        }
         switch (f.num) {
         case 1:
             c->sample_types++;
@@ -693,6 +712,13 @@ static int check_limit(struct dec *d, uint64_t have, uint32_t max, const char *w
             return sc_errf(d->err, SC_ENOMEM, "out of memory");                                    \
     } while (0)
 
+/* A reader over a span's fields (none when there are none). */
+static struct sc_pb_rd span_rd(const struct span *sp)
+{
+    struct sc_pb_rd r = {sp->start, sp->end};
+    return r;
+}
+
 static int decode(struct dec *d, const void *buf, size_t n)
 {
     struct sc_profile *p = d->p;
@@ -761,10 +787,19 @@ static int decode(struct dec *d, const void *buf, size_t n)
         (rc = idmap_init(&d->loc_ids, c.max_location_id, (uint32_t)c.locations)))
         return sc_errf(d->err, rc, "out of memory");
 
-    /* sweep 1: everything that refers to nothing but strings */
+    /* sweep 1: everything that refers to nothing but strings (over the samples and the
+     * locations when they lie together) */
     struct sc_pb_rd r = all;
     struct sc_pb_field f;
-    while (sc_pb_next(&r, &f) > 0) {
+    for (;;) {
+        if (r.p == c.sample_span.start && r.p && !c.sample_span.broken)
+            r.p = c.sample_span.end;
+        if (r.p == c.location_span.start && r.p && !c.location_span.broken) {
+            r.p = c.location_span.end;
+            continue; /* the samples may start here */
+        }
+        if (sc_pb_next(&r, &f) <= 0)
+            break;
         switch (f.num) {
         case 1:
             if (f.wt != SC_WT_LEN)
@@ -837,7 +872,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
     }
 
     /* sweep 2: locations (functions and mappings are known now) */
-    r = all;
+    r = span_rd(&c.location_span);
     while (sc_pb_next(&r, &f) > 0)
         if (f.num == 4 && (rc = dec_location(d, f.payload)))
             return rc;
@@ -850,9 +885,10 @@ static int decode(struct dec *d, const void *buf, size_t n)
     if (d->lazy &&
         c.max_sample_locs * (c.max_location_lines ? c.max_location_lines : 1) >
             lim->max_stack_depth &&
-        (rc = walk_samples(d, all, 0, c.samples, NULL, NULL)))
+        (rc = walk_samples(d, span_rd(&c.sample_span), 0, c.samples, NULL, NULL)))
         return rc;
-    r = all;
+    d->samples = span_rd(&c.sample_span);
+    r = d->samples;
     while (!d->lazy && sc_pb_next(&r, &f) > 0)
         if (f.num == 2 && (rc = store_sample(d, f.payload)))
             return rc;
@@ -865,7 +901,6 @@ static int decode(struct dec *d, const void *buf, size_t n)
 struct lazy {
     struct sc_sample_source base;
     struct dec d; /* read-only during walks: each walk copies it */
-    struct sc_pb_rd all;
 };
 
 static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint32_t nparts,
@@ -876,7 +911,7 @@ static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint3
     struct dec d = z->d;
     d.err = err;
     uint64_t n = z->d.nsamples;
-    return walk_samples(&d, z->all, part * n / nparts, (part + 1) * n / nparts, visit, ctx);
+    return walk_samples(&d, z->d.samples, part * n / nparts, (part + 1) * n / nparts, visit, ctx);
 }
 
 static void lazy_release(struct sc_sample_source *src)
@@ -908,8 +943,6 @@ static int pprof_decode(const void *buf, size_t n, const struct sc_limits *lim,
             z->base.nsamples = (uint32_t)d.nsamples;
             z->d = d;
             z->d.err = NULL;
-            z->all.p = buf;
-            z->all.end = (const uint8_t *)buf + n;
             p->lazy = &z->base;
             return 0; /* z owns loc_ids now */
         }
