@@ -434,6 +434,12 @@ def main():
     ingest("no-format-noise", [b"app"], bytes((i * 73 + 19) % 256 for i in range(512)))
     ingest("no-format-pprof", [b"app"], gzip.compress(pp["inline-labels"], mtime=0))
     ingest("inlined-over-depth", [b"app", b"", b"", b"pprof"], pp["inlined-over-depth"])
+    # gzip trailers that claim too little: two members (the last one's size), and a lie
+    ingest("gzip-2members", [b"app.cpu", b"", b"", b"folded"],
+           gzip.compress(FOLDED["deep"], mtime=0) + gzip.compress(FOLDED["simple"], mtime=0))
+    liar = bytearray(gzip.compress(FOLDED["deep"], mtime=0))
+    liar[-4:] = (100).to_bytes(4, "little")
+    ingest("gzip-liar", [b"app.cpu", b"", b"", b"folded"], bytes(liar))
     # delta: two profiles, the first one's length in two little-endian bytes
     def pair(name, a, b):
         if a in pp and b in pp:

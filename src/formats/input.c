@@ -125,6 +125,16 @@ int sc_is_gzip(const void *buf, size_t n)
     return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
 }
 
+uint64_t sc_gzip_claim(const void *buf, size_t n)
+{
+    if (!sc_is_gzip(buf, n) || n < 18)
+        return 0;
+    const unsigned char *t = (const unsigned char *)buf + n - 4;
+    uint64_t isize =
+        (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
+    return isize / 1032 <= n ? isize : 0;
+}
+
 int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *outlen, char *err)
 {
     struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
@@ -142,11 +152,10 @@ int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *ou
             rc = sc_errf(err, SC_EFORMAT, "truncated gzip data");
             break;
         }
-        uint32_t isize = (uint32_t)src[n - 4] | (uint32_t)src[n - 3] << 8 |
-                         (uint32_t)src[n - 2] << 16 | (uint32_t)src[n - 1] << 24;
-        /* DEFLATE expands at most 1032:1, so a larger ISIZE is a lie that would have a few
-         * hostile bytes allocate up to max_out at once: fall back to growing. */
-        size_t guess = isize && isize / 1032 <= n ? isize : 4096;
+        /* an impossible ISIZE is a lie that would have a few hostile bytes allocate up to
+         * max_out at once: fall back to growing */
+        uint64_t claim = sc_gzip_claim(src, n);
+        size_t guess = claim ? (size_t)claim : 4096;
         size_t want = len + guess;
         if (want < len + n * 2)
             want = len + n * 2; /* ISIZE of a multi-member file describes the last member */

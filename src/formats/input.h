@@ -51,11 +51,16 @@ void sc_input_release(struct sc_input *in);
 /* True when buf starts with the gzip magic. */
 int sc_is_gzip(const void *buf, size_t n);
 
+/* The plain size gzip data's trailer claims (ISIZE: the last member's length mod 2^32) when
+ * DEFLATE could make it of these n bytes (at most 1,032 times them), else 0 (no trailer, a
+ * zero or an impossible one). A hint: a multi-member file's trailer tells only its last
+ * member, and nothing stops a trailer from lying. */
+uint64_t sc_gzip_claim(const void *buf, size_t n);
+
 /* Inflates every gzip member of in into a new malloc'd buffer (freed by the caller),
- * refusing more than max_out bytes. 0 or SC_EFORMAT / SC_ELIMIT / SC_ENOMEM. */
+ * refusing more than max_out bytes. 0, SC_EFORMAT / SC_ENOMEM, or SC_ELIMIT, which means
+ * exactly that the output would pass max_out (nothing else is SC_ELIMIT here). */
 int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *outlen, char *err);
-/* (Past max_out the error says "gzip data inflates to more than N bytes": the server's
- * /ingest tells a trailer that claimed too little by those words.) */
 
 /* Appends the gzip of in to out (level 1..12, libdeflate's scale). 0 or SC_ENOMEM. */
 int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);

@@ -463,6 +463,31 @@ static const char *stc_profile_name(const struct stc *c, const struct sc_profile
     return NULL;
 }
 
+int sc_ingest_inflate(const void **body, size_t *len, uint64_t claim, const struct sc_limits *lim,
+                      void **plain, int *over_claim, char *err)
+{
+    *plain = NULL;
+    *over_claim = 0;
+    if (*len > lim->max_input)
+        return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", *len,
+                       (unsigned long long)lim->max_input);
+    if (!sc_is_gzip(*body, *len))
+        return 0;
+    int held = claim && claim < lim->max_decompressed;
+    size_t n;
+    int rc = sc_gunzip(*body, *len, held ? claim : lim->max_decompressed, plain, &n, err);
+    if (rc == SC_ELIMIT && held) {
+        *over_claim = 1;
+        sc_errf(err, rc, "gzip data inflates past the %llu bytes its trailer claims",
+                (unsigned long long)claim);
+    }
+    if (rc)
+        return rc;
+    *body = *plain;
+    *len = n;
+    return 0;
+}
+
 int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
               struct sc_ingest_result *res, char *err)
 {
@@ -535,15 +560,7 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     void *plain = NULL;
     size_t plen = r->len;
     const void *body = r->body;
-    if (r->len > lim->max_input) {
-        sc_labels_release(&labels);
-        return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", r->len,
-                       (unsigned long long)lim->max_input);
-    }
-    if (sc_is_gzip(body, r->len)) {
-        rc = sc_gunzip(body, r->len, lim->max_decompressed, &plain, &plen, err);
-        body = plain;
-    }
+    rc = sc_ingest_inflate(&body, &plen, r->gzip_claim, lim, &plain, &res->over_claim, err);
     if (!rc && detect) {
         fmt = sc_detect_format(body, plen);
         format = fmt == SC_FMT_PPROF ? "pprof" : fmt == SC_FMT_PERF ? "perf_script" : "folded";

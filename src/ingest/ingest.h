@@ -47,6 +47,7 @@ struct sc_ingest_req {
     const char *aggregation;
     const void *body; /* the profile (gzip or not); borrowed */
     size_t len;
+    uint64_t gzip_claim; /* a gzip body inflates to no more (sc_ingest_inflate); 0: the limit */
     const char *sample_type_config; /* multipart part (JSON), may be NULL; borrowed */
     size_t sample_type_config_len;
     size_t prev_profile_len;  /* size of a multipart prev_profile part (0: none) */
@@ -60,6 +61,7 @@ struct sc_ingest_result {
     char service[256]; /* service_name */
     uint32_t series;   /* series written: more than 1 when samples had labels */
     char dropped[256]; /* sample label names not made series labels (split.h) */
+    int over_claim;    /* the gzip body inflated past r->gzip_claim: nothing decoded */
 };
 
 /* A profile's samples make at most this many series by their labels (split.h). */
@@ -67,9 +69,23 @@ struct sc_ingest_result {
 
 /* Decodes and stores one push. lim bounds the body (size, decompressed size, counts).
  * 0, or SC_EINVAL (bad parameters: 400), SC_EFORMAT (bad body: 400), SC_ELIMIT (413/400),
- * SC_EUNSUPPORTED (format: 415) or a store error, with a one-line reason in err. */
+ * SC_EUNSUPPORTED (format: 415) or a store error, with a one-line reason in err; or
+ * SC_ELIMIT with res->over_claim set (sc_ingest_inflate: call again unclaimed). */
 int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc_limits *lim,
               struct sc_ingest_result *res, char *err);
+
+/* The pushed body *body of *len bytes, checked against lim->max_input and inflated when it
+ * is gzip (no profile format starts with gzip's magic: in protobuf 0x1f would be field 3 of
+ * wire type 7); then *body and *len are the plain bytes and *plain what the caller frees
+ * (NULL when not gzip; on an error nothing changes but *over_claim). claim, when less than
+ * lim->max_decompressed, bounds inflation instead: the server admitted the body at the
+ * size its trailer claims (sc_gzip_claim), and a body that inflates past it (a
+ * multi-member file, a lie) fails with SC_ELIMIT and *over_claim = 1 before anything is
+ * decoded, to be measured and admitted again. Only the body's own gzip is held to it:
+ * nested payloads (Connect's pprofs, OTLP's JSON) keep lim's. 0 or SC_ELIMIT / SC_EFORMAT
+ * / SC_ENOMEM. */
+int sc_ingest_inflate(const void **body, size_t *len, uint64_t claim, const struct sc_limits *lim,
+                      void **plain, int *over_claim, char *err);
 
 /* One decoded profile of any source (a push, OTLP, Connect, the scraper) to store under a
  * series: what every way in shares. */
@@ -115,24 +131,28 @@ struct sc_ingest_batch {
     uint32_t rejected;       /* profiles refused (OTLP's partial success) */
     uint64_t samples;        /* samples stored */
     char reason[SC_ERR_LEN]; /* why profiles were refused: the first reason, and how many */
+    int over_claim;          /* the gzip body inflated past gzip_claim: nothing stored */
 };
 
 /* An OTLP ExportProfilesServiceRequest (formats/otlp.h; gzip or not, json: OTLP JSON): every
  * profile that decodes is stored through sc_ingest_store; a profile that does not is
  * counted in res->rejected with the reason (partial success). Returns 0 once every good
  * profile is stored (durably), or an error for the request as a whole: SC_EFORMAT (not an
- * OTLP request: nothing stored), SC_ELIMIT, or a store error (profiles before it may be
- * stored). */
-int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
-                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
+ * OTLP request: nothing stored), SC_ELIMIT (res->over_claim: past gzip_claim, nothing
+ * stored; see sc_ingest_inflate), or a store error (profiles before it may be stored). */
+int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   uint64_t gzip_claim, int json, const struct sc_limits *lim,
+                   struct sc_ingest_batch *res, char *err);
 
 /* A push.v1.PushRequest (formats/push.h; gzip or not, json: Connect's JSON): each series'
  * labels (names starting with "__" are Pyroscope's private ones and dropped; __name__
  * names the profile: process_cpu -> cpu, memory -> heap, ..., else the pprof decides) with
  * every raw pprof of its samples. All of it is decoded and checked before anything is
- * stored, so a refused request stored nothing. 0, or SC_EINVAL / SC_EFORMAT / SC_ELIMIT /
- * a store error with the reason in err. */
-int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
-                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err);
+ * stored, so a refused request stored nothing. 0, or SC_EINVAL / SC_EFORMAT / SC_ELIMIT
+ * (res->over_claim: past gzip_claim, as in sc_ingest_otlp) / a store error with the reason
+ * in err. */
+int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   uint64_t gzip_claim, int json, const struct sc_limits *lim,
+                   struct sc_ingest_batch *res, char *err);
 
 #endif

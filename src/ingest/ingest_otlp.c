@@ -9,34 +9,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* body, inflated when it is gzip (protobuf and JSON never start with gzip's magic: 0x1f
- * would be field 3 of wire type 7). *plain is what the caller frees. */
-static int inflate_body(const void **body, size_t *len, const struct sc_limits *lim, void **plain,
-                        char *err)
-{
-    *plain = NULL;
-    if (*len > lim->max_input)
-        return sc_errf(err, SC_ELIMIT, "body of %zu bytes is more than %llu", *len,
-                       (unsigned long long)lim->max_input);
-    if (!sc_is_gzip(*body, *len))
-        return 0;
-    int rc = sc_gunzip(*body, *len, lim->max_decompressed, plain, len, err);
-    *body = *plain;
-    return rc;
-}
-
 static void note_rejected(struct sc_ingest_batch *res, const char *why)
 {
     if (res->rejected++ == 0)
         snprintf(res->reason, sizeof res->reason, "%s", why);
 }
 
-int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
-                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
+int sc_ingest_otlp(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   uint64_t gzip_claim, int json, const struct sc_limits *lim,
+                   struct sc_ingest_batch *res, char *err)
 {
     memset(res, 0, sizeof *res);
     void *plain;
-    int rc = inflate_body(&body, &len, lim, &plain, err);
+    int rc = sc_ingest_inflate(&body, &len, gzip_claim, lim, &plain, &res->over_claim, err);
     struct sc_otlp_req *req = NULL;
     if (!rc)
         rc = sc_otlp_open(body, len, json, lim, &req, err);
@@ -186,14 +171,15 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
     return rc;
 }
 
-int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len, int json,
-                   const struct sc_limits *lim, struct sc_ingest_batch *res, char *err)
+int sc_ingest_push(struct sc_store *s, const char *tenant, const void *body, size_t len,
+                   uint64_t gzip_claim, int json, const struct sc_limits *lim,
+                   struct sc_ingest_batch *res, char *err)
 {
     memset(res, 0, sizeof *res);
     void *plain;
     struct sc_push_req pr;
     memset(&pr, 0, sizeof pr);
-    int rc = inflate_body(&body, &len, lim, &plain, err);
+    int rc = sc_ingest_inflate(&body, &len, gzip_claim, lim, &plain, &res->over_claim, err);
     if (!rc)
         rc = sc_push_decode(body, len, json, 48, lim->max_decompressed, &pr, err);
     uint64_t nprof = 0;

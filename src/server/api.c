@@ -51,6 +51,7 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
         .aggregation = sc_req_arg(r, "aggregationType"),
         .body = body->data ? body->data : "",
         .len = body->len,
+        .gzip_claim = r->gzip_claim,
         .sample_type_config = r->part_config.data,
         .sample_type_config_len = r->part_config.len,
         .prev_profile_len = r->part_prev.len,
@@ -60,16 +61,10 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
         q.format = "pprof";
     struct sc_ingest_result res;
     char err[SC_ERR_LEN] = "";
-    struct sc_limits lim = srv->opts.limits;
-    /* admitted at its gzip trailer's claim: held to it */
-    int held = r->plain_claim && r->plain_claim < lim.max_decompressed;
-    if (held)
-        lim.max_decompressed = r->plain_claim;
-    int rc = sc_ingest(srv->store, &q, &lim, &res, err);
-    if (rc == SC_ELIMIT && held && strstr(err, "inflates to more than")) {
-        r->claim_over = 1; /* measured and tried again (server.c); nothing was stored */
-        return 0;
-    }
+    int rc = sc_ingest(srv->store, &q, &srv->opts.limits, &res, err);
+    r->over_claim = res.over_claim;
+    if (r->over_claim)
+        return 0; /* nothing stored: sc_server_push measures it and runs it again */
     sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
     if (rc)
         return sc_resp_code(w, rc, err);

@@ -111,9 +111,11 @@ int sc_api_otlp(struct sc_req *r, struct sc_resp *w)
     if (rc)
         return otlp_error(w, pb, SC_EINVAL, err);
     struct sc_ingest_batch b;
-    struct sc_limits lim = srv->opts.limits;
-    rc = sc_ingest_otlp(srv->store, r->tenant, r->body.data ? r->body.data : "", r->body.len, json,
-                        &lim, &b, err);
+    rc = sc_ingest_otlp(srv->store, r->tenant, r->body.data ? r->body.data : "", r->body.len,
+                        r->gzip_claim, json, &srv->opts.limits, &b, err);
+    r->over_claim = b.over_claim;
+    if (r->over_claim)
+        return 0; /* nothing stored: sc_server_push measures it and runs it again */
     if (rc)
         return otlp_error(w, pb, rc, err);
     count_ingest(srv, &b, r->body.len, t0);
@@ -170,9 +172,11 @@ int sc_api_push(struct sc_req *r, struct sc_resp *w)
         return connect_error(w, SC_EUNSUPPORTED, err);
     }
     struct sc_ingest_batch b;
-    struct sc_limits lim = srv->opts.limits;
     int rc = sc_ingest_push(srv->store, r->tenant, r->body.data ? r->body.data : "", r->body.len,
-                            json, &lim, &b, err);
+                            r->gzip_claim, json, &srv->opts.limits, &b, err);
+    r->over_claim = b.over_claim;
+    if (r->over_claim)
+        return 0; /* nothing stored: sc_server_push measures it and runs it again */
     if (rc)
         return connect_error(w, rc, err);
     count_ingest(srv, &b, r->body.len, t0);

@@ -184,10 +184,48 @@ static int status_of(int rc)
     }
 }
 
-/* The whole request is in: unframe, admit, ingest, answer. */
+/* One Export request as sc_server_push runs it: ingest and answer, unless the gzip message
+ * inflated past its claim (then nothing was stored or answered). */
+struct export_run {
+    struct conn *c;
+    struct stream *st;
+    const unsigned char *b; /* the gRPC frame: 5 bytes of header, the message */
+    size_t n;
+};
+
+static int run_export(void *ctx, uint64_t claim)
+{
+    struct export_run *x = ctx;
+    struct sc_server *srv = x->c->g->srv;
+    double t0 = sc_server_now();
+    struct sc_ingest_batch res;
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_ingest_otlp(srv->store, x->st->tenant, x->b + 5, x->n - 5, claim, 0,
+                            &srv->opts.limits, &res, err);
+    if (res.over_claim)
+        return 1;
+    sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
+    if (rc) {
+        atomic_fetch_add(&srv->metrics.errors[rc == SC_EFORMAT  ? SC_REASON_FORMAT
+                                              : rc == SC_ELIMIT ? SC_REASON_LIMIT
+                                                                : SC_REASON_INTERNAL],
+                         1);
+        refuse(x->c, x->st, status_of(rc), err);
+        return 0;
+    }
+    atomic_fetch_add(&srv->metrics.ingest_ok, res.stored);
+    atomic_fetch_add(&srv->metrics.ingest_bytes, x->n);
+    atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
+    struct sc_buf msg = SC_BUF_INIT;
+    sc_otlp_put_response(&msg, 0, res.rejected, res.reason);
+    reply(x->c, x->st, &msg);
+    sc_buf_release(&msg);
+    return 0;
+}
+
+/* The whole request is in: unframe, then admit, ingest and answer (sc_server_push). */
 static void answer(struct conn *c, struct stream *st)
 {
-    struct sc_server *srv = c->g->srv;
     const unsigned char *b = (const unsigned char *)st->body.data;
     size_t n = st->body.len;
     if (n < 5 || (b[0] != 0 && b[0] != 1) ||
@@ -199,33 +237,10 @@ static void answer(struct conn *c, struct stream *st)
         refuse(c, st, GS_INVALID, "a compressed message without grpc-encoding: gzip");
         return;
     }
-    uint64_t cost = sc_server_ingest_cost(srv, b + 5, n - 5, NULL);
-    if (sc_server_admit(srv, cost)) {
+    struct export_run x = {c, st, b, n};
+    uint64_t cost;
+    if (sc_server_push(c->g->srv, b + 5, n - 5, run_export, &x, &cost))
         refuse(c, st, GS_EXHAUSTED, "server busy: no memory to decode the request; retry later");
-        return;
-    }
-    double t0 = sc_server_now();
-    struct sc_ingest_batch res;
-    char err[SC_ERR_LEN] = "";
-    struct sc_limits lim = srv->opts.limits;
-    int rc = sc_ingest_otlp(srv->store, st->tenant, b + 5, n - 5, 0, &lim, &res, err);
-    sc_server_unadmit(srv, cost);
-    sc_metrics_observe(&srv->metrics.ingest, sc_server_now() - t0);
-    if (rc) {
-        atomic_fetch_add(&srv->metrics.errors[rc == SC_EFORMAT  ? SC_REASON_FORMAT
-                                              : rc == SC_ELIMIT ? SC_REASON_LIMIT
-                                                                : SC_REASON_INTERNAL],
-                         1);
-        refuse(c, st, status_of(rc), err);
-        return;
-    }
-    atomic_fetch_add(&srv->metrics.ingest_ok, res.stored);
-    atomic_fetch_add(&srv->metrics.ingest_bytes, n);
-    atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
-    struct sc_buf msg = SC_BUF_INIT;
-    sc_otlp_put_response(&msg, 0, res.rejected, res.reason);
-    reply(c, st, &msg);
-    sc_buf_release(&msg);
 }
 
 /* ---- nghttp2 callbacks ---- */

@@ -369,53 +369,35 @@ static uint64_t gzip_size(const void *data, size_t len, uint64_t max)
     return total;
 }
 
-/* Memory to decode r's push, for the ingest budget: the body, plus DECODE_FACTOR times the
- * plain bytes (what a gzip body really inflates to); a body that inflates past the limit
+/* Memory to decode a push's body, for the ingest budget: the body, plus DECODE_FACTOR
+ * times the plain bytes (what a gzip body inflates to); a body that inflates past the limit
  * only costs the limit (the decoder refuses it after inflating that much). At most the
  * whole budget, so a big push runs alone instead of never. The factor is measured: a pprof
  * whose bytes are mostly location references (deep stacks) decodes into 4 bytes per byte,
- * plus the plain bytes it keeps (61 MB of them took 300 MB). */
+ * plus the plain bytes it keeps (61 MB of them took 300 MB). claim NULL: a gzip body's
+ * size is measured (one inflation); else its trailer's claim is taken when plausible and
+ * stored there (0: measured). */
 #define DECODE_FACTOR 5
-uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len,
-                               uint64_t *claim)
+static uint64_t ingest_cost(const struct sc_server *srv, const void *data, size_t len,
+                            uint64_t *claim)
 {
     const struct sc_server_opts *o = &srv->opts;
     uint64_t cost = len + DECODE_FACTOR * (uint64_t)len;
     if (claim)
         *claim = 0;
     if (data && sc_is_gzip(data, len)) {
-        /* the trailer's ISIZE, when DEFLATE could make it of these bytes, saves inflating
-         * the body twice (gzip_size was a third of a push's CPU); the decoder is held to
-         * it, so a trailer that lies costs a second admission, not the budget */
-        const unsigned char *t = (const unsigned char *)data + len - 4;
-        uint64_t isize =
-            (uint64_t)t[0] | (uint64_t)t[1] << 8 | (uint64_t)t[2] << 16 | (uint64_t)t[3] << 24;
-        int plausible =
-            len >= 18 && isize && isize / 1032 <= len && isize <= o->limits.max_decompressed;
-        uint64_t out =
-            claim && plausible ? isize : gzip_size(data, len, o->limits.max_decompressed);
-        if (claim && plausible)
+        /* the trailer's ISIZE saves inflating the body twice (gzip_size was a third of a
+         * push's CPU); the decoder is held to it, so a trailer that lies costs a second
+         * admission, not the budget */
+        uint64_t isize = claim ? sc_gzip_claim(data, len) : 0;
+        int plausible = isize && isize <= o->limits.max_decompressed;
+        uint64_t out = plausible ? isize : gzip_size(data, len, o->limits.max_decompressed);
+        if (plausible)
             *claim = isize;
         cost = out > o->limits.max_decompressed ? len + o->limits.max_decompressed
                                                 : len + DECODE_FACTOR * out;
     }
     return cost < o->ingest_budget ? cost : o->ingest_budget;
-}
-
-/* /ingest may be admitted at its gzip trailer's claim (its handler holds the decoder to
- * it); the other ways in decode nested payloads too, so theirs is measured. */
-static void busy_push(struct sc_resp *w, uint64_t cost)
-{
-    sc_resp_error(w, 503,
-                  "server busy: waited %d s for memory to decode a push "
-                  "(it needs about %llu bytes); retry later",
-                  ADMIT_WAIT_S, (unsigned long long)cost);
-}
-
-static uint64_t ingest_cost(struct sc_req *r, int claim)
-{
-    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
-    return sc_server_ingest_cost(r->srv, b->data, b->len, claim ? &r->plain_claim : NULL);
 }
 
 /* Waits until cost fits in the ingest budget or nothing else is admitted; non-zero after
@@ -440,6 +422,61 @@ void sc_server_unadmit(struct sc_server *srv, uint64_t cost)
     srv->admitted -= cost;
     pthread_cond_broadcast(&srv->admit_cv);
     pthread_mutex_unlock(&srv->admit_mu);
+}
+
+int sc_server_push(struct sc_server *srv, const void *data, size_t len,
+                   int (*run)(void *ctx, uint64_t claim), void *ctx, uint64_t *cost)
+{
+    uint64_t claim;
+    *cost = ingest_cost(srv, data, len, &claim);
+    if (sc_server_admit(srv, *cost))
+        return -1;
+    int over = run(ctx, claim);
+    sc_server_unadmit(srv, *cost);
+    if (over && claim) {
+        /* the trailer claimed less than the body holds; nothing was stored: measured */
+        *cost = ingest_cost(srv, data, len, NULL);
+        if (sc_server_admit(srv, *cost))
+            return -1;
+        run(ctx, 0);
+        sc_server_unadmit(srv, *cost);
+    }
+    sc_server_trim(*cost);
+    return 0;
+}
+
+/* A push route's handler as sc_server_push runs it: the claim is the request's. */
+struct route_push {
+    const struct route *rt;
+    struct sc_req *r;
+    struct sc_resp *w;
+};
+
+static int run_route(void *ctx, uint64_t claim)
+{
+    struct route_push *x = ctx;
+    x->r->gzip_claim = claim;
+    x->r->over_claim = 0;
+    x->rt->fn(x->r, x->w);
+    return x->r->over_claim;
+}
+
+static void busy_push(struct sc_resp *w, uint64_t cost)
+{
+    sc_resp_error(w, 503,
+                  "server busy: waited %d s for memory to decode a push "
+                  "(it needs about %llu bytes); retry later",
+                  ADMIT_WAIT_S, (unsigned long long)cost);
+}
+
+/* r's push through its route's handler, under the ingest budget. */
+static void push_route(const struct route *rt, struct sc_req *r, struct sc_resp *w)
+{
+    const struct sc_buf *b = r->pp ? &r->part_profile : &r->body;
+    struct route_push x = {rt, r, w};
+    uint64_t cost;
+    if (sc_server_push(r->srv, b->data, b->len, run_route, &x, &cost))
+        busy_push(w, cost);
 }
 
 /* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope). */
@@ -589,7 +626,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (r->body_state == BODY_ANSWERED)
         return MHD_YES;
     struct sc_resp w = {0};
-    uint64_t cost = 0;
     if (r->body_state == BODY_TOO_LARGE) {
         sc_resp_error(&w, 413, "request body is more than the limit of %llu bytes",
                       (unsigned long long)srv->opts.max_body);
@@ -611,26 +647,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         if (atomic_load(&srv->closing)) {
             sc_resp_error(&w, 503, "server is shutting down; retry later");
-        } else if (rt && rt->ingest &&
-                   (cost = ingest_cost(r, rt->fn == sc_api_ingest), sc_server_admit(srv, cost))) {
-            busy_push(&w, cost);
+        } else if (rt && rt->ingest) {
+            push_route(rt, r, &w);
         } else if (rt) {
             rt->fn(r, &w);
-            if (rt->ingest)
-                sc_server_unadmit(srv, cost);
-            if (r->claim_over) {
-                /* the gzip trailer claimed less than the body holds: measured, again */
-                r->plain_claim = 0;
-                cost = ingest_cost(r, 0);
-                if (sc_server_admit(srv, cost)) {
-                    busy_push(&w, cost);
-                } else {
-                    rt->fn(r, &w);
-                    sc_server_unadmit(srv, cost);
-                }
-            }
-            if (rt->ingest)
-                sc_server_trim(cost);
             if (rt->query)
                 sc_metrics_observe(&srv->metrics.query, sc_server_now() - r->t0);
         } else {

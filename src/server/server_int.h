@@ -29,11 +29,10 @@ struct sc_req {
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
     int route; /* index into the route table; -1: the UI's files */
     double t0;
-    /* /ingest's gzip body admitted at the size its trailer claims: the decoder may inflate
-     * no more (0: its size was measured); over it the handler sets claim_over and the
-     * push is admitted again at its measured size and decoded again */
-    uint64_t plain_claim;
-    int claim_over;
+    /* a push route's run under sc_server_push: the size its gzip body was admitted at (the
+     * handler passes it on as gzip_claim; 0: measured), and whether it inflated past it */
+    uint64_t gzip_claim;
+    int over_claim;
 };
 
 struct sc_resp {
@@ -237,14 +236,21 @@ int sc_server_auth(const struct sc_server_opts *o, const struct sc_auth_in *in, 
  * would pass it; sc_server_uncharge gives them back. */
 int sc_server_charge(struct sc_server *srv, uint64_t n);
 void sc_server_uncharge(struct sc_server *srv, uint64_t n);
-/* The memory decoding a pushed body costs (what a gzip body really inflates to, times the
- * decode factor), for sc_server_admit: waits up to 10 s for that share of the ingest
- * budget; 0 when admitted (give it back with sc_server_unadmit), else non-zero. */
-/* claim NULL: a gzip body's size is measured (one inflation); else its trailer's claim may
- * be taken and is stored there (0 when it was measured instead). */
-uint64_t sc_server_ingest_cost(const struct sc_server *srv, const void *data, size_t len,
-                               uint64_t *claim);
+/* Waits up to 10 s for cost bytes of the ingest budget: 0 when admitted (give it back with
+ * sc_server_unadmit), else non-zero. */
 int sc_server_admit(struct sc_server *srv, uint64_t cost);
 void sc_server_unadmit(struct sc_server *srv, uint64_t cost);
+/* Runs one push's decode and store under the ingest budget: the admission rule of every way
+ * in (/ingest, OTLP/HTTP, Connect, OTLP/gRPC). data, len: the body it pays for, costing
+ * what decoding it takes (a gzip body: what it inflates to, times a decode factor). A gzip
+ * body is admitted at the size its trailer claims when that is plausible, and run(ctx,
+ * claim) passes claim on as the ingest call's gzip_claim (sc_ingest_inflate) and returns
+ * that call's over_claim (0 for any other outcome, which it has answered). Over the claim
+ * (a multi-member file, whose trailer tells only its last member, or a lie) nothing was
+ * stored: the body is measured, admitted again at its real size and run(ctx, 0) once
+ * more. Then big allocations go back to the system (sc_server_trim). 0 when run has
+ * answered, or non-zero when the budget had no room for *cost bytes within 10 s. */
+int sc_server_push(struct sc_server *srv, const void *data, size_t len,
+                   int (*run)(void *ctx, uint64_t claim), void *ctx, uint64_t *cost);
 
 #endif

@@ -2,7 +2,8 @@
 # Pyroscope's push API (POST /push.v1.PusherService/Push, the Connect protocol Grafana
 # Alloy's pyroscope.write speaks) with real pprofs: a Go program built here writes a CPU and
 # a heap profile; a PushRequest (stubs from tests/proto/scorch_push.proto) carries them with
-# labels, as application/proto, gzip-encoded proto and application/json. The stored series
+# labels, as application/proto, gzip-encoded proto (one member, and two: a trailer that
+# claims too little) and application/json. The stored series
 # must render exactly what `scorch top --format tsv` reads from the same files, with the
 # profile named by __name__ (process_cpu -> cpu, memory -> heap) and Pyroscope's private
 # __labels__ dropped. Refusals are Connect errors ({"code": ..., "message": ...}): a raw
@@ -41,7 +42,11 @@ if len(sys.argv) > 6:
     req.series[1].samples.add(raw_profile=b"this is not a pprof")
 data = (json_format.MessageToJson(req).encode() if encoding == "json"
         else req.SerializeToString())
-open(out, "wb").write(gzip.compress(data) if encoding == "gzip" else data)
+if encoding == "gzip":
+    data = gzip.compress(data)
+elif encoding == "members":  # two gzip members: the trailer claims only the second's size
+    data = gzip.compress(data[:len(data) // 2]) + gzip.compress(data[len(data) // 2:])
+open(out, "wb").write(data)
 PY
 mk() { "$py" -B "$tmp/push.py" "$tmp/stubs" "$1" "$2" "$3" "$tmp" ${4:-} || fail "push.py"; }
 
@@ -62,6 +67,7 @@ push() { # push FILE CONTENT-TYPE [HEADER]: prints the status, the body in $tmp/
 
 mk "$tmp/req.pb" proto goprog
 mk "$tmp/req.gz" gzip goprog-gz
+mk "$tmp/req.gz2" members goprog-gz2
 mk "$tmp/req.json" json goprog-json
 mk "$tmp/bad.pb" proto goprog-bad bad
 
@@ -81,6 +87,9 @@ code=$(push "$tmp/req.pb" application/proto)
 [ "$code" = 200 ] && [ ! -s "$tmp/r" ] || fail "proto push: $code $(cat "$tmp/r")"
 code=$(push "$tmp/req.gz" application/proto 'Content-Encoding: gzip')
 [ "$code" = 200 ] || fail "gzip push: $code $(cat "$tmp/r")"
+# admitted at the claim, held to it (the gzip pprofs inside are not), measured, stored once
+code=$(push "$tmp/req.gz2" application/proto 'Content-Encoding: gzip')
+[ "$code" = 200 ] || fail "push of two gzip members: $code $(cat "$tmp/r")"
 code=$(push "$tmp/req.json" application/json)
 [ "$code" = 200 ] && [ "$(cat "$tmp/r")" = "{}" ] || fail "JSON push: $code $(cat "$tmp/r")"
 
@@ -88,7 +97,7 @@ code=$(push "$tmp/req.json" application/json)
 "$SCORCH" top --format tsv --sample-index alloc_space "$tmp/mem.pb.gz" >"$tmp/want.alloc"
 "$SCORCH" top --format tsv --sample-index inuse_space "$tmp/mem.pb.gz" >"$tmp/want.inuse"
 [ "$(wc -l <"$tmp/want.cpu")" -gt 3 ] || fail "the CPU profile is nearly empty"
-for s in goprog goprog-gz goprog-json; do
+for s in goprog goprog-gz goprog-gz2 goprog-json; do
     q="query=%7Bservice_name%3D%22$s%22%7D&from=now-1h&until=now%2B1m&format=tsv"
     for t in cpu:cpu:want.cpu heap:alloc_space:want.alloc heap:inuse_space:want.inuse; do
         curl -fs -H "$auth" "$url/api/v1/render?$q&type=${t%:*}" >"$tmp/got" ||
@@ -105,4 +114,4 @@ grep -q '"env":"test"' "$tmp/series" || fail "the env label is missing: $(cat "$
 grep -q '__' "$tmp/series" && fail "private __labels__ were stored: $(cat "$tmp/series")"
 curl -fs -H "$auth" "$url/api/v1/profile_types" | grep -q '"id":"heap:alloc_space"' ||
     fail "memory was not stored as heap"
-echo "ok: Connect pushes (proto, gzip, JSON) of a Go program's pprofs render as scorch top reads them"
+echo "ok: Connect pushes (proto, gzip, two gzip members, JSON) of a Go program's pprofs render as scorch top reads them"

@@ -414,7 +414,16 @@ def run_all(srv):
     liar[-4:] = (1000).to_bytes(4, "little")
     refused(400, ("corrupt gzip",), bytes(liar), "a gzip trailer that claims too little",
             name="liar", format="folded", **now)
-    print("ok: a two-member gzip push stored whole; a lying gzip trailer refused")
+    # past the real limit it is the limit's 413, however little the trailer claims
+    over = gzip.compress(b"\0" * ((64 << 20) + 1), 6) + gzip.compress(b"main;last 1\n")
+    refused(413, ("inflates to more than 67108864 bytes",), over,
+            "a two-member gzip push past the limit whose trailer claims 12 bytes",
+            name="overlimit", format="folded", **now)
+    names = series(srv)
+    check(names.count("members") == 1 and "liar" not in names and "overlimit" not in names,
+          "gzip pushes held to their claim: %s" % names)
+    print("ok: a two-member gzip push stored whole; a lying gzip trailer refused; past the "
+          "limit 413")
     # a folded body without a format is still folded (Pyroscope's default)
     srv.push(b"main;work 3\n", name="plain", **now)
 

@@ -7,7 +7,8 @@
 #   - OTLP/gRPC with Debian's python3-grpcio, gzip compression, "timestamps only" samples
 #   - OTLP/HTTP protobuf, samples of values paired with timestamps
 #   - OTLP/HTTP JSON (lowerCamelCase, hex ids, int64 strings), "values only" samples
-#   - OTLP/HTTP protobuf with Content-Encoding: gzip
+#   - OTLP/HTTP protobuf with Content-Encoding: gzip, and gzip of two members (whose trailer
+#     claims too little) over HTTP and gRPC: stored once, whole
 # The same capture also goes through /ingest?format=perf_script. Each OTLP series must
 # render the flame graph (folded and tsv, both sample types) that /ingest's does, and the
 # timestamped ones the heatmap /ingest's has, which is the perf script's own heatmap
@@ -60,6 +61,16 @@ c build "$perf" "$base" values svc-json "$tmp/values.pb" || fail "building the J
 c json "$tmp/values.pb" "$tmp/req.json"
 c build "$perf" "$base" paired svc-gz "$tmp/gz.pb"
 gzip -c "$tmp/gz.pb" >"$tmp/gz.pb.gz"
+# two gzip members, whose trailer tells only the second's size: admitted at that claim, the
+# body inflates past it, nothing is stored; measured, admitted again, stored once, whole
+members() {
+    half=$(($(wc -c <"$1") / 2))
+    { head -c "$half" "$1" | gzip -c; tail -c +$((half + 1)) "$1" | gzip -c; } >"$2"
+}
+c build "$perf" "$base" paired svc-gz2 "$tmp/gz2.pb"
+members "$tmp/gz2.pb" "$tmp/gz2.pb.gz"
+c build "$perf" "$base" timestamps svc-grpc2 "$tmp/grpc2.pb"
+members "$tmp/grpc2.pb" "$tmp/grpc2.pb.gz"
 
 # ---- refusals first: nothing of these may be stored ----
 out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc.pb")
@@ -113,6 +124,12 @@ code=$(curl -s -o "$tmp/r" -w '%{http_code} %{content_type}' -H "$auth" \
 code=$(curl -s -o "$tmp/r" -w '%{http_code}' -H "$auth" -H 'Content-Type: application/x-protobuf' \
     -H 'Content-Encoding: gzip' --data-binary @"$tmp/gz.pb.gz" "$url/v1development/profiles")
 [ "$code" = 200 ] || fail "OTLP/HTTP gzip: $code $(cat "$tmp/r")"
+code=$(curl -s -o "$tmp/r" -w '%{http_code}' -H "$auth" -H 'Content-Type: application/x-protobuf' \
+    -H 'Content-Encoding: gzip' --data-binary @"$tmp/gz2.pb.gz" "$url/v1development/profiles")
+[ "$code" = 200 ] || fail "OTLP/HTTP two gzip members: $code $(cat "$tmp/r")"
+# (gzip bytes in an uncompressed gRPC message: grpcio compresses only whole messages itself)
+out=$(c grpc "127.0.0.1:$gport" "$tmp/grpc2.pb.gz" --token s3cret)
+[ "$out" = "ok 0 " ] || fail "gRPC export of two gzip members: $out"
 curl -fs -H "$auth" --data-binary @"$perf" \
     "$url/ingest?name=svc-ref&format=perf_script&from=$base" >/dev/null || fail "/ingest perf_script"
 
@@ -122,7 +139,7 @@ for t in cpu:samples cpu:cpu-clock; do
         curl -fs -H "$auth" "$url/api/v1/render?query=$(q svc-ref)&type=$t&$range&format=$fmt" |
             sort >"$tmp/ref.$fmt" || fail "render svc-ref $t"
         [ "$(wc -l <"$tmp/ref.$fmt")" -gt 50 ] || fail "the reference $t $fmt is nearly empty"
-        for s in svc-grpc svc-pb svc-json svc-gz; do
+        for s in svc-grpc svc-pb svc-json svc-gz svc-gz2 svc-grpc2; do
             curl -fs -H "$auth" "$url/api/v1/render?query=$(q $s)&type=$t&$range&format=$fmt" |
                 sort >"$tmp/got.$fmt" || fail "render $s $t"
             cmp -s "$tmp/ref.$fmt" "$tmp/got.$fmt" || {
@@ -143,7 +160,7 @@ cmp -s "$tmp/want.samples" "$tmp/got.samples" || fail "the gRPC series is not th
 "$py" "$SCORCH_SRC/tests/compat/heatmap_ref.py" 50 "$perf" >"$tmp/heat.want"
 curl -fs -H "$auth" "$url/api/v1/heatmap?query=$(q svc-ref)&type=cpu:samples&$range" \
     >"$tmp/heat.ref"
-for s in svc-grpc svc-pb svc-gz; do
+for s in svc-grpc svc-pb svc-gz svc-gz2 svc-grpc2; do
     curl -fs -H "$auth" "$url/api/v1/heatmap?query=$(q $s)&type=cpu:samples&$range" \
         >"$tmp/heat.got"
     cmp -s "$tmp/heat.ref" "$tmp/heat.got" || fail "$s heatmap differs from /ingest's"

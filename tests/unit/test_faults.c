@@ -144,7 +144,42 @@ struct push {
     struct sc_ingest_req r;
     const char *body; /* with %d: each run's own frame (so its frames and stacks are new) */
     int n;
+    int claimed; /* gzip it as two members and push it as the server does (claimed_push) */
 };
+
+/* The server's two runs of a gzip body whose trailer claims too little (sc_server_push):
+ * held to the claim, SC_ELIMIT with over_claim and nothing stored; unclaimed, stored. An
+ * allocation failing in either run is its own error, never taken for over_claim (1: it
+ * was, or the claimed run stored). */
+static int claimed_push(struct push *x, const char *body, size_t len)
+{
+    /* the gzip is made with allocations neither counted nor failed */
+    long calls = alloc_calls, at = fail_at;
+    fail_at = -1;
+    struct sc_buf gz = SC_BUF_INIT;
+    int rc = sc_gzip(body, len / 2, 1, &gz);
+    if (!rc)
+        rc = sc_gzip(body + len / 2, len - len / 2, 1, &gz);
+    alloc_calls = calls;
+    fail_at = at;
+    x->r.body = gz.data;
+    x->r.len = gz.len;
+    x->r.gzip_claim = sc_gzip_claim(gz.data, gz.len);
+    struct sc_ingest_result res;
+    char err[SC_ERR_LEN];
+    if (!rc)
+        rc = sc_ingest(x->s, &x->r, &sc_limits_cli, &res, err);
+    if (!rc || (res.over_claim && rc != SC_ELIMIT)) {
+        rc = 1;
+    } else if (res.over_claim) {
+        x->r.gzip_claim = 0;
+        rc = sc_ingest(x->s, &x->r, &sc_limits_cli, &res, err);
+        if (res.over_claim)
+            rc = 1;
+    }
+    sc_buf_release(&gz);
+    return rc;
+}
 
 static int op_ingest(void *ctx)
 {
@@ -160,6 +195,8 @@ static int op_ingest(void *ctx)
     x->r.body = body;
     x->r.len = strlen(body);
     x->r.name = name;
+    if (x->claimed)
+        return claimed_push(x, body, x->r.len);
     struct sc_ingest_result res;
     char err[SC_ERR_LEN];
     return sc_ingest(x->s, &x->r, &sc_limits_cli, &res, err);
@@ -207,13 +244,17 @@ static void test_ingest_and_store(void)
     if (!s)
         return;
     struct push x = {
-        s, {.format = "folded"}, "main;a;b%d 10\nmain;a;c 5\nmain;d%d 3\nother 1\n", 0};
+        s, {.format = "folded"}, "main;a;b%d 10\nmain;a;c 5\nmain;d%d 3\nother 1\n", 0, 0};
     long n = each_failure("ingest + store write (folded)", op_ingest, &x);
     x.r.format = "perf_script";
     x.body = "prog 123/123 [000] 10.000000: 1 cpu-clock:\n\t4005d0 hot%d (/bin/prog)\n"
              "\t400600 main (/bin/prog)\n\nprog 123/124 [001] 10.010000: 1 cpu-clock:\n"
              "\t4005e0 cold%d (/bin/prog)\n\t400600 main (/bin/prog)\n\n";
     n += each_failure("ingest + store write (perf)", op_ingest, &x);
+    x.r.format = "folded";
+    x.body = "main;a;b%d 10\nmain;a;c 5\nmain;d%d 3\nother 1\n";
+    x.claimed = 1;
+    n += each_failure("ingest + store (gzip, claimed)", op_ingest, &x);
     T_CHECK(n > 0);
     /* what was written reads back whole: every successful run stored one profile */
     struct sc_store_stats st;

@@ -584,6 +584,135 @@ static void test_timed_pprof(void)
     T_EQ_INT(t_rmrf(tmpdir), 0);
 }
 
+static uint32_t nseries(struct sc_store *s)
+{
+    struct ids ids = {{0}, 0};
+    char err[SC_ERR_LEN] = "";
+    sc_store_series_list(s, NULL, "cpu:samples", 0, INT64_MAX, collect, &ids, err);
+    return ids.n;
+}
+
+/* n folded lines "main;f<i> 1", gzipped as one member and appended to gz. */
+static void gzip_lines(struct sc_buf *gz, int n)
+{
+    struct sc_buf text = SC_BUF_INIT;
+    for (int i = 0; i < n; i++)
+        sc_buf_printf(&text, "main;f%d 1\n", i);
+    T_EQ_INT(sc_gzip(text.data, text.len, 1, gz), 0);
+    sc_buf_release(&text);
+}
+
+/* The server admits a gzip body at its trailer's claim and holds inflation to it: a body
+ * that inflates past the claim reports over_claim (not the message: its words differ) and
+ * stores nothing; unclaimed, it is stored once, whole. Past the real limit it is the
+ * ordinary SC_ELIMIT (413), claimed or not. */
+static void test_gzip_claim(void)
+{
+    struct sc_store *s = open_store();
+    if (!s)
+        return;
+    char err[SC_ERR_LEN] = "";
+    struct sc_ingest_result res;
+    /* two members: the trailer tells only the last one's 12 bytes */
+    struct sc_buf gz = SC_BUF_INIT;
+    gzip_lines(&gz, 5000);
+    const char last[] = "main;last 1\n";
+    T_EQ_INT(sc_gzip(last, sizeof last - 1, 1, &gz), 0);
+    uint64_t claim = sc_gzip_claim(gz.data, gz.len);
+    T_EQ_INT(claim, sizeof last - 1);
+    T_EQ_INT(sc_gzip_claim(last, sizeof last - 1), 0); /* not gzip */
+    struct sc_ingest_req r = {.name = "claim",
+                              .from = "1700000000",
+                              .format = "folded",
+                              .body = gz.data,
+                              .len = gz.len,
+                              .gzip_claim = claim};
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), SC_ELIMIT);
+    T_EQ_INT(res.over_claim, 1);
+    T_EQ_INT(nseries(s), 0);
+    r.gzip_claim = 0;
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);
+    T_EQ_INT(res.over_claim, 0);
+    T_EQ_INT(res.samples, 5001);
+    T_EQ_INT(nseries(s), 1);
+    char *f = merged(s, NULL, "cpu:samples");
+    T_CHECK(strstr(f, "main;last 1\n") && strstr(f, "main;f4999 1\n"));
+    free(f);
+    /* a trailer that lies: held, over the claim; unclaimed, corrupt (ISIZE is checked) */
+    struct sc_buf liar = SC_BUF_INIT;
+    gzip_lines(&liar, 5000);
+    memcpy(liar.data + liar.len - 4, "\xe8\x03\x00\x00", 4); /* 1000 */
+    T_EQ_INT(sc_gzip_claim(liar.data, liar.len), 1000);
+    r.name = "liar";
+    r.body = liar.data;
+    r.len = liar.len;
+    r.gzip_claim = 1000;
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), SC_ELIMIT);
+    T_EQ_INT(res.over_claim, 1);
+    r.gzip_claim = 0;
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), SC_EFORMAT);
+    T_EQ_INT(res.over_claim, 0);
+    T_CHECK(strstr(err, "corrupt gzip") != NULL);
+    /* an ISIZE DEFLATE could not make of these bytes is no claim */
+    memcpy(liar.data + liar.len - 4, "\xff\xff\xff\x7f", 4);
+    T_EQ_INT(sc_gzip_claim(liar.data, liar.len), 0);
+    /* an honest claim, exactly met, decodes */
+    struct sc_buf one = SC_BUF_INIT;
+    gzip_lines(&one, 100);
+    r.name = "exact";
+    r.body = one.data;
+    r.len = one.len;
+    r.gzip_claim = sc_gzip_claim(one.data, one.len);
+    T_EQ_INT(sc_ingest(s, &r, &sc_limits_cli, &res, err), 0);
+    T_EQ_INT(res.over_claim, 0);
+    T_EQ_INT(res.samples, 100);
+    /* too big for the real limit: the ordinary SC_ELIMIT naming it, whether the claim says
+     * so (honest, past the limit: not held) or claims little (held, then unclaimed) */
+    struct sc_limits small = sc_limits_cli;
+    small.max_decompressed = 64 << 10;
+    struct sc_buf big = SC_BUF_INIT;
+    gzip_lines(&big, 10000); /* 128,890 bytes */
+    r.name = "big";
+    r.body = big.data;
+    r.len = big.len;
+    r.gzip_claim = sc_gzip_claim(big.data, big.len);
+    T_CHECK(r.gzip_claim > small.max_decompressed);
+    T_EQ_INT(sc_ingest(s, &r, &small, &res, err), SC_ELIMIT);
+    T_EQ_INT(res.over_claim, 0);
+    T_CHECK(strstr(err, "inflates to more than 65536 bytes") != NULL);
+    T_EQ_INT(sc_gzip(last, sizeof last - 1, 1, &big), 0);
+    r.len = big.len;
+    r.body = big.data;
+    r.gzip_claim = sc_gzip_claim(big.data, big.len);
+    T_EQ_INT(r.gzip_claim, sizeof last - 1);
+    T_EQ_INT(sc_ingest(s, &r, &small, &res, err), SC_ELIMIT);
+    T_EQ_INT(res.over_claim, 1);
+    r.gzip_claim = 0;
+    T_EQ_INT(sc_ingest(s, &r, &small, &res, err), SC_ELIMIT);
+    T_EQ_INT(res.over_claim, 0);
+    T_CHECK(strstr(err, "inflates to more than 65536 bytes") != NULL);
+    T_EQ_INT(nseries(s), 2); /* claim and exact; nothing of liar or big */
+    /* sc_ingest_inflate itself, as OTLP and Connect use it: held to the claim */
+    const void *body = gz.data;
+    size_t len = gz.len;
+    void *plain = NULL;
+    int over = -1;
+    T_EQ_INT(sc_ingest_inflate(&body, &len, claim, &sc_limits_cli, &plain, &over, err), SC_ELIMIT);
+    T_EQ_INT(over, 1);
+    free(plain);
+    T_EQ_INT(sc_ingest_inflate(&body, &len, 0, &sc_limits_cli, &plain, &over, err), 0);
+    T_EQ_INT(over, 0);
+    T_CHECK(len > 5000 * 9 && body == plain &&
+            memcmp((const char *)body + len - 12, last, 12) == 0);
+    free(plain);
+    sc_buf_release(&gz);
+    sc_buf_release(&liar);
+    sc_buf_release(&one);
+    sc_buf_release(&big);
+    sc_store_close(s);
+    T_EQ_INT(t_rmrf(tmpdir), 0);
+}
+
 int main(void)
 {
     T_RUN(test_names);
@@ -592,5 +721,6 @@ int main(void)
     T_RUN(test_timed_pprof);
     T_RUN(test_client_pprofs);
     T_RUN(test_config_mutations);
+    T_RUN(test_gzip_claim);
     return t_done();
 }
