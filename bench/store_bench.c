@@ -248,6 +248,12 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && !strcmp(argv[1], "--open"))
         return open_only(argv[2]);
+    if (argc > 1 && argv[1][0] == '-') {
+        /* a DIR starting with '-' is an option mistaken for one: a store named --help */
+        fprintf(stderr, "usage: store_bench [DIR] [PROFILES] [THREADS]   (defaults: a "
+                        "temporary directory, 8640, 16)\n       store_bench --open DIR\n");
+        return strcmp(argv[1], "--help") && strcmp(argv[1], "-h") ? 2 : 0;
+    }
     char dir[256];
     if (argc > 1 && argv[1][0]) {
         snprintf(dir, sizeof dir, "%s", argv[1]);
