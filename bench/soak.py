@@ -572,8 +572,9 @@ def summary(a, log, pushers, smp, load0):
                for k, f in cols.items()}
         print("malloc MiB (bench/malloc_probe.c) after the warm-up, at the end, slope a "
               "minute: " + "; ".join("%s %.1f, %.1f, %+.2f" % ((k,) + v) for k, v in fig.items())
-              + " (SQLite's page caches hold at most 16 MiB a connection; RSS also counts "
-              "what malloc keeps after free): the rest is %s" % trend(a, fig["the rest"][2]))
+              + " (SQLite's page caches hold at most 16 MiB a connection, and its heap at most "
+              "storage.cache_memory in all, 64 MiB by default; RSS also counts what malloc keeps "
+              "after free): the rest is %s" % trend(a, fig["the rest"][2]))
     elif a.probe:
         print("malloc: no figures (the probe wrote nothing)")
     return pok, pfail + sum(f for _, f, _ in runs.values())
