@@ -678,7 +678,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     }
     /* compaction every 10 s; a store that cannot start its thread still works (rollups
      * and retention wait for sc_store_compact); a read-only one tries for writing first */
-    int64_t every = s->ro_uri ? ro_retry_ns(s) : SQ_TICK_NS;
+    int64_t every = s->ro_uri ? ro_retry_ns(s) : sq_compact_every_ns(s);
     if (o->background)
         sc_store_bg_start(&s->bg, every, every, sq_bg_tick, s);
     *out = &s->base;

@@ -150,8 +150,11 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
 }
 
 /* Rebuilds up to `batch` dirty rollups of resolution res (those whose bucket ended before
- * cutoff s and whose lower level is clean) in one short transaction; *done counts them. */
-static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *done, char *err)
+ * cutoff s and whose lower level is clean) in one short transaction, stopping early once it
+ * has held the writer for slice_ns (0: no bound); *done counts them, *held_ns is how long
+ * the writer was held. */
+static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t slice_ns,
+                         int *done, int64_t *held_ns, char *err)
 {
     enum { BATCH = 256 };
     int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
@@ -162,10 +165,13 @@ static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *d
               "d.bucket < ? AND NOT EXISTS (SELECT 1 FROM dirty m WHERE "
               "m.series_id=d.series_id AND m.kind_id=d.kind_id AND m.res=? AND "
               "m.bucket >= d.bucket AND m.bucket < d.bucket + ?) LIMIT 64";
+    *done = 0;
+    *held_ns = 0;
     int64_t(*rows)[3] = malloc(BATCH * sizeof *rows);
     if (!rows)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     pthread_mutex_lock(&s->wdb_mu);
+    int64_t start = sc_mono_ns();
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
     int nrows = 0;
@@ -193,14 +199,18 @@ static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *d
                                       "res=? AND bucket=?",
                                       -1, &st, NULL) != SQLITE_OK)
         rc = sq_err(err, db, "compacting");
-    for (int i = 0; i < nrows && rc == 0; i++) {
-        rc = rollup_one(s, rows[i][0], rows[i][1], res, rows[i][2], err);
+    int n = 0;
+    for (; n < nrows && rc == 0; n++) {
+        if (n > 0 && slice_ns > 0 && sc_mono_ns() - start >= slice_ns)
+            break;
+        int64_t *row = rows[n];
+        rc = rollup_one(s, row[0], row[1], res, row[2], err);
         if (rc)
             break;
-        sqlite3_bind_int64(st, 1, rows[i][0]);
-        sqlite3_bind_int64(st, 2, rows[i][1]);
+        sqlite3_bind_int64(st, 1, row[0]);
+        sqlite3_bind_int64(st, 2, row[1]);
         sqlite3_bind_int64(st, 3, res);
-        sqlite3_bind_int64(st, 4, rows[i][2]);
+        sqlite3_bind_int64(st, 4, row[2]);
         if (sqlite3_step(st) != SQLITE_DONE)
             rc = sq_err(err, db, "compacting");
         sqlite3_reset(st);
@@ -210,9 +220,10 @@ static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int *d
         rc = sq_exec(db, "COMMIT", err);
     else
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    *held_ns = sc_mono_ns() - start;
     pthread_mutex_unlock(&s->wdb_mu);
     free(rows);
-    *done = nrows;
+    *done = n;
     return rc;
 }
 
@@ -387,9 +398,11 @@ static int vacuum(struct sq_store *s, char *err)
     return 0;
 }
 
-int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
+/* sq_compact's work; bg is the background thread running it (NULL when called), whose
+ * batches are bounded in time and paced (SQ_COMPACT_SLICE_NS) and stop when it is being
+ * stopped. */
+static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err)
 {
-    struct sq_store *s = (struct sq_store *)sto;
     const int64_t NS = 1000000000LL;
     int rc = 0;
     /* ten minutes first, then hours whose ten minutes are clean, then days whose hours
@@ -399,9 +412,12 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
         int64_t res = levels[level];
         int64_t cutoff = force ? INT64_MAX / NS : sc_floor_div(now, NS) - res - 60;
         int done;
-        do
-            rc = compact_batch(s, res, cutoff, &done, err);
-        while (rc == 0 && done > 0);
+        int64_t held;
+        do {
+            rc = compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
+            if (rc == 0 && done > 0 && bg && sc_store_bg_pause(bg, held))
+                return 0;
+        } while (rc == 0 && done > 0);
     }
     if (rc == 0 && s->base.opts.retention_ns > 0) {
         int64_t cutoff = now - s->base.opts.retention_ns;
@@ -423,6 +439,11 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
     return rc;
 }
 
+int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
+{
+    return compact((struct sq_store *)sto, now, force, NULL, err);
+}
+
 void sq_bg_tick(void *arg)
 {
     struct sq_store *s = arg;
@@ -430,8 +451,8 @@ void sq_bg_tick(void *arg)
     if (atomic_load(&s->base.ro)) {
         /* a failure is tried again on the next tick; the server says when it worked */
         if (sq_reopen(s, err) == 1)
-            sc_store_bg_every(&s->bg, SQ_TICK_NS);
+            sc_store_bg_every(&s->bg, sq_compact_every_ns(s));
         return;
     }
-    sq_compact(&s->base, sc_wall_ns(), 0, err);
+    compact(s, sc_wall_ns(), 0, &s->bg, err);
 }

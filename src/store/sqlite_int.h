@@ -46,6 +46,7 @@
 #include "store/prepare.h"
 #include "store/store_int.h"
 #include "model/buf.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
 #include "model/labels.h"
@@ -240,6 +241,10 @@ struct kind_col {
 #define SQ_BUSY_NS (10 * SC_NS_PER_S)
 /* How often the background thread compacts, and by default retries a read-only store. */
 #define SQ_TICK_NS (10 * SC_NS_PER_S)
+/* The longest the background compaction holds the writer in one transaction; it then
+ * leaves the writer to pushes for as long again (so rollups falling due for a whole fleet
+ * at once take at most half the writer's time instead of stalling ingest for seconds). */
+#define SQ_COMPACT_SLICE_NS (20 * 1000000LL)
 /* How long sq_reopen waits for queries to put their connections back, holding up new
  * ones meanwhile, before it tries again on its next tick. */
 #define SQ_DRAIN_NS (1 * SC_NS_PER_S)
@@ -292,6 +297,11 @@ void sq_ids_forget(struct sq_store *s);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);
+/* How often the background thread compacts (opts.compact_every_ns, else SQ_TICK_NS). */
+static inline int64_t sq_compact_every_ns(const struct sq_store *s)
+{
+    return s->base.opts.compact_every_ns > 0 ? s->base.opts.compact_every_ns : SQ_TICK_NS;
+}
 /* The background thread's work: compaction and retention as of now. */
 void sq_bg_tick(void *arg);
 

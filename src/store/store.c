@@ -223,6 +223,19 @@ void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns)
     pthread_mutex_unlock(&bg->mu);
 }
 
+int sc_store_bg_pause(struct sc_store_bg *bg, int64_t ns)
+{
+    struct timespec ts;
+    sc_deadline(&ts, ns);
+    pthread_mutex_lock(&bg->mu);
+    int wait = 0;
+    while (!bg->stop && wait == 0)
+        wait = pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
+    int stop = bg->stop;
+    pthread_mutex_unlock(&bg->mu);
+    return stop;
+}
+
 void sc_store_bg_stop(struct sc_store_bg *bg)
 {
     if (!bg->running)

@@ -102,6 +102,9 @@ int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns
                       void (*fn)(void *arg), void *arg);
 /* Changes the period from the next wait on; for fn itself to call. */
 void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns);
+/* For fn itself: waits ns, or less when the thread is being stopped; 1 when it is (fn
+ * should return), else 0. */
+int sc_store_bg_pause(struct sc_store_bg *bg, int64_t ns);
 /* Stops it; a bg never started (zeroed) is fine. */
 void sc_store_bg_stop(struct sc_store_bg *bg);
 

@@ -848,6 +848,98 @@ static void test_cache_memory(void)
     T_CHECK(dflt > 2 * small);
 }
 
+/* One number a query on the store's database gives (read beside the store, as WAL allows). */
+static int64_t db_count(const char *sdir, const char *sql)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/scorch.db", sdir);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int64_t n = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* The background compaction of many rollups falling due at once (a fleet's ten minutes):
+ * it works in batches and pauses between them for as long as each held the writer, so
+ * writes go on meanwhile and closing the store does not wait for the whole backlog; what a
+ * stopped compaction left is consistent, and the next one finishes it exactly. */
+static void test_compact_paced(void)
+{
+    enum { SERIES = 20000, CHUNK = 500 };
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/paced", tmpdir);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = sdir;
+    o.background = 0;
+    o.retention_ns = 0;
+    o.durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sc_profile *p = folded("main;work 1\n");
+    T_CHECK(p != NULL);
+    struct sc_labels *labels = calloc(CHUNK, sizeof *labels);
+    struct sc_store_write *ws = calloc(CHUNK, sizeof *ws);
+    T_CHECK(labels && ws);
+    for (int i = 0; p && labels && ws && i < SERIES; i += CHUNK) {
+        for (int k = 0; k < CHUNK; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "svc-%d", i + k);
+            labels_of(&labels[k], 1, "service_name", name);
+            ws[k] = (struct sc_store_write){NULL, &labels[k], "cpu", T0, 10 * NS, p, 0};
+        }
+        T_EQ_INT(sc_store_write_many(s, ws, CHUNK, err), 0);
+        for (int k = 0; k < CHUNK; k++)
+            sc_labels_release(&labels[k]);
+    }
+    sc_store_close(s);
+    const char *due = "SELECT count(*) FROM dirty WHERE res = 600";
+    T_EQ_INT(db_count(sdir, due), SERIES);
+
+    /* the background starts at once; as soon as a batch is in, a write goes through and
+     * the store closes */
+    o.background = 1;
+    o.compact_every_ns = 1000000;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    int64_t left = SERIES;
+    for (int i = 0; i < 60000 && left == SERIES; i++) {
+        usleep(1000);
+        left = db_count(sdir, due);
+    }
+    T_CHECK(left < SERIES);
+    T_EQ_INT(write_profile(s, "svc-late", "cpu", T0 + 3600 * NS, p), 0);
+    sc_store_close(s);
+    left = db_count(sdir, due);
+    fprintf(stderr, "  the close left %lld of %d ten-minute rollups to do\n", (long long)left,
+            SERIES);
+    T_CHECK(left > 0);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 600") + left, SERIES + 1);
+
+    /* what was left is done by the next compaction, and every rollup holds its sample */
+    o.background = 0;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (s) {
+        T_EQ_INT(sc_store_compact(s, T0 + 100 * 86400 * NS, 1, err), 0);
+        sc_store_close(s);
+    }
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 600"), SERIES + 1);
+    T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups WHERE res = 600"), SERIES + 1);
+    free(labels);
+    free(ws);
+    sc_profile_free(p);
+}
+
 int main(void)
 {
     make_tmpdir();
@@ -861,6 +953,7 @@ int main(void)
     T_RUN(test_kill9);
     T_RUN(test_lock);
     T_RUN(test_cache_memory);
+    T_RUN(test_compact_paced);
     rm_rf(tmpdir);
     return t_done();
 }
