@@ -247,13 +247,22 @@ static int64_t run1(struct sq_store *s, const char *sql, int64_t v, char *err)
     return changed;
 }
 
-/* Retention: profiles older than cutoff (ns) go in batches, rollups wholly before it go,
- * and rollups that straddle it are rebuilt from what is left. Returns the profiles
- * deleted, or a negative SC_E*. */
-static int64_t retain(struct sq_store *s, int64_t cutoff, char *err)
+/* The background thread's pacing: after a step that held the writer for held_ns, leaves
+ * it to pushes as long again (bg NULL: called, not paced). 1 when the thread is being
+ * stopped, so the work should end here. */
+static int pace(struct sc_store_bg *bg, int64_t held_ns)
+{
+    return bg && sc_store_bg_pause(bg, held_ns);
+}
+
+/* Retention: profiles older than cutoff (ns) go in batches (paced as pace() says), rollups
+ * wholly before it go, and rollups that straddle it are rebuilt from what is left. Returns
+ * the profiles deleted, or a negative SC_E*. */
+static int64_t retain(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg, char *err)
 {
     int64_t total = 0;
     for (;;) {
+        int64_t start = sc_mono_ns();
         int64_t n = run1(s,
                          "DELETE FROM profiles WHERE id IN (SELECT id FROM profiles "
                          "WHERE time_ns < ? LIMIT 2000)",
@@ -261,7 +270,9 @@ static int64_t retain(struct sq_store *s, int64_t cutoff, char *err)
         if (n < 0)
             return n;
         total += n;
-        if (n == 0)
+        /* when the thread is being stopped, the rest goes next time; what was deleted
+         * still has its rollups mended below */
+        if (n == 0 || pace(bg, sc_mono_ns() - start))
             break;
     }
     int64_t n = run1(s, "DELETE FROM rollups WHERE (bucket + res) * 1000000000 <= ?", cutoff, err);
@@ -415,15 +426,17 @@ static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_b
         int64_t held;
         do {
             rc = compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
-            if (rc == 0 && done > 0 && bg && sc_store_bg_pause(bg, held))
+            if (rc == 0 && done > 0 && pace(bg, held))
                 return 0;
         } while (rc == 0 && done > 0);
     }
     if (rc == 0 && s->base.opts.retention_ns > 0) {
         int64_t cutoff = now - s->base.opts.retention_ns;
-        int64_t deleted = retain(s, cutoff, err);
+        int64_t deleted = retain(s, cutoff, bg, err);
         if (deleted < 0)
             return (int)deleted;
+        if (pace(bg, 0))
+            return 0; /* being stopped: collecting and vacuuming wait for the next start */
         /* collecting scans the stacks and series: at most hourly unless forced, and only
          * after retention took something */
         int64_t gone = 0;
