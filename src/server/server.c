@@ -65,23 +65,6 @@ void sc_server_trim(uint64_t bytes)
         malloc_trim(0);
 }
 
-/* glibc raises its mmap threshold each time an mmap'd chunk is freed, up to 32 MiB, after
- * which a push's inflated body and decode buffers come from the heap, between long-lived
- * chunks (SQLite's cache pages, the id caches) that pin it: RSS then creeps up with what
- * malloc keeps. Fixed at its starting value, big transient buffers are mapped and given
- * back on free. Measured in the soak (bench/soak.py, 1,000 pushes/s, 600 s): 95 MiB at
- * the end against 112. A threshold the user set (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES)
- * is left alone. */
-#define MMAP_THRESHOLD (128u << 10)
-
-static void tune_malloc(void)
-{
-    const char *t = getenv("GLIBC_TUNABLES");
-    if (getenv("MALLOC_MMAP_THRESHOLD_") || (t && strstr(t, "mmap_threshold")))
-        return;
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
-}
-
 const char *sc_req_arg(const struct sc_req *r, const char *name)
 {
     return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
@@ -820,7 +803,6 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!srv)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     srv->opts = *o;
-    tune_malloc();
     /* a push older than the store keeps would be acknowledged, then deleted */
     if (o->retention_ns > 0 && (!o->limits.max_age_ns || o->limits.max_age_ns > o->retention_ns))
         srv->opts.limits.max_age_ns = o->retention_ns;

@@ -389,11 +389,13 @@ static int64_t collect(struct sq_store *s, int64_t cutoff, char *err)
     return n < 0 ? n : gone;
 }
 
-/* Gives freed pages back to the file system, a few megabytes per transaction. */
-static int vacuum(struct sq_store *s, char *err)
+/* Gives freed pages back to the file system, a few megabytes per transaction (paced as
+ * pace() says). 0 when done, 1 when stopped before, or SC_E*. */
+static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
 {
     for (int i = 0; i < 10000; i++) {
         pthread_mutex_lock(&s->wdb_mu);
+        int64_t start = sc_mono_ns();
         sqlite3_stmt *st;
         int64_t freelist = 0;
         if (sqlite3_prepare_v2(s->wdb, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK) {
@@ -402,9 +404,12 @@ static int vacuum(struct sq_store *s, char *err)
             sqlite3_finalize(st);
         }
         int rc = freelist > 0 ? sq_exec(s->wdb, "PRAGMA incremental_vacuum(1024)", err) : 0;
+        int64_t held = sc_mono_ns() - start;
         pthread_mutex_unlock(&s->wdb_mu);
         if (rc || freelist == 0)
             return rc;
+        if (pace(bg, held))
+            return 1;
     }
     return 0;
 }
@@ -435,19 +440,27 @@ static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_b
         int64_t deleted = retain(s, cutoff, bg, err);
         if (deleted < 0)
             return (int)deleted;
+        if (deleted > 0)
+            s->gc_due = s->vacuum_due = 1;
         if (pace(bg, 0))
-            return 0; /* being stopped: collecting and vacuuming wait for the next start */
-        /* collecting scans the stacks and series: at most hourly unless forced, and only
-         * after retention took something */
-        int64_t gone = 0;
-        if ((deleted > 0 || force) && (force || now - s->last_gc_ns >= 3600 * NS)) {
+            return 0; /* being stopped */
+        /* collecting scans the stacks and series with writers held off: at most hourly
+         * unless forced, and only once retention took something since the last time */
+        if ((s->gc_due || force) && (force || now - s->last_gc_ns >= 3600 * NS)) {
             s->last_gc_ns = now;
-            gone = collect(s, cutoff, err);
+            int64_t gone = collect(s, cutoff, err);
             if (gone < 0)
                 return (int)gone;
+            s->gc_due = 0;
+            if (gone > 0)
+                s->vacuum_due = 1;
         }
-        if (deleted > 0 || gone > 0)
-            rc = vacuum(s, err);
+        if (s->vacuum_due) {
+            rc = vacuum(s, bg, err);
+            if (rc == 0)
+                s->vacuum_due = 0;
+            rc = rc < 0 ? rc : 0;
+        }
     }
     return rc;
 }

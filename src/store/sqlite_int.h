@@ -226,6 +226,9 @@ struct sq_store {
 
     /* background */
     int64_t last_gc_ns; /* compaction's own: the last garbage collection */
+    /* compaction's own: retention deleted something since the last collection (which
+     * runs at most hourly), and there may be freed pages to give back */
+    int gc_due, vacuum_due;
     struct sc_store_bg bg;
 };
 
