@@ -9,8 +9,14 @@
 #include "store/block.h"
 #include "store/store.h"
 #include "store/store_int.h"
+#include "store/sqlite_int.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -940,6 +946,103 @@ static void test_compact_paced(void)
     sc_profile_free(p);
 }
 
+/* A query started while a read-only store drains its readers (sq_reopen). */
+struct drain_query {
+    struct sc_store *s;
+    int rc;
+    uint32_t nseries;
+};
+
+static int count_series(void *ctx, const struct sc_store_series *se)
+{
+    (void)se;
+    ((struct drain_query *)ctx)->nseries++;
+    return 0;
+}
+
+static void *drain_query_main(void *arg)
+{
+    struct drain_query *q = arg;
+    char err[SC_ERR_LEN] = "";
+    usleep(200 * 1000); /* into the drain's wait, as a rule */
+    q->rc = sc_store_series_list(q->s, NULL, "cpu:samples", T0 - NS, T0 + 3600 * NS, count_series,
+                                 q, err);
+    return NULL;
+}
+
+/* A read-only store (opened on a full disk) turns writable only once no query holds a
+ * reader connection: with one held past the drain's wait, the try gives up and the store
+ * stays read-only, a query started meanwhile waits for the try and is answered; once the
+ * connection is back the next try opens for writing. The full disk is a small tmpfs, so
+ * this needs root (as CI runs); elsewhere it says it skipped. */
+static void test_reopen_drain(void)
+{
+    char mnt[512], sdir[600], filler[600];
+    snprintf(mnt, sizeof mnt, "%s/small", tmpdir);
+    snprintf(sdir, sizeof sdir, "%s/data", mnt);
+    snprintf(filler, sizeof filler, "%s/filler", mnt);
+    if (mkdir(mnt, 0700) != 0 || mount("scorch-test", mnt, "tmpfs", 0, "size=4m") != 0) {
+        fprintf(stderr, "  skipped: cannot mount a small tmpfs (%s; needs root)\n",
+                strerror(errno));
+        return;
+    }
+    struct sc_profile *p = folded("main;work 1\n");
+    struct sc_store *s = open_store(sdir, 0);
+    T_CHECK(p && s);
+    if (s) {
+        T_EQ_INT(write_profile(s, "svc", "cpu", T0, p), 0);
+        sc_store_close(s);
+    }
+    /* another program takes the rest of the disk */
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    T_CHECK(fd >= 0);
+    static char block[65536];
+    while (fd >= 0 && write(fd, block, sizeof block) > 0)
+        ;
+    while (fd >= 0 && write(fd, block, 1) > 0)
+        ;
+    if (fd >= 0)
+        close(fd);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = sdir;
+    o.background = 0;
+    o.retention_ns = 0;
+    o.read_only_when_full = 1;
+    char err[SC_ERR_LEN] = "";
+    s = NULL;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    T_CHECK(s && sc_store_read_only(s) != NULL);
+    if (s && sc_store_read_only(s)) {
+        struct sq_store *q = (struct sq_store *)s;
+        struct conn *c = sq_conn_get(q, err); /* a query in flight, holding its reader */
+        T_CHECK(c != NULL);
+        T_CHECK(unlink(filler) == 0); /* room again */
+        struct drain_query dq = {s, -1, 0};
+        pthread_t th;
+        T_EQ_INT(pthread_create(&th, NULL, drain_query_main, &dq), 0);
+        T_EQ_INT(sq_reopen(q, err), 0); /* waited its second, gave up */
+        T_CHECK(sc_store_read_only(s) != NULL);
+        pthread_join(th, NULL);
+        T_EQ_INT(dq.rc, 0);
+        T_EQ_INT(dq.nseries, 1);
+        T_EQ_INT(write_profile(s, "svc", "cpu", T0 + 10 * NS, p), SC_ENOSPACE);
+        if (c)
+            sq_conn_put(q, c);
+        T_EQ_INT(sq_reopen(q, err), 1); /* nothing held: writable */
+        T_CHECK(sc_store_read_only(s) == NULL);
+        T_EQ_INT(write_profile(s, "svc", "cpu", T0 + 10 * NS, p), 0);
+        struct sc_profile *m = merge(s, "cpu:samples", T0 - NS, T0 + 3600 * NS, 1);
+        char *f = m ? folded_text(m, 0) : strdup("");
+        T_EQ_STR(f, "main;work 2\n");
+        free(f);
+        sc_profile_free(m);
+    }
+    sc_store_close(s);
+    sc_profile_free(p);
+    T_CHECK(umount2(mnt, MNT_DETACH) == 0);
+}
+
 int main(void)
 {
     make_tmpdir();
@@ -954,6 +1057,7 @@ int main(void)
     T_RUN(test_lock);
     T_RUN(test_cache_memory);
     T_RUN(test_compact_paced);
+    T_RUN(test_reopen_drain);
     rm_rf(tmpdir);
     return t_done();
 }
