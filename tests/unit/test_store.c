@@ -40,13 +40,20 @@ static void rm_rf(const char *dir)
     t_rmrf(dir);
 }
 
+/* The options the tests start from: a store in dir, no background thread, no retention. */
+static void test_opts(struct sc_store_opts *o, const char *dir)
+{
+    sc_store_opts_init(o);
+    o->dir = dir;
+    o->background = 0;
+    o->retention_ns = 0;
+}
+
 static struct sc_store *open_store(const char *dir, int background)
 {
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = dir;
+    test_opts(&o, dir);
     o.background = background;
-    o.retention_ns = 0;
     struct sc_store *s = NULL;
     char err[SC_ERR_LEN] = "";
     if (sc_store_open(&o, &s, err))
@@ -698,9 +705,7 @@ static void test_retention(void)
     char sdir[512];
     snprintf(sdir, sizeof sdir, "%s/retention", tmpdir);
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = sdir;
-    o.background = 0;
+    test_opts(&o, sdir);
     o.retention_ns = 24 * 3600 * NS; /* a day */
     struct sc_store *s = NULL;
     char err[SC_ERR_LEN] = "";
@@ -788,9 +793,7 @@ static void test_lock(void)
     struct sc_store *a = open_store(sdir, 0);
     T_CHECK(a != NULL);
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = sdir;
-    o.background = 0;
+    test_opts(&o, sdir);
     struct sc_store *b = NULL;
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_store_open(&o, &b, err), SC_EEXISTS);
@@ -811,10 +814,7 @@ static size_t sqlite_peak_writing(const char *name, uint64_t cache_memory)
     char sdir[512];
     snprintf(sdir, sizeof sdir, "%s/%s", tmpdir, name);
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = sdir;
-    o.background = 0;
-    o.retention_ns = 0;
+    test_opts(&o, sdir);
     o.durable = 0;
     o.cache_memory = cache_memory;
     struct sc_store *s = NULL;
@@ -880,10 +880,7 @@ static void test_compact_paced(void)
     char sdir[512];
     snprintf(sdir, sizeof sdir, "%s/paced", tmpdir);
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = sdir;
-    o.background = 0;
-    o.retention_ns = 0;
+    test_opts(&o, sdir);
     o.durable = 0;
     struct sc_store *s = NULL;
     char err[SC_ERR_LEN] = "";
@@ -1004,10 +1001,7 @@ static void test_reopen_drain(void)
     if (fd >= 0)
         close(fd);
     struct sc_store_opts o;
-    sc_store_opts_init(&o);
-    o.dir = sdir;
-    o.background = 0;
-    o.retention_ns = 0;
+    test_opts(&o, sdir);
     o.read_only_when_full = 1;
     char err[SC_ERR_LEN] = "";
     s = NULL;
