@@ -106,6 +106,9 @@ int sq_exec(sqlite3 *db, const char *sql, char *err)
  * SQ_BUSY_NS, and no longer once the store is closing, so a stopping server does not wait
  * on it. n counts the calls of one wait; a connection is used by one thread at a time, so
  * the wait's start is the thread's. */
+/* sq_busy's wait in this thread when not 0 (sq_wal_restart's, shorter). */
+static _Thread_local int64_t busy_wait_ns;
+
 static int sq_busy(void *arg, int n)
 {
     static _Thread_local int64_t since;
@@ -113,7 +116,7 @@ static int sq_busy(void *arg, int n)
     int64_t now = sc_mono_ns();
     if (n == 0)
         since = now;
-    if (atomic_load(&s->closing) || now - since >= SQ_BUSY_NS)
+    if (atomic_load(&s->closing) || now - since >= (busy_wait_ns ? busy_wait_ns : SQ_BUSY_NS))
         return 0;
     sqlite3_sleep(n < 10 ? n + 1 : 10);
     return 1;
@@ -749,6 +752,22 @@ int sq_reopen(struct sq_store *s, char *err)
     pthread_cond_broadcast(&s->pool_cv);
     pthread_mutex_unlock(&s->pool_mu);
     return idle && rc == 0 ? 1 : rc;
+}
+
+int sq_wal_restart(struct sq_store *s, int64_t wait_ns)
+{
+    uint64_t limit = s->base.opts.wal_limit ? s->base.opts.wal_limit : SQ_WAL_LIMIT;
+    char wal[4200];
+    struct stat st;
+    snprintf(wal, sizeof wal, "%s-wal", s->path);
+    if (atomic_load(&s->base.ro) || stat(wal, &st) != 0 || (uint64_t)st.st_size <= 2 * limit)
+        return 0;
+    pthread_mutex_lock(&s->wdb_mu);
+    busy_wait_ns = wait_ns > 0 ? wait_ns : 1;
+    int rc = sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    busy_wait_ns = 0;
+    pthread_mutex_unlock(&s->wdb_mu);
+    return rc == SQLITE_OK ? 1 : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? 0 : SC_EIO;
 }
 
 /* ---- listing ---- */

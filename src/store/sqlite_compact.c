@@ -481,4 +481,5 @@ void sq_bg_tick(void *arg)
         return;
     }
     compact(s, sc_wall_ns(), 0, &s->bg, err);
+    sq_wal_restart(s, SQ_WAL_WAIT_NS);
 }

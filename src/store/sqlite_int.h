@@ -248,6 +248,11 @@ struct kind_col {
  * leaves the writer to pushes for as long again (so rollups falling due for a whole fleet
  * at once take at most half the writer's time instead of stalling ingest for seconds). */
 #define SQ_COMPACT_SLICE_NS (20 * 1000000LL)
+/* The WAL size past twice which the background thread forces a checkpoint that starts it
+ * over (sq_wal_restart), unless opts.wal_limit says otherwise; and how long that waits for
+ * the reads in flight, holding the writer. */
+#define SQ_WAL_LIMIT (64u << 20)
+#define SQ_WAL_WAIT_NS (1 * SC_NS_PER_S)
 /* How long sq_reopen waits for queries to put their connections back, holding up new
  * ones meanwhile, before it tries again on its next tick. */
 #define SQ_DRAIN_NS (1 * SC_NS_PER_S)
@@ -270,6 +275,14 @@ void sq_free_pending(struct pend_frame *pf, struct pend_stack *ps, struct pend_s
  * writable now, 0 when not yet (no room, or queries kept their connections), or SC_E*
  * (detail in err) when opening for writing failed; it stays read-only. */
 int sq_reopen(struct sq_store *s, char *err);
+/* Checkpoint starvation: with steady writes and overlapping reads SQLite's automatic
+ * (passive) checkpoints copy the WAL into the database but never find a moment with no
+ * reader on it, so the WAL is never started over and grows without bound. Once the WAL
+ * file is past twice the limit this holds the writer, waits up to wait_ns for the reads
+ * in flight to end (reads that start meanwhile see everything and do not hold it up), then
+ * copies the rest and truncates the WAL. 1 when done, 0 when not needed or the reads did
+ * not end in time (what could be copied was: tried again next tick), or SC_E*. */
+int sq_wal_restart(struct sq_store *s, int64_t wait_ns);
 
 /* ---- sqlite_read.c ---- */
 int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,

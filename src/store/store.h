@@ -41,6 +41,8 @@ struct sc_store_opts {
     int durable;                /* 1 (default): fsync every commit (synchronous=FULL) */
     int background;             /* 1: a thread compacts rollups and applies retention */
     int64_t compact_every_ns;   /* how often it does (0: every 10 s) */
+    uint64_t wal_limit;         /* SQLite: past twice this the WAL is forced to start over
+                                   (0: 64 MiB; see sq_wal_restart) */
     uint64_t max_read_blocks;   /* a read's work budget in stored blocks (0: none); over it a
                                    read fails with SC_ELIMIT naming the limit (the server's
                                    server.max_read_blocks) */

@@ -1037,6 +1037,70 @@ static void test_reopen_drain(void)
     T_CHECK(umount2(mnt, MNT_DETACH) == 0);
 }
 
+static int64_t file_size(const char *dir, const char *name)
+{
+    char path[700];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+/* Checkpoint starvation: a read that began before the writes keeps SQLite's own
+ * checkpoints from ever starting the WAL over, so it grows past its limit; the forced
+ * restart gives up while that read goes on (within its wait) and, once it has ended,
+ * copies everything and truncates the WAL, with every profile still there. */
+static void test_wal_restart(void)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/wal", tmpdir);
+    struct sc_store_opts o;
+    test_opts(&o, sdir);
+    o.durable = 0;
+    o.wal_limit = 256u << 10;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sq_store *q = (struct sq_store *)s;
+    struct conn *c = sq_conn_get(q, err);
+    T_CHECK(c != NULL);
+    if (!c) {
+        sc_store_close(s);
+        return;
+    }
+    /* a long query: its read transaction stays open over the writes below */
+    T_EQ_INT(sqlite3_exec(c->db, "BEGIN; SELECT count(*) FROM profiles;", NULL, NULL, NULL),
+             SQLITE_OK);
+    struct sc_buf text = SC_BUF_INIT;
+    int n = 0;
+    for (; n < 2000 && file_size(sdir, "scorch.db-wal") <= 2 * (256 << 10); n++) {
+        text.len = 0;
+        for (int k = 0; k < 50; k++)
+            sc_buf_printf(&text, "main;handler_%d;work_%d_%d 1\n", n, n, k);
+        sc_buf_putc(&text, '\0');
+        struct sc_profile *p = folded(text.data);
+        T_CHECK(p && write_profile(s, "svc", "cpu", T0 + (int64_t)n * NS, p) == 0);
+        sc_profile_free(p);
+    }
+    sc_buf_release(&text);
+    int64_t grown = file_size(sdir, "scorch.db-wal");
+    T_CHECK(grown > 2 * (256 << 10));
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), 0); /* the read holds it */
+    T_CHECK(file_size(sdir, "scorch.db-wal") >= grown);
+    sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+    sq_conn_put(q, c);
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), 1);
+    fprintf(stderr, "  WAL %lld bytes after %d writes under an open read, %lld after the restart\n",
+            (long long)grown, n, (long long)file_size(sdir, "scorch.db-wal"));
+    T_EQ_INT(file_size(sdir, "scorch.db-wal"), 0);
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), 0); /* not needed now */
+    struct sc_profile *m = merge(s, "cpu:samples", T0 - NS, T0 + 3600 * NS, 1);
+    T_CHECK(m != NULL && m->nsamples == (uint64_t)n * 50);
+    sc_profile_free(m);
+    sc_store_close(s);
+}
+
 int main(void)
 {
     make_tmpdir();
@@ -1052,6 +1116,7 @@ int main(void)
     T_RUN(test_cache_memory);
     T_RUN(test_compact_paced);
     T_RUN(test_reopen_drain);
+    T_RUN(test_wal_restart);
     rm_rf(tmpdir);
     return t_done();
 }
