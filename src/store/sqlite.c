@@ -767,7 +767,7 @@ int sq_wal_restart(struct sq_store *s, int64_t wait_ns)
     int rc = sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     busy_wait_ns = 0;
     pthread_mutex_unlock(&s->wdb_mu);
-    return rc == SQLITE_OK ? 1 : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? 0 : SC_EIO;
+    return rc == SQLITE_OK ? 1 : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? SQ_WAL_BUSY : SC_EIO;
 }
 
 /* ---- listing ---- */

@@ -481,5 +481,7 @@ void sq_bg_tick(void *arg)
         return;
     }
     compact(s, sc_wall_ns(), 0, &s->bg, err);
-    sq_wal_restart(s, SQ_WAL_WAIT_NS);
+    int64_t wait = SQ_WAL_WAIT_NS << s->wal_busy;
+    int rc = sq_wal_restart(s, wait < SQ_WAL_WAIT_MAX_NS ? wait : SQ_WAL_WAIT_MAX_NS);
+    s->wal_busy = rc != SQ_WAL_BUSY ? 0 : s->wal_busy < 4 ? s->wal_busy + 1 : 4;
 }

@@ -229,6 +229,7 @@ struct sq_store {
     /* compaction's own: retention deleted something since the last collection (which
      * runs at most hourly), and there may be freed pages to give back */
     int gc_due, vacuum_due;
+    int wal_busy; /* compaction's own: forced WAL restarts in a row the reads held up */
     struct sc_store_bg bg;
 };
 
@@ -253,6 +254,10 @@ struct kind_col {
  * the reads in flight, holding the writer. */
 #define SQ_WAL_LIMIT (64u << 20)
 #define SQ_WAL_WAIT_NS (1 * SC_NS_PER_S)
+/* After each try in a row the reads held up, the next waits twice as long, up to this: with
+ * queries of a few seconds always overlapping, a second is often too short (the soak's WAL
+ * reached 890 MB over five failed tries), and the longer wait is paid only then. */
+#define SQ_WAL_WAIT_MAX_NS (4 * SC_NS_PER_S)
 /* How long sq_reopen waits for queries to put their connections back, holding up new
  * ones meanwhile, before it tries again on its next tick. */
 #define SQ_DRAIN_NS (1 * SC_NS_PER_S)
@@ -280,8 +285,9 @@ int sq_reopen(struct sq_store *s, char *err);
  * reader on it, so the WAL is never started over and grows without bound. Once the WAL
  * file is past twice the limit this holds the writer, waits up to wait_ns for the reads
  * in flight to end (reads that start meanwhile see everything and do not hold it up), then
- * copies the rest and truncates the WAL. 1 when done, 0 when not needed or the reads did
- * not end in time (what could be copied was: tried again next tick), or SC_E*. */
+ * copies the rest and truncates the WAL. 1 when done, 0 when not needed, SQ_WAL_BUSY when
+ * the reads did not end in time (what could be copied was), or SC_E*. */
+#define SQ_WAL_BUSY 2
 int sq_wal_restart(struct sq_store *s, int64_t wait_ns);
 
 /* ---- sqlite_read.c ---- */
