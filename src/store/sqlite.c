@@ -101,14 +101,14 @@ int sq_exec(sqlite3 *db, const char *sql, char *err)
     return 0;
 }
 
+/* sq_busy's wait in this thread when not 0 (sq_wal_restart's, shorter). */
+static _Thread_local int64_t busy_wait_ns;
+
 /* SQLite's busy handler: a lock another process holds (the LOCK file keeps other scorch
  * processes out; a sqlite3 shell or a backup tool may hold one) is waited for up to
  * SQ_BUSY_NS, and no longer once the store is closing, so a stopping server does not wait
  * on it. n counts the calls of one wait; a connection is used by one thread at a time, so
  * the wait's start is the thread's. */
-/* sq_busy's wait in this thread when not 0 (sq_wal_restart's, shorter). */
-static _Thread_local int64_t busy_wait_ns;
-
 static int sq_busy(void *arg, int n)
 {
     static _Thread_local int64_t since;

@@ -481,7 +481,9 @@ void sq_bg_tick(void *arg)
         return;
     }
     compact(s, sc_wall_ns(), 0, &s->bg, err);
-    int64_t wait = SQ_WAL_WAIT_NS << s->wal_busy;
-    int rc = sq_wal_restart(s, wait < SQ_WAL_WAIT_MAX_NS ? wait : SQ_WAL_WAIT_MAX_NS);
-    s->wal_busy = rc != SQ_WAL_BUSY ? 0 : s->wal_busy < 4 ? s->wal_busy + 1 : 4;
+    int64_t wait = s->wal_wait_ns ? s->wal_wait_ns : SQ_WAL_WAIT_NS;
+    if (sq_wal_restart(s, wait) != SQ_WAL_BUSY)
+        s->wal_wait_ns = 0;
+    else
+        s->wal_wait_ns = 2 * wait < SQ_WAL_WAIT_MAX_NS ? 2 * wait : SQ_WAL_WAIT_MAX_NS;
 }

@@ -229,7 +229,8 @@ struct sq_store {
     /* compaction's own: retention deleted something since the last collection (which
      * runs at most hourly), and there may be freed pages to give back */
     int gc_due, vacuum_due;
-    int wal_busy; /* compaction's own: forced WAL restarts in a row the reads held up */
+    int64_t wal_wait_ns; /* compaction's own: the next forced WAL restart's wait (0: the
+                            first's, SQ_WAL_WAIT_NS) */
     struct sc_store_bg bg;
 };
 
