@@ -279,6 +279,8 @@ static const char *const stmt_sql[ST_N] = {
     "SELECT 1 FROM profiles WHERE series_id = ? AND kind_id = ? AND time_ns >= ? AND "
     "time_ns < ? LIMIT 1",
     "SELECT 1 FROM profiles WHERE series_id = ? AND time_ns >= ? AND time_ns < ? LIMIT 1",
+    "SELECT 1 FROM profiles WHERE series_id=? AND kind_id=? AND timed=1 AND time_ns >= ? AND "
+    "time_ns < ? LIMIT 1",
 };
 
 static void conn_close(struct conn *c)
@@ -993,7 +995,7 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
             has = sqlite3_step(ex) == SQLITE_ROW;
             sqlite3_reset(ex);
             /* a timed profile started before the range may hold samples in it */
-            has = has || sq_timed_near(c->db, (uint64_t)id, kc[k].kind, from, until);
+            has = has || sq_timed_near(c, (uint64_t)id, kc[k].kind, from, until);
         }
         if (!has)
             continue;

@@ -132,6 +132,7 @@ enum {
     ST_TOTALS, /* the profiles' times and totals in a range */
     ST_EXISTS, /* is there a profile of a kind in a range */
     ST_ANY,    /* is there a profile of any kind in a range */
+    ST_NEAR,   /* is there a timed profile of a kind from SQ_TIMED_SLACK_NS before a range */
     ST_N
 };
 
@@ -300,9 +301,17 @@ int sq_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
             int64_t *last_ns, char *err);
 int sq_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
                 void *ctx, char *err);
+/* A timed profile's samples may start before its own time: timed reads look this much
+ * earlier than their range. */
+#define SQ_TIMED_SLACK_NS (3600 * SC_NS_PER_S)
+/* The start of a timed read of a range starting at from (saturated). */
+static inline int64_t sq_timed_from(int64_t from)
+{
+    return from > INT64_MIN + SQ_TIMED_SLACK_NS ? from - SQ_TIMED_SLACK_NS : INT64_MIN;
+}
 /* Whether series has timed profiles of kind that may hold samples in [from, until): those
- * that start up to an hour before it (the timed read's slack) or within it. */
-int sq_timed_near(sqlite3 *db, uint64_t series, uint32_t kind, int64_t from, int64_t until);
+ * that start up to SQ_TIMED_SLACK_NS before it or within it (c's ST_NEAR). */
+int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until);
 int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
                 int64_t *values, char *err);
 

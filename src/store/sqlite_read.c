@@ -431,8 +431,7 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
     for (int k = 0; k < nk && rc == 0; k++) {
         sqlite3_bind_int64(st, 1, (int64_t)q->series[si]);
         sqlite3_bind_int64(st, 2, kc[k].kind);
-        /* a profile's samples may start before its own time; a little slack */
-        sqlite3_bind_int64(st, 3, q->from_ns - 3600 * NS);
+        sqlite3_bind_int64(st, 3, sq_timed_from(q->from_ns));
         sqlite3_bind_int64(st, 4, q->until_ns);
         while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
             rc = count_block(rd);
@@ -704,20 +703,15 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
 
 /* ---- single profiles ---- */
 
-int sq_timed_near(sqlite3 *db, uint64_t series, uint32_t kind, int64_t from, int64_t until)
+int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT 1 FROM profiles WHERE series_id=? AND kind_id=? AND timed=1 "
-                           "AND time_ns >= ? AND time_ns < ? LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
+    sqlite3_stmt *st = c->st[ST_NEAR];
     sqlite3_bind_int64(st, 1, (int64_t)series);
     sqlite3_bind_int64(st, 2, kind);
-    sqlite3_bind_int64(st, 3, from > INT64_MIN + 3600 * NS ? from - 3600 * NS : INT64_MIN);
+    sqlite3_bind_int64(st, 3, sq_timed_from(from));
     sqlite3_bind_int64(st, 4, until);
     int has = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     return has;
 }
 
