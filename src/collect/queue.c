@@ -156,7 +156,7 @@ int sc_queue_open(const char *dir, uint64_t max_bytes, struct sc_queue **out, ch
     q->max_bytes = max_bytes;
     q->lockfd = -1;
     pthread_mutex_init(&q->mu, NULL);
-    pthread_cond_init(&q->cv, NULL);
+    sc_cond_init(&q->cv);
     int rc = 0;
     q->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (q->dirfd < 0) {

@@ -71,7 +71,7 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
     if (r->o.senders > MAX_SENDERS)
         r->o.senders = MAX_SENDERS;
     pthread_mutex_init(&r->mu, NULL);
-    pthread_cond_init(&r->cv, NULL);
+    sc_cond_init(&r->cv);
     int rc = sc_remote_set_target(r, o->url, o->token, err);
     if (!rc)
         rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);

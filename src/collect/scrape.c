@@ -707,10 +707,10 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
     pthread_mutex_init(&s->health_mu, NULL);
     pthread_mutex_init(&s->reload_mu, NULL);
     pthread_mutex_init(&s->pend_mu, NULL);
-    pthread_cond_init(&s->pend_cv, NULL);
+    sc_cond_init(&s->pend_cv);
     for (int i = 0; i < NWORKERS; i++) {
         pthread_mutex_init(&s->workers[i].mu, NULL);
-        pthread_cond_init(&s->workers[i].cv, NULL);
+        sc_cond_init(&s->workers[i].cv);
     }
     s->curl_deadline = -1;
     s->ep = epoll_create1(EPOLL_CLOEXEC);

@@ -28,6 +28,7 @@
 #include "server/grpc.h"
 #include "formats/otlp.h"
 #include "ingest/ingest.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <arpa/inet.h>
@@ -633,7 +634,7 @@ int sc_grpc_start(struct sc_server *srv, const struct sockaddr_in *sa, struct sc
         return sc_errf(err, SC_ENOMEM, "out of memory");
     g->srv = srv;
     pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
+    sc_cond_init(&g->cv);
     g->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     if (g->fd >= 0)

@@ -811,9 +811,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     srv->exe[en > 0 ? en : 0] = 0;
     pthread_mutex_init(&srv->stats_mu, NULL);
     pthread_mutex_init(&srv->admit_mu, NULL);
-    pthread_cond_init(&srv->admit_cv, NULL);
+    sc_cond_init(&srv->admit_cv);
     pthread_mutex_init(&srv->query_mu, NULL);
-    pthread_cond_init(&srv->query_cv, NULL);
+    sc_cond_init(&srv->query_cv);
     struct sockaddr_in sa;
     int rc = parse_listen(o->listen, &sa, err);
     if (!rc)

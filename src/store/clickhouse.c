@@ -657,7 +657,7 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
         if (rc)
             break;
         pthread_mutex_init(&sh->qmu, NULL);
-        pthread_cond_init(&sh->qcond, NULL);
+        sc_cond_init(&sh->qcond);
         sh->qtail = &sh->queue;
     }
     if (rc) {

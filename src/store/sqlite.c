@@ -656,9 +656,9 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->wdb_mu, NULL);
     pthread_mutex_init(&s->qmu, NULL);
-    pthread_cond_init(&s->qcond, NULL);
+    sc_cond_init(&s->qcond);
     pthread_mutex_init(&s->pool_mu, NULL);
-    pthread_cond_init(&s->pool_cv, NULL);
+    sc_cond_init(&s->pool_cv);
     pthread_mutex_init(&s->cache_mu, NULL);
     pthread_rwlockattr_t ra;
     pthread_rwlockattr_init(&ra);

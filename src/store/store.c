@@ -184,16 +184,22 @@ int sc_type_is_gauge(const char *profile, const char *sample_type)
            !strcmp(sample_type, "threadcreate");
 }
 
+/* Waits ns on bg's condition (bg->mu held) or until the thread is being stopped: 1 then. */
+static int bg_wait(struct sc_store_bg *bg, int64_t ns)
+{
+    struct timespec ts;
+    sc_deadline(&ts, ns);
+    int rc = 0;
+    while (!bg->stop && rc == 0)
+        rc = pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
+    return bg->stop;
+}
+
 static void *bg_main(void *arg)
 {
     struct sc_store_bg *bg = arg;
     pthread_mutex_lock(&bg->mu);
-    for (int pass = 0; !bg->stop; pass++) {
-        struct timespec ts;
-        sc_deadline(&ts, pass ? bg->every_ns : bg->first_ns);
-        pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
-        if (bg->stop)
-            break;
+    for (int pass = 0; !bg_wait(bg, pass ? bg->every_ns : bg->first_ns); pass++) {
         pthread_mutex_unlock(&bg->mu);
         bg->fn(bg->arg);
         pthread_mutex_lock(&bg->mu);
@@ -207,7 +213,7 @@ int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns
 {
     memset(bg, 0, sizeof *bg);
     pthread_mutex_init(&bg->mu, NULL);
-    pthread_cond_init(&bg->cond, NULL);
+    sc_cond_init(&bg->cond);
     bg->first_ns = first_ns;
     bg->every_ns = every_ns;
     bg->fn = fn;
@@ -225,13 +231,8 @@ void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns)
 
 int sc_store_bg_pause(struct sc_store_bg *bg, int64_t ns)
 {
-    struct timespec ts;
-    sc_deadline(&ts, ns);
     pthread_mutex_lock(&bg->mu);
-    int wait = 0;
-    while (!bg->stop && wait == 0)
-        wait = pthread_cond_timedwait(&bg->cond, &bg->mu, &ts);
-    int stop = bg->stop;
+    int stop = bg_wait(bg, ns);
     pthread_mutex_unlock(&bg->mu);
     return stop;
 }

@@ -4,6 +4,7 @@
 #include "formats/folded.h"
 #include "model/arena.h"
 #include "model/buf.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
 #include "model/merge.h"
@@ -11,6 +12,7 @@
 #include "model/tree.h"
 #include "model/units.h"
 
+#include <errno.h>
 #include <stdint.h>
 
 static struct sc_profile *folded(const char *text)
@@ -287,6 +289,37 @@ static void test_units(void)
     sc_buf_release(&b);
 }
 
+/* Timed waits run on the monotonic clock: a deadline is that clock's now plus the wait
+ * (a wall-clock step can neither stretch nor cut it), a condition variable made by
+ * sc_cond_init times out on it, and a wait too long to add saturates. */
+static void test_cond_mono(void)
+{
+    const int64_t ms = 1000000;
+    struct timespec ts;
+    int64_t before = sc_mono_ns();
+    sc_deadline(&ts, 30 * ms);
+    int64_t at = (int64_t)ts.tv_sec * SC_NS_PER_S + ts.tv_nsec;
+    T_CHECK(at >= before + 30 * ms && at <= sc_mono_ns() + 30 * ms);
+    sc_deadline(&ts, -5);
+    at = (int64_t)ts.tv_sec * SC_NS_PER_S + ts.tv_nsec;
+    T_CHECK(at >= before && at <= sc_mono_ns());
+    sc_deadline(&ts, INT64_MAX);
+    T_CHECK(ts.tv_sec == (time_t)(INT64_MAX / SC_NS_PER_S));
+
+    pthread_cond_t cv;
+    pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    T_EQ_INT(sc_cond_init(&cv), 0);
+    pthread_mutex_lock(&mu);
+    sc_deadline(&ts, 30 * ms);
+    int rc = 0;
+    while (rc == 0)
+        rc = pthread_cond_timedwait(&cv, &mu, &ts);
+    pthread_mutex_unlock(&mu);
+    T_EQ_INT(rc, ETIMEDOUT);
+    T_CHECK(sc_mono_ns() - before >= 30 * ms);
+    pthread_cond_destroy(&cv);
+}
+
 int main(void)
 {
     T_RUN(test_arena);
@@ -298,5 +331,6 @@ int main(void)
     T_RUN(test_stackwalk_inline);
     T_RUN(test_merge);
     T_RUN(test_units);
+    T_RUN(test_cond_mono);
     return t_done();
 }
