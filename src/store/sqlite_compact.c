@@ -149,12 +149,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     return rc;
 }
 
-/* Rebuilds up to `batch` dirty rollups of resolution res (those whose bucket ended before
- * cutoff s and whose lower level is clean) in one short transaction, stopping early once it
- * has held the writer for slice_ns (0: no bound); *done counts them, *held_ns is how long
- * the writer was held. */
-static int compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t slice_ns,
-                         int *done, int64_t *held_ns, char *err)
+int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t slice_ns, int *done,
+                     int64_t *held_ns, char *err)
 {
     enum { BATCH = 256 };
     int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
@@ -414,10 +410,7 @@ static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
     return 0;
 }
 
-/* sq_compact's work; bg is the background thread running it (NULL when called), whose
- * batches are bounded in time and paced (SQ_COMPACT_SLICE_NS) and stop when it is being
- * stopped. */
-static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err)
+int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err)
 {
     const int64_t NS = 1000000000LL;
     int rc = 0;
@@ -430,7 +423,7 @@ static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_b
         int done;
         int64_t held;
         do {
-            rc = compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
+            rc = sq_compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
             if (rc == 0 && done > 0 && pace(bg, held))
                 return 0;
         } while (rc == 0 && done > 0);
@@ -467,7 +460,7 @@ static int compact(struct sq_store *s, int64_t now, int force, struct sc_store_b
 
 int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
 {
-    return compact((struct sq_store *)sto, now, force, NULL, err);
+    return sq_compact_run((struct sq_store *)sto, now, force, NULL, err);
 }
 
 void sq_bg_tick(void *arg)
@@ -480,7 +473,7 @@ void sq_bg_tick(void *arg)
             sc_store_bg_every(&s->bg, sq_compact_every_ns(s));
         return;
     }
-    compact(s, sc_wall_ns(), 0, &s->bg, err);
+    sq_compact_run(s, sc_wall_ns(), 0, &s->bg, err);
     int64_t wait = s->wal_wait_ns ? s->wal_wait_ns : SQ_WAL_WAIT_NS;
     if (sq_wal_restart(s, wait) != SQ_WAL_BUSY)
         s->wal_wait_ns = 0;

@@ -329,6 +329,16 @@ void sq_ids_forget(struct sq_store *s);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);
+/* sq_compact's work; bg is the background thread running it (NULL when called), whose
+ * batches are bounded in time and paced (SQ_COMPACT_SLICE_NS) and stop when it is being
+ * stopped. */
+int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err);
+/* Rebuilds up to 256 dirty rollups of resolution res (64 above ten minutes: those whose
+ * bucket ended before cutoff s and whose lower level is clean) in one short transaction,
+ * stopping after the first rollup that takes it past slice_ns of holding the writer (0: no
+ * bound); *done counts them, *held_ns is how long the writer was held. */
+int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t slice_ns, int *done,
+                     int64_t *held_ns, char *err);
 /* How often the background thread compacts (opts.compact_every_ns, else SQ_TICK_NS). */
 static inline int64_t sq_compact_every_ns(const struct sq_store *s)
 {

@@ -943,6 +943,106 @@ static void test_compact_paced(void)
     sc_profile_free(p);
 }
 
+/* One compaction batch's bound: with a slice of a nanosecond it ends after its first rollup,
+ * without one it takes a whole batch (256), and a long slice lets it finish the rest. */
+static void test_compact_slice(void)
+{
+    enum { SERIES = 300 };
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/slice", tmpdir);
+    struct sc_store_opts o;
+    test_opts(&o, sdir);
+    o.durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sc_profile *p = folded("main;work 1\n");
+    for (int i = 0; p && i < SERIES; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "svc-%d", i);
+        T_EQ_INT(write_profile(s, name, "cpu", T0, p), 0);
+    }
+    const char *due = "SELECT count(*) FROM dirty WHERE res = 600";
+    struct sq_store *q = (struct sq_store *)s;
+    int64_t cutoff = INT64_MAX / NS, held = -1;
+    int done = -1;
+    T_EQ_INT(sq_compact_batch(q, SC_ROLLUP_SHORT, cutoff, 1, &done, &held, err), 0);
+    T_EQ_INT(done, 1);
+    T_CHECK(held > 0);
+    T_EQ_INT(db_count(sdir, due), SERIES - 1);
+    T_EQ_INT(sq_compact_batch(q, SC_ROLLUP_SHORT, cutoff, 0, &done, &held, err), 0);
+    T_EQ_INT(done, 256);
+    T_EQ_INT(db_count(sdir, due), SERIES - 257);
+    T_EQ_INT(sq_compact_batch(q, SC_ROLLUP_SHORT, cutoff, 3600 * NS, &done, &held, err), 0);
+    T_EQ_INT(done, SERIES - 257);
+    T_EQ_INT(db_count(sdir, due), 0);
+    T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups WHERE res = 600"), SERIES);
+    sc_profile_free(p);
+    sc_store_close(s);
+}
+
+/* Retention stopped between its delete batches (the store closing): one batch of 2,000 is
+ * gone, the rollups it emptied are gone too and those the cutoff splits are marked to be
+ * rebuilt, so every query stays consistent; the next compactions delete the rest and
+ * rebuild those rollups from what is left. */
+static void test_retention_stopped(void)
+{
+    enum { N = 5000, KEEP = 500 };
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/retstop", tmpdir);
+    struct sc_store_opts o;
+    test_opts(&o, sdir);
+    o.durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    /* a profile a second from a day's start; the cutoff falls mid-bucket at 4,500 s */
+    int64_t base = T0 / (86400 * NS) * (86400 * NS), cut = base + (N - KEEP) * NS;
+    struct sc_profile *p = folded("main;work 1\n");
+    for (int i = 0; p && i < N; i++)
+        T_EQ_INT(write_profile(s, "svc", "cpu", base + i * NS, p), 0);
+    T_EQ_INT(sc_store_compact(s, base + 2 * 86400 * NS, 1, err), 0); /* every rollup built */
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
+
+    o.retention_ns = 86400 * NS;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sc_store_bg bg;
+    memset(&bg, 0, sizeof bg);
+    pthread_mutex_init(&bg.mu, NULL);
+    T_EQ_INT(sc_cond_init(&bg.cond), 0);
+    bg.stop = 1; /* being stopped: the first pause says so */
+    T_EQ_INT(sq_compact_run((struct sq_store *)s, cut + o.retention_ns, 0, &bg, err), 0);
+    pthread_cond_destroy(&bg.cond);
+    pthread_mutex_destroy(&bg.mu);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM profiles"), N - 2000);
+    /* ten minutes [4,200 s, 4,800 s), the hour [3,600 s, 7,200 s) and the day straddle */
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 3);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 600"), 2);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 3600"), 1);
+
+    /* the rest goes, marking the split rollups again; the compaction after rebuilds them
+     * (the day has ended by then too) */
+    T_EQ_INT(sc_store_compact(s, cut + o.retention_ns, 0, err), 0);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM profiles"), KEEP);
+    T_EQ_INT(sc_store_compact(s, cut + o.retention_ns, 0, err), 0);
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM profiles"), KEEP);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
+    for (int res = 600; res <= 86400; res = res == 600 ? 3600 : res * 24) {
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT sum(nprofiles) FROM rollups WHERE res = %d", res);
+        T_EQ_INT(db_count(sdir, sql), KEEP);
+    }
+    sc_profile_free(p);
+}
+
 /* A query started while a read-only store drains its readers (sq_reopen). */
 struct drain_query {
     struct sc_store *s;
@@ -1115,6 +1215,8 @@ int main(void)
     T_RUN(test_lock);
     T_RUN(test_cache_memory);
     T_RUN(test_compact_paced);
+    T_RUN(test_compact_slice);
+    T_RUN(test_retention_stopped);
     T_RUN(test_reopen_drain);
     T_RUN(test_wal_restart);
     rm_rf(tmpdir);
