@@ -115,8 +115,14 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   "# TYPE scorch_store_stacks gauge\nscorch_store_stacks %llu\n"
                   "# HELP scorch_store_read_only 1 while the store is read-only (its disk "
                   "was full when it opened; 0 once it is writable again).\n"
-                  "# TYPE scorch_store_read_only gauge\nscorch_store_read_only %d\n",
+                  "# TYPE scorch_store_read_only gauge\nscorch_store_read_only %d\n"
+                  "# HELP scorch_store_background_errors_total Rounds of the store's background "
+                  "work (compaction, retention, reopening for writing) that hit an error; "
+                  "stderr says which.\n"
+                  "# TYPE scorch_store_background_errors_total counter\n"
+                  "scorch_store_background_errors_total %llu\n",
                   (unsigned long long)st.bytes_on_disk, (unsigned long long)st.profiles,
                   (unsigned long long)st.series, (unsigned long long)st.stacks,
-                  sc_store_read_only(srv->store) != NULL);
+                  sc_store_read_only(srv->store) != NULL,
+                  (unsigned long long)sc_store_bg_errors(srv->store, NULL, 0));
 }

@@ -686,6 +686,23 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
+/* Says on stderr when the store's background work (compaction, retention, reopening for
+ * writing) hit an error since the last time: at most once a minute, with the count, since
+ * each is tried again on its next round and a lasting one would say so every few seconds. */
+static void log_store_errors(struct sc_store *store, uint64_t *logged, int64_t *logged_at)
+{
+    char why[SC_ERR_LEN];
+    uint64_t n = sc_store_bg_errors(store, why, sizeof why);
+    int64_t now = sc_mono_ns();
+    if (n == *logged || (*logged && now - *logged_at < 60 * SC_NS_PER_S))
+        return;
+    fprintf(stderr, "scorch: the store's background work hit an error (%llu so far): %s\n",
+            (unsigned long long)n, why);
+    fflush(stderr);
+    *logged = n;
+    *logged_at = now;
+}
+
 /* SIGTERM: new connections are refused at once (the listening socket is shut down), new
  * requests on open ones get 503 with Connection: close, the gRPC listener stops as it does;
  * requests begun before go on, for up
@@ -884,6 +901,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
                 host, di ? (unsigned)di->port : (unsigned)ntohs(sa.sin_port),
                 ch ? "clickhouse at" : "data in", ch ? o->store->url : o->data_dir);
         fflush(stderr);
+        uint64_t bg_logged = 0;
+        int64_t bg_logged_at = 0;
         while (!*stop) {
             struct timespec ts = {0, 100 * 1000000L};
             nanosleep(&ts, NULL);
@@ -891,6 +910,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
                 *o->reload = 0;
                 reload_config(srv);
             }
+            log_store_errors(srv->store, &bg_logged, &bg_logged_at);
             /* the store turns writable by itself (sq_reopen): said once, when it does */
             if (ro && !sc_store_read_only(srv->store)) {
                 ro = 0;

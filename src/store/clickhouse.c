@@ -529,11 +529,10 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
     return rc;
 }
 
-static void bg_tick(void *arg)
+static int bg_tick(void *arg, char *err)
 {
     struct ch_store *s = arg;
-    char err[SC_ERR_LEN];
-    ch_compact(&s->base, sc_wall_ns(), 0, err); /* ClickHouse away: next minute */
+    return ch_compact(&s->base, sc_wall_ns(), 0, err); /* ClickHouse away: next minute */
 }
 
 /* ---- open / close ---- */
@@ -680,7 +679,7 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     }
     /* retention soon after open (a restarted server catches up), then every minute */
     if (o->background)
-        sc_store_bg_start(&s->bg, SC_NS_PER_S, 60 * SC_NS_PER_S, bg_tick, s);
+        sc_store_bg_start(&s->base, &s->bg, SC_NS_PER_S, 60 * SC_NS_PER_S, bg_tick, s);
     *out = &s->base;
     return 0;
 }

@@ -685,7 +685,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
      * and retention wait for sc_store_compact); a read-only one tries for writing first */
     int64_t every = s->ro_uri ? ro_retry_ns(s) : sq_compact_every_ns(s);
     if (o->background)
-        sc_store_bg_start(&s->bg, every, every, sq_bg_tick, s);
+        sc_store_bg_start(&s->base, &s->bg, every, every, sq_bg_tick, s);
     *out = &s->base;
     return 0;
 }
@@ -756,7 +756,7 @@ int sq_reopen(struct sq_store *s, char *err)
     return idle && rc == 0 ? 1 : rc;
 }
 
-int sq_wal_restart(struct sq_store *s, int64_t wait_ns)
+int sq_wal_restart(struct sq_store *s, int64_t wait_ns, char *err)
 {
     uint64_t limit = s->base.opts.wal_limit ? s->base.opts.wal_limit : SQ_WAL_LIMIT;
     char wal[4200];
@@ -768,8 +768,11 @@ int sq_wal_restart(struct sq_store *s, int64_t wait_ns)
     busy_wait_ns = wait_ns > 0 ? wait_ns : 1;
     int rc = sqlite3_wal_checkpoint_v2(s->wdb, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     busy_wait_ns = 0;
+    rc = rc == SQLITE_OK                            ? 1
+         : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? SQ_WAL_BUSY
+                                                    : sq_err(err, s->wdb, "starting the WAL over");
     pthread_mutex_unlock(&s->wdb_mu);
-    return rc == SQLITE_OK ? 1 : rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? SQ_WAL_BUSY : SC_EIO;
+    return rc;
 }
 
 /* ---- listing ---- */

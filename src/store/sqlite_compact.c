@@ -49,19 +49,35 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         struct sc_block b;
+        char why[SC_ERR_LEN];
         rc = sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                             SQ_MAX_BLOCK_ROWS, &b, err);
-        if (rc)
+                             SQ_MAX_BLOCK_ROWS, &b, why);
+        if (rc == 0 && ncols && b.ncols != ncols) {
+            sc_block_release(&b);
+            rc = sc_errf(why, SC_EFORMAT, "blocks of one kind with different columns");
+        }
+        if (rc == SC_EFORMAT) {
+            /* an unreadable block is left out, and said: failing the whole batch would stop
+             * every rollup (and retention after them) on it for good */
+            rc = 0;
+            s->bad_blocks++;
+            sc_errf(s->bad_why, SC_EFORMAT,
+                    "a %s rollup (series %lld, kind %lld, bucket %lld) left out an unreadable "
+                    "block: %s",
+                    res == SC_ROLLUP_SHORT  ? "ten-minute"
+                    : res == SC_ROLLUP_HOUR ? "hour"
+                                            : "day",
+                    (long long)series, (long long)kind, (long long)bucket, why);
+            continue;
+        }
+        if (rc) {
+            sc_errf(err, rc, "%s", why);
             break;
+        }
         nprofiles += sqlite3_column_int64(st, 1);
         duration += sqlite3_column_int64(st, 2);
         if (ncols == 0)
             ncols = b.ncols;
-        if (b.ncols != ncols) {
-            sc_block_release(&b);
-            rc = sc_errf(err, SC_EFORMAT, "blocks of one kind with different columns");
-            break;
-        }
         /* append rows row-major into a growing row buffer, normalized at the end */
         if (all.n + b.n > cap) {
             uint32_t c = cap ? cap : 4096;
@@ -463,20 +479,38 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
     return sq_compact_run((struct sq_store *)sto, now, force, NULL, err);
 }
 
-void sq_bg_tick(void *arg)
+int sq_bg_tick(void *arg, char *err)
 {
     struct sq_store *s = arg;
-    char err[SC_ERR_LEN];
     if (atomic_load(&s->base.ro)) {
         /* a failure is tried again on the next tick; the server says when it worked */
-        if (sq_reopen(s, err) == 1)
+        int rc = sq_reopen(s, err);
+        if (rc == 1)
             sc_store_bg_every(&s->bg, sq_compact_every_ns(s));
-        return;
+        if (rc >= 0)
+            return 0;
+        char why[SC_ERR_LEN];
+        snprintf(why, sizeof why, "%s", err);
+        return sc_errf(err, rc, "cannot open the store for writing: %s", why);
     }
-    sq_compact_run(s, sc_wall_ns(), 0, &s->bg, err);
+    int rc = sq_compact_run(s, sc_wall_ns(), 0, &s->bg, err);
+    if (rc < 0)
+        return rc;
+    pthread_mutex_lock(&s->wdb_mu);
+    uint64_t bad = s->bad_blocks - s->bad_reported;
+    s->bad_reported = s->bad_blocks;
+    if (bad)
+        rc = bad > 1 ? sc_errf(err, SC_EFORMAT, "%s (%llu such blocks this round)", s->bad_why,
+                               (unsigned long long)bad)
+                     : sc_errf(err, SC_EFORMAT, "%s", s->bad_why);
+    pthread_mutex_unlock(&s->wdb_mu);
+    if (rc < 0)
+        return rc;
     int64_t wait = s->wal_wait_ns ? s->wal_wait_ns : SQ_WAL_WAIT_NS;
-    if (sq_wal_restart(s, wait) != SQ_WAL_BUSY)
+    rc = sq_wal_restart(s, wait, err);
+    if (rc != SQ_WAL_BUSY)
         s->wal_wait_ns = 0;
     else
         s->wal_wait_ns = 2 * wait < SQ_WAL_WAIT_MAX_NS ? 2 * wait : SQ_WAL_WAIT_MAX_NS;
+    return rc < 0 ? rc : 0;
 }

@@ -232,6 +232,10 @@ struct sq_store {
     int gc_due, vacuum_due;
     int64_t wal_wait_ns; /* compaction's own: the next forced WAL restart's wait (0: the
                             first's, SQ_WAL_WAIT_NS) */
+    /* blocks a rollup left out because they could not be read (wdb_mu), the last one's
+     * story, and how many of them the background thread has reported (its own) */
+    uint64_t bad_blocks, bad_reported;
+    char bad_why[SC_ERR_LEN];
     struct sc_store_bg bg;
 };
 
@@ -288,9 +292,9 @@ int sq_reopen(struct sq_store *s, char *err);
  * file is past twice the limit this holds the writer, waits up to wait_ns for the reads
  * in flight to end (reads that start meanwhile see everything and do not hold it up), then
  * copies the rest and truncates the WAL. 1 when done, 0 when not needed, SQ_WAL_BUSY when
- * the reads did not end in time (what could be copied was), or SC_E*. */
+ * the reads did not end in time (what could be copied was), or SC_E* (err says why). */
 #define SQ_WAL_BUSY 2
-int sq_wal_restart(struct sq_store *s, int64_t wait_ns);
+int sq_wal_restart(struct sq_store *s, int64_t wait_ns, char *err);
 
 /* ---- sqlite_read.c ---- */
 int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
@@ -345,6 +349,6 @@ static inline int64_t sq_compact_every_ns(const struct sq_store *s)
     return s->base.opts.compact_every_ns > 0 ? s->base.opts.compact_every_ns : SQ_TICK_NS;
 }
 /* The background thread's work: compaction and retention as of now. */
-void sq_bg_tick(void *arg);
+int sq_bg_tick(void *arg, char *err);
 
 #endif

@@ -301,6 +301,17 @@ static int count_block(struct reader *rd)
     return sc_budget_poll(rd->err); /* the query's deadline, its client still there */
 }
 
+/* Decodes a stored block for a read. One that cannot be decoded was damaged after it was
+ * written (the store encoded it): the server's fault, not the request's, so SC_EIO (500). */
+static int read_block(struct reader *rd, const void *data, size_t len, struct sc_block *b)
+{
+    char why[SC_ERR_LEN];
+    int rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, b, why);
+    if (rc == SC_EFORMAT)
+        return sc_errf(rd->err, SC_EIO, "the store holds a damaged block: %s", why);
+    return rc ? sc_errf(rd->err, rc, "%s", why) : 0;
+}
+
 /* Adds column col of an encoded block to a. */
 static int add_block(struct reader *rd, struct rows *a, const void *data, size_t len, uint32_t col)
 {
@@ -308,12 +319,13 @@ static int add_block(struct reader *rd, struct rows *a, const void *data, size_t
     if (rc)
         return rc;
     struct sc_block b;
-    rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, &b, rd->err);
+    rc = read_block(rd, data, len, &b);
     if (rc)
         return rc;
     if (col >= b.ncols) {
         sc_block_release(&b);
-        return sc_errf(rd->err, SC_EFORMAT, "sample block lacks column %u", (unsigned)col);
+        return sc_errf(rd->err, SC_EIO, "the store holds a damaged block: it lacks column %u",
+                       (unsigned)col);
     }
     const int64_t *v = b.values + (size_t)col * b.n;
     for (uint32_t i = 0; i < b.n && rc == 0; i++)
@@ -437,9 +449,8 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
             rc = count_block(rd);
             struct sc_block b;
             if (rc == 0)
-                rc =
-                    sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                                    SQ_MAX_BLOCK_ROWS, &b, rd->err);
+                rc = read_block(rd, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
+                                &b);
             if (rc)
                 break;
             a->n = 0;

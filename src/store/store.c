@@ -4,6 +4,7 @@
 #include "model/error.h"
 #include "model/hash.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -201,15 +202,20 @@ static void *bg_main(void *arg)
     pthread_mutex_lock(&bg->mu);
     for (int pass = 0; !bg_wait(bg, pass ? bg->every_ns : bg->first_ns); pass++) {
         pthread_mutex_unlock(&bg->mu);
-        bg->fn(bg->arg);
+        char err[SC_ERR_LEN] = "";
+        int rc = bg->fn(bg->arg, err);
         pthread_mutex_lock(&bg->mu);
+        if (rc < 0) {
+            bg->errors++;
+            snprintf(bg->error, sizeof bg->error, "%s", *err ? err : sc_strerror(rc));
+        }
     }
     pthread_mutex_unlock(&bg->mu);
     return NULL;
 }
 
-int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
-                      void (*fn)(void *arg), void *arg)
+int sc_store_bg_start(struct sc_store *s, struct sc_store_bg *bg, int64_t first_ns,
+                      int64_t every_ns, int (*fn)(void *arg, char *err), void *arg)
 {
     memset(bg, 0, sizeof *bg);
     pthread_mutex_init(&bg->mu, NULL);
@@ -219,7 +225,24 @@ int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns
     bg->fn = fn;
     bg->arg = arg;
     bg->running = pthread_create(&bg->thread, NULL, bg_main, bg) == 0;
+    if (bg->running)
+        s->bg = bg;
     return bg->running ? 0 : SC_EIO;
+}
+
+uint64_t sc_store_bg_errors(struct sc_store *s, char *last, size_t n)
+{
+    struct sc_store_bg *bg = s ? s->bg : NULL;
+    if (n)
+        *last = 0;
+    if (!bg || !bg->running)
+        return 0;
+    pthread_mutex_lock(&bg->mu);
+    uint64_t errors = bg->errors;
+    if (n)
+        snprintf(last, n, "%s", bg->error);
+    pthread_mutex_unlock(&bg->mu);
+    return errors;
 }
 
 void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns)

@@ -76,6 +76,10 @@ void sc_store_close(struct sc_store *s);
 /* Why s takes no writes (opened read-only: see read_only_when_full), or NULL when it
  * does (from the start, or since it could be opened for writing again). */
 const char *sc_store_read_only(const struct sc_store *s);
+/* How often the store's own background work (compaction, retention, reopening a read-only
+ * store for writing) has failed so far, with the last failure's message in last (n bytes,
+ * "" when none). Each failure is tried again on the next round; the server logs them. */
+uint64_t sc_store_bg_errors(struct sc_store *s, char *last, size_t n);
 
 /* One profile to write. */
 struct sc_store_write {

@@ -60,6 +60,7 @@ struct sc_store {
      * that opens for writing later clears it, once, when writes are safe */
     atomic_int ro;
     char read_only[SC_ERR_LEN]; /* why, set before ro turns 1 and not changed after */
+    struct sc_store_bg *bg;     /* the backend's background thread, once started */
 };
 
 /* Backends. */
@@ -86,20 +87,23 @@ static inline int64_t sc_avg_round(int64_t sum, int64_t n)
  * (times NULL: no times): doubles them all together. 0, SC_ENOMEM or SC_ELIMIT. */
 int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n, uint32_t *cap);
 
-/* A backend's background thread: fn(arg) first_ns after start, then every every_ns, until
- * stopped (stop waits for a call in progress). */
+/* A backend's background thread: fn(arg, err) first_ns after start, then every every_ns,
+ * until stopped (stop waits for a call in progress). A call that returns a negative SC_E*
+ * is counted, and its message kept, for sc_store_bg_errors. */
 struct sc_store_bg {
     pthread_t thread;
-    pthread_mutex_t mu; /* stop (cond wakes the thread); a leaf */
+    pthread_mutex_t mu; /* stop (cond wakes the thread), errors, error; a leaf */
     pthread_cond_t cond;
     int running, stop;
     int64_t first_ns, every_ns;
-    void (*fn)(void *arg);
+    int (*fn)(void *arg, char *err);
     void *arg;
+    uint64_t errors;
+    char error[SC_ERR_LEN];
 };
-/* Starts the thread (0, or SC_EIO when it cannot). */
-int sc_store_bg_start(struct sc_store_bg *bg, int64_t first_ns, int64_t every_ns,
-                      void (*fn)(void *arg), void *arg);
+/* Starts the thread (0, or SC_EIO when it cannot); the store's head points at it. */
+int sc_store_bg_start(struct sc_store *s, struct sc_store_bg *bg, int64_t first_ns,
+                      int64_t every_ns, int (*fn)(void *arg, char *err), void *arg);
 /* Changes the period from the next wait on; for fn itself to call. */
 void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns);
 /* For fn itself: waits ns, or less when the thread is being stopped; 1 when it is (fn

@@ -1043,6 +1043,61 @@ static void test_retention_stopped(void)
     sc_profile_free(p);
 }
 
+/* A round of background work that fails is counted with its message (what the server
+ * logs and counts in /metrics). Here a profile's block is made unreadable behind the
+ * store's back: its rollup leaves it out and says so, once, and compaction goes on (had it
+ * failed the batch, that block would have stopped every rollup and retention for good). */
+static void test_bg_errors(void)
+{
+    char sdir[512], path[600], why[SC_ERR_LEN] = "x";
+    snprintf(sdir, sizeof sdir, "%s/bgerr", tmpdir);
+    struct sc_store_opts o;
+    test_opts(&o, sdir);
+    o.durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    struct sc_profile *p = folded("main;work 1\n");
+    T_EQ_INT(write_profile(s, "bad", "cpu", T0, p), 0);
+    T_EQ_INT(write_profile(s, "good", "cpu", T0, p), 0);
+    T_EQ_INT(sc_store_bg_errors(s, why, sizeof why), 0); /* no background thread */
+    T_EQ_STR(why, "");
+    sc_store_close(s);
+    sc_profile_free(p);
+    snprintf(path, sizeof path, "%s/scorch.db", sdir);
+    sqlite3 *db = NULL;
+    T_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db,
+                          "UPDATE profiles SET block = x'ff' WHERE series_id = (SELECT id FROM "
+                          "series WHERE labels LIKE '%bad%')",
+                          NULL, NULL, NULL),
+             SQLITE_OK);
+    T_EQ_INT(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+
+    o.background = 1;
+    o.compact_every_ns = 1000000;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    uint64_t n = 0;
+    for (int i = 0; i < 10000 && (n == 0 || db_count(sdir, "SELECT count(*) FROM dirty")); i++) {
+        usleep(1000);
+        n = sc_store_bg_errors(s, why, sizeof why);
+    }
+    usleep(50 * 1000); /* dozens of rounds more */
+    T_EQ_INT(sc_store_bg_errors(s, why, sizeof why), 1);
+    fprintf(stderr, "  said: %s\n", why);
+    T_CHECK(strstr(why, "ten-minute rollup") && strstr(why, "unknown sample block codec 255"));
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
+    /* the good series' three rollups, none for the bad one (nothing of it could be read) */
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups"), 3);
+    T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups"), 3);
+}
+
 /* A query started while a read-only store drains its readers (sq_reopen). */
 struct drain_query {
     struct sc_store *s;
@@ -1186,15 +1241,15 @@ static void test_wal_restart(void)
     sc_buf_release(&text);
     int64_t grown = file_size(sdir, "scorch.db-wal");
     T_CHECK(grown > 2 * (256 << 10));
-    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), SQ_WAL_BUSY); /* the read holds it */
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL, err), SQ_WAL_BUSY); /* the read holds it */
     T_CHECK(file_size(sdir, "scorch.db-wal") >= grown);
     sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
     sq_conn_put(q, c);
-    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), 1);
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL, err), 1);
     fprintf(stderr, "  WAL %lld bytes after %d writes under an open read, %lld after the restart\n",
             (long long)grown, n, (long long)file_size(sdir, "scorch.db-wal"));
     T_EQ_INT(file_size(sdir, "scorch.db-wal"), 0);
-    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL), 0); /* not needed now */
+    T_EQ_INT(sq_wal_restart(q, 50 * 1000000LL, err), 0); /* not needed now */
     struct sc_profile *m = merge(s, "cpu:samples", T0 - NS, T0 + 3600 * NS, 1);
     T_CHECK(m != NULL && m->nsamples == (uint64_t)n * 50);
     sc_profile_free(m);
@@ -1217,6 +1272,7 @@ int main(void)
     T_RUN(test_compact_paced);
     T_RUN(test_compact_slice);
     T_RUN(test_retention_stopped);
+    T_RUN(test_bg_errors);
     T_RUN(test_reopen_drain);
     T_RUN(test_wal_restart);
     rm_rf(tmpdir);
