@@ -1,8 +1,9 @@
 /* record_run.c - the sampling loop, delivery to scrape sinks, the server's recorder thread. */
 #include "collect/record_int.h"
-#include "server/config.h"
 #include "formats/pprof.h"
+#include "model/clock.h"
 #include "model/error.h"
+#include "server/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define NS 1000000000LL
 
 static int deliver_take(struct sc_recorder *r, struct sc_record_run *run, char *err)
 {
@@ -41,8 +40,8 @@ int sc_record_run(struct sc_recorder *r, struct sc_record_run *run, char *err)
         /* wake up at least 4 times a second to see a stop; otherwise the rings' watermark
          * and the next flush decide */
         int64_t wait = (next < end ? next : end) - now;
-        if (wait > NS / 4)
-            wait = NS / 4;
+        if (wait > SC_NS_PER_S / 4)
+            wait = SC_NS_PER_S / 4;
         rc = sc_recorder_poll(r, (int)(wait / 1000000 + 1), err);
         if (rc == SC_ENOTFOUND) {
             run->target_exited = 1;
@@ -148,7 +147,7 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
     if (!b)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     sc_labels_init(&b->labels);
-    b->interval_ns = interval_ns > 0 ? interval_ns : 10 * NS;
+    b->interval_ns = interval_ns > 0 ? interval_ns : 10 * SC_NS_PER_S;
     b->sink = sink;
     b->sink_ctx = sink_ctx;
     b->service = strdup(service_name);

@@ -2,8 +2,8 @@
 #include "collect/remote.h"
 #include "collect/queue.h"
 #include "formats/input.h"
-#include "model/error.h"
 #include "model/clock.h"
+#include "model/error.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NS 1000000000LL
 #define MAX_SENDERS 16
 
 struct sc_remote {
@@ -59,13 +58,13 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
     if (!r->o.queue_max_bytes)
         r->o.queue_max_bytes = 256u << 20;
     if (!r->o.min_backoff_ns)
-        r->o.min_backoff_ns = NS / 2;
+        r->o.min_backoff_ns = SC_NS_PER_S / 2;
     if (!r->o.max_backoff_ns)
-        r->o.max_backoff_ns = 30 * NS;
+        r->o.max_backoff_ns = 30 * SC_NS_PER_S;
     if (r->o.max_backoff_ns < r->o.min_backoff_ns)
         r->o.max_backoff_ns = r->o.min_backoff_ns;
     if (!r->o.timeout_ns)
-        r->o.timeout_ns = 30 * NS;
+        r->o.timeout_ns = 30 * SC_NS_PER_S;
     if (!r->o.senders)
         r->o.senders = 2;
     if (r->o.senders > MAX_SENDERS)
@@ -247,8 +246,8 @@ static void wait_backoff(struct sc_remote *r)
         if (atomic_load(&r->stop) || now >= r->next_try)
             break;
         int64_t w = r->next_try - now;
-        if (w > NS / 5)
-            w = NS / 5;
+        if (w > SC_NS_PER_S / 5)
+            w = SC_NS_PER_S / 5;
         struct timespec ts;
         sc_deadline(&ts, w);
         pthread_cond_timedwait(&r->cv, &r->mu, &ts);
@@ -274,7 +273,7 @@ static void *sender_main(void *arg)
             break;
         struct sc_queue_entry en;
         char err[SC_ERR_LEN];
-        int trc = sc_queue_take(r->q, NS / 5, &en, err);
+        int trc = sc_queue_take(r->q, SC_NS_PER_S / 5, &en, err);
         if (trc == SC_ENOMEM) {
             /* the entry stays queued; not again at once */
             pthread_mutex_lock(&r->mu);
@@ -331,9 +330,10 @@ static void *sender_main(void *arg)
                 if (r->backoff_ns > r->o.max_backoff_ns)
                     r->backoff_ns = r->o.max_backoff_ns;
                 int64_t wait = r->backoff_ns;
-                if (retry_after >= 0 && retry_after * NS > wait)
-                    wait = retry_after * NS < r->o.max_backoff_ns ? retry_after * NS
-                                                                  : r->o.max_backoff_ns;
+                if (retry_after >= 0 && retry_after * SC_NS_PER_S > wait)
+                    wait = retry_after * SC_NS_PER_S < r->o.max_backoff_ns
+                               ? retry_after * SC_NS_PER_S
+                               : r->o.max_backoff_ns;
                 r->next_try = now + wait;
                 r->backoff_set = now;
             }

@@ -96,7 +96,7 @@ static int initial_mode(int kind, int cfg_delta, int64_t interval_ns)
     if (cfg_delta == SC_DELTA_ENDPOINT)
         return MODE_ENDPOINT;
     /* Go's ?seconds= takes whole seconds */
-    return interval_ns % NS == 0 ? MODE_PROBE : MODE_SUBTRACT;
+    return interval_ns % SC_NS_PER_S == 0 ? MODE_PROBE : MODE_SUBTRACT;
 }
 
 /* ---- building a configuration's tasks ---- */
@@ -206,11 +206,12 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     t->interval_ns = j->interval_ns;
-    t->timeout_ns = j->timeout_ns ? j->timeout_ns : 10 * NS;
+    t->timeout_ns = j->timeout_ns ? j->timeout_ns : 10 * SC_NS_PER_S;
     t->cpu_seconds = j->cpu_seconds ? j->cpu_seconds : 10;
     /* Go runs one CPU profile at a time: keep it inside the interval */
-    if (t->cpu_seconds * NS >= t->interval_ns)
-        t->cpu_seconds = t->interval_ns / NS - 1 >= 1 ? t->interval_ns / NS - 1 : 1;
+    if (t->cpu_seconds * SC_NS_PER_S >= t->interval_ns)
+        t->cpu_seconds =
+            t->interval_ns / SC_NS_PER_S - 1 >= 1 ? t->interval_ns / SC_NS_PER_S - 1 : 1;
     t->delta = j->delta;
     t->offset_hash = hash_str(hash_str(sc_hash64("offset", 6), j->job_name), inst);
     if (rc) {
@@ -245,7 +246,7 @@ static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct g
             if (!strcmp(cfg->jobs[k].job_name, j->job_name))
                 rc = sc_errf(err, SC_EINVAL, "two scrape configs have the job_name '%s'",
                              j->job_name);
-        if (!rc && j->delta == SC_DELTA_ENDPOINT && j->interval_ns % NS)
+        if (!rc && j->delta == SC_DELTA_ENDPOINT && j->interval_ns % SC_NS_PER_S)
             rc = sc_errf(err, SC_EINVAL,
                          "job '%s': 'delta: endpoint' needs a whole number of seconds as the "
                          "interval",
@@ -435,7 +436,7 @@ char *sc_scrape_task_url(const struct target *t, int kind, int mode, int *asked_
     if (kind == 0) {
         snprintf(q, sizeof q, "?seconds=%lld", (long long)t->cpu_seconds);
     } else if (sc_scrape_kinds[kind].cumulative && (mode == MODE_PROBE || mode == MODE_ENDPOINT)) {
-        snprintf(q, sizeof q, "?seconds=%lld", (long long)(t->interval_ns / NS));
+        snprintf(q, sizeof q, "?seconds=%lld", (long long)(t->interval_ns / SC_NS_PER_S));
         *asked_delta = 1;
     }
     size_t n = strlen(t->base) + strlen(sc_scrape_kinds[kind].path) + strlen(q) + 2;
@@ -481,7 +482,7 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     r->due = due;
     int64_t timeout = t->timeout_ns;
     if (kind == 0)
-        timeout += t->cpu_seconds * NS;
+        timeout += t->cpu_seconds * SC_NS_PER_S;
     else if (r->asked_delta)
         timeout += t->interval_ns;
     CURL *e = r->easy;
@@ -492,8 +493,9 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)((t->timeout_ns < 10 * NS ? t->timeout_ns : 10 * NS) / 1000000));
+    curl_easy_setopt(
+        e, CURLOPT_CONNECTTIMEOUT_MS,
+        (long)((t->timeout_ns < 10 * SC_NS_PER_S ? t->timeout_ns : 10 * SC_NS_PER_S) / 1000000));
     curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-scraper/0.1");
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
@@ -656,7 +658,7 @@ static void *scrape_main(void *arg)
             continue; /* the timer may have started more work, or be due again */
         }
         now = sc_mono_ns();
-        int64_t until = now + NS;
+        int64_t until = now + SC_NS_PER_S;
         if (s->nheap && s->heap[0]->st->next_due < until)
             until = s->heap[0]->st->next_due;
         if (s->curl_deadline >= 0 && s->curl_deadline < until)

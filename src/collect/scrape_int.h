@@ -13,7 +13,6 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#define NS 1000000000LL
 #define NWORKERS 2
 #define MAX_BODY (64u << 20)         /* bytes of one response (sc_limits_scrape decodes) */
 #define BACKLOG_BYTES (256ull << 20) /* scraped bodies waiting for the workers */

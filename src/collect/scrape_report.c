@@ -17,12 +17,12 @@ static void put_time(struct sc_buf *b, int64_t ns)
         sc_buf_puts(b, "null");
         return;
     }
-    time_t t = (time_t)(ns / NS);
+    time_t t = (time_t)(ns / SC_NS_PER_S);
     struct tm tm;
     gmtime_r(&t, &tm);
     char s[64];
     strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-    sc_buf_printf(b, "\"%s.%03dZ\"", s, (int)(ns % NS / 1000000));
+    sc_buf_printf(b, "\"%s.%03dZ\"", s, (int)(ns % SC_NS_PER_S / 1000000));
 }
 
 static void put_jstr(struct sc_buf *b, const char *s)
@@ -113,7 +113,7 @@ static int64_t thread_cpu(clockid_t c)
     struct timespec ts;
     if (c == (clockid_t)-1 || clock_gettime(c, &ts))
         return 0;
-    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+    return (int64_t)ts.tv_sec * SC_NS_PER_S + ts.tv_nsec;
 }
 
 void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
@@ -306,7 +306,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
         sc_buf_release(&name);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    int64_t from = p->from_ns / NS, until = (p->until_ns + NS / 2) / NS;
+    int64_t from = p->from_ns / SC_NS_PER_S, until = (p->until_ns + SC_NS_PER_S / 2) / SC_NS_PER_S;
     if (until < from)
         until = from;
     sc_buf_puts(out, "name=");

@@ -131,7 +131,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
             goto out;
         reencode = 1;
     } else if (r->kind == 0) {
-        until = from + (p->duration_nanos > 0 ? p->duration_nanos : r->t->cpu_seconds * NS);
+        until =
+            from + (p->duration_nanos > 0 ? p->duration_nanos : r->t->cpu_seconds * SC_NS_PER_S);
     }
     *samples = sc_profile_nsamples(p);
     if (*samples == 0)
@@ -165,7 +166,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     rc = s->sink(s->sink_ctx, &sp, err);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
-    atomic_fetch_add(&s->sink_cpu, (c1.tv_sec - c0.tv_sec) * NS + (c1.tv_nsec - c0.tv_nsec));
+    atomic_fetch_add(&s->sink_cpu,
+                     (c1.tv_sec - c0.tv_sec) * SC_NS_PER_S + (c1.tv_nsec - c0.tv_nsec));
     if (rc)
         sc_errwrap(err, rc, "sink");
     else

@@ -1,12 +1,12 @@
 /* limits.c - the per-input limits' values (CLI, server, scraper) and their checks. */
 #include "formats/limits.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <stdio.h>
 #include <time.h>
 
-#define NS 1000000000LL
-#define DAY (86400 * NS)
+#define DAY (86400 * SC_NS_PER_S)
 
 const struct sc_limits sc_limits_cli = {
     .max_input = (uint64_t)64 << 30,
@@ -39,7 +39,7 @@ const struct sc_limits sc_limits_server = {
     /* the retention's default: the server takes the smaller of the two */
     .max_age_ns = 30 * DAY,
     /* clock skew and a capture's length, not a profile from the future */
-    .max_ahead_ns = 3600 * NS,
+    .max_ahead_ns = 3600 * SC_NS_PER_S,
 };
 
 const struct sc_limits sc_limits_scrape = {
@@ -108,7 +108,7 @@ int sc_limits_lines(const struct sc_limits *lim, uint64_t id, uint64_t lines, ch
 /* "2026-12-01T13:22:54Z" (whole seconds; int64 nanoseconds always fit gmtime). */
 static void put_time(char *out, size_t cap, int64_t ns)
 {
-    time_t s = (time_t)(ns / NS - (ns % NS < 0));
+    time_t s = (time_t)(ns / SC_NS_PER_S - (ns % SC_NS_PER_S < 0));
     struct tm tm;
     if (!gmtime_r(&s, &tm) || !strftime(out, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(out, cap, "%lld ns", (long long)ns);
@@ -120,7 +120,11 @@ static void put_duration(char *out, size_t cap, int64_t d)
     static const struct {
         int64_t ns;
         const char *unit;
-    } u[] = {{DAY, "d"}, {3600 * NS, "h"}, {60 * NS, "m"}, {NS, "s"}, {1000000, "ms"}};
+    } u[] = {{DAY, "d"},
+             {3600 * SC_NS_PER_S, "h"},
+             {60 * SC_NS_PER_S, "m"},
+             {SC_NS_PER_S, "s"},
+             {1000000, "ms"}};
     for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
         if (d % u[i].ns == 0) {
             snprintf(out, cap, "%lld%s", (long long)(d / u[i].ns), u[i].unit);

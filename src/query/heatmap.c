@@ -1,12 +1,11 @@
 /* heatmap.c - FlameScope's sub-second heatmap on exact integer nanoseconds. */
 #include "query/heatmap.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NS 1000000000LL
 
 static int64_t floor_div(int64_t a, int64_t b)
 {
@@ -67,7 +66,7 @@ int sc_heatmap_add(struct sc_heatmap *h, int64_t t_ns, int idle)
 {
     if (h->error)
         return h->error;
-    int64_t sec = floor_div(t_ns, NS);
+    int64_t sec = floor_div(t_ns, SC_NS_PER_S);
     int64_t lo = h->any && h->lo_sec < sec ? h->lo_sec : sec;
     int64_t hi = h->any && h->hi_sec > sec ? h->hi_sec : sec;
     /* seconds fit int64 with room to spare (|t| / 10^9 < 2^34), so hi - lo cannot overflow */
@@ -88,10 +87,10 @@ int sc_heatmap_add(struct sc_heatmap *h, int64_t t_ns, int idle)
     int rc = cover(h, sec);
     if (rc)
         return h->error = rc;
-    int64_t frac = t_ns % NS; /* not t - sec * 10^9, which overflows near INT64_MIN */
+    int64_t frac = t_ns % SC_NS_PER_S; /* not t - sec * 10^9, which overflows near INT64_MIN */
     if (frac < 0)
-        frac += NS;
-    uint32_t r = (uint32_t)(((int64_t)h->rows * frac) / NS);
+        frac += SC_NS_PER_S;
+    uint32_t r = (uint32_t)(((int64_t)h->rows * frac) / SC_NS_PER_S);
     h->counts[(size_t)(sec - h->base_sec) * h->rows + r]++;
     return 0;
 }
@@ -234,8 +233,8 @@ static void put_seconds(struct sc_buf *out, int64_t ns)
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
     if (ns < 0)
         sc_buf_putc(out, '-');
-    sc_buf_put_u64(out, a / NS);
-    uint64_t frac = a % NS;
+    sc_buf_put_u64(out, a / SC_NS_PER_S);
+    uint64_t frac = a % SC_NS_PER_S;
     if (frac) {
         char d[11];
         int n = 9;
@@ -272,7 +271,7 @@ void sc_heatmap_write_json(const struct sc_heatmap *h, struct sc_buf *out)
  * rows * o >= r * 10^9. */
 static int64_t row_start(uint32_t rows, uint32_t r)
 {
-    return ((int64_t)r * NS + rows - 1) / rows;
+    return ((int64_t)r * SC_NS_PER_S + rows - 1) / rows;
 }
 
 int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0, uint32_t c1,
@@ -288,10 +287,12 @@ int sc_heatmap_select(int64_t start_ns, uint32_t rows, uint32_t c0, uint32_t r0,
         r0 = r1;
         r1 = t;
     }
-    int64_t base = floor_div(start_ns, NS), a, b;
-    if (__builtin_add_overflow(base, (int64_t)c0, &a) || __builtin_mul_overflow(a, NS, &a) ||
+    int64_t base = floor_div(start_ns, SC_NS_PER_S), a, b;
+    if (__builtin_add_overflow(base, (int64_t)c0, &a) ||
+        __builtin_mul_overflow(a, SC_NS_PER_S, &a) ||
         __builtin_add_overflow(a, row_start(rows, r0), &a) ||
-        __builtin_add_overflow(base, (int64_t)c1, &b) || __builtin_mul_overflow(b, NS, &b) ||
+        __builtin_add_overflow(base, (int64_t)c1, &b) ||
+        __builtin_mul_overflow(b, SC_NS_PER_S, &b) ||
         __builtin_add_overflow(b, row_start(rows, r1 + 1), &b))
         return SC_EINVAL;
     *t0_ns = a;
@@ -307,7 +308,7 @@ int sc_heatmap_parse_seconds(const char *s, int64_t *ns)
     uint64_t sec = 0, frac = 0;
     int digits = 0, fd = 0;
     for (; *s >= '0' && *s <= '9'; s++, digits++) {
-        if (sec > (uint64_t)INT64_MAX / NS / 10)
+        if (sec > (uint64_t)INT64_MAX / SC_NS_PER_S / 10)
             return SC_EINVAL;
         sec = sec * 10 + (uint64_t)(*s - '0');
     }
@@ -322,9 +323,9 @@ int sc_heatmap_parse_seconds(const char *s, int64_t *ns)
         return SC_EINVAL;
     for (; fd < 9; fd++)
         frac *= 10;
-    if (sec > (uint64_t)INT64_MAX / NS || sec * NS > (uint64_t)INT64_MAX - frac)
+    if (sec > (uint64_t)INT64_MAX / SC_NS_PER_S || sec * SC_NS_PER_S > (uint64_t)INT64_MAX - frac)
         return SC_EINVAL;
-    int64_t v = (int64_t)(sec * NS + frac);
+    int64_t v = (int64_t)(sec * SC_NS_PER_S + frac);
     *ns = neg ? -v : v;
     return 0;
 }

@@ -1,17 +1,16 @@
 /* plan.c - a query from parameters to a profile: selection, series, merge, filters. */
 #include "query/plan.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
 #include "model/merge.h"
+#include "model/timespec.h"
 #include "query/regex.h"
 #include "query/replicates.h"
-#include "model/timespec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define NS 1000000000LL
 
 /* ---- selections ---- */
 
@@ -38,7 +37,7 @@ int sc_selection_parse(struct sc_selection *s, const struct sc_plan_args *a, con
             sc_errwrap(err, rc, "'%squery'", prefix);
         return rc;
     }
-    s->from = now_ns - 3600 * NS;
+    s->from = now_ns - 3600 * SC_NS_PER_S;
     s->until = now_ns;
     if (a->from && sc_time_parse(a->from, now_ns, &s->from, err))
         return sc_errwrap(err, SC_EINVAL, "bad '%sfrom'", prefix);
@@ -271,18 +270,18 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
      * asking what a step holds (the UI's "open this profile") must ask for the same span
      * (with now-1h's fraction, a profile at a step's last second was in the step the
      * timeline drew and outside the one the client asked for) */
-    int64_t from = s->from - ((s->from % NS) + NS) % NS;
+    int64_t from = s->from - ((s->from % SC_NS_PER_S) + SC_NS_PER_S) % SC_NS_PER_S;
     int64_t span = s->until - from;
     uint64_t nser = s->n ? s->n : 1;
     if (step <= 0) {
         /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
-        step = span / 120 / NS * NS;
-        if (step < 10 * NS)
-            step = 10 * NS;
+        step = span / 120 / SC_NS_PER_S * SC_NS_PER_S;
+        if (step < 10 * SC_NS_PER_S)
+            step = 10 * SC_NS_PER_S;
         uint64_t cells = nser * (uint64_t)((span + step - 1) / step);
         if (cells > SC_TIMELINE_MAX_CELLS) {
             uint64_t fit = SC_TIMELINE_MAX_CELLS / nser;
-            step = (span / (int64_t)(fit ? fit : 1) / NS + 1) * NS;
+            step = (span / (int64_t)(fit ? fit : 1) / SC_NS_PER_S + 1) * SC_NS_PER_S;
         }
     }
     if (span / step > SC_TIMELINE_MAX_STEPS)
@@ -350,9 +349,9 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
     for (uint32_t k = 0; k < t->nsteps; k++) {
         if (k)
             sc_buf_putc(o, ',');
-        sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / NS);
+        sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / SC_NS_PER_S);
     }
-    sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(t->step / NS));
+    sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(t->step / SC_NS_PER_S));
     for (uint32_t j = 0; j < t->nlines; j++) {
         sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
         if (t->group) {

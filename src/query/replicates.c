@@ -1,11 +1,10 @@
 /* replicates.c - a stored selection cut into time buckets, each a replicate. */
 #include "query/replicates.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/partition.h"
 
 #include <stdlib.h>
-
-#define NS 1000000000LL
 
 int64_t sc_replicates_width(int64_t from_ns, int64_t until_ns, uint32_t max)
 {
@@ -13,14 +12,14 @@ int64_t sc_replicates_width(int64_t from_ns, int64_t until_ns, uint32_t max)
         max = SC_REPLICATES_DEFAULT;
     uint64_t span = until_ns > from_ns ? (uint64_t)until_ns - (uint64_t)from_ns : 1;
     uint64_t w = (span + max - 1) / max;
-    w = (w + NS - 1) / NS; /* seconds */
+    w = (w + SC_NS_PER_S - 1) / SC_NS_PER_S; /* seconds */
     if (w == 0)
         w = 1;
     if (w > 3600)
         w = (w + 3599) / 3600 * 3600;
     else if (w > 600)
         w = (w + 599) / 600 * 600;
-    return (int64_t)w * NS;
+    return (int64_t)w * SC_NS_PER_S;
 }
 
 struct add_ctx {
@@ -45,7 +44,7 @@ static int add_bucket(void *arg, const struct sc_store_bucket *b, struct sc_prof
     if (!b->gauge) {
         /* per series, so a bucket of one profile from each of three pods is worth its
          * three-pod total per second */
-        seconds = (double)b->duration_ns / NS / per_series;
+        seconds = (double)b->duration_ns / SC_NS_PER_S / per_series;
         profiles = (double)b->profiles / per_series;
     }
     x->rc = sc_cmp_add(x->c, x->side, p, 0, seconds, profiles, x->err);
@@ -75,7 +74,7 @@ static int add_spans(struct sc_profile *t, int64_t from, int64_t until, uint32_t
     for (uint32_t g = 0; rc == 0 && g < k; g++) {
         if (pt.views[g].nsamples == 0)
             continue;
-        rc = sc_cmp_add(c, side, &pt.views[g], 0, (double)w / NS, 0, err);
+        rc = sc_cmp_add(c, side, &pt.views[g], 0, (double)w / SC_NS_PER_S, 0, err);
         *added += rc == 0;
     }
     sc_partition_release(&pt);

@@ -5,10 +5,11 @@
 #include "formats/svg.h"
 #include "formats/top.h"
 #include "ingest/ingest.h"
-#include "model/error.h"
 #include "model/budget.h"
 #include "model/clock.h"
+#include "model/error.h"
 #include "model/hash.h"
+#include "model/timespec.h"
 #include "query/callgraph.h"
 #include "query/diff.h"
 #include "query/filter.h"
@@ -18,7 +19,6 @@
 #include "query/replicates.h"
 #include "query/selector.h"
 #include "query/source.h"
-#include "model/timespec.h"
 #include "server/server_int.h"
 
 #include <stdatomic.h>
@@ -27,7 +27,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NS 1000000000LL
 #define DEFAULT_MAX_NODES 8192
 
 /* ---- ingest ---- */
@@ -408,7 +407,7 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
     const char *st = sc_req_arg(r, "step");
     if (st && sc_duration_parse(st, &step, err))
         return sc_resp_error(w, 400, "bad 'step': %s", err);
-    if (st && step < NS)
+    if (st && step < SC_NS_PER_S)
         return sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)",
                              st);
     struct sc_selection s;

@@ -1,11 +1,12 @@
 /* api_views.c - handlers for the UI's views: stored profiles one by one, flame + top. */
 #include "formats/top.h"
+#include "model/clock.h"
 #include "model/error.h"
+#include "model/timespec.h"
 #include "query/filter.h"
 #include "query/flame.h"
-#include "query/selector.h"
-#include "model/timespec.h"
 #include "query/plan.h"
+#include "query/selector.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#define NS 1000000000LL
 #define DEFAULT_MAX_NODES 8192
 /* /api/v1/profiles lists at most this many (the `limit` parameter), sorted by time. */
 #define PROFILES_DEFAULT_LIMIT 1000
@@ -98,10 +98,10 @@ static int cmp_listed(const void *a, const void *b)
 /* Unix seconds with up to nine exact decimals. */
 static void put_seconds(struct sc_buf *o, int64_t ns)
 {
-    int64_t sec = ns / NS, frac = ns % NS;
+    int64_t sec = ns / SC_NS_PER_S, frac = ns % SC_NS_PER_S;
     if (frac < 0) {
         sec--;
-        frac += NS;
+        frac += SC_NS_PER_S;
     }
     sc_buf_put_i64(o, sec);
     if (frac) {
@@ -219,7 +219,7 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     int64_t t;
-    if (sc_time_parse(at, (int64_t)now.tv_sec * NS + now.tv_nsec, &t, err))
+    if (sc_time_parse(at, (int64_t)now.tv_sec * SC_NS_PER_S + now.tv_nsec, &t, err))
         return sc_resp_error(w, 400, "bad 'time': %s", err);
     /* the series by its labels, written any way: compared in canonical form */
     struct sc_labels l;

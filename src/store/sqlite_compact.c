@@ -1,7 +1,7 @@
 /* sqlite_compact.c - the embedded backend's upkeep: rollups, retention, the background. */
 #include "store/sqlite_int.h"
-#include "model/error.h"
 #include "model/clock.h"
+#include "model/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +17,6 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    const int64_t NS = 1000000000LL;
     if (res == SC_ROLLUP_SHORT)
         rc = sqlite3_prepare_v2(db,
                                 "SELECT block, 1, duration_ns FROM profiles WHERE series_id=? AND "
@@ -36,8 +35,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     sqlite3_bind_int64(st, 1, series);
     sqlite3_bind_int64(st, 2, kind);
     if (res == SC_ROLLUP_SHORT) {
-        sqlite3_bind_int64(st, 3, bucket * NS);
-        sqlite3_bind_int64(st, 4, (bucket + res) * NS);
+        sqlite3_bind_int64(st, 3, bucket * SC_NS_PER_S);
+        sqlite3_bind_int64(st, 4, (bucket + res) * SC_NS_PER_S);
     } else {
         sqlite3_bind_int64(st, 3, lower);
         sqlite3_bind_int64(st, 4, bucket);
@@ -428,14 +427,14 @@ static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
 
 int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err)
 {
-    const int64_t NS = 1000000000LL;
     int rc = 0;
     /* ten minutes first, then hours whose ten minutes are clean, then days whose hours
      * are; batches keep each write transaction short so ingest is never blocked long */
     static const int64_t levels[] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
     for (size_t level = 0; level < 3 && rc == 0; level++) {
         int64_t res = levels[level];
-        int64_t cutoff = force ? INT64_MAX / NS : sc_floor_div(now, NS) - res - 60;
+        int64_t cutoff =
+            force ? INT64_MAX / SC_NS_PER_S : sc_floor_div(now, SC_NS_PER_S) - res - 60;
         int done;
         int64_t held;
         do {
@@ -455,7 +454,7 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
             return 0; /* being stopped */
         /* collecting scans the stacks and series with writers held off: at most hourly
          * unless forced, and only once retention took something since the last time */
-        if ((s->gc_due || force) && (force || now - s->last_gc_ns >= 3600 * NS)) {
+        if ((s->gc_due || force) && (force || now - s->last_gc_ns >= 3600 * SC_NS_PER_S)) {
             s->last_gc_ns = now;
             int64_t gone = collect(s, cutoff, err);
             if (gone < 0)

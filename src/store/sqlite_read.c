@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS 1000000000LL
-
 /* ---- read caches: stacks and frames ---- */
 
 /* Adds a stack's frames (varint blob) to the cache; cache_mu held. */
@@ -373,7 +371,7 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         if (!have)
             return 0;
         /* keep bucket alignment where the range allows it: start at lo's largest bucket */
-        int64_t big = rollup_res[0] * NS;
+        int64_t big = rollup_res[0] * SC_NS_PER_S;
         int64_t lo_al = sc_floor_div(lo, big) * big;
         if (lo_al > from)
             from = lo_al;
@@ -387,11 +385,11 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
     sqlite3_stmt *dq = c->st[ST_DIRTY], *rq = c->st[ST_ROLLUP], *pq = c->st[ST_RAW];
     int64_t t = from;
     while (t < until && rc == 0) {
-        int64_t secs = sc_floor_div(t, NS);
+        int64_t secs = sc_floor_div(t, SC_NS_PER_S);
         int used = 0;
-        for (size_t k = 0; max_res > 0 && t % NS == 0 && k < NRES && !used; k++) {
+        for (size_t k = 0; max_res > 0 && t % SC_NS_PER_S == 0 && k < NRES && !used; k++) {
             int64_t r = rollup_res[k];
-            if (r > max_res || secs % r != 0 || t + r * NS > until)
+            if (r > max_res || secs % r != 0 || t + r * SC_NS_PER_S > until)
                 continue;
             if (is_dirty(dq, series, kc->kind, r, secs))
                 continue;
@@ -407,12 +405,12 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
             }
             sqlite3_reset(rq);
             /* a clean bucket without a rollup row holds no profiles */
-            t += r * NS;
+            t += r * SC_NS_PER_S;
             used = 1;
         }
         if (used)
             continue;
-        int64_t small = rollup_res[NRES - 1] * NS;
+        int64_t small = rollup_res[NRES - 1] * SC_NS_PER_S;
         int64_t next = (sc_floor_div(t, small) + 1) * small;
         if (next > until || max_res <= 0)
             next = until;
@@ -487,7 +485,7 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
     int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
     if (nk == 0)
         return sc_errf(err, SC_ENOTFOUND, "no profiles of type '%s'", q->type ? q->type : "");
-    if (r->bucket_ns < 0 || (r->bucket_ns > 0 && r->bucket_ns < NS))
+    if (r->bucket_ns < 0 || (r->bucket_ns > 0 && r->bucket_ns < SC_NS_PER_S))
         return sc_errf(err, SC_EINVAL, "bad bucket width");
     /* rollups serve a bucket only when it is made of whole rollup buckets */
     int64_t max_res = 0;
@@ -496,7 +494,7 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
         if (r->bucket_ns > 0) {
             max_res = 0;
             for (size_t k = 0; k < NRES && !max_res; k++)
-                if (r->bucket_ns % (rollup_res[k] * NS) == 0)
+                if (r->bucket_ns % (rollup_res[k] * SC_NS_PER_S) == 0)
                     max_res = rollup_res[k];
         }
     }
