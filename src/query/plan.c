@@ -54,17 +54,24 @@ struct find_ctx {
     int oom;
 };
 
+/* Whether the selector takes a series with these labels (asked before the store looks for
+ * the series' profiles). */
+static int match_series(void *ctx, const char *labels)
+{
+    struct find_ctx *f = ctx;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    int ok = sc_labels_parse(labels, &l, err) == 0 && sc_selector_match(f->s->selector, &l);
+    sc_labels_release(&l);
+    return ok;
+}
+
+/* A matched series with profiles in range. */
 static int collect_series(void *ctx, const struct sc_store_series *se)
 {
     struct find_ctx *f = ctx;
     struct sc_selection *s = f->s;
-    struct sc_labels l;
-    sc_labels_init(&l);
-    char err[SC_ERR_LEN];
-    int ok = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(s->selector, &l);
-    sc_labels_release(&l);
-    if (!ok)
-        return 0;
     if (s->n == s->cap) {
         uint32_t c = s->cap ? s->cap * 2 : 64;
         uint64_t *ni = realloc(s->ids, c * sizeof *ni);
@@ -94,8 +101,8 @@ int sc_selection_find(struct sc_selection *s, struct sc_store *st, const char *t
     struct sc_re_budget b;
     sc_re_budget_init(&b, SC_RE_BUDGET_NS);
     sc_selector_set_budget(s->selector, &b);
-    int rc = sc_store_series_list(st, tenant, s->type && *s->type ? s->type : NULL, s->from,
-                                  s->until, collect_series, &f, err);
+    int rc = sc_store_series_find(st, tenant, s->type && *s->type ? s->type : NULL, s->from,
+                                  s->until, match_series, collect_series, &f, err);
     sc_selector_set_budget(s->selector, NULL);
     if (!rc && f.oom)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");

@@ -699,23 +699,31 @@ struct types_ctx {
     char *err;
 };
 
-static int match_any(void *ctx, const struct sc_store_series *se)
+static int match_selector(void *ctx, const char *labels)
 {
     struct types_ctx *c = ctx;
     struct sc_labels l;
     sc_labels_init(&l);
     char err[SC_ERR_LEN];
-    c->found = sc_labels_parse(se->labels, &l, err) == 0 && sc_selector_match(c->selector, &l);
+    int ok = sc_labels_parse(labels, &l, err) == 0 && sc_selector_match(c->selector, &l);
     sc_labels_release(&l);
-    return c->found;
+    return ok;
+}
+
+/* A matching series has the type in range: that is all it takes. */
+static int found_one(void *ctx, const struct sc_store_series *se)
+{
+    (void)se;
+    ((struct types_ctx *)ctx)->found = 1;
+    return 1;
 }
 
 static int put_type_if_selected(void *ctx, const struct sc_store_type *t)
 {
     struct types_ctx *c = ctx;
     c->found = 0;
-    c->rc = sc_store_series_list(c->r->srv->store, c->r->tenant, t->id, c->from, c->until,
-                                 match_any, c, c->err);
+    c->rc = sc_store_series_find(c->r->srv->store, c->r->tenant, t->id, c->from, c->until,
+                                 match_selector, found_one, c, c->err);
     if (c->rc)
         return 1;
     return c->found ? put_type(&c->out, t) : 0;

@@ -184,11 +184,14 @@ struct find_ctx {
     int found;
 };
 
+static int is_wanted(void *ctx, const char *labels)
+{
+    return !strcmp(labels, ((struct find_ctx *)ctx)->want);
+}
+
 static int find_series(void *ctx, const struct sc_store_series *se)
 {
     struct find_ctx *f = ctx;
-    if (strcmp(se->labels, f->want))
-        return 0;
     f->id = se->id;
     f->found = 1;
     return 1;
@@ -234,8 +237,8 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
     sc_labels_release(&l);
     struct find_ctx f = {canon.data ? canon.data : "{}", 0, 0};
     rc = canon.oom ? SC_ENOMEM
-                   : sc_store_series_list(r->srv->store, r->tenant, type, INT64_MIN, INT64_MAX,
-                                          find_series, &f, err);
+                   : sc_store_series_find(r->srv->store, r->tenant, type, INT64_MIN, INT64_MAX,
+                                          is_wanted, find_series, &f, err);
     struct sc_profile *p = NULL;
     if (!rc && !f.found)
         rc = sc_errf(err, SC_ENOTFOUND, "no series %.200s with %.64s profiles", f.want, type);

@@ -957,7 +957,8 @@ static int sq_type_info(struct sc_store *st, const char *type, char unit[64], in
 }
 
 static int sq_series_list(struct sc_store *sto, const char *tenant, const char *type, int64_t from,
-                          int64_t until, sc_store_series_cb cb, void *ctx, char *err)
+                          int64_t until, sc_store_match_cb match, sc_store_series_cb cb, void *ctx,
+                          char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
     struct kind_col kc[SQ_MAX_KINDS];
@@ -981,6 +982,9 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
     sqlite3_bind_text(st, 1, sq_tenant(tenant), -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
+        const char *labels = (const char *)sqlite3_column_text(st, 1);
+        if (match && !match(ctx, labels ? labels : "{}"))
+            continue; /* not wanted: no need to look for its profiles */
         int has = 0;
         if (nk == 0) {
             /* any type: a profile in range */
@@ -1002,7 +1006,7 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
         }
         if (!has)
             continue;
-        struct sc_store_series se = {(uint64_t)id, (const char *)sqlite3_column_text(st, 1)};
+        struct sc_store_series se = {(uint64_t)id, labels};
         if (cb(ctx, &se))
             break;
     }

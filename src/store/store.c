@@ -82,7 +82,14 @@ int sc_store_label_values(struct sc_store *s, const char *tenant, const char *na
 int sc_store_series_list(struct sc_store *s, const char *tenant, const char *type, int64_t from,
                          int64_t until, sc_store_series_cb cb, void *ctx, char *err)
 {
-    return s->ops->series_list(s, tenant, type, from, until, cb, ctx, err);
+    return s->ops->series_list(s, tenant, type, from, until, NULL, cb, ctx, err);
+}
+
+int sc_store_series_find(struct sc_store *s, const char *tenant, const char *type, int64_t from,
+                         int64_t until, sc_store_match_cb match, sc_store_series_cb cb, void *ctx,
+                         char *err)
+{
+    return s->ops->series_list(s, tenant, type, from, until, match, cb, ctx, err);
 }
 
 int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge)

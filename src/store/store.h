@@ -120,6 +120,8 @@ struct sc_store_series {
 typedef int (*sc_store_type_cb)(void *ctx, const struct sc_store_type *t);
 typedef int (*sc_store_series_cb)(void *ctx, const struct sc_store_series *s);
 typedef int (*sc_store_str_cb)(void *ctx, const char *s);
+/* Whether a series is wanted, from its labels (canonical text): non-zero yes. */
+typedef int (*sc_store_match_cb)(void *ctx, const char *labels);
 
 /* Profile types of a tenant (sorted by id). */
 int sc_store_types(struct sc_store *s, const char *tenant, sc_store_type_cb cb, void *ctx,
@@ -132,6 +134,12 @@ int sc_store_label_values(struct sc_store *s, const char *tenant, const char *na
 /* Series of a tenant with profiles of type `type` (NULL: any) in [from, until). */
 int sc_store_series_list(struct sc_store *s, const char *tenant, const char *type, int64_t from,
                          int64_t until, sc_store_series_cb cb, void *ctx, char *err);
+/* The same for the series match (NULL: all) says are wanted, asked first: a store looks for
+ * profiles in range only in those, so a query of one service among many costs what that
+ * service's series cost, not the tenant's. */
+int sc_store_series_find(struct sc_store *s, const char *tenant, const char *type, int64_t from,
+                         int64_t until, sc_store_match_cb match, sc_store_series_cb cb, void *ctx,
+                         char *err);
 
 /* What to read: series chosen by the caller (from sc_store_series_list and a selector). */
 struct sc_store_query {

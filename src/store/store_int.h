@@ -36,7 +36,8 @@ struct sc_store_ops {
     int (*label_values)(struct sc_store *s, const char *tenant, const char *name,
                         sc_store_str_cb cb, void *ctx, char *err);
     int (*series_list)(struct sc_store *s, const char *tenant, const char *type, int64_t from,
-                       int64_t until, sc_store_series_cb cb, void *ctx, char *err);
+                       int64_t until, sc_store_match_cb match, sc_store_series_cb cb, void *ctx,
+                       char *err); /* match may be NULL */
     int (*type_info)(struct sc_store *s, const char *type, char unit[64], int *gauge);
     int (*read)(struct sc_store *s, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
                 char *err);

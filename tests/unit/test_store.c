@@ -943,6 +943,64 @@ static void test_compact_paced(void)
     sc_profile_free(p);
 }
 
+/* Listing with a match: every series of the tenant is asked (its labels), and only those it
+ * wants are looked for in range and reported. */
+struct wanted {
+    struct ids ids;
+    const char *want;
+    int asked;
+};
+
+static int want_labels(void *ctx, const char *labels)
+{
+    struct wanted *w = ctx;
+    w->asked++;
+    return strstr(labels, w->want) != NULL;
+}
+
+static int collect_wanted(void *ctx, const struct sc_store_series *se)
+{
+    return collect_series(&((struct wanted *)ctx)->ids, se);
+}
+
+static void test_series_find(void)
+{
+    char sdir[512];
+    snprintf(sdir, sizeof sdir, "%s/find", tmpdir);
+    struct sc_store *s = open_store(sdir, 0);
+    if (!s)
+        return;
+    struct sc_profile *p = folded("main;work 1\n");
+    T_EQ_INT(write_profile(s, "svc-a", "cpu", T0, p), 0);
+    T_EQ_INT(write_profile(s, "svc-b", "cpu", T0, p), 0);
+    T_EQ_INT(write_profile(s, "svc-c", "heap", T0, p), 0);
+    char err[SC_ERR_LEN] = "";
+    struct wanted w = {{{0}, 0}, "svc-b", 0};
+    T_EQ_INT(sc_store_series_find(s, NULL, "cpu:samples", T0, T0 + NS, want_labels, collect_wanted,
+                                  &w, err),
+             0);
+    T_EQ_INT(w.asked, 3);
+    T_EQ_INT(w.ids.n, 1);
+    struct ids all = {{0}, 0};
+    T_EQ_INT(sc_store_series_list(s, NULL, "cpu:samples", T0, T0 + NS, collect_series, &all, err),
+             0);
+    T_EQ_INT(all.n, 2);
+    T_CHECK(all.n == 2 && (all.ids[0] == w.ids.ids[0] || all.ids[1] == w.ids.ids[0]));
+    /* wanted but with nothing in range, or not of the type: not reported */
+    w = (struct wanted){{{0}, 0}, "svc-b", 0};
+    T_EQ_INT(sc_store_series_find(s, NULL, "cpu:samples", T0 + 3 * 3600 * NS, T0 + 4 * 3600 * NS,
+                                  want_labels, collect_wanted, &w, err),
+             0);
+    T_EQ_INT(w.ids.n, 0);
+    w = (struct wanted){{{0}, 0}, "svc-c", 0};
+    T_EQ_INT(sc_store_series_find(s, NULL, "cpu:samples", T0, T0 + NS, want_labels, collect_wanted,
+                                  &w, err),
+             0);
+    T_EQ_INT(w.ids.n, 0);
+    sc_profile_free(p);
+    sc_store_close(s);
+}
+
 /* One compaction batch's bound: with a slice of a nanosecond it ends after its first rollup,
  * without one it takes a whole batch (256), and a long slice lets it finish the rest. */
 static void test_compact_slice(void)
@@ -1269,6 +1327,7 @@ int main(void)
     T_RUN(test_kill9);
     T_RUN(test_lock);
     T_RUN(test_cache_memory);
+    T_RUN(test_series_find);
     T_RUN(test_compact_paced);
     T_RUN(test_compact_slice);
     T_RUN(test_retention_stopped);
