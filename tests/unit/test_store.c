@@ -49,6 +49,21 @@ static void test_opts(struct sc_store_opts *o, const char *dir)
     o->retention_ns = 0;
 }
 
+/* A fresh store in tmpdir/name without fsync; its directory in sdir and its options in *o,
+ * for a reopen with others. */
+static struct sc_store *open_named(const char *name, char *sdir, size_t n, struct sc_store_opts *o)
+{
+    snprintf(sdir, n, "%s/%s", tmpdir, name);
+    test_opts(o, sdir);
+    o->durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    if (sc_store_open(o, &s, err))
+        fprintf(stderr, "open: %s\n", err);
+    T_CHECK(s != NULL);
+    return s;
+}
+
 static struct sc_store *open_store(const char *dir, int background)
 {
     struct sc_store_opts o;
@@ -877,14 +892,9 @@ static int64_t db_count(const char *sdir, const char *sql)
 static void test_compact_paced(void)
 {
     enum { SERIES = 20000, CHUNK = 500 };
-    char sdir[512];
-    snprintf(sdir, sizeof sdir, "%s/paced", tmpdir);
+    char sdir[512], err[SC_ERR_LEN] = "";
     struct sc_store_opts o;
-    test_opts(&o, sdir);
-    o.durable = 0;
-    struct sc_store *s = NULL;
-    char err[SC_ERR_LEN] = "";
-    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    struct sc_store *s = open_named("paced", sdir, sizeof sdir, &o);
     if (!s)
         return;
     struct sc_profile *p = folded("main;work 1\n");
@@ -1006,14 +1016,9 @@ static void test_series_find(void)
 static void test_compact_slice(void)
 {
     enum { SERIES = 300 };
-    char sdir[512];
-    snprintf(sdir, sizeof sdir, "%s/slice", tmpdir);
+    char sdir[512], err[SC_ERR_LEN] = "";
     struct sc_store_opts o;
-    test_opts(&o, sdir);
-    o.durable = 0;
-    struct sc_store *s = NULL;
-    char err[SC_ERR_LEN] = "";
-    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    struct sc_store *s = open_named("slice", sdir, sizeof sdir, &o);
     if (!s)
         return;
     struct sc_profile *p = folded("main;work 1\n");
@@ -1048,14 +1053,9 @@ static void test_compact_slice(void)
 static void test_retention_stopped(void)
 {
     enum { N = 5000, KEEP = 500 };
-    char sdir[512];
-    snprintf(sdir, sizeof sdir, "%s/retstop", tmpdir);
+    char sdir[512], err[SC_ERR_LEN] = "";
     struct sc_store_opts o;
-    test_opts(&o, sdir);
-    o.durable = 0;
-    struct sc_store *s = NULL;
-    char err[SC_ERR_LEN] = "";
-    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    struct sc_store *s = open_named("retstop", sdir, sizeof sdir, &o);
     if (!s)
         return;
     /* a profile a second from a day's start; the cutoff falls mid-bucket at 4,500 s */
@@ -1107,14 +1107,9 @@ static void test_retention_stopped(void)
  * failed the batch, that block would have stopped every rollup and retention for good). */
 static void test_bg_errors(void)
 {
-    char sdir[512], path[600], why[SC_ERR_LEN] = "x";
-    snprintf(sdir, sizeof sdir, "%s/bgerr", tmpdir);
+    char sdir[512], path[600], why[SC_ERR_LEN] = "x", err[SC_ERR_LEN] = "";
     struct sc_store_opts o;
-    test_opts(&o, sdir);
-    o.durable = 0;
-    struct sc_store *s = NULL;
-    char err[SC_ERR_LEN] = "";
-    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    struct sc_store *s = open_named("bgerr", sdir, sizeof sdir, &o);
     if (!s)
         return;
     struct sc_profile *p = folded("main;work 1\n");
