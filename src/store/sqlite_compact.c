@@ -10,9 +10,30 @@
 
 /* ---- compaction and retention ---- */
 
-/* Recomputes one rollup from the level below; wdb_mu held, inside a transaction. */
-static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t res, int64_t bucket,
+/* Marks the rollup of (series, kind, res, bucket) to be rebuilt. */
+static int mark_dirty(sqlite3 *db, int64_t series, int64_t kind, int64_t res, int64_t bucket,
                       char *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO dirty VALUES(?,?,?,?)", -1, &st, NULL) !=
+        SQLITE_OK)
+        return sq_err(err, db, "compacting");
+    sqlite3_bind_int64(st, 1, series);
+    sqlite3_bind_int64(st, 2, kind);
+    sqlite3_bind_int64(st, 3, res);
+    sqlite3_bind_int64(st, 4, bucket);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sq_err(err, db, "compacting");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Recomputes one rollup from the level below; wdb_mu held, inside a transaction. A block
+ * below that cannot be read (damaged since it was written) is counted in *bad and said in
+ * s->bad_why. A damaged profile is left out. A damaged rollup below is marked to be rebuilt
+ * from its own level below, and this one is then left to a later round: 1 (it stays dirty,
+ * and waits for the one below as always). 0 when rebuilt, or SC_E*. */
+static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t res, int64_t bucket,
+                      uint32_t *bad, char *err)
 {
     sqlite3 *db = s->wdb;
     sqlite3_stmt *st = NULL;
@@ -24,7 +45,7 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
                                 -1, &st, NULL);
     else
         rc = sqlite3_prepare_v2(db,
-                                "SELECT block, nprofiles, duration_ns FROM rollups WHERE "
+                                "SELECT block, nprofiles, duration_ns, bucket FROM rollups WHERE "
                                 "series_id=? AND kind_id=? AND res=? AND bucket >= ? AND "
                                 "bucket < ?",
                                 -1, &st, NULL);
@@ -46,32 +67,40 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     uint32_t cap = 0, ncols = 0;
     int64_t nprofiles = 0, duration = 0;
     rc = 0;
+    int deferred = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         struct sc_block b;
         char why[SC_ERR_LEN];
-        rc = sc_block_decode(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                             SQ_MAX_BLOCK_ROWS, &b, why);
+        rc =
+            sq_block_load(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), &b, why);
         if (rc == 0 && ncols && b.ncols != ncols) {
             sc_block_release(&b);
             rc = sc_errf(why, SC_EFORMAT, "blocks of one kind with different columns");
         }
         if (rc == SC_EFORMAT) {
-            /* an unreadable block is left out, and said: failing the whole batch would stop
-             * every rollup (and retention after them) on it for good */
-            rc = 0;
-            s->bad_blocks++;
+            /* failing the whole batch would stop every rollup (and retention after them)
+             * on this block for good */
+            int64_t below = res == SC_ROLLUP_SHORT ? 0 : sqlite3_column_int64(st, 3);
+            (*bad)++;
             sc_errf(s->bad_why, SC_EFORMAT,
-                    "a %s rollup (series %lld, kind %lld, bucket %lld) left out an unreadable "
-                    "block: %s",
-                    res == SC_ROLLUP_SHORT  ? "ten-minute"
-                    : res == SC_ROLLUP_HOUR ? "hour"
-                                            : "day",
-                    (long long)series, (long long)kind, (long long)bucket, why);
+                    "%s rollup (series %lld, kind %lld, bucket %lld) met a damaged %s: %s%s",
+                    res == SC_ROLLUP_SHORT  ? "a ten-minute"
+                    : res == SC_ROLLUP_HOUR ? "an hour"
+                                            : "a day",
+                    (long long)series, (long long)kind, (long long)bucket,
+                    res == SC_ROLLUP_SHORT ? "profile" : "rollup below it", why,
+                    res == SC_ROLLUP_SHORT ? " (left out)" : " (that one is rebuilt first)");
+            rc = res == SC_ROLLUP_SHORT ? 0 : mark_dirty(db, series, kind, lower, below, err);
+            deferred |= res != SC_ROLLUP_SHORT;
             continue;
         }
         if (rc) {
             sc_errf(err, rc, "%s", why);
             break;
+        }
+        if (deferred) {
+            sc_block_release(&b);
+            continue;
         }
         nprofiles += sqlite3_column_int64(st, 1);
         duration += sqlite3_column_int64(st, 2);
@@ -105,6 +134,10 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     }
     sqlite3_finalize(st);
     st = NULL;
+    if (rc == 0 && deferred) {
+        sc_block_release(&all);
+        return 1;
+    }
     if (rc == 0 && nprofiles == 0) {
         /* nothing left (retention): no rollup row */
         if (sqlite3_prepare_v2(db,
@@ -210,12 +243,17 @@ int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t sl
                                       "res=? AND bucket=?",
                                       -1, &st, NULL) != SQLITE_OK)
         rc = sq_err(err, db, "compacting");
+    uint32_t bad = 0;
     int n = 0;
     for (; n < nrows && rc == 0; n++) {
         if (n > 0 && slice_ns > 0 && sc_mono_ns() - start >= slice_ns)
             break;
         int64_t *row = rows[n];
-        rc = rollup_one(s, row[0], row[1], res, row[2], err);
+        rc = rollup_one(s, row[0], row[1], res, row[2], &bad, err);
+        if (rc == 1) { /* waits for the rollup below it, marked just now */
+            rc = 0;
+            continue;
+        }
         if (rc)
             break;
         sqlite3_bind_int64(st, 1, row[0]);
@@ -231,6 +269,8 @@ int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t sl
         rc = sq_exec(db, "COMMIT", err);
     else
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == 0) /* counted once it is done: a rolled-back batch meets them again */
+        s->bad_blocks += bad;
     *held_ns = sc_mono_ns() - start;
     pthread_mutex_unlock(&s->wdb_mu);
     free(rows);
@@ -492,24 +532,25 @@ int sq_bg_tick(void *arg, char *err)
         snprintf(why, sizeof why, "%s", err);
         return sc_errf(err, rc, "cannot open the store for writing: %s", why);
     }
+    /* the first error of the round is the one said; the WAL restart runs whatever failed
+     * before it (a failing compaction must not let the WAL grow again) */
     int rc = sq_compact_run(s, sc_wall_ns(), 0, &s->bg, err);
-    if (rc < 0)
-        return rc;
     pthread_mutex_lock(&s->wdb_mu);
     uint64_t bad = s->bad_blocks - s->bad_reported;
     s->bad_reported = s->bad_blocks;
-    if (bad)
+    if (bad && rc >= 0)
         rc = bad > 1 ? sc_errf(err, SC_EFORMAT, "%s (%llu such blocks this round)", s->bad_why,
                                (unsigned long long)bad)
                      : sc_errf(err, SC_EFORMAT, "%s", s->bad_why);
     pthread_mutex_unlock(&s->wdb_mu);
-    if (rc < 0)
-        return rc;
     int64_t wait = s->wal_wait_ns ? s->wal_wait_ns : SQ_WAL_WAIT_NS;
-    rc = sq_wal_restart(s, wait, err);
-    if (rc != SQ_WAL_BUSY)
+    char wal_err[SC_ERR_LEN];
+    int wrc = sq_wal_restart(s, wait, wal_err);
+    if (wrc != SQ_WAL_BUSY)
         s->wal_wait_ns = 0;
     else
         s->wal_wait_ns = 2 * wait < SQ_WAL_WAIT_MAX_NS ? 2 * wait : SQ_WAL_WAIT_MAX_NS;
-    return rc < 0 ? rc : 0;
+    if (rc < 0)
+        return rc;
+    return wrc < 0 ? sc_errf(err, wrc, "%s", wal_err) : 0;
 }

@@ -313,6 +313,9 @@ static inline int64_t sq_timed_from(int64_t from)
 {
     return from > INT64_MIN + SQ_TIMED_SLACK_NS ? from - SQ_TIMED_SLACK_NS : INT64_MIN;
 }
+/* Decodes a block the store wrote. However it fails to decode, and when it has no column, it
+ * was damaged since: SC_EFORMAT then (why says how), else 0 or SC_ENOMEM. */
+int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why);
 /* Whether series has timed profiles of kind that may hold samples in [from, until): those
  * that start up to SQ_TIMED_SLACK_NS before it or within it (c's ST_NEAR). */
 int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until);

@@ -101,6 +101,9 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
         pthread_mutex_unlock(&s->cache_mu);
         sqlite3_finalize(st);
     }
+    /* a stack that does not decode was damaged after it was written: not the request's fault */
+    if (rc == SC_EFORMAT)
+        return sc_errf(err, SC_EIO, "the store holds a damaged stack");
     return rc ? sc_errf(err, rc, "reading stacks: %s", sc_strerror(rc)) : 0;
 }
 
@@ -299,12 +302,24 @@ static int count_block(struct reader *rd)
     return sc_budget_poll(rd->err); /* the query's deadline, its client still there */
 }
 
-/* Decodes a stored block for a read. One that cannot be decoded was damaged after it was
- * written (the store encoded it): the server's fault, not the request's, so SC_EIO (500). */
+int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why)
+{
+    int rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, b, why);
+    if (rc == SC_ELIMIT) /* the store writes no block that large */
+        rc = SC_EFORMAT;
+    if (rc == 0 && b->ncols == 0) {
+        sc_block_release(b);
+        rc = sc_errf(why, SC_EFORMAT, "a sample block without columns");
+    }
+    return rc;
+}
+
+/* A stored block for a read. A damaged one is the server's fault, not the request's: SC_EIO
+ * (500). */
 static int read_block(struct reader *rd, const void *data, size_t len, struct sc_block *b)
 {
     char why[SC_ERR_LEN];
-    int rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, b, why);
+    int rc = sq_block_load(data, len, b, why);
     if (rc == SC_EFORMAT)
         return sc_errf(rd->err, SC_EIO, "the store holds a damaged block: %s", why);
     return rc ? sc_errf(rd->err, rc, "%s", why) : 0;
@@ -568,7 +583,7 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         uint32_t *ci = stacks[i] <= UINT32_MAX ? sc_map64_get(&s->stack_cache, stacks[i]) : NULL;
         if (!ci) {
-            rc = sc_errf(err, SC_EFORMAT, "stack %llu is not in the store",
+            rc = sc_errf(err, SC_EIO, "the store is damaged: stack %llu is missing",
                          (unsigned long long)stacks[i]);
             break;
         }
@@ -581,7 +596,8 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
                 uint32_t fid = fd[j] >> 1;
                 uint32_t *fi = sc_map64_get(&s->frame_cache, fid);
                 if (!fi)
-                    rc = sc_errf(err, SC_EFORMAT, "frame %u is not in the store", (unsigned)fid);
+                    rc = sc_errf(err, SC_EIO, "the store is damaged: frame %u is missing",
+                                 (unsigned)fid);
                 else
                     fd[j] = *fi << 1 | (fd[j] & 1);
             }

@@ -276,7 +276,7 @@ void sc_store_bg_stop(struct sc_store_bg *bg)
     pthread_cond_signal(&bg->cond);
     pthread_mutex_unlock(&bg->mu);
     pthread_join(bg->thread, NULL);
+    bg->running = 0; /* before the mutex goes: sc_store_bg_errors looks at it first */
     pthread_mutex_destroy(&bg->mu);
     pthread_cond_destroy(&bg->cond);
-    bg->running = 0;
 }

@@ -1101,53 +1101,92 @@ static void test_retention_stopped(void)
     sc_profile_free(p);
 }
 
+/* Runs SQL on a closed store's database behind its back. */
+static void db_exec(const char *sdir, const char *sql)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/scorch.db", sdir);
+    sqlite3 *db = NULL;
+    T_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    T_CHECK(sqlite3_changes(db) > 0);
+    sqlite3_close(db);
+}
+
+/* Waits (10 s at most) for the background thread to have nothing left to do and to have
+ * said at least one error; the errors said so far. */
+static uint64_t bg_settle(struct sc_store *s, const char *sdir, char *why, size_t n)
+{
+    uint64_t errors = 0;
+    for (int i = 0; i < 10000; i++) {
+        usleep(1000);
+        errors = sc_store_bg_errors(s, why, n);
+        if (errors && db_count(sdir, "SELECT count(*) FROM dirty") == 0)
+            break;
+    }
+    usleep(50 * 1000); /* dozens of rounds more */
+    return sc_store_bg_errors(s, why, n);
+}
+
 /* A round of background work that fails is counted with its message (what the server
- * logs and counts in /metrics). Here a profile's block is made unreadable behind the
- * store's back: its rollup leaves it out and says so, once, and compaction goes on (had it
- * failed the batch, that block would have stopped every rollup and retention for good). */
+ * logs and counts in /metrics). Blocks made unreadable behind the store's back do not stop
+ * it: a damaged profile (an unknown codec; a row count past any the store writes) is left
+ * out of its rollup and said, once; a damaged ten-minute rollup is rebuilt from its raw
+ * profiles before the hour above it. Before, the batch that met one failed and rolled
+ * back every round, and every rollup and retention stopped for good. */
 static void test_bg_errors(void)
 {
-    char sdir[512], path[600], why[SC_ERR_LEN] = "x", err[SC_ERR_LEN] = "";
+    char sdir[512], why[SC_ERR_LEN] = "x", err[SC_ERR_LEN] = "";
     struct sc_store_opts o;
     struct sc_store *s = open_named("bgerr", sdir, sizeof sdir, &o);
     if (!s)
         return;
     struct sc_profile *p = folded("main;work 1\n");
     T_EQ_INT(write_profile(s, "bad", "cpu", T0, p), 0);
+    T_EQ_INT(write_profile(s, "big", "cpu", T0, p), 0);
     T_EQ_INT(write_profile(s, "good", "cpu", T0, p), 0);
     T_EQ_INT(sc_store_bg_errors(s, why, sizeof why), 0); /* no background thread */
     T_EQ_STR(why, "");
     sc_store_close(s);
     sc_profile_free(p);
-    snprintf(path, sizeof path, "%s/scorch.db", sdir);
-    sqlite3 *db = NULL;
-    T_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
-    T_EQ_INT(sqlite3_exec(db,
-                          "UPDATE profiles SET block = x'ff' WHERE series_id = (SELECT id FROM "
-                          "series WHERE labels LIKE '%bad%')",
-                          NULL, NULL, NULL),
-             SQLITE_OK);
-    T_EQ_INT(sqlite3_changes(db), 1);
-    sqlite3_close(db);
+    db_exec(sdir, "UPDATE profiles SET block = x'ff' WHERE series_id = "
+                  "(SELECT id FROM series WHERE labels LIKE '%\"bad\"%')");
+    db_exec(sdir, "UPDATE profiles SET block = x'0001ffffff7f01' WHERE series_id = "
+                  "(SELECT id FROM series WHERE labels LIKE '%\"big\"%')");
 
     o.background = 1;
     o.compact_every_ns = 1000000;
     T_EQ_INT(sc_store_open(&o, &s, err), 0);
     if (!s)
         return;
-    uint64_t n = 0;
-    for (int i = 0; i < 10000 && (n == 0 || db_count(sdir, "SELECT count(*) FROM dirty")); i++) {
-        usleep(1000);
-        n = sc_store_bg_errors(s, why, sizeof why);
-    }
-    usleep(50 * 1000); /* dozens of rounds more */
-    T_EQ_INT(sc_store_bg_errors(s, why, sizeof why), 1);
-    fprintf(stderr, "  said: %s\n", why);
-    T_CHECK(strstr(why, "ten-minute rollup") && strstr(why, "unknown sample block codec 255"));
+    uint64_t n = bg_settle(s, sdir, why, sizeof why);
+    uint64_t bad = ((struct sq_store *)s)->bad_blocks;
+    fprintf(stderr, "  %llu error(s), %llu damaged blocks; the last said: %s\n",
+            (unsigned long long)n, (unsigned long long)bad, why);
+    T_CHECK(n == 1 || n == 2); /* one round, or two when the slice split the batch */
+    T_EQ_INT(bad, 2);
+    T_CHECK(strstr(why, "ten-minute rollup") && strstr(why, "damaged profile"));
     sc_store_close(s);
     T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
-    /* the good series' three rollups, none for the bad one (nothing of it could be read) */
+    /* the good series' three rollups, none for the others (nothing of them could be read) */
     T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups"), 3);
+    T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups"), 3);
+
+    /* a damaged ten-minute rollup under an hour to rebuild: rebuilt from raw first */
+    db_exec(sdir, "UPDATE rollups SET block = x'ff' WHERE res = 600");
+    db_exec(sdir, "INSERT INTO dirty SELECT series_id, kind_id, res, bucket FROM rollups "
+                  "WHERE res = 3600");
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    n = bg_settle(s, sdir, why, sizeof why);
+    fprintf(stderr, "  %llu error(s); the last said: %s\n", (unsigned long long)n, why);
+    T_EQ_INT(n, 1);
+    T_CHECK(strstr(why, "hour rollup") && strstr(why, "rollup below it") &&
+            strstr(why, "rebuilt first"));
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty"), 0);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE block = x'ff'"), 0);
     T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups"), 3);
 }
 
