@@ -398,7 +398,23 @@ def clickhouse_seeds():
             "huge-length": b"\4" + varint(1 << 62) + b"x"}
 
 
+def block_seeds():
+    """Stored sample blocks (store/block.h), raw codec: an aggregated and a timed one, and
+    the damages the store must survive (a row count past any it writes, no column)."""
+    agg = b"\0" + bytes([1]) + varint(3) + varint(2) + varint(1) + varint(2) + varint(7) + \
+        varint(1) + varint(10) + bytes(varint(2) + varint(4) + varint(6) + varint(1) +
+                                        varint(3) + varint(5))
+    timed = b"\0" + bytes([2]) + varint(2) + varint(1) + varint(2) + varint(1) + \
+        varint(3400) + varint(10) + varint(1) + varint(2) + varint(4)
+    return {"agg": agg, "timed": timed,
+            "too-many-rows": b"\0" + bytes([1]) + varint(1 << 28) + varint(1),
+            "no-columns": b"\0" + bytes([1]) + varint(1) + varint(0) + varint(5),
+            "unknown-codec": b"\xff"}
+
+
 def main():
+    for k, v in block_seeds().items():
+        write("block", k, v)
     for k, v in clickhouse_seeds().items():
         write("clickhouse", k, v)
     pp = pprof_seeds()

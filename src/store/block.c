@@ -61,7 +61,7 @@ int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level
                 sc_buf_release(&raw);
                 return SC_EINVAL;
             }
-            sc_put_uvarint(&raw, i ? (uint64_t)(b->times[i] - pt) : sc_zigzag(b->times[i]));
+            sc_put_uvarint(&raw, i ? (uint64_t)b->times[i] - (uint64_t)pt : sc_zigzag(b->times[i]));
             pt = b->times[i];
         }
     }
@@ -180,11 +180,12 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
         if (sc_get_uvarint(&p, end, &v))
             goto bad;
         if (b->format == SC_BLOCK_AGG) {
-            prev += v;
-            if (i && v == 0)
+            if ((i && v == 0) || v > UINT32_MAX) /* ascending, and no wrap-around */
                 goto bad;
+            prev += v;
         } else {
-            prev = (uint64_t)((int64_t)prev + sc_unzigzag(v));
+            /* modulo 2^64: a result below 0 or past 2^32 lands above UINT32_MAX */
+            prev += (uint64_t)sc_unzigzag(v);
         }
         if (prev > UINT32_MAX)
             goto bad;
@@ -194,6 +195,9 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
         int64_t tm = 0;
         for (uint32_t i = 0; i < n; i++) {
             if (sc_get_uvarint(&p, end, &v))
+                goto bad;
+            /* a delta past the int64 range ahead of the previous time is damage */
+            if (i && (v > (uint64_t)INT64_MAX || tm > INT64_MAX - (int64_t)v))
                 goto bad;
             tm = i ? tm + (int64_t)v : sc_unzigzag(v);
             b->times[i] = tm;
