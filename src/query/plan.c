@@ -58,13 +58,7 @@ struct find_ctx {
  * the series' profiles). */
 static int match_series(void *ctx, const char *labels)
 {
-    struct find_ctx *f = ctx;
-    struct sc_labels l;
-    sc_labels_init(&l);
-    char err[SC_ERR_LEN];
-    int ok = sc_labels_parse(labels, &l, err) == 0 && sc_selector_match(f->s->selector, &l);
-    sc_labels_release(&l);
-    return ok;
+    return sc_selector_match_text(((struct find_ctx *)ctx)->s->selector, labels);
 }
 
 /* A matched series with profiles in range. */

@@ -454,6 +454,16 @@ int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char 
     return r;
 }
 
+int sc_selector_match_text(const struct sc_selector *s, const char *labels)
+{
+    struct sc_labels l;
+    sc_labels_init(&l);
+    char err[SC_ERR_LEN];
+    int ok = sc_labels_parse(labels, &l, err) == 0 && sc_selector_match(s, &l);
+    sc_labels_release(&l);
+    return ok;
+}
+
 int sc_selector_match(const struct sc_selector *s, const struct sc_labels *labels)
 {
     if (!s || s->n == 0)

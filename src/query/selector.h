@@ -58,6 +58,9 @@ void sc_selector_free(struct sc_selector *s);
  * (Prometheus): {a=""} selects series without a, {a!=""} series with it. Thread-safe: many
  * threads may match with one selector at once. */
 int sc_selector_match(const struct sc_selector *s, const struct sc_labels *labels);
+/* The same for labels as the store keeps them (canonical text, sc_labels_parse); text that
+ * does not parse matches nothing. */
+int sc_selector_match_text(const struct sc_selector *s, const char *labels);
 
 struct sc_re_budget;
 /* Matches of s's regexes count against b from now on (NULL: no budget); once b runs out

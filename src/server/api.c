@@ -701,13 +701,7 @@ struct types_ctx {
 
 static int match_selector(void *ctx, const char *labels)
 {
-    struct types_ctx *c = ctx;
-    struct sc_labels l;
-    sc_labels_init(&l);
-    char err[SC_ERR_LEN];
-    int ok = sc_labels_parse(labels, &l, err) == 0 && sc_selector_match(c->selector, &l);
-    sc_labels_release(&l);
-    return ok;
+    return sc_selector_match_text(((struct types_ctx *)ctx)->selector, labels);
 }
 
 /* A matching series has the type in range: that is all it takes. */

@@ -219,10 +219,8 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
     char err[SC_ERR_LEN] = "";
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
     int64_t t;
-    if (sc_time_parse(at, (int64_t)now.tv_sec * SC_NS_PER_S + now.tv_nsec, &t, err))
+    if (sc_time_parse(at, sc_wall_ns(), &t, err))
         return sc_resp_error(w, 400, "bad 'time': %s", err);
     /* the series by its labels, written any way: compared in canonical form */
     struct sc_labels l;

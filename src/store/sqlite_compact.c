@@ -10,23 +10,6 @@
 
 /* ---- compaction and retention ---- */
 
-/* Marks the rollup of (series, kind, res, bucket) to be rebuilt. */
-static int mark_dirty(sqlite3 *db, int64_t series, int64_t kind, int64_t res, int64_t bucket,
-                      char *err)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO dirty VALUES(?,?,?,?)", -1, &st, NULL) !=
-        SQLITE_OK)
-        return sq_err(err, db, "compacting");
-    sqlite3_bind_int64(st, 1, series);
-    sqlite3_bind_int64(st, 2, kind);
-    sqlite3_bind_int64(st, 3, res);
-    sqlite3_bind_int64(st, 4, bucket);
-    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sq_err(err, db, "compacting");
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* Recomputes one rollup from the level below; wdb_mu held, inside a transaction. A block
  * below that cannot be read (damaged since it was written) is counted in *bad and said in
  * s->bad_why. A damaged profile is left out. A damaged rollup below is marked to be rebuilt
@@ -90,7 +73,7 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
                     (long long)series, (long long)kind, (long long)bucket,
                     res == SC_ROLLUP_SHORT ? "profile" : "rollup below it", why,
                     res == SC_ROLLUP_SHORT ? " (left out)" : " (that one is rebuilt first)");
-            rc = res == SC_ROLLUP_SHORT ? 0 : mark_dirty(db, series, kind, lower, below, err);
+            rc = res == SC_ROLLUP_SHORT ? 0 : sq_mark_dirty(s, series, kind, lower, below, err);
             deferred |= res != SC_ROLLUP_SHORT;
             continue;
         }

@@ -329,6 +329,10 @@ int sq_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t
 /* The id lookup connection and its statements (closing those open first). */
 int sq_ids_open(struct sq_store *s, enum sq_mode mode, char *err);
 void sq_ids_close(struct sq_store *s);
+/* Marks the rollup of (series, kind, res, bucket) to be rebuilt (wdb's cached statement,
+ * wdb_mu held). */
+int sq_mark_dirty(struct sq_store *s, int64_t series, int64_t kind, int64_t res, int64_t bucket,
+                  char *err);
 /* Finalizes wdb's cached statements and closes it (wdb NULL after). */
 void sq_wdb_close(struct sq_store *s);
 /* Empties the id caches (keeping what is pending or in flight); mu held. */

@@ -409,6 +409,21 @@ static sqlite3_stmt *wst(struct sq_store *s, int which, char *err)
     return s->wst[which];
 }
 
+int sq_mark_dirty(struct sq_store *s, int64_t series, int64_t kind, int64_t res, int64_t bucket,
+                  char *err)
+{
+    sqlite3_stmt *st = wst(s, WST_DIRTY, err);
+    if (!st)
+        return SC_EIO;
+    sqlite3_bind_int64(st, 1, series);
+    sqlite3_bind_int64(st, 2, kind);
+    sqlite3_bind_int64(st, 3, res);
+    sqlite3_bind_int64(st, 4, bucket);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : sq_err(err, s->wdb, "marking a rollup");
+    sqlite3_reset(st);
+    return rc;
+}
+
 void sq_wdb_close(struct sq_store *s)
 {
     for (int i = 0; i < WST_N; i++) {
@@ -527,7 +542,7 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     }
     PREP(WST_DIRTY);
     for (struct pend_write *w = batch; w && !rc; w = w->next) {
-        int64_t secs = sc_floor_div(w->time_ns, 1000000000LL);
+        int64_t secs = sc_floor_div(w->time_ns, SC_NS_PER_S);
         static const int res[3] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
         for (int k = 0; k < 3 && !rc; k++) {
             sqlite3_bind_int64(st, 1, w->series_id);
