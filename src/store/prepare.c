@@ -174,7 +174,8 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     uint64_t nf = 0;
     for (uint32_t k = 0; k < nlocs; k++)
         nf += p->locations[locs[k]].nlines ? p->locations[locs[k]].nlines : 1;
-    if (nf > x->hcap) {
+    /* grown even for an empty stack (nf 0): the frame pointers below must not be NULL */
+    if (nf > x->hcap || !x->hbuf) {
         uint64_t c = x->hcap ? x->hcap : 64;
         while (c < nf)
             c *= 2;
@@ -186,7 +187,7 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
         x->hbuf = h;
         x->hcap = (uint32_t)c;
     }
-    if (x->nrefs + nf > x->refs_cap) {
+    if (x->nrefs + nf > x->refs_cap || !x->refs) {
         uint64_t c = x->refs_cap ? x->refs_cap : 16384;
         while (c < x->nrefs + nf)
             c *= 2;
