@@ -1,5 +1,6 @@
 /* prepare.c - a profile made ready for any store backend: its rows and content ids. */
 #include "store/prepare.h"
+#include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
 #include "model/labels.h"
@@ -174,31 +175,13 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
     uint64_t nf = 0;
     for (uint32_t k = 0; k < nlocs; k++)
         nf += p->locations[locs[k]].nlines ? p->locations[locs[k]].nlines : 1;
-    /* grown even for an empty stack (nf 0): the frame pointers below must not be NULL */
-    if (nf > x->hcap || !x->hbuf) {
-        uint64_t c = x->hcap ? x->hcap : 64;
-        while (c < nf)
-            c *= 2;
-        if (c > UINT32_MAX / 8)
-            return SC_ELIMIT;
-        uint64_t *h = realloc(x->hbuf, c * sizeof *h);
-        if (!h)
-            return SC_ENOMEM;
-        x->hbuf = h;
-        x->hcap = (uint32_t)c;
-    }
-    if (x->nrefs + nf > x->refs_cap || !x->refs) {
-        uint64_t c = x->refs_cap ? x->refs_cap : 16384;
-        while (c < x->nrefs + nf)
-            c *= 2;
-        if (c > UINT32_MAX / 4)
-            return SC_ELIMIT;
-        uint32_t *f = realloc(x->refs, c * sizeof *f);
-        if (!f)
-            return SC_ENOMEM;
-        x->refs = f;
-        x->refs_cap = (uint32_t)c;
-    }
+    /* one slot more than needed, so the buffers exist even for an empty stack (nf 0):
+     * fb below must not be an offset from NULL */
+    int rc = sc_grow_array(&x->hbuf, &x->hcap, nf + 1, sizeof *x->hbuf);
+    if (!rc)
+        rc = sc_grow_array(&x->refs, &x->refs_cap, (uint64_t)x->nrefs + nf + 1, sizeof *x->refs);
+    if (rc)
+        return rc;
     uint32_t *fb = x->refs + x->nrefs;
     nf = 0;
     for (uint32_t k = 0; k < nlocs; k++) {
@@ -217,7 +200,7 @@ static int collect_visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const 
             fb[nf++] = (l->line_start + j) | (inl ? 0x80000000u : 0);
         }
     }
-    int rc = grow_rows(x);
+    rc = grow_rows(x);
     if (rc)
         return rc;
     x->stack[x->n] = sc_hash64(x->hbuf, (size_t)nf * sizeof *x->hbuf);
