@@ -48,6 +48,7 @@
 #define GRPC_MAX_HEADERS (64 << 10)
 #define GRPC_IDLE_S 120
 #define GRPC_HANDSHAKE_S 10
+#define GRPC_LINGER_MS 1000
 #define EXPORT_PATH "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
 
 enum {
@@ -565,6 +566,25 @@ static void serve(struct conn *c)
     nghttp2_session_del(c->h2); /* closes the streams: on_close frees them */
 }
 
+/* Closes fd without losing what was sent last (a GOAWAY, an answer). A close with unread
+ * bytes in the receive buffer (a request that came with the goodbye, a preface not read yet
+ * at SIGTERM) sends a reset, and the peer's kernel then drops what it had not yet read. So:
+ * end our side, then read and discard until the peer closes, for at most GRPC_LINGER_MS. */
+static void linger_close(int fd)
+{
+    shutdown(fd, SHUT_WR);
+    double deadline = sc_server_now() + GRPC_LINGER_MS / 1000.0;
+    uint8_t junk[16384];
+    while (sc_server_now() < deadline) {
+        ssize_t n = recv(fd, junk, sizeof junk, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+            break;
+        if (n < 0 && wait_fd(fd, POLLIN) < 0)
+            break;
+    }
+    close(fd);
+}
+
 static void *conn_main(void *arg)
 {
     struct conn *c = arg;
@@ -578,7 +598,7 @@ static void *conn_main(void *arg)
     }
     if (c->tls)
         gnutls_deinit(c->tls);
-    close(c->fd);
+    linger_close(c->fd);
     free(c);
     pthread_mutex_lock(&g->mu);
     g->nconns--;

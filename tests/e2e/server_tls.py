@@ -211,19 +211,32 @@ def silent_clients_dropped(srv):
     check(out.startswith("ok 0"), "an export after the silent clients: %s" % out)
 
 
-def goaway_on_sigterm(srv):
-    # SIGTERM with a TLS connection open: GOAWAY (NO_ERROR) over TLS, the end, exit 0
+# an HTTP/2 frame of an unknown type (0xbf), which a peer must ignore: 16 KiB of payload
+UNKNOWN_FRAME = (16384).to_bytes(3, "big") + b"\xbf\x00" + b"\x00" * 4 + b"u" * 16384
+
+
+def goaway_on_sigterm(srv, burst):
+    # SIGTERM with a TLS connection open: GOAWAY (NO_ERROR) over TLS, the end, exit 0. With
+    # burst, the client writes 1 MiB as the server stops, more than it reads before it says
+    # goodbye: the GOAWAY must still arrive (a close with unread bytes sends a reset, and the
+    # client's kernel drops what the client had not read yet)
     t = tls_connect(srv.grpc_port, ["h2"])
     try:
         t.sendall(PREFACE + EMPTY_SETTINGS)
         fr = frames(t)
         check(next(fr, (None,))[0] == 4, "no SETTINGS from the server")
         srv.proc.send_signal(signal.SIGTERM)
+        if burst:
+            try:
+                t.sendall(UNKNOWN_FRAME * 64)
+            except (ConnectionResetError, BrokenPipeError, ssl.SSLError):
+                check(False, "SIGTERM: the server reset a client that was still writing")
         goaway = [f for f in fr if f[0] == 7]
     finally:
         t.close()
     check(len(goaway) == 1 and struct.unpack(">I", goaway[0][3][4:8])[0] == 0,
-          "SIGTERM: want one GOAWAY with NO_ERROR over TLS, got %r" % goaway)
+          "SIGTERM%s: want one GOAWAY with NO_ERROR over TLS, got %r"
+          % (" as the client writes 1 MiB" if burst else "", goaway))
     rc, _ = srv.stop()
     check(rc == 0, "exit %s after SIGTERM with a gRPC+TLS connection" % rc)
 
@@ -278,7 +291,7 @@ def main():
             grpc_over_tls(srv)
             if how == "config":
                 silent_clients_dropped(srv)
-            goaway_on_sigterm(srv)
+            goaway_on_sigterm(srv, burst=how == "flags")
         finally:
             srv.kill()
     wrong = Server(SCORCH, os.path.join(TMP, "data-wrongname"), os.path.join(TMP, "wn.log"),
