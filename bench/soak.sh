@@ -25,7 +25,7 @@
 # usage: bench/soak.sh [SECONDS] [PUSHES_PER_SECOND] [TARGETS]
 # env: BENCH_NO_FSYNC=1 (server --no-fsync), SOAK_ARGS (more bench/soak.py options:
 #      --targets --interval --conns --procs --series --profiles --queriers --qrate --every
-#      --warmup --flat --cache-memory --no-heap --keep; `python3 bench/soak.py --help`)
+#      --warmup --flat --behind --cache-memory --no-heap --keep; `python3 bench/soak.py --help`)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ ! -x "$root/build/scorch" ] || [ ! -f "$root/build/malloc_probe.so" ]; then
