@@ -242,7 +242,7 @@ uint64_t sc_store_bg_errors(struct sc_store *s, char *last, size_t n)
     struct sc_store_bg *bg = s ? s->bg : NULL;
     if (n)
         *last = 0;
-    if (!bg || !bg->running)
+    if (!bg)
         return 0;
     pthread_mutex_lock(&bg->mu);
     uint64_t errors = bg->errors;
@@ -276,7 +276,9 @@ void sc_store_bg_stop(struct sc_store_bg *bg)
     pthread_cond_signal(&bg->cond);
     pthread_mutex_unlock(&bg->mu);
     pthread_join(bg->thread, NULL);
-    bg->running = 0; /* before the mutex goes: sc_store_bg_errors looks at it first */
-    pthread_mutex_destroy(&bg->mu);
-    pthread_cond_destroy(&bg->cond);
+    bg->running = 0;
+    /* mu and cond stay as they are until the store's memory goes (glibc's destroy frees
+     * nothing): a reader of sc_store_bg_errors on another thread (/metrics, the server's
+     * loop) may take mu at any time, during this stop or after it, and then finds the last
+     * count, not a destroyed mutex */
 }

@@ -93,9 +93,11 @@ int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t
  * is counted, and its message kept, for sc_store_bg_errors. */
 struct sc_store_bg {
     pthread_t thread;
-    pthread_mutex_t mu; /* stop (cond wakes the thread), errors, error; a leaf */
+    pthread_mutex_t mu; /* stop (cond wakes the thread), errors, error; a leaf; valid
+                         * from start until the store's memory goes, stopped or not */
     pthread_cond_t cond;
-    int running, stop;
+    int running; /* for start and stop only (the store's opener and closer) */
+    int stop;
     int64_t first_ns, every_ns;
     int (*fn)(void *arg, char *err);
     void *arg;
@@ -110,7 +112,7 @@ void sc_store_bg_every(struct sc_store_bg *bg, int64_t every_ns);
 /* For fn itself: waits ns, or less when the thread is being stopped; 1 when it is (fn
  * should return), else 0. */
 int sc_store_bg_pause(struct sc_store_bg *bg, int64_t ns);
-/* Stops it; a bg never started (zeroed) is fine. */
+/* Stops it (its error count stays readable); a bg never started (zeroed) is fine. */
 void sc_store_bg_stop(struct sc_store_bg *bg);
 
 /* The work budget's refusal, worded once for every backend. */
