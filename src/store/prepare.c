@@ -251,7 +251,7 @@ int sc_prep_profile(struct sc_prep *x, const struct sc_profile *p, int64_t time_
             for (uint32_t c = 0; c < x->nt; c++)
                 any |= v[c] != 0;
             if (any)
-                x->times[r++] = p->samples[i].time_ns + time_shift_ns;
+                x->times[r++] = sc_add_sat(p->samples[i].time_ns, time_shift_ns);
         }
     }
     return 0;

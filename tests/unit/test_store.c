@@ -7,6 +7,7 @@
 #include "model/error.h"
 #include "model/merge.h"
 #include "store/block.h"
+#include "store/prepare.h"
 #include "store/store.h"
 #include "store/store_int.h"
 #include "store/sqlite_int.h"
@@ -1042,6 +1043,34 @@ static void test_empty_stack(void)
     sc_store_close(s);
 }
 
+/* A sample's time plus the input's shift (perf script's clock to the wall's) saturates, as
+ * every sum does: a perf time near INT64_MAX used to overflow in the write path (found by
+ * fuzz_ingest; regression fuzz/regressions/ingest/perf-time-shift-overflow). gcc's UBSan
+ * (make asan) reports the overflow itself. */
+static void test_time_shift_saturates(void)
+{
+    struct sc_profile *p = folded("main;a 1\nmain;b 2\n");
+    T_CHECK(p != NULL && p->nsamples == 2);
+    if (!p || p->nsamples != 2)
+        return;
+    p->samples[0].time_ns = INT64_MAX - 5;
+    p->samples[1].time_ns = INT64_MIN + 5;
+    char err[SC_ERR_LEN] = "";
+    struct sc_prep x;
+    T_EQ_INT(sc_prep_profile(&x, p, INT64_MAX / 2, err), 0);
+    T_CHECK(x.times != NULL && x.n == 2);
+    if (x.times && x.n == 2) {
+        T_EQ_INT(x.times[0], INT64_MAX);
+        T_EQ_INT(x.times[1], INT64_MIN + 5 + INT64_MAX / 2);
+    }
+    sc_prep_release(&x);
+    T_EQ_INT(sc_prep_profile(&x, p, INT64_MIN / 2, err), 0);
+    if (x.times && x.n == 2)
+        T_EQ_INT(x.times[1], INT64_MIN);
+    sc_prep_release(&x);
+    sc_profile_free(p);
+}
+
 /* One compaction batch's bound: with a slice of a nanosecond it ends after its first rollup,
  * without one it takes a whole batch (256), and a long slice lets it finish the rest. */
 static void test_compact_slice(void)
@@ -1394,6 +1423,7 @@ int main(void)
     T_RUN(test_cache_memory);
     T_RUN(test_series_find);
     T_RUN(test_empty_stack);
+    T_RUN(test_time_shift_saturates);
     T_RUN(test_compact_paced);
     T_RUN(test_compact_slice);
     T_RUN(test_retention_stopped);
