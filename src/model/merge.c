@@ -129,7 +129,7 @@ int sc_profile_append(struct sc_profile *dst, const struct sc_profile *src, char
         }
         dst->nsamples++;
     }
-    dst->duration_nanos += src->duration_nanos;
+    dst->duration_nanos = sc_add_sat(dst->duration_nanos, src->duration_nanos);
     if (src->time_nanos && (!dst->time_nanos || src->time_nanos < dst->time_nanos))
         dst->time_nanos = src->time_nanos;
     return 0;

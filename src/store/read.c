@@ -557,7 +557,7 @@ int sc_store_profile_read(struct sc_store *s, uint64_t series, const char *type,
     m.gauge = 0; /* one profile: nothing to average */
     /* the aggregated read of [t, t + 1 ns): the profiles that start at t, whole (a timed
      * read would cut them at their samples' times) */
-    struct sc_store_query q = {NULL, &series, 1, type, time_ns, time_ns + 1, 1};
+    struct sc_store_query q = {NULL, &series, 1, type, time_ns, sc_add_sat(time_ns, 1), 1};
     struct sc_store_read r = {&q, 0, 0, 0};
     struct profile_seen seen = {&m, 0};
     int rc = sc_store_read(s, &r, seen_rows, &seen, err);

@@ -243,6 +243,11 @@ static void test_merge(void)
     T_EQ_STR(out.data, "x 1\nx;y 7\nz 2\n");
     T_EQ_INT(sc_profile_validate(a, err), 0);
     sc_buf_release(&out);
+    /* durations add saturating, as values do: two pushed INT64_MAX durations stay there */
+    a->duration_nanos = INT64_MAX;
+    b->duration_nanos = INT64_MAX;
+    T_EQ_INT(sc_profile_append(a, b, err), 0);
+    T_EQ_INT(a->duration_nanos, INT64_MAX);
     /* mismatched sample types are refused with a reason */
     struct sc_profile *c = sc_profile_new();
     sc_profile_add_sample_type(c, "cpu", "nanoseconds");
