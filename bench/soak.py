@@ -273,7 +273,7 @@ class Pushers:
 
     def __init__(self, port, a, profiles, log, t_start, t_end):
         self.log, self.cpu, self.procs, self.readers = log, [], [], []
-        self.drops = 0  # schedule slots the connections dropped, behind by over a period
+        self.drops = []  # per process: schedule slots dropped, over --behind behind
         self.last = {}
         ctx = multiprocessing.get_context("fork")
         for p in range(a.procs):
@@ -296,7 +296,7 @@ class Pushers:
                 return
             if msg[0] == "done":
                 self.cpu.append(msg[1])
-                self.drops += msg[2]
+                self.drops.append(msg[2])
                 return
             self.log.add("push", array.array("d", msg[0]), array.array("b", msg[1]))
 
@@ -498,6 +498,8 @@ def options():
     a.conns = a.conns or max(2, min(64, math.ceil(a.rate / 20)))
     a.procs = max(1, min(a.procs or min(4, math.ceil(a.rate / 400)), a.conns))
     a.series = a.series or max(1, int(a.rate * 10))
+    if a.behind < 0:
+        ap.error("--behind must be 0 or more seconds")
     if a.warmup is None:
         a.warmup = min(60.0, a.seconds / 5)
     return a
@@ -563,8 +565,9 @@ def summary(a, log, pushers, smp, load0):
     push, pfail, pok = runs.pop("push", ([], 0, 0))
     rate = len(push) / a.seconds
     print("push rate: %.0f/s achieved of %g/s asked (%.0f%%), %d pushes in %.0f s; %d "
-          "schedule slots dropped by connections over a period behind" % (
-              rate, a.rate, 100 * rate / a.rate, len(push), a.seconds, pushers.drops))
+          "schedule slots dropped by connections over --behind (%g s) behind" % (
+              rate, a.rate, 100 * rate / a.rate, len(push), a.seconds, sum(pushers.drops),
+              a.behind))
     cpu, rss = smp.cpu, smp.rss
     push_cpu = sum(pushers.cpu) or cpu[1]
     print("cpu, cores busy over the run: server %.2f, push processes %.2f (%.2f ms a push), "

@@ -87,7 +87,7 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
             /* the target's own delta over [request, request + interval) */
             int probe = MODE_PROBE;
             atomic_compare_exchange_strong(&st->mode, &probe, MODE_ENDPOINT);
-            until = from + p->duration_nanos;
+            until = sc_add_sat(from, p->duration_nanos);
             if (nkeep && (rc = sc_profile_keep_types(p, K->keep, nkeep, err)))
                 goto out;
             /* counters of one process only grow; never store a negative count */
@@ -131,8 +131,8 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
             goto out;
         reencode = 1;
     } else if (r->kind == 0) {
-        until =
-            from + (p->duration_nanos > 0 ? p->duration_nanos : r->t->cpu_seconds * SC_NS_PER_S);
+        until = sc_add_sat(from, p->duration_nanos > 0 ? p->duration_nanos
+                                                       : r->t->cpu_seconds * SC_NS_PER_S);
     }
     *samples = sc_profile_nsamples(p);
     if (*samples == 0)
@@ -140,7 +140,7 @@ static int handle_profile(struct sc_scraper *s, struct req *r, int *delivered, u
     struct sc_buf enc = SC_BUF_INIT;
     if (reencode) {
         p->time_nanos = from;
-        p->duration_nanos = until - from;
+        p->duration_nanos = sc_sub_sat(until, from);
         if (sc_pprof_encode(p, &enc) || enc.oom) {
             sc_buf_release(&enc);
             rc = sc_errf(err, SC_ENOMEM, "out of memory");

@@ -159,6 +159,22 @@ static inline int64_t sc_mul_sat(int64_t a, int64_t b)
     return r;
 }
 
+/* a - b, the same way (a span of pushed or scraped times). */
+static inline int64_t sc_sub_sat(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return a >= 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* How many steps of step (> 0) cover span (>= 0): the ceiling, without the overflow that
+ * (span + step - 1) / step has for a huge step. */
+static inline int64_t sc_div_ceil(int64_t span, int64_t step)
+{
+    return span / step + (span % step != 0);
+}
+
 /* Allocates an empty profile (string 0 = ""). Free with sc_profile_free(). NULL on OOM. */
 struct sc_profile *sc_profile_new(void);
 void sc_profile_free(struct sc_profile *p);

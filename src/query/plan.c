@@ -45,7 +45,12 @@ int sc_selection_parse(struct sc_selection *s, const struct sc_plan_args *a, con
         return sc_errwrap(err, SC_EINVAL, "bad '%suntil'", prefix);
     if (s->until <= s->from)
         return sc_errf(err, SC_EINVAL, "'%suntil' must be after '%sfrom'", prefix, prefix);
-    /* no cap on the range: a query's cost is bounded by the store's read budget */
+    /* no cap on the range but arithmetic's: a query's cost is bounded by the store's read
+     * budget, and a range of at most SC_MAX_RANGE_NS keeps until - from (plus a step, or
+     * a second of rounding) inside int64 everywhere below */
+    if (sc_sub_sat(s->until, s->from) > SC_MAX_RANGE_NS)
+        return sc_errf(err, SC_EINVAL, "'%sfrom' to '%suntil' is more than 100 years", prefix,
+                       prefix);
     return 0;
 }
 
@@ -272,14 +277,14 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
      * (with now-1h's fraction, a profile at a step's last second was in the step the
      * timeline drew and outside the one the client asked for) */
     int64_t from = s->from - ((s->from % SC_NS_PER_S) + SC_NS_PER_S) % SC_NS_PER_S;
-    int64_t span = s->until - from;
+    int64_t span = sc_sub_sat(s->until, from);
     uint64_t nser = s->n ? s->n : 1;
     if (step <= 0) {
         /* about 120 points, whole seconds, at least 10 s, and within the cell limit */
         step = span / 120 / SC_NS_PER_S * SC_NS_PER_S;
         if (step < 10 * SC_NS_PER_S)
             step = 10 * SC_NS_PER_S;
-        uint64_t cells = nser * (uint64_t)((span + step - 1) / step);
+        uint64_t cells = nser * (uint64_t)sc_div_ceil(span, step);
         if (cells > SC_TIMELINE_MAX_CELLS) {
             uint64_t fit = SC_TIMELINE_MAX_CELLS / nser;
             step = (span / (int64_t)(fit ? fit : 1) / SC_NS_PER_S + 1) * SC_NS_PER_S;
@@ -288,7 +293,7 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     if (span / step > SC_TIMELINE_MAX_STEPS)
         return sc_errf(err, SC_ELIMIT, "%lld steps is more than the limit of %d (step)",
                        (long long)(span / step), SC_TIMELINE_MAX_STEPS);
-    uint32_t nsteps = (uint32_t)((span + step - 1) / step);
+    uint32_t nsteps = (uint32_t)sc_div_ceil(span, step);
     /* the store answers per series: series x steps values, whatever the grouping */
     if ((uint64_t)s->n * nsteps > SC_TIMELINE_MAX_CELLS)
         return sc_errf(err, SC_ELIMIT,

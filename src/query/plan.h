@@ -26,6 +26,10 @@ struct sc_plan_args {
 };
 
 /* A selection resolved against a store: its series, with their labels. */
+/* The longest query range (from to until): 100 years, far past any retention, and short
+ * enough that no sum of a range and a step overflows. */
+#define SC_MAX_RANGE_NS (100LL * 366 * 86400 * 1000000000LL)
+
 struct sc_selection {
     struct sc_selector *selector;
     const char *type; /* borrowed; NULL: any type (listings) */

@@ -121,7 +121,7 @@ int sc_replicates_add(struct sc_store *s, const struct sc_store_query *q,
         return 0;
     if (max == 0)
         max = SC_REPLICATES_DEFAULT;
-    if (q->until_ns - q->from_ns <= SC_REPLICATES_TIMED_RANGE) {
+    if (sc_sub_sat(q->until_ns, q->from_ns) <= SC_REPLICATES_TIMED_RANGE) {
         int rc = add_timed(s, q, filter, c, side, max, added, err);
         if (rc || *added)
             return rc;

@@ -691,7 +691,8 @@ void sc_grpc_stop(struct sc_grpc *g)
     atomic_store(&g->stop, 1);
     pthread_join(g->thread, NULL);
     close(g->fd);
-    /* connections answer what they hold, send GOAWAY and end within a poll interval */
+    /* connections answer what they hold, send GOAWAY and end within a poll interval and
+     * their lingering close (GRPC_LINGER_MS, all at once) */
     pthread_mutex_lock(&g->mu);
     while (g->nconns)
         pthread_cond_wait(&g->cv, &g->mu);

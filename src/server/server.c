@@ -716,11 +716,13 @@ static void drain(struct sc_server *srv)
     /* the socket is closed after MHD_stop_daemon, as libmicrohttpd asks */
     if (ls != MHD_INVALID_SOCKET)
         shutdown(ls, SHUT_RDWR);
+    /* the bound starts at SIGTERM: HTTP requests go on while gRPC stops */
+    double deadline = sc_server_now() + (double)srv->opts.shutdown_timeout_ns / 1e9;
     /* the OTLP/gRPC listener meanwhile: it answers the streams it holds, sends GOAWAY and
-     * closes, rather than take new pushes while HTTP drains */
+     * closes (each connection lingering up to 1 s, at once), rather than take new pushes
+     * while HTTP drains */
     sc_grpc_stop(srv->grpc);
     srv->grpc = NULL;
-    double deadline = sc_server_now() + (double)srv->opts.shutdown_timeout_ns / 1e9;
     while (atomic_load(&srv->inflight) > 0 && sc_server_now() < deadline)
         sleep_ms(5);
     atomic_store(&srv->closing, 1);

@@ -651,7 +651,7 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t ste
     struct ch_store *s = (struct ch_store *)st;
     if (step_ns <= 0 || q->until_ns <= q->from_ns)
         return sc_errf(err, SC_EINVAL, "bad timeline range or step");
-    uint64_t nsteps = (uint64_t)((q->until_ns - q->from_ns + step_ns - 1) / step_ns);
+    uint64_t nsteps = (uint64_t)sc_div_ceil(sc_sub_sat(q->until_ns, q->from_ns), step_ns);
     memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
     int gauge;
     struct sc_store_read r = {q, 0, 0, 0};

@@ -671,7 +671,7 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
     struct sq_store *s = (struct sq_store *)sto;
     if (step_ns <= 0 || q->until_ns <= q->from_ns)
         return sc_errf(err, SC_EINVAL, "bad timeline range or step");
-    uint64_t nsteps = (uint64_t)((q->until_ns - q->from_ns + step_ns - 1) / step_ns);
+    uint64_t nsteps = (uint64_t)sc_div_ceil(sc_sub_sat(q->until_ns, q->from_ns), step_ns);
     memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
     struct kind_col kc[SQ_MAX_KINDS];
     int gauge;

@@ -443,6 +443,18 @@ def run_all(srv):
     folded = srv.ok("/api/v1/render", dict(q, format="folded"))
     check(folded.strip() == b"a;b %d" % INT64_MAX, "folded: %r" % folded)
     print("ok: INT64_MAX twice is INT64_MAX in the flame graph, top, timeline and folded")
+    # a query range whose length does not fit int64 (1678 to 2262) is refused, as is one
+    # past 100 years; a century is answered, with a step that would overflow a sum too
+    for frm, unt in (("1678-01-01T00:00:00Z", "2262-01-01T00:00:00Z"),
+                     ("1900-01-01T00:00:00Z", "2001-01-01T00:00:00Z")):
+        for path in ("/api/v1/render", "/api/v1/timeline"):
+            expect_error(srv, 400, "GET", path, dict(q, **{"from": frm, "until": unt}),
+                         words=["100 years"], what="%s from %s to %s" % (path, frm, unt))
+    century = dict(q, **{"from": "1971-01-01T00:00:00Z", "until": "2070-01-01T00:00:00Z"})
+    tl = valid_json(srv.ok("/api/v1/timeline", dict(century, step="9223372036s")), "timeline")
+    check(max(v for s in tl["series"] for v in s["values"]) == INT64_MAX,
+          "a century's timeline in one huge step: %r" % tl)
+    print("ok: a range over 100 years refused (400), a century in one huge step answered")
 
     # 7: invalid UTF-8 in label values and frame names comes back as U+FFFD in valid JSON
     srv.push(b"ma\xffin;b\xc3\x28 5\n", format="folded", name=b"utf{env=a\xff\xfeb}", **now)

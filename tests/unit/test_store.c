@@ -1065,6 +1065,7 @@ static void test_time_shift_saturates(void)
     }
     sc_prep_release(&x);
     T_EQ_INT(sc_prep_profile(&x, p, INT64_MIN / 2, err), 0);
+    T_CHECK(x.times != NULL && x.n == 2);
     if (x.times && x.n == 2)
         T_EQ_INT(x.times[1], INT64_MIN);
     sc_prep_release(&x);
