@@ -629,8 +629,9 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
                 t = (int64_t)time(NULL) * 1000000000LL;
             shift = sc_mul_sat(t / 1000000000LL - first / 1000000000LL, 1000000000LL);
         }
-        struct sc_ingest_item it = {
-            r->tenant, &labels, profile, p, t, until > from ? sc_sub_sat(until, from) : 0, shift, lim};
+        struct sc_ingest_item it = {r->tenant, &labels, profile,
+                                    p,         t,       until > from ? sc_sub_sat(until, from) : 0,
+                                    shift,     lim};
         rc = sc_ingest_store(s, &it, res, err);
     }
     sc_profile_free(p);
