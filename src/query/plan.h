@@ -25,11 +25,12 @@ struct sc_plan_args {
     const char *prefix;
 };
 
-/* A selection resolved against a store: its series, with their labels. */
 /* The longest query range (from to until): 100 years, far past any retention, and short
- * enough that no sum of a range and a step overflows. */
+ * enough that until - from, with from taken down to its second, fits int64 (step counts
+ * use sc_div_ceil, so a huge step adds nothing to it). */
 #define SC_MAX_RANGE_NS (100LL * 366 * 86400 * 1000000000LL)
 
+/* A selection resolved against a store: its series, with their labels. */
 struct sc_selection {
     struct sc_selector *selector;
     const char *type; /* borrowed; NULL: any type (listings) */
