@@ -56,7 +56,7 @@ struct sc_config {
     char **tenant_names, **tenant_tokens; /* auth.tenants: NAME: {token or token_file} */
     uint32_t ntenants;
     char *tls_cert, *tls_key;    /* server.tls: {cert_file, key_file} (paths) */
-    int64_t shutdown_timeout_ns; /* server.shutdown_timeout: SIGTERM to exit, 0 = 10 s */
+    int64_t shutdown_timeout_ns; /* server.shutdown_timeout: SIGTERM to exit, 0 = 5 s */
     char *storage_engine;        /* sqlite (default) or clickhouse */
     char *storage_path;          /* storage.path */
     char *storage_url;           /* storage.url (clickhouse: where queries go) */

@@ -67,6 +67,7 @@ struct sc_grpc {
     int fd;
     pthread_t thread;
     _Atomic int stop;
+    double stop_sends_by; /* set before stop: when a send that makes no progress gives up */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     uint32_t nconns;
@@ -418,8 +419,10 @@ static int wait_fd(int fd, short events)
     return pr > 0;
 }
 
-/* Sends all of p; a peer that takes nothing for GRPC_IDLE_S seconds fails it (each send is
- * non-blocking: the TLS socket is, and h2c asks with MSG_DONTWAIT). 0 or -1. */
+/* Sends all of p; a peer that takes nothing for GRPC_IDLE_S seconds fails it, and once the
+ * listener stops, one that still makes it wait GRPC_LINGER_MS after the stop (a peer that
+ * reads slowly or never cannot hold the drain: its GOAWAY is given up). Each send is non-blocking:
+ * the TLS socket is, and h2c asks with MSG_DONTWAIT. 0 or -1. */
 static int send_all(struct conn *c, const uint8_t *p, size_t n)
 {
     int waited_ms = 0;
@@ -432,6 +435,8 @@ static int send_all(struct conn *c, const uint8_t *p, size_t n)
             /* called again with the same data, as GnuTLS asks (and plain send allows) */
             int r = wait_fd(c->fd, POLLOUT);
             if (r < 0 || (!r && (waited_ms += 100) >= GRPC_IDLE_S * 1000))
+                return -1;
+            if (atomic_load(&c->g->stop) && sc_server_now() >= c->g->stop_sends_by)
                 return -1;
             continue;
         }
@@ -688,11 +693,13 @@ void sc_grpc_stop(struct sc_grpc *g)
 {
     if (!g)
         return;
+    g->stop_sends_by = sc_server_now() + GRPC_LINGER_MS / 1000.0;
     atomic_store(&g->stop, 1);
     pthread_join(g->thread, NULL);
     close(g->fd);
-    /* connections answer what they hold, send GOAWAY and end within a poll interval and
-     * their lingering close (GRPC_LINGER_MS, all at once) */
+    /* connections answer what they hold, send GOAWAY and end within a poll interval, a
+     * stalled send's GRPC_LINGER_MS and their lingering close (GRPC_LINGER_MS), all at
+     * once */
     pthread_mutex_lock(&g->mu);
     while (g->nconns)
         pthread_cond_wait(&g->cv, &g->mu);

@@ -285,6 +285,46 @@ def otlp_request(stubs, tmp, svc, t0):
     return out
 
 
+# ---- HTTP/2 by hand (the gRPC listener's edges) ----
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+PING = b"\x00\x00\x08\x06\x00\x00\x00\x00\x00" + b"scorch!!"
+# an HTTP/2 frame of an unknown type (0xbf), which a peer must ignore: 16 KiB of payload
+UNKNOWN_FRAME = (16384).to_bytes(3, "big") + b"\xbf\x00" + b"\x00" * 4 + b"u" * 16384
+
+
+def deaf_h2c_peer(port, within=60):
+    """An h2c connection to port that makes the server write and never reads: PINGs (each
+    answered by a PING ACK) until the server's sends stall and then its reads (the socket
+    takes nothing for 1 s). Each burst of 900 PINGs comes with 64 KiB of unknown frames, so
+    no read of the server's (64 KiB) holds more than nghttp2's 1,000 unanswered PINGs (it
+    would call that a flood and close). The open socket, or a failed check."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", port))
+    s.sendall(PREFACE + EMPTY_SETTINGS)
+    s.setblocking(False)
+    burst = PING * 900 + UNKNOWN_FRAME * 4
+    pending, sent, t0 = b"", 0, time.time()
+    last = t0
+    while time.time() - last < 1.0:
+        check(time.time() - t0 < within, "a peer that never reads: the server still read "
+              "after %d s (%d bytes)" % (within, sent))
+        data = pending or burst
+        try:
+            n = s.send(data)
+        except BlockingIOError:
+            n = 0
+        except OSError as e:
+            check(False, "a peer that never reads was dropped after %d bytes (%s)" % (sent, e))
+        if n:
+            sent, last, pending = sent + n, time.time(), data[n:]
+        else:
+            time.sleep(0.01)
+    return s
+
+
 def grpc_port(srv):
     """The OTLP/gRPC port a started server logged (otlp.grpc_listen: ...:0)."""
     with open(srv.log, "rb") as f:

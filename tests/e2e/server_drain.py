@@ -10,8 +10,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import (Server, check, enc, main_wrapper, parse_tsv_rows,  # noqa: E402
-                           read_answer)
+from server_common import (Server, check, deaf_h2c_peer, enc, grpc_port,  # noqa: E402
+                           main_wrapper, parse_tsv_rows, read_answer)
 
 SCORCH = os.environ["SCORCH"]
 TMP = sys.argv[1]
@@ -60,7 +60,7 @@ def raw_push(port, name, body, sent):
 def main():
     cfg = os.path.join(TMP, "scorch.yaml")
     with open(cfg, "w") as f:
-        f.write("server: {shutdown_timeout: %ds}\n" % DRAIN)
+        f.write("server: {shutdown_timeout: %ds}\notlp: {grpc_listen: 127.0.0.1:0}\n" % DRAIN)
     srv = Server(SCORCH, os.path.join(TMP, "data"), os.path.join(TMP, "server.log"),
                  config=cfg).start()
     try:
@@ -85,6 +85,9 @@ def run_all(srv):
     late_body = b"main;late 7\n" * 50
     late = raw_push(srv.port, "late", late_body, 100)
     stalled = raw_push(srv.port, "stalled", b"main;stalled 9\n" * 50, 100)
+    # and a gRPC peer that never reads, its server thread stuck in a send: the drain must
+    # not wait for it past its bound (it used to wait the 120 s idle limit)
+    deaf = deaf_h2c_peer(grpc_port(srv))
     time.sleep(1.0)
     t_term = time.time()
     srv.proc.send_signal(signal.SIGTERM)
@@ -111,6 +114,7 @@ def run_all(srv):
     except Exception:
         check(False, "the server did not exit within %d s of SIGTERM" % (DRAIN + 8))
     secs = time.time() - t_term
+    deaf.close()
     stop.set()
     for t in threads:
         t.join(20)

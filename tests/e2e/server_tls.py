@@ -12,8 +12,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from server_common import (Server, check, expect_error, grpc_port, main_wrapper,  # noqa: E402
-                           otlp_client, otlp_request, parse_tsv_rows)
+from server_common import (EMPTY_SETTINGS, PREFACE, UNKNOWN_FRAME, Server,  # noqa: E402
+                           check, expect_error, grpc_port, main_wrapper, otlp_client,
+                           otlp_request, parse_tsv_rows)
 
 SCORCH = os.environ["SCORCH"]
 TMP, STUBS = sys.argv[1], sys.argv[2]
@@ -77,8 +78,6 @@ def serves_https(srv):
 
 GRPC_MAX_CONNECTIONS = 128  # grpc.c's bound (docs/ingest.md)
 GRPC_HANDSHAKE_S = 10  # a TLS handshake's bound there
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-EMPTY_SETTINGS = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 ALERT_NO_APPLICATION_PROTOCOL = 120
 
 
@@ -209,10 +208,6 @@ def silent_clients_dropped(srv):
             s.close()
     out = export(srv, "grpc-tls-after", "--ca", pem("good", "pem"), "--token", TOKEN)
     check(out.startswith("ok 0"), "an export after the silent clients: %s" % out)
-
-
-# an HTTP/2 frame of an unknown type (0xbf), which a peer must ignore: 16 KiB of payload
-UNKNOWN_FRAME = (16384).to_bytes(3, "big") + b"\xbf\x00" + b"\x00" * 4 + b"u" * 16384
 
 
 def goaway_on_sigterm(srv, burst):
