@@ -168,6 +168,7 @@ int cmd_server(int argc, char **argv)
     so.query_timeout_ns = cf.storage_query_timeout_ns;
     so.max_answer = cf.storage_max_answer;
     so.cache_memory = cf.storage_cache_memory;
+    so.cache_slab = 1;
     so.read_only_retry_ns = cf.storage_ro_retry_ns;
     if (!strcmp(engine, "clickhouse") && !so.url) {
         sc_config_release(&cf);

@@ -125,4 +125,16 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
                   (unsigned long long)st.series, (unsigned long long)st.stacks,
                   sc_store_read_only(srv->store) != NULL,
                   (unsigned long long)sc_store_bg_errors(srv->store, NULL, 0));
+    struct sc_sqlite_memory sm;
+    sc_store_sqlite_memory(&sm);
+    sc_buf_printf(out,
+                  "# HELP scorch_sqlite_memory_bytes What SQLite holds: its heap, the slab "
+                  "reserved for its page caches (storage.cache_memory), the slab's part in "
+                  "use.\n"
+                  "# TYPE scorch_sqlite_memory_bytes gauge\n"
+                  "scorch_sqlite_memory_bytes{part=\"heap\"} %llu\n"
+                  "scorch_sqlite_memory_bytes{part=\"page_cache_slab\"} %llu\n"
+                  "scorch_sqlite_memory_bytes{part=\"page_cache_used\"} %llu\n",
+                  (unsigned long long)sm.heap, (unsigned long long)sm.slab,
+                  (unsigned long long)sm.slab_used);
 }

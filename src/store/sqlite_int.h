@@ -145,6 +145,7 @@ struct touch {
 /* SQLite's heap in all when sc_store_opts.cache_memory is 0: four connections' page caches
  * (the writer, the id lookups and two readers at their 16 MiB cache_size). */
 #define SQ_CACHE_MEMORY_DEFAULT (64ull << 20)
+#define SQ_PAGE_SIZE 4096 /* SQLite's default page size, which scorch's databases keep */
 
 /* The id lookups by hash (idb's statements). */
 enum { IDQ_FRAME, IDQ_STACK, IDQ_SERIES, IDQ_N };

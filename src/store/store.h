@@ -51,6 +51,10 @@ struct sc_store_opts {
     uint64_t cache_memory;      /* sqlite: what SQLite may hold in all, mostly the page caches of
                                    every connection (a soft limit, process-wide: caches then
                                    reuse their pages instead of growing); 0 = 64 MiB */
+    int cache_slab;             /* sqlite: 1 = three quarters of cache_memory reserved at open
+                                   as one slab for every page cache (process-wide: the first
+                                   store opened with it, before SQLite starts, installs it),
+                                   the heap bound to the rest; the server's choice */
     int read_only_when_full;    /* 1: an embedded store whose disk is too full to open it for
                                    writing opens read-only (sc_store_read_only says why;
                                    writes fail with SC_ENOSPACE) instead of failing, and its
@@ -76,6 +80,12 @@ void sc_store_close(struct sc_store *s);
 /* Why s takes no writes (opened read-only: see read_only_when_full), or NULL when it
  * does (from the start, or since it could be opened for writing again). */
 const char *sc_store_read_only(const struct sc_store *s);
+/* What SQLite holds in this process, in bytes: its heap, the page caches' slab
+ * (cache_slab; 0 when none) and the part of the slab in use. */
+struct sc_sqlite_memory {
+    uint64_t heap, slab, slab_used;
+};
+void sc_store_sqlite_memory(struct sc_sqlite_memory *m);
 /* How often the store's own background work (compaction, retention, reopening a read-only
  * store for writing) has failed so far, with the last failure's message in last (n bytes,
  * "" when none). Each failure is tried again on the next round; the server logs them. */

@@ -558,6 +558,16 @@ def common_tail(srv, pushes, m0, ctx):
     buckets = [v for k, v in m1.items() if k.startswith("scorch_query_duration_seconds_bucket")]
     check(buckets == sorted(buckets), "histogram buckets are not cumulative")
     check("scorch_query_duration_seconds_sum" in m1, "no histogram sum")
+    # SQLite's page caches in their slab: three quarters of storage.cache_memory (64 MiB),
+    # reserved and touched at start (so in RSS), in use after the queries above
+    slab = m1['scorch_sqlite_memory_bytes{part="page_cache_slab"}']
+    used = m1['scorch_sqlite_memory_bytes{part="page_cache_used"}']
+    check(47 << 20 <= slab <= 48 << 20, "the page caches' slab is %d bytes, want 3/4 of 64 MiB"
+          % slab)
+    check(0 < used <= slab, "the slab's part in use is %d of %d" % (used, slab))
+    check(srv.rss_mb() * 2**20 > slab, "RSS %.1f MiB is less than the slab reserved at start "
+          "(%.1f MiB)" % (srv.rss_mb(), slab / 2**20))
+    check(m1['scorch_sqlite_memory_bytes{part="heap"}'] > 0, "SQLite's heap shows nothing")
     e0 = m1.get('scorch_http_errors_total{reason="bad_request"}', 0)
     f0 = m1.get('scorch_http_errors_total{reason="format"}', 0)
     expect_error(srv, 400, "POST", "/ingest", {"name": "x", "format": "pprof"}, body=b"junk",
