@@ -320,107 +320,305 @@ static int64_t retain(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg
     return n < 0 ? n : total;
 }
 
+/* ---- garbage collection after retention ----
+ *
+ * Stacks no profile has used since before the cutoff's day (stacks.last_day, recorded by
+ * writes) go, then frames no stack uses, then series without profiles or rollups. It all
+ * happens in steps: each holds the writers off (gc_lock exclusively, so no write in flight
+ * holds an id a step deletes) for one slice at most, deletes in one transaction, empties
+ * the id caches the step made stale, and lets the writers go for as long again (pace).
+ * A push never waits for more than a step: holding the writers through the whole of it
+ * made one wait 4.1 s for 200,000 stacks (bench/gc_bench.c).
+ *
+ * Frames are judged against a bitmap of the frames stacks use, marked without holding
+ * anyone off: first every stack below the next stack id at the start (pending ones from
+ * memory, committed ones read in chunks on a reader connection), then, at the start of
+ * each deleting step (writers held off), the stacks made since the last mark. A frame
+ * made after the start is never judged this time. */
+
+#define GC_STR_(x) #x
+#define GC_STR(x) GC_STR_(x)
+
+/* A frame-marking chunk of stacks read in one statement on the reader. */
+#define GC_MARK_CHUNK 8192u
+/* Rows one statement of a step deletes (stacks), or ids it judges (frames, series). */
+#define GC_STACKS_PER_STMT 256
+#define GC_FRAMES_PER_STMT 400u
+#define GC_SERIES_PER_STMT 512u
+
+struct gc {
+    struct sq_store *s;
+    struct sc_store_bg *bg;
+    int64_t start; /* the step's: when the writers were held off */
+    int64_t day;   /* stacks last used before it go */
+    int64_t gone;  /* rows deleted */
+    uint8_t *used; /* a bit a frame id below nframes: a stack uses it */
+    uint32_t nframes;
+    uint32_t marked;           /* stacks below this id have their frames marked */
+    uint32_t cursor;           /* the next frame or series id to judge */
+    uint32_t nstacks, nseries; /* the next ids when the collection began */
+    int64_t commit_row_ns;     /* what a deleted row cost the last step's commit (0: unknown) */
+};
+
 /* Marks the frames the given stack blob uses. */
-static void mark_frames(const uint8_t *p, const uint8_t *end, uint8_t *used, uint32_t nused)
+static void mark_frames(struct gc *g, const uint8_t *p, const uint8_t *end)
 {
     while (p < end) {
         uint64_t v;
         if (sc_get_uvarint(&p, end, &v))
             return;
         uint64_t fid = v >> 1;
-        if (fid < nused)
-            used[fid / 8] |= (uint8_t)(1u << (fid % 8));
+        if (fid < g->nframes)
+            g->used[fid / 8] |= (uint8_t)(1u << (fid % 8));
     }
 }
 
-/* Garbage collection after retention: stacks no profile has used since before the cutoff
- * day (stacks.last_day, recorded by writes), then frames no stack uses, then series
- * without profiles or rollups. Writers wait meanwhile (gc_lock), so no write in flight
- * holds an id that goes; the id caches are emptied after. Returns the rows deleted. */
-static int64_t collect(struct sq_store *s, int64_t cutoff, char *err)
+/* Marks the stacks not committed yet (pending, or in a commit's flight) and returns the
+ * next stack id as of now; mu held. */
+static uint32_t mark_pending(struct gc *g)
 {
-    int64_t day = sq_day(cutoff) - 1; /* a day of margin: days are recorded per profile */
-    pthread_rwlock_wrlock(&s->gc_lock);
-    int64_t gone = 0, n;
-    do {
-        n = run1(s,
-                 "DELETE FROM stacks WHERE id IN (SELECT id FROM stacks WHERE last_day < ? "
-                 "LIMIT 5000)",
-                 day, err);
-        gone += n > 0 ? n : 0;
-    } while (n > 0);
-    if (n >= 0 && gone > 0) {
-        /* frames: mark what the stacks left (and stacks not committed yet) use */
-        uint32_t nused = s->next_frame + 1;
-        uint8_t *used = calloc(nused / 8 + 1, 1);
-        if (!used) {
-            n = sc_errf(err, SC_ENOMEM, "out of memory");
-        } else {
-            pthread_mutex_lock(&s->wdb_mu);
-            sqlite3_stmt *st;
-            if (sqlite3_prepare_v2(s->wdb, "SELECT frames FROM stacks", -1, &st, NULL) ==
-                SQLITE_OK) {
-                while (sqlite3_step(st) == SQLITE_ROW) {
-                    const uint8_t *p = sqlite3_column_blob(st, 0);
-                    mark_frames(p, p + sqlite3_column_bytes(st, 0), used, nused);
-                }
-                sqlite3_finalize(st);
-            } else {
-                n = sq_err(err, s->wdb, "collecting frames");
-            }
-            pthread_mutex_unlock(&s->wdb_mu);
+    struct sq_store *s = g->s;
+    struct pend_stack *lists[2] = {s->pstacks, s->inflight_stacks};
+    for (int k = 0; k < 2; k++)
+        for (struct pend_stack *x = lists[k]; x; x = x->next)
+            mark_frames(g, (const uint8_t *)x->blob.data,
+                        (const uint8_t *)x->blob.data + x->blob.len);
+    return s->next_stack;
+}
+
+/* Marks the committed stacks with ids in [lo, hi) read through db. 0 or SC_E*. */
+static int mark_committed(struct gc *g, sqlite3 *db, uint32_t lo, uint32_t hi, char *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT frames FROM stacks WHERE id >= ? AND id < ?", -1, &st,
+                           NULL) != SQLITE_OK)
+        return sq_err(err, db, "collecting frames");
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const uint8_t *p = sqlite3_column_blob(st, 0);
+        mark_frames(g, p, p + sqlite3_column_bytes(st, 0));
+    }
+    int rc = step == SQLITE_DONE ? 0 : sq_err(err, db, "collecting frames");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* One statement's worth of a step's deletions, inside the step's transaction (wdb_mu
+ * held): the rows deleted (>= 0) with *done set once nothing is left, or SC_E*. */
+typedef int64_t (*gc_fn)(struct gc *g, int *done, char *err);
+
+/* Whether a step that began at g->start and has deleted n rows may run another statement:
+ * its commit, at the last step's cost a row, must still fit in the slice. The commit is
+ * most of a step (rows spread over the hash indexes dirty a page each, and the WAL's
+ * checkpoint copies them), so the first step, knowing no cost yet, runs one statement. */
+static int gc_slice_left(const struct gc *g, int64_t n)
+{
+    if (g->s->gc_hook || g->commit_row_ns == 0)
+        return 0;
+    return sc_mono_ns() - g->start + n * g->commit_row_ns < SQ_COMPACT_SLICE_NS;
+}
+
+/* Runs fn in steps until it is done: 0, 1 when the background thread is being stopped
+ * (the rest is left for the next collection), or SC_E*. forget: the id caches (a bit per
+ * IDQ_*) that rows deleted make stale. Before each step's transaction, pre (when given)
+ * runs with the writers held off. */
+static int gc_steps(struct gc *g, int (*pre)(struct gc *, char *), gc_fn fn, unsigned forget,
+                    char *err)
+{
+    struct sq_store *s = g->s;
+    for (int done = 0; !done;) {
+        pthread_rwlock_wrlock(&s->gc_lock);
+        g->start = sc_mono_ns();
+        int64_t n = 0;
+        int rc = pre ? pre(g, err) : 0;
+        pthread_mutex_lock(&s->wdb_mu);
+        if (rc == 0)
+            rc = sq_exec(s->wdb, "BEGIN IMMEDIATE", err);
+        if (rc == 0) {
+            do {
+                int64_t k = fn(g, &done, err);
+                if (k < 0)
+                    rc = (int)k;
+                else
+                    n += k;
+            } while (rc == 0 && !done && gc_slice_left(g, n));
+            int64_t tc = sc_mono_ns();
+            if (rc == 0)
+                rc = sq_exec(s->wdb, "COMMIT", err);
+            if (rc)
+                sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+            else if (n > 0)
+                g->commit_row_ns = (sc_mono_ns() - tc) / n + 1;
+        }
+        pthread_mutex_unlock(&s->wdb_mu);
+        if (rc == 0 && n > 0) {
+            g->gone += n;
             pthread_mutex_lock(&s->mu);
-            for (struct pend_stack *x = s->pstacks; x; x = x->next)
-                mark_frames((const uint8_t *)x->blob.data,
-                            (const uint8_t *)x->blob.data + x->blob.len, used, nused);
+            sq_ids_forget(s, forget);
             pthread_mutex_unlock(&s->mu);
-            /* delete unmarked frames, a batch of ids per statement */
-            enum { CHUNK = 400 };
-            char *sql = malloc(64 + CHUNK * 12);
-            uint32_t k = 0;
-            for (uint32_t id = 1; n >= 0 && sql && id <= nused; id++) {
-                int last = id == nused;
-                int dead = !last && !(used[id / 8] & (1u << (id % 8)));
-                static const char head[] = "DELETE FROM frames WHERE id IN (";
-                if (dead) {
-                    if (k == 0)
-                        strcpy(sql, head);
-                    size_t len = strlen(sql);
-                    snprintf(sql + len, 16, "%s%u", k ? "," : "", (unsigned)id);
-                    k++;
-                }
-                if (k && (k == CHUNK || last)) {
-                    strcat(sql, ")");
-                    n = run1(s, sql, 0, err);
-                    gone += n > 0 ? n : 0;
-                    k = 0;
-                }
-            }
-            if (!sql)
-                n = sc_errf(err, SC_ENOMEM, "out of memory");
-            free(sql);
-            free(used);
         }
+        int64_t held = sc_mono_ns() - g->start;
+        pthread_rwlock_unlock(&s->gc_lock);
+        if (rc)
+            return rc;
+        if (s->gc_hook)
+            s->gc_hook(s->gc_hook_ctx);
+        if (pace(g->bg, held))
+            return 1;
     }
-    if (n >= 0) {
-        n = run1(s,
-                 "DELETE FROM series WHERE id NOT IN (SELECT DISTINCT series_id FROM profiles) "
-                 "AND id NOT IN (SELECT DISTINCT series_id FROM rollups)",
-                 0, err);
-        if (n > 0) {
-            gone += n;
-            n = run1(s, "DELETE FROM series_labels WHERE series_id NOT IN (SELECT id FROM series)",
-                     0, err);
-        }
+    return 0;
+}
+
+/* Runs sql with its parameters bound to a, b (as many as it has) on the writer: the rows it
+ * changed, or SC_E*; wdb_mu held. */
+static int64_t gc_run(struct sq_store *s, const char *sql, int64_t a, int64_t b, char *err)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->wdb, sql, -1, &st, NULL) != SQLITE_OK)
+        return sq_err(err, s->wdb, "collecting garbage");
+    int np = sqlite3_bind_parameter_count(st);
+    if (np > 0)
+        sqlite3_bind_int64(st, 1, a);
+    if (np > 1)
+        sqlite3_bind_int64(st, 2, b);
+    int64_t n = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->wdb)
+                                                : sq_err(err, s->wdb, "collecting garbage");
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Deletes stacks last used before g->day, among those that existed when the collection
+ * began (stacks made since, even for an old day, wait for the next one: the work is
+ * bounded). */
+static int64_t gc_stacks(struct gc *g, int *done, char *err)
+{
+    int64_t n = gc_run(g->s,
+                       "DELETE FROM stacks WHERE id IN (SELECT id FROM stacks WHERE last_day < ?1 "
+                       "AND id < ?2 LIMIT " GC_STR(GC_STACKS_PER_STMT) ")",
+                       g->day, g->nstacks, err);
+    *done = n < GC_STACKS_PER_STMT;
+    return n;
+}
+
+/* A deleting step's start: the stacks made since the last mark (the writers held off, so
+ * every one is committed or pending). */
+static int gc_frames_pre(struct gc *g, char *err)
+{
+    pthread_mutex_lock(&g->s->mu);
+    uint32_t next = mark_pending(g);
+    pthread_mutex_unlock(&g->s->mu);
+    int rc = 0;
+    if (next > g->marked) {
+        pthread_mutex_lock(&g->s->wdb_mu);
+        rc = mark_committed(g, g->s->wdb, g->marked, next, err);
+        pthread_mutex_unlock(&g->s->wdb_mu);
     }
-    if (gone > 0) {
+    if (rc == 0)
+        g->marked = next;
+    return rc;
+}
+
+/* Deletes the unmarked frames among the next GC_FRAMES_PER_STMT ids. */
+static int64_t gc_frames(struct gc *g, int *done, char *err)
+{
+    char sql[64 + GC_FRAMES_PER_STMT * 11];
+    int o = snprintf(sql, sizeof sql, "DELETE FROM frames WHERE id IN (");
+    uint32_t k = 0, end = g->cursor + GC_FRAMES_PER_STMT;
+    for (; g->cursor < g->nframes && g->cursor < end; g->cursor++)
+        if (!(g->used[g->cursor / 8] & (1u << (g->cursor % 8))))
+            o += snprintf(sql + o, sizeof sql - (size_t)o, "%s%u", k++ ? "," : "", g->cursor);
+    snprintf(sql + o, sizeof sql - (size_t)o, ")");
+    *done = g->cursor >= g->nframes;
+    return k ? gc_run(g->s, sql, 0, 0, err) : 0;
+}
+
+/* Deletes the series among the next GC_SERIES_PER_STMT ids that have no profile or rollup,
+ * and their labels. */
+static int64_t gc_series(struct gc *g, int *done, char *err)
+{
+    int64_t lo = g->cursor, hi = lo + GC_SERIES_PER_STMT;
+    g->cursor = hi < g->nseries ? (uint32_t)hi : g->nseries;
+    *done = g->cursor >= g->nseries;
+    int64_t n = gc_run(g->s,
+                       "DELETE FROM series WHERE id >= ?1 AND id < ?2 AND NOT EXISTS (SELECT 1 "
+                       "FROM profiles WHERE series_id = series.id) AND NOT EXISTS (SELECT 1 FROM "
+                       "rollups WHERE series_id = series.id)",
+                       lo, hi, err);
+    int64_t labels = n <= 0 ? 0
+                            : gc_run(g->s,
+                                     "DELETE FROM series_labels WHERE series_id >= ?1 AND "
+                                     "series_id < ?2 AND series_id NOT IN (SELECT id FROM series "
+                                     "WHERE id >= ?1 AND id < ?2)",
+                                     lo, hi, err);
+    return labels < 0 ? labels : n;
+}
+
+/* Marks the frames of every stack below the next stack id as of now, the writers going on
+ * meanwhile: pending stacks from memory, committed ones in chunks on a reader connection
+ * (paced like the steps). 0, 1 when being stopped, or SC_E*. */
+static int gc_mark(struct gc *g, char *err)
+{
+    struct sq_store *s = g->s;
+    pthread_mutex_lock(&s->mu);
+    g->nframes = s->next_frame;
+    g->used = calloc(g->nframes / 8 + 1, 1);
+    uint32_t next = g->used ? mark_pending(g) : 0;
+    pthread_mutex_unlock(&s->mu);
+    if (!g->used)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    struct conn *c = sq_conn_get(s, err);
+    if (!c)
+        return SC_EIO;
+    int rc = 0;
+    for (uint32_t lo = 0; rc == 0 && lo < next; lo += GC_MARK_CHUNK) {
+        int64_t start = sc_mono_ns();
+        uint32_t hi = next - lo > GC_MARK_CHUNK ? lo + GC_MARK_CHUNK : next;
+        rc = mark_committed(g, c->db, lo, hi, err);
+        if (rc == 0 && pace(g->bg, sc_mono_ns() - start))
+            rc = 1;
+    }
+    sq_conn_put(s, c);
+    g->marked = next;
+    return rc;
+}
+
+/* Garbage collection (see above) as of cutoff: 0 when done, 1 when stopped by the
+ * background thread's stop (s->gc_frames_due keeps the frames for next time), or SC_E*;
+ * *gone counts the rows deleted. */
+static int collect(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg, int64_t *gone,
+                   char *err)
+{
+    struct gc g = {.s = s, .bg = bg};
+    g.day = sq_day(cutoff) - 1; /* a day of margin: days are recorded per profile */
+    pthread_mutex_lock(&s->mu);
+    g.nstacks = s->next_stack;
+    g.nseries = s->next_series;
+    pthread_mutex_unlock(&s->mu);
+    int rc = gc_steps(&g, NULL, gc_stacks, 1u << IDQ_STACK, err);
+    if (g.gone > 0)
+        s->gc_frames_due = 1;
+    if (rc == 0 && s->gc_frames_due) {
+        rc = gc_mark(&g, err);
+        g.cursor = 1;
+        if (rc == 0)
+            rc = gc_steps(&g, gc_frames_pre, gc_frames, 1u << IDQ_FRAME, err);
+        if (rc == 0)
+            s->gc_frames_due = 0;
+    }
+    free(g.used);
+    if (rc == 0) {
+        g.cursor = 0;
+        rc = gc_steps(&g, NULL, gc_series, 1u << IDQ_SERIES, err);
+    }
+    if (g.gone > 0) {
         pthread_mutex_lock(&s->mu);
-        sq_ids_forget(s);
         sc_map64_release(&s->touched);
         pthread_mutex_unlock(&s->mu);
     }
-    pthread_rwlock_unlock(&s->gc_lock);
-    return n < 0 ? n : gone;
+    *gone = g.gone;
+    return rc;
 }
 
 /* Gives freed pages back to the file system, a few megabytes per transaction (paced as
@@ -475,16 +673,19 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
             s->gc_due = s->vacuum_due = 1;
         if (pace(bg, 0))
             return 0; /* being stopped */
-        /* collecting scans the stacks and series with writers held off: at most hourly
-         * unless forced, and only once retention took something since the last time */
+        /* collecting scans every stack and series: at most hourly unless forced, and only
+         * once retention took something since the last time */
         if ((s->gc_due || force) && (force || now - s->last_gc_ns >= 3600 * SC_NS_PER_S)) {
             s->last_gc_ns = now;
-            int64_t gone = collect(s, cutoff, err);
-            if (gone < 0)
-                return (int)gone;
-            s->gc_due = 0;
+            int64_t gone = 0;
+            rc = collect(s, cutoff, bg, &gone, err);
             if (gone > 0)
                 s->vacuum_due = 1;
+            if (rc < 0)
+                return rc;
+            if (rc == 1)
+                return 0; /* being stopped */
+            s->gc_due = 0;
         }
         if (s->vacuum_due) {
             rc = vacuum(s, bg, err);

@@ -231,6 +231,13 @@ struct sq_store {
     /* compaction's own: retention deleted something since the last collection (which
      * runs at most hourly), and there may be freed pages to give back */
     int gc_due, vacuum_due;
+    /* compaction's own: stacks went since frames were last collected (a collection
+     * stopped before its frames leaves them for the next one) */
+    int gc_frames_due;
+    /* tests' own: called between garbage collection's steps, with the writers let go;
+     * each step then runs one statement (sqlite_compact.c) */
+    void (*gc_hook)(void *ctx);
+    void *gc_hook_ctx;
     int64_t wal_wait_ns; /* compaction's own: the next forced WAL restart's wait (0: the
                             first's, SQ_WAL_WAIT_NS) */
     /* blocks a rollup left out because they could not be read (wdb_mu), the last one's
@@ -336,8 +343,10 @@ int sq_mark_dirty(struct sq_store *s, int64_t series, int64_t kind, int64_t res,
                   char *err);
 /* Finalizes wdb's cached statements and closes it (wdb NULL after). */
 void sq_wdb_close(struct sq_store *s);
-/* Empties the id caches (keeping what is pending or in flight); mu held. */
-void sq_ids_forget(struct sq_store *s);
+/* Empties the id caches named in which, a bit per IDQ_* (SQ_IDS_ALL: every one), keeping
+ * what is pending or in flight; mu held. */
+#define SQ_IDS_ALL ((1u << IDQ_N) - 1)
+void sq_ids_forget(struct sq_store *s, unsigned which);
 
 /* ---- sqlite_compact.c ---- */
 int sq_compact(struct sc_store *st, int64_t now_ns, int force, char *err);

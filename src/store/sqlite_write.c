@@ -49,11 +49,14 @@ static int64_t lookup_id(struct sq_store *s, int which, uint64_t hash)
     return id > 0 && id < UINT32_MAX ? id : id <= 0 ? id : SC_EFORMAT;
 }
 
-void sq_ids_forget(struct sq_store *s)
+void sq_ids_forget(struct sq_store *s, unsigned which)
 {
-    sc_map64_release(&s->frame_ids);
-    sc_map64_release(&s->stack_ids);
-    sc_map64_release(&s->series_ids);
+    if (which & 1u << IDQ_FRAME)
+        sc_map64_release(&s->frame_ids);
+    if (which & 1u << IDQ_STACK)
+        sc_map64_release(&s->stack_ids);
+    if (which & 1u << IDQ_SERIES)
+        sc_map64_release(&s->series_ids);
     /* what is not committed yet must stay findable, or a second id would be handed out */
     struct pend_frame *fl[2] = {s->pframes, s->inflight_frames};
     struct pend_stack *sl[2] = {s->pstacks, s->inflight_stacks};
@@ -115,7 +118,7 @@ static void ids_trim(struct sq_store *s)
 {
     if (s->frame_ids.count > SQ_ID_CACHE || s->stack_ids.count > SQ_ID_CACHE ||
         s->series_ids.count > SQ_ID_CACHE)
-        sq_ids_forget(s);
+        sq_ids_forget(s, SQ_IDS_ALL);
     if (s->touched.count > SQ_ID_CACHE)
         sc_map64_release(&s->touched); /* a stack touched again costs one more UPDATE */
 }

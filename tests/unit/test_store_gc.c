@@ -4,6 +4,8 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "model/error.h"
+#include "model/hash.h"
+#include "store/sqlite_int.h"
 #include "store/store.h"
 
 #include <stdarg.h>
@@ -36,28 +38,36 @@ static struct sc_store *open_store(const char *dir, int64_t retention)
     return s;
 }
 
+static int write_text(struct sc_store *s, const char *service, int64_t t, const char *text,
+                      size_t len)
+{
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_folded_decode(text, len, &sc_limits_cli, p, err);
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "service_name", 12, service, strlen(service));
+    struct sc_store_write w = {NULL, &l, "cpu", t, 10 * NS, p, 0};
+    if (rc == 0)
+        rc = sc_store_write(s, &w, err);
+    if (rc)
+        fprintf(stderr, "write: %s\n", err);
+    sc_labels_release(&l);
+    sc_profile_free(p);
+    return rc;
+}
+
+/* A day of hourly profiles: a stack every day has and K of the day's own. */
 static int write_day(struct sc_store *s, const char *service, int day)
 {
     struct sc_buf text = SC_BUF_INIT;
     sc_buf_puts(&text, "main;common;shared 10\n");
     for (int k = 0; k < K; k++)
         sc_buf_printf(&text, "main;day%d;d%d_f%d %d\n", day, day, k, k + 1);
-    struct sc_profile *p = sc_profile_new();
-    char err[SC_ERR_LEN] = "";
-    int rc = sc_folded_decode(text.data, text.len, &sc_limits_cli, p, err);
+    int rc = 0;
+    for (int h = 0; rc == 0 && h < PER_DAY; h++)
+        rc = write_text(s, service, day0 + day * DAY + h * 3600 * NS, text.data, text.len);
     sc_buf_release(&text);
-    struct sc_labels l;
-    sc_labels_init(&l);
-    sc_labels_set(&l, "service_name", 12, service, strlen(service));
-    for (int h = 0; rc == 0 && h < PER_DAY; h++) {
-        struct sc_store_write w = {NULL,    &l, "cpu", day0 + day * DAY + h * 3600 * NS,
-                                   10 * NS, p,  0};
-        rc = sc_store_write(s, &w, err);
-    }
-    if (rc)
-        fprintf(stderr, "write: %s\n", err);
-    sc_labels_release(&l);
-    sc_profile_free(p);
     return rc;
 }
 
@@ -222,6 +232,186 @@ static void test_forty_days(void)
     T_CHECK(open_before < 8 * 1024);
 }
 
+/* Collection in steps with writes between them (the writers are held off for one step at
+ * a time, and the test's hook writes between every two, each step one statement): */
+#define OLD 1500 /* stacks only day 0 used, three frames each, two of them its own */
+#define ONCE 800 /* more such stacks, which the hook does not write again */
+
+struct stepper {
+    struct sc_store *s;
+    int64_t today, old;
+    int calls, failed;
+    struct sc_buf want; /* what "live" was written, folded */
+};
+
+/* Between two steps: (1) a profile of day 0 using every old stack, so the id caches know
+ * each one that is left, and each stays a candidate (its day is still 0); (2) today's
+ * profile of "live": three old stacks (some deleted since (1) cached them, some not yet),
+ * a new stack of old frames, and a new stack with a frame only the ONCE stacks used (so,
+ * once those are deleted, a frame the collection has judged dead: the steps that delete
+ * frames must see it used again); (3) one of "oldsvc", a series that only day 0 had until
+ * now. */
+static void step_hook(void *ctx)
+{
+    struct stepper *x = ctx;
+    int i = x->calls++;
+    struct sc_buf text = SC_BUF_INIT;
+    for (int k = 0; k < OLD; k++)
+        sc_buf_printf(&text, "main;o%d;p%d 1\n", k, k);
+    x->failed += write_text(x->s, "old", x->old + i * NS, text.data, text.len) != 0;
+    text.len = 0;
+    for (int k = 0; k < 3; k++) {
+        int a = (i * 337 + k * 499) % OLD;
+        sc_buf_printf(&text, "main;o%d;p%d 1\n", a, a);
+    }
+    int a = (i * 211) % OLD, b = (i * 97 + 5) % OLD;
+    sc_buf_printf(&text, "main;p%d;o%d;fresh 1\nmain;q%d;fresh 1\n", a, b, (i * 131) % ONCE);
+    sc_buf_append(&x->want, text.data, text.len);
+    x->failed += write_text(x->s, "live", x->today + i * NS, text.data, text.len) != 0;
+    x->failed += write_text(x->s, "oldsvc", x->today + i * NS, "main;common;shared 1\n", 21) != 0;
+    sc_buf_release(&text);
+}
+
+/* The folded text of a service's merged cpu:samples over [from, until), "(error ...)"
+ * when the read failed. */
+static char *merged_text(struct sc_store *s, const char *service, int64_t from, int64_t until)
+{
+    char want[80], err[SC_ERR_LEN] = "";
+    snprintf(want, sizeof want, "{service_name=\"%s\"}", service);
+    struct pick ids = {want, {0}, 0};
+    sc_store_series_list(s, NULL, "cpu:samples", from, until, collect, &ids, err);
+    struct sc_store_query q = {NULL, ids.ids, ids.n, "cpu:samples", from, until, 0};
+    struct sc_profile *p = NULL;
+    struct sc_buf b = SC_BUF_INIT;
+    if (ids.n != 1 || sc_store_merge(s, &q, &p, err) || sc_folded_write(p, 0, &b, err))
+        sc_buf_printf(&b, "(error: %u series; %s)", ids.n, err);
+    sc_profile_free(p);
+    return b.data ? sc_buf_detach(&b, NULL) : strdup("");
+}
+
+/* The distinct stacks and frame names of folded text. */
+static void count_text(const struct sc_buf *in, uint32_t *stacks, uint32_t *frames)
+{
+    struct sc_map64 seen_stacks, seen_frames;
+    sc_map64_init(&seen_stacks);
+    sc_map64_init(&seen_frames);
+    const char *p = in->data, *end = in->data + in->len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)),
+                   *sp = memrchr(p, ' ', (size_t)(nl - p));
+        sc_map64_upsert(&seen_stacks, sc_hash64(p, (size_t)(sp - p)), 0, NULL);
+        for (const char *f = p; f < sp;) {
+            const char *semi = memchr(f, ';', (size_t)(sp - f));
+            const char *fe = semi ? semi : sp;
+            sc_map64_upsert(&seen_frames, sc_hash64(f, (size_t)(fe - f)), 0, NULL);
+            f = fe + 1;
+        }
+        p = nl + 1;
+    }
+    *stacks = seen_stacks.count;
+    *frames = seen_frames.count;
+    sc_map64_release(&seen_stacks);
+    sc_map64_release(&seen_frames);
+}
+
+/* Folded text in sc_folded_write's order, duplicates summed. */
+static char *normal_text(const struct sc_buf *in)
+{
+    struct sc_profile *p = sc_profile_new();
+    struct sc_buf b = SC_BUF_INIT;
+    char err[SC_ERR_LEN] = "";
+    if (sc_folded_decode(in->data, in->len, &sc_limits_cli, p, err) ||
+        sc_folded_write(p, 0, &b, err))
+        sc_buf_printf(&b, "(error: %s)", err);
+    sc_profile_free(p);
+    return sc_buf_detach(&b, NULL);
+}
+
+static void test_steps(void)
+{
+    char dir[512], err[SC_ERR_LEN] = "";
+    snprintf(dir, sizeof dir, "%s/steps", tmpdir);
+    struct sc_store *s = open_store(dir, 0);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    struct sc_buf text = SC_BUF_INIT;
+    for (int k = 0; k < OLD; k++)
+        sc_buf_printf(&text, "main;o%d;p%d 1\n", k, k);
+    for (int k = 0; k < ONCE; k++)
+        sc_buf_printf(&text, "main;q%d;r%d 1\n", k, k);
+    T_EQ_INT(write_text(s, "old", day0 + 3600 * NS, text.data, text.len), 0);
+    T_EQ_INT(write_text(s, "oldsvc", day0 + 3600 * NS, "main;common;shared 1\n", 21), 0);
+    T_EQ_INT(write_text(s, "gone", day0 + 3600 * NS, "main;gone 1\n", 12), 0);
+    for (int d = 1; d < 4; d++)
+        T_EQ_INT(write_day(s, "svc", d), 0);
+    sc_buf_release(&text);
+    int64_t now = day0 + 4 * DAY;
+    T_EQ_INT(sc_store_compact(s, now, 1, err), 0);
+    struct sc_store_stats before;
+    T_EQ_INT(sc_store_stats(s, &before, err), 0);
+    sc_store_close(s);
+
+    /* keep from the middle of day 2: day 0's stacks and frames are candidates */
+    s = open_store(dir, now - (day0 + 2 * DAY + DAY / 2));
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    struct stepper x = {s, now - 3600 * NS, day0 + 7200 * NS, 0, 0, SC_BUF_INIT};
+    struct sq_store *sq = (struct sq_store *)s;
+    sq->gc_hook = step_hook;
+    sq->gc_hook_ctx = &x;
+    T_EQ_INT(sc_store_compact(s, now, 1, err), 0);
+    sq->gc_hook = NULL;
+    T_EQ_INT(x.failed, 0);
+    /* a step a statement: the old stacks in statements of 256, the frames in statements of
+     * 400 ids, the series' in one */
+    int frame_steps = (int)((before.frames + 399) / 400);
+    T_CHECK(x.calls >= (OLD + ONCE + 255) / 256 + frame_steps + 1);
+
+    /* everything written between the steps reads back whole */
+    char *want = normal_text(&x.want);
+    char *got = merged_text(s, "live", now - DAY, now + DAY);
+    T_EQ_STR(got, want);
+    free(got);
+    free(want);
+    char *oldsvc = merged_text(s, "oldsvc", now - DAY, now + DAY);
+    char expect[64];
+    snprintf(expect, sizeof expect, "main;common;shared %d\n", x.calls);
+    T_EQ_STR(oldsvc, expect);
+    free(oldsvc);
+    /* "gone" went with its only profile, "live" came; "old" has the hook's profiles (the
+     * stacks and frames those made again are counted in the second round) */
+    struct sc_store_stats after;
+    T_EQ_INT(sc_store_stats(s, &after, err), 0);
+    T_EQ_INT(after.series, before.series);
+    T_EQ_INT(total(s, "gone", day0, now + DAY), 0);
+
+    /* a second collection, keeping the last two hours: what the hook wrote for day 0 went
+     * with retention, and the stacks it made for that day now too; left are exactly the
+     * stacks and frames that svc's days 2 (the margin) and 3, "live" and "oldsvc" use */
+    sc_store_close(s);
+    s = open_store(dir, 2 * 3600 * NS);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    T_EQ_INT(sc_store_compact(s, now, 1, err), 0);
+    T_EQ_INT(sc_store_stats(s, &after, err), 0);
+    uint32_t live_stacks = 0, live_frames = 0;
+    count_text(&x.want, &live_stacks, &live_frames);
+    T_EQ_INT(after.series, 3);
+    T_EQ_INT(after.stacks, 2 * K + 1 + live_stacks);
+    /* main, common, shared; day%d and K of its own a day; live's own ("main" counted) */
+    T_EQ_INT(after.frames, 3 + 2 * (1 + K) + live_frames - 1);
+    got = merged_text(s, "live", now - DAY, now + DAY);
+    want = normal_text(&x.want);
+    T_EQ_STR(got, want);
+    free(got);
+    free(want);
+    sc_store_close(s);
+    sc_buf_release(&x.want);
+}
+
 /* A schema-2 store (before garbage collection) opens, migrates, and keeps its data. */
 static void test_migration(void)
 {
@@ -263,6 +453,7 @@ int main(void)
     if (!mkdtemp(tmpdir))
         T_SKIP("cannot create a temporary directory");
     T_RUN(test_forty_days);
+    T_RUN(test_steps);
     T_RUN(test_migration);
     t_rmrf(tmpdir);
     return t_done();
