@@ -471,6 +471,7 @@ static void sq_close(struct sc_store *st)
      * checkpoint: the WAL is replayed at the next open instead */
     atomic_store(&s->closing, 1);
     sc_store_bg_stop(&s->bg);
+    sq_ckpt_stop(s);
     /* wait for a commit in flight */
     pthread_mutex_lock(&s->qmu);
     while (s->leader || s->queue)
@@ -509,6 +510,9 @@ static void sq_close(struct sc_store *st)
     pthread_cond_destroy(&s->pool_cv);
     pthread_mutex_destroy(&s->cache_mu);
     pthread_rwlock_destroy(&s->gc_lock);
+    pthread_mutex_destroy(&s->ck_mu);
+    pthread_cond_destroy(&s->ck_cv);
+    pthread_cond_destroy(&s->ck_idle);
     if (s->lock_fd >= 0)
         close(s->lock_fd); /* last: the database is closed and checkpointed */
     free(s->path);
@@ -550,6 +554,8 @@ static int open_tables(struct sq_store *s, char *err)
         rc = load_maps(s, err);
     if (!rc)
         rc = sq_ids_open(s, s->ro_uri ? SQ_READ_ONLY : SQ_READER, err);
+    if (!rc && !s->ro_uri)
+        sq_ckpt_attach(s);
     return rc;
 }
 
@@ -731,6 +737,9 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&s->gc_lock, &ra);
     pthread_rwlockattr_destroy(&ra);
+    pthread_mutex_init(&s->ck_mu, NULL);
+    sc_cond_init(&s->ck_cv);
+    sc_cond_init(&s->ck_idle);
     sc_arena_init(&s->cache_arena);
     s->qtail = &s->queue;
     /* every connection caps its own page cache (cache_size), but readers are pooled as
@@ -740,6 +749,11 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
     /* with the slab, the heap keeps the rest: statements, schemas, sorters, pages of
      * another size */
     sqlite3_soft_heap_limit64((sqlite3_int64)(slab ? mem / 4 : mem));
+    /* the server's store (with the background thread) checkpoints on a thread of its own;
+     * one that cannot start it still works, with SQLite's checkpoints in the commits */
+    char ck_err[SC_ERR_LEN];
+    if (o->background)
+        sq_ckpt_start(s, ck_err);
     rc = open_tables(s, err);
     if (rc && rc != SC_ENOSPACE && disk_full(dir))
         rc = sc_errwrap(err, SC_ENOSPACE, "the disk is full");
@@ -779,6 +793,8 @@ static int open_writable(struct sq_store *s, char *err)
     if (rc) {
         sq_ids_close(s);
         sq_wdb_close(s);
+    } else {
+        sq_ckpt_attach(s);
     }
     free(s->ro_uri);
     s->ro_uri = NULL;
@@ -822,6 +838,123 @@ int sq_reopen(struct sq_store *s, char *err)
     pthread_cond_broadcast(&s->pool_cv);
     pthread_mutex_unlock(&s->pool_mu);
     return idle && rc == 0 ? 1 : rc;
+}
+
+/* ---- the checkpointer ----
+ *
+ * SQLite's automatic checkpoint runs inside the commit that takes the WAL past 1,000
+ * pages: that commit copies the WAL into the database (and, durable, syncs both) while it
+ * holds the writer, so every push behind it waits too, and a step of the compaction or the
+ * collection that deletes thousands of rows took three times its slice (bench/gc_bench.c).
+ * Here a commit past SQ_CKPT_PAGES only wakes a thread, which runs a PASSIVE checkpoint on
+ * its own connection: WAL mode lets it copy while commits go on appending. Its failures
+ * are counted and the background thread says them (sq_bg_tick). But the WAL starts over
+ * only when a commit begins with all of it copied, which commits that follow each other
+ * as fast as it copies never leave it: once a commit finds the WAL SQ_CKPT_BEHIND times
+ * past SQ_CKPT_PAGES, the next checkpoint holds the writer (wdb_mu) as SQLite's would. */
+
+static int ckpt_hook(void *arg, sqlite3 *db, const char *name, int pages)
+{
+    (void)db;
+    (void)name;
+    struct sq_store *s = arg;
+    if (pages >= SQ_CKPT_PAGES) {
+        pthread_mutex_lock(&s->ck_mu);
+        s->ck_due = 1;
+        s->ck_behind |= pages >= SQ_CKPT_BEHIND * SQ_CKPT_PAGES;
+        pthread_cond_signal(&s->ck_cv);
+        pthread_mutex_unlock(&s->ck_mu);
+    }
+    return SQLITE_OK;
+}
+
+/* One checkpoint on the checkpointer's connection (opened on first use: a read-only store
+ * has no writer to wake it until it is writable again): 0, 1 when another checkpoint
+ * (sq_wal_restart's) was running, or SC_E* with err. Behind (see above), it holds the
+ * writer, so it copies everything and the next commit starts the WAL over. */
+static int ckpt_once(struct sq_store *s, int behind, char *err)
+{
+    if (!s->ckdb && sq_open_db(s, &s->ckdb, SQ_READER, err))
+        return SC_EIO;
+    if (behind)
+        pthread_mutex_lock(&s->wdb_mu);
+    int rc = sqlite3_wal_checkpoint_v2(s->ckdb, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+    if (behind)
+        pthread_mutex_unlock(&s->wdb_mu);
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return 1;
+    return rc == SQLITE_OK ? 0 : sq_err(err, s->ckdb, "checkpoint");
+}
+
+static void *ckpt_main(void *arg)
+{
+    struct sq_store *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->ck_mu);
+        while (!s->ck_due && !s->ck_stop)
+            pthread_cond_wait(&s->ck_cv, &s->ck_mu);
+        int stop = s->ck_stop, behind = s->ck_behind;
+        s->ck_due = s->ck_behind = 0;
+        s->ck_busy = !stop;
+        pthread_mutex_unlock(&s->ck_mu);
+        if (stop)
+            break;
+        char err[SC_ERR_LEN] = "";
+        int rc = ckpt_once(s, behind, err);
+        pthread_mutex_lock(&s->ck_mu);
+        if (rc < 0) {
+            s->ck_errors++;
+            snprintf(s->ck_why, sizeof s->ck_why, "checkpointing the WAL: %s", err);
+        }
+        s->ck_runs += rc == 0;
+        s->ck_held += rc == 0 && behind;
+        s->ck_busy = 0;
+        pthread_cond_broadcast(&s->ck_idle);
+        pthread_mutex_unlock(&s->ck_mu);
+    }
+    sqlite3_close(s->ckdb);
+    s->ckdb = NULL;
+    return NULL;
+}
+
+int sq_ckpt_start(struct sq_store *s, char *err)
+{
+    s->ck_stop = s->ck_due = 0;
+    if (pthread_create(&s->ck_thread, NULL, ckpt_main, s) != 0)
+        return sc_errf(err, SC_EIO, "cannot start the checkpointer: %s", strerror(errno));
+    s->ck_running = 1;
+    return 0;
+}
+
+void sq_ckpt_attach(struct sq_store *s)
+{
+    if (s->ck_running && s->wdb)
+        sqlite3_wal_hook(s->wdb, ckpt_hook, s);
+}
+
+void sq_ckpt_settle(struct sq_store *s, int64_t max_ns)
+{
+    if (!s->ck_running)
+        return;
+    struct timespec ts;
+    sc_deadline(&ts, max_ns);
+    pthread_mutex_lock(&s->ck_mu);
+    while ((s->ck_due || s->ck_busy) && !s->ck_stop)
+        if (pthread_cond_timedwait(&s->ck_idle, &s->ck_mu, &ts) == ETIMEDOUT)
+            break;
+    pthread_mutex_unlock(&s->ck_mu);
+}
+
+void sq_ckpt_stop(struct sq_store *s)
+{
+    if (!s->ck_running)
+        return;
+    pthread_mutex_lock(&s->ck_mu);
+    s->ck_stop = 1;
+    pthread_cond_signal(&s->ck_cv);
+    pthread_mutex_unlock(&s->ck_mu);
+    pthread_join(s->ck_thread, NULL);
+    s->ck_running = 0;
 }
 
 int sq_wal_restart(struct sq_store *s, int64_t wait_ns, char *err)

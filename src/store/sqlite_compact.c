@@ -282,11 +282,19 @@ static int64_t run1(struct sq_store *s, const char *sql, int64_t v, char *err)
 }
 
 /* The background thread's pacing: after a step that held the writer for held_ns, leaves
- * it to pushes as long again (bg NULL: called, not paced). 1 when the thread is being
- * stopped, so the work should end here. */
-static int pace(struct sc_store_bg *bg, int64_t held_ns)
+ * it to pushes as long again, and then until the checkpointer has copied what the step
+ * wrote (a step's thousands of pages, one after another, would keep the WAL from ever
+ * being wholly copied when a commit begins, so from starting over, and a checkpoint
+ * would then hold the writer; see sq_ckpt_settle). bg NULL: called, not paced. 1 when the
+ * thread is being stopped, so the work should end here. */
+static int pace(struct sq_store *s, struct sc_store_bg *bg, int64_t held_ns)
 {
-    return bg && sc_store_bg_pause(bg, held_ns);
+    if (!bg)
+        return 0;
+    if (sc_store_bg_pause(bg, held_ns))
+        return 1;
+    sq_ckpt_settle(s, SQ_CKPT_SETTLE_NS);
+    return 0;
 }
 
 /* Retention: profiles older than cutoff (ns) go in batches (paced as pace() says), rollups
@@ -306,7 +314,7 @@ static int64_t retain(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg
         total += n;
         /* when the thread is being stopped, the rest goes next time; what was deleted
          * still has its rollups mended below */
-        if (n == 0 || pace(bg, sc_mono_ns() - start))
+        if (n == 0 || pace(s, bg, sc_mono_ns() - start))
             break;
     }
     int64_t n = run1(s, "DELETE FROM rollups WHERE (bucket + res) * 1000000000 <= ?", cutoff, err);
@@ -465,7 +473,7 @@ static int gc_steps(struct gc *g, int (*pre)(struct gc *, char *), gc_fn fn, uns
             return rc;
         if (s->gc_hook)
             s->gc_hook(s->gc_hook_ctx);
-        if (pace(g->bg, held))
+        if (pace(g->s, g->bg, held))
             return 1;
     }
     return 0;
@@ -576,7 +584,7 @@ static int gc_mark(struct gc *g, char *err)
         int64_t start = sc_mono_ns();
         uint32_t hi = next - lo > GC_MARK_CHUNK ? lo + GC_MARK_CHUNK : next;
         rc = mark_committed(g, c->db, lo, hi, err);
-        if (rc == 0 && pace(g->bg, sc_mono_ns() - start))
+        if (rc == 0 && pace(g->s, g->bg, sc_mono_ns() - start))
             rc = 1;
     }
     sq_conn_put(s, c);
@@ -640,7 +648,7 @@ static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
         pthread_mutex_unlock(&s->wdb_mu);
         if (rc || freelist == 0)
             return rc;
-        if (pace(bg, held))
+        if (pace(s, bg, held))
             return 1;
     }
     return 0;
@@ -660,7 +668,7 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
         int64_t held;
         do {
             rc = sq_compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
-            if (rc == 0 && done > 0 && pace(bg, held))
+            if (rc == 0 && done > 0 && pace(s, bg, held))
                 return 0;
         } while (rc == 0 && done > 0);
     }
@@ -671,7 +679,7 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
             return (int)deleted;
         if (deleted > 0)
             s->gc_due = s->vacuum_due = 1;
-        if (pace(bg, 0))
+        if (pace(s, bg, 0))
             return 0; /* being stopped */
         /* collecting scans every stack and series: at most hourly unless forced, and only
          * once retention took something since the last time */
@@ -702,6 +710,20 @@ int sq_compact(struct sc_store *sto, int64_t now, int force, char *err)
     return sq_compact_run((struct sq_store *)sto, now, force, NULL, err);
 }
 
+/* The background round's result once the failures counted in total since the last one said
+ * (*said) are said too: the round's own error stands; else the last failure's story, with
+ * how many there were when more than one. */
+static int say_since(int rc, char *err, int code, uint64_t total, uint64_t *said, const char *why,
+                     const char *many)
+{
+    uint64_t n = total - *said;
+    *said = total;
+    if (n == 0 || rc < 0)
+        return rc;
+    return n > 1 ? sc_errf(err, code, "%s (%llu %s)", why, (unsigned long long)n, many)
+                 : sc_errf(err, code, "%s", why);
+}
+
 int sq_bg_tick(void *arg, char *err)
 {
     struct sq_store *s = arg;
@@ -720,13 +742,13 @@ int sq_bg_tick(void *arg, char *err)
      * before it (a failing compaction must not let the WAL grow again) */
     int rc = sq_compact_run(s, sc_wall_ns(), 0, &s->bg, err);
     pthread_mutex_lock(&s->wdb_mu);
-    uint64_t bad = s->bad_blocks - s->bad_reported;
-    s->bad_reported = s->bad_blocks;
-    if (bad && rc >= 0)
-        rc = bad > 1 ? sc_errf(err, SC_EFORMAT, "%s (%llu such blocks this round)", s->bad_why,
-                               (unsigned long long)bad)
-                     : sc_errf(err, SC_EFORMAT, "%s", s->bad_why);
+    rc = say_since(rc, err, SC_EFORMAT, s->bad_blocks, &s->bad_reported, s->bad_why,
+                   "such blocks this round");
     pthread_mutex_unlock(&s->wdb_mu);
+    pthread_mutex_lock(&s->ck_mu);
+    rc = say_since(rc, err, SC_EIO, s->ck_errors, &s->ck_reported, s->ck_why,
+                   "failed since the last round");
+    pthread_mutex_unlock(&s->ck_mu);
     int64_t wait = s->wal_wait_ns ? s->wal_wait_ns : SQ_WAL_WAIT_NS;
     char wal_err[SC_ERR_LEN];
     int wrc = sq_wal_restart(s, wait, wal_err);

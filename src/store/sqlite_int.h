@@ -28,13 +28,15 @@
  *   pool_mu   the pool of reader connections, the count of those in use and the drain
  *             that opens a read-only store for writing (sq_reopen; pool_cv signals it).
  *   bg.mu     the background thread's stop flag (store_int.h's sc_store_bg).
+ *   ck_mu     the checkpointer's flags and counts (taken by the writer's commit, wdb_mu
+ *             held, to wake it; the checkpointer takes wdb_mu only without it).
  *
  *   Order: gc_lock before everything; mu and cache_mu are never held together (writes
  *   do not fill the read cache). wdb_mu is never
  *   held with mu or cache_mu: the leader takes the pending rows under mu, lets go, then
  *   writes under wdb_mu, then takes mu again to return rows a failed commit must retry.
- *   qmu is never held across any other lock (the leader releases it to commit); pool_mu
- *   and bg.mu are leaves.
+ *   qmu is never held across any other lock (the leader releases it to commit); pool_mu,
+ *   bg.mu and ck_mu are leaves.
  *
  * Statements are prepared once per connection and cached with it (struct conn), so a
  * read costs no sqlite3_prepare for the statements it runs per series and bucket.
@@ -223,6 +225,18 @@ struct sq_store {
     uint32_t nfinfo, finfo_cap;
     uint64_t cache_gen; /* bumped when the caches are emptied to stay bounded */
 
+    /* the checkpointer (ck_mu, a leaf; see sq_ckpt_start): with the background thread, the
+     * WAL is copied into the database on a thread and connection of its own, never inside
+     * a commit */
+    pthread_mutex_t ck_mu;
+    pthread_cond_t ck_cv, ck_idle; /* ck_cv wakes it; ck_idle: it finished a checkpoint */
+    pthread_t ck_thread;
+    int ck_running, ck_stop, ck_due, ck_behind, ck_busy;
+    sqlite3 *ckdb; /* the checkpointer's own */
+    uint64_t ck_errors, ck_reported;
+    uint64_t ck_runs, ck_held; /* checkpoints it did, and of those holding the writer */
+    char ck_why[SC_ERR_LEN];
+
     /* set by sq_close before it stops the background thread: lock waits end (sq_busy) */
     atomic_int closing;
 
@@ -303,6 +317,25 @@ int sq_reopen(struct sq_store *s, char *err);
  * the reads did not end in time (what could be copied was), or SC_E* (err says why). */
 #define SQ_WAL_BUSY 2
 int sq_wal_restart(struct sq_store *s, int64_t wait_ns, char *err);
+
+/* WAL pages past which a commit wakes the checkpointer (SQLite's own automatic checkpoint
+ * runs at the same size, inside the commit that crosses it). */
+#define SQ_CKPT_PAGES 1000
+/* How many times that a commit finds the WAL at before the next checkpoint holds the
+ * writer (the checkpointer is behind). */
+#define SQ_CKPT_BEHIND 4
+/* Starts the checkpointer (0, or SC_EIO: SQLite's automatic checkpoints stay on); it takes
+ * over from SQLite's once a writer connection is attached (sq_ckpt_attach). */
+int sq_ckpt_start(struct sq_store *s, char *err);
+/* Turns SQLite's automatic checkpoints off on the writer connection and has its commits
+ * wake the checkpointer instead, when it runs. */
+void sq_ckpt_attach(struct sq_store *s);
+/* Waits until the checkpointer has nothing to do, at most max_ns; nothing when it does
+ * not run. For the background work's pacing: see sqlite_compact.c's pace. */
+#define SQ_CKPT_SETTLE_NS (1 * SC_NS_PER_S)
+void sq_ckpt_settle(struct sq_store *s, int64_t max_ns);
+/* Stops the checkpointer and closes its connection; nothing when it does not run. */
+void sq_ckpt_stop(struct sq_store *s);
 
 /* ---- sqlite_read.c ---- */
 int sq_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb cb, void *ctx,
