@@ -9,8 +9,11 @@
 #include "collect/queue.h"
 #include "formats/folded.h"
 #include "formats/input.h"
+#include "formats/otlp.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
+#include "formats/protowire.h"
+#include "formats/push.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
 #include "store/store.h"
@@ -58,6 +61,23 @@ char *__wrap_strdup(const char *s)
 char *__wrap_strndup(const char *s, size_t n)
 {
     return fail_now() ? NULL : __real_strndup(s, n);
+}
+
+/* Inputs made inside an operation (each run its own) are made with counting paused: their
+ * allocations are neither counted nor failed. */
+static long paused_calls, paused_at;
+
+static void pause_counting(void)
+{
+    paused_calls = alloc_calls;
+    paused_at = fail_at;
+    fail_at = -1;
+}
+
+static void resume_counting(void)
+{
+    alloc_calls = paused_calls;
+    fail_at = paused_at;
 }
 
 /* Runs op with the 1st, 2nd, ... allocation failing until it needs no more than it got;
@@ -153,15 +173,12 @@ struct push {
  * was, or the claimed run stored). */
 static int claimed_push(struct push *x, const char *body, size_t len)
 {
-    /* the gzip is made with allocations neither counted nor failed */
-    long calls = alloc_calls, at = fail_at;
-    fail_at = -1;
+    pause_counting();
     struct sc_buf gz = SC_BUF_INIT;
     int rc = sc_gzip(body, len / 2, 1, &gz);
     if (!rc)
         rc = sc_gzip(body + len / 2, len - len / 2, 1, &gz);
-    alloc_calls = calls;
-    fail_at = at;
+    resume_counting();
     x->r.body = gz.data;
     x->r.len = gz.len;
     x->r.gzip_claim = sc_gzip_claim(gz.data, gz.len);
@@ -202,6 +219,269 @@ static int op_ingest(void *ctx)
     return sc_ingest(x->s, &x->r, &sc_limits_cli, &res, err);
 }
 
+/* ---- OTLP and Pyroscope's Connect push ---- */
+
+#define NS 1000000000LL
+
+/* Protobuf by field number into pb, nested messages with 5-byte lengths patched at
+ * pb_end (as tests/unit/test_otlp.c does). */
+static struct sc_buf *pb;
+static size_t pb_open[16];
+static int pb_depth;
+
+static void pb_beg(uint32_t num)
+{
+    sc_pb_put_tag(pb, num, SC_WT_LEN);
+    pb_open[pb_depth++] = pb->len;
+    sc_buf_append(pb, "\0\0\0\0\0", 5);
+}
+
+static void pb_end(void)
+{
+    size_t at = pb_open[--pb_depth];
+    uint64_t len = pb->len - at - 5;
+    for (int i = 0; i < 5; i++, len >>= 7)
+        pb->data[at + i] = (char)((len & 0x7f) | (i < 4 ? 0x80 : 0));
+}
+
+static void pb_u(uint32_t num, uint64_t v)
+{
+    sc_pb_put_uint(pb, num, v);
+}
+
+static void pb_str(uint32_t num, const char *s)
+{
+    sc_pb_put_bytes(pb, num, s, strlen(s));
+}
+
+static void pb_fixed(uint32_t num, uint64_t v)
+{
+    sc_pb_put_tag(pb, num, SC_WT_I64);
+    sc_buf_append(pb, &v, 8);
+}
+
+static void pb_packed(uint32_t num, const int64_t *v, size_t n)
+{
+    pb_beg(num);
+    for (size_t i = 0; i < n; i++)
+        sc_pb_put_varint(pb, (uint64_t)v[i]);
+    pb_end();
+}
+
+static void pb_kv(uint32_t num, const char *k, const char *v)
+{
+    pb_beg(num), pb_str(1, k), pb_beg(2), pb_str(1, v), pb_end(), pb_end();
+}
+
+/* One ExportProfilesServiceRequest: resource service.name=faults-otlp<n> and host.name, a
+ * scope, one profile at second 1796000000 + n with a sample of stack [leaf inlined in
+ * work<n>, main] worth 10 with a string and a numeric attribute and a link, and a sample of
+ * [work<n>, main] with two values paired with timestamps; a mapping. otlp_json writes the
+ * same request as OTLP JSON. Frame and service new with n: each run stores new rows. */
+static const char *const otlp_strings[] = {
+    "",     "samples",     "count",  "cpu",   "nanoseconds", "main",    NULL /* work<n> */,
+    "leaf", "thread.name", "app.go", "bytes", "alloc",       "/bin/app"};
+
+static void otlp_proto(struct sc_buf *b, int n)
+{
+    char svc[32], work[32];
+    snprintf(svc, sizeof svc, "faults-otlp%d", n);
+    snprintf(work, sizeof work, "work%d", n);
+    int64_t t0 = (1796000000LL + n) * NS;
+    pb = b;
+    pb_beg(1); /* resource_profiles */
+    pb_beg(1), pb_kv(1, "service.name", svc), pb_kv(1, "host.name", "h1"), pb_end();
+    pb_beg(2); /* scope_profiles */
+    pb_beg(1), pb_str(1, "scope-x"), pb_str(2, "1.2"), pb_end();
+    pb_beg(2); /* the profile */
+    pb_beg(1), pb_u(1, 1), pb_u(2, 2), pb_end();
+    pb_fixed(3, (uint64_t)t0);
+    pb_u(4, 10 * NS);
+    pb_beg(5), pb_u(1, 3), pb_u(2, 4), pb_end();
+    pb_u(6, 10000000);
+    int64_t attrs[] = {1, 2}, v1[] = {10}, v2[] = {2, 3};
+    pb_beg(2), pb_u(1, 1), pb_packed(2, attrs, 2), pb_u(3, 1), pb_packed(4, v1, 1), pb_end();
+    pb_beg(2), pb_u(1, 2), pb_packed(4, v2, 2);
+    pb_fixed(5, (uint64_t)(t0 + NS)), pb_fixed(5, (uint64_t)(t0 + 2 * NS)), pb_end();
+    pb_end(), pb_end(), pb_end();
+    pb_beg(2); /* the dictionary */
+    pb_beg(1), pb_end(), pb_beg(1), pb_u(1, 0x1000), pb_u(4, 12), pb_end();
+    pb_beg(2), pb_end();
+    pb_beg(2), pb_beg(3), pb_u(1, 1), pb_end(), pb_end();
+    pb_beg(2), pb_beg(3), pb_u(1, 2), pb_u(2, 10), pb_end(), pb_end();
+    pb_beg(2), pb_u(1, 1), pb_u(2, 0x1234);
+    pb_beg(3), pb_u(1, 3), pb_end(), pb_beg(3), pb_u(1, 2), pb_u(2, 11), pb_end(), pb_end();
+    pb_beg(3), pb_end();
+    pb_beg(3), pb_u(1, 5), pb_u(3, 9), pb_end();
+    pb_beg(3), pb_u(1, 6), pb_end();
+    pb_beg(3), pb_u(1, 7), pb_end();
+    pb_beg(4), pb_end(), pb_beg(4);
+    sc_pb_put_bytes(pb, 1, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10", 16);
+    sc_pb_put_bytes(pb, 2, "\xaa\xbb\xcc\xdd\xee\xff\x00\x11", 8);
+    pb_end();
+    for (size_t i = 0; i < sizeof otlp_strings / sizeof otlp_strings[0]; i++)
+        pb_str(5, otlp_strings[i] ? otlp_strings[i] : work);
+    pb_beg(6), pb_end();
+    pb_beg(6), pb_u(1, 8), pb_beg(2), pb_str(1, "t1"), pb_end(), pb_end();
+    pb_beg(6), pb_u(1, 11), pb_beg(2), pb_u(3, 5), pb_end(), pb_u(3, 10), pb_end();
+    int64_t s1[] = {3, 1}, s2[] = {2, 1};
+    pb_beg(7), pb_end();
+    pb_beg(7), pb_packed(1, s1, 2), pb_end();
+    pb_beg(7), pb_packed(1, s2, 2), pb_end();
+    pb_end();
+}
+
+static void otlp_json(struct sc_buf *b, int n)
+{
+    long long t0 = (1796000000LL + n) * NS;
+    sc_buf_printf(b,
+                  "{\"resourceProfiles\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+                  "\"value\":{\"stringValue\":\"faults-otlp%d\"}},{\"key\":\"host.name\",\"value\":"
+                  "{\"stringValue\":\"h1\"}}]},\"scopeProfiles\":[{\"scope\":{\"name\":\"scope-x\","
+                  "\"version\":\"1.2\"},\"profiles\":[{\"sampleType\":{\"typeStrindex\":1,"
+                  "\"unitStrindex\":2},\"timeUnixNano\":\"%lld\",\"durationNano\":\"10000000000\","
+                  "\"periodType\":{\"typeStrindex\":3,\"unitStrindex\":4},\"period\":\"10000000\","
+                  "\"samples\":[{\"stackIndex\":1,\"attributeIndices\":[1,2],\"linkIndex\":1,"
+                  "\"values\":[\"10\"]},{\"stackIndex\":2,\"values\":[2,3],\"timestampsUnixNano\":"
+                  "[\"%lld\",\"%lld\"]}]}]}]}],",
+                  n, t0, t0 + NS, t0 + 2 * NS);
+    sc_buf_puts(b, "\"dictionary\":{\"mappingTable\":[{},{\"memoryStart\":\"4096\","
+                   "\"filenameStrindex\":12}],\"locationTable\":[{},{\"lines\":"
+                   "[{\"functionIndex\":1}]},{\"lines\":[{\"functionIndex\":2,\"line\":\"10\"}]},"
+                   "{\"mappingIndex\":1,\"address\":\"4660\",\"lines\":[{\"functionIndex\":3},"
+                   "{\"functionIndex\":2,\"line\":\"11\"}]}],\"functionTable\":[{},"
+                   "{\"nameStrindex\":5,\"filenameStrindex\":9},{\"nameStrindex\":6},"
+                   "{\"nameStrindex\":7}],\"linkTable\":[{},{\"traceId\":"
+                   "\"0102030405060708090a0b0c0d0e0f10\",\"spanId\":\"aabbccddeeff0011\"}],"
+                   "\"stringTable\":[");
+    for (size_t i = 0; i < sizeof otlp_strings / sizeof otlp_strings[0]; i++) {
+        if (otlp_strings[i])
+            sc_buf_printf(b, "%s\"%s\"", i ? "," : "", otlp_strings[i]);
+        else
+            sc_buf_printf(b, ",\"work%d\"", n);
+    }
+    sc_buf_puts(b, "],\"attributeTable\":[{},{\"keyStrindex\":8,\"value\":{\"stringValue\":"
+                   "\"t1\"}},{\"keyStrindex\":11,\"value\":{\"intValue\":\"5\"},"
+                   "\"unitStrindex\":10}],\"stackTable\":[{},{\"locationIndices\":[3,1]},"
+                   "{\"locationIndices\":[2,1]}]}}");
+}
+
+/* An OTLP or push request to decode */
+struct request {
+    struct input in;
+    int json;
+    char folded[256]; /* OTLP: the profile's stacks and service_name, as last built */
+};
+
+/* Opens the request and builds every profile, as sc_ingest_otlp does; what was built is
+ * kept as text to compare the two encodings. */
+static int op_otlp(void *ctx)
+{
+    struct request *x = ctx;
+    char err[SC_ERR_LEN];
+    struct sc_otlp_req *r = NULL;
+    int rc = sc_otlp_open(x->in.data, x->in.len, x->json, &sc_limits_cli, &r, err);
+    for (uint32_t i = 0; !rc && i < sc_otlp_nprofiles(r); i++) {
+        struct sc_otlp_profile op;
+        rc = sc_otlp_build(r, i, &op, err);
+        if (!rc) {
+            /* written with counting paused: the folded writer is not what is tested */
+            pause_counting();
+            struct sc_buf f = SC_BUF_INIT;
+            const char *svc = t_label(&op.labels, "service_name");
+            if (sc_folded_write(op.p, 0, &f, err) == 0)
+                snprintf(x->folded, sizeof x->folded, "%s|%s", f.data ? f.data : "",
+                         svc ? svc : "(none)");
+            sc_buf_release(&f);
+            resume_counting();
+        }
+        sc_otlp_profile_release(&op);
+    }
+    sc_otlp_close(r);
+    return rc;
+}
+
+static int op_push_decode(void *ctx)
+{
+    const struct request *x = ctx;
+    char err[SC_ERR_LEN];
+    struct sc_push_req r;
+    int rc = sc_push_decode(x->in.data, x->in.len, x->json, 48, 1 << 20, &r, err);
+    if (!rc && (r.nseries != 2 || r.series[1].nprofiles != 2))
+        rc = 1; /* decoded wrong */
+    sc_push_release(&r);
+    return rc;
+}
+
+/* A PushRequest of two series (__name__ and service_name faults-push<n>; one and two raw
+ * profiles). */
+static void push_proto(struct sc_buf *b, int n, const void *raw, size_t len)
+{
+    char svc[32];
+    snprintf(svc, sizeof svc, "faults-push%d", n);
+    pb = b;
+    for (int k = 0; k < 2; k++) {
+        pb_beg(1);
+        pb_beg(1), pb_str(1, "__name__"), pb_str(2, k ? "memory" : "process_cpu"), pb_end();
+        pb_beg(1), pb_str(1, "service_name"), pb_str(2, svc), pb_end();
+        for (int i = 0; i <= k; i++) {
+            pb_beg(2);
+            sc_pb_put_bytes(pb, 1, raw, len);
+            pb_str(2, "id");
+            pb_end();
+        }
+        pb_end();
+    }
+}
+
+struct otlp_push {
+    struct sc_store *s;
+    int n;
+    int json;
+    int connect; /* sc_ingest_push instead of sc_ingest_otlp */
+};
+
+/* The server's /v1development/profiles (and Connect push) into a store: each run a new
+ * service, frame and time, so each run writes new series, stacks and profiles and makes
+ * the same allocations. A profile refused (rejected) in a run that asked for nothing bad
+ * is reported as 1: an allocation failure taken for a bad profile. */
+static int op_ingest_otlp(void *ctx)
+{
+    struct otlp_push *x = ctx;
+    pause_counting();
+    struct sc_buf body = SC_BUF_INIT, pprof = SC_BUF_INIT;
+    if (x->connect) {
+        char text[128], err[SC_ERR_LEN];
+        snprintf(text, sizeof text, "main;push%d;a 10\nmain;push%d;b 5\n", x->n, x->n);
+        struct sc_profile *p = sc_profile_new();
+        if (!p || sc_folded_decode(text, strlen(text), &sc_limits_cli, p, err) ||
+            sc_pprof_encode(p, &pprof))
+            T_CHECK(0);
+        sc_profile_free(p);
+        push_proto(&body, x->n, pprof.data, pprof.len);
+    } else if (x->json) {
+        otlp_json(&body, x->n);
+    } else {
+        otlp_proto(&body, x->n);
+    }
+    x->n++;
+    resume_counting();
+    struct sc_ingest_batch res;
+    char err[SC_ERR_LEN];
+    int rc = x->connect ? sc_ingest_push(x->s, NULL, body.data, body.len, 0, x->json,
+                                         &sc_limits_cli, &res, err)
+                        : sc_ingest_otlp(x->s, NULL, body.data, body.len, 0, x->json,
+                                         &sc_limits_cli, &res, err);
+    if (!rc && (res.rejected || res.stored != (x->connect ? 3u : 1u))) {
+        fprintf(stderr, "stored %u, rejected %u: %s\n", (unsigned)res.stored,
+                (unsigned)res.rejected, res.reason);
+        rc = 1;
+    }
+    sc_buf_release(&body);
+    sc_buf_release(&pprof);
+    return rc;
+}
+
 static const char folded_text[] = "main;a;b 10\nmain;a;c 5\nmain;d 3\nother 1\n";
 static const char perf_text[] = "prog 123/123 [000] 10.000000: 1 cpu-clock:\n"
                                 "\t4005d0 hot (/bin/prog)\n\t400600 main (/bin/prog)\n\n"
@@ -224,6 +504,38 @@ static void test_decoders(void)
     struct input pp = {enc.data, enc.len};
     each_failure("pprof decode", op_pprof, &pp);
     sc_buf_release(&enc);
+}
+
+/* push.v1.PushRequest in Connect's JSON: what push_proto(b, 0, "PPROF", 5) makes (the last
+ * base64 unpadded, which Connect allows) */
+static const char push_json[] =
+    "{\"series\":[{\"labels\":[{\"name\":\"__name__\",\"value\":\"process_cpu\"},"
+    "{\"name\":\"service_name\",\"value\":\"faults-push0\"}],\"samples\":"
+    "[{\"rawProfile\":\"UFBST0Y=\",\"ID\":\"id\"}]},{\"labels\":[{\"name\":\"__name__\","
+    "\"value\":\"memory\"},{\"name\":\"service_name\",\"value\":\"faults-push0\"}],"
+    "\"samples\":[{\"rawProfile\":\"UFBST0Y=\",\"ID\":\"id\"},{\"rawProfile\":"
+    "\"UFBST0Y\",\"ID\":\"id\"}]}]}";
+
+static void test_otlp_and_push(void)
+{
+    struct sc_buf proto = SC_BUF_INIT, json = SC_BUF_INIT;
+    otlp_proto(&proto, 0);
+    otlp_json(&json, 0);
+    struct request p = {{proto.data, proto.len}, 0, ""}, j = {{json.data, json.len}, 1, ""};
+    each_failure("OTLP decode (protobuf)", op_otlp, &p);
+    each_failure("OTLP decode (JSON)", op_otlp, &j);
+    /* both encodings are the one request: the inlined leaf under work0, the labels */
+    T_EQ_STR(p.folded, "main;work0 5\nmain;work0;leaf 10\n|faults-otlp0");
+    T_EQ_STR(j.folded, p.folded);
+    sc_buf_release(&proto);
+    sc_buf_release(&json);
+    struct sc_buf push = SC_BUF_INIT;
+    push_proto(&push, 0, "PPROF", 5);
+    struct request pp = {{push.data, push.len}, 0, ""};
+    each_failure("push decode (protobuf)", op_push_decode, &pp);
+    struct request pj = {{push_json, sizeof push_json - 1}, 1, ""};
+    each_failure("push decode (JSON)", op_push_decode, &pj);
+    sc_buf_release(&push);
 }
 
 static void test_ingest_and_store(void)
@@ -255,6 +567,13 @@ static void test_ingest_and_store(void)
     x.body = "main;a;b%d 10\nmain;a;c 5\nmain;d%d 3\nother 1\n";
     x.claimed = 1;
     n += each_failure("ingest + store (gzip, claimed)", op_ingest, &x);
+    struct otlp_push op = {s, 0, 0, 0};
+    n += each_failure("OTLP ingest + store (protobuf)", op_ingest_otlp, &op);
+    op.json = 1;
+    n += each_failure("OTLP ingest + store (JSON)", op_ingest_otlp, &op);
+    op.json = 0;
+    op.connect = 1;
+    n += each_failure("push ingest + store (protobuf)", op_ingest_otlp, &op);
     T_CHECK(n > 0);
     /* what was written reads back whole: every successful run stored one profile */
     struct sc_store_stats st;
@@ -309,6 +628,7 @@ static void test_queue_take(void)
 int main(void)
 {
     T_RUN(test_decoders);
+    T_RUN(test_otlp_and_push);
     T_RUN(test_ingest_and_store);
     T_RUN(test_queue_take);
     return t_done();
