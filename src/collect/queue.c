@@ -279,13 +279,18 @@ int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void 
     if (fd >= 0 && close(fd) && !rc)
         rc = sc_errf(err, SC_EIO, "cannot write to queue directory '%s': %s", q->dir,
                      strerror(errno));
+    int renamed = 0;
     if (!rc && renameat(q->dirfd, tmp, q->dirfd, fin))
         rc = sc_errf(err, SC_EIO, "cannot rename in queue directory '%s': %s", q->dir,
                      strerror(errno));
+    else if (!rc)
+        renamed = 1;
     if (!rc && fsync(q->dirfd))
         rc = sc_errf(err, SC_EIO, "cannot sync queue directory '%s': %s", q->dir, strerror(errno));
+    /* a failed push leaves no file: the caller keeps the profile or says it is lost, and a
+     * file left behind would be sent too after a restart, or outlive the queue's bound */
     if (rc)
-        unlinkat(q->dirfd, tmp, 0);
+        unlinkat(q->dirfd, renamed ? fin : tmp, 0);
     pthread_mutex_lock(&q->mu);
     q->bytes -= size;
     if (!rc) {

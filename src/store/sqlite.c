@@ -908,8 +908,17 @@ static void *ckpt_main(void *arg)
         }
         s->ck_runs += rc == 0;
         s->ck_held += rc == 0 && behind;
+        s->ck_done++;
         s->ck_busy = 0;
         pthread_cond_broadcast(&s->ck_idle);
+        /* a failed one (a disk that cannot sync) is not tried again at once: each try
+         * copies the whole WAL again, and every commit asks for one */
+        if (rc < 0) {
+            struct timespec ts;
+            sc_deadline(&ts, SQ_CKPT_RETRY_NS);
+            while (!s->ck_stop && pthread_cond_timedwait(&s->ck_cv, &s->ck_mu, &ts) != ETIMEDOUT)
+                ;
+        }
         pthread_mutex_unlock(&s->ck_mu);
     }
     sqlite3_close(s->ckdb);
@@ -939,7 +948,11 @@ void sq_ckpt_settle(struct sq_store *s, int64_t max_ns)
     struct timespec ts;
     sc_deadline(&ts, max_ns);
     pthread_mutex_lock(&s->ck_mu);
-    while ((s->ck_due || s->ck_busy) && !s->ck_stop)
+    /* the checkpoints asked for so far: the running one and the one due next (a commit
+     * past SQ_CKPT_PAGES while it runs asks again); not "until it is idle", which a stream
+     * of commits may never let it be */
+    uint64_t until = s->ck_done + (s->ck_busy ? 1u : 0u) + (s->ck_due ? 1u : 0u);
+    while (s->ck_done < until && !s->ck_stop)
         if (pthread_cond_timedwait(&s->ck_idle, &s->ck_mu, &ts) == ETIMEDOUT)
             break;
     pthread_mutex_unlock(&s->ck_mu);

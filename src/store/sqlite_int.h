@@ -235,6 +235,7 @@ struct sq_store {
     sqlite3 *ckdb; /* the checkpointer's own */
     uint64_t ck_errors, ck_reported;
     uint64_t ck_runs, ck_held; /* checkpoints it did, and of those holding the writer */
+    uint64_t ck_done;          /* checkpoints it tried, done or failed */
     char ck_why[SC_ERR_LEN];
 
     /* set by sq_close before it stops the background thread: lock waits end (sq_busy) */
@@ -330,9 +331,12 @@ int sq_ckpt_start(struct sq_store *s, char *err);
 /* Turns SQLite's automatic checkpoints off on the writer connection and has its commits
  * wake the checkpointer instead, when it runs. */
 void sq_ckpt_attach(struct sq_store *s);
-/* Waits until the checkpointer has nothing to do, at most max_ns; nothing when it does
- * not run. For the background work's pacing: see sqlite_compact.c's pace. */
+/* Waits until the checkpointer has copied what was committed before the call (at most
+ * max_ns); nothing when it does not run. For the background work's pacing: see
+ * sqlite_compact.c's pace. */
 #define SQ_CKPT_SETTLE_NS (1 * SC_NS_PER_S)
+/* How long the checkpointer waits after a failed checkpoint before it tries again. */
+#define SQ_CKPT_RETRY_NS (1 * SC_NS_PER_S)
 void sq_ckpt_settle(struct sq_store *s, int64_t max_ns);
 /* Stops the checkpointer and closes its connection; nothing when it does not run. */
 void sq_ckpt_stop(struct sq_store *s);
