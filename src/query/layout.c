@@ -164,6 +164,9 @@ int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, s
         rc = sc_errf(
             err, SC_ELIMIT, "the call graph's layout %s (%lld s): ask for fewer nodes", why,
             (long long)((o->timeout_ns > 0 ? o->timeout_ns : 30 * SC_NS_PER_S) / SC_NS_PER_S));
+    else if (why && o->stop && *o->stop)
+        /* not the request's fault, nor the server's: 503, to be tried again (elsewhere) */
+        rc = sc_errf(err, SC_EUNAVAIL, "the call graph's layout was stopped: %s; retry", why);
     else if (why)
         rc = sc_errf(err, SC_EIO, "the call graph's layout was stopped: %s", why);
     else if (WIFSIGNALED(status))
