@@ -319,7 +319,7 @@ def agent_part(rnd):
         p.wait_for(r"^scorch: agent scraping ")
         return p
 
-    crash_run("agent", start, qdir, log, 10, 3, 4, rnd)
+    crash_run("agent", start, qdir, log, 17, 3, 4, rnd)  # 20 kills, as the server's rounds
 
 
 def record_part(rnd):
@@ -337,7 +337,7 @@ def record_part(rnd):
         p.wait_for(r"^scorch: recording process ")
         return p
 
-    crash_run("record", start, qdir, log, 6, 2, 2, rnd, (0.5, 2.0))
+    crash_run("record", start, qdir, log, 17, 3, 3, rnd, (0.5, 2.0))  # 20 kills
 
 
 def main():
