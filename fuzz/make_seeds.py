@@ -469,6 +469,40 @@ def main():
     for k, v in symtab_seeds().items():
         write("symtab", k, v)
     otlp_main()
+    http_main(pp)
+
+
+def http_main(pp):
+    """fuzz_http's seeds: the first byte picks how the rest becomes a request (0 raw, 1 a
+    body POSTed to /ingest?<first line>, 2 the same as multipart, 3 OTLP or Connect with the
+    first line the Content-Type, 'c' first for Connect)."""
+    def raw(head, body=b""):
+        return b"\0" + head.replace(b"\n", b"\r\n") + body
+    write("http", "raw-healthz", raw(b"GET /healthz HTTP/1.1\nHost: x\nConnection: close\n\n"))
+    write("http", "raw-ingest-chunked",
+          raw(b"POST /ingest?name=app.cpu&format=folded HTTP/1.1\nHost: x\n"
+              b"Transfer-Encoding: chunked\nConnection: close\n\n",
+              b"9\r\nmain;a 1\n\r\n0\r\n\r\n"))
+    write("http", "raw-render",
+          raw(b"GET /render?query=app.cpu%7B%7D&from=now-1h&until=now&format=json HTTP/1.1\n"
+              b"Host: x\nConnection: close\n\n"))
+    write("http", "raw-bad-header", raw(b"POST /ingest?name=a HTTP/1.1\nContent-Length: x\n\n"))
+    write("http", "ingest-folded", b"\1name=app.cpu%7Benv%3Dprod%7D&format=folded\n" + FOLDED["simple"])
+    write("http", "ingest-pprof-gz", b"\1name=app.cpu&from=now-10s&until=now&format=pprof\n"
+          + gzip.compress(pp["inline-labels"], mtime=0))
+    write("http", "ingest-perf", b"\1name=app&format=perf_script&sampleRate=99\n" + PERF_HAND[0])
+    write("http", "ingest-no-format", b"\1name=app.cpu\n" + FOLDED["deep"])
+    write("http", "multipart-pprof-config", b"\2name=app.alloc&format=pprof\n" + pp["mem-sort"]
+          if "mem-sort" in pp else b"\2name=app.alloc&format=pprof\n" + pp["inline-labels"])
+    write("http", "multipart-with-config",
+          b"\2name=app&format=pprof\n" + pp["inline-labels"] + b"\n--\n"
+          b'{"samples":{"units":"samples","aggregation":"sum","display-name":"cpu"}}')
+    write("http", "otlp-pb", b"\3application/x-protobuf\n" + otlp_request())
+    write("http", "otlp-json", b"\3application/json\n" + OTLP_JSON)
+    write("http", "connect-pb", b"\3capplication/proto\n" + push_request(pp["inline-labels"]))
+    write("http", "connect-json", b'\3capplication/json\n{"series":[{"labels":[{"name":'
+          b'"service_name","value":"x"}],"samples":[{"rawProfile":"'
+          + __import__("base64").b64encode(pp["inline-labels"]) + b'"}]}]}')
 
 
 if __name__ == "__main__":

@@ -160,6 +160,9 @@ static int push_decode_all(const struct sc_push_req *pr, const struct sc_limits 
             if (!rc)
                 rc = sc_ingest_check_times(&chk, sc_wall_ns(), why);
             if (rc) {
+                /* decoded, then refused (its times): not one of the items the caller frees */
+                sc_profile_free(it->p);
+                it->p = NULL;
                 rc = sc_errf(err, rc, "series %u, sample %u: %s", (unsigned)i, (unsigned)k, why);
                 break;
             }
