@@ -20,11 +20,8 @@
 #include <string.h>
 #include <strings.h>
 
-/* Constant-time equality of a (the client's) and b (a configured, non-empty token): the
- * time depends on a's length only, not on where the bytes differ nor on b's length. */
-static int token_equal(const char *a, size_t la, const char *b)
+int sc_auth_token_equal(const char *a, size_t la, const char *b, size_t lb)
 {
-    size_t lb = strlen(b);
     if (!lb)
         return 0;
     unsigned char d = la != lb;
@@ -41,10 +38,10 @@ enum { SC_WHO_NOBODY = -2, SC_WHO_SERVER = -1 };
 static int whose(const struct sc_server_opts *o, const char *cred, size_t len)
 {
     int who = SC_WHO_NOBODY;
-    if (o->token && token_equal(cred, len, o->token))
+    if (o->token && sc_auth_token_equal(cred, len, o->token, strlen(o->token)))
         who = SC_WHO_SERVER;
     for (uint32_t i = 0; i < o->ntenant_tokens; i++)
-        if (token_equal(cred, len, o->tenant_tokens[i]))
+        if (sc_auth_token_equal(cred, len, o->tenant_tokens[i], strlen(o->tenant_tokens[i])))
             who = (int)i;
     return who;
 }

@@ -226,6 +226,11 @@ struct sc_auth_in {
 };
 /* Whether a token is configured (the server's or a tenant's). */
 int sc_server_auth_on(const struct sc_server_opts *o);
+/* Constant-time equality of a (the client's credential) and b (a configured token, lb > 0
+ * bytes; 0 when lb is 0): no branch or address depends on either's bytes, so the time
+ * depends on the lengths only, not on where they differ (tests/unit/test_ct.c checks that
+ * under valgrind). */
+int sc_auth_token_equal(const char *a, size_t la, const char *b, size_t lb);
 /* Authenticates a request and sets the tenant it acts for (SC_TENANT_MAX + 1 bytes): 0, or
  * the HTTP status of the refusal with its reason in err: 401 (no or a wrong token), 403 (a
  * tenant's token naming another tenant, or on a server-wide route), 400 (a bad
