@@ -750,10 +750,11 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
      * another size */
     sqlite3_soft_heap_limit64((sqlite3_int64)(slab ? mem / 4 : mem));
     /* the server's store (with the background thread) checkpoints on a thread of its own;
-     * one that cannot start it still works, with SQLite's checkpoints in the commits */
+     * one that cannot start it (or open its connection, sq_ckpt_attach) still works, with
+     * SQLite's checkpoints in the commits */
     char ck_err[SC_ERR_LEN];
-    if (o->background)
-        sq_ckpt_start(s, ck_err);
+    if (o->background && sq_ckpt_start(s, ck_err))
+        fprintf(stderr, "scorch: %s; checkpoints stay in the commits\n", ck_err);
     rc = open_tables(s, err);
     if (rc && rc != SC_ENOSPACE && disk_full(dir))
         rc = sc_errwrap(err, SC_ENOSPACE, "the disk is full");
@@ -868,14 +869,12 @@ static int ckpt_hook(void *arg, sqlite3 *db, const char *name, int pages)
     return SQLITE_OK;
 }
 
-/* One checkpoint on the checkpointer's connection (opened on first use: a read-only store
- * has no writer to wake it until it is writable again): 0, 1 when another checkpoint
- * (sq_wal_restart's) was running, or SC_E* with err. Behind (see above), it holds the
- * writer, so it copies everything and the next commit starts the WAL over. */
+/* One checkpoint on the checkpointer's connection (sq_ckpt_attach opened it): 0, 1 when
+ * another checkpoint (sq_wal_restart's) was running, or SC_E* with err. Behind (see
+ * above), it holds the writer, so it copies everything and the next commit starts the WAL
+ * over. */
 static int ckpt_once(struct sq_store *s, int behind, char *err)
 {
-    if (!s->ckdb && sq_open_db(s, &s->ckdb, SQ_READER, err))
-        return SC_EIO;
     if (behind)
         pthread_mutex_lock(&s->wdb_mu);
     int rc = sqlite3_wal_checkpoint_v2(s->ckdb, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
@@ -911,13 +910,14 @@ static void *ckpt_main(void *arg)
         s->ck_done++;
         s->ck_busy = 0;
         pthread_cond_broadcast(&s->ck_idle);
-        /* a failed one (a disk that cannot sync) is not tried again at once: each try
-         * copies the whole WAL again, and every commit asks for one */
+        /* a failed one (a disk that cannot sync) is tried again a second later, not at
+         * once: each try copies the whole WAL again, and every commit asks for one */
         if (rc < 0) {
             struct timespec ts;
             sc_deadline(&ts, SQ_CKPT_RETRY_NS);
-            while (!s->ck_stop && pthread_cond_timedwait(&s->ck_cv, &s->ck_mu, &ts) != ETIMEDOUT)
+            while (!s->ck_stop && pthread_cond_timedwait(&s->ck_cv, &s->ck_mu, &ts) == 0)
                 ;
+            s->ck_due = 1;
         }
         pthread_mutex_unlock(&s->ck_mu);
     }
@@ -929,15 +929,19 @@ static void *ckpt_main(void *arg)
 int sq_ckpt_start(struct sq_store *s, char *err)
 {
     s->ck_stop = s->ck_due = 0;
-    if (pthread_create(&s->ck_thread, NULL, ckpt_main, s) != 0)
-        return sc_errf(err, SC_EIO, "cannot start the checkpointer: %s", strerror(errno));
+    int e = pthread_create(&s->ck_thread, NULL, ckpt_main, s);
+    if (e)
+        return sc_errf(err, SC_EIO, "cannot start the checkpointer: %s", strerror(e));
     s->ck_running = 1;
     return 0;
 }
 
 void sq_ckpt_attach(struct sq_store *s)
 {
-    if (s->ck_running && s->wdb)
+    /* its connection first: without one SQLite's own checkpoints stay (the thread is
+     * woken only through the hook, after this) */
+    char err[SC_ERR_LEN];
+    if (s->ck_running && s->wdb && (s->ckdb || sq_open_db(s, &s->ckdb, SQ_READER, err) == 0))
         sqlite3_wal_hook(s->wdb, ckpt_hook, s);
 }
 

@@ -339,10 +339,10 @@ static int64_t retain(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg
  * made one wait 4.1 s for 200,000 stacks (bench/gc_bench.c).
  *
  * Frames are judged against a bitmap of the frames stacks use, marked without holding
- * anyone off: first every stack below the next stack id at the start (pending ones from
- * memory, committed ones read in chunks on a reader connection), then, at the start of
- * each deleting step (writers held off), the stacks made since the last mark. A frame
- * made after the start is never judged this time. */
+ * anyone off: every stack below the next stack id as of each step's start (pending ones
+ * from memory, committed ones read in chunks on a reader connection), then, with the
+ * writers held off, the few made since. A frame made after the first mark is never judged
+ * this time. */
 
 #define GC_STR_(x) #x
 #define GC_STR(x) GC_STR_(x)
@@ -430,13 +430,18 @@ static int gc_slice_left(const struct gc *g, int64_t n)
 
 /* Runs fn in steps until it is done: 0, 1 when the background thread is being stopped
  * (the rest is left for the next collection), or SC_E*. forget: the id caches (a bit per
- * IDQ_*) that rows deleted make stale. Before each step's transaction, pre (when given)
- * runs with the writers held off. */
-static int gc_steps(struct gc *g, int (*pre)(struct gc *, char *), gc_fn fn, unsigned forget,
-                    char *err)
+ * IDQ_*) that rows deleted make stale. Before each step, before (when given) runs with the
+ * writers going on, then pre (when given) with them held off, before the transaction. */
+static int gc_steps(struct gc *g, int (*before)(struct gc *, char *),
+                    int (*pre)(struct gc *, char *), gc_fn fn, unsigned forget, char *err)
 {
     struct sq_store *s = g->s;
     for (int done = 0; !done;) {
+        int brc = before ? before(g, err) : 0;
+        if (brc)
+            return brc;
+        if (before && s->gc_hook) /* writes between the two marks, for the test */
+            s->gc_hook(s->gc_hook_ctx);
         pthread_rwlock_wrlock(&s->gc_lock);
         g->start = sc_mono_ns();
         int64_t n = 0;
@@ -461,8 +466,10 @@ static int gc_steps(struct gc *g, int (*pre)(struct gc *, char *), gc_fn fn, uns
                 g->commit_row_ns = (sc_mono_ns() - tc) / n + 1;
         }
         pthread_mutex_unlock(&s->wdb_mu);
-        if (rc == 0 && n > 0) {
-            g->gone += n;
+        /* rows went (or may have, in a transaction that failed late): their ids leave the
+         * caches before any writer may look again */
+        if (n > 0) {
+            g->gone += rc == 0 ? n : 0;
             pthread_mutex_lock(&s->mu);
             sq_ids_forget(s, forget);
             pthread_mutex_unlock(&s->mu);
@@ -563,24 +570,29 @@ static int64_t gc_series(struct gc *g, int *done, char *err)
     return labels < 0 ? labels : n;
 }
 
-/* Marks the frames of every stack below the next stack id as of now, the writers going on
- * meanwhile: pending stacks from memory, committed ones in chunks on a reader connection
- * (paced like the steps). 0, 1 when being stopped, or SC_E*. */
+/* Marks the frames of every stack from g->marked to the next stack id as of now, the writers
+ * going on meanwhile: pending stacks from memory (every id below that is then committed or
+ * marked), committed ones in chunks on a reader connection (paced like the steps). 0, 1 when
+ * being stopped, or SC_E*. The first call makes the bitmap of the frames there are. */
 static int gc_mark(struct gc *g, char *err)
 {
     struct sq_store *s = g->s;
     pthread_mutex_lock(&s->mu);
-    g->nframes = s->next_frame;
-    g->used = calloc(g->nframes / 8 + 1, 1);
+    if (!g->used) {
+        g->nframes = s->next_frame;
+        g->used = calloc(g->nframes / 8 + 1, 1);
+    }
     uint32_t next = g->used ? mark_pending(g) : 0;
     pthread_mutex_unlock(&s->mu);
     if (!g->used)
         return sc_errf(err, SC_ENOMEM, "out of memory");
+    if (next <= g->marked)
+        return 0;
     struct conn *c = sq_conn_get(s, err);
     if (!c)
         return SC_EIO;
     int rc = 0;
-    for (uint32_t lo = 0; rc == 0 && lo < next; lo += GC_MARK_CHUNK) {
+    for (uint32_t lo = g->marked; rc == 0 && lo < next; lo += GC_MARK_CHUNK) {
         int64_t start = sc_mono_ns();
         uint32_t hi = next - lo > GC_MARK_CHUNK ? lo + GC_MARK_CHUNK : next;
         rc = mark_committed(g, c->db, lo, hi, err);
@@ -588,7 +600,8 @@ static int gc_mark(struct gc *g, char *err)
             rc = 1;
     }
     sq_conn_put(s, c);
-    g->marked = next;
+    if (rc == 0)
+        g->marked = next;
     return rc;
 }
 
@@ -604,21 +617,21 @@ static int collect(struct sq_store *s, int64_t cutoff, struct sc_store_bg *bg, i
     g.nstacks = s->next_stack;
     g.nseries = s->next_series;
     pthread_mutex_unlock(&s->mu);
-    int rc = gc_steps(&g, NULL, gc_stacks, 1u << IDQ_STACK, err);
+    int rc = gc_steps(&g, NULL, NULL, gc_stacks, 1u << IDQ_STACK, err);
     if (g.gone > 0)
         s->gc_frames_due = 1;
     if (rc == 0 && s->gc_frames_due) {
-        rc = gc_mark(&g, err);
+        /* each step first marks the stacks made meanwhile with the writers going on, so
+         * that what is left to mark with them held off is what the last moment made */
         g.cursor = 1;
-        if (rc == 0)
-            rc = gc_steps(&g, gc_frames_pre, gc_frames, 1u << IDQ_FRAME, err);
+        rc = gc_steps(&g, gc_mark, gc_frames_pre, gc_frames, 1u << IDQ_FRAME, err);
         if (rc == 0)
             s->gc_frames_due = 0;
     }
     free(g.used);
     if (rc == 0) {
         g.cursor = 0;
-        rc = gc_steps(&g, NULL, gc_series, 1u << IDQ_SERIES, err);
+        rc = gc_steps(&g, NULL, NULL, gc_series, 1u << IDQ_SERIES, err);
     }
     if (g.gone > 0) {
         pthread_mutex_lock(&s->mu);

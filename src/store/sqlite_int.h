@@ -249,7 +249,7 @@ struct sq_store {
     /* compaction's own: stacks went since frames were last collected (a collection
      * stopped before its frames leaves them for the next one) */
     int gc_frames_due;
-    /* tests' own: called between garbage collection's steps, with the writers let go;
+    /* tests' own: called between garbage collection's steps (and its two marks), writers let go;
      * each step then runs one statement (sqlite_compact.c) */
     void (*gc_hook)(void *ctx);
     void *gc_hook_ctx;

@@ -123,18 +123,19 @@ static void ids_trim(struct sq_store *s)
         sc_map64_release(&s->touched); /* a stack touched again costs one more UPDATE */
 }
 
-/* Notes that stack id was used on day; recorded with the next commit; mu held. */
+/* Notes that stack id was used on day; recorded with the next commit; mu held. touched
+ * says a day only once its update is queued: a day said and not queued would spare every
+ * later write of the stack its update, and collection would take a stack in use. */
 static int touch_stack(struct sq_store *s, uint32_t id, uint32_t day)
 {
-    int added;
-    uint32_t *d = sc_map64_upsert(&s->touched, id, day, &added);
-    if (!d)
-        return SC_ENOMEM;
-    if (!added && *d >= day)
+    uint32_t *d = sc_map64_get(&s->touched, id);
+    if (d && *d >= day)
         return 0;
-    *d = day;
     if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1, sizeof *s->touch))
         return SC_ENOMEM;
+    if (!d && !(d = sc_map64_upsert(&s->touched, id, day, NULL)))
+        return SC_ENOMEM;
+    *d = day;
     s->touch[s->ntouch++] = (struct touch){id, day};
     return 0;
 }
@@ -568,11 +569,14 @@ static int commit_batch(struct sq_store *s, struct pend_write *batch, char *err)
     s->inflight_stacks = NULL;
     s->inflight_series = NULL;
     if (rc) {
-        /* the days to record go back too */
+        /* the days to record go back too; one that cannot must not stay said in touched
+         * (see touch_stack): forgotten, later writes record their days again */
         for (uint32_t i = 0; i < ntouch; i++)
             if (sc_grow_array(&s->touch, &s->touch_cap, (uint64_t)s->ntouch + 1,
                               sizeof *s->touch) == 0)
                 s->touch[s->ntouch++] = touch[i];
+            else
+                sc_map64_release(&s->touched);
         /* keep the new rows for the next commit: ids are already handed out */
         struct pend_frame **ft = &pf;
         while (*ft)
