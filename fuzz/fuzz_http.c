@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <strings.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -216,6 +217,34 @@ static int exchange(const struct sc_buf *req, struct sc_buf *answer)
     return rc;
 }
 
+/* Checks the answer at a (up to end): HTTP/1.x, a status that is not 500, an error's JSON
+ * body valid JSON in valid UTF-8. Returns where the next answer starts (end when its length
+ * is not said). */
+static const char *check_answer(const char *a, const char *end)
+{
+    FUZZ_CHECK(!strncmp(a, "HTTP/1.1 ", 9) || !strncmp(a, "HTTP/1.0 ", 9));
+    int status = atoi(a + 9);
+    if (status == 500)
+        fprintf(stderr, "fuzz_http: 500: %.300s\n", a);
+    FUZZ_CHECK(status >= 100 && status < 600 && status != 500);
+    const char *head_end = strstr(a, "\r\n\r\n");
+    if (!head_end || head_end > end)
+        return end;
+    const char *body = head_end + 4;
+    size_t len = (size_t)(end - body);
+    int json = 0;
+    for (const char *h = strstr(a, "\r\n"); h && h < head_end; h = strstr(h + 2, "\r\n")) {
+        if (!strncasecmp(h + 2, "Content-Length:", 15))
+            len = strtoul(h + 17, NULL, 10);
+        else if (!strncasecmp(h + 2, "Content-Type: application/json", 30))
+            json = 1;
+    }
+    FUZZ_CHECK(len <= (size_t)(end - body));
+    if (status >= 400 && json)
+        FUZZ_CHECK(fuzz_json_valid(body, len));
+    return body + len;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
@@ -228,17 +257,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     sc_buf_putc(&answer, 0);
-    const char *a = answer.data;
-    if (answer.len > 1) {
-        FUZZ_CHECK(!strncmp(a, "HTTP/1.1 ", 9) || !strncmp(a, "HTTP/1.0 ", 9));
-        int status = atoi(a + 9);
-        if (status == 500)
-            fprintf(stderr, "fuzz_http: 500: %.300s\n", a);
-        FUZZ_CHECK(status >= 100 && status < 600 && status != 500);
-        const char *body = strstr(a, "\r\n\r\n");
-        if (status >= 400 && body && strstr(a, "application/json"))
-            FUZZ_CHECK(fuzz_json_valid(body + 4, (size_t)(a + answer.len - 1 - (body + 4))));
-    }
+    /* an answer, or several: what a raw input pipelines after its first request is parsed as
+     * further requests, each answered in turn */
+    const char *a = answer.data, *end = answer.data ? answer.data + answer.len - 1 : NULL;
+    while (a && end - a > 1)
+        a = check_answer(a, end);
     sc_buf_release(&req);
     sc_buf_release(&answer);
     return 0;
