@@ -670,23 +670,13 @@ static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
 int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_bg *bg, char *err)
 {
     int rc = 0;
-    /* ten minutes first, then hours whose ten minutes are clean, then days whose hours
-     * are; batches keep each write transaction short so ingest is never blocked long */
-    static const int64_t levels[] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
-    for (size_t level = 0; level < 3 && rc == 0; level++) {
-        int64_t res = levels[level];
-        int64_t cutoff =
-            force ? INT64_MAX / SC_NS_PER_S : sc_floor_div(now, SC_NS_PER_S) - res - 60;
-        int done;
-        int64_t held;
-        do {
-            rc = sq_compact_batch(s, res, cutoff, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
-            if (rc == 0 && done > 0 && pace(s, bg, held))
-                return 0;
-        } while (rc == 0 && done > 0);
-    }
-    if (rc == 0 && s->base.opts.retention_ns > 0) {
-        int64_t cutoff = now - s->base.opts.retention_ns;
+    /* retention first: it deletes profiles and marks the rollups that straddle its cutoff
+     * dirty, and the rollups below rebuild those (or drop them, when nothing is left) before
+     * the collection judges which series still have any; the other way round, a series
+     * whose last rollup straddled the cutoff outlived its data by the hour between two
+     * collections (it did whenever its day began within the last ten minutes before it) */
+    int64_t cutoff = now - s->base.opts.retention_ns;
+    if (s->base.opts.retention_ns > 0) {
         int64_t deleted = retain(s, cutoff, bg, err);
         if (deleted < 0)
             return (int)deleted;
@@ -694,6 +684,23 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
             s->gc_due = s->vacuum_due = 1;
         if (pace(s, bg, 0))
             return 0; /* being stopped */
+    }
+    /* ten minutes first, then hours whose ten minutes are clean, then days whose hours
+     * are; batches keep each write transaction short so ingest is never blocked long */
+    static const int64_t levels[] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
+    for (size_t level = 0; level < 3 && rc == 0; level++) {
+        int64_t res = levels[level];
+        int64_t upto =
+            force ? INT64_MAX / SC_NS_PER_S : sc_floor_div(now, SC_NS_PER_S) - res - 60;
+        int done;
+        int64_t held;
+        do {
+            rc = sq_compact_batch(s, res, upto, bg ? SQ_COMPACT_SLICE_NS : 0, &done, &held, err);
+            if (rc == 0 && done > 0 && pace(s, bg, held))
+                return 0;
+        } while (rc == 0 && done > 0);
+    }
+    if (rc == 0 && s->base.opts.retention_ns > 0) {
         /* collecting scans every stack and series: at most hourly unless forced, and only
          * once retention took something since the last time */
         if ((s->gc_due || force) && (force || now - s->last_gc_ns >= 3600 * SC_NS_PER_S)) {

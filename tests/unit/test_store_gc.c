@@ -232,6 +232,38 @@ static void test_forty_days(void)
     T_CHECK(open_before < 8 * 1024);
 }
 
+/* A series whose last profile went to retention is forgotten by the compaction that
+ * deleted the profile, also when the rollups of its day (and hour) straddle the cutoff:
+ * they are rebuilt, empty so gone, before the collection judges the series. Before, the
+ * rollups came first and the series outlived its data until the next collection an hour
+ * later (store_conformance failed whenever it ran in the ten minutes before midnight). */
+static void test_straddle(void)
+{
+    char dir[512], err[SC_ERR_LEN] = "";
+    snprintf(dir, sizeof dir, "%s/straddle", tmpdir);
+    struct sc_store *s = open_store(dir, 0);
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    int64_t midnight = day0 + 5 * DAY, now = midnight + 2 * DAY + 600 * NS;
+    T_EQ_INT(write_text(s, "old", midnight + 60 * NS, "main;a 1\n", 9), 0);
+    T_EQ_INT(write_text(s, "new", now - 3600 * NS, "main;b 1\n", 9), 0);
+    T_EQ_INT(sc_store_compact(s, now, 1, err), 0); /* every rollup built */
+    sc_store_close(s);
+    s = open_store(dir, 2 * DAY); /* cutoff: ten minutes into the old day */
+    T_CHECK(s != NULL);
+    if (!s)
+        return;
+    T_EQ_INT(sc_store_compact(s, now, 0, err), 0);
+    struct sc_store_stats st;
+    T_EQ_INT(sc_store_stats(s, &st, err), 0);
+    T_EQ_INT(st.profiles, 1);
+    T_EQ_INT(st.series, 1);
+    T_EQ_INT(total(s, "new", day0, now), 1);
+    T_EQ_INT(total(s, "old", day0, now), 0);
+    sc_store_close(s);
+}
+
 /* Collection in steps with writes between them (the writers are held off for one step at
  * a time, and the test's hook writes between every two, each step one statement): */
 #define OLD 1500 /* stacks only day 0 used, three frames each, two of them its own */
@@ -454,6 +486,7 @@ int main(void)
         T_SKIP("cannot create a temporary directory");
     T_RUN(test_forty_days);
     T_RUN(test_steps);
+    T_RUN(test_straddle);
     T_RUN(test_migration);
     t_rmrf(tmpdir);
     return t_done();
