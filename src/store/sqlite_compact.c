@@ -690,8 +690,7 @@ int sq_compact_run(struct sq_store *s, int64_t now, int force, struct sc_store_b
     static const int64_t levels[] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
     for (size_t level = 0; level < 3 && rc == 0; level++) {
         int64_t res = levels[level];
-        int64_t upto =
-            force ? INT64_MAX / SC_NS_PER_S : sc_floor_div(now, SC_NS_PER_S) - res - 60;
+        int64_t upto = force ? INT64_MAX / SC_NS_PER_S : sc_floor_div(now, SC_NS_PER_S) - res - 60;
         int done;
         int64_t held;
         do {
