@@ -3,6 +3,7 @@
 #
 #   fuzz/run.sh build/fuzz/fuzz_pprof 300
 #   FUZZ_RUNS=10000000 fuzz/run.sh build/fuzz/fuzz_pprof 3600   # stops at 10 M executions
+#   FUZZ_OPTS="-detect_leaks=0 -entropic=0" fuzz/run.sh ...      # more libFuzzer flags
 #
 # Inputs: fuzz/regressions/<target>/ (every input that ever crashed, replayed first, each
 # must pass) and fuzz/corpus/<target>/ (the committed seeds, read only). New inputs go to a
@@ -56,7 +57,7 @@ dirs="$work"
 [ -d "$regressions" ] && dirs="$dirs $regressions"
 echo "fuzz/$target: fuzzing for ${secs}s (work corpus $work)" >&2
 # shellcheck disable=SC2086
-"$bin" $opts -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} $dirs >"$build/$target.log" 2>&1
+"$bin" $opts ${FUZZ_OPTS:-} -max_total_time="$secs" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} $dirs >"$build/$target.log" 2>&1
 rc=$?
 tail -n 12 "$build/$target.log" >&2
 if [ "$rc" -ne 0 ]; then
