@@ -191,13 +191,15 @@ static void build(struct sc_buf *req, const uint8_t *data, size_t size)
  * Connection: close, or the request was broken). 0, or -1 when it took past 30 s. */
 static int exchange(const struct sc_buf *req, struct sc_buf *answer)
 {
-    /* a connection a request leaves the loopback's ports in TIME_WAIT for a minute: at a few
-     * hundred inputs a second, beside other tests' connections, connect() can find no free
-     * port for a moment (EADDRNOTAVAIL; once after 178,000 inputs): it is tried again for
-     * 10 s, and any other failure is said */
+    /* libFuzzer's -timeout watchdog is a SIGALRM every half timeout, which interrupts a
+     * blocking connect, send or recv (EINTR: the long run stopped on it twice, after 178,405
+     * and 81,086 inputs); those are tried again, as is a moment with no free loopback port
+     * (EADDRNOTAVAIL: every request leaves one in TIME_WAIT for a minute), for 10 s */
     int fd = connect_server();
-    for (int i = 0; fd < 0 && (errno == EADDRNOTAVAIL || errno == EAGAIN) && i < 1000; i++) {
-        usleep(10000);
+    for (int i = 0;
+         fd < 0 && (errno == EINTR || errno == EADDRNOTAVAIL || errno == EAGAIN) && i < 1000; i++) {
+        if (errno != EINTR)
+            usleep(10000);
         fd = connect_server();
     }
     if (fd < 0)
@@ -209,6 +211,8 @@ static int exchange(const struct sc_buf *req, struct sc_buf *answer)
     /* the server may answer and close before it has read everything: not an error */
     for (size_t off = 0; off < req->len;) {
         ssize_t k = send(fd, req->data + off, req->len - off, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
         if (k <= 0)
             break;
         off += (size_t)k;
@@ -222,6 +226,8 @@ static int exchange(const struct sc_buf *req, struct sc_buf *answer)
             sc_buf_append(answer, buf, (size_t)k);
             continue;
         }
+        if (k < 0 && errno == EINTR)
+            continue;
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             rc = -1;
         break;
