@@ -38,6 +38,15 @@ static struct sc_store *open_store(const char *dir, int64_t retention)
     return s;
 }
 
+/* A store in tmpdir/name (its path in dir) with the given retention; NULL said as failed. */
+static struct sc_store *open_in(const char *name, char *dir, size_t n, int64_t retention)
+{
+    snprintf(dir, n, "%s/%s", tmpdir, name);
+    struct sc_store *s = open_store(dir, retention);
+    T_CHECK(s != NULL);
+    return s;
+}
+
 static int write_text(struct sc_store *s, const char *service, int64_t t, const char *text,
                       size_t len)
 {
@@ -240,9 +249,7 @@ static void test_forty_days(void)
 static void test_straddle(void)
 {
     char dir[512], err[SC_ERR_LEN] = "";
-    snprintf(dir, sizeof dir, "%s/straddle", tmpdir);
-    struct sc_store *s = open_store(dir, 0);
-    T_CHECK(s != NULL);
+    struct sc_store *s = open_in("straddle", dir, sizeof dir, 0);
     if (!s)
         return;
     int64_t midnight = day0 + 5 * DAY, now = midnight + 2 * DAY + 600 * NS;
@@ -362,9 +369,7 @@ static char *normal_text(const struct sc_buf *in)
 static void test_steps(void)
 {
     char dir[512], err[SC_ERR_LEN] = "";
-    snprintf(dir, sizeof dir, "%s/steps", tmpdir);
-    struct sc_store *s = open_store(dir, 0);
-    T_CHECK(s != NULL);
+    struct sc_store *s = open_in("steps", dir, sizeof dir, 0);
     if (!s)
         return;
     struct sc_buf text = SC_BUF_INIT;
