@@ -2,7 +2,8 @@
 # ui_browser.sh - the web UI, for real: runs the UI's unit tests (node --test tests/ui/*.test.mjs),
 # then starts `scorch server` on a fresh store, pushes the shared pprof test data and a Go
 # program's profiles through /ingest, and drives the page in headless Chromium
-# (tests/ui/browser.e2e.mjs): every hook of CONTRACT.md that part 1 owns, zoom, search,
+# (tests/ui/*.e2e.mjs, one file after another, sharing tests/ui/browser-lib.mjs): every
+# hook of CONTRACT.md that part 1 owns, zoom, search,
 # brushing, upload, the scrape targets page (the server scrapes tests/e2e/fake_pprof_target.py:
 # one healthy target, one answering garbage, one down), the heatmap of a perf capture with
 # periodic bursts (tests/data/bursts; skipped without perf events), the call graph, the
@@ -157,6 +158,6 @@ mkdir -p "$artifacts"
 SCORCH_URL="$url/" ARTIFACTS=$artifacts CHROMIUM=$chromium \
     UPLOAD_FILE="$SCORCH_TESTDATA/pprof/mem-regexp.pb.gz" BURSTS=$bursts CMP_NOW=$now \
     TARGET_OK="127.0.0.1:$okp" TARGET_BAD="127.0.0.1:$badp" TARGET_DOWN="127.0.0.1:$downp" \
-    node --test --test-concurrency=1 browser.e2e.mjs >&2 ||
+    node --test --test-concurrency=1 ./*.e2e.mjs >&2 ||
     { tail -20 "$tmp/server.log" >&2; fail "browser tests (screenshots in $artifacts)"; }
 echo "ok: the web UI works in Chromium; screenshots in $artifacts"

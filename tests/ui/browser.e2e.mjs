@@ -9,125 +9,17 @@
 // env: SCORCH_URL (the server, ending in '/'), ARTIFACTS (a directory), CHROMIUM,
 // UPLOAD_FILE (a pprof file to upload), BURSTS ("yes" when service "bursts" holds a perf
 // capture of tests/data/bursts: 200 ms of burst_compute at the start of every second)
-import { test, before, after, afterEach } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { join, basename } from "node:path";
-import { chromium } from "playwright-core";
+import { basename } from "node:path";
+import {
+    BASE, page, allow, q, shot, params, setup, loaded, loadedAt, timelineLoaded, drawn, until, open, frameAt,
+} from "./browser-lib.mjs";
 
-const BASE = process.env.SCORCH_URL;
-const ART = process.env.ARTIFACTS || ".";
 const GOPROG = '{service_name="goprog"}';
 const APP = '{service_name="app"}';
-let browser, page;
-let problems = [];
-let allowed = []; // console errors expected by the running test (regexes)
 
-const q = (params) => BASE + "?" + new URLSearchParams(params).toString();
-const shot = (name) => page.screenshot({ path: join(ART, name + ".png") });
-const params = () => new URL(page.url()).searchParams;
-
-before(async () => {
-    assert.ok(BASE, "set SCORCH_URL");
-    browser = await chromium.launch({
-        executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    context.setDefaultTimeout(60000); // every wait: a loaded machine is slow, not wrong
-    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: new URL(BASE).origin });
-    page = await context.newPage();
-    page.on("pageerror", (e) => problems.push("page error: " + e.message));
-    page.on("console", (m) => {
-        if (m.type() !== "error") return;
-        const text = m.text() + " " + (m.location().url || "");
-        if (!allowed.some((re) => re.test(text))) problems.push("console error: " + text);
-    });
-    page.on("requestfailed", (r) => {
-        const f = r.failure();
-        if (f && !/ERR_ABORTED/.test(f.errorText)) problems.push("request failed: " + r.url() + " " + f.errorText);
-    });
-});
-
-after(async () => {
-    if (browser) await browser.close();
-});
-
-afterEach(async () => {
-    const p = problems;
-    problems = [];
-    allowed = [];
-    assert.deepEqual(p, [], "page or console errors");
-});
-
-// Waits until the flame graph and table hold a profile newer than `since` (the element
-// testid says when it loaded; busy is what is marked "loading" meanwhile).
-async function loaded(since = 0, testid = "flamegraph", busy = ".split") {
-    await page.waitForFunction(([t, id, b]) => {
-        const fg = document.querySelector(`[data-testid="${id}"]`);
-        const split = document.querySelector(b);
-        return fg && +(fg.dataset.loaded || 0) > t && !split.classList.contains("loading");
-    }, [since, testid, busy], { timeout: 60000 });
-}
-const loadedAt = (testid = "flamegraph") => page.evaluate((id) =>
-    +(document.querySelector(`[data-testid="${id}"]`)?.dataset.loaded || 0), testid);
-
-// Waits until the explore view's timeline holds its answer: it loads beside the flame
-// graph, so loaded() says nothing about it (data drawn, or its empty / error message).
-async function timelineLoaded() {
-    await page.waitForFunction(() => {
-        const panel = document.querySelector('[data-testid="timeline"]');
-        const tl = window.scorch.view.timeline;
-        return panel && tl && !panel.classList.contains("loading") &&
-            (tl.data || panel.querySelector(".panel-msg.empty, .panel-msg.error"));
-    }, null, { timeout: 60000 });
-}
-
-// Waits until the view's flame graphs have drawn what they hold: a new zoom or search is
-// drawn in the next animation frame, which a loaded machine delays.
-async function drawn() {
-    await page.waitForFunction(() => {
-        const v = window.scorch.view, f = v.flame || {}, s = v.sides || {};
-        return [f.fg, f.fgCallers, f.fgCallees, s.base?.fg, s.new?.fg].every((fg) => !fg || !fg.pending);
-    }, null, { timeout: 60000 });
-}
-
-// Polls get() (in the test) until ok(value), for what the page shows only some time after
-// a change (a graph laid out again when its box is resized); fails saying what, with the
-// last value.
-async function until(what, get, ok = (v) => !!v, ms = 60000) {
-    const end = Date.now() + ms;
-    for (;;) {
-        const v = await get();
-        if (ok(v)) return v;
-        if (Date.now() > end) assert.fail(`${what} (last: ${JSON.stringify(v)})`);
-        await page.waitForTimeout(50);
-    }
-}
-
-async function open(p) {
-    const t = Date.now() - 1;
-    await page.goto(q(p));
-    await loaded(t);
-}
-
-// The client position of the middle of the visible frame named `name` in the main flame
-// graph (or a sandwich graph: which = "fgCallers" / "fgCallees"), null when not drawn.
-function frameAt(name, which = "fg") {
-    return page.evaluate(([n, w]) => {
-        const fg = window.scorch.view.flame[w];
-        const m = fg.model;
-        if (!m) return null;
-        for (let i = 0; i < m.n; i++) {
-            if (m.names[m.name[i]] !== n) continue;
-            const r = fg.rectOf(i);
-            if (!r || r.w < 2) continue;
-            const o = fg.overlay.getBoundingClientRect();
-            return { x: o.left + r.x + Math.min(r.w / 2, 40), y: o.top + r.y + r.h / 2, w: r.w, id: i };
-        }
-        return null;
-    }, [name, which]);
-}
+setup();
 
 test("every hook of part 1 is there and holds what it should", async () => {
     await open({ query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" });
@@ -484,7 +376,7 @@ test("profile type and time range; relative ranges stay relative", async () => {
 });
 
 test("a bad selector shows the parser's message; an empty range says what to do", async () => {
-    allowed = [/status of 400/];
+    allow(/status of 400/);
     await open({ query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" });
     const input = page.getByTestId("query-input");
     await input.fill("{service_name=}");
@@ -539,7 +431,7 @@ test("upload by the picker and by dropping a file", async () => {
 
 test("the token: asked for on 401, then sent as a bearer header", async () => {
     // the server here has no token: fake its 401 for requests without the header
-    allowed = [/status of 401/];
+    allow(/status of 401/);
     await page.route("**/api/v1/**", (route) => {
         const auth = route.request().headers().authorization;
         if (auth === "Bearer t0ken") return route.continue();
@@ -1182,7 +1074,7 @@ test("the heatmap's Compare link lands in a working diff view", async () => {
 });
 
 test("diff view: a bad base selector is the base side's error, and fixing it there loads", async () => {
-    allowed = [/status of 400/];
+    allow(/status of 400/);
     await page.goto(q({ ...cmpSides(), base_query: "{load=}" }));
     const err = page.getByTestId("base-error");
     await err.waitFor();
