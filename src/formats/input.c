@@ -280,7 +280,7 @@ enum sc_format sc_detect_format(const void *buf, size_t n)
             return SC_FMT_UNKNOWN;
         if (e == s || *s == '#') {
             /* blank or comment */
-        } else if (looks_like_frame(s, e)) {
+        } else if (looks_like_frame(s, e) || sc_perf_frame_header(s, (size_t)(e - s))) {
             frames++;
         } else if (looks_like_folded(s, e)) {
             folded++;

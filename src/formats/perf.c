@@ -27,6 +27,15 @@
  *                                   stack (callers come later in the text)
  *   anything else                   warned about and skipped
  *
+ * Two things the script gets wrong are read as perf means them:
+ *   - a pid or tid "-1" (with comm ":-1": a thread perf does not know, as an exited task's)
+ *     is an id, where the script read on to the period and named the process after the
+ *     timestamp; such samples get no pid or tid label;
+ *   - outside a sample, a header line that goes on after its event with a frame (what
+ *     perf script prints for a recording without call chains, comm right-aligned so the
+ *     line may start with whitespace, and no empty line after it) is a whole sample of that
+ *     one frame (frame_header_split), where the script printed nothing.
+ *
  * So the state after an empty line is always the initial one (a stack only grows while a
  * process frame is set, and counting clears both), except for the event filter, which is
  * the event of the first header that names one. That is what lets us split the input at
@@ -91,10 +100,25 @@ struct header {
     size_t after;               /* offset just past the pid/tid token */
 };
 
-/* /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/ on s[0..n), s[0] not whitespace. The lazy comm ends at
- * the first whitespace at offset >= 2 whose whitespace run is followed by a token of the
- * form digits, slashes, digits, itself followed by whitespace: a shorter whitespace run
- * would leave whitespace where a digit must be, and the token must end at whitespace. */
+/* Where a pid or tid at s[k..e) ends: after its digits, or after "-1", which is how perf
+ * prints the ids of a thread it does not know (its comm is then ":-1"). The Perl script
+ * takes only digits, and so read such a header on to the period, naming the process after
+ * the timestamp: a new process per sample. Returns k when there is no id. */
+static size_t id_end(const char *s, size_t k, size_t e)
+{
+    if (e - k >= 2 && s[k] == '-' && s[k + 1] == '1' &&
+        (e - k == 2 || !is_digit((unsigned char)s[k + 2])))
+        return k + 2;
+    while (k < e && is_digit((unsigned char)s[k]))
+        k++;
+    return k;
+}
+
+/* /^(\S.+?)\s+(\d+)[/]*(\d+)*\s+/ on s[0..n), s[0] not whitespace, where an id may also be
+ * "-1" (id_end). The lazy comm ends at the first whitespace at offset >= 2 whose whitespace
+ * run is followed by a token of the form id, slashes, id, itself followed by whitespace: a
+ * shorter whitespace run would leave whitespace where a digit must be, and the token must
+ * end at whitespace. */
 static int match_header(const char *s, size_t n, struct header *h)
 {
     size_t i = 1;
@@ -111,17 +135,15 @@ static int match_header(const char *s, size_t n, struct header *h)
             i++;
         if (l >= t0 || i >= n)
             continue; /* the run has no offset >= 2, or the token is not followed by space */
-        size_t k = t0;
-        while (k < i && is_digit((unsigned char)s[k]))
-            k++;
+        size_t k = id_end(s, t0, i);
         if (k == t0)
             continue;
         size_t pid_end = k;
         while (k < i && s[k] == '/')
             k++;
         size_t tid0 = k;
-        while (k < i && is_digit((unsigned char)s[k]))
-            k++;
+        if (k > pid_end) /* a "-1" right after the pid is not a tid */
+            k = id_end(s, k, i);
         if (k != i)
             continue;
         h->comm = (struct span){s, l};
@@ -189,6 +211,12 @@ static int64_t parse_i64(struct span d)
         v = v * 10 + (uint64_t)(d.p[i] - '0');
     }
     return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* A pid or tid as id_end() found it; -1 for perf's "-1". */
+static int64_t parse_id(struct span d)
+{
+    return d.n == 2 && d.p[0] == '-' ? -1 : parse_i64(d);
 }
 
 static const uint32_t pow10[10] = {1,      10,      100,      1000,      10000,
@@ -311,6 +339,59 @@ static int match_frame(const char *s, size_t n, const struct frame_pos *fp, stru
     return how;
 }
 
+/* A sample of a recording without call chains: perf script prints its ip, symbol and dso
+ * on the header line, after the event, and no empty line after it; as its comm is
+ * right-aligned, the line starts with whitespace:
+ *   "          sh  5894   681.403828:    1001001 cpu-clock:      55b3b748ecec sym+0x0 (dso)"
+ * Splits s[0..n) into a header (h, with the event, period and colon of match_event) and the
+ * frame part starting at *frame, which reads as a stack line of its own (a hex address,
+ * as perf prints ips, and the usual match of match_frame). The event is the first token
+ * ending with ':' for which both hold. */
+static int frame_header_split(const char *s, size_t n, struct header *h, struct span *ev,
+                              struct span *per, size_t *colon, size_t *frame)
+{
+    size_t e = n;
+    while (e > 0 && is_ws((unsigned char)s[e - 1]))
+        e--;
+    if (e == 0 || s[e - 1] != ')')
+        return 0;
+    size_t k0 = 0;
+    while (k0 < n && is_ws((unsigned char)s[k0]))
+        k0++;
+    if (k0 == n || !match_header(s + k0, n - k0, h))
+        return 0;
+    for (size_t i = k0 + h->after; i < n;) {
+        while (i < n && is_ws((unsigned char)s[i]))
+            i++;
+        while (i < n && !is_ws((unsigned char)s[i]))
+            i++;
+        if (i >= n || s[i - 1] != ':' || !match_event(s, i, NULL, ev, per, colon))
+            continue;
+        struct frame_pos fp;
+        struct span pc, raw, mod;
+        frame_pos(s + i, n - i, &fp);
+        if (fp.bmax == fp.a || match_frame(s + i, n - i, &fp, &pc, &raw, &mod) != 1)
+            continue;
+        size_t a = fp.a;
+        while (a < fp.bmax && is_lower_hex((unsigned char)s[i + a]))
+            a++;
+        if (a != fp.bmax)
+            continue;
+        h->after += k0;
+        *frame = i;
+        return 1;
+    }
+    return 0;
+}
+
+int sc_perf_frame_header(const char *s, size_t n)
+{
+    struct header h;
+    struct span ev, per;
+    size_t colon, f;
+    return n <= MAX_LINE && frame_header_split(s, n, &h, &ev, &per, &colon, &f);
+}
+
 /* s/\+0x[\da-f]+$// */
 static void strip_offset(struct span *raw)
 {
@@ -396,7 +477,7 @@ struct table {
 struct wsample {
     uint32_t off, n; /* frames but the process frame (worker string ids, leaf first) in pool */
     uint32_t pname, comm;
-    int64_t period, time_ns, pid, tid; /* pid -1: none */
+    int64_t period, time_ns, pid, tid; /* pid, tid -1: none */
 };
 
 struct group {
@@ -468,13 +549,13 @@ struct worker {
     char *scr[2];
     size_t scrcap;
 
-    uint64_t nlocs, with_pid; /* sample_locs the samples need; samples with a pid */
+    uint64_t nlocs, nlabels; /* sample_locs and labels the samples need */
 
     /* building the profile: worker string id -> profile string and location; where this
      * worker's samples, locations and labels go */
     struct sc_profile *p;
     uint32_t *gstr, *gloc;
-    uint32_t sample_base, loc_base, label_base, nlabels_per, kcomm, kpid, ktid;
+    uint32_t sample_base, loc_base, label_base, kcomm, kpid, ktid;
 
     uint64_t lines, unrecognized, other_events;
     struct span other_event;
@@ -905,24 +986,19 @@ static int header_like(struct worker *w, const char *s, size_t n)
     return 0;
 }
 
-/* A line that starts with a non-space: a sample header, or else maybe a stack line.
- * Returns 1 when it was a header of a kept event, 0 or SC_E*. */
-static int header_line(struct worker *w, const char *s, size_t n)
+/* Sets up the sample a header starts: h, its event ev with the period per (ev NULL when the
+ * header names no event) and colon as match_event() gave them. Returns 1 when the sample is
+ * kept, 0 for a sample of another event (which changes nothing), or SC_E*. When templ is
+ * set, s[0..n) may become a template for the headers that follow (header_like). */
+static int start_sample(struct worker *w, const char *s, size_t n, const struct header *h,
+                        const struct span *ev, struct span per, size_t colon, int templ)
 {
-    int like = header_like(w, s, n);
-    if (like)
-        return like == 1;
-    struct header h;
-    if (!match_header(s, n, &h))
-        return stack_line(w, s, n);
-    struct span ev, per;
     int64_t period = 1;
-    size_t colon = 0;
     int kept = 1;
-    if (match_event(s, n, w->event.p ? &w->event : NULL, &ev, &per, &colon)) {
-        if (w->event.p && !(ev.n == w->event.n && memcmp(ev.p, w->event.p, ev.n) == 0)) {
+    if (ev) {
+        if (w->event.p && !(ev->n == w->event.n && memcmp(ev->p, w->event.p, ev->n) == 0)) {
             if (!w->other_events++)
-                w->other_event = ev;
+                w->other_event = *ev;
             kept = 0;
         } else if (per.n > 0 && !span_eq(per, "0", 1)) {
             period = parse_i64(per);
@@ -932,30 +1008,30 @@ static int header_line(struct worker *w, const char *s, size_t n)
     struct thread *t = NULL;
     for (uint32_t i = 0; kept && i < w->nthreads && i < 8; i++) {
         struct thread *c = &w->threads[i];
-        if (same_span(h.comm, c->h.comm) && same_span(h.pid, c->h.pid) &&
-            same_span(h.tid, c->h.tid)) {
+        if (same_span(h->comm, c->h.comm) && same_span(h->pid, c->h.pid) &&
+            same_span(h->tid, c->h.tid)) {
             t = c;
             break;
         }
     }
     if (kept && !t) {
-        int64_t comm = intern(w, h.comm.p, h.comm.n, 0);
-        int64_t pname = comm < 0 ? comm : process_frame(w, &h, comm);
+        int64_t comm = intern(w, h->comm.p, h->comm.n, 0);
+        int64_t pname = comm < 0 ? comm : process_frame(w, h, comm);
         if (pname < 0)
             return w->rc;
         t = &w->threads[w->nthreads++ % 8];
-        t->h = h;
+        t->h = *h;
         t->comm = (uint32_t)comm;
         t->pname = (uint32_t)pname;
-        t->java = h.comm.n >= 4 && memcmp(h.comm.p, "java", 4) == 0;
-        t->pid = h.pid.p ? parse_i64(h.pid) : -1;
-        t->tid = parse_i64(h.tid);
+        t->java = h->comm.n >= 4 && memcmp(h->comm.p, "java", 4) == 0;
+        t->pid = h->pid.p ? parse_id(h->pid) : -1;
+        t->tid = parse_id(h->tid);
     }
     /* the timestamp ending at the event's ':' makes a template */
     size_t t0 = colon;
-    while (t0 > h.after && !is_ws((unsigned char)s[t0 - 1]))
+    while (t0 > h->after && !is_ws((unsigned char)s[t0 - 1]))
         t0--;
-    if (colon > h.after && t0 > h.after && parse_time(s, t0, colon) >= 0) {
+    if (templ && colon > h->after && t0 > h->after && parse_time(s, t0, colon) >= 0) {
         struct tmpl *m = &w->tmpls[w->ntmpls++ % 8];
         *m = (struct tmpl){s, t0, colon, n, kept, period, 0, 0, 0, 0, 0};
         if (kept) {
@@ -975,8 +1051,32 @@ static int header_line(struct worker *w, const char *s, size_t n)
     w->pname = t->pname;
     w->comm = t->comm;
     w->period = period;
-    w->time_ns = header_time(s, n, h.after, colon);
+    w->time_ns = header_time(s, n, h->after, colon);
     return 1;
+}
+
+/* A line that starts with a non-space: a sample header, or else maybe a stack line.
+ * Returns 1 when it was a header of a kept event, 0 or SC_E*. */
+static int header_line(struct worker *w, const char *s, size_t n)
+{
+    int like = header_like(w, s, n);
+    if (like)
+        return like == 1;
+    struct header h;
+    if (!match_header(s, n, &h))
+        return stack_line(w, s, n);
+    struct span ev, per = {NULL, 0};
+    size_t colon = 0;
+    int named = match_event(s, n, w->event.p ? &w->event : NULL, &ev, &per, &colon);
+    return start_sample(w, s, n, &h, named ? &ev : NULL, per, colon, 1);
+}
+
+/* How many labels a sample gets: comm, then pid and tid when perf printed them (-1: not),
+ * at most the limit's. */
+static uint32_t labels_of(const struct sc_limits *lim, int64_t pid, int64_t tid)
+{
+    uint32_t want = 1 + (pid >= 0) + (tid >= 0);
+    return want < lim->max_labels ? want : lim->max_labels;
 }
 
 static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
@@ -994,7 +1094,7 @@ static int record_sample(struct worker *w, uint32_t off, uint32_t nframes)
         off, nframes, w->pname, w->comm, w->period, w->time_ns, w->pid, w->tid,
     };
     w->nlocs += nframes + 1;
-    w->with_pid += w->pid >= 0;
+    w->nlabels += labels_of(w->lim, w->pid, w->tid);
     w->strs[w->pname].frame = 1;
     w->have_pname = 0;
     return 0;
@@ -1008,6 +1108,24 @@ static int end_sample(struct worker *w)
     uint32_t off = w->cur;
     w->cur = w->npool;
     return record_sample(w, off, w->npool - off);
+}
+
+/* A sample of a recording without call chains, all on one line (frame_header_split), when
+ * s[0..n) is one: counts it (when of the kept event) and returns 1; 0 when it is not one;
+ * SC_E*. */
+static int frame_header(struct worker *w, const char *s, size_t n)
+{
+    struct header h;
+    struct span ev, per;
+    size_t colon, f;
+    if (!frame_header_split(s, n, &h, &ev, &per, &colon, &f))
+        return 0;
+    int rc = start_sample(w, s, f, &h, &ev, per, colon, 0);
+    if (rc <= 0)
+        return rc < 0 ? rc : 1;
+    if (stack_line(w, s + f, n - f) || end_sample(w))
+        return w->rc;
+    return 1;
 }
 
 /* Right after a kept header, with an empty stack: when stack lines and then an empty line
@@ -1112,6 +1230,8 @@ static void *parse_piece(void *arg)
             rc = end_sample(w);
         } else if (*line == '#') {
             rc = 0;
+        } else if (!w->have_pname && (rc = frame_header(w, line, n)) != 0) {
+            rc = rc < 0 ? rc : 0;
         } else if (is_ws((unsigned char)*line)) {
             rc = stack_line(w, line, n);
         } else {
@@ -1166,8 +1286,11 @@ static int first_event(const char *s, const char *end, struct span *ev)
         struct header h;
         struct span per;
         size_t colon;
-        if (n > 0 && *s != '#' && !is_ws((unsigned char)*s) && n <= MAX_LINE &&
-            match_header(s, n, &h) && match_event(s, n, NULL, ev, &per, &colon))
+        size_t f;
+        if (n > 0 && *s != '#' && n <= MAX_LINE &&
+            ((!is_ws((unsigned char)*s) && match_header(s, n, &h) &&
+              match_event(s, n, NULL, ev, &per, &colon)) ||
+             frame_header_split(s, n, &h, ev, &per, &colon, &f)))
             return 1;
         s = nl ? nl + 1 : end;
     }
@@ -1328,12 +1451,12 @@ static void *fill_piece(void *arg)
         v[0] = 1;
         v[1] = sm->period;
         struct sc_label *l = p->labels + lab;
-        uint32_t nl = 0;
-        if (nl < w->nlabels_per)
+        uint32_t nl = 0, max = labels_of(w->lim, sm->pid, sm->tid);
+        if (nl < max)
             l[nl++] = (struct sc_label){w->kcomm, w->gstr[sm->comm], 0, 0};
-        if (sm->pid >= 0 && nl < w->nlabels_per)
+        if (sm->pid >= 0 && nl < max)
             l[nl++] = (struct sc_label){w->kpid, 0, sm->pid, 0};
-        if (nl < w->nlabels_per)
+        if (sm->tid >= 0 && nl < max)
             l[nl++] = (struct sc_label){w->ktid, 0, sm->tid, 0};
         s->nlabels = nl;
         lab += nl;
@@ -1344,8 +1467,6 @@ static void *fill_piece(void *arg)
 static int build(struct worker *ws, int nw, struct span event, struct sc_profile *p,
                  const struct sc_limits *lim, char *err)
 {
-    uint32_t per = lim->max_labels < 3 ? lim->max_labels : 3;
-    uint32_t with = per, without = per < 2 ? per : 2; /* labels of samples with/without pid */
     uint64_t nsamples = 0, nlocs = 0, nlabels = 0;
     const struct wsample *first = NULL;
     for (int k = 0; k < nw; k++) {
@@ -1355,7 +1476,7 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
         w->label_base = (uint32_t)nlabels;
         nsamples += w->nsamples;
         nlocs += w->nlocs;
-        nlabels += w->with_pid * with + (w->nsamples - w->with_pid) * without;
+        nlabels += w->nlabels;
         if (!first && w->nsamples)
             first = &w->samples[0];
         if (nsamples > lim->max_samples)
@@ -1383,7 +1504,6 @@ static int build(struct worker *ws, int nw, struct span event, struct sc_profile
     for (int k = 0; k < nw; k++) {
         struct worker *w = &ws[k];
         w->p = p;
-        w->nlabels_per = per;
         w->kcomm = (uint32_t)kcomm;
         w->kpid = (uint32_t)kpid;
         w->ktid = (uint32_t)ktid;

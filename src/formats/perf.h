@@ -16,7 +16,10 @@
  * way, and only samples of the first event seen (or opts->event, compared with the whole
  * event token such as "cpu-clock:pppH") are kept. As in the Perl script, a sample counts
  * only once a blank line ends it, so a last sample cut off by the end of the input is
- * dropped; lines the script would not recognize are skipped.
+ * dropped; lines the script would not recognize are skipped. Where the script misreads
+ * perf's output, the decoder does not (see perf.c): a pid or tid "-1" (a thread perf did
+ * not know, comm ":-1") is an id, and the one-line samples of a recording without call
+ * chains are samples of one frame.
  *
  * Model: one function and one location per distinct frame string; a sample's locations
  * are leaf first with the process frame outermost. Two sample types: 0 "samples/count"
@@ -26,7 +29,7 @@
  * cpu-clock and task-clock, else "count". Type 1 is the default and the period type. Each
  * sample keeps its timestamp (time_ns, seconds since boot as perf prints them; 0 if none)
  * and labels comm (string), pid (number, absent when the header has no separate pid) and
- * tid (number).
+ * tid (number); pid and tid are absent where perf printed -1.
  *
  * opts may be NULL (the script's defaults); opts->threads picks how many threads parse
  * (0 = choose from the input size and the CPUs). Strings are copied into p, so buf may be
@@ -34,6 +37,10 @@
  * Returns 0 or SC_E* with detail in err. */
 int sc_perf_decode(const char *buf, size_t n, const struct sc_perf_opts *opts,
                    const struct sc_limits *lim, struct sc_profile *p, char *err);
+
+/* True when s[0..n) (no newline) is a whole sample on one line, as perf script prints
+ * samples recorded without call chains: the header, then the ip, symbol and dso. */
+int sc_perf_frame_header(const char *s, size_t n);
 
 /* What the decoder saw besides the samples it kept, for the warnings a CLI prints. */
 struct sc_perf_stats {

@@ -322,6 +322,97 @@ static void test_model(void)
     sc_profile_free(p);
 }
 
+/* perf prints a thread it does not know (one that exited before perf read its name) as comm
+ * ":-1", pid and tid -1. The Perl script's header regex wants digits there, so it read on to
+ * the period and named the process after the timestamp ("::-1____-1_[000]_341.273027:"): a
+ * new process, and a new comm series at ingest, per sample. */
+static void test_exited_tasks(void)
+{
+    struct sc_perf_opts tid = {.tid = 1};
+    const char *in = ":-1    -1 [000] 341.273027:    1001001 cpu-clock: \n"
+                     "\tffffffff81 native_safe_halt+0x6 ([kernel.kallsyms])\n\n"
+                     ":-1    -1 [001] 341.274031:    1001001 cpu-clock: \n"
+                     "\tffffffff81 native_safe_halt+0x6 ([kernel.kallsyms])\n\n"
+                     "sh  5894 [000] 341.275:    1001001 cpu-clock: \n\t1 f (/x)\n\n";
+    T_COLLAPSE(in, &opts0, ":-1;native_safe_halt 2002002\nsh;f 1001001\n");
+    T_COLLAPSE(in, &tid, ":-1-?/-1;native_safe_halt 2002002\nsh-?/5894;f 1001001\n");
+    /* with -F pid,tid: "-1/-1" */
+    T_COLLAPSE(":-1    -1/-1    [000] 341.273027: 7 cpu-clock: \n\t1 f (/x)\n\n", &tid,
+               ":-1--1/-1;f 7\n");
+    char err[SC_ERR_LEN];
+    struct sc_profile *p = decode(in, strlen(in), &opts0, NULL, err);
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    T_EQ_INT(p->nsamples, 3);
+    /* comm as perf printed it; no pid or tid label for the thread perf did not know */
+    const struct sc_label *l;
+    for (uint32_t i = 0; i < 2; i++) {
+        T_CHECK(find_label(p, i, "comm", &l) && sc_profile_str(p, l->str).len == 3 &&
+                memcmp(sc_profile_str(p, l->str).ptr, ":-1", 3) == 0);
+        T_CHECK(!find_label(p, i, "tid", &l));
+        T_CHECK(!find_label(p, i, "pid", &l));
+    }
+    T_EQ_INT(p->samples[0].time_ns, 341273027000LL);
+    T_CHECK(find_label(p, 2, "tid", &l) && l->num == 5894);
+    sc_profile_free(p);
+}
+
+/* A recording without call chains (perf record without -g): perf script prints each sample
+ * on one line, comm right-aligned, the ip, symbol and dso after the event, and no empty line
+ * between samples. Each line is one sample of one frame. */
+static void test_no_callchain(void)
+{
+    const char *in =
+        "              sh  5894   681.403828:    1001001 cpu-clock:      55b3b748ecec [unknown] "
+        "(/usr/bin/dash)\n"
+        "              sh  5894   681.407844:    1001001 cpu-clock:      7f567dd9f930 malloc+0x0 "
+        "(/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+        "              sh  5894   681.408844:    1001001 cpu-clock:      7f567dd9f930 malloc+0x0 "
+        "(/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+        "             :-1    -1 [000] 681.5: 1001001 cpu-clock:  ffffffff81 native_safe_halt+0x6 "
+        "([kernel.kallsyms])\n";
+    T_COLLAPSE(in, &opts0, ":-1;native_safe_halt 1001001\nsh;[dash] 1001001\nsh;malloc 2002002\n");
+    struct sc_perf_opts k = {.kernel = 1, .pid = 1};
+    T_COLLAPSE(in, &k,
+               ":-1-?;native_safe_halt_[k] 1001001\nsh-?;[dash] 1001001\nsh-?;malloc 2002002\n");
+    /* -F comm,pid,tid,cpu,time,period,event,ip,sym,dso; the event with a modifier; no period;
+     * the line not indented (comm longer than perf's 16 columns, or stripped) */
+    T_COLLAPSE(
+        "  java 12/13 [001] 5.000001:  77 cpu-clock:pppH:  7f1 Lcom/Foo;.bar (/tmp/perf-12.map)\n"
+        "kworker/u4:1-events 14/14 [000] 5.5: cpu-clock:pppH: ffff1 worker_thread+0x1 "
+        "([kernel.kallsyms])\n",
+        &opts0, "java;com/Foo:.bar 77\nkworker/u4:1-events;worker_thread 1\n");
+    /* the first event seen is kept, as for stacks */
+    T_COLLAPSE("  a1 1 1.0: 5 cycles:  1 f (/x)\n  a1 1 2.0: 7 instructions:  1 g (/x)\n"
+               "  a1 1 3.0: 11 cycles:  1 f (/x)\n",
+               &opts0, "a1;f 16\n");
+    struct sc_perf_opts ins = {.event = "instructions"};
+    T_COLLAPSE("  a1 1 1.0: 5 cycles:  1 f (/x)\n  a1 1 2.0: 7 instructions:  1 g (/x)\n", &ins,
+               "a1;g 7\n");
+    /* within a sample with a call chain, an indented line is a stack line, as in the script */
+    T_COLLAPSE("a1 1 1.0: 5 cycles:\n\t1 f (/x)\n  b2 2 2.0: 7 cycles:  1 g (/x)\n\n", &opts0,
+               "a1;2 2.0: 7 cycles:  1 g;f 5\n");
+
+    char err[SC_ERR_LEN];
+    struct sc_perf_stats st;
+    struct sc_profile *p = sc_profile_new();
+    T_EQ_INT(sc_perf_decode_ex(in, strlen(in), NULL, NULL, p, &st, err), 0);
+    T_EQ_INT(st.samples, 4);
+    T_EQ_INT(st.unterminated, 0);
+    T_EQ_INT(st.unrecognized, 0);
+    T_EQ_STR(st.event, "cpu-clock");
+    T_EQ_INT(p->nsamples, 4);
+    T_EQ_INT(p->samples[0].nlocs, 2);
+    T_EQ_INT(p->samples[1].time_ns, 681407844000LL);
+    T_EQ_INT(p->values[1], 1001001);
+    T_EQ_MEM(sc_profile_str(p, p->sample_types[1].type).ptr,
+             sc_profile_str(p, p->sample_types[1].type).len, "cpu-clock");
+    sc_profile_free(p);
+    /* and the format detection takes it for perf script */
+    T_EQ_INT(sc_detect_format(in, strlen(in)), SC_FMT_PERF);
+}
+
 /* Headers that differ from a recent one only in the timestamp take a shortcut: it must
  * give what a full parse gives. */
 static void test_header_templates(void)
@@ -516,6 +607,8 @@ int main(void)
     T_RUN(test_caches);
     T_RUN(test_model);
     T_RUN(test_header_templates);
+    T_RUN(test_exited_tasks);
+    T_RUN(test_no_callchain);
     T_RUN(test_limits);
     T_RUN(test_malformed);
     T_RUN(test_threads);
