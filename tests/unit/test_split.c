@@ -1,6 +1,7 @@
 /* test_split.c - sample labels become series: sets, caps, overrides, and the ingest path. */
 #include "t.h"
 
+#include "formats/perf.h"
 #include "formats/pprof.h"
 #include "ingest/ingest.h"
 #include "ingest/split.h"
@@ -95,6 +96,36 @@ static void test_split_by_process(void)
             !strcmp(t_label(&sp.labels[x], "comm"), "idle"));
     x = part_with(&sp, "pid", NULL);
     T_CHECK(x >= 0 && view_total(&sp.parts.views[x]) == 13 && sp.labels[x].n == 2);
+    sc_split_release(&sp);
+    sc_labels_release(&series);
+    sc_profile_free(p);
+}
+
+/* perf script's samples of threads perf did not know (exited tasks: comm ":-1", pid and
+ * tid -1) make one comm series, not one per sample named after its timestamp. */
+static void test_split_perf_exited(void)
+{
+    const char *in = ":-1    -1 [000] 341.273027:    1001001 cpu-clock: \n"
+                     "\tffffffff81 native_safe_halt+0x6 ([kernel.kallsyms])\n\n"
+                     ":-1    -1 [001] 341.274031:    1001001 cpu-clock: \n"
+                     "\tffffffff81 native_safe_halt+0x6 ([kernel.kallsyms])\n\n"
+                     "sh  5894 [000] 341.275:    1001001 cpu-clock: \n\t1 f (/x)\n\n"
+                     "             :-1    -1 [000] 341.276: 1001001 cpu-clock:  ffffffff81 "
+                     "native_safe_halt+0x6 ([kernel.kallsyms])\n"
+                     "              sh  5894 [001] 341.277: 1001001 cpu-clock:  1 g (/x)\n";
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_perf_decode(in, strlen(in), NULL, NULL, p, err), 0);
+    T_EQ_INT(p->nsamples, 5);
+    struct sc_labels series;
+    series_labels(&series, "host");
+    struct sc_split sp;
+    T_EQ_INT(sc_split_profile(p, &series, 256, &sp, err), 0);
+    T_EQ_INT(sp.n, 2);
+    int x = part_with(&sp, "comm", ":-1");
+    T_CHECK(x >= 0 && sp.parts.views[x].nsamples == 3);
+    x = part_with(&sp, "comm", "sh");
+    T_CHECK(x >= 0 && sp.parts.views[x].nsamples == 2);
     sc_split_release(&sp);
     sc_labels_release(&series);
     sc_profile_free(p);
@@ -265,6 +296,7 @@ int main(void)
 {
     T_RUN(test_clean_name_bounds);
     T_RUN(test_split_by_process);
+    T_RUN(test_split_perf_exited);
     T_RUN(test_split_caps);
     T_RUN(test_ingest_split);
     return t_done();
