@@ -81,12 +81,15 @@ static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_
     }
     for (uint32_t f = 0; f < p->nfunctions; f++) {
         struct sc_str s = sc_profile_str(p, p->functions[f].name);
-        int64_t r = s.len ? row_for(t, names, cap, s.ptr, s.len) : -1;
-        if (r == SC_ENOMEM) {
+        fn_row[f] = UINT32_MAX; /* nameless: named per location, after its binary */
+        if (!s.len)
+            continue;
+        int64_t r = row_for(t, names, cap, s.ptr, s.len);
+        if (r < 0) {
             free(fn_row);
-            return SC_ENOMEM;
+            return (int)r;
         }
-        fn_row[f] = r < 0 ? UINT32_MAX : (uint32_t)r; /* nameless: named per location */
+        fn_row[f] = (uint32_t)r;
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < p->nlocations; i++) {
@@ -540,11 +543,11 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, c
     sums = walks[0].sums;
     if (rc)
         goto out;
-    /* pprof then drops edges lighter than edgefraction of the shown flat total */
+    /* pprof then drops edges lighter than edgefraction of the flat total of the whole
+     * graph, the one it made before any node was cut */
     int64_t flat_all = 0;
     for (uint32_t i = 0; i < t->n; i++)
-        if (!keep || keep[i])
-            flat_all += t->rows[i].flat;
+        flat_all = sc_add_sat(flat_all, t->rows[i].flat);
     int64_t cutoff = abs64((int64_t)((double)flat_all * edgefraction));
     for (uint32_t j = 0; e.map.mask && j <= e.map.mask; j++) {
         if (e.map.vals[j] == UINT32_MAX)
@@ -688,9 +691,11 @@ static void write_text(const struct sc_profile *p, int vi, struct sc_top *t,
         put_str(out, c);
         sc_buf_putc(out, '\n');
     }
-    sc_buf_puts(out, "Type: ");
-    put_str(out, type);
-    sc_buf_putc(out, '\n');
+    if (type.len) { /* pprof leaves the line out for a type without a name */
+        sc_buf_puts(out, "Type: ");
+        put_str(out, type);
+        sc_buf_putc(out, '\n');
+    }
     sc_top_time_line(p, out);
     if (p->duration_nanos) {
         sc_buf_puts(out, "Duration: ");

@@ -38,7 +38,7 @@ void sc_top_release(struct sc_top *t);
 /* Sets inline_in / noninline_in of the rows for a report showing only rows with keep[i]
  * set (NULL: all), as pprof does on its trimmed graph: an edge into a function goes from
  * the nearest shown caller, it is inlined when the callee frame was inlined there in every
- * sample, and edges lighter than edgefraction of the shown flat total are ignored.
+ * sample, and edges lighter than edgefraction of the flat total of all rows are ignored.
  * 0 or SC_ENOMEM. */
 int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, const uint8_t *keep,
                          double edgefraction);
