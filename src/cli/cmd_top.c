@@ -127,8 +127,6 @@ int cmd_top(int argc, char **argv)
             to.nodefraction = strtod(optarg, &end);
             if (*end || to.nodefraction < 0 || to.nodefraction > 1)
                 return cli_usage("top", "bad --nodefraction '%s'", optarg);
-            if (to.nodefraction == 0)
-                to.edgefraction = 0; /* pprof drops both cuts together */
             break;
         case 'F':
             if (!strcmp(optarg, "text"))
