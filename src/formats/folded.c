@@ -235,6 +235,30 @@ static int cmp_lines(const void *a, const void *b, void *base)
     return t[x->off + n] >= ' ' ? 1 : -1;
 }
 
+/* A function without a name would leave an empty frame, which reads as no frame at all:
+ * such frames of sample si (w->frames, root first as sc_stackwalk_sample() puts them, nf of
+ * them) are named as a frame without a function is, by their location's address. Returns 0
+ * or SC_E*. */
+static int name_nameless(const struct sc_profile *p, uint32_t si, struct sc_stackwalk *w,
+                         struct sc_strtab *names, int64_t nf)
+{
+    const struct sc_sample *s = &p->samples[si];
+    int64_t n = 0;
+    for (uint32_t k = s->nlocs; k-- > 0 && n < nf;) {
+        const struct sc_location *l = &p->locations[p->sample_locs[s->loc_start + k]];
+        for (uint32_t j = 0; j < (l->nlines ? l->nlines : 1) && n < nf; j++, n++) {
+            if (names->v[w->frames[n]].len)
+                continue;
+            char tmp[SC_ADDR_NAME_LEN];
+            int64_t id = sc_strtab_intern(names, tmp, sc_address_name(l->address, tmp));
+            if (id < 0)
+                return (int)id;
+            w->frames[n] = (uint32_t)id;
+        }
+    }
+    return 0;
+}
+
 int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char *err)
 {
     if (vi < 0 || (uint32_t)vi >= p->nsample_types)
@@ -301,6 +325,12 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
         int64_t nf = sc_stackwalk_sample(&w, first[u]);
         if (nf < 0)
             goto oom;
+        for (int64_t j = 0; j < nf; j++)
+            if (!names.v[w.frames[j]].len) {
+                if (name_nameless(p, first[u], &w, &names, nf))
+                    goto oom;
+                break;
+            }
         size_t off = text.len;
         for (int64_t j = 0; j < nf; j++) {
             struct sc_str s = names.v[w.frames[j]];

@@ -45,8 +45,9 @@ static void test_parse_rules(void)
     T_EQ_STR(roundtrip("a 0\nb 1\n"), "b 1\n");
     /* no trailing newline */
     T_EQ_STR(roundtrip("a;b 9"), "a;b 9\n");
-    /* empty frames survive */
-    T_EQ_STR(roundtrip("a;;b 1\n"), "a;;b 1\n");
+    /* an empty frame is a function without a name, written as a frame without a function
+     * is (sc_address_name): an empty frame is no name at all */
+    T_EQ_STR(roundtrip("a;;b 1\n"), "a;0x0;b 1\n");
 }
 
 static void test_model_shape(void)
@@ -128,11 +129,29 @@ static void test_limits_and_detect(void)
     sc_profile_free(p);
 }
 
+/* A function without a name (and no system name) is written by its location's address,
+ * as a frame without a function is; the others keep their names. */
+static void test_nameless_written_by_address(void)
+{
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    struct sc_profile *p = dec("main;;leaf 5\nmain;x 3\n", &rc, err);
+    T_EQ_INT(rc, 0);
+    for (uint32_t i = 0; i < p->nlocations; i++)
+        p->locations[i].address = 0x4f2a10 + i;
+    struct sc_buf out = SC_BUF_INIT;
+    T_EQ_INT(sc_folded_write(p, 0, &out, err), 0);
+    T_EQ_STR(out.data, "main;0x4f2a11;leaf 5\nmain;x 3\n");
+    sc_buf_release(&out);
+    sc_profile_free(p);
+}
+
 int main(void)
 {
     T_RUN(test_parse_rules);
     T_RUN(test_model_shape);
     T_RUN(test_differential);
     T_RUN(test_limits_and_detect);
+    T_RUN(test_nameless_written_by_address);
     return t_done();
 }
