@@ -70,7 +70,7 @@ export function createTargets(root, ctx) {
     const stamp = h("span", { class: "sel-info" });
     const panel = h("section", { class: "panel targets-panel", dataset: { testid: "targets" } },
         h("div", { class: "panel-head" }, h("h2", null, "Scrape targets"), stamp), body);
-    replace(root, panel);
+    root.append(panel);
     let timer = 0, ctl = null, dead = false;
 
     const row = (g, t, now) => h("tr", { class: "health-" + t.health, dataset: { profile: t.profile } },
@@ -140,6 +140,7 @@ export function createTargets(root, ctx) {
             dead = true;
             clearTimeout(timer);
             if (ctl) ctl.abort();
+            panel.remove();
         },
     };
 }
