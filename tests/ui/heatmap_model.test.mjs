@@ -1,11 +1,12 @@
 // heatmap_model.test.mjs - the heatmap's selection maths: cells under the pointer in both
 // orientations, the time span of a cell and of a selection (FlameScope's rule, the server's
-// cell edges), aggregated columns, the compare URL, colours.
+// cell edges), aggregated columns, the time axis, zooming in, the compare URL, colours and
+// their scale.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    cellAt, cellColor, cellRect, cellSpanMs, compareSearch, gridOf, msToSeconds, rowStartMs,
-    secondsToMs, selectionMs, spanCells,
+    axisTicks, cellAt, cellColor, cellRect, cellSpanMs, compareSearch, gridOf, msToSeconds, rowStartMs,
+    scaleGradient, secondsToMs, selectionMs, spanCells, zoomPatch,
 } from "../../ui/js/heatmap-model.mjs";
 import { DEFAULTS, parseState } from "../../ui/js/state.mjs";
 
@@ -135,4 +136,46 @@ test("colours: white for none, darker with more", () => {
         prev = l;
     }
     assert.equal(cellColor(20, 10), cellColor(10, 10));
+});
+
+test("the time axis: round times, evenly spaced, inside the grid, where they are drawn", () => {
+    // 600 s from an odd second: two seconds a column on 1300 px
+    const g = gridOf({ start: 1700000007.37, rows: 50, cols: 600, values: [] }, 1300);
+    assert.equal(g.secs, 2);
+    const ticks = axisTicks(g, 1300);
+    assert.ok(ticks.length >= 5 && ticks.length <= 1300 / 90, ticks.length);
+    const step = ticks[1].t - ticks[0].t;
+    assert.equal(step, 60);
+    for (const k of ticks) {
+        assert.equal(k.t % step, 0, "on a round time: " + k.t);
+        assert.ok(k.t >= g.base && k.t < g.base + 600);
+        assert.ok(Math.abs(k.x - ((k.t - g.base) / 600) * 1300) < 1e-9);
+        assert.match(k.label, /^\d\d:\d\d$/);
+    }
+    for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i].t - ticks[i - 1].t, step);
+    // local time: a zone 5:30 east puts the ticks on its round minutes
+    const ist = axisTicks(g, 1300, 19800);
+    for (const k of ist) assert.equal((k.t + 19800) % 60, 0);
+    // a few seconds on a wide grid: a tick a second, with the seconds in the label
+    const short = axisTicks(gridOf({ start: 1700000007.37, rows: 50, cols: 5, values: [] }, 1300), 1300);
+    assert.deepEqual(short.map((k) => k.t), [1700000007, 1700000008, 1700000009, 1700000010, 1700000011]);
+    assert.match(short[0].label, /^\d\d:\d\d:27$/);
+    assert.deepEqual(axisTicks(gridOf({ start: 0, rows: 50, cols: 0, values: [] }, 1300), 1300), []);
+});
+
+test("zoom in: the whole seconds around the selection, which stays", () => {
+    const s = { ...DEFAULTS, from: "now-1h", until: "now", sel_from: "1700000003.040", sel_until: "1700000004.160" };
+    assert.deepEqual(zoomPatch(s), { from: "1700000003", until: "1700000005",
+                                     sel_from: "1700000003.040", sel_until: "1700000004.160" });
+    assert.deepEqual(zoomPatch({ ...s, sel_from: "1700000003.000", sel_until: "1700000004.000" }),
+                     { from: "1700000003", until: "1700000004", sel_from: "1700000003.000", sel_until: "1700000004.000" });
+    assert.equal(zoomPatch({ ...s, sel_from: "", sel_until: "" }), null);
+});
+
+test("the colour scale runs through the cells' colours from one sample to the most", () => {
+    const g = scaleGradient(40, 4);
+    assert.ok(g.startsWith("linear-gradient(to right, " + cellColor(1, 40) + " 0.0%"), g);
+    assert.ok(g.endsWith(cellColor(40, 40) + " 100.0%)"), g);
+    assert.equal(g.split("%").length - 1, 5);
+    assert.equal(scaleGradient(0), "linear-gradient(to right, #ffffff, #ffffff)");
 });

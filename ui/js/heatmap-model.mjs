@@ -1,13 +1,16 @@
 // heatmap-model.mjs - the numbers of FlameScope's heatmap (GET /api/v1/heatmap,
 // docs/api-heatmap.md): columns of seconds (several per drawn column over long ranges),
 // rows of slices of the second, which cell is under the pointer in either orientation,
-// the time span of a selection of cells, the compare link, the colours.
+// the time span of a selection of cells, the time axis, zooming in on a selection, the
+// compare link, the colours and their scale.
 //
 // Times are integer milliseconds here (the URL's precision): a row r of R starts at
 // ceil(r * 1000 / R) ms into its second, so for the default 50 rows (20 ms) the spans are
 // exactly the server's cells.
 
+import { formatTick } from "./format.mjs";
 import { DEFAULTS, stateToSearch } from "./state.mjs";
+import { timeTicks } from "./timeline-model.mjs";
 
 // Where row r of R starts, in ms after the second (rowStartMs(R, R) = 1000).
 export function rowStartMs(r, rows) {
@@ -77,6 +80,27 @@ export function secondsToMs(s) {
     return s === "" || s === undefined || s === null ? NaN : Math.round(Number(s) * 1000);
 }
 
+// The time axis under a grid drawn width px wide: ticks on round local times (the
+// timeline's rule: 1, 2, 5, 10, 15, 30 s, 1 min, ... at least minGap px apart), each {t
+// (unix s), x (px from the grid's left edge), label}. tzOffsetSec: seconds east of UTC.
+export function axisTicks(grid, width, tzOffsetSec = 0, minGap = 90) {
+    const span = grid.cols * grid.secs, t0 = grid.base, t1 = t0 + span;
+    if (!(span > 0) || !(width > 0)) return [];
+    const { interval, ticks } = timeTicks(t0, t1, width, tzOffsetSec, minGap);
+    return ticks.filter((t) => t < t1).map((t) => ({ t, x: ((t - t0) / span) * width,
+                                                     label: formatTick(t, interval) }));
+}
+
+// The state patch of "Zoom in": the whole seconds around the selection become the range
+// (a column a second, the cells as wide as they get), and the selection stays, with its
+// flame graph. null without a selection.
+export function zoomPatch(state) {
+    const a = secondsToMs(state.sel_from), b = secondsToMs(state.sel_until);
+    if (!(Number.isFinite(a) && Number.isFinite(b) && b > a)) return null;
+    return { from: String(Math.floor(a / 1000)), until: String(Math.ceil(b / 1000)),
+             sel_from: state.sel_from, sel_until: state.sel_until };
+}
+
 // The cells a span [fromMs, untilMs) covers in the grid, as drawn: per column the rows
 // from..to (inclusive), for outlining a selection. Columns outside the grid are left out.
 export function spanCells(grid, fromMs, untilMs) {
@@ -105,6 +129,18 @@ export function compareSearch(state, baseMs, newMs) {
         from: msToSeconds(newMs[0]), until: msToSeconds(newMs[1]),
         focus: state.focus, ignore: state.ignore, hide: state.hide,
     });
+}
+
+// The colour scale of counts up to max as a CSS gradient (left: one sample, right: max),
+// steps colours of cellColor's ramp.
+export function scaleGradient(max, steps = 12) {
+    if (!(max > 0)) return "linear-gradient(to right, #ffffff, #ffffff)";
+    const stops = [];
+    for (let i = 0; i <= steps; i++) {
+        const v = 1 + ((max - 1) * i) / steps;
+        stops.push(`${cellColor(v, max)} ${((i / steps) * 100).toFixed(1)}%`);
+    }
+    return `linear-gradient(to right, ${stops.join(", ")})`;
 }
 
 // The colour of a count: white for none, then from a pale yellow to a dark red with the

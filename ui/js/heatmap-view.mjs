@@ -7,13 +7,15 @@ import { flameParams, renderParams, sourcePatch } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { formatDateTime } from "./format.mjs";
 import { Heatmap } from "./heatmap.mjs";
-import { compareSearch, msToSeconds, secondsToMs } from "./heatmap-model.mjs";
+import { compareSearch, msToSeconds, secondsToMs, zoomPatch } from "./heatmap-model.mjs";
 import { createProfileArea, errorText, message } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
 
 const MAP_KEYS = ["query", "type", "from", "until", "rows"];
 const PROFILE_KEYS = ["query", "type", "sel_from", "sel_until", "focus", "ignore", "hide",
     "maxNodes"];
+// A comparison's base side means nothing here: left over from the diff view, it goes.
+const NO_BASE = { base_query: "", base_from: "", base_until: "" };
 
 // A span [fromMs, untilMs) as text: "12:00:03.240 – 12:00:03.460 (220 ms)".
 export function spanText(sp) {
@@ -84,9 +86,8 @@ export function createHeatmapView(root, ctx) {
         }
         if (first) {
             parts.push(h("button", { type: "button", class: "small", dataset: { testid: "zoom-selection" },
-                                     title: "make the selection the time range",
-                                     onclick: () => store.set({ from: st.sel_from, until: st.sel_until,
-                                                                sel_from: "", sel_until: "" }) }, "Zoom in"));
+                                     title: "make the seconds around the selection the time range (the selection stays)",
+                                     onclick: () => store.set(zoomPatch(st)) }, "Zoom in"));
         }
         if (first || second) {
             parts.push(h("button", { type: "button", class: "small", dataset: { testid: "clear-selection" },
@@ -102,11 +103,14 @@ export function createHeatmapView(root, ctx) {
         area.element.hidden = !first;
     }
 
-    async function loadMap(st) {
+    // quiet: no loading marks (the auto-refresh)
+    async function loadMap(st, quiet = false) {
         if (ctl) ctl.abort();
         const ac = (ctl = new AbortController());
-        panel.classList.add("loading");
-        message(mapMsg, "loading", "Loading…");
+        if (!quiet) {
+            panel.classList.add("loading");
+            message(mapMsg, "loading", "Loading…");
+        }
         const t0 = performance.now();
         try {
             const doc = await api.json("api/v1/heatmap", { query: st.query, type: st.type, from: st.from,
@@ -144,7 +148,10 @@ export function createHeatmapView(root, ctx) {
 
     function update(st, prev, how) {
         state = st;
-        const refresh = how === "refresh" || !prev;
+        if (st.base_query || st.base_from || st.base_until) // after this update, not inside it
+            queueMicrotask(() => store.get().view === "heatmap" && store.set(NO_BASE, { push: false }));
+        const quiet = how === "auto";
+        const refresh = how === "refresh" || quiet || !prev;
         rowsSel.value = st.rows || "50";
         orient.textContent = st.row0 === "top" ? "0 ms at the top" : "0 ms at the bottom";
         if (prev && changed(prev, st, MAP_KEYS)) second = null;
@@ -156,9 +163,9 @@ export function createHeatmapView(root, ctx) {
             message(mapMsg, "empty", [h("b", null, "No profiles stored yet.")]);
             return;
         }
-        if (refresh || changed(prev, st, MAP_KEYS)) loadMap(st);
+        if (refresh || changed(prev, st, MAP_KEYS)) loadMap(st, quiet);
         else if (changed(prev, st, ["row0"])) map.setData(map.doc, st.row0);
-        if (reload && firstSpan(st)) area.load(st, fetcher);
+        if (reload && firstSpan(st)) area.load(st, fetcher, { quiet });
     }
 
     return {

@@ -3,11 +3,12 @@
 // hover for a cell's time and count; drag from one cell to another to select that time
 // span, shift-drag for a second span to compare with. The canvas is CONTRACT.md's
 // data-testid="heatmap" element: cells fill its box; data-cols, data-rows, data-row0.
+// Below it the time axis (round times) and the colour scale (data-testid="heatmap-scale").
 
 import { h, hideTooltip, showTooltip } from "./dom.mjs";
 import { formatDateTime } from "./format.mjs";
 import {
-    cellAt, cellColor, cellSpanMs, gridOf, rowStartMs, selectionMs, spanCells,
+    axisTicks, cellAt, cellColor, cellSpanMs, gridOf, rowStartMs, scaleGradient, selectionMs, spanCells,
 } from "./heatmap-model.mjs";
 
 const AXIS_W = 52; // px left of the grid for the offsets
@@ -27,8 +28,13 @@ export class Heatmap {
                                     role: "img", "aria-label": "heatmap" });
         this.yAxis = h("div", { class: "hm-yaxis" });
         this.xAxis = h("div", { class: "hm-xaxis" });
+        this.scaleMax = h("span", { class: "hm-scale-max" });
+        this.scaleBar = h("i", { class: "hm-scale-bar" });
+        this.scaleNote = h("span", { class: "hm-scale-note" });
+        this.scale = h("div", { class: "hm-scale", dataset: { testid: "heatmap-scale" }, hidden: true },
+            this.scaleNote, h("span", null, "1"), this.scaleBar, this.scaleMax);
         this.stage = h("div", { class: "hm-stage" }, this.yAxis, this.canvas);
-        host.append(this.stage, this.xAxis);
+        host.append(this.stage, this.xAxis, this.scale);
         this.ctx = this.canvas.getContext("2d", { alpha: false });
         this.canvas.addEventListener("mousedown", (e) => this.onDown(e));
         this.canvas.addEventListener("mousemove", (e) => this.onHover(e));
@@ -60,10 +66,12 @@ export class Heatmap {
         this.draw();
     }
 
-    // Sizes the canvas to the host: the grid's width, rows of a few px each. True when
-    // the grid changed.
+    // Sizes the canvas to the host's content box (its padding stays free: the grid keeps
+    // inside its card): the grid's width, rows of a few px each. True when the grid changed.
     layout() {
-        const W = Math.max(100, this.host.clientWidth - AXIS_W);
+        const cs = getComputedStyle(this.host);
+        const inner = this.host.clientWidth - parseFloat(cs.paddingLeft || 0) - parseFloat(cs.paddingRight || 0);
+        const W = Math.max(100, Math.floor(inner) - AXIS_W);
         if (W === this.width && this.grid) return false;
         this.width = W;
         this.grid = this.doc ? gridOf(this.doc, W) : null;
@@ -81,6 +89,7 @@ export class Heatmap {
             secondsPerCol: String(g ? g.secs : 1), start: String(g ? g.base : 0),
         });
         this.renderAxes();
+        this.renderScale();
         return true;
     }
 
@@ -94,13 +103,30 @@ export class Heatmap {
             const f = ms / 1000, top = this.row0 === "top" ? f : 1 - f;
             this.yAxis.append(h("span", { style: { top: `calc(${top * 100}% - 7px)` } }, ms + " ms"));
         }
-        // a tick every few columns, at least 90 px apart
-        const every = Math.max(1, Math.ceil(90 / (this.width / g.cols)));
-        for (let c = 0; c < g.cols; c += every) {
-            const t = g.base + c * g.secs;
-            this.xAxis.append(h("span", { style: { left: AXIS_W + (c / g.cols) * this.width + "px" } },
-                formatDateTime(t).slice(11)));
+        // round times, as the timeline's; a label that would stick out of the axis is left
+        // out (its tick stays)
+        const tz = -new Date(g.base * 1000).getTimezoneOffset() * 60;
+        const ticks = axisTicks(g, this.width, tz).map((k) => h("span", {
+            class: "hm-tick", dataset: { t: String(k.t) }, style: { left: AXIS_W + k.x + "px" } },
+        h("span", { class: "hm-tick-label" }, k.label)));
+        this.xAxis.append(...ticks);
+        const box = this.xAxis.getBoundingClientRect();
+        for (const k of ticks) {
+            const r = k.firstChild.getBoundingClientRect();
+            if (r.left < box.left || r.right > box.right) k.firstChild.hidden = true;
         }
+    }
+
+    // The colour scale: from one sample to the most in a cell, as drawn.
+    renderScale() {
+        const g = this.grid;
+        this.scale.hidden = !g || !(g.max > 0);
+        if (this.scale.hidden) return;
+        this.scale.dataset.max = String(g.max);
+        this.scaleBar.style.background = scaleGradient(g.max);
+        this.scaleMax.textContent = String(g.max);
+        this.scaleNote.textContent = g.secs === 1 ? "samples per cell:"
+            : `samples per cell (${g.secs} s a column):`;
     }
 
     draw() {
