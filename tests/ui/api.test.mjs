@@ -1,8 +1,10 @@
-// api.test.mjs - API URLs of a state, the token, and errors carrying the server's message.
+// api.test.mjs - API URLs of a state, the token, errors carrying the server's message, and
+// what exported files are called and titled.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { ApiError, apiUrl, createApi, profileRange, renderParams, timelineParams }
-    from "../../ui/js/api.mjs";
+import {
+    ApiError, apiUrl, createApi, exportFileName, exportTitle, profileRange, renderParams, timelineParams,
+} from "../../ui/js/api.mjs";
 import { DEFAULTS } from "../../ui/js/state.mjs";
 
 test("URLs leave empty parameters out", () => {
@@ -72,4 +74,44 @@ test("errors carry the server's message; 401 asks for the token", async () => {
     await assert.rejects(api.json("api/v1/labels"), (e) => e.status === 500 && e.message === "status 500");
     const down = createApi({ fetchFn: async () => { throw new TypeError("Failed to fetch"); } });
     await assert.rejects(down.json("api/v1/labels"), (e) => e.status === 0 && /cannot reach/.test(e.message));
+});
+
+test("exported files are named after the service, the type and the range, in UTC", () => {
+    const now = Date.UTC(2026, 10, 30, 10, 0, 0, 640);
+    const p = { query: '{service_name="goprog"}', type: "cpu:cpu", from: "now-1h", until: "now" };
+    // relative times to the second
+    assert.equal(exportFileName(p, "pprof", now), "goprog_cpu-cpu_2026-11-30T09-00-00Z_2026-11-30T10-00-00Z.pb.gz");
+    assert.equal(exportFileName(p, "folded", now), "goprog_cpu-cpu_2026-11-30T09-00-00Z_2026-11-30T10-00-00Z.folded");
+    assert.equal(exportFileName(p, "svg", now).slice(-4), ".svg");
+    assert.equal(exportFileName(p, "speedscope", now).slice(-16), ".speedscope.json");
+    // a heatmap's selection keeps its milliseconds
+    const sel = { query: '{env="test", service_name="bursts"}', type: "cpu:cpu-clock",
+                  from: "1796020227.040", until: "1796020227.160" };
+    assert.equal(exportFileName(sel, "folded", now),
+                 "bursts_cpu-cpu-clock_2026-11-30T06-30-27.040Z_2026-11-30T06-30-27.160Z.folded");
+    // one stored profile, [t, t + 1 ns): one time
+    const one = { query: '{env="prod", service_name="shop", pod=""}', type: "heap:inuse_space",
+                  from: "1796020227000000000", until: "1796020227000000001" };
+    assert.equal(exportFileName(one, "pprof", now), "shop_heap-inuse_space_2026-11-30T06-30-27Z.pb.gz");
+    // no one service: the matchers' values, or "all"; nothing but letters, digits, . _ -
+    assert.equal(exportFileName({ ...p, query: '{env=~"a|b/c", x="y z"}' }, "folded", now).split("_")[0], "a-b-c-y-z");
+    assert.equal(exportFileName({ ...p, query: "" }, "folded", now).split("_")[0], "all");
+    assert.equal(exportFileName({ ...p, query: "{}" }, "folded", now).split("_")[0], "all");
+    assert.match(exportFileName({ ...p, query: '{service_name="../x:y"}' }, "svg", now), /^\.\.-x-y_cpu-cpu_[\w.-]+\.svg$/);
+    // times that do not parse are left out (the server will say what is wrong with them)
+    assert.equal(exportFileName({ ...p, from: "yesterday" }, "folded", now), "goprog_cpu-cpu.folded");
+});
+
+test("an SVG export's title says what it shows", () => {
+    const now = Date.UTC(2026, 10, 30, 10, 0, 0);
+    assert.equal(exportTitle({ query: '{service_name="goprog"}', type: "cpu:cpu", from: "now-1h", until: "now" }, now),
+                 "goprog · cpu:cpu · 2026-11-30 09:00:00 – 10:00:00 UTC");
+    assert.equal(exportTitle({ query: "", type: "cpu:cpu", from: "now-1d", until: "now" }, now),
+                 "all services · cpu:cpu · 2026-11-29 10:00:00 – 2026-11-30 10:00:00 UTC");
+    assert.equal(exportTitle({ query: '{env="prod"}', type: "cpu:cpu", from: "1796020227.040",
+                               until: "1796020227.160" }, now),
+                 '{env="prod"} · cpu:cpu · 2026-11-30 06:30:27.040 – 06:30:27.160 UTC');
+    assert.equal(exportTitle({ query: '{service_name="shop", pod=""}', type: "cpu:cpu",
+                               from: "1796020227000000000", until: "1796020227000000001" }, now),
+                 "shop · cpu:cpu · 2026-11-30 06:30:27 UTC");
 });

@@ -1,10 +1,10 @@
 // selector.test.mjs - autocompletion contexts in label selectors, applying completions,
-// quoting, and the regexes of pprof's filters.
+// quoting, the regexes of pprof's filters, the service a selector is about.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
     addAlternative, applyCompletion, completionContext, exactName, exactRegex, filterCompletions,
-    quoteValue, withMatcher,
+    quoteValue, serviceOf, serviceSelector, withMatcher,
 } from "../../ui/js/selector.mjs";
 
 // "|" marks the cursor
@@ -87,4 +87,14 @@ test("quoting, matchers, exact regexes", () => {
     assert.equal(addAlternative("", "^a$"), "^a$");
     assert.equal(addAlternative("^a$", "^b$"), "^a$|^b$");
     assert.equal(addAlternative("^a$|^b$", "^b$"), "^a$|^b$");
+});
+
+test("the service of a selector: one service_name=\"...\" matcher, else none", () => {
+    assert.equal(serviceOf('{service_name="api"}'), "api");
+    assert.equal(serviceOf('{env="prod", service_name="a\\"b"}'), 'a"b');
+    for (const q of ["", "{}", '{env="prod"}', '{service_name=~"api|db"}', '{service_name!="api"}',
+                     '{service_name="a", service_name="b"}', "{service_name="])
+        assert.equal(serviceOf(q), "", q);
+    assert.equal(serviceSelector('a"b'), '{service_name="a\\"b"}');
+    assert.equal(serviceOf(serviceSelector("x.y-z")), "x.y-z");
 });

@@ -1,8 +1,11 @@
 // single.test.mjs - single profiles: the series of a timeline line as a selector, exact
-// label matches, the patch that opens one; the source view's hottest line and heat.
+// label matches, the patch that opens one, the render parameters of one profile; the
+// source view's hottest line and heat.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { lineQuery, profilePatch, sameLabels, seriesSelector } from "../../ui/js/single.mjs";
+import {
+    exactSelector, labelsOf, lineQuery, profilePatch, profileSpan, sameLabels, seriesSelector,
+} from "../../ui/js/single.mjs";
 import { heat, hottest } from "../../ui/js/source-view.mjs";
 import { DEFAULTS, parseState, stateToSearch } from "../../ui/js/state.mjs";
 
@@ -39,4 +42,23 @@ test("source: the hottest line is the most flat, then the most cum; heat by cum"
     assert.equal(heat(fn.lines[2], fn), 1);
     assert.equal(heat(fn.lines[0], fn), 0);
     assert.ok(Math.abs(heat(fn.lines[1], fn) - 700 / 720) < 1e-12);
+});
+
+test("one stored profile through render: exactly its series, exactly its range", () => {
+    const labels = { service_name: "shop", env: "prod" };
+    assert.equal(exactSelector(labels, ["env", "pod", "service_name", "bench", "pod"]),
+                 '{env="prod", service_name="shop", bench="", pod=""}');
+    assert.equal(exactSelector(labels, []), '{env="prod", service_name="shop"}');
+    assert.equal(exactSelector({}, ["a"]), '{a=""}');
+    assert.deepEqual(labelsOf('{env="prod",service_name="a\\"b"}'), { env: "prod", service_name: 'a"b' });
+    assert.equal(labelsOf('{env=~"p"}'), null);
+    assert.equal(labelsOf("x"), null);
+    // the nanoseconds stay exact (a float would lose them)
+    assert.deepEqual(profileSpan("1796020197123456789", false),
+                     { from: "1796020197123456789", until: "1796020197123456790" });
+    // samples with their own times: up to the series' next profile, else an hour on
+    assert.deepEqual(profileSpan("1796020197000000000", true, "1796020257000000000"),
+                     { from: "1796020197000000000", until: "1796020257000000000" });
+    assert.deepEqual(profileSpan("1796020197000000000", true),
+                     { from: "1796020197000000000", until: "1796023797000000000" });
 });

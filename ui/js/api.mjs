@@ -1,6 +1,9 @@
 // api.mjs - the server's HTTP API: URLs for a view state, fetches with the bearer token,
 // and errors that carry the server's message ({"error": "..."}).
 
+import { parseMatchers, serviceOf } from "./selector.mjs";
+import { isRelative, parseTime } from "./timespec.mjs";
+
 const TOKEN_KEY = "scorch_token";
 
 // An API failure: status (0 for a network failure) and the server's own message.
@@ -58,6 +61,58 @@ export function sourcePatch(state, name) {
 export function timelineParams(state) {
     return { query: state.query, type: state.type, from: state.from, until: state.until,
              group_by: state.group_by };
+}
+
+// ---- exports: what a downloaded file is called and what its SVG says it holds ----
+
+// The file name ending of each render format.
+export const EXPORT_EXT = { pprof: ".pb.gz", folded: ".folded", svg: ".svg",
+                            speedscope: ".speedscope.json" };
+
+// A time of the API as UTC text, relative times at nowMs to the second: "2026-11-30T10:00:00Z",
+// with the milliseconds when it has some ("...10:00:03.040Z"); null when it is not a time.
+function utc(s, nowMs) {
+    const t = parseTime(s, isRelative(s) ? Math.floor(nowMs / 1000) * 1000 : nowMs);
+    if (!Number.isFinite(t)) return null;
+    return new Date(Math.floor(t)).toISOString().replace(/\.000Z$/, "Z");
+}
+
+// The times of a range as UTC text: one when the range is shorter than a millisecond (one
+// stored profile, [t, t + 1 ns)).
+function rangeUtc(params, nowMs) {
+    const a = utc(params.from, nowMs), b = utc(params.until, nowMs);
+    if (!a || !b) return [];
+    return a === b ? [a] : [a, b];
+}
+
+// What a selector selects, for names: its service, else its matchers' values, else "all".
+function subject(query) {
+    const svc = serviceOf(query);
+    if (svc) return svc;
+    const ms = parseMatchers(query);
+    return ms && ms.length ? ms.map((m) => m.value).join("-") : "all";
+}
+
+// The name of an export of render parameters (query, type, from, until) in format:
+// service, type and range, "goprog_cpu-cpu_2026-11-30T09-00-00Z_2026-11-30T10-00-00Z.pb.gz";
+// relative times as of nowMs. Only letters, digits and . _ - (no colons, which Windows
+// refuses, no slashes).
+export function exportFileName(params, format, nowMs = Date.now()) {
+    const clean = (s) => String(s).replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "");
+    const parts = [subject(params.query), params.type || "profile",
+        ...rangeUtc(params, nowMs).map((t) => t.replace(/:/g, "-"))];
+    return parts.map(clean).filter(Boolean).join("_") + (EXPORT_EXT[format] || "." + format);
+}
+
+// The title of an SVG export (render's title parameter): "goprog · cpu:cpu · 2026-11-30
+// 09:00:00 – 10:00:00 UTC".
+export function exportTitle(params, nowMs = Date.now()) {
+    const q = String(params.query || "").trim();
+    const who = serviceOf(q) || (q && q !== "{}" ? q : "all services");
+    const r = rangeUtc(params, nowMs).map((t) => t.replace("T", " ").replace("Z", ""));
+    const when = r.length === 2 && r[0].slice(0, 10) === r[1].slice(0, 10)
+        ? `${r[0]} – ${r[1].slice(11)} UTC` : r.length ? r.join(" – ") + " UTC" : "";
+    return [who, params.type, when].filter(Boolean).join(" · ");
 }
 
 // The client: json(path, params, {signal}), text(...), post(path, params, body).

@@ -5,7 +5,7 @@
 // loading, empty and error states, the zoom and its full-detail refetch of truncated
 // subtrees, search, sandwich and the keyboard.
 
-import { apiUrl } from "./api.mjs";
+import { apiUrl, exportFileName, exportTitle } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
 import { detailFocus, modelFromJSON, truncated } from "./flame-model.mjs";
@@ -13,12 +13,12 @@ import { formatPercent, formatValue } from "./format.mjs";
 import { addAlternative, exactName, exactRegex } from "./selector.mjs";
 import { TopTable } from "./toptable.mjs";
 
+// The export links: render formats (file names: api.mjs exportFileName).
 const EXPORTS = [
-    { format: "pprof", label: "pprof", file: "profile.pb.gz", title: "gzipped pprof (go tool pprof)" },
-    { format: "folded", label: "folded", file: "profile.folded", title: "folded stacks (FlameGraph)" },
-    { format: "svg", label: "SVG", file: "flamegraph.svg", title: "standalone interactive SVG flame graph" },
-    { format: "speedscope", label: "speedscope", file: "profile.speedscope.json",
-      title: "speedscope JSON (speedscope.app)" },
+    { format: "pprof", label: "pprof", title: "gzipped pprof (go tool pprof)" },
+    { format: "folded", label: "folded", title: "folded stacks (FlameGraph)" },
+    { format: "svg", label: "SVG", title: "standalone interactive SVG flame graph" },
+    { format: "speedscope", label: "speedscope", title: "speedscope JSON (speedscope.app)" },
 ];
 
 // Messages of the panels: what happened and what to do.
@@ -112,8 +112,9 @@ export function flameKeys(store, search, current) {
 }
 
 // The view. ctx: store, api, types(), onQueryError(m). opts: exports (bool: the export
-// links, from exportParams(state)), detail (bool: the frames select), emptyText(state,
-// what) (the empty message), onSource(name) (opens the source view; default: none).
+// links, to render with exportParams(state): its query, type and range, or null while they
+// are not known), detail (bool: the frames select), emptyText(state, what) (the empty
+// message), onSource(name) (opens the source view; default: none).
 export function createProfileArea(ctx, opts = {}) {
     const { store, api } = ctx;
     const el = {};
@@ -134,9 +135,12 @@ export function createProfileArea(ctx, opts = {}) {
         onchange: () => store.set({ maxNodes: el.detail.value }),
     }, [["", "8k frames"], ["32768", "32k frames"], ["100000", "100k frames"]].map(([v, t]) =>
         h("option", { value: v }, t))) : null;
-    el.exports = opts.exports ? h("span", { class: "exports" }, "Export ",
-        EXPORTS.map((x) => h("a", { class: "button small", download: x.file, title: x.title,
-                                    dataset: { format: x.format, testid: "export-" + x.format } },
+    // names and relative ranges are taken when a link is followed: the file says the range
+    // it holds
+    el.exports = opts.exports ? h("span", { class: "exports", hidden: true }, "Export ",
+        EXPORTS.map((x) => h("a", { class: "button small", download: "", title: x.title,
+                                    dataset: { format: x.format, testid: "export-" + x.format },
+                                    onmousedown: () => setExports(state), onclick: () => setExports(state) },
             x.label))) : null;
     el.note = h("span", { class: "fg-note", dataset: { testid: "detail-note" } });
     el.filters = h("div", { class: "filters", hidden: true });
@@ -241,9 +245,9 @@ export function createProfileArea(ctx, opts = {}) {
         const ac = (detailCtl = new AbortController());
         el.split.classList.add("loading");
         try {
-            const doc = await api.json("api/v1/render", { ...fetcher.params(st), format: "json",
-                                                          focus, maxNodes: st.maxNodes },
-                                       { signal: ac.signal });
+            const doc = fetcher.focused ? await fetcher.focused(st, focus, ac.signal)
+                : await api.json("api/v1/render", { ...fetcher.params(st), format: "json", focus,
+                                                    maxNodes: st.maxNodes }, { signal: ac.signal });
             if (ac.signal.aborted) return;
             const m = modelFromJSON(doc);
             m.truncated = truncated(m, st.maxNodes);
@@ -259,15 +263,20 @@ export function createProfileArea(ctx, opts = {}) {
         }
     }
 
-    // Fetches and shows: f.load(state, signal) -> a flame document with "top".
-    async function load(st, f) {
+    // Fetches and shows: f.load(state, signal) -> a flame document with "top"; the
+    // subtree of a zoomed frame at full detail from f.focused(state, focus, signal) -> a
+    // flame document, else from render with f.params(state) and the focus. quiet: no
+    // loading marks (the auto-refresh: what is shown stays until the new data is there).
+    async function load(st, f, { quiet = false } = {}) {
         fetcher = f;
         if (ctl) ctl.abort();
         if (detailCtl) detailCtl.abort();
         const ac = (ctl = new AbortController());
-        el.split.classList.add("loading");
-        message(el.flameMsg, "loading", "Loading…");
-        message(el.tableMsg, "loading", "Loading…");
+        if (!quiet) {
+            el.split.classList.add("loading");
+            message(el.flameMsg, "loading", "Loading…");
+            message(el.tableMsg, "loading", "Loading…");
+        }
         const t0 = performance.now();
         try {
             const doc = await f.load(st, ac.signal);
@@ -319,15 +328,26 @@ export function createProfileArea(ctx, opts = {}) {
             el.detail.value = st.maxNodes;
         }
         renderFilters(el.filters, st, store);
-        if (el.exports && opts.exportParams) {
-            const p = opts.exportParams(st);
-            for (const a of el.exports.querySelectorAll("a"))
-                a.href = apiUrl("api/v1/render", { ...p, format: a.dataset.format });
-        }
+        setExports(st);
         table.setSort(st.sort);
         table.setSelected(exactName(st.search));
         if (prev && prev.zoom !== st.zoom && base) loadDetail(st);
         else if (model) panel.apply(st);
+    }
+
+    // The export links of st: render URLs (the SVG titled with what it shows) and file
+    // names after the service, type and range.
+    function setExports(st) {
+        if (!el.exports) return;
+        const p = st && opts.exportParams ? opts.exportParams(st) : null;
+        el.exports.hidden = !p;
+        if (!p) return;
+        const now = Date.now();
+        for (const a of el.exports.querySelectorAll("a")) {
+            const f = a.dataset.format;
+            a.href = apiUrl("api/v1/render", { ...p, format: f, title: f === "svg" ? exportTitle(p, now) : "" });
+            a.download = exportFileName(p, f, now);
+        }
     }
 
     function clear(content) {
@@ -348,6 +368,8 @@ export function createProfileArea(ctx, opts = {}) {
         load,
         apply,
         clear,
+        // the export links again (exportParams' answer changed)
+        updateExports: () => setExports(state),
         model: () => model,
         destroy() {
             document.removeEventListener("keydown", onKey);

@@ -194,3 +194,20 @@ export function withoutMatcher(text, name) {
     if (rest.length === ms.length) return text;
     return rest.length ? "{" + rest.map((m) => m.name + m.op + quoteValue(m.value)).join(", ") + "}" : "";
 }
+
+// The label that names a service: what ingest makes of an application's name, and what the
+// page opens on (landing.mjs) and the query bar's service picker sets.
+export const SERVICE_LABEL = "service_name";
+
+// The service a selector text is about: the value of its one service_name="..." matcher;
+// "" when it has none, or matches the label otherwise (a regex, !=).
+export function serviceOf(text) {
+    const ms = parseMatchers(text) || [];
+    const on = ms.filter((m) => m.name === SERVICE_LABEL);
+    return on.length === 1 && on[0].op === "=" ? on[0].value : "";
+}
+
+// The selector of one service: {service_name="api"}.
+export function serviceSelector(name) {
+    return "{" + SERVICE_LABEL + "=" + quoteValue(name) + "}";
+}

@@ -1,18 +1,46 @@
 // single.mjs - single stored profiles: a point on the timeline lists the profiles behind it
 // (GET /api/v1/profiles) and opens one; the profile view (view=profile) shows that one
-// profile (GET /api/v1/profile): its time, labels, flame graph and top table.
-// seriesSelector, sameLabels and profileSearch are pure (tests/ui/single.test.mjs).
+// profile (GET /api/v1/profile): its time, labels, flame graph, top table and exports.
+// seriesSelector, exactSelector, sameLabels, lineQuery, profilePatch and profileSpan are
+// pure (tests/ui/single.test.mjs).
 
 import { h, replace, showMenu } from "./dom.mjs";
 import { formatDateTime, formatValue } from "./format.mjs";
 import { createProfileArea } from "./profile-area.mjs";
-import { quoteValue, withMatcher } from "./selector.mjs";
+import { parseMatchers, quoteValue, withMatcher } from "./selector.mjs";
 import { changed } from "./state.mjs";
 
 // The selector of exactly these labels' values: {a="x", b="y"} ({} for none).
 export function seriesSelector(labels) {
     const ks = Object.keys(labels || {}).filter((k) => k).sort();
     return "{" + ks.map((k) => k + "=" + quoteValue(labels[k])).join(", ") + "}";
+}
+
+// The selector of exactly one series: its labels, and every other label name of names
+// absent (=""): {a="x"} alone also selects {a="x", b="y"}.
+export function exactSelector(labels, names) {
+    const others = [...new Set(names || [])].filter((n) => n && !(n in (labels || {}))).sort();
+    const own = seriesSelector(labels);
+    if (!others.length) return own;
+    const absent = others.map((n) => n + '=""').join(", ");
+    return own === "{}" ? "{" + absent + "}" : own.slice(0, -1) + ", " + absent + "}";
+}
+
+// The labels of a series' canonical text ({a="x",b="y"}), null when it is not one.
+export function labelsOf(series) {
+    const ms = parseMatchers(series);
+    if (!ms || ms.some((m) => m.op !== "=")) return null;
+    return Object.fromEntries(ms.map((m) => [m.name, m.value]));
+}
+
+// The range of render that holds exactly one stored profile starting at timeNs (text):
+// [t, t + 1 ns) for a profile that has one time; for one whose samples keep their own
+// times (timed), up to the start of the series' next profile (nextNs, text), else an hour
+// on (how far from its start the store looks for a profile's samples).
+export function profileSpan(timeNs, timed, nextNs) {
+    const t = BigInt(timeNs);
+    if (!timed) return { from: String(t), until: String(t + 1n) };
+    return { from: String(t), until: nextNs ? String(nextNs) : String(t + 3600n * 1000000000n) };
 }
 
 export function sameLabels(a, b) {
@@ -84,9 +112,15 @@ const BACK = { view: "explore", series: "", time: "", zoom: "", sandwich: "", se
 export function createProfileView(root, ctx) {
     const { store, api } = ctx;
     let state = null;
+    // the render parameters of the profile shown, for the exports: {key, params | null}
+    let exact = null;
+    const keyOf = (st) => [st.series, st.time, st.type].join("\n");
     const head = h("div", { class: "panel-head profile-head", dataset: { testid: "profile-info" } });
     const area = createProfileArea(ctx, {
         detail: true,
+        exports: true,
+        exportParams: (st) => exact && exact.key === keyOf(st) && exact.params
+            ? { ...exact.params, type: st.type, focus: st.focus, ignore: st.ignore, hide: st.hide } : null,
         emptyText: () => [h("b", null, "This profile has no samples of this type.")],
         onSource: (name) => {
             const t = +state.time / 1e9;
@@ -101,15 +135,43 @@ export function createProfileView(root, ctx) {
     const params = (st) => ({ series: st.series, type: st.type, time: st.time,
                               focus: st.focus, ignore: st.ignore, hide: st.hide });
     const fetcher = {
-        params: (st) => ({ query: st.series, type: st.type, from: String(+st.time / 1e9),
-                           until: String(+st.time / 1e9 + 1e-9) }),
         load: async (st, signal) => {
             const doc = await api.json("api/v1/profile", { ...params(st), maxNodes: st.maxNodes,
                                                            top: 1 }, { signal });
             renderHead(st, doc);
             return doc;
         },
+        // a zoomed frame's subtree: the same profile with a focus on its function
+        focused: (st, focus, signal) => api.json("api/v1/profile", { ...params(st), focus,
+                                                                     maxNodes: st.maxNodes }, { signal }),
     };
+
+    // The exports go through render (GET /api/v1/profile answers JSON only): the series
+    // by exactly its labels, the range of its one profile.
+    async function resolveExports(st) {
+        const key = keyOf(st);
+        if (exact && exact.key === key) return;
+        const mine = (exact = { key, params: null });
+        area.updateExports();
+        const labels = labelsOf(st.series);
+        if (!labels || !/^\d+$/.test(st.time)) return;
+        try {
+            const query = exactSelector(labels, await ctx.labels());
+            const one = profileSpan(st.time, false);
+            const list = await api.json("api/v1/profiles", { query, type: st.type, ...one, limit: 1 });
+            const p = (list.profiles || [])[0];
+            let span = one;
+            if (p && p.timed) {
+                const far = profileSpan(st.time, true);
+                const next = await api.json("api/v1/profiles", { query, type: st.type, from: one.until,
+                                                                 until: far.until, limit: 1 });
+                span = profileSpan(st.time, true, ((next.profiles || [])[0] || {}).time_ns);
+            }
+            if (exact !== mine) return;
+            mine.params = { query, ...span };
+            area.updateExports();
+        } catch { /* the links stay hidden; the view's own request says what is wrong */ }
+    }
 
     function renderHead(st, doc) {
         const p = doc && doc.profile;
@@ -139,6 +201,7 @@ export function createProfileView(root, ctx) {
             renderHead(st, null);
             area.load(st, fetcher);
         }
+        resolveExports(st);
     }
 
     return {
