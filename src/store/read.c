@@ -1,5 +1,6 @@
 /* read.c - merges, buckets and timestamped samples, built on a backend's read and resolve. */
 #include "store/store_int.h"
+#include "model/budget.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -80,6 +81,8 @@ static int read_fail(const struct sc_store *s, int rc, char *err)
 {
     if (!rc || (err && err[0]))
         return rc;
+    if (rc == SC_ELIMIT && sc_budget_poll(err))
+        return rc; /* the query's deadline or client, seen by a callback (rows_poll) */
     if (rc == SC_ELIMIT)
         return sc_errf(err, rc,
                        "the query's answer holds more than %llu distinct stacks (the server's "
@@ -88,6 +91,13 @@ static int read_fail(const struct sc_store *s, int rc, char *err)
     if (rc == SC_ENOMEM)
         return sc_errf(err, rc, "out of memory");
     return rc;
+}
+
+/* A merge's callbacks may get millions of rows at once: every 4,096 they look at the
+ * query's budget (model/budget.h), SC_ELIMIT once it must stop (read_fail says why). */
+static int rows_poll(uint32_t i)
+{
+    return (i & 4095) == 4095 ? sc_budget_poll(NULL) : 0;
 }
 
 /* ---- building a profile from rows ---- */
@@ -240,8 +250,8 @@ static int build_profile(struct sc_store *s, const char *type, const char *unit,
     sc_map64_release(&b.mmap);
     if (rc < 0) {
         sc_profile_free(b.p);
-        if (rc == SC_EFORMAT && err && err[0])
-            return rc;
+        if ((rc == SC_EFORMAT || rc == SC_ELIMIT) && err && err[0])
+            return rc; /* a damaged store, a query past its deadline: said already */
         return sc_errf(err, rc, "building the merged profile: %s", sc_strerror(rc));
     }
     *out = b.p;
@@ -261,6 +271,8 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = m->gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
         int e = v ? acc_add(&m->total, r->stacks[i], v) : 0;
+        if (!e)
+            e = rows_poll(i);
         if (e)
             return e;
     }
@@ -389,6 +401,8 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
         int e = v ? acc_add(&x->total, r->stacks[i], v) : 0;
+        if (!e)
+            e = rows_poll(i);
         if (e)
             return e;
     }

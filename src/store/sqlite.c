@@ -34,6 +34,7 @@
  * uses its own connection from a pool; WAL lets reads run beside the writer.
  */
 #include "store/sqlite_int.h"
+#include "model/budget.h"
 #include "model/error.h"
 #include "model/clock.h"
 
@@ -77,6 +78,12 @@ static int sq_code(int code, int sys_errno)
  * operator acts on mean. */
 static int sq_fail(char *err, sqlite3 *db, int code, const char *what, const char *msg)
 {
+    /* a read its query's budget stopped (sq_progress) fails as the budget says */
+    if ((code & 0xff) == SQLITE_INTERRUPT) {
+        int stop = sc_budget_poll(err);
+        if (stop)
+            return stop;
+    }
     int rc = sq_code(code, sqlite3_system_errno(db));
     if (rc == SC_ENOSPACE)
         return sc_errf(err, rc, "%s: the disk is full", what);
@@ -89,6 +96,16 @@ static int sq_fail(char *err, sqlite3 *db, int code, const char *what, const cha
 int sq_err(char *err, sqlite3 *db, const char *what)
 {
     return sq_fail(err, db, sqlite3_errcode(db), what, sqlite3_errmsg(db));
+}
+
+int sq_step(sqlite3_stmt *st, int *rc, const char *what, char *err)
+{
+    int code = sqlite3_step(st);
+    if (code != SQLITE_ROW && code != SQLITE_DONE && *rc == 0) {
+        sqlite3 *db = sqlite3_db_handle(st);
+        *rc = sq_fail(err, db, code, what, sqlite3_errmsg(db));
+    }
+    return code;
 }
 
 int sq_exec(sqlite3 *db, const char *sql, char *err)
@@ -285,6 +302,14 @@ static const char *const stmt_sql[ST_N] = {
     "time_ns < ? LIMIT 1",
 };
 
+/* The reader connections' progress handler (SQ_PROGRESS_OPS): non-zero interrupts the
+ * statement. Off a query's thread sc_budget_poll is one thread-local load. */
+static int sq_progress(void *arg)
+{
+    (void)arg;
+    return sc_budget_poll(NULL) != 0;
+}
+
 static void conn_close(struct conn *c)
 {
     for (int i = 0; i < ST_N; i++)
@@ -325,6 +350,8 @@ struct conn *sq_conn_get(struct sq_store *s, char *err)
     c = calloc(1, sizeof *c);
     int rc = c ? sq_open_db(s, &c->db, ro ? SQ_READ_ONLY : SQ_READER, err)
                : sc_errf(err, SC_ENOMEM, "out of memory");
+    if (rc == 0)
+        sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, NULL);
     for (int i = 0; rc == 0 && i < ST_N; i++)
         if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
                                NULL) != SQLITE_OK)
@@ -341,6 +368,13 @@ void sq_conn_put(struct sq_store *s, struct conn *c)
 {
     for (int i = 0; i < ST_N; i++)
         sqlite3_reset(c->st[i]);
+    /* a read stopped before its COMMIT leaves no snapshot held (the handler off: nothing
+     * interrupts the ROLLBACK) */
+    if (!sqlite3_get_autocommit(c->db)) {
+        sqlite3_progress_handler(c->db, 0, NULL, NULL);
+        sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_progress_handler(c->db, SQ_PROGRESS_OPS, sq_progress, NULL);
+    }
     pthread_mutex_lock(&s->pool_mu);
     c->next = s->pool;
     s->pool = c;
@@ -1198,7 +1232,10 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
         return rc;
     }
     sqlite3_bind_text(st, 1, sq_tenant(tenant), -1, SQLITE_STATIC);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while (rc == 0 && sq_step(st, &rc, "listing series", err) == SQLITE_ROW) {
+        /* each series costs a few short statements: a query's deadline is looked at here */
+        if ((rc = sc_budget_poll(err)) != 0)
+            break;
         int64_t id = sqlite3_column_int64(st, 0);
         const char *labels = (const char *)sqlite3_column_text(st, 1);
         if (match && !match(ctx, labels ? labels : "{}"))
@@ -1209,20 +1246,20 @@ static int sq_series_list(struct sc_store *sto, const char *tenant, const char *
             sqlite3_bind_int64(any, 1, id);
             sqlite3_bind_int64(any, 2, from);
             sqlite3_bind_int64(any, 3, until);
-            has = sqlite3_step(any) == SQLITE_ROW;
+            has = sq_step(any, &rc, "listing series", err) == SQLITE_ROW;
             sqlite3_reset(any);
         }
-        for (int k = 0; k < nk && !has; k++) {
+        for (int k = 0; k < nk && !has && rc == 0; k++) {
             sqlite3_bind_int64(ex, 1, id);
             sqlite3_bind_int64(ex, 2, kc[k].kind);
             sqlite3_bind_int64(ex, 3, from);
             sqlite3_bind_int64(ex, 4, until);
-            has = sqlite3_step(ex) == SQLITE_ROW;
+            has = sq_step(ex, &rc, "listing series", err) == SQLITE_ROW;
             sqlite3_reset(ex);
             /* a timed profile started before the range may hold samples in it */
-            has = has || sq_timed_near(c, (uint64_t)id, kc[k].kind, from, until);
+            has = has || sq_timed_near(c, (uint64_t)id, kc[k].kind, from, until, &rc, err);
         }
-        if (!has)
+        if (!has || rc)
             continue;
         struct sc_store_series se = {(uint64_t)id, labels};
         if (cb(ctx, &se))

@@ -297,6 +297,16 @@ enum sq_mode { SQ_READER, SQ_WRITER, SQ_READ_ONLY };
 int sq_open_db(struct sq_store *s, sqlite3 **db, enum sq_mode mode, char *err);
 int sq_err(char *err, sqlite3 *db, const char *what);
 int sq_exec(sqlite3 *db, const char *sql, char *err);
+/* A read is held to its query's budget (model/budget.h: its deadline, its client): SQLite's
+ * progress handler on every reader connection polls the budget each SQ_PROGRESS_OPS
+ * virtual machine instructions (some tens of microseconds of work; the poll is a clock
+ * read) and interrupts the statement once the query must stop. The loops that run many
+ * short statements, or none, poll it themselves. */
+#define SQ_PROGRESS_OPS 1000
+/* sqlite3_step(st), which says how it ended: SQLITE_ROW, SQLITE_DONE, or SQLite's failure
+ * with *rc set unless it holds an error already: SC_ELIMIT in the budget's words when the
+ * budget interrupted the statement, else as sq_err (what says what failed). */
+int sq_step(sqlite3_stmt *st, int *rc, const char *what, char *err);
 const char *sq_tenant(const char *t);
 /* A reader connection (from the pool, or new) with its statements; NULL + err. */
 struct conn *sq_conn_get(struct sq_store *s, char *err);
@@ -362,8 +372,10 @@ static inline int64_t sq_timed_from(int64_t from)
  * was damaged since: SC_EFORMAT then (why says how), else 0 or SC_ENOMEM. */
 int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why);
 /* Whether series has timed profiles of kind that may hold samples in [from, until): those
- * that start up to SQ_TIMED_SLACK_NS before it or within it (c's ST_NEAR). */
-int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until);
+ * that start up to SQ_TIMED_SLACK_NS before it or within it (c's ST_NEAR); a failure sets
+ * *rc as sq_step does. */
+int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until,
+                  int *rc, char *err);
 int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
                 int64_t *values, char *err);
 

@@ -72,8 +72,10 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
                          uint32_t n, char *err)
 {
     enum { CHUNK = 256 };
-    int rc = 0;
+    int rc = 0, stop = 0;
     for (uint32_t off = 0; off < n && rc == 0; off += CHUNK) {
+        if ((stop = sc_budget_poll(err)) != 0)
+            return stop;
         uint32_t m = n - off < CHUNK ? n - off : CHUNK;
         char sql[96 + CHUNK * 12];
         int o =
@@ -87,7 +89,7 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
         if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
             return sq_err(err, db, "reading stacks");
         pthread_mutex_lock(&s->cache_mu);
-        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        while (rc == 0 && sq_step(st, &stop, "reading stacks", err) == SQLITE_ROW) {
             uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
             if (!frames)
                 rc = cache_stack(s, id, sqlite3_column_blob(st, 1),
@@ -100,6 +102,8 @@ static int fetch_missing(struct sq_store *s, sqlite3 *db, int frames, const uint
         }
         pthread_mutex_unlock(&s->cache_mu);
         sqlite3_finalize(st);
+        if (stop)
+            return stop;
     }
     /* a stack that does not decode was damaged after it was written: not the request's fault */
     if (rc == SC_EFORMAT)
@@ -130,7 +134,7 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
     struct sc_map64 seen;
     sc_map64_init(&seen);
     uint32_t *miss = NULL, nmiss = 0, cap = 0;
-    int rc = 0;
+    int rc = 0, stop = 0;
     pthread_mutex_lock(&s->cache_mu);
     if (trim)
         cache_trim(s);
@@ -141,6 +145,8 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
         sc_map64_release(&seen);
         pthread_mutex_lock(&s->cache_mu);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
+            if (!(i & 4095) && (stop = sc_budget_poll(err)) != 0)
+                break;
             if (!frames) {
                 if (sc_map64_get(&s->stack_cache, stacks[i]))
                     continue;
@@ -176,7 +182,9 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
             }
         }
         pthread_mutex_unlock(&s->cache_mu);
-        if (rc == 0 && nmiss)
+        if (stop)
+            rc = stop;
+        else if (rc == 0 && nmiss)
             rc = fetch_missing(s, db, frames, miss, nmiss, err);
         else if (rc)
             rc = sc_errf(err, rc, "out of memory");
@@ -341,20 +349,28 @@ static int add_block(struct reader *rd, struct rows *a, const void *data, size_t
                        (unsigned)col);
     }
     const int64_t *v = b.values + (size_t)col * b.n;
-    for (uint32_t i = 0; i < b.n && rc == 0; i++)
+    int stop = 0;
+    for (uint32_t i = 0; i < b.n && rc == 0 && !stop; i++) {
         if (v[i])
             rc = rows_add(a, b.stacks[i], v[i]);
+        if ((i & 4095) == 4095) /* a rollup's block may hold millions */
+            stop = sc_budget_poll(rd->err);
+    }
     sc_block_release(&b);
+    if (stop)
+        return stop;
     return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
 }
 
-static int is_dirty(sqlite3_stmt *dq, uint64_t series, uint32_t kind, int64_t res, int64_t bucket)
+static int is_dirty(struct reader *rd, uint64_t series, uint32_t kind, int64_t res, int64_t bucket,
+                    int *rc)
 {
+    sqlite3_stmt *dq = rd->c->st[ST_DIRTY];
     sqlite3_bind_int64(dq, 1, (int64_t)series);
     sqlite3_bind_int64(dq, 2, kind);
     sqlite3_bind_int64(dq, 3, res);
     sqlite3_bind_int64(dq, 4, bucket);
-    int d = sqlite3_step(dq) == SQLITE_ROW;
+    int d = sq_step(dq, rc, "reading rollups", rd->err) == SQLITE_ROW;
     sqlite3_reset(dq);
     return d;
 }
@@ -370,7 +386,9 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
                        int64_t *duration)
 {
     struct conn *c = rd->c;
-    int rc = 0;
+    int rc = sc_budget_poll(rd->err); /* many series each read no block */
+    if (rc)
+        return rc;
     /* Only the span that holds profiles needs walking (ranges like [0, forever) are
      * common). */
     {
@@ -379,12 +397,13 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         sqlite3_bind_int64(mm, 2, kc->kind);
         sqlite3_bind_int64(mm, 3, from);
         sqlite3_bind_int64(mm, 4, until);
-        int have = sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL;
+        int have = sq_step(mm, &rc, "reading profiles", rd->err) == SQLITE_ROW &&
+                   sqlite3_column_type(mm, 0) != SQLITE_NULL;
         int64_t lo = have ? sqlite3_column_int64(mm, 0) : 0;
         int64_t hi = have ? sqlite3_column_int64(mm, 1) : 0;
         sqlite3_reset(mm);
         if (!have)
-            return 0;
+            return rc;
         /* keep bucket alignment where the range allows it: start at lo's largest bucket */
         int64_t big = rollup_res[0] * SC_NS_PER_S;
         int64_t lo_al = sc_floor_div(lo, big) * big;
@@ -397,22 +416,23 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
     /* Walk [from, until) left to right: a full clean bucket of the largest resolution
      * allowed from its rollup, else of the next, else raw profiles up to the next
      * boundary of the smallest. */
-    sqlite3_stmt *dq = c->st[ST_DIRTY], *rq = c->st[ST_ROLLUP], *pq = c->st[ST_RAW];
+    sqlite3_stmt *rq = c->st[ST_ROLLUP], *pq = c->st[ST_RAW];
     int64_t t = from;
-    while (t < until && rc == 0) {
+    /* a walk over buckets without profiles reads no block: it polls the budget itself */
+    while (t < until && rc == 0 && (rc = sc_budget_poll(rd->err)) == 0) {
         int64_t secs = sc_floor_div(t, SC_NS_PER_S);
         int used = 0;
-        for (size_t k = 0; max_res > 0 && t % SC_NS_PER_S == 0 && k < NRES && !used; k++) {
+        for (size_t k = 0; max_res > 0 && t % SC_NS_PER_S == 0 && k < NRES && !used && !rc; k++) {
             int64_t r = rollup_res[k];
             if (r > max_res || secs % r != 0 || t + r * SC_NS_PER_S > until)
                 continue;
-            if (is_dirty(dq, series, kc->kind, r, secs))
+            if (is_dirty(rd, series, kc->kind, r, secs, &rc) || rc)
                 continue;
             sqlite3_bind_int64(rq, 1, (int64_t)series);
             sqlite3_bind_int64(rq, 2, kc->kind);
             sqlite3_bind_int64(rq, 3, r);
             sqlite3_bind_int64(rq, 4, secs);
-            if (sqlite3_step(rq) == SQLITE_ROW) {
+            if (sq_step(rq, &rc, "reading rollups", rd->err) == SQLITE_ROW) {
                 *profiles += sqlite3_column_int64(rq, 0);
                 *duration += sqlite3_column_int64(rq, 2);
                 rc = add_block(rd, a, sqlite3_column_blob(rq, 1),
@@ -433,7 +453,7 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         sqlite3_bind_int64(pq, 2, kc->kind);
         sqlite3_bind_int64(pq, 3, t);
         sqlite3_bind_int64(pq, 4, next);
-        while (rc == 0 && sqlite3_step(pq) == SQLITE_ROW) {
+        while (rc == 0 && sq_step(pq, &rc, "reading profiles", rd->err) == SQLITE_ROW) {
             (*profiles)++;
             *duration += sqlite3_column_int64(pq, 1);
             rc = add_block(rd, a, sqlite3_column_blob(pq, 0), (size_t)sqlite3_column_bytes(pq, 0),
@@ -458,7 +478,7 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
         sqlite3_bind_int64(st, 2, kc[k].kind);
         sqlite3_bind_int64(st, 3, sq_timed_from(q->from_ns));
         sqlite3_bind_int64(st, 4, q->until_ns);
-        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        while (rc == 0 && sq_step(st, &rc, "reading profiles", rd->err) == SQLITE_ROW) {
             rc = count_block(rd);
             struct sc_block b;
             if (rc == 0)
@@ -581,6 +601,8 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
     struct sc_store_frame *fr = NULL;
     uint32_t fcap = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
+        if (!(i & 4095) && (rc = sc_budget_poll(err)) != 0)
+            break;
         uint32_t *ci = stacks[i] <= UINT32_MAX ? sc_map64_get(&s->stack_cache, stacks[i]) : NULL;
         if (!ci) {
             rc = sc_errf(err, SC_EIO, "the store is damaged: stack %llu is missing",
@@ -643,15 +665,16 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
     struct conn *c = sq_conn_get(s, err);
     if (!c)
         return SC_EIO;
-    int found = 0;
+    int found = 0, rc = 0;
     sqlite3_stmt *mm = c->st[ST_SPAN];
-    for (uint32_t i = 0; i < q->nseries; i++)
-        for (int k = 0; k < nk; k++) {
+    for (uint32_t i = 0; i < q->nseries && rc == 0; i++)
+        for (int k = 0; k < nk && rc == 0; k++) {
             sqlite3_bind_int64(mm, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(mm, 2, kc[k].kind);
             sqlite3_bind_int64(mm, 3, q->from_ns);
             sqlite3_bind_int64(mm, 4, q->until_ns);
-            if (sqlite3_step(mm) == SQLITE_ROW && sqlite3_column_type(mm, 0) != SQLITE_NULL) {
+            if (sq_step(mm, &rc, "reading profiles", err) == SQLITE_ROW &&
+                sqlite3_column_type(mm, 0) != SQLITE_NULL) {
                 int64_t lo = sqlite3_column_int64(mm, 0), hi = sqlite3_column_int64(mm, 1);
                 if (!found || lo < *first_ns)
                     *first_ns = lo;
@@ -662,7 +685,7 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
             sqlite3_reset(mm);
         }
     sq_conn_put(s, c);
-    return found ? 0 : SC_ENOTFOUND;
+    return rc ? rc : found ? 0 : SC_ENOTFOUND;
 }
 
 int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t step_ns,
@@ -699,7 +722,7 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
             sqlite3_bind_int64(st, 2, kc[k].kind);
             sqlite3_bind_int64(st, 3, q->from_ns);
             sqlite3_bind_int64(st, 4, q->until_ns);
-            while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            while (rc == 0 && sq_step(st, &rc, "reading totals", err) == SQLITE_ROW) {
                 if (max && ++rows > max) {
                     rc = sc_store_over_budget(&s->base, err);
                     break;
@@ -728,14 +751,15 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t st
 
 /* ---- single profiles ---- */
 
-int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until)
+int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until,
+                  int *rc, char *err)
 {
     sqlite3_stmt *st = c->st[ST_NEAR];
     sqlite3_bind_int64(st, 1, (int64_t)series);
     sqlite3_bind_int64(st, 2, kind);
     sqlite3_bind_int64(st, 3, sq_timed_from(from));
     sqlite3_bind_int64(st, 4, until);
-    int has = sqlite3_step(st) == SQLITE_ROW;
+    int has = sq_step(st, rc, "reading profiles", err) == SQLITE_ROW;
     sqlite3_reset(st);
     return has;
 }
@@ -762,14 +786,14 @@ int sq_profiles(struct sc_store *sto, const struct sc_store_query *q, sc_store_p
         sq_conn_put(s, c);
         return rc;
     }
-    int stop = 0;
-    for (uint32_t i = 0; i < q->nseries && !stop; i++)
-        for (int k = 0; k < nk && !stop; k++) {
+    int stop = 0, rc = 0;
+    for (uint32_t i = 0; i < q->nseries && !stop && rc == 0; i++)
+        for (int k = 0; k < nk && !stop && rc == 0; k++) {
             sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(st, 2, kc[k].kind);
             sqlite3_bind_int64(st, 3, q->from_ns);
             sqlite3_bind_int64(st, 4, q->until_ns);
-            while (!stop && sqlite3_step(st) == SQLITE_ROW) {
+            while (!stop && sq_step(st, &rc, "listing profiles", err) == SQLITE_ROW) {
                 const uint8_t *p = sqlite3_column_blob(st, 4);
                 const uint8_t *end = p + sqlite3_column_bytes(st, 4);
                 uint64_t v = 0;
@@ -790,5 +814,5 @@ int sq_profiles(struct sc_store *sto, const struct sc_store_query *q, sc_store_p
         }
     sqlite3_finalize(st);
     sq_conn_put(s, c);
-    return 0;
+    return rc;
 }
