@@ -235,10 +235,12 @@ static int cmp_lines(const void *a, const void *b, void *base)
     return t[x->off + n] >= ' ' ? 1 : -1;
 }
 
-/* A function without a name would leave an empty frame, which reads as no frame at all:
- * such frames of sample si (w->frames, root first as sc_stackwalk_sample() puts them, nf of
- * them) are named as a frame without a function is, by their location's address. Returns 0
- * or SC_E*. */
+/* A function a symbolizer left without a name (pprof shows "<unknown>") would be an empty
+ * frame: such frames of sample si (w->frames, root first as sc_stackwalk_sample() puts them,
+ * nf of them) are named as a frame without a function is, by their location's address.
+ * Only in locations of a binary (with a mapping or an address): an empty frame of folded
+ * or perf script text (stackcollapse-perf.pl prints "a;;b" for "->b") is a name, and
+ * stays. Returns 0 or SC_E*. */
 static int name_nameless(const struct sc_profile *p, uint32_t si, struct sc_stackwalk *w,
                          struct sc_strtab *names, int64_t nf)
 {
@@ -247,7 +249,7 @@ static int name_nameless(const struct sc_profile *p, uint32_t si, struct sc_stac
     for (uint32_t k = s->nlocs; k-- > 0 && n < nf;) {
         const struct sc_location *l = &p->locations[p->sample_locs[s->loc_start + k]];
         for (uint32_t j = 0; j < (l->nlines ? l->nlines : 1) && n < nf; j++, n++) {
-            if (names->v[w->frames[n]].len)
+            if (names->v[w->frames[n]].len || (!l->mapping && !l->address))
                 continue;
             char tmp[SC_ADDR_NAME_LEN];
             int64_t id = sc_strtab_intern(names, tmp, sc_address_name(l->address, tmp));

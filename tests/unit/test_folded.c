@@ -45,9 +45,8 @@ static void test_parse_rules(void)
     T_EQ_STR(roundtrip("a 0\nb 1\n"), "b 1\n");
     /* no trailing newline */
     T_EQ_STR(roundtrip("a;b 9"), "a;b 9\n");
-    /* an empty frame is a function without a name, written as a frame without a function
-     * is (sc_address_name): an empty frame is no name at all */
-    T_EQ_STR(roundtrip("a;;b 1\n"), "a;0x0;b 1\n");
+    /* empty frames survive */
+    T_EQ_STR(roundtrip("a;;b 1\n"), "a;;b 1\n");
 }
 
 static void test_model_shape(void)
@@ -129,8 +128,9 @@ static void test_limits_and_detect(void)
     sc_profile_free(p);
 }
 
-/* A function without a name (and no system name) is written by its location's address,
- * as a frame without a function is; the others keep their names. */
+/* A function without a name (and no system name) in a location of a binary, as pprof
+ * has them, is written by its location's address, as a frame without a function is; the
+ * others keep their names. */
 static void test_nameless_written_by_address(void)
 {
     char err[SC_ERR_LEN] = "";
@@ -142,6 +142,19 @@ static void test_nameless_written_by_address(void)
     struct sc_buf out = SC_BUF_INIT;
     T_EQ_INT(sc_folded_write(p, 0, &out, err), 0);
     T_EQ_STR(out.data, "main;0x4f2a11;leaf 5\nmain;x 3\n");
+    /* a mapping and no address: still a binary's frame */
+    struct sc_mapping *m = calloc(1, sizeof *m);
+    if (m) {
+        p->mappings = m;
+        p->nmappings = p->mappings_cap = 1;
+        for (uint32_t i = 0; i < p->nlocations; i++) {
+            p->locations[i].address = 0;
+            p->locations[i].mapping = 1;
+        }
+        out.len = 0;
+        T_EQ_INT(sc_folded_write(p, 0, &out, err), 0);
+        T_EQ_STR(out.data, "main;0x0;leaf 5\nmain;x 3\n");
+    }
     sc_buf_release(&out);
     sc_profile_free(p);
 }
