@@ -31,7 +31,7 @@
  *   - a pid or tid "-1" (with comm ":-1": a thread perf does not know, as an exited task's)
  *     is an id, where the script read on to the period and named the process after the
  *     timestamp; such samples get no pid or tid label;
- *   - outside a sample, a header line that goes on after its event with a frame (what
+ *   - outside a sample, a header line that goes on after its fields with a frame (what
  *     perf script prints for a recording without call chains, comm right-aligned so the
  *     line may start with whitespace, and no empty line after it) is a whole sample of that
  *     one frame (frame_header_split), where the script printed nothing.
@@ -339,16 +339,33 @@ static int match_frame(const char *s, size_t n, const struct frame_pos *fp, stru
     return how;
 }
 
+/* Whether a frame as perf prints one after the fields of a header starts at s[i..n):
+ * whitespace, the ip (a whole token of hex digits), whitespace and the usual match of
+ * match_frame (symbol, then the dso in parentheses). */
+static int frame_at(const char *s, size_t n, size_t i)
+{
+    struct frame_pos fp;
+    struct span pc, raw, mod;
+    frame_pos(s + i, n - i, &fp);
+    if (fp.a == 0 || fp.bmax == fp.a || fp.cmax == fp.bmax)
+        return 0;
+    for (size_t a = fp.a; a < fp.bmax; a++)
+        if (!is_lower_hex((unsigned char)s[i + a]))
+            return 0;
+    return match_frame(s + i, n - i, &fp, &pc, &raw, &mod) == 1;
+}
+
 /* A sample of a recording without call chains: perf script prints its ip, symbol and dso
- * on the header line, after the event, and no empty line after it; as its comm is
+ * on the header line, after the other fields, and no empty line after it; as its comm is
  * right-aligned, the line starts with whitespace:
  *   "          sh  5894   681.403828:    1001001 cpu-clock:      55b3b748ecec sym+0x0 (dso)"
- * Splits s[0..n) into a header (h, with the event, period and colon of match_event) and the
- * frame part starting at *frame, which reads as a stack line of its own (a hex address,
- * as perf prints ips, and the usual match of match_frame). The event is the first token
- * ending with ':' for which both hold. */
-static int frame_header_split(const char *s, size_t n, struct header *h, struct span *ev,
-                              struct span *per, size_t *colon, size_t *frame)
+ * Splits s[0..n) into the header (h; *named says whether it names an event, then ev, per
+ * and colon are match_event's on the header) and the frame part starting at *frame, which
+ * reads as a stack line of its own. The frame follows the ids, a "[cpu]" or a field ending
+ * with ':' (the time, the event); where several places would do (a period reads as an
+ * ip), the last one. */
+static int frame_header_split(const char *s, size_t n, struct header *h, int *named,
+                              struct span *ev, struct span *per, size_t *colon, size_t *frame)
 {
     size_t e = n;
     while (e > 0 && is_ws((unsigned char)s[e - 1]))
@@ -360,28 +377,28 @@ static int frame_header_split(const char *s, size_t n, struct header *h, struct 
         k0++;
     if (k0 == n || !match_header(s + k0, n - k0, h))
         return 0;
-    for (size_t i = k0 + h->after; i < n;) {
-        while (i < n && is_ws((unsigned char)s[i]))
-            i++;
-        while (i < n && !is_ws((unsigned char)s[i]))
-            i++;
-        if (i >= n || s[i - 1] != ':' || !match_event(s, i, NULL, ev, per, colon))
-            continue;
-        struct frame_pos fp;
-        struct span pc, raw, mod;
-        frame_pos(s + i, n - i, &fp);
-        if (fp.bmax == fp.a || match_frame(s + i, n - i, &fp, &pc, &raw, &mod) != 1)
-            continue;
-        size_t a = fp.a;
-        while (a < fp.bmax && is_lower_hex((unsigned char)s[i + a]))
-            a++;
-        if (a != fp.bmax)
-            continue;
-        h->after += k0;
-        *frame = i;
-        return 1;
+    h->after += k0;
+    size_t i = h->after, f = 0;
+    for (int may = 1; i < n;) {
+        if (may && frame_at(s, n, i))
+            f = i;
+        size_t t0 = i;
+        while (t0 < n && is_ws((unsigned char)s[t0]))
+            t0++;
+        size_t t1 = t0;
+        while (t1 < n && !is_ws((unsigned char)s[t1]))
+            t1++;
+        if (t1 >= n)
+            break;
+        may = s[t1 - 1] == ':' || (s[t0] == '[' && s[t1 - 1] == ']');
+        i = t1;
     }
-    return 0;
+    if (!f)
+        return 0;
+    *colon = 0;
+    *named = match_event(s, f, NULL, ev, per, colon);
+    *frame = f;
+    return 1;
 }
 
 int sc_perf_frame_header(const char *s, size_t n)
@@ -389,7 +406,8 @@ int sc_perf_frame_header(const char *s, size_t n)
     struct header h;
     struct span ev, per;
     size_t colon, f;
-    return n <= MAX_LINE && frame_header_split(s, n, &h, &ev, &per, &colon, &f);
+    int named;
+    return n <= MAX_LINE && frame_header_split(s, n, &h, &named, &ev, &per, &colon, &f);
 }
 
 /* s/\+0x[\da-f]+$// */
@@ -1116,11 +1134,12 @@ static int end_sample(struct worker *w)
 static int frame_header(struct worker *w, const char *s, size_t n)
 {
     struct header h;
-    struct span ev, per;
+    struct span ev, per = {NULL, 0};
     size_t colon, f;
-    if (!frame_header_split(s, n, &h, &ev, &per, &colon, &f))
+    int named;
+    if (!frame_header_split(s, n, &h, &named, &ev, &per, &colon, &f))
         return 0;
-    int rc = start_sample(w, s, f, &h, &ev, per, colon, 0);
+    int rc = start_sample(w, s, f, &h, named ? &ev : NULL, per, colon, 0);
     if (rc <= 0)
         return rc < 0 ? rc : 1;
     if (stack_line(w, s + f, n - f) || end_sample(w))
@@ -1287,10 +1306,11 @@ static int first_event(const char *s, const char *end, struct span *ev)
         struct span per;
         size_t colon;
         size_t f;
+        int named = 0;
         if (n > 0 && *s != '#' && n <= MAX_LINE &&
             ((!is_ws((unsigned char)*s) && match_header(s, n, &h) &&
               match_event(s, n, NULL, ev, &per, &colon)) ||
-             frame_header_split(s, n, &h, ev, &per, &colon, &f)))
+             (frame_header_split(s, n, &h, &named, ev, &per, &colon, &f) && named)))
             return 1;
         s = nl ? nl + 1 : end;
     }

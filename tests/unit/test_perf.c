@@ -383,6 +383,11 @@ static void test_no_callchain(void)
         "kworker/u4:1-events 14/14 [000] 5.5: cpu-clock:pppH: ffff1 worker_thread+0x1 "
         "([kernel.kallsyms])\n",
         &opts0, "java;com/Foo:.bar 77\nkworker/u4:1-events;worker_thread 1\n");
+    /* -F without the time, or the event too: the frame after the ids, cpu or event */
+    T_COLLAPSE("              sh  5894 cpu-clock:      55b3b748ecec [unknown] (/usr/bin/dash)\n"
+               "              sh  5894      55b3b7490ec0 f (/usr/bin/dash)\n"
+               "              sh  5894 [001]     55b3b7490ec0 g+0x1 (/usr/bin/dash)\n",
+               &opts0, "sh;[dash] 1\nsh;f 1\nsh;g 1\n");
     /* the first event seen is kept, as for stacks */
     T_COLLAPSE("  a1 1 1.0: 5 cycles:  1 f (/x)\n  a1 1 2.0: 7 instructions:  1 g (/x)\n"
                "  a1 1 3.0: 11 cycles:  1 f (/x)\n",
