@@ -7,6 +7,7 @@ import {
     nodeRect, outermost, pathOf, sandwich, searchRegex, searchShare, valueAt, zoomView, detailFocus,
     truncated,
 } from "../../ui/js/flame-model.mjs";
+import { frameText } from "../../ui/js/flamegraph.mjs";
 import { flameDoc, randomFolded } from "./helpers.mjs";
 
 // docs/api-flamegraph.md's example, verbatim
@@ -278,4 +279,15 @@ test("truncation: a graph of maxNodes nodes lost some; a zoom refetches with a f
     assert.equal(truncated(null, "5"), false);
     assert.equal(detailFocus(""), "");
     assert.equal(detailFocus("runtime.main;main.main;main.(*T).burn"), "^main\\.\\(\\*T\\)\\.burn$");
+});
+
+test("the root frame's text says the total; other frames and a diff's root their names", () => {
+    const m = modelFromJSON({ ...flameDoc("main;burn 1500000000\nmain;spin 500000000"), unit: "nanoseconds" });
+    assert.equal(frameText(m, 0, true), "total (2.00 s)");
+    assert.equal(frameText(m, 0), "total");
+    assert.equal(frameText(m, 1, true), "main");
+    const c = modelFromJSON({ ...flameDoc("a;b 1234"), unit: "count" });
+    assert.equal(frameText(c, 0, true), "total (1.23k)");
+    const d = { ...m, diff: true };
+    assert.equal(frameText(d, 0, true), "total");
 });

@@ -99,6 +99,17 @@ test("the store pushes and replaces history entries; back and forward restore st
     w.go(1);
     assert.equal(store.get().from, "now-6h");
     store.refresh();
-    assert.deepEqual(seen.map((x) => x[0]), ["push", "replace", "pop", "pop", "refresh"]);
+    store.refresh("auto");
+    assert.deepEqual(seen.map((x) => x[0]), ["push", "replace", "pop", "pop", "refresh", "auto"]);
     assert.deepEqual(seen[0], ["push", "now-6h", "now-1h"]);
+});
+
+test("auto-refresh: off, 10 s, 30 s or a minute, in the URL", () => {
+    assert.equal(DEFAULTS.refresh, "");
+    for (const v of ["10s", "30s", "1m"]) {
+        assert.equal(parseState("?refresh=" + v).refresh, v);
+        assert.equal(stateToSearch({ ...DEFAULTS, refresh: v }), "?from=now-1h&until=now&refresh=" + v);
+    }
+    assert.equal(parseState("?refresh=5s").refresh, "");
+    assert.equal(parseState("?refresh=1").refresh, "");
 });

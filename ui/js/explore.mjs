@@ -75,11 +75,14 @@ export function createExplore(root, ctx) {
     }
 
     // ---- fetching ----
-    async function loadTimeline(st) {
+    // quiet: no loading marks (the auto-refresh: the lines stay until the new ones are there)
+    async function loadTimeline(st, quiet = false) {
         if (tlCtl) tlCtl.abort();
         const ac = (tlCtl = new AbortController());
-        el.timeline.classList.add("loading");
-        message(el.tlMsg, "loading", "Loading…");
+        if (!quiet) {
+            el.timeline.classList.add("loading");
+            message(el.tlMsg, "loading", "Loading…");
+        }
         try {
             const data = await api.json("api/v1/timeline", timelineParams(st), { signal: ac.signal });
             if (ac.signal.aborted) return;
@@ -181,9 +184,10 @@ export function createExplore(root, ctx) {
 
     function update(st, prev, how) {
         state = st;
-        const refresh = how === "refresh" || !prev;
+        const quiet = how === "auto";
+        const refresh = how === "refresh" || quiet || !prev;
         if (prev && changed(prev, st, TIMELINE_KEYS)) second = null;
-        if (refresh) fillGroupBy(st);
+        if (refresh && !quiet) fillGroupBy(st);
         else el.groupBy.value = st.group_by;
         renderSelInfo(st);
         const reload = refresh || changed(prev, st, PROFILE_KEYS);
@@ -197,9 +201,9 @@ export function createExplore(root, ctx) {
             area.clear(none.map((n) => n.cloneNode(true)));
             return;
         }
-        if (refresh || changed(prev, st, TIMELINE_KEYS)) loadTimeline(st);
+        if (refresh || changed(prev, st, TIMELINE_KEYS)) loadTimeline(st, quiet);
         else if (changed(prev, st, ["sel_from", "sel_until"])) timeline.setSelection(selection(st));
-        if (reload) area.load(st, fetcher);
+        if (reload) area.load(st, fetcher, { quiet });
     }
 
     return {

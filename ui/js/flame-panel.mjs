@@ -42,7 +42,7 @@ export class FlamePanel {
             return Math.max(280, Math.min(opts.maxHeight(), window.innerHeight - top - 20));
         };
         this.fg = new FlameGraph(this.mainHost, {
-            maxHeight: mainHeight, label: opts.label || "flame graph",
+            maxHeight: mainHeight, label: opts.label || "flame graph", rootTotal: true,
             nodeColor: opts.nodeColor, dimColor: opts.dimColor,
             onHover: (id, e) => this.tooltip(this.fg, id, e),
             onClick: (id) => this.opts.onZoom(id <= 0 ? [] : pathOf(this.model, id)),

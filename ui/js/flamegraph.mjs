@@ -10,17 +10,26 @@
 import { colorFor, DIM_COLOR, DIM_TEXT } from "./colors.mjs";
 import { firstVisible, nodeAt, zoomView } from "./flame-model.mjs";
 import { h } from "./dom.mjs";
+import { formatValue } from "./format.mjs";
 
 const MIN_W = 2; // px: narrower nodes merge with their neighbours
 const FONT = '12px ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, Consolas, monospace';
 const TEXT = "#1b1b1b";
+
+// The text of frame id: its function's name; with rootTotal, the root's says the total it
+// stands for, "total (12.3 s)" (a diff's root keeps its name: its width is two sides').
+export function frameText(m, id, rootTotal = false) {
+    const name = m.names[m.name[id]];
+    if (!rootTotal || id !== 0 || m.diff) return name;
+    return `${name} (${formatValue(m.rootTotal, m.unit)})`;
+}
 
 export class FlameGraph {
     // host: an element to fill; opts: rowHeight, orient ("icicle" | "flame"), maxHeight()
     // (px), onHover(id, event) (id -1 when leaving), onClick(id, event),
     // onContext(id, event), label (aria label), nodeColor(model, id) (a colour per node,
     // e.g. a diff's red and blue; default: by the frame's package), dimColor (frames a
-    // search does not match).
+    // search does not match), rootTotal (the root's text says the total).
     constructor(host, opts = {}) {
         this.opts = { rowHeight: 18, orient: "icicle", maxHeight: () => 600, ...opts };
         this.host = host;
@@ -237,7 +246,7 @@ export class FlameGraph {
                 const nx = (xs[i] - x0) * k;
                 pw = Math.min(nx + pw, W) - px;
                 const fit = Math.floor((pw - 6) / charW);
-                const s = mnames[names[i]];
+                const s = i === 0 ? frameText(m, i, this.opts.rootTotal) : mnames[names[i]];
                 const text = s.length <= fit ? s : s.slice(0, Math.max(0, fit - 2)) + "..";
                 ctx.fillText(text, px + 3, labels[j + 1] + half + 0.5);
             }

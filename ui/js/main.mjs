@@ -1,6 +1,6 @@
-// main.mjs - the page: state from the URL, the query bar, the views (explore, the diff
-// view, heatmap, call graph, source, a single profile, the scrape targets), upload, the
-// API token.
+// main.mjs - the page: state from the URL, where it opens without a query, the query bar,
+// the views (explore, the diff view, heatmap, call graph, source, a single profile, the
+// scrape targets), auto-refresh, upload, the API token.
 
 import { createApi } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
@@ -9,6 +9,7 @@ import { compareWithPatch } from "./diff-model.mjs";
 import { createDiffView } from "./diff-view.mjs";
 import { createExplore } from "./explore.mjs";
 import { createHeatmapView } from "./heatmap-view.mjs";
+import { landingQuery } from "./landing.mjs";
 import { createProfileView } from "./single.mjs";
 import { createSourceView } from "./source-view.mjs";
 import { QueryBar } from "./querybar.mjs";
@@ -19,18 +20,24 @@ import { setupUpload, typeCandidates } from "./upload.mjs";
 // The views by URL name (state.view). Each create(root, ctx) returns {update(state, prev,
 // how), destroy()}.
 // tab: false for views reached from another one (a function's source, one profile);
-// open(state): the patch its tab sets (default: just the view).
+// open(state): the patch its tab sets (default: just the view);
+// landing: a URL without a query opens it on one service (landing.mjs);
+// auto: what the auto-refresh asks of it: "auto" (it reloads without loading marks),
+// "refresh" (as the Refresh button), none (nothing new to show: one stored profile; the
+// targets page refreshes itself).
 const VIEWS = {
-    explore: { label: "Explore", create: createExplore },
-    diff: { label: "Compare", create: createDiffView,
+    explore: { label: "Explore", create: createExplore, landing: true, auto: "auto" },
+    diff: { label: "Compare", create: createDiffView, auto: "refresh",
             // without a base yet, what explore shows against the period before it
             open: (s) => (s.base_query || s.base_from || s.base_until ? { view: "diff" } : compareWithPatch(s)) },
-    heatmap: { label: "Heatmap", create: createHeatmapView },
-    callgraph: { label: "Call graph", create: createCallgraphView },
-    source: { label: "Source", create: createSourceView, tab: false },
+    heatmap: { label: "Heatmap", create: createHeatmapView, landing: true, auto: "auto" },
+    callgraph: { label: "Call graph", create: createCallgraphView, landing: true, auto: "refresh" },
+    source: { label: "Source", create: createSourceView, tab: false, auto: "refresh" },
     profile: { label: "Profile", create: createProfileView, tab: false },
     targets: { label: "Targets", create: createTargets },
 };
+// The auto-refresh's periods (state.refresh).
+const AUTO_MS = { "10s": 10000, "30s": 30000, "1m": 60000 };
 
 const $ = (id) => document.getElementById(id);
 const store = createStore(window);
@@ -38,6 +45,7 @@ const api = createApi({ storage: safeStorage(), doc: document, onAuth: () => ask
 let types = [];
 let labelsPromise = null;
 let current = null; // {name, view}
+let shownState = null; // the state the current view was last brought in line with
 
 function safeStorage() {
     try {
@@ -94,6 +102,7 @@ function askToken(needed) {
 async function loadTypes() {
     types = await api.json("api/v1/profile_types");
     qb.setTypes(types);
+    qb.loadServices();
     return types;
 }
 
@@ -125,8 +134,10 @@ function renderNav(state) {
     }, v.label)));
 }
 
-function showView(state, prev, how) {
+function showView(state, how) {
     const name = VIEWS[state.view] ? state.view : "explore";
+    let prev = shownState;
+    shownState = state;
     if (!current || current.name !== name) {
         if (current) current.view.destroy();
         current = { name, view: VIEWS[name].create($("main"), {
@@ -146,11 +157,62 @@ function title(state) {
     document.title = bits ? `${bits} · scorch` : "scorch";
 }
 
-function render(state, prev, how) {
+// ---- auto-refresh: the view's data again every few seconds, counted from the last
+// change; not while the page is hidden or a button is held (a drag on the timeline) ----
+let autoTimer = 0, buttonsDown = 0;
+window.addEventListener("pointerdown", (e) => { buttonsDown = e.buttons; }, true);
+window.addEventListener("pointerup", (e) => { buttonsDown = e.buttons; }, true);
+window.addEventListener("blur", () => { buttonsDown = 0; });
+
+function armAutoRefresh(state) {
+    clearTimeout(autoTimer);
+    const v = VIEWS[state.view] || VIEWS.explore, ms = AUTO_MS[state.refresh];
+    if (!ms || !v.auto) return;
+    autoTimer = setTimeout(() => {
+        if (document.hidden || buttonsDown) {
+            armAutoRefresh(store.get());
+            return;
+        }
+        // for tests and the curious: how many times it ran
+        document.body.dataset.autoRefreshes = String(+(document.body.dataset.autoRefreshes || 0) + 1);
+        store.refresh(v.auto);
+    }, ms);
+}
+
+// ---- landing: a view of one query without a query opens on the busiest service ----
+let landing = null; // {key (type and range), done}
+
+function needsLanding(state) {
+    const v = VIEWS[state.view] || VIEWS.explore;
+    return !!(v.landing && !state.query && state.type);
+}
+
+// True while the state waits for its service; the view is shown once it is known (or
+// known to be none: then as the empty selector shows it).
+function awaitLanding(state) {
+    if (!needsLanding(state)) return false;
+    const key = [state.type, state.from, state.until].join("\n");
+    if (landing && landing.key === key) return !landing.done;
+    const mine = (landing = { key, done: false });
+    landingQuery(api, state).then((q) => {
+        mine.done = true;
+        const s = store.get();
+        if (landing !== mine || !needsLanding(s)) return;
+        if (q) store.set({ query: q }, { push: false });
+        else render(s, null, "refresh");
+    });
+    return true;
+}
+
+// (the store's previous state is not the view's when a render waited for the landing:
+// views compare with shownState)
+function render(state, _prev, how) {
     qb.apply(state);
     renderNav(state);
     title(state);
-    showView(state, prev, how);
+    if (awaitLanding(state)) return;
+    showView(state, how);
+    armAutoRefresh(state);
 }
 
 async function reload() {
@@ -170,14 +232,16 @@ async function reload() {
 // ---- start ----
 const qb = new QueryBar($("querybar"), {
     api,
-    onQuery: (q) => {
+    onQuery: (text) => {
         qb.setError("");
+        const q = text || "{}"; // run empty, it is every series (a URL without one opens on a service)
         if (q === store.get().query) store.refresh();
         else store.set({ query: q, sel_from: "", sel_until: "", zoom: "", sandwich: "" });
     },
     onType: (t) => store.set({ type: t, zoom: "", sandwich: "" }),
     onRange: (from, until) => store.set({ from, until, sel_from: "", sel_until: "" }),
     onRefresh: () => reload(),
+    onAutoRefresh: (v) => store.set({ refresh: v }, { push: false }),
 });
 $("refresh").addEventListener("click", (e) => {
     e.preventDefault();

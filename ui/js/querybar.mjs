@@ -1,18 +1,32 @@
-// querybar.mjs - the query bar: profile type, label selector with autocompletion of label
-// names and values, time range (presets, custom), refresh.
+// querybar.mjs - the query bar: profile type, service picker, label selector with
+// autocompletion of label names and values, time range (presets, custom), refresh and
+// auto-refresh.
 
 import { h, replace } from "./dom.mjs";
-import { applyCompletion, completionContext, filterCompletions } from "./selector.mjs";
+import {
+    applyCompletion, completionContext, filterCompletions, SERVICE_LABEL, serviceOf, serviceSelector,
+} from "./selector.mjs";
 import { displayTime, isRelative, parseTime, presetOf, PRESETS } from "./timespec.mjs";
 import { formatDateTime } from "./format.mjs";
 
+// The service picker's values besides the services: every series, and a selector that is
+// about no one service (shown, not chosen).
+const ALL = "\u0001all", OTHER = "";
+
+// The auto-refresh choices (state.refresh).
+export const AUTO_REFRESH = [["", "Auto: off"], ["10s", "Auto: 10 s"], ["30s", "Auto: 30 s"],
+    ["1m", "Auto: 1 min"]];
+
 export class QueryBar {
     // form: the <form id="querybar">; opts: api, onQuery(text), onType(id),
-    // onRange(from, until), onRefresh().
+    // onRange(from, until), onRefresh(), onAutoRefresh(choice).
     constructor(form, opts) {
         this.opts = opts;
         this.form = form;
         this.typeSelect = form.querySelector("#type-select");
+        this.serviceSelect = form.querySelector("#service-select");
+        this.autoSelect = form.querySelector("#auto-refresh");
+        this.services = [];
         this.input = form.querySelector("#query-input");
         this.list = form.querySelector("#completions");
         this.rangeSelect = form.querySelector("#range-select");
@@ -35,6 +49,14 @@ export class QueryBar {
             this.submit();
         });
         this.typeSelect.addEventListener("change", () => this.opts.onType(this.typeSelect.value));
+        this.serviceSelect.addEventListener("change", () => {
+            const v = this.serviceSelect.value;
+            if (v === OTHER) return;
+            this.input.value = v === ALL ? "{}" : serviceSelector(v);
+            this.submit();
+        });
+        for (const [v, label] of AUTO_REFRESH) this.autoSelect.append(h("option", { value: v }, label));
+        this.autoSelect.addEventListener("change", () => this.opts.onAutoRefresh(this.autoSelect.value));
         this.rangeSelect.addEventListener("change", () => {
             const v = this.rangeSelect.value;
             if (v === "custom") {
@@ -109,9 +131,40 @@ export class QueryBar {
         if (this.state) this.typeSelect.value = this.state.type;
     }
 
+    // The services (the values of service_name) for the picker: fetched again (new ones
+    // come with pushes and uploads).
+    async loadServices() {
+        this.values.delete(SERVICE_LABEL);
+        try {
+            this.services = await this.candidates({ kind: "value", label: SERVICE_LABEL });
+        } catch {
+            this.services = [];
+        }
+        this.renderServices();
+    }
+
+    renderServices() {
+        const cur = this.state ? this.state.query : "";
+        const svc = serviceOf(cur);
+        const names = svc && !this.services.includes(svc) ? [...this.services, svc] : this.services;
+        const all = !cur.trim() || cur.trim() === "{}";
+        // rebuilt only when the choices change (a list open in the browser stays open)
+        const key = JSON.stringify([names, svc, all]);
+        if (key !== this.servicesKey) {
+            this.servicesKey = key;
+            replace(this.serviceSelect,
+                h("option", { value: OTHER, disabled: true, hidden: svc || all }, "(selector)"),
+                h("option", { value: ALL }, "All services"),
+                names.map((n) => h("option", { value: n }, n)));
+        }
+        this.serviceSelect.value = svc || (all ? ALL : OTHER);
+    }
+
     // Reflects the state in the inputs (not while the user types in them).
     apply(state) {
         this.state = state;
+        this.renderServices();
+        this.autoSelect.value = state.refresh;
         if (document.activeElement !== this.input) this.input.value = state.query;
         else if (this.lastQuery !== state.query) this.input.value = state.query;
         this.lastQuery = state.query;
@@ -127,6 +180,9 @@ export class QueryBar {
         }
         this.fromInput.value = displayTime(state.from);
         this.untilInput.value = displayTime(state.until);
+        // as wide as their text: a time with milliseconds shows whole
+        for (const inp of [this.fromInput, this.untilInput])
+            inp.style.width = Math.max(14, inp.value.length + 3) + "ch";
         this.fromInput.title = describeTime(state.from);
         this.untilInput.title = describeTime(state.until);
     }
@@ -183,6 +239,7 @@ export class QueryBar {
     }
 
     hideList() {
+        this.seq++; // a completion still being fetched is not shown any more
         this.list.hidden = true;
         this.items = [];
         this.active = -1;
@@ -221,6 +278,10 @@ export class QueryBar {
         } else if ((e.key === "Enter" && open && this.active >= 0) || (e.key === "Tab" && open)) {
             e.preventDefault();
             this.choose(this.active >= 0 ? this.active : 0);
+        } else if (e.key === "Enter") {
+            // runs the query (the form's submit, which main.mjs's Refresh button may take
+            // over): the list closes here
+            this.hideList();
         } else if (e.key === "Escape" && open) {
             e.preventDefault();
             this.hideList();
@@ -230,8 +291,11 @@ export class QueryBar {
     }
 }
 
+// A time for the inputs' tooltip: local, with its milliseconds when it has some.
 function describeTime(s) {
     if (isRelative(s)) return s;
     const t = parseTime(s, Date.now());
-    return Number.isNaN(t) ? s : formatDateTime(t / 1000);
+    if (Number.isNaN(t)) return s;
+    const ms = Math.floor(t) % 1000;
+    return formatDateTime(Math.floor(t / 1000)) + (ms ? "." + String(ms).padStart(3, "0") : "");
 }

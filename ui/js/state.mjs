@@ -35,6 +35,7 @@ export const DEFAULTS = Object.freeze({
     q: "", // diff: the false discovery rate; "" = the server's 0.05
     widths: "new", // diff: frames as wide as the new side's values, the base's, or both
     sides: "", // diff: "1" draws the two sides' flame graphs next to each other
+    refresh: "", // auto-refresh: "10s", "30s", "1m"; "" = off
 });
 
 export const KEYS = Object.keys(DEFAULTS);
@@ -48,6 +49,7 @@ const CHOICES = {
     normalize: ["", "0", "1"],
     widths: ["new", "base", "both"],
     sides: ["", "1"],
+    refresh: ["", "10s", "30s", "1m"],
 };
 // Written even when at their default, so a URL says which range it shows.
 const ALWAYS = new Set(["from", "until"]);
@@ -102,7 +104,8 @@ export function baseOf(state) {
 
 // The store: the current state, changes that push or replace a history entry, and
 // subscribers called with (state, previous, how) after every change, including
-// back/forward (how = "pop") and refreshes (how = "refresh", same state, new data).
+// back/forward (how = "pop") and refreshes (how = "refresh", same state, new data; "auto"
+// for the auto-refresh's, which views that know it load without their loading marks).
 export function createStore(win) {
     let state = parseState(win.location.search);
     const subs = [];
@@ -130,8 +133,8 @@ export function createStore(win) {
             write(opts.push !== false);
             notify(prev, opts.push !== false ? "push" : "replace");
         },
-        refresh() {
-            notify(state, "refresh");
+        refresh(how = "refresh") {
+            notify(state, how);
         },
         subscribe(f) {
             subs.push(f);
