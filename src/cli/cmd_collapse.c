@@ -115,35 +115,12 @@ static int collapse_perf(int argc, char **argv)
         return cli_usage(cmd, "one input file at most, got %d", argc - optind);
     const char *path = optind < argc ? argv[optind] : "-";
 
-    const struct sc_limits *lim = &sc_limits_cli;
     char err[SC_ERR_LEN] = "";
-    struct sc_input in;
-    if (sc_input_read(path, lim->max_input, &in, err))
-        return cli_error("%s", err);
-    const char *data = in.data;
-    size_t len = in.len;
-    void *raw = NULL;
-    if (sc_is_gzip(data, len)) {
-        size_t rawlen;
-        int rc = sc_gunzip(data, len, lim->max_decompressed, &raw, &rawlen, err);
-        sc_input_release(&in);
-        if (rc)
-            return cli_error("cannot read '%s': %s", path, err);
-        data = raw;
-        len = rawlen;
-    }
-    struct sc_profile *p = sc_profile_new();
     struct sc_perf_stats st;
-    struct sc_buf out = SC_BUF_INIT;
-    int status = 0;
-    if (!p) {
-        status = cli_error("out of memory");
-        goto done;
-    }
-    if (sc_perf_decode_ex(data, len, &o, lim, p, &st, err)) {
-        status = cli_error("cannot read '%s': %s", path, err);
-        goto done;
-    }
+    struct sc_decode_opts dopts = {.perf = o, .format = SC_FMT_PERF, .perf_stats = &st};
+    struct sc_profile *p;
+    if (sc_load(path, &dopts, &p, err))
+        return cli_error("%s", err);
     /* the Perl script's one warning, made informative */
     if (st.other_events && !o.event)
         fprintf(stderr,
@@ -158,17 +135,12 @@ static int collapse_perf(int argc, char **argv)
     if (st.unterminated)
         fprintf(stderr, "scorch: warning: no empty line ends the last sample, so (as with "
                         "stackcollapse-perf.pl) it is not counted\n");
+    struct sc_buf out = SC_BUF_INIT;
     int vi = sc_profile_sample_index(p, NULL, err);
-    if (vi < 0 || sc_folded_write(p, vi, &out, err)) {
-        status = cli_error("%s", err);
-        goto done;
-    }
-    status = cli_write(NULL, &out);
-done:
+    int status =
+        vi < 0 || sc_folded_write(p, vi, &out, err) ? cli_error("%s", err) : cli_write(NULL, &out);
     sc_buf_release(&out);
     sc_profile_free(p);
-    free(raw);
-    sc_input_release(&in);
     return status;
 }
 

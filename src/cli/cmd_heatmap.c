@@ -17,6 +17,7 @@ static const char usage[] =
     "where values[c][r] counts the non-idle samples in second c after floor(S), in the r-th\n"
     "1/R slice of that second (row 0 = the first slice). Idle samples (the kernel's idle\n"
     "task, as FlameScope recognizes it) are not counted but do stretch the time range.\n"
+    "Input without timestamped samples (folded stacks, most pprof) is refused.\n"
     "\n"
     "options:\n"
     "  --rows R       slices per second (default 50, i.e. 20 ms; at most 1000)\n"
@@ -73,8 +74,16 @@ int cmd_heatmap(int argc, char **argv)
     if (sc_load(path, &dopts, &p, err))
         return cli_error("%s", err);
     struct sc_heatmap h;
+    uint32_t nsamples = sc_profile_nsamples(p);
     int rc = sc_heatmap_from_profile(p, rows, max_cols, &h, err);
     sc_profile_free(p);
+    /* an empty map would say "nothing ran", where nothing was known */
+    if (!rc && h.samples == 0 && nsamples)
+        rc = sc_errf(err, SC_EFORMAT,
+                     "no sample has a timestamp (folded stacks have none; perf script prints "
+                     "them unless -F leaves out time)");
+    else if (!rc && h.samples == 0)
+        rc = sc_errf(err, SC_EFORMAT, "no samples");
     if (rc) {
         sc_heatmap_release(&h);
         return cli_error("cannot make a heatmap of '%s': %s", path, err);

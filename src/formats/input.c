@@ -264,12 +264,42 @@ static int looks_like_folded(const char *s, const char *e)
     return d < e && d > s && (d[-1] == ' ' || d[-1] == '\t');
 }
 
+/* Go's text profiles of old (debug=1: "goroutine profile: total 3", "heap profile: ...",
+ * "--- mutex:"), which go tool pprof reads and scorch does not, and the first of which
+ * would otherwise pass for a folded stack. Judged by the first line that is not blank. */
+static int looks_like_go_text(const char *s, size_t n)
+{
+    const char *end = s + n;
+    while (s < end && (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t'))
+        s++;
+    const char *e = memchr(s, '\n', (size_t)(end - s));
+    size_t len = (size_t)((e ? e : end) - s);
+    static const char *const heads[] = {"heap profile:", "--- contention",
+                                        "--- mutex:", "--- threadz "};
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        if (len >= strlen(heads[i]) && !memcmp(s, heads[i], strlen(heads[i])))
+            return 1;
+    /* \A(\S+) profile: total \d+\z */
+    static const char mid[] = " profile: total ";
+    const char *m = memmem(s, len, mid, sizeof mid - 1);
+    if (!m || m == s || memchr(s, ' ', (size_t)(m - s)) || memchr(s, '\t', (size_t)(m - s)))
+        return 0;
+    const char *d = m + sizeof mid - 1, *le = s + len;
+    if (d == le)
+        return 0;
+    while (d < le && *d >= '0' && *d <= '9')
+        d++;
+    return d == le;
+}
+
 enum sc_format sc_detect_format(const void *buf, size_t n)
 {
     if (n == 0)
         return SC_FMT_FOLDED;
     if (sc_pprof_looks_valid(buf, n))
         return SC_FMT_PPROF;
+    if (looks_like_go_text(buf, n))
+        return SC_FMT_UNKNOWN;
     const char *s = buf, *end = s + n;
     int frames = 0, folded = 0, other = 0;
     for (int lines = 0; s < end && lines < 200; lines++) {
@@ -298,32 +328,27 @@ enum sc_format sc_detect_format(const void *buf, size_t n)
     return SC_FMT_UNKNOWN;
 }
 
-int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
-              char *err)
+/* Replaces gzip data in *in by the bytes it inflates to. */
+static int inflate(struct sc_input *in, const struct sc_limits *lim, char *err)
 {
-    static const struct sc_decode_opts defaults;
-    if (!o)
-        o = &defaults;
-    const struct sc_limits *lim = o->limits ? o->limits : &sc_limits_cli;
-    *out = NULL;
-    int rc;
-    if (in->len > lim->max_input) {
-        rc = sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", in->len,
-                     (unsigned long long)lim->max_input);
-        sc_input_release(in);
+    if (!sc_is_gzip(in->data, in->len))
+        return 0;
+    void *raw;
+    size_t rawlen;
+    int rc = sc_gunzip(in->data, in->len, lim->max_decompressed, &raw, &rawlen, err);
+    sc_input_release(in);
+    if (rc)
         return rc;
-    }
-    if (sc_is_gzip(in->data, in->len)) {
-        void *raw;
-        size_t rawlen;
-        rc = sc_gunzip(in->data, in->len, lim->max_decompressed, &raw, &rawlen, err);
-        sc_input_release(in);
-        if (rc)
-            return rc;
-        in->data = raw;
-        in->len = rawlen;
-        in->kind = SC_INPUT_MALLOC;
-    }
+    in->data = raw;
+    in->len = rawlen;
+    in->kind = SC_INPUT_MALLOC;
+    return 0;
+}
+
+/* sc_decode() after the gunzip. */
+static int decode_plain(struct sc_input *in, const struct sc_decode_opts *o,
+                        const struct sc_limits *lim, struct sc_profile **out, char *err)
+{
     struct sc_profile *p = sc_profile_new();
     if (!p) {
         sc_input_release(in);
@@ -331,6 +356,7 @@ int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_pro
     }
     void *data = in->data;
     size_t len = in->len;
+    int rc;
     /* The profile adopts the bytes first, so its strings may point into them. */
     if (in->kind != SC_INPUT_BORROWED && data) {
         rc = sc_profile_adopt(p, data, in->kind == SC_INPUT_MMAP ? len : 0);
@@ -350,11 +376,16 @@ int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_pro
         rc = sc_folded_decode(data, len, lim, p, err);
         break;
     case SC_FMT_PERF:
-        rc = sc_perf_decode(data, len, &o->perf, lim, p, err);
+        rc = sc_perf_decode_ex(data, len, &o->perf, lim, p, o->perf_stats, err);
         break;
     default:
-        rc = sc_errf(err, SC_EFORMAT,
-                     "unrecognized format (expected pprof, folded stacks or perf script)");
+        if (looks_like_go_text(data, len))
+            rc = sc_errf(err, SC_EFORMAT,
+                         "a Go text profile (debug=1), which scorch does not read: fetch it "
+                         "without debug=1");
+        else
+            rc = sc_errf(err, SC_EFORMAT,
+                         "unrecognized format (expected pprof, folded stacks or perf script)");
     }
     if (rc) {
         sc_profile_free(p);
@@ -364,15 +395,54 @@ int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_pro
     return 0;
 }
 
+int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
+              char *err)
+{
+    static const struct sc_decode_opts defaults;
+    if (!o)
+        o = &defaults;
+    const struct sc_limits *lim = o->limits ? o->limits : &sc_limits_cli;
+    *out = NULL;
+    if (in->len > lim->max_input) {
+        int rc = sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", in->len,
+                         (unsigned long long)lim->max_input);
+        sc_input_release(in);
+        return rc;
+    }
+    int rc = inflate(in, lim, err);
+    return rc ? rc : decode_plain(in, o, lim, out, err);
+}
+
 int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile **out, char *err)
 {
-    const struct sc_limits *lim = o && o->limits ? o->limits : &sc_limits_cli;
+    static const struct sc_decode_opts defaults;
+    if (!o)
+        o = &defaults;
+    const struct sc_limits *lim = o->limits ? o->limits : &sc_limits_cli;
+    const char *name = path && strcmp(path, "-") ? path : "-";
+    *out = NULL;
     struct sc_input in;
     int rc = sc_input_read(path, lim->max_input, &in, err);
     if (rc)
-        return rc;
-    rc = sc_decode(&in, o, out, err);
-    if (rc)
-        return sc_errwrap(err, rc, "cannot read '%s'", path && strcmp(path, "-") ? path : "-");
+        return rc; /* says "cannot read 'path'" already */
+    rc = inflate(&in, lim, err);
+    if (!rc && in.len == 0 && !o->format) {
+        /* as go tool pprof: an empty file is no profile (but an empty perf script is a
+         * perf script without samples) */
+        sc_input_release(&in);
+        rc = sc_errf(err, SC_EFORMAT, "empty input");
+    }
+    if (!rc)
+        rc = decode_plain(&in, o, lim, out, err);
+    if (!rc && (*out)->nsample_types == 0)
+        rc = sc_errf(err, SC_EFORMAT, "profile has no sample types");
+    /* the samples a lazy profile decodes on each walk say where they come from too */
+    if (!rc && sc_pprof_name_input(*out, name))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    if (rc) {
+        sc_profile_free(*out);
+        *out = NULL;
+        return sc_errwrap(err, rc, "cannot read '%s'", name);
+    }
     return 0;
 }

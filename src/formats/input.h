@@ -27,11 +27,14 @@ struct sc_perf_opts {
     int threads;       /* decoder threads; 0 = choose */
 };
 
+struct sc_perf_stats;
+
 struct sc_decode_opts {
     const struct sc_limits *limits; /* NULL = sc_limits_cli */
     struct sc_perf_opts perf;
-    enum sc_format format; /* SC_FMT_UNKNOWN = detect from content */
-    int lazy_samples;      /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
+    enum sc_format format;            /* SC_FMT_UNKNOWN = detect from content */
+    int lazy_samples;                 /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
+    struct sc_perf_stats *perf_stats; /* perf script: what the decoder saw (NULL: not wanted) */
 };
 
 /* A whole input in memory: mmap'd for regular files, malloc'd otherwise, or borrowed from
@@ -65,7 +68,8 @@ int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *ou
 /* Appends the gzip of in to out (level 1..12, libdeflate's scale). 0 or SC_ENOMEM. */
 int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);
 
-/* Guesses the format of (decompressed) bytes. */
+/* Guesses the format of (decompressed) bytes. Go's legacy text profiles (debug=1) are
+ * SC_FMT_UNKNOWN, not folded stacks. */
 enum sc_format sc_detect_format(const void *buf, size_t n);
 
 /* Decodes in (gzip or not) into a new profile, consuming in: the profile adopts the bytes
@@ -74,7 +78,11 @@ enum sc_format sc_detect_format(const void *buf, size_t n);
 int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
               char *err);
 
-/* sc_input_read + sc_decode. Errors read "cannot read 'path': why". */
+/* The one way a command reads an input file: sc_input_read + sc_decode, refusing what
+ * go tool pprof refuses too: an empty input (unless o->format names the format: an empty
+ * perf script is one without samples) and a profile without sample types. Every error,
+ * also that of a malformed sample a lazy profile meets on a later walk, reads
+ * "cannot read 'path': why" (path "-" for stdin). */
 int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile **out, char *err);
 
 #endif

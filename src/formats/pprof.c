@@ -115,6 +115,7 @@ struct dec {
     struct sc_profile *p;
     const struct sc_limits *lim;
     char *err;
+    const char *input; /* lazy walks: the input's name for their errors, or NULL */
     struct idmap fn_ids, map_ids, loc_ids;
 };
 
@@ -680,6 +681,8 @@ static int walk_samples(struct dec *d, struct sc_pb_rd r, uint64_t lo, uint64_t 
             continue;
         struct sample_out o = {.locs = locs, .loc_cap = d->max_sample_locs, .vals = vals};
         rc = dec_sample(d, f.payload, (uint32_t)(i - 1), &o);
+        if (rc && d->input)
+            sc_errwrap(d->err, rc, "cannot read '%s'", d->input);
         if (!rc && visit)
             rc = visit(ctx, o.locs, o.nlocs, o.vals);
         if (rc)
@@ -901,6 +904,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
 struct lazy {
     struct sc_sample_source base;
     struct dec d; /* read-only during walks: each walk copies it */
+    char *input;  /* sc_pprof_name_input's copy */
 };
 
 static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint32_t nparts,
@@ -910,6 +914,7 @@ static int lazy_foreach(const struct sc_sample_source *src, uint32_t part, uint3
     /* Each walk has its own decoder state and scratch, so parts can run concurrently. */
     struct dec d = z->d;
     d.err = err;
+    d.input = z->input;
     uint64_t n = z->d.nsamples;
     return walk_samples(&d, z->d.samples, part * n / nparts, (part + 1) * n / nparts, visit, ctx);
 }
@@ -918,7 +923,21 @@ static void lazy_release(struct sc_sample_source *src)
 {
     struct lazy *z = (struct lazy *)src;
     idmap_release(&z->d.loc_ids);
+    free(z->input);
     free(z);
+}
+
+int sc_pprof_name_input(struct sc_profile *p, const char *name)
+{
+    if (!p->lazy || p->lazy->foreach != lazy_foreach)
+        return 0;
+    struct lazy *z = (struct lazy *)p->lazy;
+    char *copy = strdup(name);
+    if (!copy)
+        return SC_ENOMEM;
+    free(z->input);
+    z->input = copy;
+    return 0;
 }
 
 static int pprof_decode(const void *buf, size_t n, const struct sc_limits *lim,

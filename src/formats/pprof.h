@@ -34,6 +34,11 @@ enum { SC_PPROF_LAZY = 1, SC_PPROF_LAZY_UNLABELLED = 2 };
 int sc_pprof_decode_mode(const void *buf, size_t n, const struct sc_limits *lim, int lazy,
                          struct sc_profile *p, char *err);
 
+/* Names the input a lazy profile (sc_pprof_decode_lazy) was decoded from: a walk that meets
+ * a malformed sample then says "cannot read 'name': ...", as the decode would have. Does
+ * nothing to other profiles. 0 or SC_ENOMEM. */
+int sc_pprof_name_input(struct sc_profile *p, const char *name);
+
 /* Appends p as an uncompressed profile.proto message to out. Location, function and
  * mapping ids are written as index + 1. A sample with a time_ns gets the numeric label
  * timestamp_ns = time_ns (num_unit "nanoseconds"; both strings are appended to the string

@@ -588,6 +588,112 @@ static void test_sample_times(void)
     sc_profile_free(p);
 }
 
+/* Writes n bytes to dir/name; the path goes to path. 0 or -1. */
+static int put_file(const char *dir, const char *name, const void *data, size_t n, char *path,
+                    size_t cap)
+{
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(data, 1, n, f) == n;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Loads dir/name holding data; 0, or the error with its message in err. */
+static int load_bytes(const char *dir, const char *name, const void *data, size_t n,
+                      const struct sc_decode_opts *o, struct sc_profile **p, char *err)
+{
+    char path[4200];
+    *p = NULL;
+    err[0] = 0;
+    if (put_file(dir, name, data, n, path, sizeof path))
+        return -100;
+    return sc_load(path, o, p, err);
+}
+
+/* sc_load, the commands' one way in: what go tool pprof refuses (an empty input, also
+ * gzipped; a profile without sample types) is refused, Go's legacy text profiles are named
+ * as such, and every error, also one a lazy walk meets later, reads "cannot read 'path'". */
+static void test_load_refusals(void)
+{
+    char dir[] = "/tmp/scorch-test-load-XXXXXX";
+    if (!mkdtemp(dir))
+        T_SKIP("no temporary directory");
+    char err[SC_ERR_LEN], want[4300];
+    struct sc_profile *p;
+
+    T_EQ_INT(load_bytes(dir, "empty", "", 0, NULL, &p, err), SC_EFORMAT);
+    snprintf(want, sizeof want, "cannot read '%s/empty': empty input", dir);
+    T_EQ_STR(err, want);
+    T_CHECK(p == NULL);
+    struct sc_buf gz = SC_BUF_INIT;
+    T_EQ_INT(sc_gzip("", 0, 6, &gz), 0);
+    T_EQ_INT(load_bytes(dir, "empty.gz", gz.data, gz.len, NULL, &p, err), SC_EFORMAT);
+    T_CHECK(strstr(err, "empty.gz': empty input") != NULL);
+    sc_buf_release(&gz);
+    /* named as perf script, an empty input is one without samples (collapse perf) */
+    struct sc_decode_opts perf = {.format = SC_FMT_PERF};
+    T_EQ_INT(load_bytes(dir, "empty.perf", "", 0, &perf, &p, err), 0);
+    T_CHECK(p && p->nsamples == 0);
+    sc_profile_free(p);
+
+    /* a string table and nothing else: no sample types */
+    struct sc_buf b = SC_BUF_INIT, m = SC_BUF_INIT;
+    put_bytes(&b, 6, "", 0);
+    T_EQ_INT(load_bytes(dir, "no-types.pb", b.data, b.len, NULL, &p, err), SC_EFORMAT);
+    snprintf(want, sizeof want, "cannot read '%s/no-types.pb': profile has no sample types", dir);
+    T_EQ_STR(err, want);
+
+    const char *go = "goroutine profile: total 0\n";
+    T_EQ_INT(load_bytes(dir, "goroutine.txt", go, strlen(go), NULL, &p, err), SC_EFORMAT);
+    T_CHECK(strstr(err, "goroutine.txt': a Go text profile (debug=1)") != NULL);
+    const char *heap = "heap profile: 0: 0 [0: 0] @ heap/1048576\n";
+    T_EQ_INT(load_bytes(dir, "heap.txt", heap, strlen(heap), NULL, &p, err), SC_EFORMAT);
+    T_CHECK(strstr(err, "heap.txt': a Go text profile (debug=1)") != NULL);
+    T_EQ_INT(sc_detect_format(go, strlen(go)), SC_FMT_UNKNOWN);
+    T_EQ_INT(sc_detect_format("a profile: total 3;x 2\n", 23), SC_FMT_FOLDED);
+
+    /* a sample on a location that is not there: found by a lazy decode on its walk */
+    b.len = 0;
+    const char *strs[] = {"", "samples", "count", "f"};
+    for (int i = 0; i < 4; i++)
+        put_bytes(&b, 6, strs[i], strlen(strs[i]));
+    put_uint(&m, 1, 1);
+    put_uint(&m, 2, 2);
+    put_msg(&b, 1, &m);
+    put_uint(&m, 1, 1);
+    put_uint(&m, 2, 3);
+    put_msg(&b, 5, &m);
+    struct sc_buf l = SC_BUF_INIT;
+    put_uint(&l, 1, 1);
+    put_uint(&m, 1, 1);
+    put_msg(&m, 4, &l);
+    put_msg(&b, 4, &m);
+    put_uint(&m, 1, 9); /* location 9 */
+    put_uint(&m, 2, 1);
+    put_msg(&b, 2, &m);
+    snprintf(want, sizeof want,
+             "cannot read '%s/bad.pb': malformed pprof: sample refers to unknown location id 9",
+             dir);
+    T_EQ_INT(load_bytes(dir, "bad.pb", b.data, b.len, NULL, &p, err), SC_EFORMAT);
+    T_EQ_STR(err, want);
+    struct sc_decode_opts lazy = {.lazy_samples = SC_PPROF_LAZY};
+    T_EQ_INT(load_bytes(dir, "bad.pb", b.data, b.len, &lazy, &p, err), 0);
+    T_CHECK(p && p->lazy);
+    if (p) {
+        int seen = 0;
+        err[0] = 0;
+        T_EQ_INT(sc_profile_foreach_sample(p, stop_visit, &seen, err), SC_EFORMAT);
+        T_EQ_STR(err, want);
+        sc_profile_free(p);
+    }
+    sc_buf_release(&b);
+    sc_buf_release(&m);
+    sc_buf_release(&l);
+    T_EQ_INT(t_rmrf(dir), 0);
+}
+
 int main(void)
 {
     T_RUN(test_roundtrip_all_fields);
@@ -596,5 +702,6 @@ int main(void)
     T_RUN(test_testdata_roundtrip);
     T_RUN(test_lazy_samples);
     T_RUN(test_sample_times);
+    T_RUN(test_load_refusals);
     return t_done();
 }
