@@ -38,11 +38,18 @@ void sc_budget_begin(struct sc_budget *b, uint64_t max);
 /* Gives the budget a deadline (timeout_ns from now; 0: none) and the client's socket whose
  * hang-up stops the query (-1: none). */
 void sc_budget_limit(struct sc_budget *b, int64_t timeout_ns, int client_fd);
-/* Called by the long loops of a query (a block read, every few thousand samples walked):
- * 0 to go on, or SC_ELIMIT (detail in err, may be NULL) once this thread's budget is past
- * its deadline or its client has hung up; 0 when the thread has no budget. Cheap: the
- * clock, and the socket at most every 50 ms. */
+/* Called by the long loops of a query (a block read, every few thousand samples or stacks
+ * walked) and by SQLite's progress handler on the store's reader connections (every 1,000
+ * instructions; store/sqlite_int.h): 0 to go on, or SC_ELIMIT (detail in err, may be
+ * NULL) once this thread's budget is past its deadline or its client has hung up; 0 when
+ * the thread has no budget. Cheap: the clock, and the socket at most every 50 ms. */
 int sc_budget_poll(char *err);
+/* sc_budget_poll once every 4,096 turns of a loop (i counts them from 0), 0 on the others:
+ * the rate for loops whose turn is a lookup or two (4,096 of them take well under a ms). */
+static inline int sc_budget_poll_every(uint64_t i, char *err)
+{
+    return (i & 4095) == 4095 ? sc_budget_poll(err) : 0;
+}
 /* Clears this thread's budget; b keeps its figures. */
 void sc_budget_end(void);
 /* This thread's budget, NULL when none; and setting one on a helper thread of the same

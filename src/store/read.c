@@ -82,7 +82,7 @@ static int read_fail(const struct sc_store *s, int rc, char *err)
     if (!rc || (err && err[0]))
         return rc;
     if (rc == SC_ELIMIT && sc_budget_poll(err))
-        return rc; /* the query's deadline or client, seen by a callback (rows_poll) */
+        return rc; /* the query's deadline or client, seen by a callback */
     if (rc == SC_ELIMIT)
         return sc_errf(err, rc,
                        "the query's answer holds more than %llu distinct stacks (the server's "
@@ -91,13 +91,6 @@ static int read_fail(const struct sc_store *s, int rc, char *err)
     if (rc == SC_ENOMEM)
         return sc_errf(err, rc, "out of memory");
     return rc;
-}
-
-/* A merge's callbacks may get millions of rows at once: every 4,096 they look at the
- * query's budget (model/budget.h), SC_ELIMIT once it must stop (read_fail says why). */
-static int rows_poll(uint32_t i)
-{
-    return (i & 4095) == 4095 ? sc_budget_poll(NULL) : 0;
 }
 
 /* ---- building a profile from rows ---- */
@@ -271,8 +264,8 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
     for (uint32_t i = 0; i < r->n; i++) {
         int64_t v = m->gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
         int e = v ? acc_add(&m->total, r->stacks[i], v) : 0;
-        if (!e)
-            e = rows_poll(i);
+        if (!e) /* millions of rows may come at once (read_fail words a stop) */
+            e = sc_budget_poll_every(i, NULL);
         if (e)
             return e;
     }
@@ -402,7 +395,7 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
         int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
         int e = v ? acc_add(&x->total, r->stacks[i], v) : 0;
         if (!e)
-            e = rows_poll(i);
+            e = sc_budget_poll_every(i, NULL);
         if (e)
             return e;
     }

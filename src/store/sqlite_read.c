@@ -145,7 +145,7 @@ static int cache_fill(struct sq_store *s, sqlite3 *db, const uint64_t *stacks, u
         sc_map64_release(&seen);
         pthread_mutex_lock(&s->cache_mu);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
-            if (!(i & 4095) && (stop = sc_budget_poll(err)) != 0)
+            if ((stop = sc_budget_poll_every(i, err)) != 0)
                 break;
             if (!frames) {
                 if (sc_map64_get(&s->stack_cache, stacks[i]))
@@ -353,8 +353,7 @@ static int add_block(struct reader *rd, struct rows *a, const void *data, size_t
     for (uint32_t i = 0; i < b.n && rc == 0 && !stop; i++) {
         if (v[i])
             rc = rows_add(a, b.stacks[i], v[i]);
-        if ((i & 4095) == 4095) /* a rollup's block may hold millions */
-            stop = sc_budget_poll(rd->err);
+        stop = sc_budget_poll_every(i, rd->err); /* a rollup's block may hold millions */
     }
     sc_block_release(&b);
     if (stop)
@@ -601,7 +600,7 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
     struct sc_store_frame *fr = NULL;
     uint32_t fcap = 0;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
-        if (!(i & 4095) && (rc = sc_budget_poll(err)) != 0)
+        if ((rc = sc_budget_poll_every(i, err)) != 0)
             break;
         uint32_t *ci = stacks[i] <= UINT32_MAX ? sc_map64_get(&s->stack_cache, stacks[i]) : NULL;
         if (!ci) {

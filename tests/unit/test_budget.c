@@ -227,11 +227,34 @@ static void t_deadline_and_client(void)
     sc_profile_free(p);
 }
 
+/* A loop's poll (sc_budget_poll_every) looks at the budget once every 4,096 turns only,
+ * and a stopped budget stops it on the next of those. */
+static void t_poll_every(void)
+{
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_budget_poll_every(4095, err), 0); /* no budget */
+    struct sc_budget b;
+    sc_budget_begin(&b, 0);
+    sc_budget_limit(&b, 1, -1);
+    struct timespec ms = {0, 2000000};
+    nanosleep(&ms, NULL);
+    uint64_t first = 0;
+    for (uint64_t i = 0; i < 3 * 4096 && !first; i++)
+        if (sc_budget_poll_every(i, err))
+            first = i + 1;
+    T_EQ_INT(first, 4096);
+    T_CHECK(strstr(err, "time budget") != NULL);
+    T_EQ_INT(sc_budget_poll_every(4096, err), 0);
+    T_EQ_INT(sc_budget_poll_every(8191, err), SC_ELIMIT);
+    sc_budget_end();
+}
+
 int main(void)
 {
     T_RUN(t_charges);
     T_RUN(t_decoder_over_budget);
     T_RUN(t_threads_charge);
     T_RUN(t_deadline_and_client);
+    T_RUN(t_poll_every);
     return t_done();
 }
