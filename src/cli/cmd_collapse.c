@@ -44,7 +44,9 @@ static const char help_perf[] =
     "pid and tid (e.g. perf script -F comm,pid,tid,cpu,time,event,ip,sym,dso) for --pid\n"
     "and --tid to show them; otherwise the pid reads '?'.\n"
     "The script's --inline, --context and --srcline (which run addr2line) are not\n"
-    "supported.\n";
+    "supported. Unlike the script, samples of exited tasks (comm ':-1', ids -1) make one\n"
+    "process ':-1', and the one-line samples of a recording without call chains (no -g)\n"
+    "are one-frame samples.\n";
 
 enum { OPT_EVENT = 256, OPT_THREADS, OPT_UNSUPPORTED };
 
