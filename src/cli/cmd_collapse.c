@@ -118,7 +118,7 @@ static int collapse_perf(int argc, char **argv)
     const char *path = optind < argc ? argv[optind] : "-";
 
     char err[SC_ERR_LEN] = "";
-    struct sc_perf_stats st;
+    struct sc_perf_stats st = {0};
     struct sc_decode_opts dopts = {.perf = o, .format = SC_FMT_PERF, .perf_stats = &st};
     struct sc_profile *p;
     if (sc_load(path, &dopts, &p, err))
