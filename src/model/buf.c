@@ -3,6 +3,7 @@
 #include "model/error.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,17 @@ void sc_buf_put_u64(struct sc_buf *b, uint64_t v)
         v /= 10;
     } while (v);
     sc_buf_append(b, p, (size_t)(tmp + sizeof tmp - p));
+}
+
+void sc_buf_put_num(struct sc_buf *b, double v)
+{
+    if (isnan(v) || isinf(v)) {
+        sc_buf_puts(b, "null");
+        return;
+    }
+    char num[40];
+    snprintf(num, sizeof num, "%.10g", v);
+    sc_buf_puts(b, num);
 }
 
 void sc_buf_put_i64(struct sc_buf *b, int64_t v)

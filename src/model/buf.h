@@ -29,6 +29,9 @@ void sc_buf_puts(struct sc_buf *b, const char *s);
 void sc_buf_printf(struct sc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Decimal integers, much faster than printf. */
 void sc_buf_put_i64(struct sc_buf *b, int64_t v);
+/* A JSON number with ten significant digits ("%.10g"); NaN and infinities (no JSON number
+ * says them) as null. */
+void sc_buf_put_num(struct sc_buf *b, double v);
 void sc_buf_put_u64(struct sc_buf *b, uint64_t v);
 /* Appends s as the body of a JSON string (no quotes), escaping as RFC 8259 requires. */
 void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);

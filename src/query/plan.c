@@ -8,6 +8,7 @@
 #include "query/regex.h"
 #include "query/replicates.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,13 @@ int sc_plan_merge(struct sc_store *st, const char *tenant, const struct sc_selec
         sc_profile_free(p);
         p = sc_profile_new();
         const char *colon = strchr(s->type, ':');
-        if (!p || sc_profile_add_sample_type(p, colon ? colon + 1 : s->type, "count") < 0) {
+        /* the type's unit comes from the type, never from an empty merge: the other side of
+         * a comparison has it (count when the store has never seen the type) */
+        char unit[64] = "count";
+        int gauge;
+        if (sc_store_type_info(st, s->type, unit, &gauge))
+            snprintf(unit, sizeof unit, "count");
+        if (!p || sc_profile_add_sample_type(p, colon ? colon + 1 : s->type, unit) < 0) {
             sc_profile_free(p);
             return sc_errf(err, SC_ENOMEM, "out of memory");
         }
@@ -304,14 +311,31 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     t->step = step;
     t->nsteps = nsteps;
     t->group = group_by && *group_by ? group_by : NULL;
-    int64_t *vals = calloc(nser * nsteps, sizeof *vals);
+    size_t ncells = (size_t)nser * nsteps;
+    struct sc_store_cells cells = {from,
+                                   step,
+                                   nsteps,
+                                   0,
+                                   calloc(ncells, sizeof(double)),
+                                   calloc(ncells, sizeof(double)),
+                                   calloc(ncells, sizeof(int64_t)),
+                                   0};
     uint32_t *line_of = malloc((nser + 1) * sizeof *line_of);
     t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
-    int rc = !vals || !line_of || (t->group && !t->keys) ? SC_ENOMEM : 0;
+    int rc =
+        !cells.value || !cells.covered_ns || !cells.captures || !line_of || (t->group && !t->keys)
+            ? SC_ENOMEM
+            : 0;
     struct sc_store_query q = sc_selection_query(s, tenant);
     q.from_ns = from;
     if (rc == 0 && s->n)
-        rc = sc_store_timeline(st, &q, step, vals, err);
+        rc = sc_store_timeline(st, &q, &cells, err);
+    char unit[64] = "";
+    int gauge = cells.gauge;
+    if (rc == 0 && s->type)
+        sc_store_type_info(st, s->type, unit, &gauge);
+    t->metric = sc_metric_of(gauge, cells.nodur == 0, 0);
+    sc_metric_unit(t->metric, unit, t->unit, sizeof t->unit);
     if (rc == 0 && t->group) {
         rc = group_lines(s, t->group, line_of, t);
     } else if (rc == 0) {
@@ -320,16 +344,26 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
         t->nlines = s->n;
     }
     if (rc == 0) {
-        t->values = calloc((size_t)(t->nlines ? t->nlines : 1) * nsteps, sizeof *t->values);
+        size_t n = (size_t)(t->nlines ? t->nlines : 1) * nsteps;
+        t->values = malloc(n * sizeof *t->values);
         if (!t->values)
             rc = SC_ENOMEM;
+        for (size_t i = 0; t->values && i < n; i++)
+            t->values[i] = NAN;
     }
+    /* a line sums its series' values; a step where none has a profile stays NaN */
     for (uint32_t i = 0; rc == 0 && i < s->n; i++)
         for (uint32_t k = 0; k < nsteps; k++) {
-            int64_t *x = &t->values[(size_t)line_of[i] * nsteps + k];
-            *x = sc_add_sat(*x, vals[(size_t)i * nsteps + k]);
+            size_t c = (size_t)i * nsteps + k;
+            double v = sc_metric_value(t->metric, cells.value[c], (double)cells.captures[c],
+                                       cells.covered_ns[c]);
+            double *x = &t->values[(size_t)line_of[i] * nsteps + k];
+            if (!isnan(v))
+                *x = isnan(*x) ? v : *x + v;
         }
-    free(vals);
+    free(cells.value);
+    free(cells.covered_ns);
+    free(cells.captures);
     free(line_of);
     if (rc) {
         sc_timeline_release(t);
@@ -357,7 +391,9 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
             sc_buf_putc(o, ',');
         sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / SC_NS_PER_S);
     }
-    sc_buf_printf(o, "],\"step\":%lld,\"series\":[", (long long)(t->step / SC_NS_PER_S));
+    sc_buf_printf(o, "],\"step\":%lld,\"unit\":\"", (long long)(t->step / SC_NS_PER_S));
+    sc_buf_put_json_str(o, t->unit, strlen(t->unit));
+    sc_buf_printf(o, "\",\"aggregation\":\"%s\",\"series\":[", sc_metric_name(t->metric));
     for (uint32_t j = 0; j < t->nlines; j++) {
         sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
         if (t->group) {
@@ -373,7 +409,7 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
         for (uint32_t k = 0; k < t->nsteps; k++) {
             if (k)
                 sc_buf_putc(o, ',');
-            sc_buf_put_i64(o, t->values[(size_t)j * t->nsteps + k]);
+            sc_buf_put_num(o, t->values[(size_t)j * t->nsteps + k]);
         }
         sc_buf_puts(o, "]}");
     }

@@ -15,6 +15,7 @@
 #include "model/profile.h"
 #include "query/compare.h"
 #include "query/filter.h"
+#include "query/metric.h"
 #include "query/selector.h"
 #include "store/store.h"
 
@@ -77,17 +78,22 @@ int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_sel
 struct sc_timeline {
     int64_t from, step; /* ns */
     uint32_t nsteps, nlines;
-    char **keys;       /* grouped: each line's value of the group_by label */
-    const char *group; /* the group_by label, or NULL: a line per series */
-    int64_t *values;   /* nlines x nsteps */
+    char **keys;           /* grouped: each line's value of the group_by label */
+    const char *group;     /* the group_by label, or NULL: a line per series */
+    double *values;        /* nlines x nsteps, in `unit`; NaN: no profile in the step */
+    enum sc_metric metric; /* what the values are (query/metric.h) */
+    char unit[80];         /* their unit: "nanoseconds/s", "bytes", ... */
 };
 
-/* Totals per step of s, a line per series or per value of group_by (NULL: none); step 0
- * picks about 120 steps of whole seconds (at least 10 s) within the cell limit. 0, or
- * SC_EINVAL / SC_ELIMIT with the reason (steps or cells over their limits), or SC_E*. */
+/* The values per step of s (query/metric.h: a rate, an average or a value per profile, never
+ * a sum that grows with the step), a line per series or per value of group_by (NULL: none;
+ * a line sums its series); step 0 picks about 120 steps of whole seconds (at least 10 s)
+ * within the cell limit. 0, or SC_EINVAL / SC_ELIMIT with the reason (steps or cells over
+ * their limits), or SC_E*. */
 int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, struct sc_timeline *t, char *err);
-/* {"timestamps":[...],"step":S,"series":[{"labels":{...},"values":[...]},...]} */
+/* {"timestamps":[...],"step":S,"unit":U,"aggregation":A,"series":[{"labels":{...},
+ * "values":[...]},...]}: a step without a profile is null */
 void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
                             struct sc_buf *out);
 void sc_timeline_release(struct sc_timeline *t);

@@ -42,10 +42,11 @@ static int add_bucket(void *arg, const struct sc_store_bucket *b, struct sc_prof
     double per_series = b->series ? (double)b->series : 1;
     double seconds = 0, profiles = 0;
     if (!b->gauge) {
-        /* per series, so a bucket of one profile from each of three pods is worth its
+        /* captures (store_int.h: two profiles of one series at one instant are one, their
+         * sum), per series: a bucket of one profile from each of three pods is worth its
          * three-pod total per second */
-        seconds = (double)b->duration_ns / SC_NS_PER_S / per_series;
-        profiles = (double)b->profiles / per_series;
+        seconds = (double)b->covered_ns / SC_NS_PER_S / per_series;
+        profiles = (double)b->captures / per_series;
     }
     x->rc = sc_cmp_add(x->c, x->side, p, 0, seconds, profiles, x->err);
     x->added += x->rc == 0;

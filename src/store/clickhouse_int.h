@@ -239,8 +239,8 @@ int ch_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb
             char *err);
 int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_ns,
             int64_t *last_ns, char *err);
-int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
-                int64_t *values, char *err);
+int ch_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_store_cells *c,
+                char *err);
 int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_profile_cb cb,
                 void *ctx, char *err);
 

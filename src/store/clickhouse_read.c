@@ -149,8 +149,8 @@ int ch_parse_counts(const struct sc_buf *a, struct ch_count **out, uint32_t *n, 
 struct group {
     uint32_t index; /* into q->series */
     uint64_t series;
-    int64_t profiles, duration;
-    uint32_t start, n; /* rows of the values answer */
+    int64_t captures, covered; /* store_int.h */
+    uint32_t start, n;         /* rows of the values answer */
 };
 
 static int cmp_group(const void *a, const void *b)
@@ -210,6 +210,40 @@ static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, con
     }
 }
 
+/* The captures (store_int.h) of each series in each bucket and the time they cover, from
+ * the raw profiles (the rollups' view adds a row per profile, so they count profiles), and
+ * the blocks the read decodes: raw profiles in raw pieces, rollup rows in rollup pieces. */
+static void sql_counts(struct agg *x, struct sc_buf *sql)
+{
+    sc_buf_puts(sql, "SELECT k, sr, sum(n), sum(d), sum(b) FROM (SELECT k, sr, toUInt64(count()) "
+                     "AS n, toInt64(sum(d1)) AS d, toUInt64(sum(b1)) AS b FROM (SELECT ");
+    if (x->width)
+        sql_step(sql, "time_ns", x->b0, x->width);
+    else
+        sc_buf_puts(sql, "toInt64(0)");
+    sc_buf_puts(sql, " AS k, series AS sr, time_ns, max(duration_ns) AS d1, countIf(");
+    ch_sql_raw_cond(sql, x->pieces, x->npieces);
+    sc_buf_puts(sql, ") AS b1 FROM ");
+    ch_sql_table(x->s, sql, "profiles");
+    sql_where(x->s, sql, x->r->q, &x->ids);
+    sc_buf_printf(sql,
+                  " AND time_ns >= %lld AND time_ns < %lld GROUP BY k, sr, time_ns) GROUP BY "
+                  "k, sr",
+                  (long long)x->lo, (long long)x->hi);
+    if (ch_pieces_have(x->pieces, x->npieces, 1)) {
+        struct agg y = *x;
+        y.npieces = 0;
+        for (uint32_t i = 0; i < x->npieces; i++)
+            if (x->pieces[i].res)
+                y.pieces[y.npieces++] = x->pieces[i];
+        sc_buf_puts(sql, " UNION ALL ");
+        sql_union(&y, sql, NULL,
+                  "toUInt64(0) AS n, toInt64(0) AS d, toUInt64(uniqExact(res, bucket)) AS b", NULL,
+                  "");
+    }
+    sc_buf_puts(sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
+}
+
 static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
 {
     struct ch_store *s = x->s;
@@ -218,12 +252,10 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
     struct ch_count *cr = NULL;
     uint32_t nc = 0;
     int by_series = x->by_series;
-    /* the profiles (and durations) of each series in each bucket: always per series */
+    /* the captures (and the time they cover) of each series in each bucket, always per
+     * series, and the blocks to decode */
     x->by_series = 1;
-    sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(d), sum(b) FROM (");
-    sql_union(x, &sql, "count() AS n, sum(duration_ns) AS d, count() AS b",
-              "sum(profiles) AS n, sum(duration) AS d, uniqExact(res, bucket) AS b", NULL, "");
-    sc_buf_puts(&sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
+    sql_counts(x, &sql);
     int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                      : ch_query(s, sql.data, s->max_answer, &ans, err);
     if (rc == 0)
@@ -276,8 +308,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
             struct group *gg = &g[ng++];
             gg->index = *ix;
             gg->series = cr[ci].series;
-            gg->profiles = (int64_t)cr[ci].profiles;
-            gg->duration = cr[ci].duration;
+            gg->captures = (int64_t)cr[ci].profiles;
+            gg->covered = cr[ci].duration;
             gg->start = gg->n = 0;
             if (!by_series)
                 continue;
@@ -300,8 +332,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
             /* one callback with every series summed */
             struct sc_store_rows out = {UINT32_MAX, from, until, 0, 0, 0, NULL, NULL, NULL, ng};
             for (uint32_t i = 0; i < ng; i++) {
-                out.profiles += g[i].profiles;
-                out.duration_ns += g[i].duration;
+                out.captures += g[i].captures;
+                out.covered_ns += g[i].covered;
             }
             while (vi < nv && vk[vi] < k)
                 vi++;
@@ -319,8 +351,8 @@ static int read_agg(struct agg *x, sc_store_rows_cb cb, void *ctx, char *err)
             struct sc_store_rows out = {g[i].index,
                                         from,
                                         until,
-                                        g[i].profiles,
-                                        g[i].duration,
+                                        g[i].captures,
+                                        g[i].covered,
                                         g[i].n,
                                         stk + g[i].start,
                                         val + g[i].start,
@@ -645,50 +677,48 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
     return rc;
 }
 
-int ch_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
-                int64_t *values, char *err)
+int ch_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_store_cells *cells,
+                char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
-    if (step_ns <= 0 || q->until_ns <= q->from_ns)
-        return sc_errf(err, SC_EINVAL, "bad timeline range or step");
-    uint64_t nsteps = (uint64_t)sc_div_ceil(sc_sub_sat(q->until_ns, q->from_ns), step_ns);
-    memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
-    int gauge;
-    struct sc_store_read r = {q, 0, 0, 0};
+    struct sc_store_query tq = *q;
+    int64_t until = sc_add_sat(cells->from_ns, sc_mul_sat(cells->step_ns, cells->nsteps));
+    tq.from_ns = cells->from_ns;
+    tq.until_ns = until < q->until_ns ? until : q->until_ns;
+    struct sc_store_read r = {&tq, 0, 0, 0};
     struct agg x;
-    int rc = begin(s, &r, &x, &gauge, err);
+    int rc = begin(s, &r, &x, &cells->gauge, err);
     if (rc)
         return rc > 0 ? 0 : rc;
-    /* rollups serve whole steps: when the steps start on their buckets */
-    int64_t max_res = res_dividing(step_ns);
-    while (max_res && q->from_ns % (max_res * CH_NS) != 0)
-        max_res = max_res == SC_ROLLUP_DAY    ? SC_ROLLUP_HOUR
-                  : max_res == SC_ROLLUP_HOUR ? SC_ROLLUP_SHORT
-                                              : 0;
-    x.npieces = ch_pieces(x.lo, x.hi, max_res, x.pieces);
-    x.width = step_ns;
-    x.b0 = q->from_ns;
-    x.by_series = 1;
+    /* one row per capture (store_int.h), spread over the steps in C by the rule every
+     * backend shares; as many rows as the budget allows the SQLite store (a totals row is
+     * about a sixty-fourth of a block) */
+    uint64_t max = s->base.opts.max_read_blocks * 64;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
-    sc_buf_puts(&sql, "SELECT k, sr, sum(n), sum(t), toUInt64(0) FROM (");
-    sql_union(&x, &sql, "count() AS n, sum(total) AS t", "sum(profiles) AS n, sum(total) AS t",
-              NULL, "");
-    sc_buf_puts(&sql, ") GROUP BY k, sr FORMAT RowBinary");
+    sc_buf_puts(&sql,
+                "SELECT series, time_ns, toInt64(max(duration_ns)), toInt64(sum(total)) FROM ");
+    ch_sql_table(s, &sql, "profiles");
+    sql_where(s, &sql, &tq, &x.ids);
+    sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY series, time_ns",
+                  (long long)x.lo, (long long)x.hi);
+    if (max)
+        sc_buf_printf(&sql, " LIMIT %llu", (unsigned long long)max + 1);
+    sc_buf_puts(&sql, " FORMAT RowBinary");
     rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                  : ch_query(s, sql.data, s->max_answer, &ans, err);
-    struct ch_count *cr = NULL;
-    uint32_t nc = 0;
-    if (rc == 0)
-        rc = ch_parse_counts(&ans, &cr, &nc, err);
-    for (uint32_t i = 0; rc == 0 && i < nc; i++) {
-        uint32_t *ix = sc_map64_get(&x.index, cr[i].series);
-        if (!ix || cr[i].k < 0 || (uint64_t)cr[i].k >= nsteps)
-            continue;
-        /* the duration column carries the totals' sum here */
-        int64_t v = cr[i].duration, n = (int64_t)cr[i].profiles;
-        values[(size_t)*ix * nsteps + (size_t)cr[i].k] = gauge && n ? sc_avg_round(v, n) : v;
+    if (rc == 0 && ans.len % 32)
+        rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);
+    if (rc == 0 && max && ans.len / 32 > max)
+        rc = sc_store_over_budget(&s->base, err);
+    struct ch_rd rd = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
+    for (size_t n = 0; rc == 0 && n < ans.len / 32; n++) {
+        uint64_t series = ch_get_u64(&rd);
+        int64_t t = (int64_t)ch_get_u64(&rd), d = (int64_t)ch_get_u64(&rd);
+        int64_t v = (int64_t)ch_get_u64(&rd);
+        uint32_t *ix = sc_map64_get(&x.index, series);
+        if (ix)
+            sc_store_cells_add(cells, *ix, t, d, v);
     }
-    free(cr);
     sc_buf_release(&sql);
     sc_buf_release(&ans);
     agg_release(&x);

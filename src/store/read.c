@@ -262,7 +262,7 @@ static int merge_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct merge_ctx *m = ctx;
     for (uint32_t i = 0; i < r->n; i++) {
-        int64_t v = m->gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
+        int64_t v = m->gauge ? sc_avg_round(r->values[i], r->captures) : r->values[i];
         int e = v ? acc_add(&m->total, r->stacks[i], v) : 0;
         if (!e) /* millions of rows may come at once (read_fail words a stop) */
             e = sc_budget_poll_every(i, NULL);
@@ -281,7 +281,7 @@ struct profile_seen {
 static int seen_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct profile_seen *x = ctx;
-    x->profiles += r->profiles;
+    x->profiles += r->captures;
     return merge_rows(x->m, r);
 }
 
@@ -385,14 +385,14 @@ static int bucket_rows(void *ctx, const struct sc_store_rows *r)
         x->open = 1;
         x->b.from_ns = r->from_ns;
         x->b.until_ns = r->until_ns;
-        x->b.profiles = x->b.duration_ns = 0;
+        x->b.captures = x->b.covered_ns = 0;
         x->b.series = 0;
     }
-    x->b.profiles += r->profiles;
-    x->b.duration_ns += r->duration_ns;
+    x->b.captures += r->captures;
+    x->b.covered_ns += r->covered_ns;
     x->b.series += r->nseries;
     for (uint32_t i = 0; i < r->n; i++) {
-        int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->profiles) : r->values[i];
+        int64_t v = x->b.gauge ? sc_avg_round(r->values[i], r->captures) : r->values[i];
         int e = v ? acc_add(&x->total, r->stacks[i], v) : 0;
         if (!e)
             e = sc_budget_poll_every(i, NULL);

@@ -151,7 +151,7 @@ const char *sq_tenant(const char *t)
  * turns it on with a VACUUM). */
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
-    "INSERT OR IGNORE INTO meta VALUES('schema_version', '3');"
+    "INSERT OR IGNORE INTO meta VALUES('schema_version', '4');"
     "CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, hash INTEGER NOT NULL UNIQUE,"
     " tenant TEXT NOT NULL, labels TEXT NOT NULL);"
     "CREATE TABLE IF NOT EXISTS series_labels(series_id INTEGER NOT NULL, name TEXT NOT NULL,"
@@ -190,7 +190,9 @@ static const char index_sql[] = "CREATE INDEX IF NOT EXISTS frames_by_hash ON fr
  *   1 -> 2: rollups keep their profiles' durations (all rollups rebuilt)
  *   2 -> 3: stacks know the last day a profile used them (garbage collection; existing
  *           stacks count as used today), day rollups (every day with profiles dirty), and
- *           incremental vacuum (a VACUUM switches it on). */
+ *           incremental vacuum (a VACUUM switches it on).
+ *   3 -> 4: rollups count captures and the time they cover (store_int.h), not profiles and
+ *           their summed durations (all rollups rebuilt) */
 static int migrate(sqlite3 *db, int read_only, char *err)
 {
     sqlite3_stmt *st;
@@ -199,10 +201,10 @@ static int migrate(sqlite3 *db, int read_only, char *err)
         return sq_err(err, db, "reading the schema version");
     int version = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
     sqlite3_finalize(st);
-    if (version < 1 || version > 3)
+    if (version < 1 || version > 4)
         return sc_errf(err, SC_EFORMAT, "store schema version %d is not known to this scorch",
                        version);
-    if (read_only && version != 3)
+    if (read_only && version != 4)
         return sc_errf(err, SC_ENOSPACE,
                        "the store's schema version %d needs migrating, which needs free space",
                        version);
@@ -231,6 +233,14 @@ static int migrate(sqlite3 *db, int read_only, char *err)
         if (rc == 0)
             rc = sq_exec(db, "PRAGMA auto_vacuum=INCREMENTAL; VACUUM;", err);
     }
+    if (rc == 0 && version <= 3)
+        rc = sq_exec(db,
+                     "BEGIN IMMEDIATE;"
+                     "INSERT OR IGNORE INTO dirty SELECT series_id, kind_id, res, bucket FROM "
+                     "rollups;"
+                     "UPDATE meta SET value='4' WHERE key='schema_version';"
+                     "COMMIT;",
+                     err);
     if (rc)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -287,14 +297,14 @@ static const char *const stmt_sql[ST_N] = {
     "SELECT 1 FROM dirty WHERE series_id=? AND kind_id=? AND res=? AND bucket=?",
     "SELECT nprofiles, block, duration_ns FROM rollups WHERE series_id=? AND kind_id=? AND "
     "res=? AND bucket=?",
-    "SELECT block, duration_ns FROM profiles WHERE series_id=? AND kind_id=? AND time_ns >= ? "
-    "AND time_ns < ?",
+    "SELECT block, duration_ns, time_ns FROM profiles WHERE series_id=? AND kind_id=? AND "
+    "time_ns >= ? AND time_ns < ? ORDER BY time_ns",
     "SELECT min(time_ns), max(time_ns) FROM profiles WHERE series_id=? AND kind_id=? AND "
     "time_ns >= ? AND time_ns < ?",
     "SELECT block, duration_ns FROM profiles WHERE series_id=? AND kind_id=? AND timed=1 AND "
     "time_ns >= ? AND time_ns < ? ORDER BY time_ns",
-    "SELECT time_ns, totals FROM profiles WHERE series_id=? AND kind_id=? AND time_ns >= ? AND "
-    "time_ns < ?",
+    "SELECT time_ns, totals, duration_ns FROM profiles WHERE series_id=? AND kind_id=? AND "
+    "time_ns >= ? AND time_ns < ? ORDER BY time_ns",
     "SELECT 1 FROM profiles WHERE series_id = ? AND kind_id = ? AND time_ns >= ? AND "
     "time_ns < ? LIMIT 1",
     "SELECT 1 FROM profiles WHERE series_id = ? AND time_ns >= ? AND time_ns < ? LIMIT 1",

@@ -23,8 +23,9 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     int rc = 0;
     if (res == SC_ROLLUP_SHORT)
         rc = sqlite3_prepare_v2(db,
-                                "SELECT block, 1, duration_ns FROM profiles WHERE series_id=? AND "
-                                "kind_id=? AND time_ns >= ? AND time_ns < ?",
+                                "SELECT block, 1, duration_ns, time_ns FROM profiles WHERE "
+                                "series_id=? AND kind_id=? AND time_ns >= ? AND time_ns < ? "
+                                "ORDER BY time_ns",
                                 -1, &st, NULL);
     else
         rc = sqlite3_prepare_v2(db,
@@ -48,7 +49,9 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     }
     struct sc_block all = {.format = SC_BLOCK_AGG};
     uint32_t cap = 0, ncols = 0;
-    int64_t nprofiles = 0, duration = 0;
+    /* a rollup keeps captures (store_int.h), not profiles: nprofiles counts them and
+     * duration_ns is the time they cover */
+    struct sc_captures caps = {0};
     rc = 0;
     int deferred = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
@@ -85,8 +88,12 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
             sc_block_release(&b);
             continue;
         }
-        nprofiles += sqlite3_column_int64(st, 1);
-        duration += sqlite3_column_int64(st, 2);
+        if (res == SC_ROLLUP_SHORT) {
+            sc_captures_add(&caps, sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 2));
+        } else {
+            caps.n += sqlite3_column_int64(st, 1);
+            caps.covered_ns += sqlite3_column_int64(st, 2);
+        }
         if (ncols == 0)
             ncols = b.ncols;
         /* append rows row-major into a growing row buffer, normalized at the end */
@@ -121,7 +128,7 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         sc_block_release(&all);
         return 1;
     }
-    if (rc == 0 && nprofiles == 0) {
+    if (rc == 0 && caps.n == 0) {
         /* nothing left (retention): no rollup row */
         if (sqlite3_prepare_v2(db,
                                "DELETE FROM rollups WHERE series_id=? AND kind_id=? AND res=? AND "
@@ -163,10 +170,10 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
             sqlite3_bind_int64(st, 2, kind);
             sqlite3_bind_int64(st, 3, res);
             sqlite3_bind_int64(st, 4, bucket);
-            sqlite3_bind_int64(st, 5, nprofiles);
+            sqlite3_bind_int64(st, 5, caps.n);
             sqlite3_bind_blob(st, 6, tot.data ? tot.data : "", (int)tot.len, SQLITE_STATIC);
             sqlite3_bind_blob(st, 7, enc.data ? enc.data : "", (int)enc.len, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 8, duration);
+            sqlite3_bind_int64(st, 8, caps.covered_ns);
             if (sqlite3_step(st) != SQLITE_DONE)
                 rc = sq_err(err, db, "writing a rollup");
         } else if (rc == 0) {

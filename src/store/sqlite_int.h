@@ -128,10 +128,10 @@ struct pend_write {
 enum {
     ST_DIRTY,  /* is (series, kind, res, bucket) dirty */
     ST_ROLLUP, /* a rollup's nprofiles, block, duration */
-    ST_RAW,    /* the blocks and durations of profiles in a range */
+    ST_RAW,    /* the blocks, durations and times of profiles in a range, in time order */
     ST_SPAN,   /* min and max profile time in a range */
     ST_TIMED,  /* the timed profiles' blocks in a range, in time order */
-    ST_TOTALS, /* the profiles' times and totals in a range */
+    ST_TOTALS, /* the profiles' times, totals and durations in a range, in time order */
     ST_EXISTS, /* is there a profile of a kind in a range */
     ST_ANY,    /* is there a profile of any kind in a range */
     ST_NEAR,   /* is there a timed profile of a kind from SQ_TIMED_SLACK_NS before a range */
@@ -376,8 +376,8 @@ int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why);
  * *rc as sq_step does. */
 int sq_timed_near(struct conn *c, uint64_t series, uint32_t kind, int64_t from, int64_t until,
                   int *rc, char *err);
-int sq_timeline(struct sc_store *st, const struct sc_store_query *q, int64_t step_ns,
-                int64_t *values, char *err);
+int sq_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_store_cells *c,
+                char *err);
 
 /* ---- sqlite_write.c ---- */
 int sq_write(struct sc_store *st, const struct sc_store_write *w, char *err);

@@ -379,10 +379,9 @@ static const int64_t rollup_res[] = {SC_ROLLUP_DAY, SC_ROLLUP_HOUR, SC_ROLLUP_SH
 #define NRES (sizeof rollup_res / sizeof rollup_res[0])
 
 /* Reads one series/kind of [from, until) into a, via clean rollups of at most max_res
- * seconds (0: raw profiles only), adding to *profiles and *duration. */
+ * seconds (0: raw profiles only), adding its captures to cap. */
 static int read_series(struct reader *rd, uint64_t series, const struct kind_col *kc, int64_t from,
-                       int64_t until, int64_t max_res, struct rows *a, int64_t *profiles,
-                       int64_t *duration)
+                       int64_t until, int64_t max_res, struct rows *a, struct sc_captures *cap)
 {
     struct conn *c = rd->c;
     int rc = sc_budget_poll(rd->err); /* many series each read no block */
@@ -432,8 +431,10 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
             sqlite3_bind_int64(rq, 3, r);
             sqlite3_bind_int64(rq, 4, secs);
             if (sq_step(rq, &rc, "reading rollups", rd->err) == SQLITE_ROW) {
-                *profiles += sqlite3_column_int64(rq, 0);
-                *duration += sqlite3_column_int64(rq, 2);
+                /* a rollup keeps its captures and their time (sqlite_compact.c) */
+                cap->n += sqlite3_column_int64(rq, 0);
+                cap->covered_ns += sqlite3_column_int64(rq, 2);
+                cap->open = 0;
                 rc = add_block(rd, a, sqlite3_column_blob(rq, 1),
                                (size_t)sqlite3_column_bytes(rq, 1), kc->col);
             }
@@ -453,8 +454,7 @@ static int read_series(struct reader *rd, uint64_t series, const struct kind_col
         sqlite3_bind_int64(pq, 3, t);
         sqlite3_bind_int64(pq, 4, next);
         while (rc == 0 && sq_step(pq, &rc, "reading profiles", rd->err) == SQLITE_ROW) {
-            (*profiles)++;
-            *duration += sqlite3_column_int64(pq, 1);
+            sc_captures_add(cap, sqlite3_column_int64(pq, 2), sqlite3_column_int64(pq, 1));
             rc = add_block(rd, a, sqlite3_column_blob(pq, 0), (size_t)sqlite3_column_bytes(pq, 0),
                            kc->col);
         }
@@ -547,14 +547,15 @@ int sq_read(struct sc_store *sto, const struct sc_store_read *r, sc_store_rows_c
         int64_t from = b < q->from_ns ? q->from_ns : b;
         int64_t until = !width || b + width > q->until_ns ? q->until_ns : b + width;
         for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
-            int64_t profiles = 0, duration = 0;
+            struct sc_captures cap = {0};
             rows_clear(&a);
-            for (int k = 0; k < nk && rc == 0; k++)
-                rc = read_series(&rd, q->series[i], &kc[k], from, until, max_res, &a, &profiles,
-                                 &duration);
-            if (rc == 0 && profiles > 0 && (rc = rows_emit(&a)) == 0) {
-                struct sc_store_rows out = {i,   from,     until,  profiles, duration,
-                                            a.n, a.stacks, a.vals, NULL,     1};
+            for (int k = 0; k < nk && rc == 0; k++) {
+                cap.open = 0; /* each kind's profiles come in time order */
+                rc = read_series(&rd, q->series[i], &kc[k], from, until, max_res, &a, &cap);
+            }
+            if (rc == 0 && cap.n > 0 && (rc = rows_emit(&a)) == 0) {
+                struct sc_store_rows out = {i,   from,     until,  cap.n, cap.covered_ns,
+                                            a.n, a.stacks, a.vals, NULL,  1};
                 rc = cb(ctx, &out);
             }
         }
@@ -687,64 +688,61 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
     return rc ? rc : found ? 0 : SC_ENOTFOUND;
 }
 
-int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, int64_t step_ns,
-                int64_t *values, char *err)
+int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, struct sc_store_cells *cells,
+                char *err)
 {
     struct sq_store *s = (struct sq_store *)sto;
-    if (step_ns <= 0 || q->until_ns <= q->from_ns)
-        return sc_errf(err, SC_EINVAL, "bad timeline range or step");
-    uint64_t nsteps = (uint64_t)sc_div_ceil(sc_sub_sat(q->until_ns, q->from_ns), step_ns);
-    memset(values, 0, (size_t)q->nseries * nsteps * sizeof *values);
     struct kind_col kc[SQ_MAX_KINDS];
-    int gauge;
-    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &gauge);
+    int nk = sq_kinds_for_type(s, q->type, kc, SQ_MAX_KINDS, &cells->gauge);
     if (nk == 0)
         return 0;
-    int64_t *counts = gauge ? calloc(nsteps, sizeof *counts) : NULL;
-    if (gauge && !counts)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
     struct conn *c = sq_conn_get(s, err);
-    if (!c) {
-        free(counts);
+    if (!c)
         return SC_EIO;
-    }
     sqlite3_stmt *st = c->st[ST_TOTALS];
     /* a totals row costs about a sixty-fourth of a block: the same budget, scaled */
     uint64_t rows = 0, max = s->base.opts.max_read_blocks * 64;
+    int64_t until = sc_add_sat(cells->from_ns, sc_mul_sat(cells->step_ns, cells->nsteps));
     int rc = 0;
     for (uint32_t i = 0; i < q->nseries && rc == 0; i++) {
-        int64_t *row = values + (size_t)i * nsteps;
-        if (counts)
-            memset(counts, 0, nsteps * sizeof *counts);
-        for (int k = 0; k < nk; k++) {
+        for (int k = 0; k < nk && rc == 0; k++) {
             sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(st, 2, kc[k].kind);
-            sqlite3_bind_int64(st, 3, q->from_ns);
-            sqlite3_bind_int64(st, 4, q->until_ns);
+            sqlite3_bind_int64(st, 3, cells->from_ns);
+            sqlite3_bind_int64(st, 4, until < q->until_ns ? until : q->until_ns);
+            /* a capture's rows come one after another (time order): summed, then added */
+            int64_t ct = 0, cd = 0, cv = 0;
+            int open = 0;
             while (rc == 0 && sq_step(st, &rc, "reading totals", err) == SQLITE_ROW) {
                 if (max && ++rows > max) {
                     rc = sc_store_over_budget(&s->base, err);
                     break;
                 }
-                uint64_t step = (uint64_t)((sqlite3_column_int64(st, 0) - q->from_ns) / step_ns);
+                int64_t t = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 2);
                 const uint8_t *p = sqlite3_column_blob(st, 1);
                 const uint8_t *end = p + sqlite3_column_bytes(st, 1);
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
                     if (sc_get_uvarint(&p, end, &v))
                         v = 0;
-                row[step] = sc_add_sat(row[step], sc_unzigzag(v));
-                if (counts)
-                    counts[step]++;
+                if (open && t == ct) {
+                    cd = d > cd ? d : cd;
+                    cv = sc_add_sat(cv, sc_unzigzag(v));
+                    continue;
+                }
+                if (open)
+                    sc_store_cells_add(cells, i, ct, cd, cv);
+                open = 1;
+                ct = t;
+                cd = d;
+                cv = sc_unzigzag(v);
             }
+            if (open && rc == 0)
+                sc_store_cells_add(cells, i, ct, cd, cv);
             sqlite3_reset(st);
         }
-        for (uint64_t k = 0; counts && k < nsteps; k++)
-            if (counts[k])
-                row[k] = sc_avg_round(row[k], counts[k]);
     }
     sq_conn_put(s, c);
-    free(counts);
     return rc;
 }
 

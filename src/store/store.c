@@ -115,10 +115,43 @@ int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *f
     return s->ops->span(s, q, first_ns, last_ns, err);
 }
 
-int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
-                      int64_t *values, char *err)
+int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, struct sc_store_cells *c,
+                      char *err)
 {
-    return s->ops->timeline(s, q, step_ns, values, err);
+    if (c->step_ns <= 0 || c->nsteps == 0)
+        return sc_errf(err, SC_EINVAL, "bad timeline range or step");
+    return s->ops->timeline(s, q, c, err);
+}
+
+void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t d, int64_t v)
+{
+    double *value = c->value + (size_t)i * c->nsteps;
+    double *covered = c->covered_ns + (size_t)i * c->nsteps;
+    int64_t k0 = sc_floor_div(sc_sub_sat(t, c->from_ns), c->step_ns);
+    if (k0 >= 0 && k0 < (int64_t)c->nsteps)
+        c->captures[(size_t)i * c->nsteps + (size_t)k0]++;
+    if (c->gauge || d <= 0) {
+        c->nodur += !c->gauge;
+        if (k0 >= 0 && k0 < (int64_t)c->nsteps)
+            value[k0] += (double)v;
+        return;
+    }
+    /* the steps [t, t + d) overlaps, each its share of v and of d */
+    int64_t end = sc_add_sat(t, d);
+    int64_t k1 = sc_floor_div(sc_sub_sat(end - 1, c->from_ns), c->step_ns);
+    if (k0 < 0)
+        k0 = 0;
+    if (k1 >= (int64_t)c->nsteps)
+        k1 = (int64_t)c->nsteps - 1;
+    for (int64_t k = k0; k <= k1; k++) {
+        int64_t a = c->from_ns + k * c->step_ns, b = a + c->step_ns;
+        int64_t lo = t > a ? t : a, hi = end < b ? end : b;
+        if (hi <= lo)
+            continue;
+        double share = (double)(hi - lo) / (double)d;
+        value[k] += (double)v * share;
+        covered[k] += (double)(hi - lo);
+    }
 }
 
 int sc_store_compact(struct sc_store *s, int64_t now_ns, int force, char *err)

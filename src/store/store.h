@@ -20,8 +20,8 @@
  *
  * Reads merge: the samples of every profile of the chosen series and type in [from, until)
  * are summed per stack, except gauge types (inuse_*, goroutine, threadcreate), which are
- * averaged over the profiles of each series and then summed across series. The store keeps
- * ten-minute, hour and day rollups so long ranges read few blocks.
+ * averaged over the captures of each series (store_int.h) and then summed across series. The store
+ * keeps ten-minute, hour and day rollups so long ranges read few blocks.
  *
  * Layers: a backend implements a few primitives (write; list types, labels, series; read
  * the (stack, value[, time]) rows of series and a type per time bucket, aggregated where
@@ -176,9 +176,10 @@ int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *f
 /* One bucket of sc_store_merge_buckets: what its profile covers. */
 struct sc_store_bucket {
     int64_t from_ns, until_ns; /* the bucket within the query's range */
-    int64_t profiles;          /* stored profiles merged (rollups count theirs) */
+    int64_t captures;          /* captures merged: a series' profiles that start at one
+                                  instant count once (rollups count theirs) */
     uint32_t series;           /* series that had profiles in it */
-    int64_t duration_ns;       /* the sum of those profiles' durations */
+    int64_t covered_ns;        /* the time those captures cover, summed over the series */
     int gauge;                 /* the type is averaged over time within a series */
 };
 /* Gets each non-empty bucket's merged profile, owned by the store and freed after the call
@@ -210,8 +211,9 @@ struct sc_store_read {
 struct sc_store_rows {
     uint32_t series;           /* index into q->series */
     int64_t from_ns, until_ns; /* the bucket, within the query's range */
-    int64_t profiles;          /* profiles merged (rollups count theirs) */
-    int64_t duration_ns;       /* their durations, summed */
+    int64_t captures;          /* captures merged (store_int.h: the profiles of one series
+                                  that start at one instant count once); rollups count theirs */
+    int64_t covered_ns;        /* the time those captures cover */
     uint32_t n;
     const uint64_t *stacks; /* backend stack keys: sc_store_resolve names them */
     const int64_t *values;
@@ -247,11 +249,28 @@ int sc_store_resolve(struct sc_store *s, const uint64_t *stacks, uint32_t n, sc_
 /* The unit of a profile type and whether it is a gauge. 0 or SC_ENOTFOUND. */
 int sc_store_type_info(struct sc_store *s, const char *type, char unit[64], int *gauge);
 
-/* Totals per step: values[i * nsteps + k] for series q->series[i] and the step starting at
- * from + k * step (sum of the step's profiles, or their average for gauges; 0 when none).
- * nsteps = ceil((until - from) / step). The caller allocates values. */
-int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
-                      int64_t *values, char *err);
+/* A timeline's cells: cell i * nsteps + k is series q->series[i] in the step starting at
+ * from + k * step, nsteps = ceil((until - from) / step). Each capture (store_int.h) of a sum
+ * type (CPU, allocations, contentions) spreads its value and its time over the steps its
+ * [start, start + duration) overlaps, in proportion to the overlap, so a rate (value / time)
+ * does not depend on the step; a capture without a duration, and every capture of a gauge,
+ * counts whole in the step it starts in. The caller allocates and zeroes the arrays. */
+struct sc_store_cells {
+    int64_t from_ns, step_ns;
+    uint32_t nsteps;
+    int gauge;          /* set by the store: the type is a gauge */
+    double *value;      /* the values that fall in the cell */
+    double *covered_ns; /* the time of captures that falls in the cell */
+    int64_t *captures;  /* captures that start in the cell */
+    int64_t nodur;      /* captures of a sum type without a duration, over all cells */
+};
+/* Adds one capture of series i (starting at t, covering d ns, value v) to c by the rule
+ * above; captures before from or at/after until fall outside (their overlap still counts). */
+void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t d, int64_t v);
+/* Fills c (its from, step and nsteps set, arrays zeroed) for the query's series. 0,
+ * SC_ELIMIT (the read budget) or SC_E*; an unknown type leaves every cell empty. */
+int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, struct sc_store_cells *c,
+                      char *err);
 
 /* The timestamped samples of the query's profiles (perf script, `record`) with their times
  * in [from, until), one sample each with time_ns set, in time order within each profile:

@@ -45,8 +45,8 @@ struct sc_store_ops {
                    void *ctx, char *err);
     int (*span)(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
                 int64_t *last_ns, char *err);
-    int (*timeline)(struct sc_store *s, const struct sc_store_query *q, int64_t step_ns,
-                    int64_t *values, char *err);
+    int (*timeline)(struct sc_store *s, const struct sc_store_query *q, struct sc_store_cells *c,
+                    char *err);
     int (*profiles)(struct sc_store *s, const struct sc_store_query *q, sc_store_profile_cb cb,
                     void *ctx, char *err); /* may be NULL: SC_EUNSUPPORTED */
     int (*compact)(struct sc_store *s, int64_t now_ns, int force, char *err);
@@ -82,6 +82,37 @@ static inline int64_t sc_avg_round(int64_t sum, int64_t n)
     if (2 * (r < 0 ? -r : r) >= n)
         q += sum < 0 ? -1 : 1;
     return q;
+}
+
+/* Captures. The profiles of one series (and kind) that start at the same instant are one
+ * capture: two processes pushing under one name without an instance label, two files pushed
+ * with one `from`. A capture's values are the sum of its profiles' (the series' total at that
+ * time), and it covers the longest of their durations once, not their sum. Every read that
+ * counts profiles for an average (gauges, per profile) or divides by their time (rates)
+ * counts captures and their covered time (docs/compare.md). Profiles are added in time
+ * order; the counts of disjoint spans of time add up (a rollup's are its parts' sums). */
+struct sc_captures {
+    int64_t n, covered_ns; /* captures so far, and the time they cover */
+    int64_t last_t, last_d;
+    int open;
+};
+
+static inline void sc_captures_add(struct sc_captures *c, int64_t t, int64_t d)
+{
+    if (d < 0)
+        d = 0;
+    if (c->open && t == c->last_t) {
+        if (d > c->last_d) {
+            c->covered_ns += d - c->last_d;
+            c->last_d = d;
+        }
+        return;
+    }
+    c->open = 1;
+    c->last_t = t;
+    c->last_d = d;
+    c->n++;
+    c->covered_ns += d;
 }
 
 /* Room for one more row in growing (stacks, vals[, times]) arrays holding n rows in *cap

@@ -200,11 +200,15 @@ def synthetic_checks(srv, pushes):
     c.close()
     pushes.list += [dict(name="keepalive")] * 10
     pushes.bytes += 10 * len(b"k;a 1\n")
-    # cpu:cpu is the count in nanoseconds at the default 100 Hz
+    # cpu:cpu is the count in nanoseconds at the default 100 Hz; a push covers its 10 s, and
+    # the timeline says its rate: nanoseconds per second (cores), whatever the step
     tl = srv.json("/api/v1/timeline", dict(query=q("synth"), type="cpu:cpu", step="60s", **RANGE))
     check(len(tl["series"]) == 1, "synthetic timeline: %d series" % len(tl["series"]))
-    check(sum(tl["series"][0]["values"]) == 145 * 10000000,
-          "synthetic timeline total %d" % sum(tl["series"][0]["values"]))
+    check(tl["unit"] == "nanoseconds/s" and tl["aggregation"] == "per_second",
+          "synthetic timeline: %s %s" % (tl["unit"], tl["aggregation"]))
+    lit = [v for v in tl["series"][0]["values"] if v is not None]
+    check(len(lit) == 2 and abs(sum(lit) * 10 - 145 * 10000000) <= 1e-8 * 145 * 10000000,
+          "synthetic timeline: two pushes of 10 s, %s" % lit)
     check(len(tl["timestamps"]) == len(tl["series"][0]["values"]), "timeline lengths differ")
 
 
@@ -404,7 +408,7 @@ def run_all(srv):
     print("perf script and folded pushes equal scorch top of their files (type %s)"
           % perfs[0]["type"])
 
-    # ---- timeline: totals per push ----
+    # ---- timeline: each push's rate over its 10 s ----
     for p in pprofs:
         if not HAVE_GO:
             break
@@ -418,10 +422,10 @@ def run_all(srv):
             tl = srv.json("/api/v1/timeline", dict(query=q(p["service"]), type=typ, step="60s",
                                                    **RANGE))
             check(len(tl["series"]) == 1, "timeline %s: %d series" % (typ, len(tl["series"])))
-            vals = tl["series"][0]["values"]
-            check(sum(vals) == tot, "timeline %s %s: %d, want %d" % (p["service"], typ,
-                                                                      sum(vals), tot))
-            check(len([v for v in vals if v]) == 1, "timeline %s: more than one step" % typ)
+            vals = [v for v in tl["series"][0]["values"] if v is not None]
+            check(len(vals) == 1, "timeline %s: not one step: %s" % (typ, vals))
+            check(abs(vals[0] * 10 - tot) <= 1e-6 * max(tot, 1),
+                  "timeline %s %s: %s/s, want %d over 10 s" % (p["service"], typ, vals, tot))
     # a step holds the profiles that start in [timestamp, timestamp + step): also when the
     # range starts on a fraction of a second (now-1h), the timestamps being whole seconds
     prof = srv.json("/api/v1/profiles", dict(query=q("synth"), type="cpu:samples", **RANGE))
@@ -433,19 +437,23 @@ def run_all(srv):
     for ts, v in lit:
         got = srv.json("/api/v1/profiles", {"query": q("synth"), "type": "cpu:samples",
                                             "from": str(ts), "until": str(ts + tl["step"])})
-        check(sum(x["total"] for x in got["profiles"]) == v,
-              "the step at %d holds %d, its profiles %s" % (ts, v, got["profiles"]))
-    # a gauge pushed twice in one step: the average (rounded); the sum for a cumulative type
+        check(abs(sum(x["total"] for x in got["profiles"]) - v * 10) <= 1e-8 * v * 10,
+              "the step at %d holds %s/s, its 10 s profiles %s" % (ts, v, got["profiles"]))
+    # a gauge pushed twice in one step: the average; a cumulative type: its rate over the
+    # 20 s the two pushes cover
     g = [pprof_totals(open(f, "rb").read()) for f in gauge_files]
     if g:
         tl = srv.json("/api/v1/timeline", dict(query=q("gauge-app"), type="heap:inuse_space",
                                                step="60s", **RANGE))
-        want = (g[0][3] + g[1][3] + 1) // 2
-        check(sum(tl["series"][0]["values"]) == want, "gauge timeline %s, want %d (average)"
-              % (sum(tl["series"][0]["values"]), want))
+        lit = [v for v in tl["series"][0]["values"] if v is not None]
+        want = (g[0][3] + g[1][3]) / 2
+        check(tl["aggregation"] == "average" and tl["unit"] == "bytes" and len(lit) == 1 and
+              abs(lit[0] - want) <= 1e-8 * want, "gauge timeline %s, want %s (average)" % (lit, want))
         tl = srv.json("/api/v1/timeline", dict(query=q("gauge-app"), type="heap:alloc_space",
                                                step="60s", **RANGE))
-        check(sum(tl["series"][0]["values"]) == g[0][1] + g[1][1], "cumulative timeline: sum")
+        lit = [v for v in tl["series"][0]["values"] if v is not None]
+        check(tl["unit"] == "bytes/s" and len(lit) == 1 and
+              abs(lit[0] * 20 - (g[0][1] + g[1][1])) <= 1e-8 * (g[0][1] + g[1][1]), "cumulative timeline: %s" % lit)
         tl = srv.json("/api/v1/timeline", dict(query=q("gauge-app"), type="heap:inuse_space",
                                                step="10s", **RANGE))
         check(sorted(v for v in tl["series"][0]["values"] if v) == sorted([g[0][3], g[1][3]]),
@@ -464,9 +472,9 @@ def run_all(srv):
                if p["service"].startswith("cpu-"))
     want += sum(pprof_totals(open(os.path.join(TD, "pprof", n + ".pb.gz"), "rb").read())[0]
                 for n in ("cpu-sort", "cpu-strconv"))
-    check(sum(tl["series"][0]["values"]) == want, "group_by total %d, want %d"
-          % (sum(tl["series"][0]["values"]), want))
-    print("timeline: totals equal the pushed profiles'; gauges average; group_by sums")
+    got = sum(v for v in tl["series"][0]["values"] if v is not None) * 10
+    check(abs(got - want) <= 1e-8 * want, "group_by total %s over 10 s each, want %d" % (got, want))
+    print("timeline: rates of the pushed profiles; gauges average; group_by sums")
 
     # ---- diff between two pushes of one series ----
     a, b = diff_times

@@ -306,12 +306,16 @@ static void test_store_basics(void)
     free(fafter);
     sc_profile_free(after);
 
-    /* timeline: 2 series, 1 h steps, sums */
-    int64_t vals[4];
+    /* timeline: 2 series, 1 h steps, sums (10 s profiles, each spread over its 10 s) */
+    double vals[4] = {0}, cov[4] = {0};
+    int64_t caps[4] = {0};
     uint64_t sid[2] = {ids.ids[0], ids.ids[1]};
     struct sc_store_query q = {NULL, sid, 2, "cpu:samples", from, until, 0};
-    T_EQ_INT(sc_store_timeline(s, &q, 3600 * NS, vals, err), 0);
-    T_EQ_INT(vals[0] + vals[1] + vals[2] + vals[3], 180 * 100 + 180 * 8 + 100);
+    struct sc_store_cells cells = {from, 3600 * NS, 2, 0, vals, cov, caps, 0};
+    T_EQ_INT(sc_store_timeline(s, &q, &cells, err), 0);
+    T_EQ_INT((int64_t)(vals[0] + vals[1] + vals[2] + vals[3]), 180 * 100 + 180 * 8 + 100);
+    T_EQ_INT(cells.gauge, 0);
+    T_EQ_INT(cells.nodur, 0);
 
     /* gauges are averaged per series, then summed */
     struct sc_profile *h[2] = {folded("main;cache 100\n"), folded("main;cache 300\nmain;buf 50\n")};
