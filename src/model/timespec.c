@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define NS_PER_S 1000000000LL
 
@@ -317,4 +318,23 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err)
                    "bad time '%.*s': expected unix seconds or milliseconds, RFC 3339 "
                    "(2006-01-02T15:04:05Z) or now-<duration>",
                    QUOTE_MAX, s);
+}
+
+char *sc_time_format(int64_t t_ns, char *out, size_t n)
+{
+    int64_t sec = t_ns / 1000000000LL, ns = t_ns % 1000000000LL;
+    if (ns < 0) {
+        sec--;
+        ns += 1000000000LL;
+    }
+    time_t tt = (time_t)sec;
+    struct tm tm;
+    char day[32] = "?";
+    if (gmtime_r(&tt, &tm))
+        strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (ns / 1000000)
+        snprintf(out, n, "%s.%03dZ", day, (int)(ns / 1000000));
+    else
+        snprintf(out, n, "%sZ", day);
+    return out;
 }

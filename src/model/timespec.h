@@ -2,6 +2,7 @@
 #ifndef SC_TIMESPEC_H
 #define SC_TIMESPEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Parses a point in time into nanoseconds since the Unix epoch (UTC). Accepted:
@@ -24,5 +25,9 @@ int sc_time_parse(const char *s, int64_t now_ns, int64_t *out_ns, char *err);
  * or a bare number of seconds (`90`, `0.25`). No sign. 0 or SC_EINVAL ("bad duration
  * '1x': unknown unit 'x'") / SC_ELIMIT (does not fit int64 nanoseconds). */
 int sc_duration_parse(const char *s, int64_t *out_ns, char *err);
+
+/* Writes t (ns since the epoch) as RFC 3339 in UTC, which sc_time_parse reads back:
+ * `2026-11-30T04:05:06Z`, with `.123` when it has milliseconds. Returns out. */
+char *sc_time_format(int64_t t_ns, char *out, size_t n);
 
 #endif

@@ -6,6 +6,7 @@
 #include "query/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,7 +37,8 @@ struct sc_cmp {
     int no_seconds[2];     /* some replicate had no seconds */
     int no_profiles[2];    /* some replicate had no profile count */
     enum sc_cmp_method method;
-    uint32_t tested, grew, shrank;
+    uint32_t tested, grew, shrank, fresh, gone;
+    char unit[64]; /* the sample unit of the first replicate */
     int finished;
 };
 
@@ -99,6 +101,11 @@ int sc_cmp_add(struct sc_cmp *c, int side, const struct sc_profile *p, int vi, d
         /* no shares in an empty replicate: it tells nothing */
         sc_top_release(&t);
         return 0;
+    }
+    if (!c->unit[0]) {
+        struct sc_str u = sc_profile_str(p, p->sample_types[vi].unit);
+        snprintf(c->unit, sizeof c->unit, "%.*s", (int)(u.len < 63 ? u.len : 63),
+                 u.ptr ? u.ptr : "");
     }
     double unit = count_unit(p, vi);
     double scale = c->o.normalize ? 1 / total
@@ -190,6 +197,13 @@ static double test_one(const struct sc_cmp *c, const struct side_sums *s, int cu
     *lo = *hi = NAN;
     if (m0 == 0 && m1 == 0)
         return -1;
+    /* the same mean on both sides is no change, whatever the spread says: the means are
+     * what the table beside the verdict shows */
+    if (m0 == m1) {
+        if (m0 > 0)
+            *lo = *hi = 0;
+        return 1;
+    }
     double p, se, half;
     if (c->method == SC_CMP_SAMPLING) {
         double k = cum ? s[1].cum_count : s[1].flat_count;
@@ -249,6 +263,13 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
             st->flat_p = st->cum_p = -1;
         /* a function that only ever is a leaf has cum == flat in every replicate: one
          * test, not two (two would double the count Benjamini-Hochberg divides by) */
+        /* present on one side only: news whatever its spread */
+        st->presence = c->method == SC_CMP_NONE              ? 0
+                       : f->s[0].cum == 0 && f->s[1].cum > 0 ? 1
+                       : f->s[1].cum == 0 && f->s[0].cum > 0 ? -1
+                                                             : 0;
+        c->fresh += st->presence > 0;
+        c->gone += st->presence < 0;
         int same = cum_is_flat(&f->s[0]) && cum_is_flat(&f->s[1]);
         q[2 * (size_t)i] = st->flat_p;
         q[2 * (size_t)i + 1] = same ? -1 : st->cum_p;
@@ -295,13 +316,28 @@ void sc_cmp_summarize(const struct sc_cmp *c, struct sc_cmp_summary *s)
     s->tested = c->tested;
     s->grew = c->grew;
     s->shrank = c->shrank;
+    s->fresh = c->fresh;
+    s->gone = c->gone;
     s->method = c->method;
     s->normalized = c->o.normalize;
-    s->metric = c->o.normalize                             ? "share"
-                : !c->no_seconds[0] && !c->no_seconds[1]   ? "per_second"
-                : !c->no_profiles[0] && !c->no_profiles[1] ? "per_profile"
-                                                           : "value";
+    /* gauges come with neither seconds nor profiles: their value is their average */
+    int known = !c->no_seconds[0] && !c->no_seconds[1];
+    int gauge = !known && (c->no_profiles[0] || c->no_profiles[1]);
+    s->metric_id = sc_metric_of(gauge, known, c->o.normalize);
+    s->metric = sc_metric_name(s->metric_id);
+    sc_metric_unit(s->metric_id, c->unit, s->metric_unit, sizeof s->metric_unit);
     s->level = c->o.level;
+}
+
+const char *sc_cmp_status(const struct sc_cmp_stat *st)
+{
+    if (!st)
+        return "untested";
+    if (st->presence)
+        return st->presence > 0 ? "new" : "gone";
+    if (st->significant)
+        return st->direction > 0 ? "grew" : st->direction < 0 ? "shrank" : "noise";
+    return st->tested ? "noise" : "untested";
 }
 
 const char *sc_cmp_method_name(enum sc_cmp_method m)

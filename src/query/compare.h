@@ -5,8 +5,9 @@
  * selection (the server), one file (scorch compare). Per replicate and function the metric
  * is the function's flat (self) and cum (total) value as `scorch top` computes them,
  * divided by the replicate's total when normalising (a share), else by the seconds the
- * replicate covers (a rate), else by the number of profiles it merges (when durations are
- * unknown), or taken as it is (gauges: the caller passes neither). The sides' means are compared
+ * replicate covers (a rate), else by the number of captures it merges (when durations are
+ * unknown), or taken as it is (gauges: the caller passes neither): query/metric.h's
+ * metrics, and the means shown beside the verdicts are exactly these. The sides' means are compared
  * with Welch's t-test on the replicates; the false discovery rate over all tests (flat and cum of
  * every tested function) is controlled with Benjamini-Hochberg. The method and its assumptions are
  * in docs/compare.md. */
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "model/profile.h"
+#include "query/metric.h"
 
 struct sc_cmp_opts {
     int normalize;    /* compare shares of each replicate's total */
@@ -47,16 +49,26 @@ struct sc_cmp_stat {
     int tested;
     int significant; /* flat_q or cum_q below the level */
     int direction;   /* of the significant change with the smallest q: +1 grew, -1 shrank */
+    int presence;    /* +1 new: absent from every base replicate, present in the new side;
+                        -1 gone: the other way round; 0 on both sides (or neither) */
 };
+
+/* What a comparison says of a function, in one word (the API's `status`): "new" and
+ * "gone" (absent on one side: news whatever its spread), "grew" and "shrank" (significant),
+ * "noise" (tested, within the spread between replicates), "untested". */
+const char *sc_cmp_status(const struct sc_cmp_stat *st);
 
 struct sc_cmp_summary {
     uint32_t base_n, n;    /* replicates per side */
     uint32_t functions;    /* functions seen on either side */
     uint32_t tested;       /* of them, tested */
     uint32_t grew, shrank; /* significant, by direction */
+    uint32_t fresh, gone;  /* present on one side only (sc_cmp_stat.presence) */
     enum sc_cmp_method method;
     int normalized;
-    const char *metric; /* "share", "per_second", "per_profile" or "value" */
+    enum sc_metric metric_id;
+    const char *metric;   /* its name (query/metric.h): "share", "per_second", ... */
+    char metric_unit[80]; /* the unit of the means: "nanoseconds/s", "share", ... */
     double level;
 };
 

@@ -191,7 +191,7 @@ void sc_compare_report(const struct sc_diff *d, const struct sc_report_opts *o, 
     static const char *const metric_text[][2] = {{"share", "share of each profile's total"},
                                                  {"per_second", "value per second of profile"},
                                                  {"per_profile", "value per profile"},
-                                                 {"value", "value of each profile (a gauge)"}};
+                                                 {"average", "average value (a gauge)"}};
     const char *mt = metric;
     for (size_t k = 0; k < sizeof metric_text / sizeof metric_text[0]; k++)
         if (!strcmp(metric_text[k][0], metric))

@@ -159,21 +159,13 @@ void sc_diff_attach(struct sc_diff *d, const struct sc_cmp *c)
     d->cmp = c;
 }
 
-/* A statistic as JSON (null when not finite) or as a TSV cell (empty, "inf", "-inf"). */
+/* A statistic: JSON says NaN and infinities as null; TSV leaves NaN empty, "inf" for new. */
 static void put_stat(struct sc_buf *out, double v, int json)
 {
-    if (isnan(v) || (json && isinf(v))) {
-        if (json)
-            sc_buf_puts(out, "null");
-        return;
-    }
-    if (isinf(v)) {
+    if (!json && isinf(v))
         sc_buf_puts(out, v > 0 ? "inf" : "-inf");
-        return;
-    }
-    char num[40];
-    snprintf(num, sizeof num, "%.10g", v);
-    sc_buf_puts(out, num);
+    else if (json || !isnan(v))
+        sc_buf_put_num(out, v);
 }
 
 static double q_or_nan(double q)
@@ -230,6 +222,8 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
             sc_buf_putc(out, '\t');
             sc_buf_puts(out, stat_names[k]);
         }
+        if (d->cmp)
+            sc_buf_puts(out, "\tstatus\tmean_unit");
         sc_buf_putc(out, '\n');
         for (uint32_t i = 0; i < n; i++) {
             const struct sc_diff_row *r = &d->rows[i];
@@ -244,12 +238,14 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
             put_tsv_cell(out, r->name);
             if (d->cmp) {
                 double v[NSTATS];
-                stat_values(sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len), v);
+                const struct sc_cmp_stat *st = sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len);
+                stat_values(st, v);
                 sc_buf_puts(out, v[0] ? "\t1" : "\t0");
                 for (int k = 1; k < NSTATS; k++) {
                     sc_buf_putc(out, '\t');
                     put_stat(out, v[k], 0);
                 }
+                sc_buf_printf(out, "\t%s\t%s", sc_cmp_status(st), sum.metric_unit);
             }
             sc_buf_putc(out, '\n');
         }
@@ -267,15 +263,27 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
     snprintf(num, sizeof num, "%.17g", isfinite(d->base_scale) ? d->base_scale : 1.0);
     sc_buf_printf(out, ",\"normalized\":%s,\"base_scale\":%s,", d->normalized ? "true" : "false",
                   num);
+    if (d->empty) {
+        sc_buf_printf(out, "\"empty\":\"%s\",\"empty_text\":\"",
+                      d->empty == 1   ? "base"
+                      : d->empty == 2 ? "new"
+                                      : "both");
+        if (d->empty_text)
+            sc_buf_put_json_str(out, d->empty_text, strlen(d->empty_text));
+        sc_buf_puts(out, "\",");
+    }
     if (d->cmp) {
         sc_buf_printf(out,
                       "\"base_profiles\":%u,\"profiles\":%u,\"method\":\"%s\","
-                      "\"method_text\":\"%s\",\"metric\":\"%s\",\"q\":",
+                      "\"method_text\":\"%s\",\"metric\":\"%s\",\"metric_unit\":\"",
                       (unsigned)sum.base_n, (unsigned)sum.n, sc_cmp_method_name(sum.method),
                       sc_cmp_method_text(sum.method), sum.metric);
+        sc_buf_put_json_str(out, sum.metric_unit, strlen(sum.metric_unit));
+        sc_buf_puts(out, "\",\"q\":");
         put_stat(out, sum.level, 1);
-        sc_buf_printf(out, ",\"tested\":%u,\"grew\":%u,\"shrank\":%u,", (unsigned)sum.tested,
-                      (unsigned)sum.grew, (unsigned)sum.shrank);
+        sc_buf_printf(out, ",\"tested\":%u,\"grew\":%u,\"shrank\":%u,\"new\":%u,\"gone\":%u,",
+                      (unsigned)sum.tested, (unsigned)sum.grew, (unsigned)sum.shrank,
+                      (unsigned)sum.fresh, (unsigned)sum.gone);
     }
     sc_buf_puts(out, "\"rows\":[");
     for (uint32_t i = 0; i < n; i++) {
@@ -299,7 +307,8 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
                 sc_buf_printf(out, ",\"%s\":", stat_names[k]);
                 put_stat(out, v[k], 1);
             }
-            sc_buf_printf(out, ",\"direction\":%d", st ? st->direction : 0);
+            sc_buf_printf(out, ",\"direction\":%d,\"status\":\"%s\"", st ? st->direction : 0,
+                          sc_cmp_status(st));
         }
         sc_buf_putc(out, '}');
     }

@@ -26,6 +26,8 @@ struct sc_diff {
     struct sc_str sample_type, unit; /* the new profile's, in the arena */
     struct sc_arena arena;
     const struct sc_cmp *cmp; /* statistics (sc_diff_attach), borrowed; NULL: none */
+    int empty;                /* the caller's: 1 the base has no profiles, 2 the new side, 3 both */
+    const char *empty_text;   /* ... and which range that is, in words (borrowed) */
 };
 
 /* Compares base (value column base_vi) with p (column vi); the units must be equal.
@@ -55,9 +57,12 @@ enum sc_diff_format { SC_DIFF_TSV, SC_DIFF_JSON };
  * when not tested or undefined, "inf" for a function new on the new side); json adds the
  * same fields to each row (null for empty) plus "direction" (1 grew, -1 shrank, 0), and
  * "base_profiles", "profiles", "method", "method_text", "metric" (share, per_second,
- * per_profile or value), "q" (the level), "tested", "grew" and "shrank" at the top. The
- * delta_pct fields are of the flat (self) value, cum_delta_pct of the cum (total) value;
- * the means are the per-replicate metric the tests compare. */
+ * per_profile or average: query/metric.h), "metric_unit", "q" (the level), "tested",
+ * "grew", "shrank", "new" and "gone" at the top, and each row's "status" (sc_cmp_status);
+ * tsv adds status and mean_unit last. The delta_pct fields are of the flat (self) value,
+ * cum_delta_pct of the cum (total) value; the means are the per-replicate metric the tests
+ * compare, in metric_unit: what a table beside the verdicts shows. d->empty adds "empty"
+ * ("base", "new", "both") and "empty_text" at the top. */
 void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limit,
                    struct sc_buf *out);
 

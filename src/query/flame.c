@@ -417,11 +417,16 @@ static inline char *put_num(char *p, int64_t v)
     return p;
 }
 
-/* A diff node's change: the direction its share moved when its function's change is
- * significant and goes the same way, else 0. */
+/* A diff node's change: 2 for a path only the new side has, -2 for one only the base has
+ * (news whatever the spread), else the direction its share moved when its function's
+ * change is significant and goes the same way, else 0. */
 static int node_change(const struct sc_flame_tree *t, const struct sc_cmp *c,
                        const struct sc_flame_node *nd)
 {
+    if (nd->total[0] == 0 && nd->total[1] != 0)
+        return 2;
+    if (nd->total[1] == 0 && nd->total[0] != 0)
+        return -2;
     struct sc_str nm = t->names.v[nd->name];
     const struct sc_cmp_stat *st = sc_cmp_lookup(c, nm.ptr, nm.len);
     if (!st || !st->significant)

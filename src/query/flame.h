@@ -112,7 +112,8 @@ int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct
 /* The diff flame graph JSON of base (column base_vi) against p (column vi); the sample
  * type and unit written are p's. normalize: scale base as described above (not when
  * either total is 0 or negative). cmp (may be NULL): the statistics of the same two
- * selections; each node then gets a seventh number, its change: 1 when the node's share
+ * selections; each node then gets a seventh number, its change: 2 when the path is only
+ * on the new side, -2 only on the base (news whatever the spread), 1 when the node's share
  * grew and its function's change is significant and a growth, -1 likewise for shrinking,
  * 0 otherwise (within noise, or not tested), and the document says
  * "fields":["x","total","self","base_total","base_self","name","change"] and "q".

@@ -197,6 +197,12 @@ int sc_api_query_fail(struct sc_resp *w, int rc, const char *err)
 int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, int need_type,
                      struct sc_selection *s)
 {
+    return sc_api_selection_in(r, w, prefix, need_type, NULL, s);
+}
+
+int sc_api_selection_in(struct sc_req *r, struct sc_resp *w, const char *prefix, int need_type,
+                        const int64_t *range, struct sc_selection *s)
+{
     memset(s, 0, sizeof *s);
     const char *type = sc_req_arg(r, "type");
     if (need_type && (!type || !*type)) {
@@ -216,6 +222,10 @@ int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, in
         else
             sc_resp_error(w, 400, "%s", err);
         return -1;
+    }
+    if (range) {
+        s->from = range[0];
+        s->until = range[1];
     }
     rc = sc_selection_find(s, r->srv->store, r->tenant, err);
     if (rc) {
@@ -464,6 +474,37 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
     return c;
 }
 
+/* The base of a diff: base_query (default: query) over base_from..base_until; with
+ * neither of those, the period of the same length just before the new side's range (a
+ * range compared with itself says nothing). 0, or -1 with w filled. */
+static int diff_base(struct sc_req *r, struct sc_resp *w, const struct sc_selection *ns,
+                     struct sc_selection *bs)
+{
+    if (sc_req_arg(r, "base_from") || sc_req_arg(r, "base_until"))
+        return sc_api_selection(r, w, "base_", 1, bs);
+    int64_t range[2] = {sc_sub_sat(ns->from, sc_sub_sat(ns->until, ns->from)), ns->from};
+    return sc_api_selection_in(r, w, "base_", 1, range, bs);
+}
+
+/* Which side of a diff has no profiles, in which range, in words. */
+static void diff_empty_text(int empty, const struct sc_selection *bs, const struct sc_selection *ns,
+                            char *out, size_t n)
+{
+    char a[40], b[40], c[40], d[40];
+    const char *type = ns->type ? ns->type : "";
+    if (empty == 3)
+        snprintf(
+            out, n, "neither side has %s profiles: the base in %s to %s, the new side in %s to %s",
+            type, sc_time_format(bs->from, a, sizeof a), sc_time_format(bs->until, b, sizeof b),
+            sc_time_format(ns->from, c, sizeof c), sc_time_format(ns->until, d, sizeof d));
+    else if (empty == 1)
+        snprintf(out, n, "the base has no %s profiles in %s to %s", type,
+                 sc_time_format(bs->from, a, sizeof a), sc_time_format(bs->until, b, sizeof b));
+    else
+        snprintf(out, n, "the new side has no %s profiles in %s to %s", type,
+                 sc_time_format(ns->from, a, sizeof a), sc_time_format(ns->until, b, sizeof b));
+}
+
 static int diff_run(struct sc_req *r, struct sc_resp *w)
 {
     const char *format = sc_req_arg(r, "format");
@@ -482,8 +523,8 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
                              (unsigned)r->srv->opts.max_nodes);
     struct sc_selection bs, ns;
-    memset(&ns, 0, sizeof ns);
-    if (sc_api_selection(r, w, "base_", 1, &bs) || sc_api_selection(r, w, "", 1, &ns)) {
+    memset(&bs, 0, sizeof bs);
+    if (sc_api_selection(r, w, "", 1, &ns) || diff_base(r, w, &ns, &bs)) {
         sc_selection_release(&bs);
         sc_selection_release(&ns);
         return 0;
@@ -491,6 +532,11 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     struct sc_profile *base = sc_api_merged(r, w, &bs);
     struct sc_profile *p = base ? sc_api_merged(r, w, &ns) : NULL;
     struct sc_cmp *cmp = p && stats ? diff_stats(r, w, &bs, &ns, normalize) : NULL;
+    /* a side without profiles is said, with its range, not taken for an error */
+    int empty = (bs.n == 0) | (ns.n == 0) << 1;
+    char empty_text[320] = "";
+    if (empty)
+        diff_empty_text(empty, &bs, &ns, empty_text, sizeof empty_text);
     sc_selection_release(&bs);
     sc_selection_release(&ns);
     char err[SC_ERR_LEN] = "";
@@ -507,6 +553,8 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
             rc = sc_diff_compute(base, 0, p, 0, normalize, &d, err);
             if (!rc) {
                 sc_diff_attach(&d, cmp);
+                d.empty = empty;
+                d.empty_text = empty_text;
                 sc_diff_write(&d, !strcmp(format, "tsv") ? SC_DIFF_TSV : SC_DIFF_JSON, 0, &w->body);
             }
             sc_diff_release(&d);

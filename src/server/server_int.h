@@ -165,6 +165,9 @@ struct sc_filter_opts;
  * release s in any case. */
 int sc_api_selection(struct sc_req *r, struct sc_resp *w, const char *prefix, int need_type,
                      struct sc_selection *s);
+/* The same with the range set to range[0]..range[1] (ns) after the parameters are read. */
+int sc_api_selection_in(struct sc_req *r, struct sc_resp *w, const char *prefix, int need_type,
+                        const int64_t *range, struct sc_selection *s);
 /* The request's focus/ignore/hide/show. */
 struct sc_filter_opts sc_api_filters(struct sc_req *r);
 /* The selection merged with the request's filters; NULL with w answered on failure. */

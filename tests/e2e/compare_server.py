@@ -53,7 +53,7 @@ def main():
         check(d["method"] == "replicates", "method: %s" % d["method"])
         check(d["base_profiles"] >= 4 and d["profiles"] >= 4,
               "replicates: %d, %d" % (d["base_profiles"], d["profiles"]))
-        check(d["metric"] == "value", "a gauge compares values: %s" % d["metric"])
+        check(d["metric"] == "average", "a gauge compares its averages: %s" % d["metric"])
         rows = {r["function"]: r for r in d["rows"]}
         leak, steady = rows.get("main.leak"), rows.get("main.steady")
         check(leak is not None and steady is not None, "rows: %s" % sorted(rows)[:20])
