@@ -677,6 +677,34 @@ int sc_ingest_check_times(const struct sc_ingest_item *it, int64_t now_ns, char 
     return rc;
 }
 
+/* A profile whose samples carry their times covers them, whatever the push said: it starts
+ * at its first sample when that is earlier than *t, and lasts at least to its last sample
+ * plus one sampling interval (the mean gap between its samples), so the timeline places
+ * it by its samples and the profile list gives its real duration. */
+static void timed_span(const struct sc_profile *p, int64_t shift, int64_t *t, int64_t *dur)
+{
+    int64_t first = INT64_MAX, last = INT64_MIN, n = 0;
+    for (uint32_t i = 0; !p->lazy && i < p->nsamples; i++) {
+        if (!p->samples[i].time_ns)
+            continue;
+        int64_t x = sc_add_sat(p->samples[i].time_ns, shift);
+        first = x < first ? x : first;
+        last = x > last ? x : last;
+        n++;
+    }
+    if (n == 0)
+        return;
+    int64_t gap = n > 1 ? sc_sub_sat(last, first) / (n - 1) : 0;
+    int64_t end = sc_add_sat(sc_add_sat(last, gap), 1);
+    if (first < *t) {
+        int64_t old_end = sc_add_sat(*t, *dur);
+        *t = first;
+        *dur = sc_sub_sat(old_end, first);
+    }
+    if (sc_sub_sat(end, *t) > *dur)
+        *dur = sc_sub_sat(end, *t);
+}
+
 int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
                     struct sc_ingest_result *res, char *err)
 {
@@ -697,6 +725,7 @@ int sc_ingest_store(struct sc_store *s, const struct sc_ingest_item *it,
     int64_t dur = it->duration_ns ? it->duration_ns : p->duration_nanos;
     if (!t)
         t = now / 1000000000LL * 1000000000LL;
+    timed_span(p, it->time_shift_ns, &t, &dur);
     struct sc_split sp;
     rc = sc_split_profile(p, it->labels, SC_INGEST_MAX_SPLIT, &sp, err);
     if (rc == 0 && sp.n == 0) {

@@ -508,3 +508,46 @@ def main_wrapper(fn):
     except Fail as e:
         print("FAIL: %s" % e, file=sys.stderr)
         sys.exit(1)
+
+
+def cpu_pprof(stacks, period_ns=10000000, time_ns=0, duration_ns=0,
+              types=(("samples", "count", 1), ("cpu", "nanoseconds", None))):
+    """A Go-like CPU pprof (gzipped): sample types samples/count and cpu/nanoseconds, one
+    sample per stack ("root;caller;leaf" -> samples), each worth period_ns of CPU. types
+    gives other sample types as (type, unit, multiplier; None: period_ns), e.g. a heap's
+    (("inuse_space", "bytes", 1024),). Field numbers: profile.proto (sample_type 1, sample 2,
+    location 4, function 5, string_table 6, time_nanos 9, duration_nanos 10, period_type 11,
+    period 12)."""
+    strings = [""]
+
+    def s(x):
+        if x not in strings:
+            strings.append(x)
+        return strings.index(x)
+
+    def vt(t, u):
+        return pb_field(1, pb_num(1, s(t)) + pb_num(2, s(u)))
+
+    body = b"".join(vt(t, u) for t, u, _ in types)
+    mult = [period_ns if m is None else m for _, _, m in types]
+    funcs = {}
+    for stack in stacks:
+        for name in stack.split(";"):
+            funcs.setdefault(name, len(funcs) + 1)
+    for name, i in funcs.items():
+        body += pb_field(5, pb_num(1, i) + pb_num(2, s(name)) + pb_num(3, s(name)))
+        body += pb_field(4, pb_num(1, i) + pb_field(4, pb_num(1, i) + pb_num(2, 1)))
+    for stack, n in stacks.items():
+        locs = b"".join(pb_varint(funcs[f]) for f in reversed(stack.split(";")))
+        body += pb_field(2, pb_field(1, locs) +
+                         pb_field(2, b"".join(pb_varint(n * m) for m in mult)))
+    if None in [m for _, _, m in types]:
+        body += pb_field(11, pb_num(1, s("cpu")) + pb_num(2, s("nanoseconds")))
+        body += pb_num(12, period_ns)
+    if time_ns:
+        body += pb_num(9, time_ns)
+    if duration_ns:
+        body += pb_num(10, duration_ns)
+    for x in strings:
+        body += pb_field(6, x.encode())
+    return gzip.compress(body)
