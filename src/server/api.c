@@ -474,13 +474,16 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
     return c;
 }
 
-/* The base of a diff: base_query (default: query) over base_from..base_until; with
- * neither of those, the period of the same length just before the new side's range (a
- * range compared with itself says nothing). 0, or -1 with w filled. */
+/* The base of a diff: base_query (default: query) over base_from..base_until (default:
+ * the new side's range), except that the same selector over the same range says nothing:
+ * with neither base_from nor base_until and no other base_query, the base is the period of
+ * the same length just before the new side's. 0, or -1 with w filled. */
 static int diff_base(struct sc_req *r, struct sc_resp *w, const struct sc_selection *ns,
                      struct sc_selection *bs)
 {
-    if (sc_req_arg(r, "base_from") || sc_req_arg(r, "base_until"))
+    const char *bq = sc_req_arg(r, "base_query"), *q = sc_req_arg(r, "query");
+    int same_query = !bq || !*bq || (q && !strcmp(bq, q));
+    if (sc_req_arg(r, "base_from") || sc_req_arg(r, "base_until") || !same_query)
         return sc_api_selection(r, w, "base_", 1, bs);
     int64_t range[2] = {sc_sub_sat(ns->from, sc_sub_sat(ns->until, ns->from)), ns->from};
     return sc_api_selection_in(r, w, "base_", 1, range, bs);

@@ -146,6 +146,10 @@ def twins(srv):
                                "base_from": str(n0), "base_until": str(n0 + 360)})
     check(d2["base_profiles"] == d3["base_profiles"] == 6 and d2.get("empty") == "new",
           "default base: %s %s" % (d2["base_profiles"], d3["base_profiles"]))
+    # another base selector (two label values, load levels): the same range by default
+    d4 = diff(srv, query=q, base_query='{service_name="twin",env="t"}',
+              **{"from": str(n0), "until": str(n0 + 360)})
+    check(d4["base_profiles"] == 6 and "empty" not in d4, "label sides: %s" % d4["base_profiles"])
 
 
 def perf_script(t0, seconds, hz=100):

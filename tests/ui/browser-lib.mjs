@@ -131,3 +131,33 @@ export function frameAt(name, which = "fg") {
     }, [name, which]);
 }
 
+// ---- the diff view ----
+
+export const diffLoaded = (since = 0) => loaded(since, "diff-flamegraph", ".diff-body");
+export const diffLoadedAt = () => loadedAt("diff-flamegraph");
+
+// Colour and box of the frame named name in a diff view's graph (which: "main" the diff
+// graph, "base" / "new" the side-by-side ones): {rgb: [r, g, b] at the frame's top left,
+// x, y (its middle, client px), w} or null. Waits for pending draws first.
+export async function diffFrame(name, which = "main") {
+    await drawn();
+    return page.evaluate(([n, w]) => {
+        const v = window.scorch.view;
+        const fg = (w === "main" ? v.flame : v.sides[w]).fg;
+        const m = fg.model;
+        if (!m) return null;
+        for (let i = 0; i < m.n; i++) {
+            if (m.names[m.name[i]] !== n) continue;
+            const r = fg.rectOf(i);
+            if (!r || r.w < 4) continue;
+            const d = fg.ctx.getImageData(Math.floor((r.x + 2) * fg.dpr), Math.floor((r.y + 2) * fg.dpr), 1, 1).data;
+            const o = fg.overlay.getBoundingClientRect();
+            return { rgb: [d[0], d[1], d[2]], x: o.left + r.x + Math.min(r.w / 2, 40), y: o.top + r.y + r.h / 2,
+                     w: r.w, canvas: fg.width };
+        }
+        return null;
+    }, [name, which]);
+}
+export const isRed = (c) => c[0] > c[2] + 60 && c[0] > c[1] + 40;
+export const isBlue = (c) => c[2] > c[0] + 60;
+export const NEUTRAL = [0xd2, 0xd2, 0xd2];

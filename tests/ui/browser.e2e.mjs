@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import { basename } from "node:path";
 import {
     BASE, page, allow, q, shot, params, setup, loaded, loadedAt, timelineLoaded, drawn, until, open, frameAt,
+    diffLoaded, diffLoadedAt, diffFrame, isRed, isBlue, NEUTRAL,
 } from "./browser-lib.mjs";
 
 const GOPROG = '{service_name="goprog"}';
@@ -804,34 +805,6 @@ const cmpSides = () => ({ view: "diff", type: "cpu:samples", query: CMP,
                           from: String(CMP_NOW - 1600), until: String(CMP_NOW - 1100) });
 
 // Waits until the diff view has shown data newer than `since`.
-const diffLoaded = (since = 0) => loaded(since, "diff-flamegraph", ".diff-body");
-const diffLoadedAt = () => loadedAt("diff-flamegraph");
-
-// Colour and box of the frame named name in a diff view's graph (which: "main" the diff
-// graph, "base" / "new" the side-by-side ones): {rgb: [r, g, b] at the frame's top left,
-// x, y (its middle, client px), w} or null. Waits for pending draws first.
-async function diffFrame(name, which = "main") {
-    await drawn();
-    return page.evaluate(([n, w]) => {
-        const v = window.scorch.view;
-        const fg = (w === "main" ? v.flame : v.sides[w]).fg;
-        const m = fg.model;
-        if (!m) return null;
-        for (let i = 0; i < m.n; i++) {
-            if (m.names[m.name[i]] !== n) continue;
-            const r = fg.rectOf(i);
-            if (!r || r.w < 4) continue;
-            const d = fg.ctx.getImageData(Math.floor((r.x + 2) * fg.dpr), Math.floor((r.y + 2) * fg.dpr), 1, 1).data;
-            const o = fg.overlay.getBoundingClientRect();
-            return { rgb: [d[0], d[1], d[2]], x: o.left + r.x + Math.min(r.w / 2, 40), y: o.top + r.y + r.h / 2,
-                     w: r.w, canvas: fg.width };
-        }
-        return null;
-    }, [name, which]);
-}
-const isRed = (c) => c[0] > c[2] + 60 && c[0] > c[1] + 40;
-const isBlue = (c) => c[2] > c[0] + 60;
-const NEUTRAL = [0xd2, 0xd2, 0xd2];
 
 test("diff view from a URL: what is compared and how, the grown function red, a steady one grey, the table", async () => {
     const reqs = [];
@@ -860,7 +833,7 @@ test("diff view from a URL: what is compared and how, the grown function red, a 
     assert.match(summary, /Base\{service_name="cmp"\}.*6 replicates.*New\{service_name="cmp"\}.*6 replicates/s);
     const method = await page.getByTestId("diff-method").textContent();
     assert.match(method, /Welch's t-test on the spread between the profiles of each side/);
-    assert.match(method, /share of each profile's total/);
+    assert.match(method, /share of each replicate's total \(the table's values: share \(%\)\)/);
     assert.match(method, /q < 0\.05/);
     assert.match(method, /normalised: base values ×0\.8\d/);
     assert.match(method, /the default: the totals differ by more than 10%/);
@@ -1038,7 +1011,8 @@ test("explore: two brushed ranges compare; Compare with... opens the period befo
     t = await diffLoadedAt();
     await page.locator(".diff-base .presets button", { hasText: "same range" }).click();
     await diffLoaded(t);
-    assert.equal(params().get("base_from"), null);
+    assert.deepEqual([params().get("base_from"), params().get("base_until")], ["now-1h", "now"],
+        "the same range, said: without a range the base is the period before");
     assert.equal(params().get("base_query"), null, "the same selector as the new side is the default");
 });
 

@@ -4,10 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    autoNormalize, compareWithPatch, defaultLabelPair, diffColor, diffParams, diffRows,
-    earlierRange, formatChange, formatInterval, formatQ, hiddenFrames, labelOfSides,
-    labelSidesPatch, labelValues, layoutDiff, NEUTRAL_COLOR, nodeDiffColor, nodeShares,
-    normalizeOf, pickMeasure, rangesPatch, rawBaseTotal, swapPatch,
+    autoNormalize, compareWithPatch, defaultLabelPair, diffBase, diffColor, diffParams, diffRows,
+    earlierRange, formatChange, formatInterval, formatQ, GONE_COLOR, hiddenFrames, labelOfSides,
+    labelSidesPatch, labelValues, layoutDiff, NEUTRAL_COLOR, NEW_COLOR, nodeDiffColor, nodeShares,
+    normalizeOf, pickMeasure, plainChange, rangesPatch, rawBaseTotal, swapPatch,
 } from "../../ui/js/diff-model.mjs";
 import { modelFromJSON, zoomView } from "../../ui/js/flame-model.mjs";
 import { compareSearch } from "../../ui/js/heatmap-model.mjs";
@@ -131,8 +131,12 @@ test("colours: only significant changes are red or blue, the shade by how far th
     assert.equal(diffColor(1, 1, 4), diffColor(1, 1, 40));
     assert.equal(diffColor(1, 0, 5), diffColor(1, 1, 4), "a new frame: the strongest red");
     assert.equal(diffColor(-1, 5, 0), diffColor(-1, 4, 1), "a vanished one: the strongest blue");
-    // a change flag that is not +-1 is neutral too
-    assert.equal(diffColor(2, 1, 2), NEUTRAL_COLOR);
+    // a path only one side has (the server's 2 and -2): its own colours, whatever the test
+    assert.equal(diffColor(2, 0, 2), NEW_COLOR);
+    assert.equal(diffColor(-2, 2, 0), GONE_COLOR);
+    for (const c of [NEW_COLOR, GONE_COLOR])
+        assert.ok(![NEUTRAL_COLOR, diffColor(1, 1, 4), diffColor(-1, 4, 1)].includes(c));
+    assert.equal(diffColor(3, 1, 2), NEUTRAL_COLOR);
     // the nodes of a model: by their flag
     const m = layoutDiff(modelFromJSON(doc()), "new");
     assert.equal(nodeDiffColor(m, find(m, "b")), NEUTRAL_COLOR, "b shrank, but not significantly");
@@ -363,4 +367,50 @@ test("changes, intervals and q-values as text", () => {
     assert.equal(formatQ(0.01466), "0.0147");
     assert.equal(formatQ(1e-8), "<0.0001");
     assert.equal(formatQ(null), "–");
+});
+
+test("plain diff: red and blue by the change, no test; new and gone paths their own", () => {
+    assert.equal(plainChange(1, 2), 1);
+    assert.equal(plainChange(2, 1), -1);
+    assert.equal(plainChange(2, 2), 0);
+    assert.equal(plainChange(0, 2), 2);
+    assert.equal(plainChange(2, 0), -2);
+    const m = layoutDiff(modelFromJSON(doc()), "both");
+    m.plain = true;
+    assert.equal(nodeDiffColor(m, find(m, "b")), diffColor(-1, 10, 5), "b shrank: blue without a test");
+    assert.equal(nodeDiffColor(m, find(m, "c")), NEW_COLOR, "c: only on the new side");
+    assert.equal(nodeDiffColor(m, find(m, "deep")), GONE_COLOR, "deep: only on the base side");
+    const p = diffParams({ type: "cpu:cpu", query: "{}", from: "100", until: "200", base_query: "",
+                           base_from: "", base_until: "", diffmode: "plain" }, "json", false, 1e6);
+    assert.equal(p.stats, 0);
+});
+
+test("the base: the period before unless a base range or another selector is given", () => {
+    const st = { query: '{service_name="a"}', from: "1000", until: "1600", base_query: "",
+                 base_from: "", base_until: "" };
+    assert.deepEqual(diffBase(st, 2e6), { query: st.query, from: "400", until: "1000", before: true });
+    assert.equal(diffParams(st, "json", false, 2e6).base_from, "400");
+    // another selector (two label values): the same range
+    const lab = { ...st, base_query: '{service_name="a",load="low"}' };
+    assert.deepEqual(diffBase(lab, 2e6), { query: lab.base_query, from: "1000", until: "1600", before: false });
+    // an explicit range wins
+    assert.equal(diffBase({ ...st, base_from: "10", base_until: "20" }).from, "10");
+});
+
+test("the table shows the tested means in their unit; new and gone come first with the significant", () => {
+    const d = { q: 0.05, base_total: 100, total: 100, metric_unit: "nanoseconds/s", rows: [
+        { function: "eq", base_flat: 50, flat: 50, base_cum: 50, cum: 50, flat_q: 1, cum_q: 1, significant: false,
+          base_mean: 5e6, mean: 5e6, base_cum_mean: 5e6, cum_mean: 5e6, status: "noise" },
+        { function: "fresh", base_flat: 0, flat: 10, base_cum: 0, cum: 10, flat_q: null, cum_q: null,
+          significant: false, base_mean: 0, mean: 1e6, base_cum_mean: 0, cum_mean: 1e6, status: "new" },
+    ] };
+    const rows = diffRows(d);
+    assert.deepEqual(rows.map((r) => r.name), ["fresh", "eq"]);
+    assert.equal(rows[1].baseMean, 5e6);
+    assert.equal(rows[1].newMean, rows[1].baseMean);
+    assert.equal(rows[1].unit, "nanoseconds/s");
+    assert.equal(rows[0].status, "new");
+    // without statistics: no means, the sums are shown
+    const plain = diffRows({ ...d, metric_unit: undefined });
+    assert.equal(plain[0].unit, null);
 });

@@ -3,8 +3,8 @@ process.env.TZ = "UTC";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    formatDateTime, formatDuration, formatInteger, formatPercent, formatTick, formatValue,
-    sig3, unitKind, unitScale,
+    formatDateTime, formatDuration, formatInteger, formatMetric, formatPercent, formatTick,
+    formatValue, metricView, sig3, unitKind, unitScale,
 } from "../../ui/js/format.mjs";
 
 test("unit kinds", () => {
@@ -94,4 +94,19 @@ test("integers, times, ticks, durations", () => {
     assert.equal(formatDuration(90), "1m 30s");
     assert.equal(formatDuration(3600), "1h");
     assert.equal(formatDuration(93784), "1d 2h 3m");
+});
+
+test("metrics: rates, averages and shares in their units, null as no value", () => {
+    assert.equal(formatMetric(5e7, "nanoseconds/s"), "0.05 cores");
+    assert.equal(formatMetric(2.5e9, "nanoseconds/s"), "2.5 cores");
+    assert.equal(formatMetric(1234, "milliseconds/s"), "1.23 cores");
+    assert.equal(formatMetric(2048, "bytes/s"), "2.00 KiB/s");
+    assert.equal(formatMetric(12.5, "count/s"), "12.5/s");
+    assert.equal(formatMetric(3e8, "nanoseconds/profile"), "300 ms/profile");
+    assert.equal(formatMetric(4096, "bytes"), "4.00 KiB");
+    assert.equal(formatMetric(0.1234, "share"), "12.34%");
+    assert.equal(formatMetric(null, "bytes"), "–");
+    assert.equal(metricView("nanoseconds/s").title, "CPU cores");
+    assert.equal(metricView("bytes").title, "bytes (average)");
+    assert.equal(metricView("bytes/s").title, "bytes per second");
 });

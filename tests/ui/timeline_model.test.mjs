@@ -88,27 +88,29 @@ test("lines: the heaviest kept, the rest summed; names show what differs", () =>
 });
 
 test("gaps: lines join a series' usual spacing and break at longer gaps, never fall to zero", () => {
+    // a step without profiles is null; a zero is a value (profiles that hold none of it)
+    assert.deepEqual(lineRuns([5, 0, 6]).map((r) => r.slice()), [[0, 1, 2]]);
     // a profile every bucket with a hole of four: two lines
-    const runs = lineRuns([5, 6, 7, 0, 0, 0, 0, 8, 9]);
+    const runs = lineRuns([5, 6, 7, null, null, null, null, 8, 9]);
     assert.deepEqual(runs.map((r) => r.slice()), [[0, 1, 2], [7, 8]]);
     assert.equal(runs.usual, 1);
     // scraped every 30 s on 10 s steps: points every third bucket, joined over the empty ones
-    const sparse = lineRuns([4, 0, 0, 5, 0, 0, 6, 0, 0, 7]);
+    const sparse = lineRuns([4, null, null, 5, null, null, 6, null, null, 7]);
     assert.deepEqual(sparse.map((r) => r.slice()), [[0, 3, 6, 9]]);
     assert.equal(sparse.usual, 3);
     // ...and a missing scrape (6 buckets) still joins, a missing hour does not
-    assert.deepEqual(lineRuns([4, 0, 0, 5, 0, 0, 0, 0, 0, 6, 0, 0, 7]).map((r) => r.slice()), [[0, 3], [9, 12]]);
-    assert.deepEqual(lineRuns([1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 1]).map((r) => r.slice()), [[0, 3, 6, 11]]);
+    assert.deepEqual(lineRuns([4, null, null, 5, null, null, null, null, null, 6, null, null, 7]).map((r) => r.slice()), [[0, 3], [9, 12]]);
+    assert.deepEqual(lineRuns([1, null, null, 1, null, null, 1, null, null, null, null, 1]).map((r) => r.slice()), [[0, 3, 6, 11]]);
     // lone points are runs of one: dots
-    assert.deepEqual(lineRuns([0, 0, 3, 0, 0]).map((r) => r.slice()), [[2]]);
-    assert.deepEqual(lineRuns([0, 0, 0]).map((r) => r.slice()), []);
+    assert.deepEqual(lineRuns([null, null, 3, null, null]).map((r) => r.slice()), [[2]]);
+    assert.deepEqual(lineRuns([null, null, null]).map((r) => r.slice()), []);
     assert.deepEqual(lineRuns([]).map((r) => r.slice()), []);
     // negative values (deltas) are points too
-    assert.deepEqual(lineRuns([-1, -2, 0, -3]).map((r) => r.slice()), [[0, 1, 3]]);
+    assert.deepEqual(lineRuns([-1, -2, null, -3]).map((r) => r.slice()), [[0, 1, 3]]);
 });
 
 test("the point under the pointer: the nearest with a value, within reach", () => {
-    const lines = [{ values: [0, 10, 0, 30] }, { values: [5, 0, 0, 0] }];
+    const lines = [{ values: [null, 10, null, 30] }, { values: [5, null, null, null] }];
     const xy = (l, k) => [k * 100, 200 - l.values[k]];
     assert.deepEqual(nearestPoint(lines, 4, xy, 102, 188), { line: lines[0], k: 1 });
     assert.deepEqual(nearestPoint(lines, 4, xy, 1, 196), { line: lines[1], k: 0 });

@@ -3,7 +3,7 @@
 // rule, the diff table's rows and order, and the state patches that open the view (compare
 // with the previous period, two brushed ranges, two values of a label) or swap its sides.
 
-import { hslHex } from "./colors.mjs";
+import { functionColor, hslHex } from "./colors.mjs";
 import { modelFromLevels } from "./flame-model.mjs";
 import { formatDateTime, formatDuration } from "./format.mjs";
 import { parseMatchers, withMatcher } from "./selector.mjs";
@@ -41,15 +41,33 @@ export function normalizeOf(state, auto) {
 
 // ---- the API ----
 
-// Parameters of /api/v1/diff for a state: format "flame" or "json". The base side is sent
-// only where it differs (the API defaults it to the new side, as CONTRACT.md's URL does).
-export function diffParams(state, format, normalize) {
+// The base side a state compares with: {query, from, until, before}. base_query defaults
+// to the new side's selector and the base range to the new side's, except that the same
+// selector over the same range says nothing: without a base range and another selector,
+// the base is the period just before the new side's (before: true), as the API's default.
+export function diffBase(state, nowMs = Date.now()) {
+    const b = baseOf(state);
+    if (state.base_from || state.base_until || (state.base_query && state.base_query !== state.query))
+        return { ...b, before: false };
+    const r = earlierRange(state.from, state.until, nowMs);
+    return r ? { query: b.query, from: r.from, until: r.until, before: true } : { ...b, before: false };
+}
+
+// Whether a state asks for the plain diff: red and blue by the change, no test.
+export const isPlain = (state) => state.diffmode === "plain";
+
+// Parameters of /api/v1/diff for a state: format "flame" or "json". The base range is
+// always sent (diffBase), so the links and exports say what was compared; the plain diff
+// asks for no statistics.
+export function diffParams(state, format, normalize, nowMs = Date.now()) {
+    const b = diffBase(state, nowMs);
     const p = {
         type: state.type, query: state.query, from: state.from, until: state.until,
-        base_query: state.base_query, base_from: state.base_from, base_until: state.base_until,
+        base_query: state.base_query, base_from: b.from, base_until: b.until,
         focus: state.focus, ignore: state.ignore, hide: state.hide, q: state.q,
         normalize: normalize ? 1 : 0, format,
     };
+    if (isPlain(state) && format !== "folded") p.stats = 0;
     if (format === "flame") p.maxNodes = state.maxNodes;
     return p;
 }
@@ -129,6 +147,10 @@ export function layoutDiff(d, widths = "new", { oneScale = false } = {}) {
 
 export const NEUTRAL_COLOR = "#d2d2d2"; // a change within noise, not tested, or none
 export const DIFF_DIM_COLOR = "#f1f1f1"; // frames a search does not match (lighter than neutral)
+// A call path only one side has (the server's change 2 and -2): news whatever the spread,
+// in colours of their own, neither the growth's red nor the shrinkage's blue.
+export const NEW_COLOR = "#b36ae2"; // only on the new side
+export const GONE_COLOR = "#4fb6a8"; // only on the base side
 
 // How far a value moved, 0..1 for the colour's intensity: |ln(new / base)| against a
 // fourfold change (x4 or /4 and beyond are the strongest colour); a frame that appeared
@@ -144,8 +166,19 @@ export function changeIntensity(base, now) {
 // shrinkage, from pale (a small relative change) to strong (four times or a quarter, or
 // more). base and now are the node's two values, or its two shares: only their ratio counts.
 export function diffColor(change, base, now) {
+    if (change === 2) return NEW_COLOR;
+    if (change === -2) return GONE_COLOR;
     if (change !== 1 && change !== -1) return NEUTRAL_COLOR;
     return shadeColor(change, shadeOf(base, now));
+}
+
+// A node's change in the plain diff (no test): 2 / -2 for a path one side lacks, else the
+// direction its value moved (its share when normalised: the base is scaled already), 0
+// when equal. base and now: the node's two values as drawn.
+export function plainChange(base, now) {
+    if (!(base > 0) && now > 0) return 2;
+    if (base > 0 && !(now > 0)) return -2;
+    return now > base ? 1 : now < base ? -1 : 0;
 }
 
 // 64 shades a direction: the intensity rounded to 0..63.
@@ -163,14 +196,17 @@ function shadeColor(dir, shade) {
 // share's; not normalised, the amount's.
 // Computed once per model (a draw asks for every visible node's colour), from 64 shades a
 // direction.
+// m.plain: the plain diff's colours (plainChange), no test; m.oneSided (a side without
+// profiles): the function's own colour, as a plain flame graph of the other side.
 export function nodeDiffColor(m, id) {
+    if (m.oneSided) return functionColor(m.names[m.name[id]]);
     if (!m.diffColors) {
         const shades = new Map();
         m.diffColors = new Array(m.n);
         for (let i = 0; i < m.n; i++) {
-            const c = m.change[i];
+            const c = m.plain ? plainChange(m.baseTotal[i], m.value[i]) : m.change[i];
             if (c !== 1 && c !== -1) {
-                m.diffColors[i] = NEUTRAL_COLOR;
+                m.diffColors[i] = c === 2 ? NEW_COLOR : c === -2 ? GONE_COLOR : NEUTRAL_COLOR;
                 continue;
             }
             const k = c * (1 + shadeOf(m.baseTotal[i], m.value[i]));
@@ -218,9 +254,15 @@ export function pickMeasure(row) {
 // then the other tested ones, then those not tested; within each by the size of the
 // change of the measure's mean (|new mean - base mean|, in the metric: shares or rates),
 // untested ones by the change of their share; ties by name.
+//
+// Each row's baseMean and newMean are the tested quantity (the means over the replicates,
+// in doc.metric_unit: cores, bytes per second, shares...) when the answer has statistics:
+// what the table shows, so a verdict never sits beside numbers it did not test; base and
+// new are the plain sums. status: the API's (new, gone, grew, shrank, noise, untested).
 export function diffRows(doc, level = doc && doc.q > 0 ? doc.q : 0.05) {
     if (!doc || !Array.isArray(doc.rows)) return [];
     const bt = doc.base_total, nt = doc.total;
+    const num = (v) => (v === null || v === undefined ? null : v);
     const rows = doc.rows.map((r) => {
         const m = pickMeasure(r);
         const cum = m === "cum";
@@ -230,14 +272,18 @@ export function diffRows(doc, level = doc && doc.q > 0 ? doc.q : 0.05) {
         const tested = q !== null && q !== undefined;
         const baseShare = bt ? base / bt : 0, newShare = nt ? now / nt : 0;
         const sig = !!r.significant && tested && q < level;
+        const status = r.status || (sig ? (r.direction > 0 ? "grew" : "shrank") : tested ? "noise" : "untested");
+        const news = status === "new" || status === "gone";
+        const means = !!doc.metric_unit && num(bm) !== null && num(nm) !== null;
         return {
             name: r.function, measure: cum ? "total" : "self", base, new: now, baseShare, newShare,
+            baseMean: means ? bm : null, newMean: means ? nm : null, unit: means ? doc.metric_unit : null, status,
             pct: pctOf(cum ? r.cum_delta_pct : r.delta_pct, base, now),
             lo: cum ? r.cum_delta_pct_lo : r.delta_pct_lo,
             hi: cum ? r.cum_delta_pct_hi : r.delta_pct_hi,
             q: tested ? q : null, tested, significant: sig,
             direction: sig ? (r.direction || Math.sign(now - base)) : 0,
-            group: sig ? 0 : tested ? 1 : 2,
+            group: sig || news ? 0 : tested ? 1 : 2,
             size: tested && Number.isFinite(nm - bm) ? Math.abs(nm - bm) : Math.abs(newShare - baseShare),
         };
     });
@@ -283,10 +329,10 @@ export function formatQ(q) {
 
 // What the metric of the statistics is, in words (as scorch compare says it).
 export const METRIC_TEXT = {
-    share: "share of each profile's total",
-    per_second: "value per second of profile",
-    per_profile: "value per profile",
-    value: "value of each profile (a gauge)",
+    share: "share of each replicate's total",
+    per_second: "value per second of the time the profiles cover",
+    per_profile: "value per profile (their durations are unknown)",
+    average: "average value (a gauge)",
 };
 
 // ---- the view's sides ----
@@ -413,7 +459,7 @@ export function defaultLabelPair(lines, label) {
 // The patch that swaps the two sides (new becomes base); base parameters equal to the new
 // side's are left empty, as the URL's defaults say.
 export function swapPatch(state) {
-    const b = baseOf(state);
+    const b = diffBase(state);
     const keep = (v, dflt) => (v === dflt ? "" : v);
     return {
         query: b.query, from: b.from, until: b.until,

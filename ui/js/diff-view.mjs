@@ -9,27 +9,27 @@
 
 import { apiUrl } from "./api.mjs";
 import {
-    autoNormalize, DIFF_DIM_COLOR, diffColor, diffParams, earlierRange, formatChange,
-    formatInterval, formatQ, hiddenFrames, labelOfSides, labelSidesPatch, labelValues,
-    layoutDiff, METRIC_TEXT, nodeDiffColor, nodeShares, normalizeOf, rangeText, rawBaseTotal,
-    rowsByName, swapPatch,
+    autoNormalize, DIFF_DIM_COLOR, diffBase, diffColor, diffParams, earlierRange, formatChange,
+    formatInterval, formatQ, GONE_COLOR, hiddenFrames, isPlain, labelOfSides, labelSidesPatch,
+    labelValues, layoutDiff, METRIC_TEXT, NEW_COLOR, nodeDiffColor, nodeShares, normalizeOf,
+    rangeText, rawBaseTotal, rowsByName, swapPatch,
 } from "./diff-model.mjs";
 import { functionColor } from "./colors.mjs";
 import { DiffTable } from "./diff-table.mjs";
 import { h, replace } from "./dom.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
 import { modelFromJSON, truncated } from "./flame-model.mjs";
-import { formatPercent, formatValue } from "./format.mjs";
+import { formatMetric, formatPercent, formatValue, metricView } from "./format.mjs";
 import {
     errorText, flameKeys, markSegment, message, renderFilters, searchInput, segmented,
 } from "./profile-area.mjs";
 import { addAlternative, exactName, exactRegex, withoutMatcher } from "./selector.mjs";
-import { baseOf, changed } from "./state.mjs";
+import { changed } from "./state.mjs";
 import { displayTime } from "./timespec.mjs";
 
 // What a fetch depends on; everything else (widths, sides, zoom, search, layout) redraws.
 const FETCH_KEYS = ["type", "query", "from", "until", "base_query", "base_from", "base_until",
-    "focus", "ignore", "hide", "normalize", "q", "maxNodes"];
+    "focus", "ignore", "hide", "normalize", "q", "maxNodes", "diffmode"];
 const SIDE_KEYS = ["type", "query", "from", "until", "base_query", "base_from", "base_until"];
 
 // A wrong guess of the default normalisation: fetch again with the rule's answer.
@@ -72,7 +72,7 @@ export function createDiffView(root, ctx) {
     h("span", { class: "form-label" }, "Change the base:"), el.baseQuery, el.baseFrom, h("span", null, "to"), el.baseUntil,
     h("button", { type: "submit", class: "small primary", dataset: { testid: "base-apply" } }, "Apply"),
     h("span", { class: "presets" },
-        preset("same range", "the base over the new side's range", () => setBaseRange("", "")),
+        preset("same range", "the base over the new side's range", () => setBaseRange(state.from, state.until)),
         preset("period before", "the base over the period just before the new side's", () => shiftBase(null)),
         preset("a day before", "the new side's range a day earlier", () => shiftBase(86400e3)),
         preset("a week before", "the new side's range a week earlier", () => shiftBase(7 * 86400e3))),
@@ -99,6 +99,9 @@ export function createDiffView(root, ctx) {
     el.widths = seg("widths", [["new", "New", "frames as wide as the new side's values"],
         ["base", "Base", "frames as wide as the base side's values: what shrank or vanished at its old size"],
         ["both", "Both", "frames as wide as both sides together: every frame of either side visible"]], "widths");
+    el.mode = seg("diffmode", [["", "Noise-aware", "colour only the changes that the spread between " +
+        "the profiles of each side does not explain (a test per function)"],
+    ["plain", "Plain", "red and blue by the change itself, no test, as other profilers draw a diff"]], "diffmode");
     el.sides = seg("sides", [["", "Diff", "one flame graph coloured by the change"],
         ["1", "Side by side", "the two sides' flame graphs next to each other"]], "sides");
     el.layout = seg("layout", [["table", "Table", "the diff table only"],
@@ -115,13 +118,13 @@ export function createDiffView(root, ctx) {
                                                        dataset: { format: f } }, label)));
     el.toolbar = h("div", { class: "profile-toolbar" },
         h("span", { class: "search-box" }, el.search, el.share),
-        h("span", { class: "tool" }, el.normalize, el.normHint), el.widths, el.sides, el.layout, el.orient, el.q,
+        h("span", { class: "tool" }, el.normalize, el.normHint), el.mode, el.widths, el.sides, el.layout, el.orient, el.q,
         el.exports);
     el.filters = h("div", { class: "filters", hidden: true });
     el.note = h("div", { class: "fg-note", dataset: { testid: "diff-note" } });
 
     // ---- the graph(s) ----
-    el.legend = legend();
+    el.legend = h("div", { class: "diff-legend", dataset: { testid: "diff-legend" } });
     el.mainHost = h("div", { class: "diff-main" });
     el.baseHost = h("div", { class: "diff-side" });
     el.newHost = h("div", { class: "diff-side" });
@@ -180,7 +183,7 @@ export function createDiffView(root, ctx) {
         const active = document.activeElement;
         if (active !== el.baseQuery) el.baseQuery.value = st.base_query;
         el.baseQuery.placeholder = (st.query || "{}") + "  (the new side's selector)";
-        const b = baseOf(st);
+        const b = diffBase(st);
         if (active !== el.baseFrom) el.baseFrom.value = displayTime(b.from);
         if (active !== el.baseUntil) el.baseUntil.value = displayTime(b.until);
     }
@@ -192,10 +195,13 @@ export function createDiffView(root, ctx) {
     }
 
     function applyBase() {
-        const b = baseOf(state);
+        const b = diffBase(state);
         const q = el.baseQuery.value.trim();
         const from = timeInput(el.baseFrom, b.from), until = timeInput(el.baseUntil, b.until);
-        setBase(q === state.query ? "" : q, from === state.from ? "" : from, until === state.until ? "" : until);
+        // the range as the inputs say it (an implied period before becomes explicit only
+        // when changed: the default follows the new side's range)
+        const same = from === b.from && until === b.until && b.before;
+        setBase(q === state.query ? "" : q, same ? "" : from, same ? "" : until);
     }
 
     function setBase(query, from, until) {
@@ -223,7 +229,7 @@ export function createDiffView(root, ctx) {
         el.labelPicker.hidden = !open;
         if (!open) return;
         const seq = ++pickerSeq;
-        const cur = labelOfSides(baseOf(state).query, state.query);
+        const cur = labelOfSides(diffBase(state).query, state.query);
         replace(el.labelPicker, h("span", { class: "hint" }, "Loading labels…"));
         let names = [];
         try {
@@ -288,11 +294,16 @@ export function createDiffView(root, ctx) {
     }
 
     function renderSummary(st) {
-        const b = baseOf(st);
+        const b = diffBase(st);
         const j = jsonDoc;
         const n = sideText("new", st.query, st.from, st.until, j ? j.profiles : undefined);
         n.append(h("span", { class: "hint" }, "(set in the query bar above; type and filters apply to both sides)"));
-        replace(el.summary, sideText("base", b.query, b.from, b.until, j ? j.base_profiles : undefined), n);
+        const bl = sideText("base", b.query, b.from, b.until, j ? j.base_profiles : undefined);
+        if (b.before) bl.append(h("span", { class: "hint", dataset: { testid: "base-default" } },
+            "(no base range given: the period just before the new side's; change it below)"));
+        replace(el.summary, bl, n, j && j.empty ? h("div", { class: "warn-text", dataset: { testid: "diff-empty" } },
+            j.empty_text + (j.empty === "both" ? "." : `: the ${j.empty === "base" ? "new" : "base"} side's flame graph ` +
+            "is drawn as it is, nothing is compared.")) : null);
         fillBaseForm(st);
         if (!j) {
             replace(el.method, "");
@@ -311,9 +322,11 @@ export function createDiffView(root, ctx) {
                     "selections) or inside one long profile are not cut into replicates. The exact difference is " +
                     "shown, nothing is coloured.") : null),
             h("div", { class: "method-line" },
-                h("b", null, "Compared: "), `${j.sample_type} (${j.unit}), ${METRIC_TEXT[j.metric] || j.metric || "–"}; ` +
-                `significant when q < ${j.q ?? (st.q || 0.05)}; `,
-                h("span", { dataset: { testid: "diff-verdict" } }, verdict(j))),
+                h("b", null, "Compared: "), isPlain(st) ? `${j.sample_type} (${j.unit}), the plain difference: no test; `
+                    : `${j.sample_type} (${j.unit}), ${METRIC_TEXT[j.metric] || j.metric || "–"}` +
+                    (j.metric_unit ? ` (the table's values: ${metricView(j.metric_unit).title})` : "") +
+                    `; significant when q < ${j.q ?? (st.q || 0.05)}; `,
+                h("span", { dataset: { testid: "diff-verdict" } }, verdict(j, st))),
             h("div", { class: "method-line" },
                 h("b", null, "Totals: "), `base ${formatValue(rawBase, j.unit)}, new ${formatValue(j.total, j.unit)}` +
                 (Number.isFinite(ratio) ? ` (${formatChange(ratio * 100)})` : "") + "; ",
@@ -322,11 +335,14 @@ export function createDiffView(root, ctx) {
                 auto ? ` (the default: the totals differ by ${normalized ? "more" : "no more"} than 10%)` : ""));
     }
 
-    function verdict(j) {
+    function verdict(j, st) {
+        if (isPlain(st)) return "red grew, blue shrank, by any amount; switch to Noise-aware for the test";
         if (j.method === "none") return "nothing was tested (a side has no profiles)";
         const tested = `${j.tested} function${j.tested === 1 ? "" : "s"} tested`;
-        if (!j.grew && !j.shrank) return `${tested}: no significant change`;
-        return `${tested}: ${j.grew} grew, ${j.shrank} shrank significantly`;
+        const news = [j.new ? `${j.new} new` : "", j.gone ? `${j.gone} gone` : ""].filter(Boolean);
+        const tail = news.length ? `; ${news.join(", ")} (on one side only)` : "";
+        if (!j.grew && !j.shrank) return `${tested}: no significant change${tail}`;
+        return `${tested}: ${j.grew} grew, ${j.shrank} shrank significantly${tail}`;
     }
 
     // ---- the tooltip: both sides, the change, the function's test ----
@@ -346,9 +362,18 @@ export function createDiffView(root, ctx) {
                     h("td", null, formatInterval(lo, hi)), h("td", null, "q " + formatQ(q))));
             }
         }
-        const c = m.change[id];
+        // the tested quantity itself: the means the test compared, in their unit
+        const mu = jsonDoc && jsonDoc.metric_unit;
+        const mean = (cum) => r && mu && h("tr", null, h("th", null, cum ? "total" : "self"),
+            h("td", { colspan: 3 }, `${formatMetric(cum ? r.base_cum_mean : r.base_mean, mu)} → ` +
+            `${formatMetric(cum ? r.cum_mean : r.mean, mu)}`));
+        const c = m.plain ? 0 : m.change[id];
         let v;
-        if (c) v = h("div", { class: "tip-verdict " + (c > 0 ? "up" : "down") }, c > 0 ? "significant growth" : "significant shrinkage");
+        if (m.oneSided) v = h("div", { class: "tip-verdict" }, "one side has no profiles: nothing compared");
+        else if (m.plain) v = h("div", { class: "tip-verdict" }, "plain diff: no test");
+        else if (c === 2) v = h("div", { class: "tip-verdict new" }, "new: this call path is absent from the base");
+        else if (c === -2) v = h("div", { class: "tip-verdict gone" }, "gone: this call path is absent from the new side");
+        else if (c) v = h("div", { class: "tip-verdict " + (c > 0 ? "up" : "down") }, c > 0 ? "significant growth" : "significant shrinkage");
         else if (!jsonDoc) v = h("div", { class: "tip-verdict" }, "statistics loading…");
         else if (r && r.significant) v = h("div", { class: "tip-verdict" }, "its function changed significantly, but this call path did not move the same way");
         else if (r && (r.flat_q !== null || r.cum_q !== null)) v = h("div", { class: "tip-verdict" }, "within noise: not significant");
@@ -365,6 +390,8 @@ export function createDiffView(root, ctx) {
                     : `${formatChange(sh.valueRel)} of its value, ${formatChange(sh.rel)} of its share`))),
             test.length ? h("div", { class: "tip-sub" }, "The function's test (change of its mean, 95% interval):") : null,
             test.length ? h("table", { class: "tip-test" }, test) : null,
+            r && mu && !m.plain ? h("div", { class: "tip-sub" }, `Its means, base → new (${metricView(mu).title}):`) : null,
+            r && mu && !m.plain ? h("table", { class: "tip-test", dataset: { testid: "tip-means" } }, mean(false), mean(true)) : null,
             v,
             h("div", { class: "tip-hint" }, "click to zoom, right-click for more"));
     }
@@ -398,10 +425,17 @@ export function createDiffView(root, ctx) {
                 `The ${tree.n} heaviest frames of both sides together, lighter ones merged into their callers.`) : null);
             return;
         }
-        if (fresh) main.setModel(layoutDiff(tree, st.widths, { oneScale }), st);
+        if (fresh) main.setModel(flagged(layoutDiff(tree, st.widths, { oneScale }), st), st);
         else main.apply(st);
         el.graph.dataset.nodes = String(main.model.n);
         renderNote(st, main.model);
+    }
+
+    // how the model's frames are coloured: the plain diff, or one side alone
+    function flagged(m, st) {
+        m.plain = isPlain(st);
+        m.oneSided = !!(jsonDoc && (jsonDoc.empty === "base" || jsonDoc.empty === "new"));
+        return m;
     }
 
     function renderNote(st, m) {
@@ -434,7 +468,7 @@ export function createDiffView(root, ctx) {
 
     // ---- fetching ----
     function showEmpty(st) {
-        const b = baseOf(st);
+        const b = diffBase(st);
         const none = [];
         if (!rawBaseTotal(flameDoc)) none.push(["base", b.query, b.from, b.until]);
         if (!flameDoc.total) none.push(["new", st.query, st.from, st.until]);
@@ -452,7 +486,9 @@ export function createDiffView(root, ctx) {
             ? rawBaseTotal(flameDoc) : true);
         message(el.graphMsg, drawn && none.length < 2 ? null : "empty", drawn && none.length < 2 ? null : text());
         message(el.tableMsg, none.length < 2 ? null : "empty", none.length < 2 ? null : text());
-        if (drawn && none.length < 2) replace(el.note, h("span", { class: "warn-text" }, text()[0].textContent));
+        // the summary says the server's words (which side, which range) when it gave them
+        if (drawn && none.length < 2 && !(jsonDoc && jsonDoc.empty))
+            replace(el.note, h("span", { class: "warn-text" }, text()[0].textContent));
     }
 
     async function load(st) {
@@ -504,6 +540,7 @@ export function createDiffView(root, ctx) {
             message(el.tableMsg, null);
             draw(st, true);
             showEmpty(st);
+            replace(el.legend, legend(st, jsonDoc));
             el.graph.dataset.normalized = normalized ? "1" : "0";
             el.graph.dataset.method = jsonDoc.method || "";
             ctx.onQueryError("");
@@ -536,6 +573,7 @@ export function createDiffView(root, ctx) {
         on(el.normalize, norm === null ? "" : norm ? "1" : "0");
         el.normHint.textContent = st.normalize === "" ? "(default)" : "";
         el.normHint.title = "normalised by default when the two totals differ by more than 10%";
+        on(el.mode, st.diffmode);
         on(el.widths, st.widths);
         on(el.sides, st.sides);
         on(el.layout, st.layout);
@@ -594,14 +632,23 @@ export function createDiffView(root, ctx) {
     };
 }
 
-// The colour key: what red, blue and grey say, with the strengths drawn.
-function legend() {
-    const sw = (color, text) => h("span", { class: "lg-item" }, h("i", { style: { background: color } }), text);
-    return h("div", { class: "diff-legend", dataset: { testid: "diff-legend" } },
+// The colour key: what red, blue, grey and the one-sided colours say, with the strengths
+// drawn; the plain diff's says that nothing was tested.
+function legend(st, doc) {
+    const sw = (color, text, key) => h("span", { class: "lg-item", dataset: key ? { key } : undefined },
+        h("i", { style: { background: color } }), text);
+    if (doc && (doc.empty === "base" || doc.empty === "new"))
+        return [h("span", { class: "hint" }, "colours name functions: one side has no profiles, nothing is compared")];
+    const plain = isPlain(st);
+    return [
         sw(diffColor(-1, 1, 0.25), "−75%"), sw(diffColor(-1, 1, 0.8), "−20%"),
         h("span", { class: "lg-label" }, "shrank"),
-        sw(diffColor(0, 1, 1), "within noise / not tested"),
+        sw(diffColor(0, 1, 1), plain ? "unchanged" : "within noise / not tested"),
         h("span", { class: "lg-label" }, "grew"),
         sw(diffColor(1, 1, 1.25), "+25%"), sw(diffColor(1, 1, 4), "+300%"),
-        h("span", { class: "hint" }, " significant changes only (q below the level); the shade: how far the frame's share moved"));
+        sw(NEW_COLOR, "new (not in the base)", "new"), sw(GONE_COLOR, "gone (not in the new side)", "gone"),
+        h("span", { class: "hint" }, plain ? " every change, however small: nothing tested (the plain diff)"
+            : " significant changes only (q below the level); the shade: how far the frame's share moved; " +
+              "paths on one side only: news whatever the spread"),
+    ];
 }

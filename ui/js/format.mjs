@@ -119,3 +119,37 @@ export function formatDuration(sec) {
     if (s && !d) parts.push(s + "s");
     return parts.join(" ");
 }
+
+// ---- metrics: what a timeline's or a comparison's numbers are ----
+
+// How to show values in a metric's unit (the API's "unit" of a timeline, "metric_unit" of a
+// diff): "nanoseconds/s" (CPU time per second) as cores, "bytes/s" as bytes per second,
+// "bytes/profile" per profile, "share" as a percentage, a plain unit ("bytes": a gauge's
+// average) as it is. {k, base, suffix, title}: a value v is shown as v * k in unit base
+// followed by suffix; title names the axis.
+export function metricView(unit) {
+    const u = String(unit || "");
+    if (u === "share") return { k: 100, base: "count", suffix: "%", title: "share (%)", share: true };
+    const m = /^(.*)\/(s|profile)$/.exec(u);
+    const base = m ? m[1] : u;
+    const per = m ? m[2] : "";
+    if (per === "s" && unitKind(base) === "time") {
+        // time per second of time: cores (1 = one core busy)
+        return { k: TIME_UNITS[base.toLowerCase()] / 1e9, base: "count", suffix: " cores", title: "CPU cores" };
+    }
+    if (per === "s") return { k: 1, base, suffix: "/s", title: `${base} per second` };
+    if (per === "profile") return { k: 1, base, suffix: "/profile", title: `${base} per profile` };
+    return { k: 1, base, suffix: "", title: base ? `${base} (average)` : "" };
+}
+
+// A value of a metric for people: formatMetric(5e7, "nanoseconds/s") is "0.05 cores",
+// formatMetric(2048, "bytes/s") "2.00 KiB/s", formatMetric(0.123, "share") "12.30%";
+// "–" for null (no profile there).
+export function formatMetric(v, unit, scale) {
+    if (v === null || v === undefined || !Number.isFinite(v)) return "–";
+    const m = metricView(unit);
+    const x = v * m.k;
+    if (m.share) return x.toFixed(2) + "%";
+    if (m.suffix === " cores") return (x === 0 ? "0" : x >= 100 ? x.toFixed(0) : +x.toPrecision(3) + "") + m.suffix;
+    return formatValue(x, m.base, scale) + m.suffix;
+}

@@ -33,6 +33,7 @@ export const DEFAULTS = Object.freeze({
     time: "", // single profile: its time in ns (time_ns of /api/v1/profiles)
     normalize: "", // diff: "1" shares compare, "0" amounts; "" = by the totals (diff-model.mjs)
     q: "", // diff: the false discovery rate; "" = the server's 0.05
+    diffmode: "", // diff: "" noise-aware (only tested changes coloured), "plain" (no test)
     widths: "new", // diff: frames as wide as the new side's values, the base's, or both
     sides: "", // diff: "1" draws the two sides' flame graphs next to each other
     refresh: "", // auto-refresh: "10s", "30s", "1m"; "" = off
@@ -47,6 +48,7 @@ const CHOICES = {
     orient: ["icicle", "flame"],
     row0: ["", "bottom", "top"],
     normalize: ["", "0", "1"],
+    diffmode: ["", "plain"],
     widths: ["new", "base", "both"],
     sides: ["", "1"],
     refresh: ["", "10s", "30s", "1m"],

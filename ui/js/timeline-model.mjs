@@ -76,18 +76,24 @@ export function brushRange(px0, px1, scale, t0, t1, minPx = 4) {
 
 // At most max lines: the heaviest max-1 series as they are, the rest summed into one line
 // labelled {"": "other (N series)"}; each kept line gets its total.
+// A step without profiles is null (no value, not zero): it adds nothing, and the other line
+// is null where none of its series has a value.
 export function limitSeries(series, max = 10) {
     const withSum = series.map((s) => ({
-        ...s, sum: s.values.reduce((a, v) => a + v, 0),
+        ...s, sum: s.values.reduce((a, v) => a + (v ?? 0), 0),
     }));
     withSum.sort((a, b) => b.sum - a.sum);
     if (withSum.length <= max) return withSum;
     const keep = withSum.slice(0, max - 1), rest = withSum.slice(max - 1);
-    const values = rest[0].values.map((_, k) => rest.reduce((a, s) => a + (s.values[k] || 0), 0));
+    const values = rest[0].values.map((_, k) => rest.reduce((a, s) =>
+        (s.values[k] === null || s.values[k] === undefined ? a : (a ?? 0) + s.values[k]), null));
     keep.push({ labels: { "": `other (${rest.length} series)` }, values,
-                sum: values.reduce((a, v) => a + v, 0), other: true });
+                sum: values.reduce((a, v) => a + (v ?? 0), 0), other: true });
     return keep;
 }
+
+// Whether bucket k of a line has a value (null: the step has no profile).
+export const hasValue = (values, k) => values[k] !== null && values[k] !== undefined;
 
 // The label text of each line: only the labels whose values differ between lines
 // ("env=prod, pod=a"); a single line shows all of its labels.
@@ -112,8 +118,8 @@ export function maxValue(series) {
     return m;
 }
 
-// How a line is drawn honestly: a bucket without profiles (value 0: the API's "none") is
-// no point; consecutive points are joined when the gap between them is no longer than
+// How a line is drawn honestly: a bucket without profiles (null) is no point (a zero is
+// one: profiles that hold nothing of it); consecutive points are joined when the gap between them is no longer than
 // the series' usual spacing (a scrape every 30 s on 10 s steps leaves two empty buckets
 // between its points: the line goes straight over them, it does not fall to zero), and a
 // longer gap breaks the line. Returns the runs of point indexes to join: [[k, ...], ...]
@@ -121,7 +127,7 @@ export function maxValue(series) {
 // 1: a sparse series, whose points are marked).
 export function lineRuns(values) {
     const pts = [];
-    for (let k = 0; k < values.length; k++) if (values[k]) pts.push(k);
+    for (let k = 0; k < values.length; k++) if (hasValue(values, k)) pts.push(k);
     if (!pts.length) return Object.assign([], { usual: 1 });
     const gaps = [];
     for (let i = 1; i < pts.length; i++) gaps.push(pts[i] - pts[i - 1]);
@@ -143,7 +149,7 @@ export function nearestPoint(lines, n, pointXY, px, py, maxPx = 8) {
     let best = null, bestD = maxPx * maxPx;
     for (let li = 0; li < lines.length; li++) {
         for (let k = 0; k < n; k++) {
-            if (!lines[li].values[k]) continue;
+            if (!hasValue(lines[li].values, k)) continue;
             const [x, y] = pointXY(lines[li], k);
             const d = (x - px) * (x - px) + (y - py) * (y - py);
             if (d <= bestD) {

@@ -3,14 +3,14 @@
 // with shift, a second range to compare it with).
 
 import { SERIES_COLORS } from "./colors.mjs";
-import { formatDateTime, formatTick, formatValue } from "./format.mjs";
+import { formatDateTime, formatMetric, formatTick, formatValue, metricView } from "./format.mjs";
 import { h, hideTooltip, showTooltip } from "./dom.mjs";
 import {
-    brushRange, bucketAt, limitSeries, linearScale, lineRuns, maxValue, nearestPoint, seriesNames,
-    timeTicks, valueTicks,
+    brushRange, bucketAt, hasValue, limitSeries, linearScale, lineRuns, maxValue, nearestPoint,
+    seriesNames, timeTicks, valueTicks,
 } from "./timeline-model.mjs";
 
-const PAD = { left: 64, right: 12, top: 10, bottom: 22 };
+const PAD = { left: 64, right: 12, top: 20, bottom: 22 };
 const FONT = "11px system-ui, sans-serif";
 
 export class Timeline {
@@ -43,9 +43,11 @@ export class Timeline {
         this.resizeObserver.observe(host);
     }
 
-    // data: the /api/v1/timeline answer; unit: the type's unit.
+    // data: the /api/v1/timeline answer, whose unit says what its values are (a rate such
+    // as nanoseconds/s, or a gauge's average in bytes); unit: the type's, for older answers.
     setData(data, unit) {
-        this.unit = unit;
+        this.unit = (data && data.unit) || unit;
+        this.aggregation = (data && data.aggregation) || "";
         if (!data || !data.timestamps || !data.timestamps.length) {
             this.data = null;
         } else {
@@ -108,8 +110,15 @@ export class Timeline {
         const d = this.data;
         if (!d) return;
         const top = PAD.top, bottom = H - PAD.bottom;
-        const vt = valueTicks(maxValue(d.lines), this.unit, 4);
-        const y = linearScale(0, vt.top, bottom, top);
+        // the values in the metric's display unit (cores, bytes/s, ...): the axis says which
+        const mv = metricView(this.unit);
+        const vt = valueTicks(maxValue(d.lines) * mv.k, mv.base, 4);
+        const ys = linearScale(0, vt.top, bottom, top);
+        const y = { to: (v) => ys.to(v * mv.k), from: (p) => ys.from(p) / mv.k };
+        c.fillStyle = "#666";
+        c.textAlign = "left";
+        c.textBaseline = "top";
+        c.fillText(mv.title + (this.aggregation === "per_profile" ? " (durations unknown)" : ""), 4, 2);
         // grid and value axis
         c.strokeStyle = "#e6e6e6";
         c.fillStyle = "#666";
@@ -117,12 +126,14 @@ export class Timeline {
         c.textAlign = "right";
         c.textBaseline = "middle";
         for (const v of vt.ticks) {
-            const py = Math.round(y.to(v)) + 0.5;
+            const py = Math.round(ys.to(v)) + 0.5;
             c.beginPath();
             c.moveTo(PAD.left, py);
             c.lineTo(W - PAD.right, py);
             c.stroke();
-            c.fillText(formatValue(v, this.unit, vt.scale), PAD.left - 6, py);
+            const label = mv.suffix === " cores" ? +v.toPrecision(3) + ""
+                : formatValue(v, mv.base, vt.scale) + (mv.suffix === "%" ? "%" : "");
+            c.fillText(label, PAD.left - 6, py);
         }
         // time axis
         const tz = -new Date(d.t0 * 1000).getTimezoneOffset() * 60;
@@ -289,14 +300,15 @@ export class Timeline {
         this.hoverT = t;
         this.draw();
         const d = this.data, k = bucketAt(d.ts, d.step, t);
-        const rows = d.lines.map((l) => ({ l, v: l.values[k] || 0 })).sort((a, b) => b.v - a.v);
+        const rows = d.lines.map((l) => ({ l, v: hasValue(l.values, k) ? l.values[k] : null }))
+            .sort((a, b) => (b.v ?? -Infinity) - (a.v ?? -Infinity));
         showTooltip(h("div", { class: "tl-tip" },
             h("div", { class: "tip-title" }, formatDateTime(d.ts[k]), " – ",
                 formatDateTime(d.ts[k] + d.step).slice(11)),
             rows.slice(0, 12).map(({ l, v }) => h("div", { class: "tip-row" },
                 h("i", { style: { background: l.color } }),
                 h("span", { class: "tip-name" }, l.name),
-                h("b", null, formatValue(v, this.unit)))),
+                v === null ? h("span", { class: "tip-none" }, "no profile") : h("b", null, formatMetric(v, this.unit)))),
             rows.length > 12 ? h("div", { class: "tip-more" }, `and ${rows.length - 12} more`) : null,
         ), e.clientX, e.clientY);
     }
