@@ -1,5 +1,7 @@
 /* clickhouse_http.c - requests to ClickHouse's HTTP interface; RowBinary and SQL text. */
 #include "store/clickhouse_int.h"
+#include "model/budget.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 #include <curl/curl.h>
@@ -182,6 +184,14 @@ static void url_param(struct sc_buf *u, CURL *c, const char *name, const char *v
     curl_free(v);
 }
 
+/* curl's progress callback on a query's request: non-zero aborts it once the query's
+ * budget says stop (past its deadline, its client gone). */
+static int budget_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)arg, (void)dt, (void)dn, (void)ut, (void)un;
+    return sc_budget_poll(NULL) != 0;
+}
+
 int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r, char *err)
 {
     struct ch_conn *c = conn_get(e);
@@ -190,6 +200,15 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     CURL *h = c->curl;
     curl_easy_reset(h);
     int64_t timeout_ms = r->timeout_ns / 1000000;
+    /* a query waits no longer than its budget has left (server.query_timeout): the same
+     * value bounds the transfer and ClickHouse's own execution */
+    struct sc_budget *bud = r->parts ? NULL : sc_budget_current();
+    if (bud && bud->deadline_ns) {
+        /* a little past it, so the budget says why when curl gives up */
+        int64_t left = (bud->deadline_ns - sc_mono_ns()) / 1000000 + 20;
+        if (left < timeout_ms)
+            timeout_ms = left;
+    }
     if (timeout_ms < 100)
         timeout_ms = 100;
     struct sc_buf url = SC_BUF_INIT, scratch = SC_BUF_INIT;
@@ -239,6 +258,11 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     }
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_answer);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &down);
+    if (bud) {
+        /* a client that hung up (or a deadline passed) aborts the request */
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, budget_progress);
+    }
     CURLcode cc = curl_easy_perform(h);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
@@ -250,6 +274,8 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
                      r->max_answer >> 20);
     else if (answer->oom)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    else if (cc != CURLE_OK && bud && (rc = sc_budget_poll(err)) != 0)
+        ; /* the query's own deadline or client: said as the budget says it */
     else if (cc != CURLE_OK)
         rc = sc_errf(err, SC_EUNAVAIL, "clickhouse at %s is unavailable: %s", e->url,
                      cc == CURLE_OPERATION_TIMEDOUT ? "no answer in time" : curl_easy_strerror(cc));

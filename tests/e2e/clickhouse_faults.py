@@ -176,6 +176,29 @@ def faults():
     check(st == 200, "ingest after clickhouse came back: %d %s" % (st, data[:200]))
     rc, _ = srv.stop()
     check(rc == 0, "server exit status %s" % rc)
+
+    # a query's own time (server.query_timeout, 1 s) bounds its requests to ClickHouse,
+    # not only storage.query_timeout (6 s): a hung ClickHouse costs the query its budget
+    cfg2 = os.path.join(TMP, "budget.yaml")
+    with open(cfg2, "w") as f:
+        f.write("server: {query_timeout: 1s}\nstorage: {engine: clickhouse, url: \"%s\", "
+                "query_timeout: 6s}\n" % url)
+    srv2 = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "server2.log"), cfg2)
+    STARTED.append(srv2)
+    srv2.start()
+    Fake.mode = "hang"
+    t0 = time.time()
+    st, _, data = srv2.get("/api/v1/render", {"query": "{}", "type": "cpu:samples",
+                                               "format": "tsv", "from": "now-1h"}, timeout=60)
+    took = time.time() - t0
+    check(st == 503 and "server.query_timeout" in json.loads(data)["error"],
+          "render against a hung clickhouse: %d %s" % (st, data[:200]))
+    # the bound: the budget plus the 100 ms floor of a request and a loaded machine's
+    # scheduling, well under storage.query_timeout's 6 s (which it took before)
+    check(took < 4, "render against a hung clickhouse took %.1f s (query_timeout 1s)" % took)
+    print("hung clickhouse: a query answered 503 after %.1f s (server.query_timeout 1s)" % took)
+    Fake.mode = "ok"
+    srv2.kill()
     fake.shutdown()
 
     # configurations that cannot work are refused at start, saying why
