@@ -14,7 +14,7 @@ import {
 } from "./browser-lib.mjs";
 
 const NOW = Math.floor(Date.now() / 60000) * 60;
-const B0 = NOW - 3 * 3600, N0 = NOW - 2 * 3600, S0 = NOW - 5400;
+const B0 = NOW - 3 * 3600, N0 = NOW - 2 * 3600, S0 = NOW - 5400, L0 = NOW - 4000;
 const YOUNG = '{service_name="tyoung"}', TWIN = '{service_name="ttwin"}', STEADY = '{service_name="tsteady"}';
 // the diff-model.mjs colours of paths on one side only
 const NEW_RGB = [0xb3, 0x6a, 0xe2];
@@ -26,6 +26,7 @@ async function push(name, from, folded, dur = 10) {
     assert.equal(r.status, 200, `push ${name}: ${await r.text()}`);
 }
 
+const near = (a, b) => Math.abs(a - b) < 1e-6;
 const folded = (o) => Object.entries(o).map(([k, v]) => `main.main;main.${k} ${v}\n`).join("");
 
 before(async () => {
@@ -39,6 +40,8 @@ before(async () => {
         await push("ttwin{env=t}", N0 + 60 * i, folded(a));
         await push("ttwin{env=t}", N0 + 60 * i, folded(b));
     }
+    // one profile of a minute: the timeline spreads it over its six 10 s steps
+    await push("tlong{env=t}", L0, folded({ long: 600 }), 60);
     // 50 samples every 10 s, not in minutes 4 to 6: 5 samples a second
     for (let i = 0; i < 60; i++) if (i < 24 || i >= 36) await push("tsteady{env=t}", S0 + 10 * i, folded({ tick: 50 }));
 });
@@ -139,7 +142,6 @@ test("the timeline: a rate in its unit whatever the zoom, no value and no line i
             return { unit: tl.unit, ts: tl.data.ts, step: tl.data.step, values: tl.data.lines[0].values };
         });
     };
-    const near = (a, b) => Math.abs(a - b) < 1e-6;
     const wide = await open1(S0 - 1800, S0 + 2400);
     const narrow = await open1(S0, S0 + 600);
     for (const d of [wide, narrow]) {
@@ -163,4 +165,22 @@ test("the timeline: a rate in its unit whatever the zoom, no value and no line i
     await page.mouse.move(pos.x - 200, pos.y);
     await until("a value before the gap", () => tip.textContent(), (t) => /5\/s/.test(t));
     await shot("t04-timeline-rate");
+});
+
+test("a point in the middle of a long profile opens that profile", async () => {
+    const t = Date.now() - 1;
+    await page.goto(q({ query: '{service_name="tlong"}', type: "cpu:samples", from: String(L0 - 60),
+                        until: String(L0 + 120) }));
+    await loaded(t);
+    await timelineLoaded();
+    const d = await page.evaluate(() => {
+        const tl = window.scorch.view.timeline;
+        return { ts: tl.data.ts, values: tl.data.lines[0].values };
+    });
+    const k = d.ts.indexOf(L0 + 30);
+    assert.ok(k > 0 && near(d.values[k], 10), `the minute's rate in its fourth step: ${d.values}`);
+    const pos = await page.evaluate((i) => window.scorch.view.timeline.pointPosition(0, i), k);
+    await page.mouse.click(pos.x, pos.y);
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "profile");
+    assert.equal(params().get("time"), String(L0) + "000000000");
 });

@@ -80,7 +80,19 @@ export async function openProfileAt(ctx, state, timeline, line, k, e) {
                  e.clientX, e.clientY);
         return;
     }
-    const ps = (list.profiles || []).filter((p) => !lq.exact || sameLabels(p.labels, lq.exact));
+    const mine = (l) => (l.profiles || []).filter((p) => !lq.exact || sameLabels(p.labels, lq.exact));
+    let ps = mine(list);
+    if (!ps.length) {
+        // a step that a longer profile covers (the timeline spreads a profile over its
+        // duration): those that started up to ten minutes before and still ran in it
+        try {
+            list = await ctx.api.json("api/v1/profiles", { query: lq.query, type: state.type,
+                                                            from: from - 600, until: from, limit: 50 });
+            ps = mine(list).filter((p) => p.time + p.duration > from);
+        } catch (err) {
+            ps = [];
+        }
+    }
     if (ps.length === 1) {
         ctx.store.set(profilePatch(ps[0]));
         return;
@@ -93,7 +105,7 @@ export async function openProfileAt(ctx, state, timeline, line, k, e) {
         title: p.series,
         action: () => ctx.store.set(profilePatch(p)),
     }));
-    if (!items.length) items.push({ label: "No profile starts in this step", action: () => {} });
+    if (!items.length) items.push({ label: "No profile covers this step", action: () => {} });
     if (list.truncated) items.push({ label: "… more: narrow the range", action: () => {} });
     showMenu(items, e.clientX, e.clientY);
 }
