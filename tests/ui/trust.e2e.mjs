@@ -101,6 +101,9 @@ test("two profiles at one instant: equal values are not significant, the table s
     assert.match(text, /self9\.6\/s → 9\.6\/s/);
     assert.match(text, /within noise/);
     assert.doesNotMatch(text, /significant (growth|shrinkage)/);
+    // the exports are named after what they compare
+    const dl = await page.locator('.diff .exports a[data-format="tsv"]').getAttribute("download");
+    assert.match(dl, /^diff_ttwin_cpu-samples_\d{4}-\d\d-\d\dT[\d-]+Z_[\dT:-]+Z\.tsv$/);
     await shot("t02-diff-means");
 });
 

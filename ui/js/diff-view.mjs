@@ -7,7 +7,7 @@
 // Two requests a load: format=flame for the graph, format=json for the table and the
 // statistics of the tooltip.
 
-import { apiUrl } from "./api.mjs";
+import { apiUrl, exportFileName } from "./api.mjs";
 import {
     autoNormalize, DIFF_DIM_COLOR, diffBase, diffColor, diffParams, earlierRange, formatChange,
     formatInterval, formatQ, GONE_COLOR, hiddenFrames, isPlain, labelOfSides, labelSidesPatch,
@@ -584,8 +584,11 @@ export function createDiffView(root, ctx) {
         if (document.activeElement !== el.search) el.search.value = st.search;
         renderFilters(el.filters, st, store);
         const p = diffParams(st, "tsv", norm === null ? guess : norm);
-        for (const a of el.exports.querySelectorAll("a"))
+        // files named after what they compare: diff_<new side's service, type, range>
+        for (const a of el.exports.querySelectorAll("a")) {
             a.href = apiUrl("api/v1/diff", { ...p, format: a.dataset.format });
+            a.download = "diff_" + exportFileName(p, a.dataset.format === "tsv" ? "tsv" : "folded");
+        }
     }
 
     function update(st, prev, how) {
