@@ -112,6 +112,16 @@ def main():
 STARTED = []
 
 
+def start(name, config):
+    """A scorch server with this configuration (its log NAME.log), stopped at the end."""
+    cfg = os.path.join(TMP, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(config)
+    srv = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, name + ".log"), cfg)
+    STARTED.append(srv)
+    return srv.start()
+
+
 def faults():
     port = socket.socket()
     port.bind(("127.0.0.1", 0))
@@ -120,13 +130,8 @@ def faults():
     fake = ThreadingServer(("127.0.0.1", p), Handler)
     threading.Thread(target=fake.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d" % p
-    cfg = os.path.join(TMP, "scorch.yaml")
-    with open(cfg, "w") as f:
-        f.write("storage: {engine: clickhouse, url: \"%s\", write_timeout: 1s, "
+    srv = start("server", "storage: {engine: clickhouse, url: \"%s\", write_timeout: 1s, "
                 "query_timeout: 2s, max_answer: 2MiB}\n" % url)
-    srv = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "server.log"), cfg)
-    STARTED.append(srv)
-    srv.start()
     check(any(r.startswith("CREATE TABLE") for r in Fake.requests), "no tables created")
     st, _, data = push(srv)
     check(st == 200, "ingest with a working clickhouse: %d %s" % (st, data[:200]))
@@ -179,13 +184,8 @@ def faults():
 
     # a query's own time (server.query_timeout, 1 s) bounds its requests to ClickHouse,
     # not only storage.query_timeout (6 s): a hung ClickHouse costs the query its budget
-    cfg2 = os.path.join(TMP, "budget.yaml")
-    with open(cfg2, "w") as f:
-        f.write("server: {query_timeout: 1s}\nstorage: {engine: clickhouse, url: \"%s\", "
-                "query_timeout: 6s}\n" % url)
-    srv2 = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "server2.log"), cfg2)
-    STARTED.append(srv2)
-    srv2.start()
+    srv2 = start("budget", "server: {query_timeout: 1s}\nstorage: {engine: clickhouse, "
+                 "url: \"%s\", query_timeout: 6s}\n" % url)
     Fake.mode = "hang"
     t0 = time.time()
     st, _, data = srv2.get("/api/v1/render", {"query": "{}", "type": "cpu:samples",

@@ -161,3 +161,32 @@ export async function diffFrame(name, which = "main") {
 export const isRed = (c) => c[0] > c[2] + 60 && c[0] > c[1] + 40;
 export const isBlue = (c) => c[2] > c[0] + 60;
 export const NEUTRAL = [0xd2, 0xd2, 0xd2];
+
+// ---- mouse and heatmap ----
+
+// The heatmap as the page drew it: its attributes and box.
+export async function heatmapBox() {
+    const hm = page.getByTestId("heatmap");
+    await page.waitForFunction(() => +(document.querySelector('[data-testid="heatmap"]')?.dataset.cols || 0) > 0,
+                               null, { timeout: 60000 });
+    const a = await hm.evaluate((el) => ({ cols: +el.dataset.cols, rows: +el.dataset.rows, row0: el.dataset.row0,
+                                           start: +el.dataset.start, secs: +el.dataset.secondsPerCol }));
+    return { ...a, box: await hm.boundingBox() };
+}
+
+// A drag of the mouse from a to b ({x, y} client px), with shift held when asked.
+export async function drag(a, b, { shift = false } = {}) {
+    if (shift) await page.keyboard.down("Shift");
+    await page.mouse.move(a.x, a.y);
+    await page.mouse.down();
+    await page.mouse.move(b.x, b.y, { steps: 4 });
+    await page.mouse.up();
+    if (shift) await page.keyboard.up("Shift");
+}
+
+// The centre of cell (c, r) on screen, for the grid's orientation (cells fill the box).
+export function cellPoint(hm, c, r) {
+    const w = hm.box.width / hm.cols, h = hm.box.height / hm.rows;
+    const fromTop = hm.row0 === "top" ? r : hm.rows - 1 - r;
+    return { x: hm.box.x + (c + 0.5) * w, y: hm.box.y + (fromTop + 0.5) * h };
+}

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { basename } from "node:path";
 import {
     BASE, page, allow, q, shot, params, setup, loaded, loadedAt, timelineLoaded, drawn, until, open, frameAt,
-    diffLoaded, diffLoadedAt, diffFrame, isRed, isBlue, NEUTRAL,
+    diffLoaded, diffLoadedAt, diffFrame, isRed, isBlue, NEUTRAL, drag, heatmapBox, cellPoint,
 } from "./browser-lib.mjs";
 
 const GOPROG = '{service_name="goprog"}';
@@ -513,33 +513,6 @@ test("a view load asks the server once for the flame graph and the table", async
 });
 
 const BURSTS = '{service_name="bursts"}';
-
-// The heatmap as the page drew it: its attributes and box.
-async function heatmapBox() {
-    const hm = page.getByTestId("heatmap");
-    await page.waitForFunction(() => +(document.querySelector('[data-testid="heatmap"]')?.dataset.cols || 0) > 0,
-                               null, { timeout: 60000 });
-    const a = await hm.evaluate((el) => ({ cols: +el.dataset.cols, rows: +el.dataset.rows, row0: el.dataset.row0,
-                                           start: +el.dataset.start, secs: +el.dataset.secondsPerCol }));
-    return { ...a, box: await hm.boundingBox() };
-}
-
-// A drag of the mouse from a to b ({x, y} client px), with shift held when asked.
-async function drag(a, b, { shift = false } = {}) {
-    if (shift) await page.keyboard.down("Shift");
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 4 });
-    await page.mouse.up();
-    if (shift) await page.keyboard.up("Shift");
-}
-
-// The centre of cell (c, r) on screen, for the grid's orientation (cells fill the box).
-function cellPoint(hm, c, r) {
-    const w = hm.box.width / hm.cols, h = hm.box.height / hm.rows;
-    const fromTop = hm.row0 === "top" ? r : hm.rows - 1 - r;
-    return { x: hm.box.x + (c + 0.5) * w, y: hm.box.y + (fromTop + 0.5) * h };
-}
 
 test("heatmap: the bursts are a band; a drag over it in one column selects that second's burst", async (t) => {
     if (process.env.BURSTS !== "yes") {

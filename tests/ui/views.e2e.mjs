@@ -9,6 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
     BASE, page, allow, q, shot, params, setup, loaded, loadedAt, timelineLoaded, drawn, until, open, frameAt,
+    drag, heatmapBox, cellPoint,
 } from "./browser-lib.mjs";
 
 const GOPROG = '{service_name="goprog"}';
@@ -19,30 +20,6 @@ const HMLONG = '{service_name="hmlong"}';
 setup();
 
 const api = async (path, p) => (await page.request.get(BASE + path + "?" + new URLSearchParams(p))).json();
-
-// A drag of the mouse from a to b ({x, y} client px).
-async function drag(a, b) {
-    await page.mouse.move(a.x, a.y);
-    await page.mouse.down();
-    await page.mouse.move(b.x, b.y, { steps: 4 });
-    await page.mouse.up();
-}
-
-// The heatmap as drawn: its attributes and box, once it holds columns.
-async function heatmapBox() {
-    const hm = page.getByTestId("heatmap");
-    await page.waitForFunction(() => +(document.querySelector('[data-testid="heatmap"]')?.dataset.cols || 0) > 0,
-                               null, { timeout: 60000 });
-    const a = await hm.evaluate((el) => ({ cols: +el.dataset.cols, rows: +el.dataset.rows, row0: el.dataset.row0,
-                                           start: +el.dataset.start, secs: +el.dataset.secondsPerCol }));
-    return { ...a, box: await hm.boundingBox() };
-}
-
-// The centre of cell (c, r) on screen, row 0 at the bottom (cells fill the box).
-function cellPoint(hm, c, r) {
-    const w = hm.box.width / hm.cols, h = hm.box.height / hm.rows;
-    return { x: hm.box.x + (c + 0.5) * w, y: hm.box.y + (hm.rows - 1 - r + 0.5) * h };
-}
 
 test("without a query the page opens on the busiest service", async () => {
     // the busiest service of the default type (cpu:cpu) over the last hour, as the API says
