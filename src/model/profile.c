@@ -325,8 +325,8 @@ int sc_profile_foreach_sample_part(const struct sc_profile *p, uint32_t part, ui
         int rc = visit(ctx, p->sample_locs + s->loc_start, s->nlocs,
                        p->values + (size_t)i * p->nsample_types);
         /* a query's walk stops at its deadline or when its client has gone */
-        if (!rc && !((i - lo + 1) & 4095))
-            rc = sc_budget_poll(err);
+        if (!rc)
+            rc = sc_budget_poll_every(i - lo, err);
         if (rc)
             return rc;
     }

@@ -169,7 +169,8 @@ int sc_store_merge(struct sc_store *s, const struct sc_store_query *q, struct sc
                    char *err);
 
 /* The times of the first and the last profile of the query (of its series and type, in
- * its range). 0, or SC_ENOTFOUND when there is none. */
+ * its range). 0, SC_ENOTFOUND when there is none, or SC_E* (SC_ELIMIT: the query's budget
+ * stopped it). */
 int sc_store_span(struct sc_store *s, const struct sc_store_query *q, int64_t *first_ns,
                   int64_t *last_ns, char *err);
 
