@@ -695,12 +695,13 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_s
      * about a sixty-fourth of a block) */
     uint64_t max = s->base.opts.max_read_blocks * 64;
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
-    sc_buf_puts(&sql,
-                "SELECT series, time_ns, toInt64(max(duration_ns)), toInt64(sum(total)) FROM ");
+    int64_t lo = read_from(s, sc_sub_sat(x.lo, SC_STORE_TIMELINE_LOOKBACK_NS));
+    sc_buf_puts(&sql, "SELECT series, time_ns, toInt64(max(duration_ns)), "
+                      "toInt64(sumIf(total, timed = 0)) FROM ");
     ch_sql_table(s, &sql, "profiles");
     sql_where(s, &sql, &tq, &x.ids);
     sc_buf_printf(&sql, " AND time_ns >= %lld AND time_ns < %lld GROUP BY series, time_ns",
-                  (long long)x.lo, (long long)x.hi);
+                  (long long)lo, (long long)x.hi);
     if (max)
         sc_buf_printf(&sql, " LIMIT %llu", (unsigned long long)max + 1);
     sc_buf_puts(&sql, " FORMAT RowBinary");
@@ -718,6 +719,32 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_s
         uint32_t *ix = sc_map64_get(&x.index, series);
         if (ix)
             sc_store_cells_add(cells, *ix, t, d, v);
+    }
+    /* timed profiles' values by their samples' times, summed per step where they live */
+    if (rc == 0) {
+        sql.len = 0;
+        sc_buf_puts(&sql, "SELECT series, ");
+        sql_step(&sql, "tm", cells->from_ns, cells->step_ns);
+        sc_buf_puts(&sql, " AS k, toInt64(sum(v)) FROM ");
+        ch_sql_table(s, &sql, "profiles");
+        sc_buf_puts(&sql, " ARRAY JOIN times AS tm, values AS v");
+        sql_where(s, &sql, &tq, &x.ids);
+        sc_buf_printf(&sql,
+                      " AND timed = 1 AND time_ns >= %lld AND time_ns < %lld AND tm >= %lld AND "
+                      "tm < %lld GROUP BY series, k FORMAT RowBinary",
+                      (long long)lo, (long long)x.hi, (long long)x.lo, (long long)tq.until_ns);
+        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
+                     : ch_query(s, sql.data, s->max_answer, &ans, err);
+        if (rc == 0 && ans.len % 24)
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer (%zu bytes)", ans.len);
+        struct ch_rd r2 = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
+        for (size_t n = 0; rc == 0 && n < ans.len / 24; n++) {
+            uint64_t series = ch_get_u64(&r2);
+            int64_t k = (int64_t)ch_get_u64(&r2), v = (int64_t)ch_get_u64(&r2);
+            uint32_t *ix = sc_map64_get(&x.index, series);
+            if (ix && k >= 0 && k < (int64_t)cells->nsteps)
+                cells->value[(size_t)*ix * cells->nsteps + (size_t)k] += (double)v;
+        }
     }
     sc_buf_release(&sql);
     sc_buf_release(&ans);

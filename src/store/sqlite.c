@@ -303,8 +303,8 @@ static const char *const stmt_sql[ST_N] = {
     "time_ns >= ? AND time_ns < ?",
     "SELECT block, duration_ns FROM profiles WHERE series_id=? AND kind_id=? AND timed=1 AND "
     "time_ns >= ? AND time_ns < ? ORDER BY time_ns",
-    "SELECT time_ns, totals, duration_ns FROM profiles WHERE series_id=? AND kind_id=? AND "
-    "time_ns >= ? AND time_ns < ? ORDER BY time_ns",
+    "SELECT time_ns, totals, duration_ns, timed FROM profiles WHERE series_id=? AND kind_id=? "
+    "AND time_ns >= ? AND time_ns < ? ORDER BY time_ns",
     "SELECT 1 FROM profiles WHERE series_id = ? AND kind_id = ? AND time_ns >= ? AND "
     "time_ns < ? LIMIT 1",
     "SELECT 1 FROM profiles WHERE series_id = ? AND time_ns >= ? AND time_ns < ? LIMIT 1",

@@ -131,7 +131,7 @@ enum {
     ST_RAW,    /* the blocks, durations and times of profiles in a range, in time order */
     ST_SPAN,   /* min and max profile time in a range */
     ST_TIMED,  /* the timed profiles' blocks in a range, in time order */
-    ST_TOTALS, /* the profiles' times, totals and durations in a range, in time order */
+    ST_TOTALS, /* the profiles' times, totals, durations and timed in a range, in time order */
     ST_EXISTS, /* is there a profile of a kind in a range */
     ST_ANY,    /* is there a profile of any kind in a range */
     ST_NEAR,   /* is there a timed profile of a kind from SQ_TIMED_SLACK_NS before a range */

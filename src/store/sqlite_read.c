@@ -688,6 +688,44 @@ int sq_span(struct sc_store *sto, const struct sc_store_query *q, int64_t *first
     return rc ? rc : found ? 0 : SC_ENOTFOUND;
 }
 
+/* The samples of timed profiles of one series and kind that start at t: their values by
+ * their own times into the cells. */
+static int timeline_timed(struct sq_store *s, struct conn *c, sqlite3_stmt **tq, uint64_t series,
+                          const struct kind_col *kc, int64_t t, uint32_t i,
+                          struct sc_store_cells *cells, uint64_t *rows, uint64_t max, char *err)
+{
+    int rc = 0;
+    if (!*tq && sqlite3_prepare_v2(c->db,
+                                   "SELECT block FROM profiles WHERE series_id=? AND kind_id=? "
+                                   "AND time_ns=? AND timed=1",
+                                   -1, tq, NULL) != SQLITE_OK)
+        return sq_err(err, c->db, "reading timed profiles");
+    sqlite3_bind_int64(*tq, 1, (int64_t)series);
+    sqlite3_bind_int64(*tq, 2, kc->kind);
+    sqlite3_bind_int64(*tq, 3, t);
+    while (rc == 0 && sq_step(*tq, &rc, "reading timed profiles", err) == SQLITE_ROW) {
+        /* a block costs 64 totals rows of the budget */
+        if (max && (*rows += 64) > max) {
+            rc = sc_store_over_budget(&s->base, err);
+            break;
+        }
+        struct sc_block b;
+        char why[SC_ERR_LEN];
+        rc = sq_block_load(sqlite3_column_blob(*tq, 0), (size_t)sqlite3_column_bytes(*tq, 0), &b,
+                           why);
+        if (rc) {
+            rc = rc == SC_EFORMAT ? sc_errf(err, SC_EIO, "the store holds a damaged block: %s", why)
+                                  : sc_errf(err, rc, "%s", why);
+            break;
+        }
+        for (uint32_t r = 0; b.times && kc->col < b.ncols && r < b.n; r++)
+            sc_store_cells_put(cells, i, b.times[r], b.values[(size_t)kc->col * b.n + r]);
+        sc_block_release(&b);
+    }
+    sqlite3_reset(*tq);
+    return rc;
+}
+
 int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, struct sc_store_cells *cells,
                 char *err)
 {
@@ -699,7 +737,7 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, struct sc_
     struct conn *c = sq_conn_get(s, err);
     if (!c)
         return SC_EIO;
-    sqlite3_stmt *st = c->st[ST_TOTALS];
+    sqlite3_stmt *st = c->st[ST_TOTALS], *tq = NULL;
     /* a totals row costs about a sixty-fourth of a block: the same budget, scaled */
     uint64_t rows = 0, max = s->base.opts.max_read_blocks * 64;
     int64_t until = sc_add_sat(cells->from_ns, sc_mul_sat(cells->step_ns, cells->nsteps));
@@ -708,40 +746,51 @@ int sq_timeline(struct sc_store *sto, const struct sc_store_query *q, struct sc_
         for (int k = 0; k < nk && rc == 0; k++) {
             sqlite3_bind_int64(st, 1, (int64_t)q->series[i]);
             sqlite3_bind_int64(st, 2, kc[k].kind);
-            sqlite3_bind_int64(st, 3, cells->from_ns);
+            sqlite3_bind_int64(st, 3, sc_sub_sat(cells->from_ns, SC_STORE_TIMELINE_LOOKBACK_NS));
             sqlite3_bind_int64(st, 4, until < q->until_ns ? until : q->until_ns);
-            /* a capture's rows come one after another (time order): summed, then added */
+            /* a capture's rows come one after another (time order): summed, then added; the
+             * values of timed profiles go by their samples' times */
             int64_t ct = 0, cd = 0, cv = 0;
-            int open = 0;
+            int open = 0, timed = 0;
             while (rc == 0 && sq_step(st, &rc, "reading totals", err) == SQLITE_ROW) {
                 if (max && ++rows > max) {
                     rc = sc_store_over_budget(&s->base, err);
                     break;
                 }
                 int64_t t = sqlite3_column_int64(st, 0), d = sqlite3_column_int64(st, 2);
+                int is_timed = sqlite3_column_int(st, 3) != 0;
                 const uint8_t *p = sqlite3_column_blob(st, 1);
                 const uint8_t *end = p + sqlite3_column_bytes(st, 1);
                 uint64_t v = 0;
                 for (uint32_t col = 0; col <= kc[k].col; col++)
                     if (sc_get_uvarint(&p, end, &v))
                         v = 0;
+                int64_t x = is_timed ? 0 : sc_unzigzag(v);
                 if (open && t == ct) {
                     cd = d > cd ? d : cd;
-                    cv = sc_add_sat(cv, sc_unzigzag(v));
+                    cv = sc_add_sat(cv, x);
+                    timed |= is_timed;
                     continue;
                 }
+                if (open && timed)
+                    rc = timeline_timed(s, c, &tq, q->series[i], &kc[k], ct, i, cells, &rows, max,
+                                        err);
                 if (open)
                     sc_store_cells_add(cells, i, ct, cd, cv);
                 open = 1;
                 ct = t;
                 cd = d;
-                cv = sc_unzigzag(v);
+                cv = x;
+                timed = is_timed;
             }
+            sqlite3_reset(st);
+            if (open && timed && rc == 0)
+                rc = timeline_timed(s, c, &tq, q->series[i], &kc[k], ct, i, cells, &rows, max, err);
             if (open && rc == 0)
                 sc_store_cells_add(cells, i, ct, cd, cv);
-            sqlite3_reset(st);
         }
     }
+    sqlite3_finalize(tq);
     sq_conn_put(s, c);
     return rc;
 }

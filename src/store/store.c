@@ -123,6 +123,13 @@ int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, struct
     return s->ops->timeline(s, q, c, err);
 }
 
+void sc_store_cells_put(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t v)
+{
+    int64_t k = sc_floor_div(sc_sub_sat(t, c->from_ns), c->step_ns);
+    if (k >= 0 && k < (int64_t)c->nsteps)
+        c->value[(size_t)i * c->nsteps + (size_t)k] += (double)v;
+}
+
 void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t d, int64_t v)
 {
     double *value = c->value + (size_t)i * c->nsteps;

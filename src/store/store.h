@@ -268,6 +268,14 @@ struct sc_store_cells {
 /* Adds one capture of series i (starting at t, covering d ns, value v) to c by the rule
  * above; captures before from or at/after until fall outside (their overlap still counts). */
 void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t d, int64_t v);
+/* Adds value v of series i at time t, the time of a sample that carries its own (perf
+ * script, record): such a capture adds its time by sc_store_cells_add (with v 0) and its
+ * values by their samples' times, so the timeline agrees with the flame graph of any part
+ * of it. Outside the cells: nothing. */
+void sc_store_cells_put(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t v);
+/* The timeline also reads the profiles that start up to this long before its range, for
+ * the part of them that falls in it (a long profile's, a recording's samples). */
+#define SC_STORE_TIMELINE_LOOKBACK_NS (600 * 1000000000LL)
 /* Fills c (its from, step and nsteps set, arrays zeroed) for the query's series. 0,
  * SC_ELIMIT (the read budget) or SC_E*; an unknown type leaves every cell empty. */
 int sc_store_timeline(struct sc_store *s, const struct sc_store_query *q, struct sc_store_cells *c,

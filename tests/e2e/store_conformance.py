@@ -371,6 +371,12 @@ def conformance(servers):
             check(sum(map(sum, hm["values"])) > 0, "an empty heatmap: %s" % hm)
         same(sq, "/api/v1/render", {"query": q("perfapp"), "type": pt["id"], "format": "tsv",
                                     "from": str(NOW - 700), "until": str(NOW)})
+        # the timeline places timed samples by their own times, on both backends alike
+        for step in ("1s", "10s"):
+            tl = json.loads(same(sq, "/api/v1/timeline", {"query": q("perfapp"), "type": pt["id"],
+                                                          "from": str(NOW - 620),
+                                                          "until": str(NOW - 560), "step": step}))
+            check(any(v for v in tl["series"][0]["values"]), "an empty timeline: %s" % tl)
     if "td-perf" in services:
         for pt in json.loads(same(sq, "/api/v1/profile_types", {"query": q("td-perf")})):
             same(sq, "/api/v1/heatmap", {"query": q("td-perf"), "type": pt["id"],
