@@ -44,11 +44,16 @@ static const char help_perf[] =
     "pid and tid (e.g. perf script -F comm,pid,tid,cpu,time,event,ip,sym,dso) for --pid\n"
     "and --tid to show them; otherwise the pid reads '?'.\n"
     "The script's --inline, --context and --srcline (which run addr2line) are not\n"
-    "supported. Unlike the script, samples of exited tasks (comm ':-1', ids -1) make one\n"
-    "process ':-1', and the one-line samples of a recording without call chains (no -g)\n"
-    "are one-frame samples.\n";
+    "supported. As the script, it misreads two things perf prints, so that the lines stay\n"
+    "the same: exited tasks (comm ':-1', ids -1) become a process named after the rest of\n"
+    "their header, and the one-line samples of a recording without call chains (no -g)\n"
+    "are left out (a warning counts them). --no-quirks reads them as perf means them: one\n"
+    "process ':-1', one-frame samples (as scorch top, convert, flamegraph and the server\n"
+    "always do).\n"
+    "\n"
+    "  --no-quirks            exited tasks and one-line samples as perf means them\n";
 
-enum { OPT_EVENT = 256, OPT_THREADS, OPT_UNSUPPORTED };
+enum { OPT_EVENT = 256, OPT_THREADS, OPT_UNSUPPORTED, OPT_NO_QUIRKS };
 
 static int collapse_perf(int argc, char **argv)
 {
@@ -61,6 +66,7 @@ static int collapse_perf(int argc, char **argv)
         {"addrs", no_argument, NULL, 'A'},
         {"event-filter", required_argument, NULL, OPT_EVENT},
         {"threads", required_argument, NULL, OPT_THREADS},
+        {"no-quirks", no_argument, NULL, OPT_NO_QUIRKS},
         {"inline", no_argument, NULL, OPT_UNSUPPORTED},
         {"context", no_argument, NULL, OPT_UNSUPPORTED},
         {"srcline", no_argument, NULL, OPT_UNSUPPORTED},
@@ -68,7 +74,8 @@ static int collapse_perf(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *cmd = "collapse perf";
-    struct sc_perf_opts o = {0};
+    /* the drop-in reads as the script reads (the contract: the same lines) */
+    struct sc_perf_opts o = {.as_script = 1};
     int c, li;
     optind = 1;
     opterr = 0;
@@ -94,6 +101,9 @@ static int collapse_perf(int argc, char **argv)
             break;
         case OPT_EVENT:
             o.event = optarg;
+            break;
+        case OPT_NO_QUIRKS:
+            o.as_script = 0;
             break;
         case OPT_THREADS: {
             char *end;
@@ -134,6 +144,11 @@ static int collapse_perf(int argc, char **argv)
     if (st.unrecognized)
         fprintf(stderr, "scorch: warning: skipped %llu unrecognized line%s\n",
                 (unsigned long long)st.unrecognized, st.unrecognized == 1 ? "" : "s");
+    if (st.one_line)
+        fprintf(stderr,
+                "scorch: warning: left out %llu one-line sample%s (a recording without call "
+                "chains), as stackcollapse-perf.pl does; --no-quirks keeps each as one frame\n",
+                (unsigned long long)st.one_line, st.one_line == 1 ? "" : "s");
     if (st.unterminated)
         fprintf(stderr, "scorch: warning: no empty line ends the last sample, so (as with "
                         "stackcollapse-perf.pl) it is not counted\n");

@@ -25,6 +25,9 @@ struct sc_perf_opts {
     int addrs;         /* keep raw addresses of unknown symbols */
     const char *event; /* only samples of this event; NULL = the first one seen */
     int threads;       /* decoder threads; 0 = choose */
+    int as_script;     /* read as stackcollapse-perf.pl reads, its misreadings of perf's
+                          output included (collapse perf, the drop-in): a pid or tid "-1"
+                          is no id, a one-line sample (no call chain) no sample */
 };
 
 struct sc_perf_stats;

@@ -104,9 +104,9 @@ struct header {
  * prints the ids of a thread it does not know (its comm is then ":-1"). The Perl script
  * takes only digits, and so read such a header on to the period, naming the process after
  * the timestamp: a new process per sample. Returns k when there is no id. */
-static size_t id_end(const char *s, size_t k, size_t e)
+static size_t id_end(const char *s, size_t k, size_t e, int as_script)
 {
-    if (e - k >= 2 && s[k] == '-' && s[k + 1] == '1' &&
+    if (!as_script && e - k >= 2 && s[k] == '-' && s[k + 1] == '1' &&
         (e - k == 2 || !is_digit((unsigned char)s[k + 2])))
         return k + 2;
     while (k < e && is_digit((unsigned char)s[k]))
@@ -119,7 +119,7 @@ static size_t id_end(const char *s, size_t k, size_t e)
  * run is followed by a token of the form id, slashes, id, itself followed by whitespace: a
  * shorter whitespace run would leave whitespace where a digit must be, and the token must
  * end at whitespace. */
-static int match_header(const char *s, size_t n, struct header *h)
+static int match_header(const char *s, size_t n, struct header *h, int as_script)
 {
     size_t i = 1;
     for (;;) {
@@ -135,7 +135,7 @@ static int match_header(const char *s, size_t n, struct header *h)
             i++;
         if (l >= t0 || i >= n)
             continue; /* the run has no offset >= 2, or the token is not followed by space */
-        size_t k = id_end(s, t0, i);
+        size_t k = id_end(s, t0, i, as_script);
         if (k == t0)
             continue;
         size_t pid_end = k;
@@ -143,7 +143,7 @@ static int match_header(const char *s, size_t n, struct header *h)
             k++;
         size_t tid0 = k;
         if (k > pid_end) /* a "-1" right after the pid is not a tid */
-            k = id_end(s, k, i);
+            k = id_end(s, k, i, as_script);
         if (k != i)
             continue;
         h->comm = (struct span){s, l};
@@ -375,7 +375,7 @@ static int frame_header_split(const char *s, size_t n, struct header *h, int *na
     size_t k0 = 0;
     while (k0 < n && is_ws((unsigned char)s[k0]))
         k0++;
-    if (k0 == n || !match_header(s + k0, n - k0, h))
+    if (k0 == n || !match_header(s + k0, n - k0, h, 0))
         return 0;
     h->after += k0;
     size_t i = h->after, f = 0;
@@ -576,6 +576,7 @@ struct worker {
     uint32_t sample_base, loc_base, label_base, kcomm, kpid, ktid;
 
     uint64_t lines, unrecognized, other_events;
+    uint64_t one_line; /* as_script: one-line samples the script drops */
     struct span other_event;
     int unterminated;
 
@@ -1081,7 +1082,7 @@ static int header_line(struct worker *w, const char *s, size_t n)
     if (like)
         return like == 1;
     struct header h;
-    if (!match_header(s, n, &h))
+    if (!match_header(s, n, &h, w->opts->as_script))
         return stack_line(w, s, n);
     struct span ev, per = {NULL, 0};
     size_t colon = 0;
@@ -1249,8 +1250,13 @@ static void *parse_piece(void *arg)
             rc = end_sample(w);
         } else if (*line == '#') {
             rc = 0;
-        } else if (!w->have_pname && (rc = frame_header(w, line, n)) != 0) {
+        } else if (!w->have_pname && !w->opts->as_script && (rc = frame_header(w, line, n)) != 0) {
             rc = rc < 0 ? rc : 0;
+        } else if (!w->have_pname && w->opts->as_script && is_ws((unsigned char)*line) &&
+                   sc_perf_frame_header(line, n)) {
+            /* as the script reads it: nothing (collapse perf says how many) */
+            w->one_line++;
+            rc = 0;
         } else if (is_ws((unsigned char)*line)) {
             rc = stack_line(w, line, n);
         } else {
@@ -1296,7 +1302,7 @@ static void worker_release(struct worker *w)
 
 /* The event of the first header that names one: the script keeps only that event's
  * samples unless told which. */
-static int first_event(const char *s, const char *end, struct span *ev)
+static int first_event(const char *s, const char *end, struct span *ev, int as_script)
 {
     while (s < end) {
         const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -1308,9 +1314,9 @@ static int first_event(const char *s, const char *end, struct span *ev)
         size_t f;
         int named = 0;
         if (n > 0 && *s != '#' && n <= MAX_LINE &&
-            ((!is_ws((unsigned char)*s) && match_header(s, n, &h) &&
+            ((!is_ws((unsigned char)*s) && match_header(s, n, &h, as_script) &&
               match_event(s, n, NULL, ev, &per, &colon)) ||
-             (frame_header_split(s, n, &h, &named, ev, &per, &colon, &f) && named)))
+             (!as_script && frame_header_split(s, n, &h, &named, ev, &per, &colon, &f) && named)))
             return 1;
         s = nl ? nl + 1 : end;
     }
@@ -1557,7 +1563,7 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
     if (opts->event && *opts->event)
         event = (struct span){opts->event, strlen(opts->event)};
     else
-        first_event(buf, buf + n, &event);
+        first_event(buf, buf + n, &event, opts->as_script);
 
     const char *cuts[MAX_THREADS + 1];
     int nw = split_input(buf, n, choose_threads(opts, n), cuts);
@@ -1596,6 +1602,7 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
                 copy_name(stats->other_event, sizeof stats->other_event, ws[k].other_event);
             stats->other_events += ws[k].other_events;
             stats->unterminated |= ws[k].unterminated;
+            stats->one_line += ws[k].one_line;
         }
     }
     for (int k = 0; k < nw; k++)

@@ -17,9 +17,9 @@
  * event token such as "cpu-clock:pppH") are kept. As in the Perl script, a sample counts
  * only once a blank line ends it, so a last sample cut off by the end of the input is
  * dropped; lines the script would not recognize are skipped. Where the script misreads
- * perf's output, the decoder does not (see perf.c): a pid or tid "-1" (a thread perf did
- * not know, comm ":-1") is an id, and the one-line samples of a recording without call
- * chains are samples of one frame.
+ * perf's output, the decoder does not (see perf.c) unless opts->as_script says to read as
+ * the script does: a pid or tid "-1" (a thread perf did not know, comm ":-1") is an id, and
+ * the one-line samples of a recording without call chains are samples of one frame.
  *
  * Model: one function and one location per distinct frame string; a sample's locations
  * are leaf first with the process frame outermost. Two sample types: 0 "samples/count"
@@ -48,6 +48,7 @@ struct sc_perf_stats {
     uint64_t other_events; /* sample headers skipped because of their event */
     uint64_t unrecognized; /* lines the Perl script would warn about ("Unrecognized line") */
     int unterminated;      /* 1 when the input ended inside a sample, which was dropped */
+    uint64_t one_line;     /* as_script: one-line samples (no call chain) the script drops */
     char event[64];        /* the event kept, "" when no header named one (truncated) */
     char other_event[64];  /* the first event skipped (truncated) */
 };

@@ -14,19 +14,30 @@ cat >"$tmp/nog.txt" <<'EOF'
               sh  5894   682.408844:    1001001 cpu-clock:      7f567dd9f930 malloc+0x0 (/usr/lib/x86_64-linux-gnu/libc.so.6)
              :-1    -1 [000] 682.5: 1001001 cpu-clock:  ffffffff81 native_safe_halt+0x6 ([kernel.kallsyms])
 EOF
-out=$("$SCORCH" collapse perf "$tmp/nog.txt") || fail "collapse perf without call chains exited $?"
+# collapse perf reads as stackcollapse-perf.pl (nothing), and says what it left out;
+# --no-quirks (and every other reader) takes each as a one-frame sample
+out=$("$SCORCH" collapse perf "$tmp/nog.txt" 2>"$tmp/err") || fail "collapse perf without call chains exited $?"
+[ -z "$out" ] || fail "collapse perf without call chains, as the script: $out"
+grep -q "left out 4 one-line samples (a recording without call chains), as stackcollapse-perf.pl does; --no-quirks" "$tmp/err" ||
+    fail "collapse perf without call chains: no warning: $(cat "$tmp/err")"
+out=$("$SCORCH" collapse perf --no-quirks "$tmp/nog.txt") || fail "collapse perf --no-quirks exited $?"
 [ "$out" = ":-1;native_safe_halt 1001001
 sh;[dash] 1001001
-sh;malloc 2002002" ] || fail "collapse perf without call chains: $out"
+sh;malloc 2002002" ] || fail "collapse perf --no-quirks without call chains: $out"
 "$SCORCH" top --format tsv "$tmp/nog.txt" >"$tmp/top" || fail "top of perf script without call chains"
 grep -q "^2002002	2002002	malloc$" "$tmp/top" || fail "top: $(cat "$tmp/top")"
 "$SCORCH" heatmap "$tmp/nog.txt" >"$tmp/hm" || fail "heatmap of perf script without call chains"
 grep -q '^{"start":681.403828,"rows":50,"cols":2,' "$tmp/hm" || fail "heatmap: $(cat "$tmp/hm")"
 
-# exited tasks: one process ":-1", not one per timestamp
+# exited tasks: one process ":-1", not one per timestamp (collapse perf: as the script
+# reads them unless --no-quirks; the series of a push: tests/unit/test_split.c)
 printf ':-1    -1 [000] 341.273027:    7 cpu-clock: \n\tffff f (/x)\n\n:-1    -1 [001] 341.274: 7 cpu-clock: \n\tffff f (/x)\n\n' >"$tmp/exit.txt"
-out=$("$SCORCH" collapse perf "$tmp/exit.txt") || fail "collapse perf of exited tasks exited $?"
+out=$("$SCORCH" collapse perf --no-quirks "$tmp/exit.txt") || fail "collapse perf of exited tasks exited $?"
 [ "$out" = ":-1;f 14" ] || fail "exited tasks: $out"
+out=$("$SCORCH" collapse perf "$tmp/exit.txt") || fail "collapse perf of exited tasks exited $?"
+[ "$out" = ":-1____-1_[000]_341.273027:;f 7
+:-1____-1_[001]_341.274:;f 7" ] || fail "exited tasks, as the script: $out"
+"$SCORCH" top --format tsv "$tmp/exit.txt" | grep -q "^14	14	f$" || fail "top of exited tasks"
 
 # a heatmap needs timestamps: folded stacks and perf script without times have none
 printf 'main;f 3\n' >"$tmp/f.folded"
