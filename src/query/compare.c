@@ -20,8 +20,10 @@ struct side_sums {
 };
 
 struct fn {
-    struct side_sums s[2];
-    double pooled_share; /* sum over all replicates of cum / total */
+    struct side_sums s[2];   /* the metric: shares, per second, or a gauge's value */
+    struct side_sums alt[2]; /* per capture: what is compared when a replicate has no seconds
+                                (one scale for every replicate, never a mix of two) */
+    double pooled_share;     /* sum over all replicates of cum / total */
     struct sc_cmp_stat st;
 };
 
@@ -83,6 +85,22 @@ static double count_unit(const struct sc_profile *p, int vi)
     return (double)p->period;
 }
 
+/* One replicate's flat and cum values of a function into a side's sums, at one scale. */
+static void accumulate(struct side_sums *s, double fl, double cu, double scale, double unit,
+                       double total, int normalize)
+{
+    double mf = fl * scale, mc = cu * scale;
+    s->flat += mf;
+    s->flat2 += mf * mf;
+    s->cum += mc;
+    s->cum2 += mc * mc;
+    /* sampling noise of the metric: Poisson in counts, binomial for shares */
+    s->flat_floor += unit * fl * scale * scale * (normalize ? 1 - fl / total : 1);
+    s->cum_floor += unit * cu * scale * scale * (normalize ? 1 - cu / total : 1);
+    s->flat_count += fl / unit;
+    s->cum_count += cu / unit;
+}
+
 int sc_cmp_add(struct sc_cmp *c, int side, const struct sc_profile *p, int vi, double seconds,
                double profiles, char *err)
 {
@@ -108,10 +126,8 @@ int sc_cmp_add(struct sc_cmp *c, int side, const struct sc_profile *p, int vi, d
                  u.ptr ? u.ptr : "");
     }
     double unit = count_unit(p, vi);
-    double scale = c->o.normalize ? 1 / total
-                   : seconds > 0  ? 1 / seconds
-                   : profiles > 0 ? 1 / profiles
-                                  : 1;
+    double alt = c->o.normalize ? 1 / total : profiles > 0 ? 1 / profiles : 1;
+    double scale = c->o.normalize ? 1 / total : seconds > 0 ? 1 / seconds : alt;
     for (uint32_t i = 0; i < t.n && rc == 0; i++) {
         const struct sc_top_row *r = &t.rows[i];
         int64_t id = sc_strtab_intern(&c->names, r->name.len ? r->name.ptr : "", r->name.len);
@@ -124,18 +140,9 @@ int sc_cmp_add(struct sc_cmp *c, int side, const struct sc_profile *p, int vi, d
             c->nfns = (uint32_t)id + 1;
         }
         struct fn *f = &c->fns[id];
-        struct side_sums *s = &f->s[side];
         double fl = fabs((double)r->flat), cu = fabs((double)r->cum);
-        double mf = fl * scale, mc = cu * scale;
-        s->flat += mf;
-        s->flat2 += mf * mf;
-        s->cum += mc;
-        s->cum2 += mc * mc;
-        /* sampling noise of the metric: Poisson in counts, binomial for shares */
-        s->flat_floor += unit * fl * scale * scale * (c->o.normalize ? 1 - fl / total : 1);
-        s->cum_floor += unit * cu * scale * scale * (c->o.normalize ? 1 - cu / total : 1);
-        s->flat_count += fl / unit;
-        s->cum_count += cu / unit;
+        accumulate(&f->s[side], fl, cu, scale, unit, total, c->o.normalize);
+        accumulate(&f->alt[side], fl, cu, alt, unit, total, c->o.normalize);
         if (total > 0)
             f->pooled_share += cu / total;
     }
@@ -250,27 +257,30 @@ int sc_cmp_finish(struct sc_cmp *c, char *err)
     double *q = malloc(((size_t)nf * 2 + 1) * sizeof *q);
     if (!q)
         return sc_errf(err, SC_ENOMEM, "out of memory");
+    /* per second only when every replicate of both sides knows its seconds */
+    int per_second = !c->no_seconds[0] && !c->no_seconds[1];
     for (uint32_t i = 0; i < nf; i++) {
         struct fn *f = &c->fns[i];
+        const struct side_sums *s = per_second ? f->s : f->alt;
         struct sc_cmp_stat *st = &f->st;
         double pooled = (n0 + n1) ? f->pooled_share / (n0 + n1) : 0;
         st->tested = c->method != SC_CMP_NONE && pooled >= c->o.min_share;
-        st->flat_p = test_one(c, f->s, 0, &st->base_flat, &st->flat, &st->flat_pct, &st->flat_lo,
-                              &st->flat_hi);
+        st->flat_p =
+            test_one(c, s, 0, &st->base_flat, &st->flat, &st->flat_pct, &st->flat_lo, &st->flat_hi);
         st->cum_p =
-            test_one(c, f->s, 1, &st->base_cum, &st->cum, &st->cum_pct, &st->cum_lo, &st->cum_hi);
+            test_one(c, s, 1, &st->base_cum, &st->cum, &st->cum_pct, &st->cum_lo, &st->cum_hi);
         if (!st->tested)
             st->flat_p = st->cum_p = -1;
-        /* a function that only ever is a leaf has cum == flat in every replicate: one
-         * test, not two (two would double the count Benjamini-Hochberg divides by) */
         /* present on one side only: news whatever its spread */
-        st->presence = c->method == SC_CMP_NONE              ? 0
-                       : f->s[0].cum == 0 && f->s[1].cum > 0 ? 1
-                       : f->s[1].cum == 0 && f->s[0].cum > 0 ? -1
-                                                             : 0;
+        st->presence = c->method == SC_CMP_NONE        ? 0
+                       : s[0].cum == 0 && s[1].cum > 0 ? 1
+                       : s[1].cum == 0 && s[0].cum > 0 ? -1
+                                                       : 0;
         c->fresh += st->presence > 0;
         c->gone += st->presence < 0;
-        int same = cum_is_flat(&f->s[0]) && cum_is_flat(&f->s[1]);
+        /* a function that only ever is a leaf has cum == flat in every replicate: one
+         * test, not two (two would double the count Benjamini-Hochberg divides by) */
+        int same = cum_is_flat(&s[0]) && cum_is_flat(&s[1]);
         q[2 * (size_t)i] = st->flat_p;
         q[2 * (size_t)i + 1] = same ? -1 : st->cum_p;
         c->tested += st->tested;

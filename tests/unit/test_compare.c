@@ -375,6 +375,39 @@ static void test_fallbacks(void)
     sc_profile_free(p);
 }
 
+/* One scale for every replicate: a side whose replicates know their seconds against one
+ * whose do not compares per capture on both (before, per second against per capture: the
+ * same profiles were ten times apart), and equal means are never a change. */
+static void test_one_scale(void)
+{
+    struct truth b;
+    base_truth(&b, 0.1, 20000);
+    rng_state = 11;
+    struct sc_cmp *c;
+    T_EQ_INT(sc_cmp_new(NULL, &c), 0);
+    char err[SC_ERR_LEN];
+    for (int k = 0; k < 12; k++) {
+        struct sc_profile *p = capture(&b);
+        /* the same capture on both sides: 10 s known on the base, unknown on the new */
+        T_EQ_INT(sc_cmp_add(c, 0, p, 1, 10, 1, err), 0);
+        T_EQ_INT(sc_cmp_add(c, 1, p, 1, 0, 1, err), 0);
+        sc_profile_free(p);
+    }
+    T_EQ_INT(sc_cmp_finish(c, err), 0);
+    struct sc_cmp_summary s;
+    sc_cmp_summarize(c, &s);
+    T_EQ_STR(s.metric, "per_profile");
+    T_EQ_INT(s.grew + s.shrank, 0);
+    for (int i = 0; i < 30; i++) {
+        const struct sc_cmp_stat *st = stat_of(c, i);
+        if (!st)
+            continue;
+        T_CHECK(st->base_flat == st->flat && st->base_cum == st->cum);
+        T_CHECK(!st->significant);
+    }
+    sc_cmp_free(c);
+}
+
 /* A new function is +inf and significant when it shows up in every new replicate; the
  * report puts it in the verdict and --fail-above trips on it. */
 static void test_report(void)
@@ -440,6 +473,7 @@ int main(void)
     T_RUN(test_hot_noisy);
     T_RUN(test_small_precise);
     T_RUN(test_fallbacks);
+    T_RUN(test_one_scale);
     T_RUN(test_report);
     return t_done();
 }
