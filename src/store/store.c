@@ -151,7 +151,9 @@ void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t
     if (k1 >= (int64_t)c->nsteps)
         k1 = (int64_t)c->nsteps - 1;
     for (int64_t k = k0; k <= k1; k++) {
-        int64_t a = c->from_ns + k * c->step_ns, b = a + c->step_ns;
+        /* saturating: a century in one step of 9223372036 s ends past int64 */
+        int64_t a = sc_add_sat(c->from_ns, sc_mul_sat(k, c->step_ns));
+        int64_t b = sc_add_sat(a, c->step_ns);
         int64_t lo = t > a ? t : a, hi = end < b ? end : b;
         if (hi <= lo)
             continue;

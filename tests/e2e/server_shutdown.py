@@ -171,11 +171,12 @@ def run_all(srv):
         ok = {k for k, fmt, st, _, _ in results[i] if fmt == "folded" and st == 200}
         missing += ["t%d/p%d" % (i, k) for k in sorted(ok - stored)]
         check(stored <= sent, "thread %d: stored pushes never sent: %s" % (i, stored - sent))
-        tl = srv.json("/api/v1/timeline", dict(query=q, type="cpu:samples", step="60s",
+        # each push is one sample over its own second: a step of 1 s at rate 1/s
+        tl = srv.json("/api/v1/timeline", dict(query=q, type="cpu:samples", step="1s",
                                                **RANGE))
-        total = sum(sum(s["values"]) for s in tl["series"])
-        check(total == len(stored), "thread %d: timeline total %d, render has %d pushes"
-              % (i, total, len(stored)))
+        vals = [v for s in tl["series"] for v in s["values"] if v is not None]
+        check(len(vals) == len(stored) and all(v == 1 for v in vals),
+              "thread %d: timeline steps %s, render has %d pushes" % (i, vals, len(stored)))
         stored_total += len(stored)
         # the big pushes: one series each (k label), present when acknowledged
         for k, fmt, st, _, _ in results[i]:

@@ -107,10 +107,13 @@ export async function until(what, get, ok = (v) => !!v, ms = 60000) {
     }
 }
 
+// Opens a view and waits for it; explore's timeline too, whose answer may come after the
+// flame graph's and move the graph down (a frame's position read before it is stale).
 export async function open(p) {
     const t = Date.now() - 1;
     await page.goto(q(p));
     await loaded(t);
+    if (!p.view || p.view === "explore") await timelineLoaded();
 }
 
 // The client position of the middle of the visible frame named `name` in the main flame
