@@ -27,9 +27,9 @@
 #define BOUND_NS (1000 * MS)
 #if defined(__SANITIZE_ADDRESS__)
 /* under ASan everything runs a few times slower (and the whole suite waits for the store
- * this builds): a fifth of it still outlasts the budgets below many times over */
-#define NSTACKS 100000u
-#define NROWS 60000
+ * this builds): a tenth of it still outlasts the budgets below many times over */
+#define NSTACKS 50000u
+#define NROWS 30000
 #else
 /* distinct stacks of "big": resolving them takes seconds */
 #define NSTACKS 500000u
