@@ -1,6 +1,8 @@
 /* callgraph.c - the call graph of a profile with go tool pprof -dot's cuts, styling and DOT. */
 #include "query/callgraph.h"
 #include "formats/top.h"
+#include "model/budget.h"
+#include "model/clock.h"
 #include "model/error.h"
 #include "model/units.h"
 
@@ -13,6 +15,18 @@
 #include <time.h>
 
 #define NONE UINT32_MAX
+/* SC_CALLGRAPH_STYLE_LARGE's graph attributes: straight edges (routing splines through
+ * every virtual node is most of the time of a large graph), two rounds of crossing
+ * minimisation (mclimit 0.1 of 24), no network simplex rounds after the positioning's first
+ * feasible tree (nslimit 0: the coordinates are valid but not straightened) */
+#define LARGE_ATTRS "mclimit=0.1 nslimit=0 splines=false"
+
+/* A layout's shape, as size_of estimates it. */
+struct shape {
+    uint32_t edges; /* edges counted */
+    uint32_t ranks; /* ranks, as longest paths */
+};
+static uint64_t size_of(const struct sc_callgraph *g, uint32_t k, uint32_t m, struct shape *sh);
 #define MAX_NODELETS 4 /* tag boxes shown per node (and per label group), as pprof */
 
 static int64_t abs64(int64_t v)
@@ -304,6 +318,7 @@ struct sc_callgraph_int {
     struct pass final;
     uint32_t *tag_start, *tag_list; /* final graph's tags by identity */
     const char *ounit;              /* the output unit pprof picks */
+    int large;                      /* the DOT being written is in SC_CALLGRAPH_STYLE_LARGE */
     const struct sc_profile *p;
     int vi;
 };
@@ -690,6 +705,8 @@ static int run_pass(struct sc_callgraph_int *c, const uint8_t *kept, struct pass
             const struct sc_sample *s = &p->samples[si];
             rc = add_sample(c, g, p->sample_locs + s->loc_start, s->nlocs,
                             p->values[(size_t)si * nt + (uint32_t)c->vi], si);
+            if (!rc)
+                rc = sc_budget_poll_every(si, err); /* the request's deadline */
         }
     }
     if (rc)
@@ -1320,8 +1337,12 @@ static void put_nodelet(struct sc_buf *out, const struct sc_callgraph_int *c, co
     const char *ws = v.data ? v.data : "";
     sc_buf_printf(out, "%s [label = \"%.*s\" id=\"%s\" fontsize=8 shape=box3d tooltip=\"%s\"]\n",
                   box, (int)name.len, name.ptr, box, ws);
-    sc_buf_printf(out, "%s -> %s [label=\" %s\" weight=100 tooltip=\"%s\" labeltooltip=\"%s\"%s]\n",
-                  from, box, ws, ws, ws, attr);
+    if (c->large) /* no edge label anywhere, or dot doubles every edge's ranks */
+        sc_buf_printf(out, "%s -> %s [weight=100 tooltip=\"%s\"%s]\n", from, box, ws, attr);
+    else
+        sc_buf_printf(out,
+                      "%s -> %s [label=\" %s\" weight=100 tooltip=\"%s\" labeltooltip=\"%s\"%s]\n",
+                      from, box, ws, ws, ws, attr);
     if (v.oom)
         out->oom = 1;
     sc_buf_release(&v);
@@ -1572,6 +1593,15 @@ static void legend_lines(const struct sc_profile *p, int vi, const struct sc_cal
         }
         if (g->nnodes > 0 && g->nnodes < g->orig_count)
             sc_buf_printf(lines, "Showing top %u nodes out of %u\n", g->nnodes, g->orig_count);
+        /* what the layout budget left out (sc_callgraph_svg) */
+        if (g->asked)
+            sc_buf_printf(lines, "Fewer nodes than the %u asked: more take too long to lay out\n",
+                          g->asked);
+        if (g->thinned)
+            sc_buf_printf(lines,
+                          "Dropped %u more edge%s to lay out in time (each node keeps its "
+                          "heaviest caller)\n",
+                          g->thinned, g->thinned > 1 ? "s" : "");
     }
     /* the blank line before the pointer is pprof's */
     sc_buf_puts(lines, "\nSee https://git.io/JfYMW for how to read the graph\n");
@@ -1595,6 +1625,22 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
     sc_buf_puts(out, "digraph \"");
     put_esc(out, title.len ? ts : "unnamed", title.len ? title.len : 7);
     sc_buf_puts(out, "\" {\nnode [style=filled fillcolor=\"#f8f8f8\"]\n");
+    c->large = o->style == SC_CALLGRAPH_STYLE_LARGE;
+    if (c->large) {
+        /* the virtual nodes of the edges that span ranks sit nodesep apart: on a dense graph
+         * they make the picture many times wider than tall (34,000 by 9,000 points for
+         * synthetic-allocs-100k). nodesep (pprof's 0.25 inches) shrinks to keep it about
+         * as wide as tall, a rank being about 1.8 inches of it. */
+        struct shape sh;
+        uint64_t size = size_of(g, g->nnodes, g->nedges, &sh);
+        double per_rank =
+            size != UINT64_MAX && sh.ranks ? (double)(size - g->nnodes) / sh.ranks : 0;
+        double sep = per_rank > 0 ? 1.8 * sh.ranks / per_rank : 0.25;
+        sc_buf_printf(out, "graph [" LARGE_ATTRS " nodesep=%.2f]\n",
+                      sep < 0.02   ? 0.02
+                      : sep > 0.25 ? 0.25
+                                   : sep);
+    }
 
     /* the legend: the first line names the box, all lines left-justified inside it */
     struct sc_buf lines = SC_BUF_INIT;
@@ -1690,8 +1736,11 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
         struct sc_buf w = SC_BUF_INIT;
         put_value(&w, c, e->weight);
         const char *ws = w.data ? w.data : "";
-        sc_buf_printf(out, "N%u -> N%u [label=\" %s%s\"", e->src + 1, e->dst + 1, ws,
-                      e->inlined ? "\\n (inline)" : "");
+        sc_buf_printf(out, "N%u -> N%u [", e->src + 1, e->dst + 1);
+        /* the large style's edges have no label: the value (and "inline") is in the tooltip */
+        int large = o->style == SC_CALLGRAPH_STYLE_LARGE;
+        if (!large)
+            sc_buf_printf(out, "label=\" %s%s\"", ws, e->inlined ? "\\n (inline)" : "");
         if (g->total != 0) {
             int64_t wt = abs64(e->weight * 100 / g->total), pw = abs64(e->weight * 5 / g->total);
             int weight = 1 + (int)(wt < 100 ? wt : 100), width = 1 + (int)(pw < 5 ? pw : 5);
@@ -1703,12 +1752,12 @@ void sc_callgraph_write_dot(const struct sc_profile *p, int vi, const struct sc_
             sc_callgraph_color((double)e->weight / tot, 0, col);
             sc_buf_printf(out, " color=\"%s\"", col);
         }
-        for (int k = 0; k < 2; k++) {
+        for (int k = 0; k < 2 - large; k++) {
             sc_buf_puts(out, k ? " labeltooltip=\"" : " tooltip=\"");
             put_esc(out, s->name.ptr, s->name.len);
             sc_buf_puts(out, e->residual ? " ... " : " -> ");
             put_esc(out, d->name.ptr, d->name.len);
-            sc_buf_printf(out, " (%s)\"", ws);
+            sc_buf_printf(out, " (%s%s)\"", ws, large && e->inlined ? ", inline" : "");
         }
         if (e->residual)
             sc_buf_puts(out, " style=\"dotted\"");
@@ -1815,18 +1864,34 @@ done:
     return rc;
 }
 
-/* ---- layout size --------------------------------------------------------------------------- */
+/* ---- layout size and time ----------------------------------------------------------------- */
 
 /* dot's layout time grows much faster than the graph: a call graph of deep stacks has long
  * chains of ranks, and every edge spanning ranks becomes a chain of virtual nodes that the
- * crossing minimisation and the network simplex of the positioning walk. On a 300,000-sample
- * heap profile (bench/gen_pprof.py), 160 nodes lay out in 2 s, 200 in 15 s, 300 in minutes.
- * The size here counts those nodes: ranks as longest paths from the sources, with the
- * edges that close a cycle (found by a depth-first walk, as dot's acyclic pass does)
- * turned around; the node count plus one virtual node per rank an edge skips. It tracks
- * dot's time (1 s at 750, 2 s at 1,300, 10 s at 4,500 on the benchmark's machine). */
+ * crossing minimisation and the network simplex of the positioning walk. The size here
+ * counts those nodes: ranks as longest paths from the sources, with the edges that close
+ * a cycle (found by a depth-first walk, as dot's acyclic pass does) turned around; the node
+ * count plus one virtual node per rank an edge skips. Only the edges `kept` says are
+ * counted; *sh (may be NULL) gets how many, and the ranks. */
+
 uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k)
 {
+    return size_of(g, k, g->nedges, NULL);
+}
+
+/* Edge i of g in the graph of its first k nodes thinned to m edges: between two of those
+ * nodes, not a loop, and among the m heaviest or its callee's heaviest caller edge. */
+static int kept(const struct sc_callgraph *g, uint32_t i, uint32_t k, uint32_t m,
+                const uint32_t *first_in)
+{
+    const struct sc_callgraph_edge *e = &g->edges[i];
+    return e->src < k && e->dst < k && e->src != e->dst && (i < m || first_in[e->dst] == i);
+}
+
+static uint64_t size_of(const struct sc_callgraph *g, uint32_t k, uint32_t m, struct shape *sh)
+{
+    if (sh)
+        sh->edges = sh->ranks = 0;
     if (k > g->nnodes)
         k = g->nnodes;
     if (k == 0)
@@ -1834,18 +1899,26 @@ uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k)
     uint32_t *deg = calloc((size_t)k + 1, sizeof *deg), *adj = NULL, *start = NULL;
     uint32_t *rank = calloc(k, sizeof *rank), *order = malloc(k * sizeof *order);
     uint32_t *stack = malloc(k * sizeof *stack), *pos = calloc(k, sizeof *pos);
+    uint32_t *first_in = malloc(k * sizeof *first_in);
     uint8_t *state = calloc(k, 1);
     uint64_t size = UINT64_MAX; /* out of memory: too large to lay out */
-    if (!deg || !rank || !order || !stack || !pos || !state)
+    if (!deg || !rank || !order || !stack || !pos || !first_in || !state)
         goto out;
-    uint32_t ne = 0;
+    for (uint32_t v = 0; v < k; v++)
+        first_in[v] = NONE;
     for (uint32_t i = 0; i < g->nedges; i++) {
         const struct sc_callgraph_edge *e = &g->edges[i];
-        if (e->src < k && e->dst < k && e->src != e->dst) {
-            deg[e->src]++;
+        if (e->src < k && e->dst < k && e->src != e->dst && first_in[e->dst] == NONE)
+            first_in[e->dst] = i; /* edges are sorted heaviest first */
+    }
+    uint32_t ne = 0;
+    for (uint32_t i = 0; i < g->nedges; i++)
+        if (kept(g, i, k, m, first_in)) {
+            deg[g->edges[i].src]++;
             ne++;
         }
-    }
+    if (sh)
+        sh->edges = ne;
     start = malloc(((size_t)k + 1) * sizeof *start);
     adj = malloc(((size_t)ne + 1) * sizeof *adj);
     if (!start || !adj)
@@ -1854,11 +1927,11 @@ uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k)
     for (uint32_t v = 0; v < k; v++)
         start[v + 1] = start[v] + deg[v];
     memset(deg, 0, (size_t)k * sizeof *deg);
-    for (uint32_t i = 0; i < g->nedges; i++) {
-        const struct sc_callgraph_edge *e = &g->edges[i];
-        if (e->src < k && e->dst < k && e->src != e->dst)
+    for (uint32_t i = 0; i < g->nedges; i++)
+        if (kept(g, i, k, m, first_in)) {
+            const struct sc_callgraph_edge *e = &g->edges[i];
             adj[start[e->src] + deg[e->src]++] = e->dst;
-    }
+        }
     /* depth first in node order: post-order gives a topological order of the graph with
      * the back edges (to a node still on the stack) turned around */
     uint32_t no = 0;
@@ -1929,6 +2002,9 @@ uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k)
     free(tdeg);
     free(tadj);
     size = k;
+    for (uint32_t v = 0; v < k && sh; v++)
+        if (rank[v] + 1 > sh->ranks)
+            sh->ranks = rank[v] + 1;
     for (uint32_t v = 0; v < k; v++)
         for (uint32_t j = start[v]; j < start[v + 1]; j++) {
             uint32_t a = rank[v], b = rank[adj[j]];
@@ -1944,17 +2020,127 @@ out:
     free(order);
     free(stack);
     free(pos);
+    free(first_in);
     free(state);
     return size;
 }
 
-/* The most nodes of g, in its order, whose layout stays within budget (at least 1). */
-static uint32_t fit_layout(const struct sc_callgraph *g, uint64_t budget)
+/* dot's CPU seconds for a layout of size s with e edges, by style. Fitted to
+ * bench/callgraph_bench's figures (2-core VM shared with other work; the worker's start,
+ * 0.05 s, is in the figures, not in the model), as (size, edges): seconds:
+ *
+ *   pprof's style        300,000-sample heap (bench/gen_pprof.py)  synthetic-allocs-100k
+ *                        (275, 100): 0.07     (1321, 216): 0.42    (515, 128): 0.20
+ *                        (4478, 295): 3.0     (7444, 405): 22      (2996, 256): 6.2
+ *                        (11846, 528): > 120  (1141, 337): 0.28    (8614, 512): > 120
+ *   the large style      (11846, 528): 0.22   (12008, 662): 0.25   (8614, 512): 0.26
+ *                        (72843, 1213): 2.25                       (19404, 1024): 0.60
+ *                                                                  (41745, 2048): 1.96
+ *                                                                  (85410, 4097): 4.70
+ *
+ * pprof's style grows with about the cube of the size (dot's positioning runs its network
+ * simplex to the end, and the splines are routed through every virtual node) and with the
+ * edges' crossings on dense graphs; the model errs on the slow side, so that a graph near
+ * the budget goes to the large style. The large style grows with the size (one feasible
+ * tree over the virtual nodes) and with size times edges (two rounds of crossing
+ * minimisation over ranks as wide as the edges that cross them). */
+static double seconds_of(int style, uint64_t size, uint32_t nedges)
+{
+    double s = (double)size, e = (double)nedges;
+    if (style == SC_CALLGRAPH_STYLE_LARGE)
+        return s / 50000 + s * e / 1.2e8;
+    return pow(s / 2000, 3) + s * e / 2e5;
+}
+
+double sc_callgraph_layout_seconds(const struct sc_callgraph *g, uint32_t k, int style)
+{
+    struct shape sh;
+    uint64_t size = size_of(g, k, g->nedges, &sh);
+    return size == UINT64_MAX ? HUGE_VAL : seconds_of(style, size, sh.edges);
+}
+
+uint32_t sc_callgraph_thin(struct sc_callgraph *g, uint32_t m)
+{
+    if (m >= g->nedges)
+        return 0;
+    uint8_t *has_in = calloc((size_t)g->nnodes + 1, 1);
+    if (!has_in)
+        return 0; /* nothing dropped: the layout is slower, not wrong */
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->nedges; i++) {
+        struct sc_callgraph_edge e = g->edges[i];
+        int first = e.src != e.dst && !has_in[e.dst];
+        if (e.src != e.dst)
+            has_in[e.dst] = 1;
+        if (i < m || first)
+            g->edges[n++] = e;
+    }
+    free(has_in);
+    uint32_t dropped = g->nedges - n;
+    g->nedges = n;
+    g->thinned += dropped;
+    return dropped;
+}
+
+int64_t sc_callgraph_budget_ns(const struct sc_callgraph_opts *o)
+{
+    int64_t t = o->layout && o->layout->timeout_ns > 0 ? o->layout->timeout_ns : 30 * SC_NS_PER_S;
+    return t / 4;
+}
+
+/* How to draw g within budget seconds: a style and the edges to keep (thinning only when
+ * thin is set); fits is 0 when even every node's heaviest caller edge alone is too slow. */
+struct plan {
+    int style;
+    uint32_t m;
+    int fits;
+    double seconds;
+};
+
+static struct plan plan_layout(const struct sc_callgraph *g, double budget, int thin)
+{
+    struct shape sh;
+    uint64_t all = size_of(g, g->nnodes, g->nedges, &sh);
+    struct plan p = {SC_CALLGRAPH_STYLE_PPROF, g->nedges, 1, seconds_of(0, all, sh.edges)};
+    if (all != UINT64_MAX && p.seconds <= budget)
+        return p;
+    p.style = SC_CALLGRAPH_STYLE_LARGE;
+    p.seconds = seconds_of(p.style, all, sh.edges);
+    if ((all != UINT64_MAX && p.seconds <= budget) || !thin)
+        return p;
+    /* the most edges, heaviest first, that lay out in time */
+    uint32_t lo = 0, hi = g->nedges;
+    uint64_t size = size_of(g, g->nnodes, 0, &sh);
+    p.fits = size != UINT64_MAX && seconds_of(p.style, size, sh.edges) <= budget;
+    if (!p.fits) {
+        p.m = 0;
+        p.seconds = size == UINT64_MAX ? HUGE_VAL : seconds_of(p.style, size, sh.edges);
+        return p;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        size = size_of(g, g->nnodes, mid, &sh);
+        if (size != UINT64_MAX && seconds_of(p.style, size, sh.edges) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    p.m = lo;
+    size = size_of(g, g->nnodes, lo, &sh);
+    p.seconds = seconds_of(p.style, size, sh.edges);
+    return p;
+}
+
+/* The most nodes of g, in its order, that lay out within budget seconds in the large
+ * style with only their heaviest caller edges (at least 1). */
+static uint32_t fit_nodes(const struct sc_callgraph *g, double budget)
 {
     uint32_t lo = 1, hi = g->nnodes;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo + 1) / 2;
-        if (sc_callgraph_layout_size(g, mid) <= budget)
+        struct shape sh;
+        uint64_t size = size_of(g, mid, 0, &sh);
+        if (size != UINT64_MAX && seconds_of(SC_CALLGRAPH_STYLE_LARGE, size, sh.edges) <= budget)
             lo = mid;
         else
             hi = mid - 1;
@@ -1962,48 +2148,114 @@ static uint32_t fit_layout(const struct sc_callgraph *g, uint64_t budget)
     return lo;
 }
 
+/* What was drawn, as data attributes of the SVG's root element (inserted after "<svg"). */
+static void put_drawn_attrs(struct sc_buf *out, size_t from, const struct sc_callgraph_drawn *d)
+{
+    const char *svg = NULL;
+    for (size_t i = from; i + 4 <= out->len && !svg; i++)
+        if (!memcmp(out->data + i, "<svg", 4) &&
+            (out->data[i + 4] == ' ' || out->data[i + 4] == '\n'))
+            svg = out->data + i + 4;
+    if (!svg)
+        return;
+    struct sc_buf a = SC_BUF_INIT;
+    sc_buf_printf(&a,
+                  " data-nodes-asked=\"%u\" data-nodes=\"%u\" data-nodes-total=\"%u\""
+                  " data-nodes-cut=\"%d\"",
+                  d->asked, d->nodes, d->total_nodes, d->nodes_cut);
+    sc_buf_printf(&a, " data-edges=\"%u\" data-edges-thinned=\"%u\"", d->edges, d->thinned);
+    sc_buf_printf(&a, " data-flat=\"%lld\" data-total=\"%lld\" data-share=\"%.4f\"",
+                  (long long)d->flat, (long long)d->total,
+                  d->total ? (double)d->flat / (double)d->total : 0.0);
+    sc_buf_printf(&a, " data-layout=\"%s\" data-seconds=\"%.2f\" data-full-seconds=\"%.2f\"",
+                  d->style == SC_CALLGRAPH_STYLE_LARGE ? "large" : "pprof", d->seconds,
+                  d->full_seconds > 1e9 ? 1e9 : d->full_seconds);
+    sc_buf_printf(&a, " data-budget-seconds=\"%.2f\"", (double)d->budget_ns / 1e9);
+    size_t at = (size_t)(svg - out->data), n = out->len - at;
+    if (!a.oom && !sc_buf_reserve(out, a.len)) {
+        memmove(out->data + at + a.len, out->data + at, n);
+        memcpy(out->data + at, a.data, a.len);
+        out->len += a.len;
+    } else {
+        out->oom = 1;
+    }
+    sc_buf_release(&a);
+}
+
 int sc_callgraph_svg(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
                      struct sc_buf *out, char *err)
 {
-    return sc_callgraph_svg_fit(p, vi, o, SC_CALLGRAPH_LAYOUT_BUDGET, NULL, out, err);
+    return sc_callgraph_svg_fit(p, vi, o, o->exact ? 0 : sc_callgraph_budget_ns(o), NULL, out, err);
 }
 
 int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
-                         uint64_t budget, uint32_t *nodecount, struct sc_buf *out, char *err)
+                         int64_t budget_ns, struct sc_callgraph_drawn *drawn, struct sc_buf *out,
+                         char *err)
 {
     struct sc_callgraph g;
     struct sc_callgraph_opts fit = *o;
+    struct sc_callgraph_drawn d = {o->nodecount, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, budget_ns};
     struct pass base;
+    /* the style is picked within the default budget when there is none to fit into */
+    double budget = (double)(budget_ns > 0 ? budget_ns : sc_callgraph_budget_ns(o)) / 1e9;
+    struct plan pl = {SC_CALLGRAPH_STYLE_PPROF, 0, 1, 0};
     int rc = cg_prepare(p, vi, o, &g, &base, err);
     if (!rc)
-        rc = cg_select(&g, &base, fit.nodecount, !budget, err);
-    /* too large to lay out in seconds: fewer nodes, as pprof's nodecount keeps them. The
-     * graph is rebuilt from the samples (edges through dropped nodes become residual
-     * ones), which changes its size: a few rounds, each a walk over the samples. */
-    for (int round = 0;
-         !rc && budget && round < 6 && sc_callgraph_layout_size(&g, g.nnodes) > budget; round++) {
-        uint32_t k = fit_layout(&g, budget);
+        rc = cg_select(&g, &base, fit.nodecount, budget_ns <= 0, err);
+    if (!rc) {
+        d.full_seconds = plan_layout(&g, budget, 0).seconds; /* what fit=0 would draw */
+        pl = plan_layout(&g, budget, budget_ns > 0);
+    }
+    /* too slow even with every node's heaviest caller edge alone: fewer nodes, as pprof's
+     * nodecount keeps them. The graph is rebuilt from the samples (edges through dropped
+     * nodes become residual ones), which changes its size: a few rounds, each a walk over
+     * the samples. */
+    for (int round = 0; !rc && budget_ns > 0 && !pl.fits && round < 6; round++) {
+        uint32_t k = fit_nodes(&g, budget);
         fit.nodecount = k < g.nnodes ? k : g.nnodes - 1;
         if (fit.nodecount == 0)
             break;
         cg_unselect(&g);
         rc = cg_select(&g, &base, fit.nodecount, 0, err);
+        if (!rc)
+            pl = plan_layout(&g, budget, 1);
     }
     pass_release(&base);
-    if (nodecount)
-        *nodecount = fit.nodecount;
     if (!rc && g.nnodes > SC_CALLGRAPH_SVG_MAX_NODES)
         rc = sc_errf(err, SC_ELIMIT, "call graph of %u nodes is too large to draw (at most %d)",
                      g.nnodes, SC_CALLGRAPH_SVG_MAX_NODES);
     struct sc_buf dot = SC_BUF_INIT;
     if (!rc) {
+        d.nodes_cut = fit.nodecount != o->nodecount;
+        if (d.nodes_cut)
+            g.asked = o->nodecount ? o->nodecount : g.orig_count;
+        if (pl.m < g.nedges)
+            sc_callgraph_thin(&g, pl.m);
+        fit.style = (uint8_t)pl.style;
         sc_callgraph_write_dot(p, vi, &fit, &g, &dot);
         if (dot.oom)
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        d.nodes = g.nnodes;
+        d.total_nodes = g.orig_count;
+        d.edges = g.nedges;
+        d.thinned = g.thinned;
+        d.total = g.total;
+        for (uint32_t i = 0; i < g.nnodes; i++)
+            d.flat += g.nodes[i].flat;
+        d.style = pl.style;
+        d.seconds = pl.seconds;
     }
     sc_callgraph_release(&g);
+    size_t start = out->len;
     if (!rc)
         rc = sc_layout_svg(dot.data, dot.len, o->layout, out, err);
     sc_buf_release(&dot);
+    if (!rc) {
+        put_drawn_attrs(out, start, &d);
+        if (out->oom)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    if (drawn)
+        *drawn = d;
     return rc;
 }

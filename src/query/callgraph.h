@@ -33,18 +33,31 @@
  * node; they appear as small boxes under a node. Samples decoded lazily (see
  * sc_pprof_decode_lazy) carry no labels here, so such profiles have no tags. */
 
+/* How the DOT asks Graphviz's dot to lay it out. dot's time grows with the virtual nodes
+ * it puts on every edge that spans ranks (callgraph.c has the figures); the large style
+ * spends it where a large graph needs it: its edges carry no label (a label is a rank of
+ * its own in the middle of the edge, doubling the ranks; the value stays in the edge's
+ * tooltip), are drawn straight, and dot's crossing minimisation and positioning stop
+ * after their first rounds (mclimit, nslimit). */
+enum sc_callgraph_style {
+    SC_CALLGRAPH_STYLE_PPROF = 0, /* go tool pprof's DOT, dot at its full effort */
+    SC_CALLGRAPH_STYLE_LARGE,     /* unlabelled straight edges, dot's passes cut short */
+};
+
 struct sc_callgraph_opts {
     uint32_t nodecount;  /* keep at most this many nodes (tag boxes count); 0 = no limit */
     double nodefraction; /* pprof's 0.005 */
     double edgefraction; /* pprof's 0.001 */
     const char *title;   /* DOT graph name; NULL = base name of the first mapping's file */
     const struct sc_layout_opts *layout; /* SVG: where the layout runs (NULL: in-process) */
+    uint8_t style;                       /* DOT: enum sc_callgraph_style (SVG picks its own) */
+    uint8_t exact; /* SVG: draw every node and edge asked, past the layout budget */
 };
 
 /* pprof's defaults for graphs. */
 #define SC_CALLGRAPH_OPTS_INIT                                                                     \
     {                                                                                              \
-        80, 0.005, 0.001, NULL, NULL                                                               \
+        80, 0.005, 0.001, NULL, NULL, SC_CALLGRAPH_STYLE_PPROF, 0                                  \
     }
 
 struct sc_callgraph_node {
@@ -72,6 +85,8 @@ struct sc_callgraph {
     uint32_t orig_count;         /* nodes left after the node fraction cut */
     uint32_t dropped_nodes;      /* by the node fraction cut */
     uint32_t dropped_edges;      /* by the final edge fraction cut */
+    uint32_t asked;              /* nodecount asked when the layout budget drew fewer, else 0 */
+    uint32_t thinned;            /* edges dropped for the layout budget (sc_callgraph_thin) */
     struct sc_callgraph_int *in; /* tags and build state for the writers */
 };
 
@@ -97,22 +112,56 @@ int sc_callgraph_dot(const struct sc_profile *p, int vi, const struct sc_callgra
 
 /* The size of dot's layout of the first k nodes of g and the edges between them: the
  * nodes plus the virtual nodes dot puts on edges that span ranks (ranks estimated as
- * longest paths). dot's time grows faster than this (callgraph.c has the figures). */
+ * longest paths). dot's time grows with it (callgraph.c has the figures). */
 uint64_t sc_callgraph_layout_size(const struct sc_callgraph *g, uint32_t k);
 
-/* The layout size beyond which sc_callgraph_svg draws fewer nodes: about 1 s of dot. */
-#define SC_CALLGRAPH_LAYOUT_BUDGET 1000
+/* dot's predicted CPU seconds for the first k nodes of g in a style (on the machine of
+ * callgraph.c's figures; a prediction, within a factor of about two). */
+double sc_callgraph_layout_seconds(const struct sc_callgraph *g, uint32_t k, int style);
 
-/* compute + write_dot + sc_callgraph_render_svg, with at most as many nodes as lay out
- * within SC_CALLGRAPH_LAYOUT_BUDGET (the legend says "Showing top N nodes out of M").
- * SC_ELIMIT when the graph has more than SC_CALLGRAPH_SVG_MAX_NODES nodes (ask for a
- * smaller nodecount). */
+/* Keeps g's m heaviest edges and every node's heaviest incoming edge (so that no node
+ * loses its main caller), drops the others, and counts them in g->thinned (the legend
+ * says how many). Returns how many it dropped. */
+uint32_t sc_callgraph_thin(struct sc_callgraph *g, uint32_t m);
+
+/* What sc_callgraph_svg drew. */
+struct sc_callgraph_drawn {
+    uint32_t asked;       /* the nodecount asked (0: all) */
+    uint32_t nodes;       /* nodes drawn (without tag boxes) */
+    uint32_t total_nodes; /* the graph's nodes before the node count cut */
+    uint32_t edges;       /* edges drawn */
+    uint32_t thinned;     /* edges dropped for the layout budget */
+    int nodes_cut;        /* fewer nodes than asked for the layout budget */
+    int64_t flat, total;  /* flat of the nodes drawn; the profile's total */
+    int style;            /* enum sc_callgraph_style */
+    double seconds;       /* predicted layout seconds of what is drawn */
+    double full_seconds;  /* ... of every node and edge asked (what budget 0 draws) */
+    int64_t budget_ns;    /* the layout budget it was fitted into (0: none, exact) */
+};
+
+/* The layout budget of a graph laid out under o->layout: a quarter of its deadline (30 s
+ * in-process), leaving room for the prediction's error and a loaded machine. */
+int64_t sc_callgraph_budget_ns(const struct sc_callgraph_opts *o);
+
+/* compute + write_dot + sc_layout_svg: what is asked, laid out within the layout budget
+ * (sc_callgraph_budget_ns): in pprof's style when dot does that in time, else in the large
+ * style, with fewer edges (the lightest, sc_callgraph_thin) when that is still too slow,
+ * and with fewer nodes (as pprof's nodecount keeps them) only when even a node's heaviest
+ * caller edge each is too slow. The legend says what was left out, and the <svg> element
+ * carries it as data attributes: data-nodes-asked, data-nodes, data-nodes-total,
+ * data-nodes-cut (1: fewer nodes than asked, for the budget), data-edges,
+ * data-edges-thinned, data-flat, data-total, data-share (flat / total),
+ * data-layout ("pprof" or "large"), data-seconds, data-full-seconds (the predictions) and
+ * data-budget-seconds. With o->exact every node and edge asked is drawn (the deadline
+ * still holds). SC_ELIMIT when the graph has more than SC_CALLGRAPH_SVG_MAX_NODES nodes
+ * (ask for a smaller nodecount) or its layout runs past the deadline. */
 int sc_callgraph_svg(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
                      struct sc_buf *out, char *err);
-/* The same with another budget (0: none); *nodecount (may be NULL) gets the nodecount
- * drawn: o's, or the smaller one the budget allowed. */
+/* The same with another budget (0: none, what is asked; o->exact is not read), saying in
+ * *drawn (may be NULL) what it drew. */
 int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_callgraph_opts *o,
-                         uint64_t budget, uint32_t *nodecount, struct sc_buf *out, char *err);
+                         int64_t budget_ns, struct sc_callgraph_drawn *drawn, struct sc_buf *out,
+                         char *err);
 
 /* Lays out DOT text with graphviz's "dot" engine in-process (libgvc) and appends the SVG to
  * out. The graph, its layout and the rendered text are freed before returning, so it may

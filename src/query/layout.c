@@ -161,9 +161,10 @@ int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, s
     if (!strncmp(m, "scorch: ", 8))
         m += 8;
     if (why && !strcmp(why, "it ran past its deadline"))
-        rc = sc_errf(
-            err, SC_ELIMIT, "the call graph's layout %s (%lld s): ask for fewer nodes", why,
-            (long long)((o->timeout_ns > 0 ? o->timeout_ns : 30 * SC_NS_PER_S) / SC_NS_PER_S));
+        rc = sc_errf(err, SC_ELIMIT,
+                     "the call graph's layout ran past its deadline (%g s, "
+                     "server.layout_timeout): ask for fewer nodes",
+                     (double)(o->timeout_ns > 0 ? o->timeout_ns : 30 * SC_NS_PER_S) / 1e9);
     else if (why && o->stop && *o->stop)
         /* not the request's fault, nor the server's: 503, to be tried again (elsewhere) */
         rc = sc_errf(err, SC_EUNAVAIL, "the call graph's layout was stopped: %s; retry", why);

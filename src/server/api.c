@@ -642,6 +642,12 @@ static int callgraph_run(struct sc_req *r, struct sc_resp *w)
                                  SC_CALLGRAPH_SVG_MAX_NODES);
         co.nodecount = (uint32_t)v;
     }
+    /* fit=0: every node and edge asked, past the layout budget (the deadline still holds) */
+    const char *fit = sc_req_arg(r, "fit");
+    if (fit && strcmp(fit, "0") && strcmp(fit, "1"))
+        return sc_resp_error(w, 400,
+                             "bad 'fit' '%.32s' (1: within the layout budget, 0: all asked)", fit);
+    co.exact = fit && !strcmp(fit, "0");
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);

@@ -1,10 +1,12 @@
 // callgraph_model.test.mjs - the call graph view's interaction state: fit, zoom around the
-// pointer, pan, the function of a node, what a click does to the URL, the node counts.
+// pointer, pan, the function of a node and its values, what a click does to the URL, the
+// node counts, what the server drew of what was asked.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-    clickPatch, cssTransform, fitTransform, legendCounts, MAX_SCALE, MIN_SCALE, NODECOUNTS,
-    nodeName, nodecountChoices, panBy, toGraph, zoomAt,
+    clickPatch, cssTransform, drawnInfo, drawnSummary, fitTransform, legendCounts, MAX_SCALE,
+    MIN_SCALE, NODECOUNTS, nodeName, nodeValues, nodecountChoices, panBy, shareText, toGraph,
+    zoomAt,
 } from "../../ui/js/callgraph-model.mjs";
 import { DEFAULTS, parseState, stateToSearch } from "../../ui/js/state.mjs";
 
@@ -79,4 +81,72 @@ test("node counts and the legend's counts", () => {
     assert.deepEqual(nodecountChoices("120"), [20, 40, 80, 120, 160, 300, 500]);
     assert.deepEqual(legendCounts("File: prog Showing top 154 nodes out of 1357 See"), { shown: 154, total: 1357 });
     assert.equal(legendCounts("Showing nodes accounting for 840ms, 100% of 840ms total"), null);
+});
+
+test("a node's values from its box's lines, as pprof writes them", () => {
+    // flat and cum
+    assert.deepEqual(nodeValues(["main", "f55", "121.09kB (2.26%)", "of 1083.62kB (20.27%)"]),
+                     { flat: "121.09kB", flatShare: "2.26%", cum: "1083.62kB", cumShare: "20.27%" });
+    // no flat: one line
+    assert.deepEqual(nodeValues(["main", "main", "0 of 5345.15kB (100%)"]),
+                     { flat: "0", flatShare: "0%", cum: "5345.15kB", cumShare: "100%" });
+    // cum the same as flat: the flat line only; counts have no unit; tiny shares in %g
+    assert.deepEqual(nodeValues(["runtime", "mallocgc", "590ms (40.00%)"]),
+                     { flat: "590ms", flatShare: "40.00%", cum: "590ms", cumShare: "40.00%" });
+    assert.deepEqual(nodeValues(["sort", "Sort", " 12 (0.0094%) ", "of 4510 (3.10%)"]),
+                     { flat: "12", flatShare: "0.0094%", cum: "4510", cumShare: "3.10%" });
+    assert.equal(nodeValues(["a", "3 (1e-05%)"]).flatShare, "1e-05%");
+    // a tag box, a name alone, nothing
+    assert.equal(nodeValues(["64B..80B"]), null);
+    assert.equal(nodeValues(["main", "f55"]), null);
+    assert.equal(nodeValues([]), null);
+    assert.equal(nodeValues(["of 3 (1%)"]), null);
+});
+
+const attrs = (o) => (n) => (n in o ? String(o[n]) : null);
+
+test("what the server drew: all of it, fewer nodes than asked, fewer calls", () => {
+    assert.equal(drawnInfo(attrs({})), null);
+    assert.equal(shareText(0.18724), "18.7%");
+    assert.equal(shareText(0.0567), "5.67%");
+    assert.equal(shareText(0.0012), "0.12%");
+    assert.equal(shareText(0.99996), "100%");
+    assert.equal(shareText(NaN), "");
+    // the profile has fewer functions than asked: all of them, nothing to ask for
+    const all = drawnInfo(attrs({ "data-nodes-asked": 80, "data-nodes": 66, "data-nodes-total": 66,
+                                  "data-nodes-cut": 0, "data-edges": 4097, "data-edges-thinned": 0,
+                                  "data-share": "1.0000", "data-layout": "large",
+                                  "data-full-seconds": "4.67", "data-budget-seconds": "5.00" }));
+    assert.equal(all.nodes, 66);
+    assert.equal(all.layout, "large");
+    let s = drawnSummary(all);
+    assert.equal(s.text, "all 66 functions (80 asked) · 100% of the total");
+    assert.equal(s.more, null);
+    assert.match(s.title, /straight arrows without labels/);
+    // what was asked, of a larger graph
+    s = drawnSummary(drawnInfo(attrs({ "data-nodes-asked": 500, "data-nodes": 500, "data-nodes-total": 1357,
+                                       "data-nodes-cut": 0, "data-share": "0.6493", "data-layout": "pprof" })));
+    assert.deepEqual(s, { text: "500 of 1,357 functions · 64.9% of the total", title: "", more: null,
+                          moreTitle: "" });
+    // the budget drew fewer nodes: how much they cover, and the whole graph asked on demand
+    s = drawnSummary(drawnInfo(attrs({ "data-nodes-asked": 500, "data-nodes": 154, "data-nodes-total": 1357,
+                                       "data-nodes-cut": 1, "data-share": "0.3112", "data-layout": "large",
+                                       "data-full-seconds": "12.4", "data-budget-seconds": "5.00" })));
+    assert.equal(s.text, "154 of 1,357 functions · 31.1% of the total · 500 asked: more take too long " +
+                 "to lay out");
+    assert.equal(s.more, "Draw all 500");
+    assert.equal(s.moreTitle, "lay out every node and call asked, past the layout budget: about 12 s");
+    // ...past the server's deadline (four budgets): said before it is tried
+    s = drawnSummary(drawnInfo(attrs({ "data-nodes-asked": 500, "data-nodes": 154, "data-nodes-total": 1357,
+                                       "data-nodes-cut": 1, "data-share": "0.3112",
+                                       "data-full-seconds": "95", "data-budget-seconds": "5.00" })));
+    assert.match(s.moreTitle, /about 95 s, past the server's 20 s limit \(server.layout_timeout\)$/);
+    // every node, the lightest calls left out
+    s = drawnSummary(drawnInfo(attrs({ "data-nodes-asked": 80, "data-nodes": 66, "data-nodes-total": 66,
+                                       "data-nodes-cut": 0, "data-edges-thinned": 3100, "data-share": "1",
+                                       "data-full-seconds": "7.25", "data-budget-seconds": "2.5" })));
+    assert.equal(s.text, "all 66 functions (80 asked) · 100% of the total · 3,100 lightest calls " +
+                 "left out to lay out in time");
+    assert.equal(s.more, "Draw every call");
+    assert.match(s.moreTitle, /about 7\.3 s$/);
 });

@@ -83,6 +83,53 @@ static char *dot_of(const struct sc_profile *p, const struct sc_callgraph_opts *
     return sc_buf_detach(&b, NULL);
 }
 
+/* The shape of a Go heap profile of functions called in random order: main, then 8 to 19
+ * distinct functions of nfuncs (at most all) in a random order, so that every function calls most
+ * others. Dense graphs like this are dot's slowest: most edges span many ranks. */
+static struct sc_profile *dense_profile(uint32_t nfuncs, uint32_t nsamples)
+{
+    struct sc_profile *p = sc_profile_new();
+    sc_profile_add_sample_type(p, "alloc_space", "bytes");
+    uint32_t f[65];
+    f[0] = fn(p, "main.main");
+    for (uint32_t i = 1; i <= nfuncs && i < 65; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "main.f%02u", i);
+        f[i] = fn(p, name);
+    }
+    uint64_t rng = 88172645463325252ull;
+    for (uint32_t s = 0; s < nsamples; s++) {
+        uint32_t perm[65], stack[21];
+        for (uint32_t i = 0; i < nfuncs; i++)
+            perm[i] = f[i + 1];
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        uint32_t depth = 8 + (uint32_t)(rng % 12);
+        if (depth > nfuncs)
+            depth = nfuncs;
+        stack[0] = f[0];
+        for (uint32_t d = 0; d < depth; d++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            uint32_t j = d + (uint32_t)(rng % (nfuncs - d));
+            uint32_t t = perm[d];
+            perm[d] = perm[j];
+            perm[j] = t;
+            stack[d + 1] = perm[d];
+        }
+        sample(p, stack, depth + 1, 16 + (int64_t)(rng % 4096));
+    }
+    return p;
+}
+
+/* How many times needle occurs in b. */
+static int count_of(const struct sc_buf *b, const char *needle)
+{
+    int n = 0;
+    for (const char *s = b->data;
+         s && (s = memmem(s, b->len - (size_t)(s - b->data), needle, strlen(needle))) != NULL; s++)
+        n++;
+    return n;
+}
+
 /* ---- tests ---------------------------------------------------------------------------------- */
 
 static void test_shorten(void)
@@ -482,22 +529,183 @@ static void test_layout_size(void)
     T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
     uint64_t all = sc_callgraph_layout_size(&g, g.nnodes);
     T_CHECK(all > 200);
+    /* each node's heaviest caller edge alone: a chain and short calls, nothing long */
+    sc_callgraph_thin(&g, 0);
+    T_CHECK(sc_callgraph_layout_size(&g, g.nnodes) < 60);
+    sc_callgraph_release(&g);
+    sc_profile_free(p);
+}
+
+/* Thinning keeps the m heaviest edges and every node's heaviest caller edge. */
+static void test_thin(void)
+{
+    struct sc_profile *p = new_profile();
+    uint32_t m = fn(p, "main"), a = fn(p, "a"), b = fn(p, "b"), c = fn(p, "c");
+    sample(p, (uint32_t[]){m, a}, 2, 60);
+    sample(p, (uint32_t[]){m, a, b}, 3, 30);
+    sample(p, (uint32_t[]){m, a, c}, 3, 10);
+    sample(p, (uint32_t[]){m, b}, 2, 30);
+    sample(p, (uint32_t[]){m, b, c}, 3, 20);
+    struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
+    struct sc_callgraph g;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    T_EQ_INT(g.nedges, 5); /* main->a 100, main->b 50, a->b 30, b->c 20, a->c 10 */
+    T_EQ_INT(sc_callgraph_thin(&g, 5), 0);
+    T_EQ_INT(sc_callgraph_thin(&g, 1), 2);
+    T_EQ_INT(g.nedges, 3);
+    T_EQ_INT(g.thinned, 2);
+    T_CHECK(edge(&g, "main", "a") && edge(&g, "main", "b") && edge(&g, "b", "c"));
+    T_CHECK(!edge(&g, "a", "b") && !edge(&g, "a", "c"));
+    for (uint32_t i = 1; i < g.nedges; i++)
+        T_CHECK(g.edges[i - 1].weight >= g.edges[i].weight); /* still heaviest first */
+    /* the legend says what went, and the large style draws edges without labels (a
+     * label is a rank of its own), their values in the tooltips */
+    o.style = SC_CALLGRAPH_STYLE_LARGE;
+    struct sc_buf dot = SC_BUF_INIT;
+    sc_callgraph_write_dot(p, 0, &o, &g, &dot);
+    sc_buf_putc(&dot, 0);
+    T_CHECK(strstr(dot.data, "Dropped 2 more edges to lay out in time (each node keeps its "
+                             "heaviest caller)\\l"));
+    T_CHECK(strstr(dot.data, "\ngraph [mclimit=0.1 nslimit=0 splines=false nodesep=0.25]\n"));
+    T_CHECK(strstr(dot.data, " -> ") && !strstr(dot.data, "label=\" "));
+    T_CHECK(strstr(dot.data, "tooltip=\"main -> a (100)\""));
+    sc_buf_release(&dot);
+    sc_callgraph_release(&g);
+    sc_profile_free(p);
+    /* tag boxes' edges too: one label anywhere doubles every edge's ranks */
+    p = sc_profile_new();
+    sc_profile_add_sample_type(p, "alloc_space", "bytes");
+    m = fn(p, "main"), a = fn(p, "alloc");
+    uint32_t kb = (uint32_t)sc_profile_intern(p, "bytes", 5);
+    sample(p, (uint32_t[]){m, a}, 2, 8192);
+    sc_profile_add_label(p, kb, 0, 8192, 0);
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    sc_callgraph_write_dot(p, 0, &o, &g, &dot);
+    sc_buf_putc(&dot, 0);
+    T_CHECK(strstr(dot.data, "NN1_0 [weight=100 tooltip=\"8kB\"]"));
+    T_CHECK(!strstr(dot.data, "label=\" "));
+    sc_buf_release(&dot);
+    sc_callgraph_release(&g);
+    sc_profile_free(p);
+}
+
+/* The reporter's shape: a dense graph, dot's slowest, is drawn with every node asked (it
+ * was cut to a fifth of them), in the large style. */
+static void test_dense(void)
+{
+    struct sc_profile *p = dense_profile(30, 3000);
+    struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
+    struct sc_callgraph g;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
+    uint32_t nodes = g.nnodes;
+    T_EQ_INT(nodes, 31);
+    T_CHECK(g.nedges > 400);
+    fprintf(stderr, "dense: %u nodes %u edges size %llu\n", g.nnodes, g.nedges,
+            (unsigned long long)sc_callgraph_layout_size(&g, g.nnodes));
     sc_callgraph_release(&g);
     struct sc_buf svg = SC_BUF_INIT;
-    uint32_t drawn = 99;
-    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 0, &drawn, &svg, err), 0);
-    T_EQ_INT(drawn, 0); /* no budget: what was asked */
+    T_EQ_INT(sc_callgraph_svg(p, 0, &o, &svg, err), 0);
+    sc_buf_putc(&svg, 0);
+    T_EQ_INT(count_of(&svg, "class=\"node\""), (int)nodes + 1); /* and the legend's */
     T_CHECK(svg.data && !strstr(svg.data, "Showing top"));
+    T_CHECK(svg.data && strstr(svg.data, "Showing nodes accounting for "));
     sc_buf_release(&svg);
-    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 80, &drawn, &svg, err), 0);
-    T_CHECK(drawn > 0 && drawn < 41);
-    o.nodecount = drawn;
+    sc_profile_free(p);
+}
+
+/* What sc_callgraph_svg_fit draws within a budget: pprof's style when it fits, else the
+ * large style, fewer edges, then fewer nodes; the legend and the SVG's data attributes
+ * say what was left out. */
+static void test_fit(void)
+{
+    struct sc_profile *p = dense_profile(30, 3000);
+    struct sc_callgraph_opts o = SC_CALLGRAPH_OPTS_INIT;
+    struct sc_callgraph g;
+    char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_callgraph_compute(p, 0, &o, &g, err), 0);
-    T_CHECK(sc_callgraph_layout_size(&g, g.nnodes) <= 80);
-    char want[64];
-    snprintf(want, sizeof want, "Showing top %u nodes out of 41", g.nnodes);
-    T_CHECK(svg.data && strstr(svg.data, want));
+    uint32_t nodes = g.nnodes, edges = g.nedges;
+    double pprof = sc_callgraph_layout_seconds(&g, nodes, SC_CALLGRAPH_STYLE_PPROF);
+    double full = sc_callgraph_layout_seconds(&g, nodes, SC_CALLGRAPH_STYLE_LARGE);
+    sc_callgraph_thin(&g, 0);
+    double callers = sc_callgraph_layout_seconds(&g, nodes, SC_CALLGRAPH_STYLE_LARGE);
     sc_callgraph_release(&g);
+    fprintf(stderr, "dense: pprof %.2f s, large %.2f s, callers %.2f s\n", pprof, full, callers);
+    T_CHECK(pprof > full && full > callers);
+
+    /* all of it fits in the large style */
+    struct sc_callgraph_drawn d;
+    struct sc_buf svg = SC_BUF_INIT;
+    int64_t budget = (int64_t)(full * 1e9) + 1000000;
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, budget, &d, &svg, err), 0);
+    T_EQ_INT(d.asked, 80);
+    T_EQ_INT(d.nodes, nodes);
+    T_EQ_INT(d.total_nodes, nodes);
+    T_EQ_INT(d.edges, edges);
+    T_EQ_INT(d.thinned, 0);
+    T_EQ_INT(d.style, SC_CALLGRAPH_STYLE_LARGE);
+    T_CHECK(d.flat == d.total && d.total > 0);
+    sc_buf_putc(&svg, 0);
+    char want[160];
+    snprintf(want, sizeof want,
+             "<svg data-nodes-asked=\"80\" data-nodes=\"%u\" data-nodes-total=\"%u\" "
+             "data-nodes-cut=\"0\" data-edges=\"%u\" data-edges-thinned=\"0\"",
+             nodes, nodes, edges);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    T_CHECK(svg.data && strstr(svg.data, " data-share=\"1.0000\" data-layout=\"large\""));
+    sc_buf_release(&svg);
+
+    /* between all of it and each node's heaviest caller edge: every node, fewer edges */
+    budget = (int64_t)((full + callers) / 2 * 1e9);
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, budget, &d, &svg, err), 0);
+    T_EQ_INT(d.nodes, nodes);
+    T_EQ_INT(d.nodes_cut, 0);
+    T_CHECK(d.thinned > 0 && d.edges + d.thinned == edges);
+    T_CHECK(d.seconds <= (double)budget / 1e9);
+    sc_buf_putc(&svg, 0);
+    snprintf(want, sizeof want, "Dropped %u more edges to lay out in time", d.thinned);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    snprintf(want, sizeof want, " data-edges-thinned=\"%u\"", d.thinned);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    T_EQ_INT(count_of(&svg, "class=\"node\""), (int)nodes + 1);
+    T_EQ_INT(count_of(&svg, "class=\"edge\""), (int)d.edges);
+    sc_buf_release(&svg);
+
+    /* below even that: fewer nodes, and how much of the profile they account for */
+    budget = (int64_t)(callers / 3 * 1e9);
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, budget, &d, &svg, err), 0);
+    T_CHECK(d.nodes > 0 && d.nodes < nodes);
+    T_EQ_INT(d.asked, 80);
+    T_EQ_INT(d.total_nodes, nodes);
+    T_CHECK(d.flat > 0 && d.flat < d.total);
+    T_CHECK(d.seconds <= (double)budget / 1e9);
+    sc_buf_putc(&svg, 0);
+    snprintf(want, sizeof want, "Showing top %u nodes out of %u", d.nodes, nodes);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    T_CHECK(svg.data && strstr(svg.data, "Fewer nodes than the 80 asked: more take too long to "
+                                         "lay out"));
+    T_CHECK(d.nodes_cut);
+    snprintf(want, sizeof want, " data-nodes=\"%u\" data-nodes-total=\"%u\" data-nodes-cut=\"1\"",
+             d.nodes, nodes);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    snprintf(want, sizeof want, " data-flat=\"%lld\" data-total=\"%lld\" data-share=\"%.4f\"",
+             (long long)d.flat, (long long)d.total, (double)d.flat / (double)d.total);
+    T_CHECK(svg.data && strstr(svg.data, want));
+    T_EQ_INT(count_of(&svg, "class=\"node\""), (int)d.nodes + 1);
+    sc_buf_release(&svg);
+
+    /* no budget (the API's fit=0): every node and edge asked, however long */
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 0, &d, &svg, err), 0);
+    T_CHECK(d.nodes == nodes && d.edges == edges && d.thinned == 0);
+    sc_buf_release(&svg);
+    /* a small graph in pprof's style, as go tool pprof -svg draws it */
+    sc_profile_free(p);
+    p = dense_profile(4, 50);
+    T_EQ_INT(sc_callgraph_svg_fit(p, 0, &o, 5 * 1000000000ll, &d, &svg, err), 0);
+    T_EQ_INT(d.style, SC_CALLGRAPH_STYLE_PPROF);
+    sc_buf_putc(&svg, 0);
+    T_CHECK(svg.data && strstr(svg.data, " data-layout=\"pprof\""));
     sc_buf_release(&svg);
     sc_profile_free(p);
 }
@@ -542,6 +750,9 @@ int main(void)
     T_RUN(test_empty);
     T_RUN(test_svg);
     T_RUN(test_layout_size);
+    T_RUN(test_thin);
+    T_RUN(test_dense);
+    T_RUN(test_fit);
     T_RUN(test_real);
     return t_done();
 }

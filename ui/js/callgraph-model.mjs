@@ -1,12 +1,12 @@
 // callgraph-model.mjs - the call graph view's interaction state, without a browser: pan
 // and zoom as a transform (scale, then translate) of the server's SVG, fitting it into
-// the box, the function a node stands for, what a click on one does to the URL state,
-// and the node count choices.
+// the box, the function a node stands for and its values, what a click on one does to the
+// URL state, the node count choices, and what the server drew of what was asked.
 
 import { addAlternative, exactRegex } from "./selector.mjs";
 
 export const NODECOUNTS = [20, 40, 80, 160, 300, 500];
-export const MIN_SCALE = 0.05, MAX_SCALE = 8;
+export const MIN_SCALE = 0.01, MAX_SCALE = 8;
 
 const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, v));
 
@@ -53,6 +53,87 @@ export function nodeName(tooltip) {
 export function clickPatch(state, name, how = "focus") {
     const kind = how === "ignore" ? "ignore" : how === "hide" ? "hide" : "focus";
     return { [kind]: addAlternative(state[kind], exactRegex(name)) };
+}
+
+// A node's values from its box's text lines, as the server writes them (pprof's label:
+// the name's parts, then "flat (share)" and "of cum (share)", or "0 of cum (share)" for a
+// function without flat, or only "flat (share)" when cum is the same): {flat, flatShare,
+// cum, cumShare}, each a string with its unit ("1.50MB", "20.27%"); null when the lines
+// end in no values (a tag box).
+export function nodeValues(lines) {
+    const L = (lines || []).map((s) => String(s).trim()).filter(Boolean);
+    const v = "(-?[0-9][0-9.,]*(?:e[-+]?[0-9]+)?[a-zA-Zµ]*)", p = "\\((-?[0-9.]+(?:e[-+]?[0-9]+)?%)\\)";
+    const flatRe = new RegExp(`^${v} ${p}$`), ofRe = new RegExp(`^of ${v} ${p}$`);
+    const zeroRe = new RegExp(`^0 of ${v} ${p}$`);
+    const last = L[L.length - 1] || "";
+    let m;
+    if ((m = zeroRe.exec(last))) return { flat: "0", flatShare: "0%", cum: m[1], cumShare: m[2] };
+    if ((m = ofRe.exec(last))) {
+        const f = flatRe.exec(L[L.length - 2] || "");
+        return f ? { flat: f[1], flatShare: f[2], cum: m[1], cumShare: m[2] } : null;
+    }
+    if (L.length > 1 && (m = flatRe.exec(last))) return { flat: m[1], flatShare: m[2], cum: m[1], cumShare: m[2] };
+    return null;
+}
+
+// What the server drew of what was asked, from the data attributes of its SVG's root
+// element (attr: name -> value or null): null when it has none.
+export function drawnInfo(attr) {
+    const num = (n) => {
+        const v = attr("data-" + n);
+        return v == null || v === "" ? NaN : Number(v);
+    };
+    const nodes = num("nodes");
+    if (!(nodes >= 0)) return null;
+    return {
+        asked: num("nodes-asked"), nodes, total: num("nodes-total"), cut: num("nodes-cut") === 1,
+        edges: num("edges"), thinned: num("edges-thinned") || 0, share: num("share"),
+        layout: attr("data-layout") || "pprof", seconds: num("seconds"),
+        fullSeconds: num("full-seconds"), budget: num("budget-seconds"),
+    };
+}
+
+const count = (n) => Number(n).toLocaleString("en-US");
+
+// A share of the total as the view writes it: "64.9%", "100%", "0.12%".
+export function shareText(share) {
+    const p = 100 * share;
+    if (!(p >= 0)) return "";
+    if (p >= 99.95) return "100%";
+    return (p >= 10 ? p.toFixed(1) : p >= 1 ? p.toFixed(2) : p.toPrecision(2)) + "%";
+}
+
+// The line beside the node count for what was drawn (drawnInfo): {text, title, more,
+// moreTitle}. more, when set, is the label of the action that asks for the whole graph
+// asked (the server's fit=0): the budget drew fewer nodes, or left its lightest calls out;
+// moreTitle says how long that would take by the server's prediction.
+export function drawnSummary(d) {
+    const all = d.nodes >= d.total;
+    let text = (all ? `all ${count(d.total)} functions` : `${count(d.nodes)} of ${count(d.total)} functions`) +
+        (all && d.asked > d.total ? ` (${count(d.asked)} asked)` : "");
+    const share = shareText(d.share);
+    if (share) text += ` · ${share} of the total`;
+    let more = null;
+    if (d.cut) {
+        text += ` · ${count(d.asked)} asked: more take too long to lay out`;
+        more = `Draw all ${count(d.asked)}`;
+    } else if (d.thinned > 0) {
+        text += ` · ${count(d.thinned)} lightest calls left out to lay out in time`;
+        more = "Draw every call";
+    }
+    // the server's prediction; past its deadline (four budgets) the layout is stopped
+    const secs = (v) => v < 10 ? v.toFixed(1) : String(Math.round(v));
+    let moreTitle = "";
+    if (more) {
+        moreTitle = "lay out every node and call asked, past the layout budget";
+        if (d.fullSeconds > 0) moreTitle += `: about ${secs(d.fullSeconds)} s`;
+        if (d.budget > 0 && d.fullSeconds > 4 * d.budget)
+            moreTitle += `, past the server's ${secs(4 * d.budget)} s limit (server.layout_timeout)`;
+    }
+    const title = d.layout === "large"
+        ? "a large graph: straight arrows without labels (their values are in their tooltips), laid out faster"
+        : "";
+    return { text, title, more, moreTitle };
 }
 
 // "Showing top 80 nodes out of 1357" from the legend: {shown, total}, or null.

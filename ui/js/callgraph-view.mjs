@@ -1,13 +1,15 @@
 // callgraph-view.mjs - the call graph view (view=callgraph): the server's Graphviz SVG
 // (GET /api/v1/callgraph, pprof's graph) with pan (drag) and zoom (wheel, buttons), the
-// node count, and a click on a node to focus on its function (the explore filters apply:
-// focus, ignore, hide, shown as chips).
+// node count with what the server drew of it (how much of the profile, and a button for
+// the whole graph asked when the layout budget drew less), tooltips with a node's values,
+// and a click on a node to focus on its function (the explore filters apply: focus,
+// ignore, hide, shown as chips).
 
 import { apiUrl } from "./api.mjs";
 import { h, hideTooltip, replace, showMenu, showTooltip } from "./dom.mjs";
 import {
-    clickPatch, cssTransform, fitTransform, legendCounts, nodeName, nodecountChoices, panBy,
-    zoomAt,
+    clickPatch, cssTransform, drawnInfo, drawnSummary, fitTransform, legendCounts, nodeName,
+    nodeValues, nodecountChoices, panBy, zoomAt,
 } from "./callgraph-model.mjs";
 import { errorText, message, renderFilters } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
@@ -18,10 +20,11 @@ const KEYS = ["query", "type", "from", "until", "sel_from", "sel_until", "focus"
 export function createCallgraphView(root, ctx) {
     const { store, api } = ctx;
     let state = null, ctl = null, svg = null, t = { k: 1, x: 0, y: 0 }, size = { w: 0, h: 0 };
+    let whole = false; // the whole graph asked, past the layout budget (fit=0), until the query changes
     const count = h("select", { "aria-label": "nodes", dataset: { testid: "nodecount" },
                                 title: "how many functions the graph keeps (pprof's nodecount)",
                                 onchange: () => store.set({ nodecount: count.value === "80" ? "" : count.value }) });
-    const shown = h("span", { class: "hint cg-shown" });
+    const shown = h("span", { class: "hint cg-shown", dataset: { testid: "callgraph-shown" } });
     const btn = (label, title, f) => h("button", { type: "button", class: "small", title, onclick: f }, label);
     const filters = h("div", { class: "filters", hidden: true });
     const stage = h("div", { class: "cg-stage" });
@@ -96,32 +99,72 @@ export function createCallgraphView(root, ctx) {
     });
     box.addEventListener("mouseover", (e) => {
         const g = e.target.closest && e.target.closest("g.node");
-        if (!g) {
-            hideTooltip();
-            return;
-        }
-        const name = nodeAt(e.target);
-        if (name) showTooltip(h("div", null, h("div", { class: "tip-title" }, name),
-            h("div", { class: "tip-hint" }, "click: focus on it · shift-click: ignore it")), e.clientX, e.clientY);
+        const edge = !g && e.target.closest && e.target.closest("g.edge");
+        const tip = edge ? linkTitle(edge) : "";
+        const name = g ? nodeAt(e.target) : "";
+        if (name) showTooltip(nodeTip(g, name), e.clientX, e.clientY);
+        else if (tip) showTooltip(h("div", { class: "tip-title" }, tip), e.clientX, e.clientY);
+        else hideTooltip();
     });
     box.addEventListener("mouseleave", () => hideTooltip());
 
-    // The function of the node an event target is in (graphviz puts pprof's tooltip on
-    // the node's link as xlink:title / title).
-    function nodeAt(target) {
-        const g = target && target.closest && target.closest("g.node");
-        if (!g) return "";
+    // The tooltip graphviz puts on a node's or an edge's link (xlink:title / title).
+    function linkTitle(g) {
         const a = g.querySelector("a");
-        const tip = a ? a.getAttribute("xlink:title") || a.getAttribute("title") ||
-            a.getAttributeNS("http://www.w3.org/1999/xlink", "title") : "";
-        return nodeName(tip);
+        return a ? a.getAttribute("xlink:title") || a.getAttribute("title") ||
+            a.getAttributeNS("http://www.w3.org/1999/xlink", "title") || "" : "";
     }
 
-    function params(st) {
+    // The function of the node an event target is in (pprof's tooltip: "name (cum)").
+    function nodeAt(target) {
+        const g = target && target.closest && target.closest("g.node");
+        return g ? nodeName(linkTitle(g)) : "";
+    }
+
+    // A node's tooltip: its function and its values as its box shows them.
+    function nodeTip(g, name) {
+        const v = nodeValues([...g.querySelectorAll("text")].map((el) => el.textContent));
+        const row = (label, value, share) => h("tr", null, h("th", null, label), h("td", null, value),
+            h("td", null, share));
+        return h("div", { class: "fg-tip cg-tip" }, h("div", { class: "tip-title" }, name),
+            v ? h("table", null,
+                h("tr", null, h("th"), h("th", null, "value"), h("th", null, "of total")),
+                row("Self (flat)", v.flat, v.flatShare), row("Total (cum)", v.cum, v.cumShare)) : null,
+            h("div", { class: "tip-hint" }, "click: focus on it · shift-click: ignore it"));
+    }
+
+    function params(st, all = whole) {
         const sel = st.sel_from && st.sel_until;
         return { query: st.query, type: st.type, from: sel ? st.sel_from : st.from,
                  until: sel ? st.sel_until : st.until, focus: st.focus, ignore: st.ignore,
-                 hide: st.hide, nodecount: st.nodecount || "" };
+                 hide: st.hide, nodecount: st.nodecount || "", fit: all ? "0" : "" };
+    }
+
+    // What was drawn of what was asked, beside the node count (the server's data attributes;
+    // the legend's counts from a server without them).
+    function summary(el, st, nodes) {
+        const d = drawnInfo((n) => el.getAttribute(n));
+        box.dataset.drawn = d ? String(d.nodes) : "";
+        if (!d) {
+            const legend = legendCounts(el.textContent);
+            replace(shown, legend ? `${legend.shown} of ${legend.total} functions` +
+                (st.nodecount && legend.shown < +st.nodecount ? " (fewer than asked: larger graphs take too long to lay out)" : "")
+                : `${nodes} functions`);
+            return;
+        }
+        const s = drawnSummary(d);
+        shown.title = s.title;
+        replace(shown, s.text, s.more ? [" ", h("button", {
+            type: "button", class: "small", dataset: { testid: "callgraph-all" }, title: s.moreTitle,
+            onclick: () => {
+                whole = true;
+                updateLink(st);
+                load(st);
+            } }, s.more)] : null);
+    }
+
+    function updateLink(st) {
+        panel.querySelector('[data-testid="callgraph-svg"]').href = apiUrl("api/v1/callgraph", params(st));
     }
 
     async function load(st) {
@@ -144,11 +187,8 @@ export function createCallgraphView(root, ctx) {
             svg = document.importNode(el, true);
             replace(stage, svg);
             const nodes = svg.querySelectorAll("g.node").length;
-            const legend = legendCounts(svg.textContent);
             box.dataset.nodes = String(Math.max(0, nodes));
-            replace(shown, legend ? `${legend.shown} of ${legend.total} functions` +
-                (st.nodecount && legend.shown < +st.nodecount ? " (fewer than asked: larger graphs take too long to lay out)" : "")
-                : `${nodes} functions`);
+            summary(svg, st, nodes);
             fit();
             const empty = !nodes;
             message(msg, empty ? "empty" : null, empty ? [h("b", null, "No samples for this query in this time range.")] : null);
@@ -171,12 +211,14 @@ export function createCallgraphView(root, ctx) {
         replace(count, nodecountChoices(st.nodecount).map((n) => h("option", { value: String(n) }, n + " nodes")));
         count.value = String(+st.nodecount || 80);
         renderFilters(filters, st, store);
-        panel.querySelector('[data-testid="callgraph-svg"]').href = apiUrl("api/v1/callgraph", params(st));
+        const again = how === "refresh" || !prev || changed(prev, st, KEYS);
+        if (again && how !== "refresh") whole = false; // a new query starts within the budget
+        updateLink(st);
         if (!st.type) {
             message(msg, "empty", [h("b", null, "No profiles stored yet.")]);
             return;
         }
-        if (how === "refresh" || !prev || changed(prev, st, KEYS)) load(st);
+        if (again) load(st);
     }
 
     return {
