@@ -240,14 +240,14 @@ void sc_timeline_release(struct sc_timeline *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Lines by the value of the group_by label: line_of[i] for series i, keys of the lines. */
-static int group_lines(const struct sc_selection *s, const char *group, uint32_t *line_of,
-                       struct sc_timeline *t)
+int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *line_of, char **keys,
+                  uint32_t *nkeys)
 {
     /* series without the label share the line of ""; a hash map finds a value's line */
     struct sc_map64 lines;
     sc_map64_init(&lines);
     int rc = 0;
+    *nkeys = 0;
     char err[SC_ERR_LEN];
     for (uint32_t i = 0; rc == 0 && i < s->n; i++) {
         struct sc_labels l;
@@ -256,15 +256,15 @@ static int group_lines(const struct sc_selection *s, const char *group, uint32_t
         if (sc_labels_parse(s->labels[i], &l, err) == 0)
             sc_labels_get(&l, group, strlen(group), &v);
         int added;
-        uint32_t *slot = sc_map64_upsert(&lines, sc_hash64(v.ptr, v.len), t->nlines, &added);
+        uint32_t *slot = sc_map64_upsert(&lines, sc_hash64(v.ptr, v.len), *nkeys, &added);
         uint32_t j = slot ? *slot : 0;
-        if (slot && !added && (strlen(t->keys[j]) != v.len || memcmp(t->keys[j], v.ptr, v.len))) {
+        if (slot && !added && (strlen(keys[j]) != v.len || memcmp(keys[j], v.ptr, v.len))) {
             /* two values with one hash: look the slow way */
-            for (j = 0; j < t->nlines; j++)
-                if (strlen(t->keys[j]) == v.len && !memcmp(t->keys[j], v.ptr, v.len))
+            for (j = 0; j < *nkeys; j++)
+                if (strlen(keys[j]) == v.len && !memcmp(keys[j], v.ptr, v.len))
                     break;
         }
-        if (slot && j == t->nlines && !(t->keys[t->nlines++] = strndup(v.ptr, v.len)))
+        if (slot && j == *nkeys && !(keys[(*nkeys)++] = strndup(v.ptr, v.len)))
             slot = NULL;
         if (!slot)
             rc = SC_ENOMEM;
@@ -337,7 +337,7 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
     t->metric = sc_metric_of(gauge, cells.nodur == 0, 0);
     sc_metric_unit(t->metric, unit, t->unit, sizeof t->unit);
     if (rc == 0 && t->group) {
-        rc = group_lines(s, t->group, line_of, t);
+        rc = sc_plan_group(s, t->group, line_of, t->keys, &t->nlines);
     } else if (rc == 0) {
         for (uint32_t i = 0; i < s->n; i++)
             line_of[i] = i; /* a series' labels are unique */

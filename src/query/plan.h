@@ -98,6 +98,12 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
                             struct sc_buf *out);
 void sc_timeline_release(struct sc_timeline *t);
 
+/* The lines of a timeline grouped by label `group`: line_of[i] is series i's line, keys[j]
+ * line j's value of the label (strdup'd; keys has room for s->n + 1), *nkeys the lines.
+ * Series without the label share the line of "". 0 or SC_ENOMEM. */
+int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *line_of, char **keys,
+                  uint32_t *nkeys);
+
 /* A series' canonical labels ({a="x"}) as a JSON object, for listings. */
 void sc_plan_put_labels(struct sc_buf *o, const char *canon);
 
