@@ -2,6 +2,7 @@
 // and errors that carry the server's message ({"error": "..."}).
 
 import { parseMatchers, serviceOf } from "./selector.mjs";
+import { addFunction } from "./state.mjs";
 import { isRelative, parseTime } from "./timespec.mjs";
 
 const TOKEN_KEY = "scorch_token";
@@ -57,10 +58,40 @@ export function sourcePatch(state, name) {
              sel_until: "", zoom: "", sandwich: "", search: "" };
 }
 
+// The state patch that shows a function over time: explore over the state's range, the
+// function pinned beside the others (from a view other than explore: its heatmap span or
+// single profile left behind).
+export function overTimePatch(state, name) {
+    return { view: "explore", fn: addFunction(state.fn, name), series: "", time: "", function: "",
+             ...(state.view === "explore" ? {} : { sel_from: "", sel_until: "" }) };
+}
+
 // Parameters of /api/v1/timeline for a state (the whole range, no filters).
 export function timelineParams(state) {
     return { query: state.query, type: state.type, from: state.from, until: state.until,
              group_by: state.group_by };
+}
+
+// Parameters of /api/v1/timeline for one function's values over time (self or total, as
+// the state's fnvalue says): the timeline's, so that its steps are the timeline's.
+export function functionParams(state, name) {
+    return { ...timelineParams(state), function: name, value: state.fnvalue || "self" };
+}
+
+// Parameters of /api/v1/markers for a state: the label value changes (a new version) of the
+// series the timeline shows, grouped as it is.
+export function markersParams(state) {
+    return timelineParams(state);
+}
+
+// The label the Changes view groups by when the state names none: one group per service.
+export const CHANGES_GROUP = "service_name";
+
+// Parameters of /api/v1/changes for a state: q is the false discovery rate (the diff
+// view's level too); the kinds shown are picked in the browser.
+export function changesParams(state) {
+    return { type: state.type, query: state.query, from: state.from, until: state.until,
+             group_by: state.group_by || CHANGES_GROUP, q: state.q };
 }
 
 // ---- exports: what a downloaded file is called and what its SVG says it holds ----

@@ -7,7 +7,7 @@ import { functionColor, hslHex } from "./colors.mjs";
 import { modelFromLevels } from "./flame-model.mjs";
 import { formatDateTime, formatDuration } from "./format.mjs";
 import { parseMatchers, withMatcher } from "./selector.mjs";
-import { baseOf } from "./state.mjs";
+import { addFunction, baseOf } from "./state.mjs";
 import { isRelative, parseTime } from "./timespec.mjs";
 
 // ---- normalisation ----
@@ -454,6 +454,18 @@ export function defaultLabelPair(lines, label) {
     const sorted = real.slice().sort((a, b) => b.sum - a.sum);
     if (sorted.length < 2) return null;
     return { base: sorted[1].labels[label], new: sorted[0].labels[label] };
+}
+
+// The patch that shows a function over time from the diff view: explore with the new
+// side's selector over both sides' ranges (from the earlier start to the later end), the
+// function pinned.
+export function diffOverTimePatch(state, name, nowMs = Date.now()) {
+    const b = diffBase(state, nowMs);
+    const t = (s) => parseTime(s, nowMs);
+    const from = t(b.from) < t(state.from) ? b.from : state.from;
+    const until = t(b.until) > t(state.until) ? b.until : state.until;
+    return { view: "explore", from, until, fn: addFunction(state.fn, name), base_query: "", base_from: "",
+             base_until: "", sel_from: "", sel_until: "", zoom: "", sandwich: "" };
 }
 
 // The patch that swaps the two sides (new becomes base); base parameters equal to the new

@@ -9,7 +9,7 @@
 
 import { apiUrl, exportFileName } from "./api.mjs";
 import {
-    autoNormalize, DIFF_DIM_COLOR, diffBase, diffColor, diffParams, earlierRange, formatChange,
+    autoNormalize, DIFF_DIM_COLOR, diffBase, diffColor, diffOverTimePatch, diffParams, earlierRange, formatChange,
     formatInterval, formatQ, GONE_COLOR, hiddenFrames, isPlain, labelOfSides, labelSidesPatch,
     labelValues, layoutDiff, METRIC_TEXT, NEW_COLOR, nodeDiffColor, nodeShares, normalizeOf,
     rangeText, rawBaseTotal, rowsByName, swapPatch,
@@ -152,6 +152,7 @@ export function createDiffView(root, ctx) {
         onSandwich: () => {},
         onSelect: (name) => selectFunction(name),
         onShare: (s) => showShare(s),
+        onOverTime: (name) => store.set(diffOverTimePatch(state, name)),
         ...extra,
     });
     const main = new FlamePanel(el.mainHost, panelOpts({

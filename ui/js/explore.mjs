@@ -1,13 +1,16 @@
-// explore.mjs - the explore view: timeline, flame graph and top table of one query over
-// time; fetches what the state asks for and keeps loading, empty and error states. The
-// ways into the diff view start here: "Compare with..." (what is shown against the period
-// before), a second range shift-brushed on the timeline, two values of the label the
-// timeline is grouped by.
+// explore.mjs - the explore view: timeline, functions over time, flame graph and top
+// table of one query over time; fetches what the state asks for and keeps loading, empty
+// and error states. The ways into the diff view start here: "Compare with..." (what is
+// shown against the period before), a second range shift-brushed on the timeline, two
+// values of the label the timeline is grouped by.
 
-import { flameParams, profileRange, renderParams, sourcePatch, timelineParams } from "./api.mjs";
+import {
+    flameParams, overTimePatch, profileRange, renderParams, sourcePatch, timelineParams,
+} from "./api.mjs";
 import { compareWithPatch, defaultLabelPair, labelSidesPatch, rangesPatch } from "./diff-model.mjs";
 import { h, replace } from "./dom.mjs";
 import { formatDateTime, formatDuration } from "./format.mjs";
+import { createFunctionPanel, revealFunction } from "./fn-over-time.mjs";
 import { createProfileArea, errorText, message } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
 import { Timeline } from "./timeline.mjs";
@@ -52,17 +55,23 @@ export function createExplore(root, ctx) {
         h("div", { class: "panel-head" }, h("h2", null, "Timeline"), el.groupBy, el.labelCompare,
             el.selInfo, h("span", { class: "spacer" }), el.compareWith),
         el.tlHost, el.tlMsg);
+    const selectRange = (r) => store.set(r ? { sel_from: String(r[0]), sel_until: String(r[1]) }
+        : { sel_from: "", sel_until: "" });
+    const fns = createFunctionPanel(ctx, { onSelect: selectRange });
     const area = createProfileArea(ctx, {
         exports: true, detail: true, exportParams: (st) => renderParams(st),
         emptyText: (st, what) => emptyText(ctx.types, st, what),
         onSource: (name) => store.set(sourcePatch(state, name)),
+        onOverTime: (name) => {
+            store.set(overTimePatch(state, name));
+            revealFunction(fns, name);
+        },
     });
-    el.view = h("div", { class: "view explore" }, el.timeline, area.element);
+    el.view = h("div", { class: "view explore" }, el.timeline, fns.element, area.element);
     root.append(el.view);
 
     const timeline = new Timeline(el.tlHost, {
-        onSelect: (r) => store.set(r ? { sel_from: String(r[0]), sel_until: String(r[1]) }
-            : { sel_from: "", sel_until: "" }),
+        onSelect: selectRange,
         onPoint: (line, k, e) => openProfileAt(ctx, state, timeline, line, k, e),
         onSecond: (r) => {
             second = r;
@@ -190,6 +199,7 @@ export function createExplore(root, ctx) {
         if (refresh && !quiet) fillGroupBy(st);
         else el.groupBy.value = st.group_by;
         renderSelInfo(st);
+        fns.update(st, prev, how);
         const reload = refresh || changed(prev, st, PROFILE_KEYS);
         area.apply(st, reload ? null : prev);
         if (!st.type) {
@@ -203,6 +213,7 @@ export function createExplore(root, ctx) {
         }
         if (refresh || changed(prev, st, TIMELINE_KEYS)) loadTimeline(st, quiet);
         else if (changed(prev, st, ["sel_from", "sel_until"])) timeline.setSelection(selection(st));
+        fns.setSelection(selection(st));
         if (reload) area.load(st, fetcher, { quiet });
     }
 
@@ -213,8 +224,10 @@ export function createExplore(root, ctx) {
         range: () => profileRange(state),
         flame: area.flame,
         timeline,
+        functions: fns,
         destroy() {
             if (tlCtl) tlCtl.abort();
+            fns.destroy();
             area.destroy();
             el.view.remove();
         },

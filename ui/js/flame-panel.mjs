@@ -12,7 +12,7 @@ export class FlamePanel {
     // host: the panel element (data-testid="flamegraph"). opts: onZoom(path: string[]),
     // onFilter(kind: "focus"|"ignore"|"hide", name), onSandwich(name | ""),
     // onSelect(name), onShare(share | null), maxHeight(), onSource(name) (optional: the
-    // menu's "Show source"). A comparison's panel also passes: nodeColor(model, id) and
+    // menu's "Show source"), onOverTime(name) (optional: "Show over time"). A comparison's panel also passes: nodeColor(model, id) and
     // dimColor (FlameGraph's), tooltip(model, id) (the tooltip's content), sandwich: false
     // (no sandwich view), selectLabel (the menu item that calls onSelect), label.
     constructor(host, opts) {
@@ -182,6 +182,10 @@ export class FlamePanel {
             if (this.opts.onSource) {
                 items.push({ label: "Show source", title: "its lines with their values",
                              action: () => this.opts.onSource(name) });
+            }
+            if (this.opts.onOverTime) {
+                items.push({ label: "Show over time", title: "its value over the range, under the timeline",
+                             action: () => this.opts.onOverTime(name) });
             }
         }
         showMenu(items, e.clientX, e.clientY);

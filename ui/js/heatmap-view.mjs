@@ -3,7 +3,7 @@
 // sel_from/sel_until with the flame graph and top table of that span below, and a second
 // selection (shift-drag) to compare with in the diff view.
 
-import { flameParams, renderParams, sourcePatch } from "./api.mjs";
+import { flameParams, overTimePatch, renderParams, sourcePatch } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { formatDateTime } from "./format.mjs";
 import { Heatmap } from "./heatmap.mjs";
@@ -45,6 +45,7 @@ export function createHeatmapView(root, ctx) {
         detail: true, exports: true, exportParams: (st) => renderParams(st),
         emptyText: () => [h("b", null, "No samples in the selected span.")],
         onSource: (name) => store.set(sourcePatch(state, name)),
+        onOverTime: (name) => store.set(overTimePatch(state, name)),
     });
     const hint = h("div", { class: "panel hm-hint" },
         "Drag across the heatmap, from one cell to another, to see the flame graph of that " +

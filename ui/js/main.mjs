@@ -1,10 +1,11 @@
 // main.mjs - the page: state from the URL, where it opens without a query, the query bar,
-// the views (explore, the diff view, heatmap, call graph, source, a single profile, the
-// scrape targets), auto-refresh, upload, the API token.
+// the views (explore, the diff view, changes over time, heatmap, call graph, source, a
+// single profile, the scrape targets), auto-refresh, upload, the API token.
 
 import { createApi } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
 import { createCallgraphView } from "./callgraph-view.mjs";
+import { createChangesView } from "./changes-view.mjs";
 import { compareWithPatch } from "./diff-model.mjs";
 import { createDiffView } from "./diff-view.mjs";
 import { createExplore } from "./explore.mjs";
@@ -30,6 +31,8 @@ const VIEWS = {
     diff: { label: "Compare", create: createDiffView, auto: "refresh",
             // without a base yet, what explore shows against the period before it
             open: (s) => (s.base_query || s.base_from || s.base_until ? { view: "diff" } : compareWithPatch(s)) },
+    // every service's changes unless the query names some
+    changes: { label: "Changes", create: createChangesView, auto: "refresh" },
     heatmap: { label: "Heatmap", create: createHeatmapView, landing: true, auto: "auto" },
     callgraph: { label: "Call graph", create: createCallgraphView, landing: true, auto: "refresh" },
     source: { label: "Source", create: createSourceView, tab: false, auto: "refresh" },

@@ -114,7 +114,8 @@ export function flameKeys(store, search, current) {
 // The view. ctx: store, api, types(), onQueryError(m). opts: exports (bool: the export
 // links, to render with exportParams(state): its query, type and range, or null while they
 // are not known), detail (bool: the frames select), emptyText(state, what) (the empty
-// message), onSource(name) (opens the source view; default: none).
+// message), onSource(name) (opens the source view; default: none), onOverTime(name) (shows
+// the function over time; default: none).
 export function createProfileArea(ctx, opts = {}) {
     const { store, api } = ctx;
     const el = {};
@@ -167,6 +168,7 @@ export function createProfileArea(ctx, opts = {}) {
         onSelect: (name) => selectFunction(name),
         onShare: (s) => showShare(s),
         onSource: opts.onSource || null,
+        onOverTime: opts.onOverTime || null,
     });
     el.flamePanel.append(el.flameMsg);
     const table = new TopTable(el.tableHost, {
@@ -175,6 +177,7 @@ export function createProfileArea(ctx, opts = {}) {
         onSandwich: (name) => store.set({ sandwich: name,
                                           layout: state.layout === "table" ? "both" : state.layout }),
         onSource: opts.onSource || null,
+        onOverTime: opts.onOverTime || null,
         onContext: null,
     });
 

@@ -6,6 +6,7 @@
 
 import { h, replace, showMenu } from "./dom.mjs";
 import { formatDateTime, formatValue } from "./format.mjs";
+import { overTimePatch } from "./api.mjs";
 import { createProfileArea } from "./profile-area.mjs";
 import { parseMatchers, quoteValue, withMatcher } from "./selector.mjs";
 import { changed } from "./state.mjs";
@@ -134,6 +135,7 @@ export function createProfileView(root, ctx) {
         exportParams: (st) => exact && exact.key === keyOf(st) && exact.params
             ? { ...exact.params, type: st.type, focus: st.focus, ignore: st.ignore, hide: st.hide } : null,
         emptyText: () => [h("b", null, "This profile has no samples of this type.")],
+        onOverTime: (name) => store.set(overTimePatch(state, name)),
         onSource: (name) => {
             const t = +state.time / 1e9;
             store.set({ view: "source", function: name, query: state.series, from: String(t),

@@ -4,7 +4,7 @@
 // Every parameter with its default. The first eight are CONTRACT.md's; the rest are the
 // UI's own. Order here is the order in the URL.
 export const DEFAULTS = Object.freeze({
-    view: "explore", // explore, diff, heatmap, callgraph, source, profile, targets
+    view: "explore", // explore, diff, changes, heatmap, callgraph, source, profile, targets
     query: "", // label selector; "" = {} (every series)
     type: "", // profile type id, e.g. cpu:cpu; "" = chosen from /api/v1/profile_types
     from: "now-1h",
@@ -14,7 +14,10 @@ export const DEFAULTS = Object.freeze({
     base_until: "",
     sel_from: "", // a range brushed on the timeline (unix seconds) that the profile shows
     sel_until: "",
-    group_by: "", // timeline: one line per value of this label
+    group_by: "", // timeline: one line per value of this label; changes: the groups
+    fn: "", // explore: functions shown over time, exact names joined by "\n" (fn= repeated)
+    fnvalue: "self", // functions over time: their "self" or "total" value
+    kind: "", // changes: the kinds shown, comma-joined (step,trend,new,gone); "" = all
     focus: "", // pprof's filters (regexes), passed to the render API
     ignore: "",
     hide: "",
@@ -41,7 +44,12 @@ export const DEFAULTS = Object.freeze({
 
 export const KEYS = Object.keys(DEFAULTS);
 
-export const VIEWS = ["explore", "diff", "heatmap", "callgraph", "source", "profile", "targets"];
+export const VIEWS = ["explore", "diff", "changes", "heatmap", "callgraph", "source", "profile",
+    "targets"];
+// The kinds of change /api/v1/changes finds, in the order the Changes view lists its filter.
+export const KINDS = ["step", "trend", "new", "gone"];
+// The most functions shown over time at once: one timeline request each.
+export const MAX_FUNCTIONS = 8;
 const CHOICES = {
     view: VIEWS,
     layout: ["both", "flame", "table"],
@@ -52,6 +60,7 @@ const CHOICES = {
     widths: ["new", "base", "both"],
     sides: ["", "1"],
     refresh: ["", "10s", "30s", "1m"],
+    fnvalue: ["self", "total"],
 };
 // Written even when at their default, so a URL says which range it shows.
 const ALWAYS = new Set(["from", "until"]);
@@ -62,7 +71,7 @@ export function parseState(search) {
     const p = new URLSearchParams(search || "");
     const s = { ...DEFAULTS };
     for (const k of KEYS) {
-        const v = p.get(k);
+        const v = k === "fn" ? joinFunctions(p.getAll("fn")) : p.get(k);
         if (v === null) continue;
         if (CHOICES[k] && !CHOICES[k].includes(v)) continue;
         s[k] = v;
@@ -71,6 +80,7 @@ export function parseState(search) {
     for (const k of ["maxNodes", "nodecount", "rows", "time"])
         if (s[k] && !/^\d+$/.test(s[k])) s[k] = "";
     if (s.q && !(/^0?\.\d+$/.test(s.q) && +s.q > 0 && +s.q < 1)) s.q = "";
+    s.kind = kindText(s.kind.split(","));
     return s;
 }
 
@@ -82,12 +92,60 @@ export function stateToSearch(state) {
         const v = state[k] ?? DEFAULTS[k];
         if (v === DEFAULTS[k] && !ALWAYS.has(k)) continue;
         if (v === "" && ALWAYS.has(k)) continue;
-        p.set(k, v);
+        if (k === "fn") for (const name of functionList(v)) p.append(k, name);
+        else p.set(k, v);
     }
     const q = p.toString();
     // braces, quotes and commas of selectors stay readable in the address bar
     return q ? "?" + q.replace(/%7B/g, "{").replace(/%7D/g, "}").replace(/%2C/g, ",")
         .replace(/%3A/g, ":") : "";
+}
+
+// ---- functions over time (fn) and kinds of change (kind) ----
+// A function name may hold any character but a newline (commas in C++ templates and Go
+// generics, '&' and '=' in operators): the URL repeats fn= once per name, and the state
+// joins them with "\n" so that it stays a string that compares with ===.
+
+// The names of a state's fn: ["main.burn", ...], in the order they were pinned.
+export function functionList(fn) {
+    return String(fn || "").split("\n").filter((x) => x !== "");
+}
+
+// names as a state's fn: empty names and repeats dropped, at most MAX_FUNCTIONS kept.
+export function joinFunctions(names) {
+    const out = [];
+    for (const n of names) {
+        const x = String(n).replace(/[\r\n]+/g, " ");
+        if (x.trim() && !out.includes(x) && out.length < MAX_FUNCTIONS) out.push(x);
+    }
+    return out.join("\n");
+}
+
+// fn with name pinned (at the end; already there: unchanged). Past MAX_FUNCTIONS the
+// oldest goes.
+export function addFunction(fn, name) {
+    const names = functionList(fn);
+    if (names.includes(name)) return joinFunctions(names);
+    names.push(name);
+    return joinFunctions(names.slice(-MAX_FUNCTIONS));
+}
+
+// fn without name.
+export function removeFunction(fn, name) {
+    return joinFunctions(functionList(fn).filter((n) => n !== name));
+}
+
+// The kinds of a state's kind: all of them for "".
+export function kindList(kind) {
+    const ks = String(kind || "").split(",").filter((k) => KINDS.includes(k));
+    return ks.length ? KINDS.filter((k) => ks.includes(k)) : KINDS.slice();
+}
+
+// kinds as a state's kind: in KINDS' order, unknown ones dropped, "" for all (or none:
+// an empty filter would show nothing, which no one asks for).
+export function kindText(kinds) {
+    const ks = KINDS.filter((k) => kinds.includes(k));
+    return ks.length === KINDS.length ? "" : ks.join(",");
 }
 
 // True when the two states differ in one of keys.

@@ -1,7 +1,8 @@
 // timeline-model.mjs - the timeline's numbers: scales, ticks on the value and time axes,
-// the bucket under the pointer, brushing, which lines to draw and where they break.
+// the bucket under the pointer, brushing, which lines to draw and where they break, and
+// where the markers of label value changes (a new version) go and what they say.
 
-import { unitScale } from "./format.mjs";
+import { formatDateTime, unitScale } from "./format.mjs";
 
 // A linear map of [d0, d1] onto [r0, r1] with its inverse.
 export function linearScale(d0, d1, r0, r1) {
@@ -159,4 +160,50 @@ export function nearestPoint(lines, n, pointXY, px, py, maxPx = 8) {
         }
     }
     return best;
+}
+
+// ---- markers: a label's value changing (version v1 -> v2), from /api/v1/markers ----
+
+// The markers ({labels, label, value, at: unix s}) inside [t0, t1] on the x scale, in time
+// order: [{x, at, items: [marker, ...]}]. Markers less than minGap px after the previous
+// place share its place (several services deployed in the same minute), so that their
+// lines and flags do not pile up; the place keeps its first marker's time.
+export function placeMarkers(markers, scale, t0, t1, minGap = 6) {
+    const inside = (markers || []).filter((m) => m && Number.isFinite(m.at) && m.at >= t0 && m.at <= t1)
+        .sort((a, b) => a.at - b.at);
+    const out = [];
+    for (const m of inside) {
+        const x = scale.to(m.at);
+        const last = out[out.length - 1];
+        if (last && x - last.x < minGap) last.items.push(m);
+        else out.push({ x, at: m.at, items: [m] });
+    }
+    return out;
+}
+
+// The place nearest to px within maxPx, or null.
+export function markerAt(places, px, maxPx = 5) {
+    let best = null;
+    for (const p of places) {
+        const d = Math.abs(p.x - px);
+        if (d <= maxPx && (!best || d < Math.abs(best.x - px))) best = p;
+    }
+    return best;
+}
+
+// Whether markers come from more than one group (then each says its group).
+export function markerGroups(markers) {
+    const keys = new Set((markers || []).map((m) => groupKey(m.labels)));
+    return keys.size;
+}
+
+const groupKey = (labels) => Object.keys(labels || {}).sort().map((k) => `${k}=${labels[k]}`).join(", ");
+
+// What a marker says: "version=v2 from 14:05", its group first when withGroup
+// ("service_name=api: version=v2 from 14:05"), the date too when withDate ("from
+// 2026-11-30 14:05", for ranges longer than a day).
+export function markerText(m, { withGroup = false, withDate = false } = {}) {
+    const when = formatDateTime(m.at, false);
+    const g = withGroup ? groupKey(m.labels) : "";
+    return (g ? g + ": " : "") + `${m.label}=${m.value} from ${withDate ? when : when.slice(11)}`;
 }

@@ -1,23 +1,26 @@
 // timeline.mjs - the timeline canvas: one line per series (or label value) over the range,
-// a tooltip with the values under the pointer, and a brush that selects a range (and,
-// with shift, a second range to compare it with).
+// a tooltip with the values under the pointer, a brush that selects a range (and, with
+// shift, a second range to compare it with), and markers where a label changed value (a
+// new version). The functions over time panel draws its lines with it too.
 
 import { SERIES_COLORS } from "./colors.mjs";
 import { formatDateTime, formatMetric, formatTick, formatValue, metricView } from "./format.mjs";
 import { h, hideTooltip, showTooltip } from "./dom.mjs";
 import {
-    brushRange, bucketAt, hasValue, limitSeries, linearScale, lineRuns, maxValue, nearestPoint,
-    seriesNames, timeTicks, valueTicks,
+    brushRange, bucketAt, hasValue, limitSeries, linearScale, lineRuns, markerAt, markerGroups,
+    markerText, maxValue, nearestPoint, placeMarkers, seriesNames, timeTicks, valueTicks,
 } from "./timeline-model.mjs";
 
 const PAD = { left: 64, right: 12, top: 20, bottom: 22 };
 const FONT = "11px system-ui, sans-serif";
+export const MARKER_COLOR = "#6b4aa8";
 
 export class Timeline {
     // host: the element to fill; opts.onSelect([from, until] unix s, or null to clear),
     // opts.onPoint(line, k, event) (a click on the point of a line at bucket k: the
     // series' profiles there), opts.onSecond([from, until] or null) (a shift-drag: the
-    // range to compare the selection with), opts.height (css px).
+    // range to compare the selection with), opts.height (css px), opts.label (the canvas's
+    // aria-label).
     constructor(host, opts = {}) {
         this.opts = { height: 150, ...opts };
         this.host = host;
@@ -26,7 +29,9 @@ export class Timeline {
         this.second = null; // the shift-dragged range, [from, until] unix s
         this.drag = null;
         this.hoverT = null;
-        this.canvas = h("canvas", { class: "tl-canvas", role: "img", "aria-label": "timeline" });
+        this.markers = []; // /api/v1/markers' markers
+        this.places = []; // where they are drawn (placeMarkers)
+        this.canvas = h("canvas", { class: "tl-canvas", role: "img", "aria-label": this.opts.label || "timeline" });
         this.legend = h("div", { class: "tl-legend" });
         host.append(this.canvas, this.legend);
         this.ctx = this.canvas.getContext("2d");
@@ -77,6 +82,13 @@ export class Timeline {
         this.draw();
     }
 
+    // markers: /api/v1/markers' markers ({labels, label, value, at}), drawn as vertical
+    // lines with the new value on top; [] or null: none.
+    setMarkers(markers) {
+        this.markers = markers || [];
+        this.draw();
+    }
+
     renderLegend() {
         this.legend.textContent = "";
         if (!this.data) return;
@@ -108,6 +120,8 @@ export class Timeline {
         c.clearRect(0, 0, W, H);
         c.font = FONT;
         const d = this.data;
+        this.places = d ? placeMarkers(this.markers, x, d.t0, d.t1) : [];
+        this.canvas.dataset.markers = String(this.places.length);
         if (!d) return;
         const top = PAD.top, bottom = H - PAD.bottom;
         // the values in the metric's display unit (cores, bytes/s, ...): the axis says which
@@ -167,6 +181,7 @@ export class Timeline {
             c.lineTo(Math.round(b) - 0.5, bottom);
             c.stroke();
         });
+        this.drawMarkerLines(c, top, bottom);
         // lines: a point per bucket with profiles, at its middle, joined over usual gaps
         // and broken at longer ones (lineRuns); lone points, and every point when there
         // are few, get a dot
@@ -196,6 +211,7 @@ export class Timeline {
                 }
             }
         }
+        this.drawMarkerFlags(c, top, W);
         // the bucket under the pointer
         if (this.hoverT !== null && !this.drag) {
             const k = bucketAt(d.ts, d.step, this.hoverT);
@@ -212,6 +228,62 @@ export class Timeline {
         c.moveTo(PAD.left, bottom + 0.5);
         c.lineTo(W - PAD.right, bottom + 0.5);
         c.stroke();
+    }
+
+    // A dashed line per marker place, under the series' lines.
+    drawMarkerLines(c, top, bottom) {
+        c.save();
+        c.strokeStyle = MARKER_COLOR;
+        c.lineWidth = 1;
+        c.setLineDash([4, 3]);
+        for (const p of this.places) {
+            const px = Math.round(p.x) + 0.5;
+            c.beginPath();
+            c.moveTo(px, top - 4);
+            c.lineTo(px, bottom);
+            c.stroke();
+        }
+        c.restore();
+    }
+
+    // The new value (or how many changed there) in a flag above the plot at each marker,
+    // right of its line where there is room; a flag that would cover the previous one is
+    // left out (the tooltip still lists its marker).
+    drawMarkerFlags(c, top, W) {
+        c.save();
+        c.textBaseline = "middle";
+        c.textAlign = "left";
+        let free = 0; // flags do not overlap: one is left out when the previous covers its place
+        for (const p of this.places) {
+            const text = p.items.length > 1 ? `${p.items.length} changes` : p.items[0].value;
+            const tw = Math.min(120, c.measureText(text).width) + 8;
+            const left = p.x + tw + 2 > W - PAD.right ? p.x - tw : p.x;
+            if (left < free) continue;
+            c.fillStyle = MARKER_COLOR;
+            c.fillRect(left, top - 17, tw, 14);
+            c.fillStyle = "#fff";
+            c.fillText(text, left + 4, top - 10, tw - 8);
+            free = left + tw + 2;
+        }
+        c.restore();
+    }
+
+    // The tooltip's lines for the markers at px: [] when none is there.
+    markerRows(px) {
+        const p = markerAt(this.places, px);
+        if (!p) return [];
+        const withGroup = markerGroups(this.markers) > 1;
+        const withDate = this.data && this.data.t1 - this.data.t0 > 86400;
+        return p.items.map((m) => h("div", { class: "tip-marker" },
+            h("i", { style: { background: MARKER_COLOR } }), markerText(m, { withGroup, withDate })));
+    }
+
+    // The css-pixel position of marker place i's line, halfway down (for tests).
+    markerPosition(i) {
+        const p = this.places[i];
+        if (!p) return null;
+        const r = this.canvas.getBoundingClientRect();
+        return { x: r.left + p.x, y: r.top + r.height / 2, at: p.at };
     }
 
     eventX(e) {
@@ -303,6 +375,7 @@ export class Timeline {
         const rows = d.lines.map((l) => ({ l, v: hasValue(l.values, k) ? l.values[k] : null }))
             .sort((a, b) => (b.v ?? -Infinity) - (a.v ?? -Infinity));
         showTooltip(h("div", { class: "tl-tip" },
+            this.markerRows(px),
             h("div", { class: "tip-title" }, formatDateTime(d.ts[k]), " – ",
                 formatDateTime(d.ts[k] + d.step).slice(11)),
             rows.slice(0, 12).map(({ l, v }) => h("div", { class: "tip-row" },

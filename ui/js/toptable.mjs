@@ -105,7 +105,8 @@ export class RowTable {
 
 export class TopTable extends RowTable {
     // host: element to fill. opts: onSort(sort), onSelect(name), onSandwich(name),
-    // onSource(name) (optional: a "src" button per row), onContext(name, event).
+    // onSource(name) (optional: a "src" button per row), onOverTime(name) (optional: a "∿"
+    // button per row, the function over time), onContext(name, event).
     constructor(host, opts = {}) {
         super(host, { testid: "top-table", className: "top-table" });
         this.opts = opts;
@@ -122,6 +123,10 @@ export class TopTable extends RowTable {
             }
             if (e.target.closest(".tt-source")) {
                 this.opts.onSource && this.opts.onSource(tr.dataset.name);
+                return;
+            }
+            if (e.target.closest(".tt-time")) {
+                this.opts.onOverTime && this.opts.onOverTime(tr.dataset.name);
                 return;
             }
             this.opts.onSelect && this.opts.onSelect(tr.dataset.name);
@@ -171,6 +176,9 @@ export class TopTable extends RowTable {
             this.opts.onSource ? h("button", { type: "button", class: "tt-source",
                                                title: "Source: its lines with their values",
                                                "aria-label": "source of " + r.name }, "src") : null,
+            this.opts.onOverTime ? h("button", { type: "button", class: "tt-time",
+                                                 title: "Over time: its value over the range, under the timeline",
+                                                 "aria-label": "over time: " + r.name }, "∿") : null,
             r.name, r.inline ? h("span", { class: "inline" }, " (inline)") : null),
         h("td", { class: "num" }, formatValue(r.self, u)),
         h("td", { class: "num pct" }, bar(r.self, t), h("span", null, formatPercent(r.self, t))),
