@@ -87,7 +87,7 @@ test("a function's timeline asks the timeline's parameters with function and val
     assert.deepEqual(functionParams(st, "a, b"), { query: '{service_name="api"}', type: "cpu:cpu", from: "now-6h",
                                                   until: "now", group_by: "pod", function: "a, b", value: "total" });
     assert.deepEqual(markersParams(st), { query: '{service_name="api"}', type: "cpu:cpu", from: "now-6h",
-                                          until: "now", group_by: "pod" });
+                                          until: "now" }, "per service, whatever the lines are");
     assert.equal(changesParams({ ...st, group_by: "" }).group_by, "service_name", "one group per service by default");
     assert.equal(changesParams({ ...st, q: "0.01" }).q, "0.01");
 });

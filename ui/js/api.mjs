@@ -79,9 +79,10 @@ export function functionParams(state, name) {
 }
 
 // Parameters of /api/v1/markers for a state: the label value changes (a new version) of the
-// series the timeline shows, grouped as it is.
+// series the timeline shows, per service (the server's grouping: a timeline with a line per
+// version would have no change of version within a line).
 export function markersParams(state) {
-    return timelineParams(state);
+    return { query: state.query, type: state.type, from: state.from, until: state.until };
 }
 
 // The label the Changes view groups by when the state names none: one group per service.

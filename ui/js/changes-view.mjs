@@ -99,12 +99,14 @@ export function createChangesView(root, ctx) {
             return;
         }
         const shown = shownFindings(doc, st.kind).length, all = (doc.changes || []).length;
-        const level = st.q || "0.05";
+        const level = doc.level || st.q || "0.05";
         replace(el.summary,
             h("span", null, h("b", null, `${all} change${all === 1 ? "" : "s"}`),
                 shown < all ? ` (${shown} shown)` : "", " in ", h("b", null, rangeText(st.from, st.until)), " for ",
                 h("code", null, st.query || "{}"), `, per ${st.group_by || CHANGES_GROUP}, q < ${level}`,
-                doc.step ? `, steps of ${formatDuration(doc.step)}` : ""),
+                doc.step ? `, steps of ${formatDuration(doc.step)}` : "",
+                doc.groups !== undefined ? ` · ${doc.groups} group${doc.groups === 1 ? "" : "s"}` +
+                    (doc.functions ? `, the heaviest ${doc.functions} functions tested` : "") : ""),
             doc.method ? h("span", { class: "hint", dataset: { testid: "changes-method" } }, " · method: ", doc.method) : null);
         const ms = doc.markers || [];
         replace(el.markers, ms.length ? [h("span", { class: "label" }, "Label changes:"),
@@ -197,7 +199,11 @@ export function createChangesView(root, ctx) {
             h("td", { class: "name group", title: groupText(f.labels) }, groupText(f.labels)),
             h("td", { class: "name", title: f.function }, h("code", null, f.function)),
             h("td", null, h("span", { class: "kind-badge k-" + f.kind, title: KIND_TEXT[f.kind] || f.kind }, f.kind),
-                when && f.kind !== "trend" ? h("div", { class: "hint at" }, "at " + when.slice(11)) : null),
+                when && f.kind !== "trend" ? h("div", { class: "hint at" }, "at " + when.slice(11)) : null,
+                // the label change beside a step (a deploy), as the server pairs them
+                f.marker ? h("div", { class: "marker-at", dataset: { testid: "change-marker" },
+                                      title: markerText(f.marker, { withDate: true }) },
+                h("i", { style: { background: MARKER_COLOR } }), `${f.marker.label}=${f.marker.value}`) : null),
             h("td", { class: "spark" }, spark(f, groupMarkers(doc.markers, f.labels))),
             h("td", { class: "num", dataset: { testid: "before-after" } }, beforeAfter(f)),
             h("td", { class: "num change " + (f.kind === "gone" || (f.change_pct < 0) || f.slope_per_hour < 0 ? "down" : "up") },
