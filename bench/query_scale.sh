@@ -7,7 +7,7 @@
 # fresh process after opening the store, and the flame-graph merges of the last 1 h, 24 h,
 # 7 d and 30 d. Goals: 30 d < 300 ms, 24 h < 50 ms, RSS after open < 100 MB, < 2 bytes per
 # sample.
-# usage: bench/query_scale.sh [PROFILES]   (env OLD=<commit>, default the stop-7 store)
+# usage: bench/query_scale.sh [PROFILES]   (env OLD=<commit>, default 2371629)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 n=${1:-259200}

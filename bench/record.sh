@@ -9,7 +9,7 @@
 # the end, but no symbols (`perf script` would add them: measured too, as perf+script).
 # Then `scorch record -a --push` (a profile every 10 s to a server started here, symbols
 # and open DWARF kept between intervals), the continuous mode, for as long again.
-# Goals (issue 11): < 0.5% of one core, < 50 MB RSS.
+# Goals: < 0.5% of one core, < 50 MB RSS.
 #
 # usage: bench/record.sh [SECONDS]   (default 30; needs root or CAP_PERFMON, perf)
 set -eu

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Benchmark (not a test): a soak of `scorch server` (bench/soak.py). On a fresh store, for
-# SECONDS (60 by default: a smoke run; issue 15's soak is `bench/soak.sh 600 1000 50`):
+# SECONDS (60 by default: a smoke run; the full-size soak is `bench/soak.sh 600 1000 50`):
 # steady pushes of distinct realistic ~35 KB CPU profiles at PUSHES_PER_SECOND (20) into
 # rate x 10 series (each a 10 s profile every 10 s, as a fleet of agents pushes), from
 # keep-alive connections in several driver processes; the server scraping TARGETS (0)

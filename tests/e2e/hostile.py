@@ -1,4 +1,4 @@
-"""hostile.py - issue 15's numbered cases against a running `scorch server`: each crafted push
+"""hostile.py - numbered hostile cases against a running `scorch server`: each crafted push
 is refused with its status and a message naming the limit (or stored and read back right)
 within 10 s, nothing refused is stored, every JSON answer is valid UTF-8, the server's
 memory stays bounded and it keeps serving (2, 3, 4, 7, 8, 11); the heavy queries (1: the
@@ -106,7 +106,7 @@ def timed(what, bound_s, fn):
 
 
 # a push or a refusal answered at once takes milliseconds (a 60 MiB body well under 1 s);
-# the bound only tells a hang or a runaway (the issue's cases took 15 to 300 s) from that
+# the bound only tells a hang or a runaway (without the bounds, these took 15 to 300 s) from that
 REQUEST_BOUND_S = 10
 
 
@@ -174,7 +174,7 @@ def heavy():
         names = b"".join(b"main;" + b"a" * 3000 + b"%04d 1\n" % i for i in range(1000))
         srv.push(names, name="longnames", format="folded", **now)
         q = dict(span, query='{service_name="longnames"}', type="cpu:cpu", focus="(a+)+$")
-        # the regexes get 1 s of matching in all (the issue's run took 15.5 s): a bound
+        # the regexes get 1 s of matching in all (without it, 15.5 s): a bound
         # well under that, with room for the merge of 1,000 names on a loaded machine
         msg, took = timed("(a+)+$ over 1,000 long names", 8, lambda: expect_error(
             srv, 400, "GET", "/api/v1/render", q, words=("ms of matching", "(a+)+"),
@@ -204,8 +204,8 @@ def heavy():
                             for i in range(200000))
             srv.push(lines.encode(), name="frames", format="folded", **now)
             rss.append(srv.rss_mb())
-        # kept, the 600k frames after the first push would add 200 MiB or more (the issue
-        # measured 1.1 GB for 3M); the store's caches (2^19 entries each) are emptied when
+        # kept, the 600k frames after the first push would add 200 MiB or more (3M once
+        # took 1.1 GB); the store's caches (2^19 entries each) are emptied when
         # full, so RSS saws within about their size
         check(max(rss) < rss[0] + 96, "RSS after four pushes of 200k new frames: %s MiB" %
               " ".join("%.0f" % r for r in rss))
@@ -396,7 +396,7 @@ def layout_workers(srv):
 def stalled_layout(srv, params, stopped, tries=3):
     """Sends the call graph of params on a socket of its own and stops (SIGSTOP) its layout
     worker once it runs (for a few hundred ms): a layout that never ends, as Graphviz's
-    took 300 s in the issue, its query still holding its slot. The pids stopped are added
+    once took 300 s, its query still holding its slot. The pids stopped are added
     to stopped (the caller kills those left at the end). Returns the socket."""
     for _ in range(tries):
         s = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
@@ -433,7 +433,7 @@ def admission():
     once; its client hanging up kills the worker and frees the slot. 1: SIGTERM with such a
     call graph running makes the server kill the worker and exit 0 within its shutdown
     bound (server.shutdown_timeout, 5 s, plus slack), its client answered or closed, not
-    left hanging (the issue's server needed SIGKILL). server.layout_timeout at 120 s: no
+    left hanging (without the bound, the server needed SIGKILL). server.layout_timeout at 120 s: no
     deadline ends the layout within these bounds."""
     srv = with_config("admission", "server:\n  max_queries: 1\n  layout_timeout: 120s\n")
     stopped = []

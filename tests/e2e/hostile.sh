@@ -1,5 +1,5 @@
 #!/bin/sh
-# hostile.sh - issue 15's per-input cases replayed against a real `scorch server`: a 60 MiB
+# hostile.sh - hostile per-input cases replayed against a real `scorch server`: a 60 MiB
 # function name, a location of 1M inlined lines, pushes dated 2500, 2100 and 1970, from
 # after until, random bytes without a format, 'bad}' as a name, 2^20+1 stack lines (each
 # refused with its status and the limit's name, nothing stored, RSS bounded), INT64_MAX
