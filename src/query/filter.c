@@ -17,10 +17,6 @@ struct sc_filter {
     int active;
 };
 
-/* Go's regexp semantics where PCRE2 has a switch for them: UTF-8 (re_match), `$` only at
- * the end, no \C; unanchored search like MatchString. */
-#define RE_FLAGS (PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C)
-
 /* Bounds on one match, so that no pattern can make filtering hang on a long name. */
 
 void sc_filter_free(struct sc_filter *f)
@@ -45,18 +41,16 @@ int sc_filter_new(const struct sc_filter_opts *o, struct sc_filter **out, char *
         if (!src[i] || !*src[i])
             continue;
         int ecode;
-        PCRE2_SIZE eoff;
-        f->re[i] =
-            pcre2_compile((PCRE2_SPTR)src[i], PCRE2_ZERO_TERMINATED, RE_FLAGS, &ecode, &eoff, NULL);
+        size_t eoff;
+        f->re[i] = sc_re_compile(src[i], strlen(src[i]), SC_RE_SEARCH, &ecode, &eoff);
         if (!f->re[i]) {
             PCRE2_UCHAR msg[120];
             pcre2_get_error_message(ecode, msg, sizeof msg);
             sc_filter_free(f);
             return sc_errf(err, ecode == PCRE2_ERROR_NOMEMORY ? SC_ENOMEM : SC_EINVAL,
                            "bad %s regex '%.64s': %s at offset %zu", re_names[i], src[i],
-                           (const char *)msg, (size_t)eoff);
+                           (const char *)msg, eoff);
         }
-        pcre2_jit_compile(f->re[i], PCRE2_JIT_COMPLETE); /* the interpreter if JIT fails */
         f->active = 1;
     }
     f->mctx = sc_re_context();

@@ -16,6 +16,19 @@ static int match_sub(const pcre2_code *re, PCRE2_SPTR s, size_t n, pcre2_match_d
     return r >= 0;
 }
 
+pcre2_code *sc_re_compile(const char *src, size_t n, enum sc_re_mode mode, int *ecode, size_t *eoff)
+{
+    uint32_t flags = PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_NEVER_BACKSLASH_C;
+    if (mode == SC_RE_LABEL)
+        flags |= PCRE2_DOTALL | PCRE2_ANCHORED | PCRE2_ENDANCHORED;
+    PCRE2_SIZE off = 0;
+    pcre2_code *re = pcre2_compile((PCRE2_SPTR)(src ? src : ""), n, flags, ecode, &off, NULL);
+    *eoff = (size_t)off;
+    if (re)
+        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    return re;
+}
+
 pcre2_match_context *sc_re_context(void)
 {
     pcre2_match_context *c = pcre2_match_context_create(NULL);

@@ -19,6 +19,20 @@
 #define SC_RE_HEAP_LIMIT_KB 16384
 #define SC_RE_BUDGET_NS 1000000000LL
 
+/* The two ways a user regex is read, decided here once:
+ *   SC_RE_LABEL   as PromQL reads a label matcher's: anchored at both ends, `.` matches
+ *                 newlines (Prometheus's "^(?s:re)$"); selectors, the rules' function names
+ *   SC_RE_SEARCH  as pprof reads focus/ignore/hide/show: found anywhere (Go's MatchString),
+ *                 `.` stops at a newline
+ * both UTF-8 with `$` only at the very end and without \C, as Go's regexp. */
+enum sc_re_mode { SC_RE_LABEL, SC_RE_SEARCH };
+
+/* Compiles src[0..n) (JIT when it can: the interpreter matches the same otherwise). NULL on
+ * failure with PCRE2's error code in *ecode and its offset in *eoff (pcre2_get_error_message
+ * words it; PCRE2_ERROR_NOMEMORY when out of memory). Free with pcre2_code_free. */
+pcre2_code *sc_re_compile(const char *src, size_t n, enum sc_re_mode mode, int *ecode,
+                          size_t *eoff);
+
 /* A match context with the per-match limits; NULL when out of memory. */
 pcre2_match_context *sc_re_context(void);
 

@@ -200,12 +200,6 @@ static int lex_string(struct lexer *x, struct sc_buf *out)
     return out->oom ? SC_ENOMEM : 0;
 }
 
-/* Regexes are anchored at both ends, `.` matches newlines (Prometheus's "^(?s:re)$"); UTF-8
- * like Go's (re_match). */
-#define RE_FLAGS                                                                                   \
-    (PCRE2_UTF | PCRE2_DOTALL | PCRE2_ANCHORED | PCRE2_ENDANCHORED | PCRE2_NEVER_BACKSLASH_C |     \
-     PCRE2_DOLLAR_ENDONLY)
-
 static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_buf *name,
                        enum sc_match_op op, const struct sc_buf *value, size_t value_at,
                        int compile)
@@ -237,16 +231,14 @@ static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_b
     s->re[s->n] = NULL;
     if (compile && (op == SC_MATCH_RE || op == SC_MATCH_NRE)) {
         int ecode;
-        PCRE2_SIZE eoff;
-        pcre2_code *re = pcre2_compile((PCRE2_SPTR)v, value->len, RE_FLAGS, &ecode, &eoff, NULL);
+        size_t eoff;
+        pcre2_code *re = sc_re_compile(v, value->len, SC_RE_LABEL, &ecode, &eoff);
         if (!re) {
             PCRE2_UCHAR msg[120];
             pcre2_get_error_message(ecode, msg, sizeof msg);
             return bad(x, value_at, 0, "bad regex for '%s': %s at offset %zu of the regex", nm,
                        (const char *)msg, (size_t)eoff);
         }
-        /* JIT is an optimisation: when it is unavailable the interpreter matches the same */
-        pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
         s->re[s->n] = re;
         if (!s->mctx) {
             s->mctx = sc_re_context();
