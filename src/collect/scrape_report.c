@@ -96,18 +96,6 @@ void sc_scraper_targets_json(struct sc_scraper *s, struct sc_buf *out)
     sc_buf_puts(out, "\n]\n");
 }
 
-static void prom_value(struct sc_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            sc_buf_putc(b, '\\'), sc_buf_putc(b, *s);
-        else if (*s == '\n')
-            sc_buf_puts(b, "\\n");
-        else
-            sc_buf_putc(b, *s);
-    }
-}
-
 static int64_t thread_cpu(clockid_t c)
 {
     struct timespec ts;
@@ -164,9 +152,9 @@ void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
             const struct task *tk = &s->gen->tasks[i];
             const struct tstate *st = tk->st;
             sc_buf_printf(out, "%s{job=\"", m[k].name);
-            prom_value(out, tk->t->job);
+            sc_buf_put_prom_label(out, tk->t->job, strlen(tk->t->job));
             sc_buf_puts(out, "\",instance=\"");
-            prom_value(out, tk->t->instance);
+            sc_buf_put_prom_label(out, tk->t->instance, strlen(tk->t->instance));
             sc_buf_printf(out, "\",profile=\"%s\"} ", sc_scrape_kinds[st->kind].name);
             switch (k) {
             case 0:
@@ -252,22 +240,6 @@ int sc_scrape_store_sink(void *store, const struct sc_scraped *p, char *err)
     return sc_ingest(store, &q, &sc_limits_scrape, &res, err);
 }
 
-static void url_encode(struct sc_buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '_' || c == '.' || c == '~') {
-            sc_buf_putc(b, (char)c);
-        } else {
-            sc_buf_putc(b, '%');
-            sc_buf_putc(b, hex[c >> 4]);
-            sc_buf_putc(b, hex[c & 15]);
-        }
-    }
-}
-
 int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *err)
 {
     const char *suffix = NULL;
@@ -310,7 +282,7 @@ int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *e
     if (until < from)
         until = from;
     sc_buf_puts(out, "name=");
-    url_encode(out, name.data, name.len);
+    sc_buf_put_url(out, name.data, name.len);
     sc_buf_printf(out, "&from=%lld&until=%lld&format=pprof", (long long)from, (long long)until);
     sc_buf_release(&name);
     return out->oom ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
