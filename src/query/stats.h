@@ -30,6 +30,22 @@ double sc_binom_p2(double k, double n, double p0);
 double sc_welch(double m0, double v0, double n0, double m1, double v1, double n1, double *se,
                 double *df);
 
+/* P(X <= k) for X binomial with n trials and success probability p0 (0 < p0 < 1). */
+double sc_binom_cdf(double k, double n, double p0);
+
+/* Two-sided p-value of a standard normal z: P(|Z| >= |z|) (1 for NaN). */
+double sc_norm_p2(double z);
+
+/* The p-value of the largest standardized two-sample statistic over the split points of a
+ * series of n exchangeable observations: b = max |Z_k| for m <= k <= n - m, where Z_k
+ * compares the first k observations with the other n - k (each Z_k standard normal under
+ * no change, as a rank-sum z is). P(max |Z_k| >= b) from the maximum of a standardized
+ * Brownian bridge (an Ornstein-Uhlenbeck process in log(t / (1 - t)) / 2), with Siegmund's
+ * correction for the discrete split points (James, James and Siegmund 1987): accounts for
+ * every split tried, accurate in the tail (p < 0.1), conservative above. 1 when no split
+ * fits (n < 2m) or b is NaN. */
+double sc_split_max_p(double b, uint32_t n, uint32_t m);
+
 /* Benjamini-Hochberg: replaces p[i] by its q-value (the smallest false discovery rate at
  * which it would be rejected) for the n entries with p[i] >= 0; entries < 0 (tests not
  * made) are left alone and do not count. 0 or SC_ENOMEM. */
