@@ -19,10 +19,11 @@ const char *sc_change_kind_name(enum sc_change_kind k);
 struct sc_changes_input {
     uint32_t group, function; /* the caller's indices, handed back in its findings */
     uint32_t nsteps;
-    const int64_t *t;     /* each step's start, ns, increasing */
-    int64_t step_ns;      /* the steps' width */
-    const double *value;  /* the function's value per step; NaN: the group had no profile */
-    const double *total;  /* the group's value per step (every function); NaN as value */
+    const int64_t *t;    /* each step's start, ns, increasing */
+    int64_t step_ns;     /* the steps' width */
+    const double *value; /* the function's value per step; NaN: the group had no profile */
+    const double *total; /* the group's value per step (every function); NaN as value;
+                            NULL: new and gone without the min_share rule */
 };
 
 struct sc_changes_opts {
@@ -53,11 +54,14 @@ struct sc_changes;
 
 /* A batch of tests; NULL opts: SC_CHANGES_OPTS_INIT. NULL when out of memory. */
 struct sc_changes *sc_changes_new(const struct sc_changes_opts *o);
-/* Tests one function (the arrays are read during the call only). 0 or SC_ENOMEM. */
+/* Tests one function (the arrays are read during the call only). Not tested, silently: a
+ * function with fewer than 6 steps with profiles, a constant one, one with a negative or
+ * infinite value. 0, SC_ENOMEM, or SC_EINVAL (no times or values, times not increasing). */
 int sc_changes_add(struct sc_changes *c, const struct sc_changes_input *in, char *err);
 /* Adjusts every test's p-value over the batch and gives the findings with q <= level,
  * largest |change| first (trends by their change over the range), in *out (the caller
- * frees it) with *n of them. 0 or SC_ENOMEM. */
+ * frees it; NULL when none) with *n of them. The batch is left as it was: more tests may be
+ * added and it run again. 0 or SC_ENOMEM. */
 int sc_changes_run(struct sc_changes *c, struct sc_change **out, uint32_t *n, char *err);
 void sc_changes_free(struct sc_changes *c);
 
