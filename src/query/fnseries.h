@@ -1,8 +1,9 @@
 /* fnseries.h - functions over time: each function's self (flat) and total (cum) value per
  * step of a timeline, per series or group_by value, in the timeline's metric and unit
  * (query/metric.h), so a function's line and the timeline's agree (the self values of all
- * functions of a step sum to the timeline's value). Read a step at a time from the store's
- * rows (rollups where the steps allow), each distinct stack resolved once. */
+ * functions of a step sum to the timeline's value): the timeline's value split by the
+ * functions' shares of the step's stack rows, read per bucket from the store's rollups, each
+ * distinct stack resolved once (fnseries.c). */
 #ifndef SC_FNSERIES_H
 #define SC_FNSERIES_H
 
@@ -15,11 +16,11 @@ struct sc_fnseries {
     int64_t from, step; /* ns */
     uint32_t nsteps;
     uint32_t ngroups;
-    char **keys;        /* per group: its group_by value, or (no group_by) its series'
-                           canonical labels */
-    const char *group;  /* the group_by label, or NULL */
+    char **keys;       /* per group: its group_by value, or (no group_by) its series'
+                          canonical labels */
+    const char *group; /* the group_by label, or NULL */
     uint32_t nfuncs;
-    char **names;       /* the functions kept: the asked one, or the heaviest by total */
+    char **names; /* the functions kept: the asked one, or the heaviest by total */
     enum sc_metric metric;
     char unit[80];
     double *total;      /* ngroups x nsteps: the timeline's values; NaN: no profile */
@@ -27,13 +28,23 @@ struct sc_fnseries {
                            NaN where total is */
 };
 
-/* Fills f for s (step 0: as sc_plan_timeline picks it). function: that function only (its
- * exact name; kept even when it has no value: a line of zeros where there are profiles);
- * NULL: the max_funcs functions with the largest total over the range and all groups.
- * 0, or SC_EINVAL / SC_ELIMIT with the reason (steps or cells over their limits), SC_E*. */
+/* Fills f for s (step 0: as sc_plan_timeline picks it; at least 1 s). function: that function
+ * only (its exact name; kept even when it has no value: a line of zeros where there are
+ * profiles); NULL: the max_funcs functions (0: every one) with the largest total over the
+ * range and all groups (the range's merged values, as the flame graph of it has them), ties
+ * by name. f->group is group_by itself (borrowed); the rest is f's, freed by
+ * sc_fnseries_release (also after a failure). fnseries.c's top comment says how the values
+ * are made and what they cost. 0, or SC_EINVAL / SC_ELIMIT with the reason (steps or cells
+ * over their limits, SC_TIMELINE_MAX_CELLS for groups x functions x steps), SC_E*. */
 int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, const char *function,
                      uint32_t max_funcs, struct sc_fnseries *f, char *err);
 void sc_fnseries_release(struct sc_fnseries *f);
+
+/* Function fi's line in the timeline's JSON (sc_timeline_write_json, s the selection f was
+ * planned for) with "function" and "value" ("self" or "total") added: its self values when
+ * self, else its total (cum) ones; null where the timeline is. */
+void sc_fnseries_write_json(const struct sc_fnseries *f, uint32_t fi, int self,
+                            const struct sc_selection *s, struct sc_buf *out);
 
 #endif

@@ -233,7 +233,7 @@ int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_sel
 
 void sc_timeline_release(struct sc_timeline *t)
 {
-    for (uint32_t j = 0; t->group && j < t->nlines; j++)
+    for (uint32_t j = 0; t->group && t->keys && j < t->nlines; j++)
         free(t->keys[j]);
     free(t->keys);
     free(t->values);
@@ -278,7 +278,18 @@ int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *lin
 int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step, const char *group_by, struct sc_timeline *t, char *err)
 {
+    return sc_plan_timeline_series(st, tenant, s, step, group_by, t, NULL, NULL, err);
+}
+
+int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                            int64_t step, const char *group_by, struct sc_timeline *t,
+                            double **series, uint32_t **line_of_out, char *err)
+{
     memset(t, 0, sizeof *t);
+    if (series)
+        *series = NULL;
+    if (line_of_out)
+        *line_of_out = NULL;
     /* steps start on a whole second: the answer's timestamps are seconds, and a client
      * asking what a step holds (the UI's "open this profile") must ask for the same span
      * (with now-1h's fraction, a profile at a step's last second was in the step the
@@ -351,7 +362,8 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
         for (size_t i = 0; t->values && i < n; i++)
             t->values[i] = NAN;
     }
-    /* a line sums its series' values; a step where none has a profile stays NaN */
+    /* a line sums its series' values; a step where none has a profile stays NaN (the
+     * series' own values are kept in cells.value for a caller that wants them) */
     for (uint32_t i = 0; rc == 0 && i < s->n; i++)
         for (uint32_t k = 0; k < nsteps; k++) {
             size_t c = (size_t)i * nsteps + k;
@@ -360,10 +372,19 @@ int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_se
             double *x = &t->values[(size_t)line_of[i] * nsteps + k];
             if (!isnan(v))
                 *x = isnan(*x) ? v : *x + v;
+            cells.value[c] = v;
         }
-    free(cells.value);
     free(cells.covered_ns);
     free(cells.captures);
+    if (rc == 0 && series) {
+        *series = cells.value;
+        cells.value = NULL;
+    }
+    if (rc == 0 && line_of_out) {
+        *line_of_out = line_of;
+        line_of = NULL;
+    }
+    free(cells.value);
     free(line_of);
     if (rc) {
         sc_timeline_release(t);
@@ -385,6 +406,12 @@ static void put_labels(struct sc_buf *o, const char *canon)
 void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
                             struct sc_buf *o)
 {
+    sc_timeline_write_json_with(t, s, NULL, o);
+}
+
+void sc_timeline_write_json_with(const struct sc_timeline *t, const struct sc_selection *s,
+                                 const char *fields, struct sc_buf *o)
+{
     sc_buf_puts(o, "{\"timestamps\":[");
     for (uint32_t k = 0; k < t->nsteps; k++) {
         if (k)
@@ -393,7 +420,10 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
     }
     sc_buf_printf(o, "],\"step\":%lld,\"unit\":\"", (long long)(t->step / SC_NS_PER_S));
     sc_buf_put_json_str(o, t->unit, strlen(t->unit));
-    sc_buf_printf(o, "\",\"aggregation\":\"%s\",\"series\":[", sc_metric_name(t->metric));
+    sc_buf_printf(o, "\",\"aggregation\":\"%s\",", sc_metric_name(t->metric));
+    if (fields)
+        sc_buf_puts(o, fields);
+    sc_buf_puts(o, "\"series\":[");
     for (uint32_t j = 0; j < t->nlines; j++) {
         sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
         if (t->group) {

@@ -92,10 +92,22 @@ struct sc_timeline {
  * their limits), or SC_E*. */
 int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, struct sc_timeline *t, char *err);
+/* sc_plan_timeline that also hands over each series' own values (s->n x nsteps in the
+ * timeline's metric, NaN: no profile; a line's value is the sum of its series') in *series
+ * and each series' line in *line_of (s->n entries): both the caller's to free, NULL on
+ * failure; either pointer may be NULL when not wanted. For functions over time (fnseries.h),
+ * which split each series' value among its functions. */
+int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                            int64_t step_ns, const char *group_by, struct sc_timeline *t,
+                            double **series, uint32_t **line_of, char *err);
 /* {"timestamps":[...],"step":S,"unit":U,"aggregation":A,"series":[{"labels":{...},
  * "values":[...]},...]}: a step without a profile is null */
 void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
                             struct sc_buf *out);
+/* The same with fields (JSON members, each followed by a comma: "\"function\":\"f\",")
+ * before "series"; NULL: none. */
+void sc_timeline_write_json_with(const struct sc_timeline *t, const struct sc_selection *s,
+                                 const char *fields, struct sc_buf *out);
 void sc_timeline_release(struct sc_timeline *t);
 
 /* The lines of a timeline grouped by label `group`: line_of[i] is series i's line, keys[j]

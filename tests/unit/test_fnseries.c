@@ -1,0 +1,571 @@
+/* test_fnseries.c - functions over time: each function's self and total per step are its
+ * part of the timeline's value (same metric, same steps, same lines), from profiles written
+ * at known times. */
+#include "t.h"
+
+#include "formats/folded.h"
+#include "formats/input.h"
+#include "model/error.h"
+#include "query/fnseries.h"
+#include "query/plan.h"
+#include "store/store.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#define NS 1000000000LL
+/* a whole hour, so one-minute steps from it are whole buckets of every grid */
+#define T0 1699999200LL
+
+static char tmpdir[256];
+
+static struct sc_store *open_store(const char *name)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = dir;
+    o.background = 0;
+    o.retention_ns = 0;
+    o.durable = 0;
+    struct sc_store *s = NULL;
+    char err[SC_ERR_LEN] = "";
+    if (sc_store_open(&o, &s, err))
+        fprintf(stderr, "open: %s\n", err);
+    T_CHECK(s != NULL);
+    return s;
+}
+
+static struct sc_profile *folded(const char *text)
+{
+    struct sc_profile *p = sc_profile_new();
+    char err[SC_ERR_LEN];
+    if (sc_folded_decode(text, strlen(text), &sc_limits_cli, p, err)) {
+        fprintf(stderr, "folded: %s\n", err);
+        sc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Writes folded text as a profile of series {service_name=svc, pod=pod} at t (s) lasting
+ * dur (s). */
+static void put(struct sc_store *st, const char *svc, const char *pod, const char *profile,
+                int64_t t, int64_t dur, const char *text)
+{
+    struct sc_profile *p = folded(text);
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    if (!strcmp(profile, "heap")) { /* a gauge: the folded counts as bytes in use */
+        p->sample_types[0].type = (uint32_t)sc_profile_intern(p, "inuse_space", 11);
+        p->sample_types[0].unit = (uint32_t)sc_profile_intern(p, "bytes", 5);
+    }
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "service_name", 12, svc, strlen(svc));
+    sc_labels_set(&l, "pod", 3, pod, strlen(pod));
+    struct sc_store_write w = {NULL, &l, profile, t * NS, dur * NS, p, 0};
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_store_write(st, &w, err);
+    if (rc)
+        fprintf(stderr, "write: %s\n", err);
+    T_EQ_INT(rc, 0);
+    sc_labels_release(&l);
+    sc_profile_free(p);
+}
+
+/* A selection of type over [from, until) (unix seconds), its series found. */
+static int selection(struct sc_store *st, const char *query, const char *type, int64_t from,
+                     int64_t until, struct sc_selection *s)
+{
+    char f[32], u[32], err[SC_ERR_LEN] = "";
+    snprintf(f, sizeof f, "%lld", (long long)from);
+    snprintf(u, sizeof u, "%lld", (long long)until);
+    struct sc_plan_args a = {query, f, u, NULL};
+    int rc = sc_selection_parse(s, &a, type, until * NS, err);
+    if (rc == 0)
+        rc = sc_selection_find(s, st, NULL, err);
+    if (rc)
+        fprintf(stderr, "selection: %s\n", err);
+    T_EQ_INT(rc, 0);
+    return rc;
+}
+
+static int fnseries(struct sc_store *st, const struct sc_selection *s, int64_t step,
+                    const char *group_by, const char *function, uint32_t max, struct sc_fnseries *f)
+{
+    char err[SC_ERR_LEN] = "";
+    int rc = sc_plan_fnseries(st, NULL, s, step * NS, group_by, function, max, f, err);
+    if (rc)
+        fprintf(stderr, "fnseries: %s\n", err);
+    return rc;
+}
+
+static uint32_t group_of(const struct sc_fnseries *f, const char *key)
+{
+    for (uint32_t g = 0; g < f->ngroups; g++)
+        if (!strcmp(f->keys[g], key))
+            return g;
+    return UINT32_MAX;
+}
+
+static uint32_t func_of(const struct sc_fnseries *f, const char *name)
+{
+    for (uint32_t k = 0; k < f->nfuncs; k++)
+        if (!strcmp(f->names[k], name))
+            return k;
+    return UINT32_MAX;
+}
+
+static double at(const struct sc_fnseries *f, const double *v, uint32_t g, uint32_t fi, uint32_t k)
+{
+    if (g >= f->ngroups || fi >= f->nfuncs || k >= f->nsteps)
+        return -12345; /* fails every comparison below */
+    return v[((size_t)g * f->nfuncs + fi) * f->nsteps + k];
+}
+
+/* want: NAN for null */
+static int near(double got, double want)
+{
+    if (isnan(want))
+        return isnan(got);
+    return !isnan(got) && fabs(got - want) <= 1e-9 * (fabs(want) > 1 ? fabs(want) : 1);
+}
+
+#define T_NEAR(got, want)                                                                          \
+    do {                                                                                           \
+        double t_g = (got), t_w = (want);                                                          \
+        t_checks++;                                                                                \
+        if (!near(t_g, t_w)) {                                                                     \
+            t_failures++;                                                                          \
+            fprintf(stderr, "%s:%d: %s: got %.17g, want %.17g\n", __FILE__, __LINE__, #got, t_g,   \
+                    t_w);                                                                          \
+        }                                                                                          \
+    } while (0)
+
+/* Every line of a and b the same to the bit (NaN where NaN). */
+static int same(const struct sc_fnseries *a, const struct sc_fnseries *b)
+{
+    if (a->ngroups != b->ngroups || a->nfuncs != b->nfuncs || a->nsteps != b->nsteps)
+        return 0;
+    size_t n = (size_t)a->ngroups * a->nfuncs * a->nsteps;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(&a->self[i], &b->self[i], sizeof(double)) ||
+            memcmp(&a->cum[i], &b->cum[i], sizeof(double))) {
+            fprintf(stderr, "cell %zu: self %.17g / %.17g, cum %.17g / %.17g\n", i, a->self[i],
+                    b->self[i], a->cum[i], b->cum[i]);
+            return 0;
+        }
+    }
+    for (uint32_t k = 0; k < a->nfuncs; k++)
+        if (strcmp(a->names[k], b->names[k]))
+            return 0;
+    return 1;
+}
+
+/* The three services of the first tests: api (pods a and b) and web (pod c), CPU profiles
+ * of 10 s at known times; step k is [T0 + 60 k, T0 + 60 (k + 1)).
+ *   a: T0+0 main;work;leaf1 30, main;idle 10  T0+60 main;work;leaf2 20, main;work 20
+ *      T0+180 main;work;leaf1 5
+ *   b: T0+0 main;work;leaf1 10                T0+120 main;rec;rec;rec 40
+ *   c: T0+60 main;serve 50
+ * The rates (per second of the 10 s each covers): api 5, 4, 4, 0.5, null; web null, 5,
+ * null, null, null. */
+static void fill(struct sc_store *st)
+{
+    put(st, "api", "a", "cpu", T0, 10, "main;work;leaf1 30\nmain;idle 10\n");
+    put(st, "api", "a", "cpu", T0 + 60, 10, "main;work;leaf2 20\nmain;work 20\n");
+    put(st, "api", "a", "cpu", T0 + 180, 10, "main;work;leaf1 5\n");
+    put(st, "api", "b", "cpu", T0, 10, "main;work;leaf1 10\n");
+    put(st, "api", "b", "cpu", T0 + 120, 10, "main;rec;rec;rec 40\n");
+    put(st, "web", "c", "cpu", T0 + 60, 10, "main;serve 50\n");
+}
+
+/* One function by name, grouped by service: exact values per step, 0 where the group has
+ * profiles without the function, null where it has none. */
+static void test_function(void)
+{
+    struct sc_store *st = open_store("function");
+    if (!st)
+        return;
+    fill(st);
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0, T0 + 300, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, "service_name", "leaf1", 0, &f) == 0) {
+            T_EQ_INT(f.nsteps, 5);
+            T_EQ_INT(f.nfuncs, 1);
+            T_EQ_STR(f.names[0], "leaf1");
+            T_EQ_STR(f.group, "service_name");
+            T_EQ_STR(f.unit, "count/s");
+            T_EQ_INT(f.metric, SC_METRIC_PER_SECOND);
+            uint32_t api = group_of(&f, "api"), web = group_of(&f, "web");
+            static const double tot[5] = {5, 4, 4, 0.5, NAN}, leaf1[5] = {4, 0, 0, 0.5, NAN};
+            for (uint32_t k = 0; k < 5; k++) {
+                T_NEAR(f.total[api * f.nsteps + k], tot[k]);
+                T_NEAR(at(&f, f.self, api, 0, k), leaf1[k]);
+                T_NEAR(at(&f, f.cum, api, 0, k), leaf1[k]);
+                T_NEAR(at(&f, f.self, web, 0, k), k == 1 ? 0 : NAN);
+            }
+            sc_fnseries_release(&f);
+        }
+        /* an inner function: self only where it is the leaf, total wherever it is */
+        if (fnseries(st, &s, 60, "service_name", "work", 0, &f) == 0) {
+            uint32_t api = group_of(&f, "api");
+            static const double self[5] = {0, 2, 0, 0, NAN}, cum[5] = {4, 4, 0, 0.5, NAN};
+            for (uint32_t k = 0; k < 5; k++) {
+                T_NEAR(at(&f, f.self, api, 0, k), self[k]);
+                T_NEAR(at(&f, f.cum, api, 0, k), cum[k]);
+            }
+            sc_fnseries_release(&f);
+        }
+        /* recursion counts once per stack */
+        if (fnseries(st, &s, 60, "service_name", "rec", 0, &f) == 0) {
+            uint32_t api = group_of(&f, "api");
+            T_NEAR(at(&f, f.self, api, 0, 2), 4);
+            T_NEAR(at(&f, f.cum, api, 0, 2), 4);
+            sc_fnseries_release(&f);
+        }
+        /* a function no profile holds: zeros where there are profiles */
+        if (fnseries(st, &s, 60, "service_name", "nosuch", 0, &f) == 0) {
+            uint32_t web = group_of(&f, "web");
+            T_NEAR(at(&f, f.cum, web, 0, 1), 0);
+            T_NEAR(at(&f, f.cum, web, 0, 0), NAN);
+            sc_fnseries_release(&f);
+        }
+        /* without group_by: a line per series, its labels as the key */
+        if (fnseries(st, &s, 60, NULL, "leaf1", 0, &f) == 0) {
+            T_EQ_INT(f.ngroups, 3);
+            T_CHECK(f.group == NULL);
+            uint32_t a = group_of(&f, "{pod=\"a\",service_name=\"api\"}");
+            uint32_t b = group_of(&f, "{pod=\"b\",service_name=\"api\"}");
+            T_NEAR(at(&f, f.self, a, 0, 0), 3);
+            T_NEAR(at(&f, f.self, b, 0, 0), 1);
+            T_NEAR(at(&f, f.self, b, 0, 1), NAN);
+            T_NEAR(at(&f, f.self, b, 0, 2), 0);
+            sc_fnseries_release(&f);
+        }
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* Every function at once: the self values of a step sum to the timeline's value, the root's
+ * total is the timeline's, and the lines are ranked by total. */
+static void test_all_functions(void)
+{
+    struct sc_store *st = open_store("all");
+    if (!st)
+        return;
+    fill(st);
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0, T0 + 300, &s) == 0) {
+        struct sc_timeline t;
+        char err[SC_ERR_LEN] = "";
+        T_EQ_INT(sc_plan_timeline(st, NULL, &s, 60 * NS, "service_name", &t, err), 0);
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, "service_name", NULL, 0, &f) == 0) {
+            /* by total over the range: main 185, work 85, serve 50, leaf1 45, rec 40, leaf2
+             * 20, idle 10 */
+            T_EQ_INT(f.nfuncs, 7);
+            T_EQ_STR(f.names[0], "main");
+            T_EQ_STR(f.names[1], "work");
+            T_EQ_INT(func_of(&f, "idle"), 6);
+            T_EQ_INT(f.ngroups, t.nlines);
+            for (uint32_t g = 0; g < f.ngroups && g < t.nlines; g++)
+                for (uint32_t k = 0; k < f.nsteps; k++) {
+                    double tl = t.values[g * t.nsteps + k], sum = isnan(tl) ? NAN : 0;
+                    for (uint32_t j = 0; j < f.nfuncs; j++)
+                        if (!isnan(sum))
+                            sum += at(&f, f.self, g, j, k);
+                    T_NEAR(sum, tl);
+                    T_NEAR(at(&f, f.cum, g, 0, k), tl);
+                    T_NEAR(f.total[g * f.nsteps + k], tl);
+                }
+            sc_fnseries_release(&f);
+        }
+        /* the two heaviest only */
+        if (fnseries(st, &s, 60, "service_name", NULL, 2, &f) == 0) {
+            T_EQ_INT(f.nfuncs, 2);
+            T_EQ_STR(f.names[1], "work");
+            sc_fnseries_release(&f);
+        }
+        sc_timeline_release(&t);
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* Six hours of a profile every 10 minutes whose functions change by the hour, read from
+ * raw profiles and then from rollups: the same to the bit, at steps that are whole
+ * rollups and at steps that are not (from off the hour: buckets spread over two steps). */
+static void test_rollups(void)
+{
+    struct sc_store *st = open_store("rollups");
+    if (!st)
+        return;
+    static const char *const shapes[] = {"main;a;x 30\nmain;b 10\n", "main;a;y 5\nmain;c 50\n",
+                                         "main;b;x 20\nmain;a 20\n"};
+    for (int i = 0; i < 36; i++) {
+        put(st, "svc", "p1", "cpu", T0 + i * 600LL, 10, shapes[(i / 6) % 3]);
+        put(st, "svc", "p2", "cpu", T0 + i * 600LL + 300, 60, shapes[(i / 5) % 3]);
+    }
+    static const struct {
+        int64_t from, until, step;
+    } cases[] = {
+        {T0, T0 + 6 * 3600, 3600},             /* whole hours */
+        {T0 + 1234, T0 + 6 * 3600 - 77, 3600}, /* ragged: hour buckets over two steps */
+        {T0 - 3600, T0 + 7 * 3600, 1800},      /* half hours: ten-minute rollups */
+        {T0 + 7, T0 + 6 * 3600, 777},          /* odd steps */
+        {T0 + 1800, T0 + 2 * 86400, 6 * 3600}, /* days of steps */
+    };
+    enum { NC = sizeof cases / sizeof cases[0] };
+    struct sc_fnseries raw[NC][2];
+    memset(raw, 0, sizeof raw);
+    char err[SC_ERR_LEN] = "";
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) /* rollups for every bucket */
+            T_EQ_INT(sc_store_compact(st, (T0 + 30 * 86400) * NS, 1, err), 0);
+        for (int c = 0; c < NC; c++) {
+            struct sc_selection s;
+            if (selection(st, "{}", "cpu:samples", cases[c].from, cases[c].until, &s))
+                continue;
+            struct sc_timeline t;
+            T_EQ_INT(sc_plan_timeline(st, NULL, &s, cases[c].step * NS, NULL, &t, err), 0);
+            for (int by = 0; by < 2; by++) {
+                struct sc_fnseries f;
+                if (fnseries(st, &s, cases[c].step, by ? "service_name" : NULL, NULL, 0, &f))
+                    continue;
+                /* the invariants hold on every grid */
+                for (uint32_t g = 0; g < f.ngroups; g++)
+                    for (uint32_t k = 0; k < f.nsteps; k++) {
+                        double tl = f.total[g * f.nsteps + k], sum = isnan(tl) ? NAN : 0;
+                        for (uint32_t j = 0; j < f.nfuncs; j++)
+                            if (!isnan(sum))
+                                sum += at(&f, f.self, g, j, k);
+                        T_NEAR(sum, tl);
+                        T_NEAR(at(&f, f.cum, g, func_of(&f, "main"), k), tl);
+                        if (!by)
+                            T_NEAR(tl, t.values[g * t.nsteps + k]);
+                    }
+                if (pass == 0) {
+                    raw[c][by] = f;
+                } else {
+                    if (!same(&raw[c][by], &f))
+                        fprintf(stderr, "case %d (group %d): rollups differ from raw\n", c, by);
+                    T_CHECK(same(&raw[c][by], &f));
+                    sc_fnseries_release(&f);
+                    sc_fnseries_release(&raw[c][by]);
+                }
+            }
+            sc_timeline_release(&t);
+            sc_selection_release(&s);
+        }
+    }
+    /* and the function follows the hours */
+    struct sc_selection s;
+    if (selection(st, "{pod=\"p1\"}", "cpu:samples", T0, T0 + 6 * 3600, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 3600, NULL, "c", 0, &f) == 0) {
+            /* p1's hours are shapes 0, 1, 2, 0, 1, 2: c is 50 of each 10 s profile's 55 in
+             * shape 1 (the hour's rate 5.5/s) */
+            static const double c[6] = {0, 5, 0, 0, 5, 0};
+            for (uint32_t k = 0; k < 6; k++)
+                T_NEAR(at(&f, f.self, 0, 0, k), c[k]);
+            sc_fnseries_release(&f);
+        }
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* A recording whose samples carry their times: each sample in the step of its time, as the
+ * timeline places it, not the recording's mix spread over its span. */
+static void test_timed(void)
+{
+    const char *perf = "app 1 [000] 10.250000: 1 cpu-clock:\n\tffff f1 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n"
+                       "app 1 [000] 10.750000: 1 cpu-clock:\n\tffff f1 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n"
+                       "app 1 [000] 21.000000: 1 cpu-clock:\n\tfffe f2 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n"
+                       "app 1 [000] 22.000000: 1 cpu-clock:\n\tfffe f2 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n"
+                       "app 1 [000] 23.000000: 1 cpu-clock:\n\tfffe f2 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n"
+                       "app 1 [000] 31.500000: 1 cpu-clock:\n\tffff f1 (/bin/x)\n\tfff0 main "
+                       "(/bin/x)\n\n";
+    struct sc_input in = {(void *)perf, strlen(perf), SC_INPUT_BORROWED};
+    struct sc_profile *p = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_decode(&in, NULL, &p, err), 0);
+    struct sc_store *st = open_store("timed");
+    if (!p || !st) {
+        sc_profile_free(p);
+        sc_store_close(st);
+        return;
+    }
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "service_name", 12, "host", 4);
+    int64_t shift = T0 * NS; /* perf's 10 s since boot land at T0 + 10 */
+    struct sc_store_write w = {NULL, &l, "cpu", shift + 10 * NS, 30 * NS, p, shift};
+    T_EQ_INT(sc_store_write(st, &w, err), 0);
+    sc_labels_release(&l);
+    sc_profile_free(p);
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0 + 10, T0 + 40, &s) == 0) {
+        struct sc_timeline t;
+        T_EQ_INT(sc_plan_timeline(st, NULL, &s, 10 * NS, NULL, &t, err), 0);
+        /* the recording's 30 s cover each step: 2, 3 and 1 samples in 10 s */
+        static const double tl[3] = {0.2, 0.3, 0.1}, f1[3] = {0.2, 0, 0.1}, f2[3] = {0, 0.3, 0};
+        for (uint32_t k = 0; k < 3 && t.nsteps == 3; k++)
+            T_NEAR(t.values[k], tl[k]);
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 10, NULL, "f1", 0, &f) == 0) {
+            for (uint32_t k = 0; k < 3; k++) {
+                T_NEAR(at(&f, f.self, 0, 0, k), f1[k]);
+                T_NEAR(f.total[k], tl[k]);
+            }
+            sc_fnseries_release(&f);
+        }
+        if (fnseries(st, &s, 10, NULL, "f2", 0, &f) == 0) {
+            for (uint32_t k = 0; k < 3; k++)
+                T_NEAR(at(&f, f.cum, 0, 0, k), f2[k]);
+            sc_fnseries_release(&f);
+        }
+        if (fnseries(st, &s, 10, NULL, "main", 0, &f) == 0) {
+            for (uint32_t k = 0; k < 3; k++)
+                T_NEAR(at(&f, f.cum, 0, 0, k), tl[k]);
+            sc_fnseries_release(&f);
+        }
+        sc_timeline_release(&t);
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* A long profile spreads over the steps it covers: each takes the profile's mix; a gauge is
+ * the average of the profiles in its step. */
+static void test_spread_and_gauge(void)
+{
+    struct sc_store *st = open_store("spread");
+    if (!st)
+        return;
+    /* 60 s from T0 + 30 at 10 s steps: steps 3 to 8 hold a sixth each; the one before the
+     * range (T0 - 50, 60 s) reaches into steps 0 and 1 */
+    put(st, "svc", "p", "cpu", T0 + 30, 60, "main;a 30\nmain;b 30\n");
+    put(st, "svc", "p", "cpu", T0 - 50, 60, "main;c 60\n");
+    put(st, "mem", "p", "heap", T0, 0, "main;cache 100\n");
+    put(st, "mem", "p", "heap", T0 + 20, 0, "main;cache 300\nmain;buf 100\n");
+    struct sc_selection s;
+    if (selection(st, "{service_name=\"svc\"}", "cpu:samples", T0, T0 + 100, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 10, NULL, "a", 0, &f) == 0) {
+            static const double a[10] = {0, NAN, NAN, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, NAN};
+            for (uint32_t k = 0; k < 10; k++)
+                T_NEAR(at(&f, f.self, 0, 0, k), a[k]);
+            sc_fnseries_release(&f);
+        }
+        if (fnseries(st, &s, 10, NULL, "c", 0, &f) == 0) {
+            T_NEAR(at(&f, f.self, 0, 0, 0), 1); /* the profile before the range: its mix */
+            T_NEAR(at(&f, f.self, 0, 0, 3), 0);
+            sc_fnseries_release(&f);
+        }
+        sc_selection_release(&s);
+    }
+    if (selection(st, "{service_name=\"mem\"}", "heap:inuse_space", T0, T0 + 60, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, NULL, "cache", 0, &f) == 0) {
+            T_EQ_INT(f.metric, SC_METRIC_AVERAGE);
+            T_EQ_STR(f.unit, "bytes");
+            T_NEAR(f.total[0], 250);
+            T_NEAR(at(&f, f.self, 0, 0, 0), 200);
+            sc_fnseries_release(&f);
+        }
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* Too many values: refused with the limit said. */
+static void test_limits(void)
+{
+    struct sc_store *st = open_store("limits");
+    if (!st)
+        return;
+    struct sc_buf b = SC_BUF_INIT;
+    for (int i = 0; i < 500; i++)
+        sc_buf_printf(&b, "main;f%d %d\n", i, i + 1);
+    sc_buf_putc(&b, 0);
+    put(st, "svc", "p", "cpu", T0, 10, b.data);
+    sc_buf_release(&b);
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0, T0 + 10000, &s) == 0) {
+        struct sc_fnseries f;
+        char err[SC_ERR_LEN] = "";
+        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 0, &f, err), SC_ELIMIT);
+        T_CHECK(strstr(err, "1 lines x 501 functions x 10000 steps") != NULL);
+        T_CHECK(strstr(err, "limit of 4194304") != NULL);
+        /* the heaviest few are fine */
+        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 3, &f, err), 0);
+        T_EQ_INT(f.nfuncs, 3);
+        if (f.nfuncs == 3) {
+            T_EQ_STR(f.names[0], "main");
+            T_EQ_STR(f.names[1], "f499");
+        }
+        sc_fnseries_release(&f);
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* The timeline's JSON with the function's line and what it is. */
+static void test_json(void)
+{
+    struct sc_store *st = open_store("json");
+    if (!st)
+        return;
+    put(st, "api", "a", "cpu", T0, 10, "main;work;leaf1 30\nmain;idle 10\n");
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0, T0 + 120, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, "service_name", "work", 0, &f) == 0) {
+            struct sc_buf b = SC_BUF_INIT;
+            sc_fnseries_write_json(&f, 0, 0, &s, &b);
+            sc_buf_putc(&b, 0);
+            T_EQ_STR(b.data, "{\"timestamps\":[1699999200,1699999260],\"step\":60,\"unit\":"
+                             "\"count/s\",\"aggregation\":\"per_second\",\"function\":\"work\","
+                             "\"value\":\"total\",\"series\":[{\"labels\":{\"service_name\":"
+                             "\"api\"},\"values\":[3,null]}]}\n");
+            b.len = 0;
+            sc_fnseries_write_json(&f, 0, 1, &s, &b);
+            sc_buf_putc(&b, 0);
+            T_CHECK(strstr(b.data, "\"value\":\"self\",") != NULL);
+            T_CHECK(strstr(b.data, "\"values\":[0,null]") != NULL);
+            sc_buf_release(&b);
+            sc_fnseries_release(&f);
+        }
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/scorch-test-fnseries-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        T_SKIP("cannot create a temporary directory");
+    T_RUN(test_function);
+    T_RUN(test_all_functions);
+    T_RUN(test_rollups);
+    T_RUN(test_timed);
+    T_RUN(test_spread_and_gauge);
+    T_RUN(test_limits);
+    T_RUN(test_json);
+    t_rmrf(tmpdir);
+    return t_done();
+}
