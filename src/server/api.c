@@ -14,6 +14,7 @@
 #include "query/diff.h"
 #include "query/filter.h"
 #include "query/flame.h"
+#include "query/fnseries.h"
 #include "query/heatmap.h"
 #include "query/plan.h"
 #include "query/replicates.h"
@@ -420,17 +421,35 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
     if (st && step < SC_NS_PER_S)
         return sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)",
                              st);
+    /* a function's line instead of the totals: its self or total (cum) part of them */
+    const char *function = sc_req_arg(r, "function"), *value = sc_req_arg(r, "value");
+    int self = value && !strcmp(value, "self");
+    if (value && !self && strcmp(value, "total"))
+        return sc_resp_error(w, 400, "bad 'value' '%.32s' (self or total)", value);
+    if (value && !function)
+        return sc_resp_error(w, 400, "'value' is the value of a function: give 'function' too");
+    if (function && !*function)
+        return sc_resp_error(w, 400, "empty 'function' (a function's exact name)");
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);
         return 0;
     }
-    struct sc_timeline t;
-    int rc =
-        sc_plan_timeline(r->srv->store, r->tenant, &s, step, sc_req_arg(r, "group_by"), &t, err);
-    if (rc == 0)
-        sc_timeline_write_json(&t, &s, &w->body);
-    sc_timeline_release(&t);
+    const char *group_by = sc_req_arg(r, "group_by");
+    int rc;
+    if (function) {
+        struct sc_fnseries f;
+        rc = sc_plan_fnseries(r->srv->store, r->tenant, &s, step, group_by, function, 1, &f, err);
+        if (rc == 0)
+            sc_fnseries_write_json(&f, 0, self, &s, &w->body);
+        sc_fnseries_release(&f);
+    } else {
+        struct sc_timeline t;
+        rc = sc_plan_timeline(r->srv->store, r->tenant, &s, step, group_by, &t, err);
+        if (rc == 0)
+            sc_timeline_write_json(&t, &s, &w->body);
+        sc_timeline_release(&t);
+    }
     sc_selection_release(&s);
     return rc ? sc_api_query_fail(w, rc, err) : 0;
 }

@@ -210,6 +210,32 @@ def synthetic_checks(srv, pushes):
     check(len(lit) == 2 and abs(sum(lit) * 10 - 145 * 10000000) <= 1e-8 * 145 * 10000000,
           "synthetic timeline: two pushes of 10 s, %s" % lit)
     check(len(tl["timestamps"]) == len(tl["series"][0]["values"]), "timeline lengths differ")
+    # a function over time: its part of the timeline, in the timeline's unit and steps. The
+    # first push is main;work;leaf 30, main;work 10, main;idle 5; the second holds no work.
+    rates = [v for v in tl["series"][0]["values"] if v is not None]
+    for fn, value, part in (("work", "total", 40), ("work", "self", 10), ("leaf", None, 30),
+                            ("main", "total", 45), ("idle", "self", 5), ("nosuch", "self", 0)):
+        args = dict(query=q("synth"), type="cpu:cpu", step="60s", function=fn, **RANGE)
+        if value:
+            args["value"] = value
+        ft = srv.json("/api/v1/timeline", args)
+        check(ft["function"] == fn and ft["value"] == (value or "total"),
+              "function timeline %s: says %s %s" % (fn, ft.get("function"), ft.get("value")))
+        check(all(ft[k] == tl[k] for k in ("timestamps", "step", "unit", "aggregation")),
+              "function timeline %s: not the timeline's steps and unit: %s" % (fn, ft))
+        vals = ft["series"][0]["values"]
+        check([v is None for v in vals] == [v is None for v in tl["series"][0]["values"]],
+              "function timeline %s: null where the timeline is not: %s" % (fn, vals))
+        lit = [v for v in vals if v is not None]
+        first = 0 if fn != "main" else None  # main holds the second push too
+        want = [rates[0] * part / 45.0, rates[1] if first is None else 0]
+        check(len(lit) == 2 and all(abs(a - b) <= 1e-9 * max(abs(b), 1) for a, b in zip(lit, want)),
+              "function timeline %s %s: %s, want %s" % (fn, value, lit, want))
+    for bad, why in (({"function": "work", "value": "flat"}, "bad 'value' 'flat' (self or total)"),
+                     ({"value": "self"}, "'value' is the value of a function"),
+                     ({"function": ""}, "empty 'function'")):
+        st, _, body = srv.get("/api/v1/timeline", dict(query=q("synth"), type="cpu:cpu", **bad))
+        check(st == 400 and why in body.decode(), "timeline %s: %d %s" % (bad, st, body[:200]))
 
 
 def main():

@@ -349,6 +349,27 @@ def conformance(servers):
                                   ("last day", R["last day"], "7m")):
             same(sq, "/api/v1/timeline", {"query": sel, "type": typ, "from": str(f),
                                           "until": str(u), "step": step})
+    # functions over time: their shares of each step from rollups and raw rows, to the bit
+    for typ, sel in main_cases:
+        f, u = R["all"]
+        tsv = same(sq, "/api/v1/render", {"query": sel, "type": typ, "format": "tsv",
+                                          "from": str(f), "until": str(u)}).decode().splitlines()
+        names = [line.split("\t")[2] for line in tsv[1:4]]
+        check(names, "no functions in %s %s" % (typ, sel))
+        for lab, (f, u), step in (("all", R["all"], "3h"), ("whole day", R["whole day"], "1h"),
+                                  ("ragged hours", R["ragged hours"], "600s"),
+                                  ("last day", R["last day"], "7m")):
+            for name in names:
+                for value, group in (("self", None), ("total", "env")):
+                    args = {"query": sel, "type": typ, "from": str(f), "until": str(u),
+                            "step": step, "function": name, "value": value}
+                    if group:
+                        args["group_by"] = group
+                    ft = json.loads(same(sq, "/api/v1/timeline", args))
+                    check(ft.get("function") == name, "a function timeline: %s" % ft)
+                    if lab == "all" and name == names[0]:
+                        check(any(v for line in ft["series"] for v in line["values"]),
+                              "%s's timeline is empty: %s" % (name, ft))
     # diffs: statistics over the replicates of each side
     for typ, sel in main_cases:
         for (bf, bu), (f, u) in ((R["whole day"], R["last 15 min"]),
@@ -377,6 +398,13 @@ def conformance(servers):
                                                           "from": str(NOW - 620),
                                                           "until": str(NOW - 560), "step": step}))
             check(any(v for v in tl["series"][0]["values"]), "an empty timeline: %s" % tl)
+            # a function's samples by their times too
+            for name in ("app_leaf1", "main"):
+                ft = json.loads(same(sq, "/api/v1/timeline", {
+                    "query": q("perfapp"), "type": pt["id"], "from": str(NOW - 620),
+                    "until": str(NOW - 560), "step": step, "function": name, "value": "self"}))
+                check(ft.get("timestamps") == tl["timestamps"],
+                      "a function timeline's steps: %s" % ft)
     if "td-perf" in services:
         for pt in json.loads(same(sq, "/api/v1/profile_types", {"query": q("td-perf")})):
             same(sq, "/api/v1/heatmap", {"query": q("td-perf"), "type": pt["id"],
