@@ -27,6 +27,7 @@ struct sc_watch_args {
  * label=value at `at`, after series of the group with another value of it. */
 struct sc_marker {
     uint32_t group;
+    char *key; /* the group's value of group_by */
     char *label, *value;
     int64_t at_ns;
 };
@@ -48,8 +49,11 @@ void sc_watch_release(struct sc_watch *w);
 
 /* The markers alone (the timeline of every view draws them). */
 int sc_plan_markers(struct sc_store *st, const char *tenant, const struct sc_selection *s,
-                    const char *group_by, const char *labels, struct sc_marker **out,
-                    uint32_t *n, char *err);
+                    const char *group_by, const char *labels, struct sc_marker **out, uint32_t *n,
+                    char *err);
 void sc_markers_free(struct sc_marker *m, uint32_t n);
+/* {"markers":[{"labels":{GROUP_BY:KEY},"label":L,"value":V,"at":S},...]} */
+void sc_markers_write_json(const char *group_by, const struct sc_marker *m, uint32_t n,
+                           struct sc_buf *out);
 
 #endif

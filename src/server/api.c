@@ -411,16 +411,28 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
 
 /* ---- timeline ---- */
 
+int sc_api_step(struct sc_req *r, struct sc_resp *w, int64_t *step)
+{
+    char err[SC_ERR_LEN] = "";
+    *step = 0;
+    const char *st = sc_req_arg(r, "step");
+    if (st && sc_duration_parse(st, step, err)) {
+        sc_resp_error(w, 400, "bad 'step': %s", err);
+        return -1;
+    }
+    if (st && *step < SC_NS_PER_S) {
+        sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)", st);
+        return -1;
+    }
+    return 0;
+}
+
 static int timeline_run(struct sc_req *r, struct sc_resp *w)
 {
     char err[SC_ERR_LEN] = "";
-    int64_t step = 0;
-    const char *st = sc_req_arg(r, "step");
-    if (st && sc_duration_parse(st, &step, err))
-        return sc_resp_error(w, 400, "bad 'step': %s", err);
-    if (st && step < SC_NS_PER_S)
-        return sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)",
-                             st);
+    int64_t step;
+    if (sc_api_step(r, w, &step))
+        return 0;
     /* a function's line instead of the totals: its self or total (cum) part of them */
     const char *function = sc_req_arg(r, "function"), *value = sc_req_arg(r, "value");
     int self = value && !strcmp(value, "self");
@@ -456,14 +468,18 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
 
 /* ---- diff ---- */
 
-/* Parses a probability in (0, 1) such as q=0.05. */
-static int parse_level(const char *s, double *out)
+int sc_api_level(struct sc_req *r, struct sc_resp *w, double *level)
 {
+    const char *qa = sc_req_arg(r, "q");
+    if (!qa)
+        return 0;
     char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v > 0 && v < 1))
+    double v = strtod(qa, &end);
+    if (end == qa || *end || !(v > 0 && v < 1)) {
+        sc_resp_error(w, 400, "bad 'q' '%.32s' (a false discovery rate between 0 and 1)", qa);
         return -1;
-    *out = v;
+    }
+    *level = v;
     return 0;
 }
 
@@ -473,11 +489,8 @@ static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const stru
 {
     struct sc_cmp_opts o = SC_CMP_OPTS_INIT;
     o.normalize = normalize;
-    const char *qa = sc_req_arg(r, "q");
-    if (qa && parse_level(qa, &o.level)) {
-        sc_resp_error(w, 400, "bad 'q' '%.32s' (a false discovery rate between 0 and 1)", qa);
+    if (sc_api_level(r, w, &o.level))
         return NULL;
-    }
     uint64_t reps = SC_REPLICATES_DEFAULT;
     const char *ra = sc_req_arg(r, "replicates");
     if (ra && (sc_api_parse_uint(ra, SC_REPLICATES_MAX, &reps) || reps < 2)) {

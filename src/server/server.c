@@ -242,6 +242,8 @@ static const struct route {
     {"GET", "/api/v1/heatmap", sc_api_heatmap, 0, 1, 0},
     {"GET", "/api/v1/callgraph", sc_api_callgraph, 0, 1, 0},
     {"GET", "/api/v1/source", sc_api_source, 0, 1, 0},
+    {"GET", "/api/v1/changes", sc_api_changes, 0, 1, 0},
+    {"GET", "/api/v1/markers", sc_api_markers, 0, 1, 0},
     {"GET", "/api/v1/profiles", sc_api_profiles, 0, 1, 0},
     {"GET", "/api/v1/profile", sc_api_profile, 0, 1, 0},
     {"GET", "/api/v1/targets", h_targets, 0, 0, 0},

@@ -182,6 +182,10 @@ void sc_api_query_end(struct sc_req *r);
  * budget (server.query_memory, server.query_timeout; model/budget.h): every heavy route
  * goes through it. */
 int sc_api_admitted(struct sc_req *r, struct sc_resp *w, sc_handler run);
+/* The request's `step` (a duration of at least 1 s; 0 when absent) and `q` (a false
+ * discovery rate in (0, 1); *level untouched when absent): 0, or -1 with w answered 400. */
+int sc_api_step(struct sc_req *r, struct sc_resp *w, int64_t *step);
+int sc_api_level(struct sc_req *r, struct sc_resp *w, double *level);
 /* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err);
 
@@ -196,6 +200,9 @@ int sc_api_diff(struct sc_req *r, struct sc_resp *w);
 int sc_api_heatmap(struct sc_req *r, struct sc_resp *w);
 int sc_api_callgraph(struct sc_req *r, struct sc_resp *w);
 int sc_api_source(struct sc_req *r, struct sc_resp *w);
+/* Handlers (api_watch.c): what changed over time. */
+int sc_api_changes(struct sc_req *r, struct sc_resp *w);
+int sc_api_markers(struct sc_req *r, struct sc_resp *w);
 /* Handlers (api_otlp.c). */
 int sc_api_otlp(struct sc_req *r, struct sc_resp *w);
 int sc_api_push(struct sc_req *r, struct sc_resp *w);

@@ -1,0 +1,417 @@
+/* watch.c - what changed over a range: functions over time from the store (fnseries.c),
+ * tested for steps, trends, new and gone functions (changes.c), and the times a label such
+ * as `version` took a new value (markers) beside them.
+ *
+ * What is tested: each function's self value per step (flat: what the function itself
+ * spends, allocates or holds), in the timeline's metric (a rate, an average). Its total
+ * (cum) would flag every caller of a changed function as changed too: main, its handler,
+ * the handler's caller... one change would be a dozen findings.
+ *
+ * A marker: within a group (a group_by value), a value of a marker label whose first
+ * profile in the range comes later than the group's first profile carrying the label by
+ * more than a step: v1 ran, then v2 appeared. Two instances running different versions
+ * from the start are not a change; nor is the first value seen. */
+#include "query/watch.h"
+#include "model/budget.h"
+#include "model/clock.h"
+#include "model/error.h"
+#include "model/labels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Series a marker search looks at, at most: each costs a read of its first profile. */
+#define MARKER_MAX_SERIES 5000
+/* A step finding within this many steps of a marker of its group names it. */
+#define MARKER_NEAR_STEPS 2
+
+void sc_markers_free(struct sc_marker *m, uint32_t n)
+{
+    for (uint32_t i = 0; m && i < n; i++) {
+        free(m[i].key);
+        free(m[i].label);
+        free(m[i].value);
+    }
+    free(m);
+}
+
+/* One series' value of one marker label, and when the series starts in the range. */
+struct seen {
+    uint32_t group;
+    uint32_t label; /* index into the label list */
+    const char *value;
+    size_t vlen;
+    int64_t first;
+};
+
+static int seen_cmp(const void *a, const void *b)
+{
+    const struct seen *x = a, *y = b;
+    if (x->group != y->group)
+        return x->group < y->group ? -1 : 1;
+    if (x->label != y->label)
+        return x->label < y->label ? -1 : 1;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    size_t n = x->vlen < y->vlen ? x->vlen : y->vlen;
+    int c = memcmp(x->value, y->value, n);
+    return c ? c : (x->vlen > y->vlen) - (x->vlen < y->vlen);
+}
+
+/* Splits a comma-separated list of label names into names[] (pointers into buf). */
+static uint32_t split_labels(char *buf, const char **names, uint32_t max)
+{
+    uint32_t n = 0;
+    for (char *s = buf, *e; s && *s && n < max; s = e ? e + 1 : NULL) {
+        e = strchr(s, ',');
+        if (e)
+            *e = 0;
+        while (*s == ' ')
+            s++;
+        size_t len = strlen(s);
+        while (len && s[len - 1] == ' ')
+            s[--len] = 0;
+        if (len && sc_label_name_valid(s, len))
+            names[n++] = s;
+    }
+    return n;
+}
+
+/* The markers of s grouped as line_of says (ngroups groups), a value counting as new when
+ * it first shows more than slack_ns after its group's first value of the label. */
+static int find_markers(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                        const uint32_t *line_of, char **keys, const char *labels, int64_t slack_ns,
+                        struct sc_marker **out, uint32_t *nout, char *err)
+{
+    *out = NULL;
+    *nout = 0;
+    char lbuf[512];
+    snprintf(lbuf, sizeof lbuf, "%s", labels ? labels : SC_WATCH_MARKER_LABELS);
+    const char *names[16];
+    uint32_t nnames = split_labels(lbuf, names, 16);
+    if (!nnames || !s->n || s->n > MARKER_MAX_SERIES)
+        return 0; /* too many series to read each one's start: no markers, not an error */
+    struct seen *sv = malloc((size_t)s->n * nnames * sizeof *sv);
+    struct sc_labels *ls = calloc(s->n, sizeof *ls);
+    if (!sv || !ls) {
+        free(sv);
+        free(ls);
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
+    uint32_t n = 0;
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < s->n; i++) {
+        sc_labels_init(&ls[i]);
+        char lerr[SC_ERR_LEN];
+        if (sc_labels_parse(s->labels[i], &ls[i], lerr))
+            continue;
+        int any = 0;
+        struct sc_str v[16];
+        for (uint32_t k = 0; k < nnames; k++) {
+            v[k].ptr = NULL;
+            v[k].len = 0;
+            if (sc_labels_get(&ls[i], names[k], strlen(names[k]), &v[k]) == 0 && v[k].len)
+                any = 1;
+            else
+                v[k].ptr = NULL;
+        }
+        if (!any)
+            continue;
+        struct sc_store_query q = sc_selection_query(s, tenant);
+        q.series = &s->ids[i];
+        q.nseries = 1;
+        int64_t first, last;
+        int r = sc_store_span(st, &q, &first, &last, err);
+        if (r == SC_ENOTFOUND)
+            continue;
+        if (r) {
+            rc = r;
+            break;
+        }
+        for (uint32_t k = 0; k < nnames; k++)
+            if (v[k].ptr)
+                sv[n++] = (struct seen){line_of[i], k, v[k].ptr, v[k].len, first};
+    }
+    if (rc == 0 && n)
+        qsort(sv, n, sizeof *sv, seen_cmp);
+    /* per group and label: its first value's time; a value seen first later than that by
+     * more than the slack is a marker (once: at its earliest series) */
+    uint32_t cap = 0;
+    for (uint32_t a = 0; rc == 0 && a < n;) {
+        uint32_t b = a;
+        while (b < n && sv[b].group == sv[a].group && sv[b].label == sv[a].label)
+            b++;
+        int64_t start = sv[a].first;
+        for (uint32_t i = a; rc == 0 && i < b; i++) {
+            if (sv[i].first <= start + slack_ns)
+                continue;
+            int dup = 0; /* the value already seen in this group (earlier in time order) */
+            for (uint32_t j = a; j < i && !dup; j++)
+                dup = sv[j].vlen == sv[i].vlen && !memcmp(sv[j].value, sv[i].value, sv[i].vlen);
+            if (dup)
+                continue;
+            if (*nout == cap) {
+                uint32_t nc = cap ? cap * 2 : 16;
+                struct sc_marker *m = realloc(*out, nc * sizeof *m);
+                if (!m) {
+                    rc = SC_ENOMEM;
+                    break;
+                }
+                *out = m;
+                cap = nc;
+            }
+            struct sc_marker *m = &(*out)[*nout];
+            m->group = sv[i].group;
+            m->at_ns = sv[i].first;
+            m->key = strdup(keys[sv[i].group]);
+            m->label = strdup(names[sv[i].label]);
+            m->value = strndup(sv[i].value, sv[i].vlen);
+            ++*nout;
+            if (!m->key || !m->label || !m->value)
+                rc = SC_ENOMEM;
+        }
+        a = b;
+    }
+    for (uint32_t i = 0; i < s->n; i++)
+        sc_labels_release(&ls[i]);
+    free(ls);
+    free(sv);
+    if (rc) {
+        sc_markers_free(*out, *nout);
+        *out = NULL;
+        *nout = 0;
+        return rc == SC_ENOMEM ? sc_errf(err, rc, "out of memory") : rc;
+    }
+    return 0;
+}
+
+/* The group of every series of s, by group_by: line_of[i]; keys get each group's value. */
+static int group_series(const struct sc_selection *s, const char *group_by, uint32_t **line_of,
+                        char ***keys, uint32_t *nkeys, char *err)
+{
+    *line_of = malloc(((size_t)s->n + 1) * sizeof **line_of);
+    *keys = calloc((size_t)s->n + 1, sizeof **keys);
+    if (!*line_of || !*keys || sc_plan_group(s, group_by, *line_of, *keys, nkeys))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    return 0;
+}
+
+static void free_keys(char **keys, uint32_t n)
+{
+    for (uint32_t i = 0; keys && i < n; i++)
+        free(keys[i]);
+    free(keys);
+}
+
+int sc_plan_markers(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                    const char *group_by, const char *labels, struct sc_marker **out, uint32_t *n,
+                    char *err)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t *line_of = NULL, nkeys = 0;
+    char **keys = NULL;
+    int rc = group_series(s, group_by && *group_by ? group_by : "service_name", &line_of, &keys,
+                          &nkeys, err);
+    if (rc == 0)
+        rc = find_markers(st, tenant, s, line_of, keys, labels, 60 * SC_NS_PER_S, out, n, err);
+    free(line_of);
+    free_keys(keys, nkeys);
+    return rc;
+}
+
+void sc_watch_release(struct sc_watch *w)
+{
+    sc_fnseries_release(&w->fs);
+    free(w->changes);
+    sc_markers_free(w->markers, w->nmarkers);
+    memset(w, 0, sizeof *w);
+}
+
+int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                  const struct sc_watch_args *a, struct sc_watch *w, char *err)
+{
+    memset(w, 0, sizeof *w);
+    const char *group = a->group_by && *a->group_by ? a->group_by : "service_name";
+    struct sc_changes_opts co = SC_CHANGES_OPTS_INIT;
+    if (a->level > 0)
+        co.level = a->level;
+    if (a->min_share > 0)
+        co.min_share = a->min_share;
+    w->level = co.level;
+    int rc = sc_plan_fnseries(st, tenant, s, a->step_ns, group, NULL,
+                              a->max_funcs ? a->max_funcs : 200, &w->fs, err);
+    struct sc_changes *c = rc ? NULL : sc_changes_new(&co);
+    int64_t *t = NULL;
+    if (rc == 0 && !c)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    const struct sc_fnseries *f = &w->fs;
+    if (rc == 0 && !(t = malloc(((size_t)f->nsteps + 1) * sizeof *t)))
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    for (uint32_t k = 0; rc == 0 && k < f->nsteps; k++)
+        t[k] = f->from + (int64_t)k * f->step;
+    for (uint32_t g = 0; rc == 0 && g < f->ngroups; g++)
+        for (uint32_t j = 0; rc == 0 && j < f->nfuncs; j++) {
+            struct sc_changes_input in = {g,
+                                          j,
+                                          f->nsteps,
+                                          t,
+                                          f->step,
+                                          f->self + ((size_t)g * f->nfuncs + j) * f->nsteps,
+                                          f->total + (size_t)g * f->nsteps};
+            rc = sc_changes_add(c, &in, err);
+            if (rc == 0)
+                rc = sc_budget_poll_every(g * f->nfuncs + j, err);
+        }
+    if (rc == 0)
+        rc = sc_changes_run(c, &w->changes, &w->nchanges, err);
+    sc_changes_free(c);
+    free(t);
+    /* markers: grouped as the functions are (sc_plan_group), matched by the group's value */
+    uint32_t *line_of = NULL, nkeys = 0;
+    char **keys = NULL;
+    if (rc == 0)
+        rc = group_series(s, group, &line_of, &keys, &nkeys, err);
+    if (rc == 0)
+        rc = find_markers(st, tenant, s, line_of, keys, a->marker_labels, f->step, &w->markers,
+                          &w->nmarkers, err);
+    free(line_of);
+    free_keys(keys, nkeys);
+    if (rc)
+        sc_watch_release(w);
+    return rc;
+}
+
+/* ---- JSON ---- */
+
+static void put_group(struct sc_buf *o, const char *group, const char *key)
+{
+    sc_buf_puts(o, "{");
+    if (group && key) {
+        sc_buf_putc(o, '"');
+        sc_buf_put_json_str(o, group, strlen(group));
+        sc_buf_puts(o, "\":\"");
+        sc_buf_put_json_str(o, key, strlen(key));
+        sc_buf_putc(o, '"');
+    }
+    sc_buf_puts(o, "}");
+}
+
+static void put_field(struct sc_buf *o, const char *name, double v)
+{
+    if (isnan(v) || isinf(v))
+        return; /* does not apply to this kind */
+    sc_buf_printf(o, ",\"%s\":", name);
+    sc_buf_put_num(o, v);
+}
+
+static void put_marker(struct sc_buf *o, const char *group, const struct sc_marker *m)
+{
+    sc_buf_puts(o, "{\"labels\":");
+    put_group(o, group, m->key);
+    sc_buf_puts(o, ",\"label\":\"");
+    sc_buf_put_json_str(o, m->label, strlen(m->label));
+    sc_buf_puts(o, "\",\"value\":\"");
+    sc_buf_put_json_str(o, m->value, strlen(m->value));
+    sc_buf_puts(o, "\",\"at\":");
+    sc_buf_put_num(o, (double)m->at_ns / 1e9);
+    sc_buf_putc(o, '}');
+}
+
+void sc_markers_write_json(const char *group_by, const struct sc_marker *m, uint32_t n,
+                           struct sc_buf *o)
+{
+    sc_buf_puts(o, "{\"markers\":[");
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            sc_buf_putc(o, ',');
+        put_marker(o, group_by && *group_by ? group_by : "service_name", &m[i]);
+    }
+    sc_buf_puts(o, "]}\n");
+}
+
+/* The marker of c's group nearest c's time, within MARKER_NEAR_STEPS steps, or NULL. */
+static const struct sc_marker *near_marker(const struct sc_watch *w, const struct sc_change *c)
+{
+    const struct sc_marker *best = NULL;
+    int64_t bd = MARKER_NEAR_STEPS * w->fs.step + 1;
+    for (uint32_t i = 0; i < w->nmarkers; i++) {
+        const struct sc_marker *m = &w->markers[i];
+        int64_t d = m->at_ns > c->at_ns ? m->at_ns - c->at_ns : c->at_ns - m->at_ns;
+        if (c->group < w->fs.ngroups && !strcmp(m->key, w->fs.keys[c->group]) && d < bd) {
+            best = m;
+            bd = d;
+        }
+    }
+    return best;
+}
+
+void sc_watch_write_json(const struct sc_watch *w, struct sc_buf *o)
+{
+    const struct sc_fnseries *f = &w->fs;
+    sc_buf_puts(o, "{\"changes\":[");
+    for (uint32_t i = 0; i < w->nchanges; i++) {
+        const struct sc_change *c = &w->changes[i];
+        sc_buf_puts(o, i ? ",{\"labels\":" : "{\"labels\":");
+        put_group(o, f->group, c->group < f->ngroups ? f->keys[c->group] : NULL);
+        const char *fn = c->function < f->nfuncs ? f->names[c->function] : "";
+        sc_buf_puts(o, ",\"function\":\"");
+        sc_buf_put_json_str(o, fn, strlen(fn));
+        sc_buf_printf(o, "\",\"kind\":\"%s\"", sc_change_kind_name(c->kind));
+        if (c->at_ns)
+            put_field(o, "at", (double)c->at_ns / 1e9);
+        put_field(o, "before", c->before);
+        put_field(o, "after", c->after);
+        put_field(o, "change_pct", c->change_pct);
+        if (!isnan(c->lo) && !isnan(c->hi) && !isinf(c->lo) && !isinf(c->hi)) {
+            sc_buf_puts(o, ",\"interval\":[");
+            sc_buf_put_num(o, c->lo);
+            sc_buf_putc(o, ',');
+            sc_buf_put_num(o, c->hi);
+            sc_buf_putc(o, ']');
+        }
+        put_field(o, "slope_per_hour", c->slope_per_hour);
+        sc_buf_puts(o, ",\"unit\":\"");
+        sc_buf_put_json_str(o, f->unit, strlen(f->unit));
+        sc_buf_putc(o, '"');
+        put_field(o, "q", c->q);
+        const struct sc_marker *m = c->kind == SC_CHANGE_STEP ? near_marker(w, c) : NULL;
+        if (m) {
+            sc_buf_puts(o, ",\"marker\":");
+            put_marker(o, f->group, m);
+        }
+        /* the function over the range, for a sparkline */
+        sc_buf_puts(o, ",\"timestamps\":[");
+        for (uint32_t k = 0; k < f->nsteps; k++) {
+            if (k)
+                sc_buf_putc(o, ',');
+            sc_buf_put_i64(o, (f->from + (int64_t)k * f->step) / SC_NS_PER_S);
+        }
+        sc_buf_puts(o, "],\"values\":[");
+        const double *v = f->self + ((size_t)c->group * f->nfuncs + c->function) * f->nsteps;
+        for (uint32_t k = 0; k < f->nsteps; k++) {
+            if (k)
+                sc_buf_putc(o, ',');
+            sc_buf_put_num(o, v[k]);
+        }
+        sc_buf_puts(o, "]}");
+    }
+    sc_buf_puts(o, "],\"markers\":[");
+    for (uint32_t i = 0; i < w->nmarkers; i++) {
+        if (i)
+            sc_buf_putc(o, ',');
+        put_marker(o, f->group, &w->markers[i]);
+    }
+    sc_buf_printf(o, "],\"step\":%lld,\"unit\":\"", (long long)(f->step / SC_NS_PER_S));
+    sc_buf_put_json_str(o, f->unit, strlen(f->unit));
+    sc_buf_printf(o, "\",\"aggregation\":\"%s\",\"groups\":%u,\"functions\":%u,\"level\":",
+                  sc_metric_name(f->metric), f->ngroups, f->nfuncs);
+    sc_buf_put_num(o, w->level);
+    sc_buf_puts(o, ",\"method\":\"each function's self value per step, in the timeline's "
+                   "unit, the steps its replicates; steps, trends, new and gone functions "
+                   "tested against the spread between steps; false discovery rate controlled "
+                   "over every function and group tested (Benjamini-Hochberg); see "
+                   "docs/changes.md\"}\n");
+}

@@ -1,0 +1,68 @@
+/* api_watch.c - what changed over time: /api/v1/changes (query/watch.h) and the label-value
+ * markers every timeline draws (/api/v1/markers). */
+#include "model/error.h"
+#include "query/plan.h"
+#include "query/watch.h"
+#include "server/server_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Functions tested per request, at most (the heaviest by total). */
+#define CHANGES_MAX_FUNCS 2000
+
+static int changes_run(struct sc_req *r, struct sc_resp *w)
+{
+    struct sc_watch_args a = {sc_req_arg(r, "group_by"), 0, 0, 0, 0, sc_req_arg(r, "labels")};
+    if (sc_api_step(r, w, &a.step_ns) || sc_api_level(r, w, &a.level))
+        return 0;
+    const char *fa = sc_req_arg(r, "functions");
+    uint64_t nf = 0;
+    if (fa && (sc_api_parse_uint(fa, CHANGES_MAX_FUNCS, &nf) || nf == 0))
+        return sc_resp_error(w, 400, "bad 'functions' '%.32s' (1..%d: the heaviest tested)", fa,
+                             CHANGES_MAX_FUNCS);
+    a.max_funcs = (uint32_t)nf;
+    struct sc_selection s;
+    if (sc_api_selection(r, w, "", 1, &s)) {
+        sc_selection_release(&s);
+        return 0;
+    }
+    char err[SC_ERR_LEN] = "";
+    struct sc_watch wt;
+    int rc = sc_plan_watch(r->srv->store, r->tenant, &s, &a, &wt, err);
+    if (rc == 0)
+        sc_watch_write_json(&wt, &w->body);
+    sc_watch_release(&wt);
+    sc_selection_release(&s);
+    return rc ? sc_api_query_fail(w, rc, err) : 0;
+}
+
+static int markers_run(struct sc_req *r, struct sc_resp *w)
+{
+    struct sc_selection s;
+    if (sc_api_selection(r, w, "", 0, &s)) {
+        sc_selection_release(&s);
+        return 0;
+    }
+    char err[SC_ERR_LEN] = "";
+    struct sc_marker *m = NULL;
+    uint32_t n = 0;
+    const char *group = sc_req_arg(r, "group_by");
+    int rc =
+        sc_plan_markers(r->srv->store, r->tenant, &s, group, sc_req_arg(r, "labels"), &m, &n, err);
+    if (rc == 0)
+        sc_markers_write_json(group, m, n, &w->body);
+    sc_markers_free(m, n);
+    sc_selection_release(&s);
+    return rc ? sc_api_query_fail(w, rc, err) : 0;
+}
+
+int sc_api_changes(struct sc_req *r, struct sc_resp *w)
+{
+    return sc_api_admitted(r, w, changes_run);
+}
+
+int sc_api_markers(struct sc_req *r, struct sc_resp *w)
+{
+    return sc_api_admitted(r, w, markers_run);
+}
