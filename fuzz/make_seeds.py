@@ -109,7 +109,7 @@ def pprof_seeds():
     out["unknown-fields"] = (one_type + f_varint(99, 1) + tag(98, 1) + b"\0" * 8 + tag(97, 5) + b"\0" * 4
                              + f_bytes(96, b"xyz") + function(1, 5) + location(1, [line(1)]) + sample([1], [1])
                              + strings(s))
-    # issue 15: inlined lines count as frames (fuzz_limits: 1,024 a sample), strings are
+    # inlined lines count as frames (fuzz_limits: 1,024 a sample), strings are
     # bounded (4,096 bytes)
     out["inlined-over-depth"] = (one_type + function(1, 5) + location(1, [line(1, i) for i in range(1100)])
                                  + location(2, [line(1, 1)] * 3) + sample([1], [1]) + sample([2, 2], [1])
@@ -441,7 +441,7 @@ def main():
         write("detect", "perf-excerpt-gz", gzip.compress(ex))
     write("detect", "empty", b"")
     # ingest: 7 parameter lines (name, from, until, format, sampleRate, units,
-    # aggregationType), then the body; issue 15's bad times, names and bodies
+    # aggregationType), then the body; bad times, names and bodies
     def ingest(name, params, body):
         write("ingest", name, b"\n".join(params + [b""] * (7 - len(params))) + b"\n" + body)
     ingest("year-2500", [b"app.cpu", b"16725225600"], FOLDED["simple"])

@@ -1,5 +1,5 @@
 #!/bin/sh
-# server_drain.sh - SIGTERM's drain (issue 15 item 5): pushes on kept-alive connections stop
+# server_drain.sh - SIGTERM's drain: pushes on kept-alive connections stop
 # being served (a new request on an open connection is 503 with Connection: close and is
 # not stored), an upload begun before SIGTERM is still answered and stored, one that never
 # ends is cut at server.shutdown_timeout, and after a restart the stored pushes are exactly

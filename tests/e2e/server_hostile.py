@@ -558,7 +558,7 @@ def run_all(srv):
             words=["max_read_rows", "2"], what="an answer over its rows budget")
     small.stop()
 
-    # (an empty token refused at start: hostile.py, issue 15's case 9)
+    # (an empty token refused at start: hostile.py)
     for g in sorted(gaps):
         print("NOTE: known gap: %s" % g)
     print("ok in %.1f s" % (time.time() - t0))

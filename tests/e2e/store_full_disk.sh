@@ -1,5 +1,5 @@
 #!/bin/sh
-# store_full_disk.sh - the embedded store on a full disk (issue 15, Crash safety): a small
+# store_full_disk.sh - the embedded store on a full disk (crash safety): a small
 # tmpfs as the data directory (as root). Pushes fill it and are then refused with 507, queries
 # still answer, kill -9; a restart on the disk full to the last byte serves every
 # acknowledged push; a store that cannot be opened for writing there (its WAL index or its

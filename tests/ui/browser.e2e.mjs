@@ -778,7 +778,7 @@ test("a truncated flame graph: zooming into a frame fetches its subtree at full 
     await page.waitForFunction(() => /40 heaviest/.test(document.querySelector('[data-testid="detail-note"]').textContent));
 });
 
-// ---- the diff view (issue 9) ----
+// ---- the diff view ----
 
 // Service "cmp" (ui_browser.sh): six pushes a side, load="low" 50 to 45 minutes before
 // CMP_NOW, load="high" 25 to 20 minutes before; main.grow's share grows, main.steady's not.

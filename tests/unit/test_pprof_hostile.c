@@ -660,7 +660,7 @@ static void expect_both(struct sc_buf *b, const struct sc_limits *lim, int code,
     }
 }
 
-/* Issue 15: a location's inlined lines are frames of every sample on it (one location of
+/* A location's inlined lines are frames of every sample on it (one location of
  * 1M lines once passed the 4,096-frame limit), and strings have a length limit. */
 static void test_inlined_lines_and_strings(void)
 {

@@ -220,7 +220,7 @@ static void test_weights_and_zeros(void)
     T_EQ_STR(array_after(j, "\"frames\":[", 0, arr, sizeof arr),
              "\n{\"name\":\"g\"},\n{\"name\":\"f\"}");
     free(j);
-    /* sums saturate instead of wrapping to a negative total (issue 15: INT64_MAX pushed
+    /* sums saturate instead of wrapping to a negative total (INT64_MAX pushed
      * twice must not render as -2) */
     struct sc_profile *q = sc_profile_new();
     sc_profile_add_sample_type(q, "a", "count");

@@ -62,7 +62,7 @@ static void test_unix(void)
     T_EQ_INT(tp("0"), 0);
     T_EQ_INT(tp("9223372036"), 9223372036LL * S); /* the last second int64 ns can hold */
     T_EQ_STR(time_err("99999999999"), "bad time '99999999999': out of range (years 1678 to 2262)");
-    /* issue 15: year 2500 in seconds once wrapped to 1915 */
+    /* year 2500 in seconds once wrapped to 1915 */
     T_EQ_STR(time_err("16725225600"), "bad time '16725225600': out of range (years 1678 to 2262)");
     T_EQ_INT(tp("100000000000"), 100000000000LL * 1000000);
     T_EQ_INT(tp("9223372036854775807"), INT64_MAX);
