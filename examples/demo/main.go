@@ -7,11 +7,18 @@
 // goroutines that contend on a lock (mutex profile) and wait on channels (block profile).
 // Load follows a slow wave (about 6 minutes per period), so different time ranges show
 // different CPU levels worth comparing.
+//
+// Things for scorch to find by itself (the Changes view, /api/v1/changes): the api is
+// "deployed" in a new version every 5 minutes (its samples carry a `version` pprof label,
+// v1 to v4 and round again), each version hashing a little more than the one before (a
+// small regression at each deploy, undone when v1 comes back), and a session table leaks
+// slowly (2 KiB a second, in leakSession: heap in use climbing, cleared at 256 MiB).
 package main
 
 import (
 	"bytes"
 	"compress/flate"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"flag"
@@ -69,10 +76,18 @@ func encodeOrders(r *rand.Rand) []byte {
 	return buf.Bytes()
 }
 
+// deployEvery is how long a version of the api lasts (-deploy-every).
+var deployEvery = 5 * time.Minute
+
+// version is the api's current version, 1 to 4, and round again.
+func version() int {
+	return 1 + int(time.Since(start)/deployEvery)%4
+}
+
 //go:noinline
-func hashPayload(b []byte) [32]byte {
+func hashPayload(b []byte, rounds int) [32]byte {
 	var sum [32]byte
-	for i := 0; i < 20; i++ {
+	for i := 0; i < rounds; i++ {
 		sum = sha256.Sum256(append(b, sum[:]...))
 	}
 	return sum
@@ -82,7 +97,12 @@ func apiWorker() {
 	r := rand.New(rand.NewSource(1))
 	for {
 		t0 := time.Now()
-		hashPayload(encodeOrders(r))
+		v := version()
+		// the version as a pprof label: scorch makes it a series label of the CPU
+		// profile's samples, and its changes markers
+		pprof.Do(context.Background(), pprof.Labels("version", fmt.Sprintf("v%d", v)), func(context.Context) {
+			hashPayload(encodeOrders(r), 20+4*(v-1)) // each version 20% more hashing
+		})
 		busy := time.Since(t0)
 		// sleep so that busy / (busy + idle) follows the load wave
 		l := load()
@@ -135,6 +155,24 @@ func cacheGrower() {
 		cacheMu.Lock()
 		cache = map[int][]byte{}
 		cacheMu.Unlock()
+	}
+}
+
+var sessions [][]byte
+
+//go:noinline
+func leakSession() {
+	if len(sessions) >= 128<<10 { // 256 MiB: "restarted"
+		sessions = nil
+	}
+	sessions = append(sessions, make([]byte, 2<<10))
+}
+
+// leaker leaks 2 KiB `rate` times a second: never freed, the heap's slow climb.
+func leaker(rate float64) {
+	for {
+		leakSession()
+		time.Sleep(time.Duration(float64(time.Second) / rate))
 	}
 }
 
@@ -209,6 +247,8 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:6060", "where net/http/pprof listens")
 	server := flag.String("push", "", "a scorch server to push profiles to, e.g. http://127.0.0.1:4040")
 	app := flag.String("name", "demo", "the service name")
+	leaks := flag.Float64("leaks", 1, "2 KiB sessions leaked a second")
+	flag.DurationVar(&deployEvery, "deploy-every", deployEvery, "how long a version of the api lasts")
 	flag.Parse()
 	runtime.SetMutexProfileFraction(5)
 	runtime.SetBlockProfileRate(100000)
@@ -217,6 +257,9 @@ func main() {
 	}
 	go compressor()
 	go cacheGrower()
+	if *leaks > 0 {
+		go leaker(*leaks)
+	}
 	go contend()
 	go contend()
 	go pipeline()
