@@ -1,0 +1,3 @@
+module scorch.test/leakprog
+
+go 1.19
