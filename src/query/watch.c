@@ -112,7 +112,7 @@ static int find_markers(struct sc_store *st, const char *tenant, const struct sc
         for (uint32_t k = 0; k < nnames; k++) {
             v[k].ptr = NULL;
             v[k].len = 0;
-            if (sc_labels_get(&ls[i], names[k], strlen(names[k]), &v[k]) == 0 && v[k].len)
+            if (sc_labels_get(&ls[i], names[k], strlen(names[k]), &v[k]) && v[k].len)
                 any = 1;
             else
                 v[k].ptr = NULL;

@@ -40,7 +40,7 @@ static int changes_run(struct sc_req *r, struct sc_resp *w)
 static int markers_run(struct sc_req *r, struct sc_resp *w)
 {
     struct sc_selection s;
-    if (sc_api_selection(r, w, "", 0, &s)) {
+    if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);
         return 0;
     }
