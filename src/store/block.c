@@ -15,24 +15,6 @@ void sc_put_uvarint(struct sc_buf *b, uint64_t v)
     sc_pb_put_varint(b, v);
 }
 
-int sc_get_uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-        if (p >= end)
-            return -1;
-        uint8_t c = *p++;
-        x |= (uint64_t)(c & 0x7f) << shift;
-        if (c < 0x80) {
-            *pp = p;
-            *v = x;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level)
 {
     if (b->format != SC_BLOCK_AGG && b->format != SC_BLOCK_TIMED)
@@ -116,15 +98,45 @@ int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level
 
 void sc_block_release(struct sc_block *b)
 {
-    free(b->stacks);
-    free(b->times);
-    free(b->values);
+    if (!b->borrowed) {
+        free(b->stacks);
+        free(b->times);
+        free(b->values);
+    }
     memset(b, 0, sizeof *b);
 }
 
-int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b, char *err)
+void sc_block_scratch_release(struct sc_block_scratch *s)
+{
+    free(s->plain);
+    free(s->stacks);
+    free(s->values);
+    free(s->times);
+    memset(s, 0, sizeof *s);
+}
+
+/* n elements of sz bytes: fresh (s NULL), or *buf grown to hold them (s's, kept). */
+static void *buffer(struct sc_block_scratch *s, void **buf, size_t *cap, size_t n, size_t sz)
+{
+    if (!s)
+        return malloc((n ? n : 1) * sz);
+    if (n > *cap || !*buf) {
+        size_t c = n + n / 2 + 64;
+        void *nb = realloc(*buf, c * sz);
+        if (!nb)
+            return NULL;
+        *buf = nb;
+        *cap = c;
+    }
+    return *buf;
+}
+
+/* sc_block_decode into fresh arrays (s NULL) or s's. */
+static int decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
+                  struct sc_block_scratch *s, char *err)
 {
     memset(b, 0, sizeof *b);
+    b->borrowed = s != NULL;
     const uint8_t *in = data;
     if (len < 1)
         return sc_errf(err, SC_EFORMAT, "empty sample block");
@@ -139,12 +151,13 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
         unsigned long long most = 16 + (unsigned long long)max_rows * 40;
         if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > most)
             return sc_errf(err, SC_EFORMAT, "corrupt sample block");
-        plain = malloc(size ? size : 1);
+        plain = buffer(s, s ? &s->plain : NULL, s ? &s->plain_cap : NULL, size, 1);
         if (!plain)
             return sc_errf(err, SC_ENOMEM, "out of memory");
         size_t got = ZSTD_decompress(plain, size, in + 1, len - 1);
         if (ZSTD_isError(got) || got != size) {
-            free(plain);
+            if (!s)
+                free(plain);
             return sc_errf(err, SC_EFORMAT, "corrupt sample block");
         }
         p = plain;
@@ -167,10 +180,13 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
     }
     b->n = (uint32_t)n;
     b->ncols = (uint32_t)t;
-    b->stacks = malloc((n ? n : 1) * sizeof *b->stacks);
-    b->values = malloc((n * t + 1) * sizeof *b->values);
+    b->stacks =
+        buffer(s, s ? (void **)&s->stacks : NULL, s ? &s->stacks_cap : NULL, n, sizeof *b->stacks);
+    b->values = buffer(s, s ? (void **)&s->values : NULL, s ? &s->values_cap : NULL, n * t + 1,
+                       sizeof *b->values);
     if (b->format == SC_BLOCK_TIMED)
-        b->times = malloc((n ? n : 1) * sizeof *b->times);
+        b->times =
+            buffer(s, s ? (void **)&s->times : NULL, s ? &s->times_cap : NULL, n, sizeof *b->times);
     if (!b->stacks || !b->values || (b->format == SC_BLOCK_TIMED && !b->times)) {
         rc = SC_ENOMEM;
         goto bad;
@@ -217,16 +233,29 @@ int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_b
         }
     if (p != end)
         goto bad;
-    free(plain);
+    if (!s)
+        free(plain);
     return 0;
 bad:
-    free(plain);
+    if (!s)
+        free(plain);
     sc_block_release(b);
     if (rc == SC_ENOMEM)
         return sc_errf(err, rc, "out of memory");
     if (rc == SC_ELIMIT)
         return sc_errf(err, rc, "sample block has more than %u rows", (unsigned)max_rows);
     return sc_errf(err, SC_EFORMAT, "corrupt sample block");
+}
+
+int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b, char *err)
+{
+    return decode(data, len, max_rows, b, NULL, err);
+}
+
+int sc_block_decode_in(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
+                       struct sc_block_scratch *s, char *err)
+{
+    return decode(data, len, max_rows, b, s, err);
 }
 
 /* Sorts rows by stack (LSD radix sort on (stack << 32 | row) keys: stable, no comparator

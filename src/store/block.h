@@ -39,6 +39,7 @@ struct sc_block {
     uint32_t *stacks; /* n */
     int64_t *times;   /* n, format 2 only: absolute ns */
     int64_t *values;  /* ncols * n, column-major: values[c * n + i] */
+    int borrowed;     /* the arrays are a scratch's (sc_block_decode_in): release frees none */
 };
 
 /* Encodes b into out (appends). For SC_BLOCK_AGG rows must be sorted by stack with no
@@ -51,6 +52,23 @@ int sc_block_encode(const struct sc_block *b, struct sc_buf *out, int zstd_level
 int sc_block_decode(const void *data, size_t len, uint32_t max_rows, struct sc_block *b, char *err);
 
 void sc_block_release(struct sc_block *b);
+
+/* A decoder's buffers, kept from block to block. A read decodes hundreds of blocks; with the
+ * server's fixed mmap threshold (cmd_server.c) each one's arrays of a few hundred KiB were
+ * mapped, faulted in page by page and unmapped again, which cost a month's function
+ * timeline (720 hour rollups) about as much as decoding them. Zero-initialise; release with
+ * sc_block_scratch_release. */
+struct sc_block_scratch {
+    void *plain; /* the decompressed bytes */
+    uint32_t *stacks;
+    int64_t *values, *times;
+    size_t plain_cap, stacks_cap, values_cap, times_cap; /* elements */
+};
+/* sc_block_decode into s's buffers (grown as needed): b's arrays are s's, valid until the
+ * next decode into s (sc_block_release on b frees nothing). */
+int sc_block_decode_in(const void *data, size_t len, uint32_t max_rows, struct sc_block *b,
+                       struct sc_block_scratch *s, char *err);
+void sc_block_scratch_release(struct sc_block_scratch *s);
 
 /* Sorts an aggregated block's rows by stack and sums rows with equal stacks (the values of
  * all columns). Used to build blocks from samples in any order. 0 or SC_ENOMEM. */
@@ -69,7 +87,30 @@ static inline int64_t sc_unzigzag(uint64_t v)
 {
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
-/* Reads a varint at *p (< end); 0, or -1 on truncation/overlong. Advances *p. */
-int sc_get_uvarint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+/* Reads a varint at *p (< end); 0, or -1 on truncation/overlong. Advances *p. Inline: a
+ * block's decoding is a loop of these, most of them one byte (a call each was a tenth of
+ * the time a month's hour rollups took to read). */
+static inline int sc_get_uvarint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
+{
+    const uint8_t *p = *pp;
+    if (p < end && *p < 0x80) {
+        *v = *p;
+        *pp = p + 1;
+        return 0;
+    }
+    uint64_t x = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+        if (p >= end)
+            return -1;
+        uint8_t c = *p++;
+        x |= (uint64_t)(c & 0x7f) << shift;
+        if (c < 0x80) {
+            *pp = p;
+            *v = x;
+            return 0;
+        }
+    }
+    return -1;
+}
 
 #endif

@@ -211,10 +211,28 @@ struct rows {
     uint64_t *stacks;
     int64_t *vals, *times;
     uint32_t n, cap;
+    /* The first block of a sum, held until a second one comes: a sum of one aggregated
+     * block (a bucket that is one rollup, a range that is one profile) is that block's rows,
+     * distinct and sorted already, so it skips the table. A month's function timeline
+     * reads 720 hour rollups of 19,000 rows, one a bucket: hashing each row into the table
+     * and scanning the table back out was 40% of that read. */
+    struct sc_block one;
+    uint32_t one_col;
+    int have_one;
+    struct sc_block_scratch scratch; /* the aggregated blocks' buffers (one's among them) */
 };
+
+static void rows_drop_one(struct rows *a)
+{
+    if (a->have_one)
+        sc_block_release(&a->one);
+    a->have_one = 0;
+}
 
 static void rows_release(struct rows *a)
 {
+    rows_drop_one(a);
+    sc_block_scratch_release(&a->scratch);
     free(a->slots);
     free(a->stacks);
     free(a->vals);
@@ -224,6 +242,7 @@ static void rows_release(struct rows *a)
 
 static void rows_clear(struct rows *a)
 {
+    rows_drop_one(a);
     if (a->used)
         memset(a->slots, 0, ((size_t)a->mask + 1) * sizeof *a->slots);
     a->used = 0;
@@ -278,10 +297,24 @@ static int rows_add(struct rows *a, uint32_t stack, int64_t v)
     return 0;
 }
 
-/* The table's non-zero sums into the arrays a callback reads. */
+/* The table's non-zero sums (or the one block's non-zero rows) into the arrays a callback
+ * reads. */
 static int rows_emit(struct rows *a)
 {
     a->n = 0;
+    if (a->have_one) {
+        const int64_t *v = a->one.values + (size_t)a->one_col * a->one.n;
+        for (uint32_t i = 0; i < a->one.n; i++) {
+            if (!v[i])
+                continue;
+            if (a->n == a->cap && rows_grow(a, 0))
+                return SC_ENOMEM;
+            a->stacks[a->n] = a->one.stacks[i];
+            a->vals[a->n++] = v[i];
+        }
+        rows_drop_one(a);
+        return 0;
+    }
     for (uint32_t i = 0; a->slots && i <= a->mask; i++) {
         if (!a->slots[i].key || !a->slots[i].sum)
             continue;
@@ -310,9 +343,12 @@ static int count_block(struct reader *rd)
     return sc_budget_poll(rd->err); /* the query's deadline, its client still there */
 }
 
-int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why)
+/* sq_block_load into s's buffers (NULL: fresh ones). */
+static int block_load(const void *data, size_t len, struct sc_block *b, struct sc_block_scratch *s,
+                      char *why)
 {
-    int rc = sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, b, why);
+    int rc = s ? sc_block_decode_in(data, len, SQ_MAX_BLOCK_ROWS, b, s, why)
+               : sc_block_decode(data, len, SQ_MAX_BLOCK_ROWS, b, why);
     if (rc == SC_ELIMIT) /* the store writes no block that large */
         rc = SC_EFORMAT;
     if (rc == 0 && b->ncols == 0) {
@@ -322,15 +358,36 @@ int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why)
     return rc;
 }
 
+int sq_block_load(const void *data, size_t len, struct sc_block *b, char *why)
+{
+    return block_load(data, len, b, NULL, why);
+}
+
 /* A stored block for a read. A damaged one is the server's fault, not the request's: SC_EIO
  * (500). */
-static int read_block(struct reader *rd, const void *data, size_t len, struct sc_block *b)
+static int read_block(struct reader *rd, const void *data, size_t len, struct sc_block *b,
+                      struct sc_block_scratch *s)
 {
     char why[SC_ERR_LEN];
-    int rc = sq_block_load(data, len, b, why);
+    int rc = block_load(data, len, b, s, why);
     if (rc == SC_EFORMAT)
         return sc_errf(rd->err, SC_EIO, "the store holds a damaged block: %s", why);
     return rc ? sc_errf(rd->err, rc, "%s", why) : 0;
+}
+
+/* Adds column col of a decoded block to a's table. */
+static int add_rows(struct reader *rd, struct rows *a, const struct sc_block *b, uint32_t col)
+{
+    const int64_t *v = b->values + (size_t)col * b->n;
+    int rc = 0, stop = 0;
+    for (uint32_t i = 0; i < b->n && rc == 0 && !stop; i++) {
+        if (v[i])
+            rc = rows_add(a, b->stacks[i], v[i]);
+        stop = sc_budget_poll_every(i, rd->err); /* a rollup's block may hold millions */
+    }
+    if (stop)
+        return stop;
+    return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
 }
 
 /* Adds column col of an encoded block to a. */
@@ -339,8 +396,16 @@ static int add_block(struct reader *rd, struct rows *a, const void *data, size_t
     int rc = count_block(rd);
     if (rc)
         return rc;
+    /* a second block: the one held goes to the table first (it is in the scratch the next
+     * decode reuses), then the new one */
+    if (a->have_one) {
+        rc = add_rows(rd, a, &a->one, a->one_col);
+        rows_drop_one(a);
+        if (rc)
+            return rc;
+    }
     struct sc_block b;
-    rc = read_block(rd, data, len, &b);
+    rc = read_block(rd, data, len, &b, &a->scratch);
     if (rc)
         return rc;
     if (col >= b.ncols) {
@@ -348,17 +413,15 @@ static int add_block(struct reader *rd, struct rows *a, const void *data, size_t
         return sc_errf(rd->err, SC_EIO, "the store holds a damaged block: it lacks column %u",
                        (unsigned)col);
     }
-    const int64_t *v = b.values + (size_t)col * b.n;
-    int stop = 0;
-    for (uint32_t i = 0; i < b.n && rc == 0 && !stop; i++) {
-        if (v[i])
-            rc = rows_add(a, b.stacks[i], v[i]);
-        stop = sc_budget_poll_every(i, rd->err); /* a rollup's block may hold millions */
+    if (!a->used && b.format == SC_BLOCK_AGG) {
+        a->one = b; /* the first: held (struct rows) */
+        a->one_col = col;
+        a->have_one = 1;
+        return 0;
     }
+    rc = add_rows(rd, a, &b, col);
     sc_block_release(&b);
-    if (stop)
-        return stop;
-    return rc ? sc_errf(rd->err, rc, "out of memory") : 0;
+    return rc;
 }
 
 static int is_dirty(struct reader *rd, uint64_t series, uint32_t kind, int64_t res, int64_t bucket,
@@ -482,7 +545,7 @@ static int read_timed(struct reader *rd, const struct sc_store_read *r, uint32_t
             struct sc_block b;
             if (rc == 0)
                 rc = read_block(rd, sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0),
-                                &b);
+                                &b, &a->scratch); /* no block is held in a timed read */
             if (rc)
                 break;
             a->n = 0;

@@ -160,7 +160,7 @@ static void test_block(void)
 {
     uint32_t stacks[] = {9, 3, 3, 7, 1};
     int64_t vals[] = {1, 2, 3, 4, -5, /* col 1 */ 10, 20, 30, 40, 50};
-    struct sc_block b = {SC_BLOCK_AGG, 5, 2, malloc(sizeof stacks), NULL, malloc(sizeof vals)};
+    struct sc_block b = {SC_BLOCK_AGG, 5, 2, malloc(sizeof stacks), NULL, malloc(sizeof vals), 0};
     memcpy(b.stacks, stacks, sizeof stacks);
     memcpy(b.values, vals, sizeof vals);
     T_EQ_INT(sc_block_normalize(&b), 0);
@@ -186,10 +186,9 @@ static void test_block(void)
         T_EQ_INT(sc_block_decode(enc.data, enc.len, 3, &d, err), SC_ELIMIT);
         sc_buf_release(&enc);
     }
-    sc_block_release(&b);
     /* a big timed block compresses and round-trips */
     uint32_t n = 5000;
-    struct sc_block t = {SC_BLOCK_TIMED, n, 1, malloc(n * 4), malloc(n * 8), malloc(n * 8)};
+    struct sc_block t = {SC_BLOCK_TIMED, n, 1, malloc(n * 4), malloc(n * 8), malloc(n * 8), 0};
     for (uint32_t i = 0; i < n; i++) {
         t.stacks[i] = (i * 7919) % 300;
         t.times[i] = T0 + (int64_t)i * 10101010;
@@ -203,7 +202,30 @@ static void test_block(void)
     T_EQ_INT(sc_block_decode(enc.data, enc.len, n, &d, err), 0);
     T_CHECK(d.n == n && !memcmp(d.times, t.times, n * 8) && !memcmp(d.stacks, t.stacks, n * 4));
     sc_block_release(&d);
+    /* decoding into kept buffers: the big block, a small one, the big one again and a damaged
+     * one in turn, each what it holds (the buffers grown, reused, never freed by a block) */
+    struct sc_block_scratch sc = {0};
+    struct sc_buf small = SC_BUF_INIT;
+    T_EQ_INT(sc_block_encode(&b, &small, 3), 0);
+    for (int k = 0; k < 4; k++) {
+        int big = k % 2 == 0;
+        const struct sc_buf *e = big ? &enc : &small;
+        T_EQ_INT(sc_block_decode_in(e->data, e->len - (k == 3), n, &d, &sc, err),
+                 k == 3 ? SC_EFORMAT : 0);
+        if (k == 3)
+            break;
+        T_EQ_INT(d.borrowed, 1);
+        T_EQ_INT(d.n, big ? n : 4);
+        T_CHECK(big ? !memcmp(d.times, t.times, n * 8) && !memcmp(d.stacks, t.stacks, n * 4)
+                    : !memcmp(d.stacks, want_s, sizeof want_s) &&
+                          !memcmp(d.values, want_v, sizeof want_v));
+        sc_block_release(&d);
+        T_CHECK(sc.stacks != NULL && sc.stacks_cap >= n);
+    }
+    sc_block_scratch_release(&sc);
+    sc_buf_release(&small);
     sc_block_release(&t);
+    sc_block_release(&b);
     sc_buf_release(&enc);
     /* zigzag is on disk: its values are fixed, the extremes included, and it round-trips */
     const int64_t zin[] = {0, -1, 1, -2, 2, INT64_MAX, INT64_MIN};
