@@ -38,10 +38,14 @@
  * bucket's signatures are spread over the functions once. Without a function asked for, a
  * first read of the whole range (bucket 0: day rollups) ranks the functions by total; its
  * stacks are kept with their functions so the second read resolves only stacks it alone
- * has. Memory: the answer (groups x functions x steps, SC_TIMELINE_MAX_CELLS), two steps of
- * sums per series, and the stacks. Sums are integers until they are divided, so the answer
- * does not depend on the order a backend gives rows in (SQLite and ClickHouse agree to the
- * bit, as store_conformance checks). */
+ * has. The timeline is made on a thread of its own meanwhile (it reads every profile's
+ * totals: about as long as the rows' read over a month), and steps flushed before it is
+ * there wait in a queue (at most QUEUE_MAX values, then the rows wait for it). A month of
+ * one service (bench/fnseries.sh) answers in about the time of the plain timeline. Memory:
+ * the answer (groups x functions x steps, SC_TIMELINE_MAX_CELLS), two steps of sums per
+ * series, the queue, and the stacks. A bucket's sums are integers and buckets come in time
+ * order, so the answer does not depend on the order a backend gives rows in (SQLite and
+ * ClickHouse agree to the bit, as store_conformance checks). */
 #include "query/fnseries.h"
 #include "model/arena.h"
 #include "model/budget.h"
@@ -52,6 +56,8 @@
 #include "model/profile.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -146,7 +152,41 @@ struct fx {
     uint8_t *timed;
     int64_t **tsum;
     uint32_t ntimed;
+
+    /* the timeline, made on a thread of its own while the rows are read (tl), and the
+     * answer it frames (f): until it is there (ready), flushed steps wait in a queue, each
+     * series with rows as (j, i) in qrec and its sums (1 + 2 nf doubles) in qval */
+    struct tl_job *tl;
+    struct sc_fnseries *f;
+    int ready;
+    uint32_t queued; /* steps j < queued are in the queue */
+    struct qrec {
+        uint32_t j, i;
+    } * qrec;
+    uint32_t nq, qcap;
+    double *qval;
+    uint64_t qval_cap;
 };
+
+/* The timeline's thread: its answer, or its failure in its own words. */
+struct tl_job {
+    struct sc_store *st;
+    const char *tenant;
+    const struct sc_selection *s;
+    int64_t step;
+    const char *group_by;
+    struct sc_budget *budget; /* the query's, shared */
+    struct sc_timeline t;
+    double *cell;
+    uint32_t *line_of;
+    int rc;
+    char err[SC_ERR_LEN];
+    pthread_t thread;
+    int started; /* a thread runs it (else it ran in the caller) */
+};
+
+/* The most the queue holds (doubles) before the rows wait for the timeline: 8 MiB. */
+#define QUEUE_MAX (1u << 20)
 
 static int oom(struct fx *x)
 {
@@ -434,7 +474,65 @@ static int64_t step_end(const struct fx *x, uint32_t j)
     return sc_add_sat(x->from, sc_mul_sat((int64_t)j, x->step));
 }
 
-/* Flushes window step j for every series that is not timed. */
+static int become_ready(struct fx *x);
+
+/* Queues series i's sums of step j (the timeline is not there yet). */
+static int enqueue(struct fx *x, uint32_t j, uint32_t i, double tot, const double *self,
+                   const double *cum)
+{
+    uint32_t nf = x->nf;
+    size_t w = 1 + 2 * (size_t)nf;
+    if (sc_grow_array(&x->qrec, &x->qcap, (uint64_t)x->nq + 1, sizeof *x->qrec))
+        return oom(x);
+    if ((uint64_t)(x->nq + 1) * w > x->qval_cap) {
+        uint64_t c = x->qval_cap ? x->qval_cap * 2 : 1024;
+        while (c < (uint64_t)(x->nq + 1) * w)
+            c *= 2;
+        double *v = realloc(x->qval, c * sizeof *v);
+        if (!v)
+            return oom(x);
+        x->qval = v;
+        x->qval_cap = c;
+    }
+    double *v = x->qval + (size_t)x->nq * w;
+    v[0] = tot;
+    memcpy(v + 1, self, nf * sizeof *v);
+    memcpy(v + 1 + nf, cum, nf * sizeof *v);
+    x->qrec[x->nq++] = (struct qrec){j, i};
+    return 0;
+}
+
+/* The queued steps, attributed in the order they were flushed; the queue emptied. */
+static int replay(struct fx *x)
+{
+    uint32_t nf = x->nf, r = 0;
+    size_t w = 1 + 2 * (size_t)nf;
+    for (uint32_t j = 0; j < x->queued; j++)
+        for (uint32_t i = 0; i < x->nser; i++) {
+            int rc = sc_budget_poll_every(i, x->err);
+            if (rc)
+                return rc;
+            if (x->timed[i])
+                continue;
+            if (r < x->nq && x->qrec[r].j == j && x->qrec[r].i == i) {
+                const double *v = x->qval + (size_t)r++ * w;
+                attribute(x, i, (int64_t)j - 1, 1, v[0], v + 1, v + 1 + nf);
+            } else {
+                attribute(x, i, (int64_t)j - 1, 0, 0, NULL, NULL);
+            }
+        }
+    free(x->qrec);
+    free(x->qval);
+    x->qrec = NULL;
+    x->qval = NULL;
+    x->nq = x->qcap = 0;
+    x->qval_cap = 0;
+    x->queued = 0;
+    return 0;
+}
+
+/* Flushes window step j for every series that is not timed: attributed, or queued until
+ * the timeline is there (waited for when the queue is full). */
 static int flush(struct fx *x, uint32_t j)
 {
     int s = j & 1;
@@ -446,12 +544,21 @@ static int flush(struct fx *x, uint32_t j)
         if (x->timed[i])
             continue;
         size_t o = (size_t)i * nf;
-        attribute(x, i, (int64_t)j - 1, x->slot_has[s][i], x->slot_tot[s][i], x->slot_self[s] + o,
-                  x->slot_cum[s] + o);
+        if (x->ready)
+            attribute(x, i, (int64_t)j - 1, x->slot_has[s][i], x->slot_tot[s][i],
+                      x->slot_self[s] + o, x->slot_cum[s] + o);
+        else if (x->slot_has[s][i] && (rc = enqueue(x, j, i, x->slot_tot[s][i], x->slot_self[s] + o,
+                                                    x->slot_cum[s] + o)) != 0)
+            return rc;
         x->slot_has[s][i] = 0;
         x->slot_tot[s][i] = 0;
         memset(x->slot_self[s] + o, 0, nf * sizeof(double));
         memset(x->slot_cum[s] + o, 0, nf * sizeof(double));
+    }
+    if (!x->ready) {
+        x->queued = j + 1;
+        if ((uint64_t)x->nq * (1 + 2 * (uint64_t)nf) > QUEUE_MAX)
+            return become_ready(x);
     }
     return 0;
 }
@@ -833,9 +940,12 @@ static void fx_release(struct fx *x)
         free(x->tsum[i]);
     free(x->tsum);
     free(x->timed);
+    free(x->qrec);
+    free(x->qval);
 }
 
-/* The series' rows: timed ones by their samples, the others per bucket of the grid. */
+/* The series' rows: timed ones by their samples (attributed once the timeline is there),
+ * the others per bucket of the grid. */
 static int read_rows(struct fx *x)
 {
     uint32_t n = x->nser, nf = x->nf;
@@ -865,8 +975,6 @@ static int read_rows(struct fx *x)
     q.from_ns = x->from;
     struct sc_store_read tr = {&q, 0, 1, 0};
     int rc = sc_store_read(x->st, &tr, timed_rows, x, x->err);
-    if (rc == 0)
-        rc = flush_timed(x);
     int exact;
     int64_t w = grid_width(x->from, x->step, &exact);
     /* the profiles just before the range too: a capture there may spread into it */
@@ -897,99 +1005,156 @@ void sc_fnseries_release(struct sc_fnseries *f)
     memset(f, 0, sizeof *f);
 }
 
+/* ---- the timeline beside the rows ---- */
+
+static void *tl_run(void *arg)
+{
+    struct tl_job *j = arg;
+    sc_budget_adopt(j->budget);
+    j->rc = sc_plan_timeline_series(j->st, j->tenant, j->s, j->step, j->group_by, &j->t, &j->cell,
+                                    &j->line_of, j->err);
+    sc_budget_adopt(NULL);
+    return NULL;
+}
+
+/* Starts the timeline on its own thread (where one cannot start: here and now). */
+static void tl_start(struct tl_job *j)
+{
+    j->budget = sc_budget_current();
+    j->started = pthread_create(&j->thread, NULL, tl_run, j) == 0;
+    if (!j->started)
+        tl_run(j);
+}
+
+static void tl_wait(struct tl_job *j)
+{
+    if (j->started)
+        pthread_join(j->thread, NULL);
+    j->started = 0;
+}
+
+/* Waits for the timeline, frames the answer with it (steps, lines, unit, totals), checks its
+ * size, and attributes what was queued. */
+static int become_ready(struct fx *x)
+{
+    if (x->ready)
+        return 0;
+    struct tl_job *j = x->tl;
+    struct sc_fnseries *f = x->f;
+    tl_wait(j);
+    if (j->rc) {
+        snprintf(x->err, SC_ERR_LEN, "%s", j->err);
+        return j->rc;
+    }
+    struct sc_timeline *t = &j->t;
+    x->cell = j->cell;
+    x->line_of = j->line_of;
+    f->ngroups = t->nlines;
+    f->group = t->group;
+    f->metric = t->metric;
+    memcpy(f->unit, t->unit, sizeof f->unit);
+    f->total = t->values;
+    t->values = NULL;
+    if (t->group) {
+        f->keys = t->keys;
+        t->keys = NULL;
+        t->nlines = 0;
+    } else {
+        f->keys = calloc((size_t)t->nlines + 1, sizeof *f->keys);
+        if (!f->keys)
+            return oom(x);
+        for (uint32_t g = 0; g < t->nlines; g++)
+            if (!(f->keys[g] = strdup(x->s->labels[g])))
+                return oom(x);
+    }
+    uint64_t ncells = (uint64_t)f->ngroups * x->nf * f->nsteps;
+    if (ncells > SC_TIMELINE_MAX_CELLS)
+        return sc_errf(x->err, SC_ELIMIT,
+                       "%u lines x %u functions x %u steps is more than the limit of %d values "
+                       "(a larger step, fewer functions or a narrower query)",
+                       f->ngroups, x->nf, f->nsteps, SC_TIMELINE_MAX_CELLS);
+    f->self = malloc((size_t)(ncells + 1) * sizeof *f->self);
+    f->cum = malloc((size_t)(ncells + 1) * sizeof *f->cum);
+    if (!f->self || !f->cum)
+        return oom(x);
+    /* NaN where the line has no profile, else 0 until its series add their parts */
+    for (uint64_t c = 0; c < ncells; c++) {
+        uint64_t g = c / ((uint64_t)x->nf * f->nsteps), k = c % f->nsteps;
+        f->self[c] = f->cum[c] = isnan(f->total[g * f->nsteps + k]) ? NAN : 0;
+    }
+    x->self = f->self;
+    x->cum = f->cum;
+    x->ready = 1;
+    return x->queued ? replay(x) : 0;
+}
+
 int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, const char *function,
                      uint32_t max_funcs, struct sc_fnseries *f, char *err)
 {
     memset(f, 0, sizeof *f);
-    struct sc_timeline t;
-    double *cell = NULL;
-    uint32_t *line_of = NULL;
-    int rc = sc_plan_timeline_series(st, tenant, s, step_ns, group_by, &t, &cell, &line_of, err);
+    int64_t from, step;
+    uint32_t nsteps;
+    int rc = sc_plan_timeline_steps(s, step_ns, &from, &step, &nsteps, err);
     if (rc)
         return rc;
-    if (t.step < SC_NS_PER_S) {
-        sc_timeline_release(&t);
-        free(cell);
-        free(line_of);
+    if (step < SC_NS_PER_S)
         return sc_errf(err, SC_EINVAL, "a step of at least 1 s (the store's finest bucket)");
-    }
     struct fx x;
     memset(&x, 0, sizeof x);
     x.st = st;
     x.tenant = tenant;
     x.s = s;
     x.err = err;
-    x.from = t.from;
-    x.step = t.step;
-    x.nsteps = t.nsteps;
+    x.from = f->from = from;
+    x.step = f->step = step;
+    x.nsteps = f->nsteps = nsteps;
     x.nser = s->n;
-    x.gauge = t.metric == SC_METRIC_AVERAGE;
-    x.cell = cell;
-    x.line_of = line_of;
     x.target = function;
+    x.f = f;
+    char unit[64];
+    if (s->type && sc_store_type_info(st, s->type, unit, &x.gauge))
+        x.gauge = 0;
     sc_arena_init(&x.arena);
     x.names.arena = &x.arena;
-    /* the answer's frame: the timeline's steps, lines and unit */
-    f->from = t.from;
-    f->step = t.step;
-    f->nsteps = t.nsteps;
-    f->ngroups = t.nlines;
-    f->group = t.group;
-    f->metric = t.metric;
-    memcpy(f->unit, t.unit, sizeof f->unit);
-    f->total = t.values;
-    t.values = NULL;
-    if (t.group) {
-        f->keys = t.keys;
-        t.keys = NULL;
-    } else {
-        f->keys = calloc((size_t)t.nlines + 1, sizeof *f->keys);
-        for (uint32_t g = 0; f->keys && g < t.nlines; g++)
-            if (!(f->keys[g] = strdup(s->labels[g])))
-                rc = SC_ENOMEM;
-        if (!f->keys)
-            rc = SC_ENOMEM;
-    }
-    if (rc == 0 && function) {
+    /* the timeline (a tenth to half of the time) runs beside the functions' reads */
+    struct tl_job job;
+    memset(&job, 0, sizeof job);
+    job.st = st;
+    job.tenant = tenant;
+    job.s = s;
+    job.step = step;
+    job.group_by = group_by;
+    x.tl = &job;
+    tl_start(&job);
+    if (function) {
         x.nf = 1;
         f->names = calloc(2, sizeof *f->names);
         if (!f->names || !(f->names[0] = strdup(function)))
-            rc = SC_ENOMEM;
-    } else if (rc == 0 && s->n) {
+            rc = oom(&x);
+    } else if (s->n) {
         rc = rank(&x, max_funcs, &f->names);
     }
     f->nfuncs = f->names ? x.nf : 0;
-    uint64_t ncells = (uint64_t)f->ngroups * x.nf * f->nsteps;
-    if (rc == 0 && ncells > SC_TIMELINE_MAX_CELLS)
-        rc = sc_errf(err, SC_ELIMIT,
-                     "%u lines x %u functions x %u steps is more than the limit of %d values (a "
-                     "larger step, fewer functions or a narrower query)",
-                     f->ngroups, x.nf, f->nsteps, SC_TIMELINE_MAX_CELLS);
     if (rc == 0 && (uint64_t)x.nser * x.nf > SC_TIMELINE_MAX_CELLS)
         rc = sc_errf(err, SC_ELIMIT,
                      "%u series x %u functions is more than the limit of %d values (fewer "
                      "functions or a narrower query)",
                      x.nser, x.nf, SC_TIMELINE_MAX_CELLS);
-    if (rc == 0) {
-        f->self = malloc((size_t)(ncells + 1) * sizeof *f->self);
-        f->cum = malloc((size_t)(ncells + 1) * sizeof *f->cum);
-        if (!f->self || !f->cum)
-            rc = SC_ENOMEM;
-        /* NaN where the line has no profile, else 0 until its series add their parts */
-        for (uint64_t c = 0; rc == 0 && c < ncells; c++) {
-            uint64_t g = c / ((uint64_t)x.nf * f->nsteps), k = c % f->nsteps;
-            f->self[c] = f->cum[c] = isnan(f->total[g * f->nsteps + k]) ? NAN : 0;
-        }
-    }
-    x.self = f->self;
-    x.cum = f->cum;
+    /* an answer that may be over its limit is known to be before any row is read */
+    if (rc == 0 && (uint64_t)x.nser * x.nf * nsteps > SC_TIMELINE_MAX_CELLS)
+        rc = become_ready(&x);
     if (rc == 0 && s->n && x.nf)
         rc = read_rows(&x);
+    if (rc == 0)
+        rc = become_ready(&x);
+    if (rc == 0 && x.ntimed)
+        rc = flush_timed(&x);
+    tl_wait(&job); /* after a failure too: the thread reads s and st */
     fx_release(&x);
-    sc_timeline_release(&t);
-    free(cell);
-    free(line_of);
+    sc_timeline_release(&job.t);
+    free(job.cell);
+    free(job.line_of);
     if (rc) {
         sc_fnseries_release(f);
         return rc == SC_ENOMEM && (!err || !err[0]) ? sc_errf(err, rc, "out of memory") : rc;

@@ -275,21 +275,9 @@ int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *lin
     return rc;
 }
 
-int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
-                     int64_t step, const char *group_by, struct sc_timeline *t, char *err)
+int sc_plan_timeline_steps(const struct sc_selection *s, int64_t step, int64_t *from_out,
+                           int64_t *step_out, uint32_t *nsteps_out, char *err)
 {
-    return sc_plan_timeline_series(st, tenant, s, step, group_by, t, NULL, NULL, err);
-}
-
-int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struct sc_selection *s,
-                            int64_t step, const char *group_by, struct sc_timeline *t,
-                            double **series, uint32_t **line_of_out, char *err)
-{
-    memset(t, 0, sizeof *t);
-    if (series)
-        *series = NULL;
-    if (line_of_out)
-        *line_of_out = NULL;
     /* steps start on a whole second: the answer's timestamps are seconds, and a client
      * asking what a step holds (the UI's "open this profile") must ask for the same span
      * (with now-1h's fraction, a profile at a step's last second was in the step the
@@ -318,6 +306,33 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
                        "%u series x %u steps is more than the limit of %d points (a larger "
                        "step, or a narrower query)",
                        s->n, nsteps, SC_TIMELINE_MAX_CELLS);
+    *from_out = from;
+    *step_out = step;
+    *nsteps_out = nsteps;
+    return 0;
+}
+
+int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                     int64_t step, const char *group_by, struct sc_timeline *t, char *err)
+{
+    return sc_plan_timeline_series(st, tenant, s, step, group_by, t, NULL, NULL, err);
+}
+
+int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struct sc_selection *s,
+                            int64_t step, const char *group_by, struct sc_timeline *t,
+                            double **series, uint32_t **line_of_out, char *err)
+{
+    memset(t, 0, sizeof *t);
+    if (series)
+        *series = NULL;
+    if (line_of_out)
+        *line_of_out = NULL;
+    int64_t from;
+    uint32_t nsteps;
+    int rc = sc_plan_timeline_steps(s, step, &from, &step, &nsteps, err);
+    if (rc)
+        return rc;
+    uint64_t nser = s->n ? s->n : 1;
     t->from = from;
     t->step = step;
     t->nsteps = nsteps;
@@ -333,10 +348,9 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
                                    0};
     uint32_t *line_of = malloc((nser + 1) * sizeof *line_of);
     t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
-    int rc =
-        !cells.value || !cells.covered_ns || !cells.captures || !line_of || (t->group && !t->keys)
-            ? SC_ENOMEM
-            : 0;
+    rc = !cells.value || !cells.covered_ns || !cells.captures || !line_of || (t->group && !t->keys)
+             ? SC_ENOMEM
+             : 0;
     struct sc_store_query q = sc_selection_query(s, tenant);
     q.from_ns = from;
     if (rc == 0 && s->n)
