@@ -1,4 +1,6 @@
-/* fnseries.c - functions over time (fnseries.h): each function's share of the timeline.
+/* fnseries.c - functions over time (fnseries.h): each function's share of the timeline. Here
+ * the plan and the split of each series' value; fnseries_rows.c reads the rows, and
+ * fnseries_int.h holds what the two share.
  *
  * The numbers come from the timeline itself. sc_plan_timeline_series gives each series' value
  * per step, the very number the plain timeline sums into its lines (a rate, an average or a
@@ -47,394 +49,19 @@
  * order, so the answer does not depend on the order a backend gives rows in (SQLite and
  * ClickHouse agree to the bit, as store_conformance checks). */
 #include "query/fnseries.h"
-#include "model/arena.h"
 #include "model/budget.h"
 #include "model/buf.h"
 #include "model/clock.h"
 #include "model/error.h"
-#include "model/hash.h"
-#include "model/profile.h"
+#include "query/fnseries_int.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NONE UINT32_MAX
-
-/* The read grid's widths, in seconds: the store's rollups (store_int.h's SC_ROLLUP_*), then
- * finer ones for short steps, which the store reads from raw profiles. */
-static const int64_t grid_widths[] = {86400, 3600, 600, 60, 10, 1};
-#define ROLLUP_MIN_NS (600 * SC_NS_PER_S)
-/* Under ROLLUP_MIN_NS an exact width may split a step into at most this many buckets (a
- * bucket costs a probe per series, its profiles are read either way). */
-#define MAX_SPLIT 64
-
-/* A signature: the kept functions a stack holds (sorted, in sig_funcs[off, off + n)) and
- * the one at its leaf (NONE when the leaf's function is not kept). */
-struct sig {
-    uint32_t off, n, leaf;
-};
-
-/* The first read's stacks (no function asked for): each one's functions (ids into names,
- * distinct, in fids[off, off + n)) and its leaf's. */
-struct astack {
-    uint32_t off, n, leaf;
-};
-
-struct fx {
-    struct sc_store *st;
-    const char *tenant;
-    const struct sc_selection *s;
-    char *err;
-    int64_t from, step;
-    uint32_t nsteps, nser, nf;
-    int gauge;
-    const double *cell;      /* s->n x nsteps: each series' timeline value */
-    const uint32_t *line_of; /* s->n: each series' group */
-    double *self, *cum;      /* the answer (fnseries.h) */
-
-    /* functions: the one asked for (target), or every name seen (names) and the kept ones
-     * among them (kept_of: name id -> kept index or NONE) */
-    const char *target;
-    struct sc_arena arena;
-    struct sc_strtab names;
-    uint32_t *kept_of;
-    uint32_t *stamp, nstamp, stamp_cap; /* per name: the last stack that counted it */
-    uint32_t stamp_now;
-
-    /* stacks -> signatures: small keys (SQLite's dense stack ids) in an array, the others
-     * (ClickHouse's content hashes) in a map; a row's lookup is most of a read's own cost */
-    uint32_t *dense, ndense;
-    struct sc_map64 stack_sig;
-    struct sig *sigs;
-    uint32_t nsigs, sigs_cap;
-    uint32_t *sig_funcs, nsig_funcs, sig_funcs_cap;
-    struct sc_map64 sig_index; /* signature hash -> sig */
-    uint32_t *tmp, tmp_cap;    /* a signature being built: its leaf, then its functions */
-    uint32_t tmp_n;            /* its functions */
-
-    /* the first read: stacks -> astack, and the total (cum) of every name */
-    struct sc_map64 astack_of;
-    struct astack *astacks;
-    uint32_t nastacks, astacks_cap;
-    uint32_t *fids, nfids, fids_cap;
-    int64_t *rank_cum;
-    uint32_t rank_cap;
-
-    /* a callback's stacks not yet known: resolved together */
-    uint64_t *pend;
-    int64_t *pend_val, *pend_time;
-    uint32_t npend, pend_cap;
-
-    /* a bucket's sums: per signature, then per kept function */
-    int64_t *sigsum;
-    uint32_t sigsum_cap;
-    uint32_t *touched; /* the signatures summed so far (room for every one) */
-    uint32_t ntouched, touched_cap;
-    uint8_t *mark; /* per signature: in touched */
-    uint32_t mark_cap;
-    int64_t *bself, *bcum; /* nf each */
-
-    /* the aggregated read's window: steps j = k + 1 (j = 0 is before the range), two at a
-     * time in slot j & 1; per series its total, functions' self and cum, and whether it had
-     * rows */
-    double *slot_tot[2], *slot_self[2], *slot_cum[2];
-    uint8_t *slot_has[2];
-    uint32_t next_flush; /* the first step j not yet flushed */
-    /* per series: its latest composition (shares of self and cum), whether it has one */
-    double *last_self, *last_cum;
-    uint8_t *has_last;
-    double *share_self, *share_cum; /* nf each: scratch */
-
-    /* timed series: integer sums per step (nsteps x (1 + 2 nf)), allocated when seen */
-    uint8_t *timed;
-    int64_t **tsum;
-    uint32_t ntimed;
-
-    /* the timeline, made on a thread of its own while the rows are read (tl), and the
-     * answer it frames (f): until it is there (ready), flushed steps wait in a queue, each
-     * series with rows as (j, i) in qrec and its sums (1 + 2 nf doubles) in qval */
-    struct tl_job *tl;
-    struct sc_fnseries *f;
-    int ready;
-    uint32_t queued; /* steps j < queued are in the queue */
-    struct qrec {
-        uint32_t j, i;
-    } * qrec;
-    uint32_t nq, qcap;
-    double *qval;
-    uint64_t qval_cap;
-};
-
-/* The timeline's thread: its answer, or its failure in its own words. */
-struct tl_job {
-    struct sc_store *st;
-    const char *tenant;
-    const struct sc_selection *s;
-    int64_t step;
-    const char *group_by;
-    struct sc_budget *budget; /* the query's, shared */
-    struct sc_timeline t;
-    double *cell;
-    uint32_t *line_of;
-    int rc;
-    char err[SC_ERR_LEN];
-    pthread_t thread;
-    int started; /* a thread runs it (else it ran in the caller) */
-};
-
 /* The most the queue holds (doubles) before the rows wait for the timeline: 8 MiB. */
 #define QUEUE_MAX (1u << 20)
-
-static int oom(struct fx *x)
-{
-    return sc_errf(x->err, SC_ENOMEM, "out of memory");
-}
-
-/* ---- stacks ---- */
-
-/* Stack keys below this are looked up in fx.dense (4 bytes each: 16 MiB at most). */
-#define DENSE_KEYS (1u << 22)
-
-/* A stack's signature, or NONE when it is not known yet. */
-static inline uint32_t stack_get(const struct fx *x, uint64_t key)
-{
-    if (key < x->ndense)
-        return x->dense[key];
-    if (key < DENSE_KEYS)
-        return NONE;
-    const uint32_t *g = sc_map64_get(&x->stack_sig, key);
-    return g ? *g : NONE;
-}
-
-static int stack_put(struct fx *x, uint64_t key, uint32_t sig)
-{
-    if (key >= DENSE_KEYS)
-        return sc_map64_upsert(&x->stack_sig, key, sig, NULL) ? 0 : SC_ENOMEM;
-    if (key >= x->ndense) {
-        uint32_t n = x->ndense ? x->ndense : 4096;
-        while (n <= key)
-            n *= 2;
-        uint32_t *d = realloc(x->dense, (size_t)n * sizeof *d);
-        if (!d)
-            return SC_ENOMEM;
-        memset(d + x->ndense, 0xff, (size_t)(n - x->ndense) * sizeof *d); /* NONE */
-        x->dense = d;
-        x->ndense = n;
-    }
-    x->dense[key] = sig;
-    return 0;
-}
-
-/* ---- functions and signatures ---- */
-
-/* The kept index of a function name, or NONE. */
-static uint32_t kept_index(struct fx *x, const char *name)
-{
-    if (x->target)
-        return strcmp(name, x->target) == 0 ? 0 : NONE;
-    int64_t id = sc_strtab_find(&x->names, name, strlen(name));
-    return id >= 0 && (uint64_t)id < x->names.n ? x->kept_of[id] : NONE;
-}
-
-static int sig_eq(void *ctx, uint32_t v)
-{
-    struct fx *x = ctx;
-    const struct sig *g = &x->sigs[v];
-    return g->leaf == x->tmp[0] && g->n == x->tmp_n &&
-           (g->n == 0 || !memcmp(x->sig_funcs + g->off, x->tmp + 1, g->n * sizeof *x->tmp));
-}
-
-/* The signature of the stack whose kept functions are tmp[1..n] (distinct) and whose leaf's
- * is leaf: found or made. Its index, or a negative SC_E*. */
-static int64_t sig_of(struct fx *x, uint32_t leaf, uint32_t n)
-{
-    uint32_t *a = x->tmp + 1;
-    for (uint32_t i = 1; i < n; i++) /* a stack holds few kept functions: insertion sort */
-        for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
-            uint32_t t = a[j];
-            a[j] = a[j - 1];
-            a[j - 1] = t;
-        }
-    x->tmp[0] = leaf;
-    uint64_t h = sc_hash64(x->tmp, ((size_t)n + 1) * sizeof *x->tmp);
-    x->tmp_n = n;
-    int added;
-    uint32_t *slot = sc_map64_intern(&x->sig_index, h, x->nsigs, sig_eq, x, &added);
-    if (!slot)
-        return SC_ENOMEM;
-    if (!added)
-        return *slot;
-    if (sc_grow_array(&x->sigs, &x->sigs_cap, (uint64_t)x->nsigs + 1, sizeof *x->sigs) ||
-        sc_grow_array(&x->sig_funcs, &x->sig_funcs_cap, (uint64_t)x->nsig_funcs + n + 1,
-                      sizeof *x->sig_funcs) ||
-        sc_grow_array(&x->sigsum, &x->sigsum_cap, (uint64_t)x->nsigs + 1, sizeof *x->sigsum) ||
-        sc_grow_array(&x->touched, &x->touched_cap, (uint64_t)x->nsigs + 1, sizeof *x->touched) ||
-        sc_grow_array(&x->mark, &x->mark_cap, (uint64_t)x->nsigs + 1, sizeof *x->mark))
-        return SC_ENOMEM;
-    x->sigs[x->nsigs] = (struct sig){x->nsig_funcs, n, leaf};
-    memcpy(x->sig_funcs + x->nsig_funcs, a, n * sizeof *a);
-    x->nsig_funcs += n;
-    x->sigsum[x->nsigs] = 0;
-    x->mark[x->nsigs] = 0;
-    return x->nsigs++;
-}
-
-/* Room for n entries in tmp (past its first, the leaf). */
-static int tmp_reserve(struct fx *x, uint32_t n)
-{
-    if (n + 1 <= x->tmp_cap)
-        return 0;
-    uint32_t c = n + 17;
-    uint32_t *t = realloc(x->tmp, c * sizeof *t);
-    if (!t)
-        return SC_ENOMEM;
-    x->tmp = t;
-    x->tmp_cap = c;
-    return 0;
-}
-
-/* A resolved stack's signature: the kept functions among its frames (leaf first). */
-static int64_t sig_of_frames(struct fx *x, const struct sc_store_frame *fr, uint32_t n)
-{
-    if (tmp_reserve(x, n))
-        return SC_ENOMEM;
-    uint32_t m = 0;
-    for (uint32_t j = 0; j < n; j++) {
-        uint32_t k = kept_index(x, fr[j].function);
-        if (k == NONE)
-            continue;
-        uint32_t d = 0;
-        while (d < m && x->tmp[1 + d] != k)
-            d++;
-        if (d == m)
-            x->tmp[1 + m++] = k;
-    }
-    uint32_t leaf = n ? kept_index(x, fr[0].function) : NONE;
-    return sig_of(x, leaf, m);
-}
-
-/* ---- resolving a callback's unknown stacks ---- */
-
-static int pend_add(struct fx *x, uint64_t stack, int64_t v, int64_t t)
-{
-    if (x->npend == x->pend_cap) {
-        uint32_t c = x->pend_cap ? x->pend_cap * 2 : 256;
-        if (c <= x->pend_cap)
-            return SC_ENOMEM;
-        uint64_t *ps = realloc(x->pend, c * sizeof *ps);
-        if (ps)
-            x->pend = ps;
-        int64_t *pv = realloc(x->pend_val, c * sizeof *pv);
-        if (pv)
-            x->pend_val = pv;
-        int64_t *pt = realloc(x->pend_time, c * sizeof *pt);
-        if (pt)
-            x->pend_time = pt;
-        if (!ps || !pv || !pt)
-            return SC_ENOMEM;
-        x->pend_cap = c;
-    }
-    x->pend[x->npend] = stack;
-    x->pend_val[x->npend] = v;
-    x->pend_time[x->npend++] = t;
-    return 0;
-}
-
-/* The signature of each pending stack, into stack_sig; a stack pending twice (timed rows)
- * is resolved twice but filed once. */
-struct resolved {
-    struct fx *x;
-    uint32_t *sig; /* per pending row */
-    uint32_t i;
-    int rc;
-};
-
-static int resolved_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr, uint32_t n)
-{
-    struct resolved *r = ctx;
-    struct fx *x = r->x;
-    uint32_t known = stack_get(x, stack);
-    int64_t g = known != NONE ? known : sig_of_frames(x, fr, n);
-    if (g < 0)
-        return r->rc = (int)g;
-    if (known == NONE && stack_put(x, stack, (uint32_t)g))
-        return r->rc = SC_ENOMEM;
-    r->sig[r->i++] = (uint32_t)g;
-    return 0;
-}
-
-/* Resolves the pending stacks: sig[i] for pending row i (the caller's, npend entries). */
-static int resolve_pending(struct fx *x, uint32_t *sig)
-{
-    struct resolved r = {x, sig, 0, 0};
-    int rc = sc_store_resolve(x->st, x->pend, x->npend, resolved_stack, &r, x->err);
-    if (r.rc)
-        rc = r.rc;
-    if (rc == SC_ENOMEM)
-        return oom(x);
-    return rc;
-}
-
-/* ---- a bucket's rows -> sums per kept function ---- */
-
-static void touch(struct fx *x, uint32_t g, int64_t v)
-{
-    if (!x->mark[g]) {
-        x->mark[g] = 1;
-        x->touched[x->ntouched++] = g;
-    }
-    x->sigsum[g] = sc_add_sat(x->sigsum[g], v);
-}
-
-/* Sums rows into bself/bcum (zeroed here) and *total; 0 or SC_E*. */
-static int bucket_sums(struct fx *x, const struct sc_store_rows *r, int64_t *total)
-{
-    int64_t tot = 0;
-    x->npend = 0;
-    x->ntouched = 0;
-    for (uint32_t i = 0; i < r->n; i++) {
-        int64_t v = r->values[i];
-        if (!v)
-            continue;
-        tot = sc_add_sat(tot, v);
-        uint32_t g = stack_get(x, r->stacks[i]);
-        int rc = g != NONE ? (touch(x, g, v), 0) : pend_add(x, r->stacks[i], v, 0);
-        if (rc)
-            return oom(x);
-        if ((rc = sc_budget_poll_every(i, x->err)) != 0)
-            return rc;
-    }
-    if (x->npend) {
-        uint32_t *sig = malloc((size_t)x->npend * sizeof *sig);
-        int rc = sig ? resolve_pending(x, sig) : oom(x);
-        for (uint32_t i = 0; rc == 0 && i < x->npend; i++)
-            touch(x, sig[i], x->pend_val[i]);
-        free(sig);
-        if (rc)
-            return rc;
-    }
-    memset(x->bself, 0, x->nf * sizeof *x->bself);
-    memset(x->bcum, 0, x->nf * sizeof *x->bcum);
-    for (uint32_t k = 0; k < x->ntouched; k++) {
-        uint32_t g = x->touched[k];
-        int64_t v = x->sigsum[g];
-        x->sigsum[g] = 0;
-        x->mark[g] = 0;
-        const struct sig *sg = &x->sigs[g];
-        if (sg->leaf != NONE)
-            x->bself[sg->leaf] = sc_add_sat(x->bself[sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            uint32_t f = x->sig_funcs[sg->off + j];
-            x->bcum[f] = sc_add_sat(x->bcum[f], v);
-        }
-    }
-    x->ntouched = 0;
-    *total = tot;
-    return 0;
-}
 
 /* ---- attributing a series' step ---- */
 
@@ -483,14 +110,14 @@ static int enqueue(struct fx *x, uint32_t j, uint32_t i, double tot, const doubl
     uint32_t nf = x->nf;
     size_t w = 1 + 2 * (size_t)nf;
     if (sc_grow_array(&x->qrec, &x->qcap, (uint64_t)x->nq + 1, sizeof *x->qrec))
-        return oom(x);
+        return fx_oom(x);
     if ((uint64_t)(x->nq + 1) * w > x->qval_cap) {
         uint64_t c = x->qval_cap ? x->qval_cap * 2 : 1024;
         while (c < (uint64_t)(x->nq + 1) * w)
             c *= 2;
         double *v = realloc(x->qval, c * sizeof *v);
         if (!v)
-            return oom(x);
+            return fx_oom(x);
         x->qval = v;
         x->qval_cap = c;
     }
@@ -583,7 +210,7 @@ static int agg_rows(void *ctx, const struct sc_store_rows *r)
     int rc = advance(x, r->from_ns);
     int64_t tot = 0;
     if (rc == 0)
-        rc = bucket_sums(x, r, &tot);
+        rc = fx_bucket_sums(x, r, &tot);
     if (rc)
         return rc;
     /* the steps the bucket overlaps, in proportion (exact grids: one, whole) */
@@ -611,79 +238,6 @@ static int agg_rows(void *ctx, const struct sc_store_rows *r)
     return 0;
 }
 
-/* ---- the timed read: samples by their times ---- */
-
-static int timed_rows(void *ctx, const struct sc_store_rows *r)
-{
-    struct fx *x = ctx;
-    if (r->series >= x->nser)
-        return 0;
-    uint32_t i = r->series, nf = x->nf;
-    size_t width = 1 + 2 * (size_t)nf;
-    if (!x->tsum[i]) {
-        /* the cells of one more series: within the limit with the others */
-        uint64_t cells = (uint64_t)(x->ntimed + 1) * x->nsteps * width;
-        if (cells > 2ULL * SC_TIMELINE_MAX_CELLS)
-            return sc_errf(x->err, SC_ELIMIT,
-                           "%u series with timed samples x %u steps x %u functions is more than "
-                           "the limit of %d values (a larger step, fewer functions or a "
-                           "narrower query)",
-                           x->ntimed + 1, x->nsteps, nf, SC_TIMELINE_MAX_CELLS);
-        x->tsum[i] = calloc((size_t)x->nsteps * width, sizeof **x->tsum);
-        if (!x->tsum[i])
-            return oom(x);
-        x->timed[i] = 1;
-        x->ntimed++;
-    }
-    x->npend = 0;
-    int64_t *ts = x->tsum[i];
-    for (uint32_t n = 0; n < r->n; n++) {
-        int rc = sc_budget_poll_every(n, x->err);
-        if (rc)
-            return rc;
-        int64_t v = r->values[n], t = r->times[n];
-        if (!v || t < x->from)
-            continue;
-        uint64_t k = (uint64_t)sc_sub_sat(t, x->from) / (uint64_t)x->step;
-        if (k >= x->nsteps)
-            continue;
-        uint32_t g = stack_get(x, r->stacks[n]);
-        if (g == NONE) {
-            if (pend_add(x, r->stacks[n], v, t))
-                return oom(x);
-            continue;
-        }
-        int64_t *c = ts + k * width;
-        const struct sig *sg = &x->sigs[g];
-        c[0] = sc_add_sat(c[0], v);
-        if (sg->leaf != NONE)
-            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
-            *cc = sc_add_sat(*cc, v);
-        }
-    }
-    if (!x->npend)
-        return 0;
-    uint32_t *sig = malloc((size_t)x->npend * sizeof *sig);
-    int rc = sig ? resolve_pending(x, sig) : oom(x);
-    for (uint32_t n = 0; rc == 0 && n < x->npend; n++) {
-        int64_t v = x->pend_val[n];
-        int64_t *c =
-            ts + (uint64_t)sc_sub_sat(x->pend_time[n], x->from) / (uint64_t)x->step * width;
-        const struct sig *sg = &x->sigs[sig[n]];
-        c[0] = sc_add_sat(c[0], v);
-        if (sg->leaf != NONE)
-            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
-            *cc = sc_add_sat(*cc, v);
-        }
-    }
-    free(sig);
-    return rc;
-}
-
 /* The timed series' steps, in order. */
 static int flush_timed(struct fx *x)
 {
@@ -705,198 +259,6 @@ static int flush_timed(struct fx *x)
         }
     }
     return 0;
-}
-
-/* ---- the first read (no function asked for): ranking by total ---- */
-
-/* Files a resolved stack's functions as an astack (names interned). */
-static int rank_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr, uint32_t n)
-{
-    struct fx *x = ctx;
-    if (sc_map64_get(&x->astack_of, stack))
-        return 0;
-    if (sc_grow_array(&x->astacks, &x->astacks_cap, (uint64_t)x->nastacks + 1,
-                      sizeof *x->astacks) ||
-        sc_grow_array(&x->fids, &x->fids_cap, (uint64_t)x->nfids + n, sizeof *x->fids))
-        return SC_ENOMEM;
-    struct astack *a = &x->astacks[x->nastacks];
-    a->off = x->nfids;
-    a->n = 0;
-    a->leaf = NONE;
-    if (++x->stamp_now == 0)
-        x->stamp_now = 1; /* wrapped: stale stamps could only skip a name; none is that old */
-    for (uint32_t j = 0; j < n; j++) {
-        int64_t id = sc_strtab_intern(&x->names, fr[j].function, strlen(fr[j].function));
-        if (id < 0)
-            return (int)id;
-        if ((uint32_t)id >= x->nstamp) {
-            if (sc_grow_array(&x->stamp, &x->stamp_cap, (uint64_t)id + 1, sizeof *x->stamp) ||
-                sc_grow_array(&x->rank_cum, &x->rank_cap, (uint64_t)id + 1, sizeof *x->rank_cum))
-                return SC_ENOMEM;
-            while (x->nstamp <= (uint32_t)id) {
-                x->stamp[x->nstamp] = 0;
-                x->rank_cum[x->nstamp++] = 0;
-            }
-        }
-        if (j == 0)
-            a->leaf = (uint32_t)id;
-        if (x->stamp[id] == x->stamp_now)
-            continue;
-        x->stamp[id] = x->stamp_now;
-        x->fids[x->nfids++] = (uint32_t)id;
-        a->n++;
-    }
-    if (!sc_map64_upsert(&x->astack_of, stack, x->nastacks, NULL))
-        return SC_ENOMEM;
-    x->nastacks++;
-    return 0;
-}
-
-static int rank_rows(void *ctx, const struct sc_store_rows *r)
-{
-    struct fx *x = ctx;
-    x->npend = 0;
-    for (uint32_t i = 0; i < r->n; i++)
-        if (r->values[i] && !sc_map64_get(&x->astack_of, r->stacks[i]) &&
-            pend_add(x, r->stacks[i], 0, 0))
-            return oom(x);
-    if (x->npend) {
-        int rc = sc_store_resolve(x->st, x->pend, x->npend, rank_stack, x, x->err);
-        if (rc == SC_ENOMEM || (rc && !x->err[0]))
-            return sc_errf(x->err, rc, "resolving stacks: %s", sc_strerror(rc));
-        if (rc)
-            return rc;
-    }
-    for (uint32_t i = 0; i < r->n; i++) {
-        int rc = sc_budget_poll_every(i, x->err);
-        if (rc)
-            return rc;
-        /* gauges: a series' average over its captures, as a merge takes it */
-        int64_t v = x->gauge && r->captures > 0 ? r->values[i] / r->captures : r->values[i];
-        if (!v)
-            continue;
-        const struct astack *a = &x->astacks[*sc_map64_get(&x->astack_of, r->stacks[i])];
-        for (uint32_t j = 0; j < a->n; j++) {
-            int64_t *c = &x->rank_cum[x->fids[a->off + j]];
-            *c = sc_add_sat(*c, v);
-        }
-    }
-    return 0;
-}
-
-/* A function in the ranking: its total, its name, its id. */
-struct ranked {
-    int64_t cum;
-    struct sc_str name;
-    uint32_t id;
-};
-
-/* Largest total first, then by name: the same order on every backend. */
-static int by_total(const void *pa, const void *pb)
-{
-    const struct ranked *a = pa, *b = pb;
-    if (a->cum != b->cum)
-        return a->cum > b->cum ? -1 : 1;
-    size_t n = a->name.len < b->name.len ? a->name.len : b->name.len;
-    int c = memcmp(a->name.ptr, b->name.ptr, n);
-    return c ? c : (a->name.len > b->name.len) - (a->name.len < b->name.len);
-}
-
-/* Ranks every function of the range by its total and keeps the first max_funcs (0: all):
- * names (kept index order) into *out, kept_of and the astacks' signatures filled. */
-static int rank(struct fx *x, uint32_t max_funcs, char ***out)
-{
-    struct sc_store_query q = sc_selection_query(x->s, x->tenant);
-    q.from_ns = x->from;
-    struct sc_store_read rd = {&q, 0, 0, !x->gauge};
-    int rc = sc_store_read(x->st, &rd, rank_rows, x, x->err);
-    if (rc == SC_ENOTFOUND) {
-        x->err[0] = 0;
-        rc = 0;
-    }
-    if (rc)
-        return rc;
-    uint32_t n = 0;
-    struct ranked *order = malloc(((size_t)x->nstamp + 1) * sizeof *order);
-    x->kept_of = malloc(((size_t)x->names.n + 1) * sizeof *x->kept_of);
-    if (!order || !x->kept_of) {
-        free(order);
-        return oom(x);
-    }
-    for (uint32_t id = 0; id < x->names.n; id++) {
-        x->kept_of[id] = NONE;
-        if (id < x->nstamp && x->rank_cum[id] != 0)
-            order[n++] = (struct ranked){x->rank_cum[id], x->names.v[id], id};
-    }
-    qsort(order, n, sizeof *order, by_total);
-    if (max_funcs && n > max_funcs)
-        n = max_funcs;
-    char **names = calloc((size_t)n + 1, sizeof *names);
-    for (uint32_t k = 0; names && k < n; k++) {
-        x->kept_of[order[k].id] = k;
-        names[k] = strndup(order[k].name.ptr, order[k].name.len);
-        if (!names[k]) {
-            for (uint32_t j = 0; j < k; j++)
-                free(names[j]);
-            free(names);
-            names = NULL;
-        }
-    }
-    free(order);
-    if (!names)
-        return oom(x);
-    x->nf = n;
-    *out = names;
-    /* the first read's stacks get their signatures now: the second resolves only its own */
-    for (uint32_t m = 0; m <= x->astack_of.mask && x->astack_of.keys; m++) {
-        if (x->astack_of.vals[m] == UINT32_MAX)
-            continue;
-        const struct astack *a = &x->astacks[x->astack_of.vals[m]];
-        if (tmp_reserve(x, a->n))
-            return oom(x);
-        uint32_t k = 0;
-        for (uint32_t j = 0; j < a->n; j++)
-            if (x->kept_of[x->fids[a->off + j]] != NONE)
-                x->tmp[1 + k++] = x->kept_of[x->fids[a->off + j]];
-        int64_t g = sig_of(x, a->leaf == NONE ? NONE : x->kept_of[a->leaf], k);
-        if (g < 0 || stack_put(x, x->astack_of.keys[m], (uint32_t)g))
-            return oom(x);
-    }
-    sc_map64_release(&x->astack_of);
-    free(x->astacks);
-    free(x->fids);
-    x->astacks = NULL;
-    x->fids = NULL;
-    x->nastacks = x->astacks_cap = x->nfids = x->fids_cap = 0;
-    return 0;
-}
-
-/* ---- the grid ---- */
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
-
-/* The bucket width of the aggregated read (see the top of the file); *exact when every
- * step is whole buckets. */
-static int64_t grid_width(int64_t from, int64_t step, int *exact)
-{
-    int64_t g = SC_NS_PER_S;
-    for (size_t k = 0; k < sizeof grid_widths / sizeof *grid_widths; k++)
-        if (grid_widths[k] * SC_NS_PER_S <= step) {
-            g = grid_widths[k] * SC_NS_PER_S;
-            break;
-        }
-    int64_t off = ((from % step) + step) % step;
-    int64_t e = off ? gcd64(step, off) : step;
-    *exact = e >= SC_NS_PER_S && (e % g == 0 || (g < ROLLUP_MIN_NS && step / e <= MAX_SPLIT));
-    return *exact ? e : g;
 }
 
 /* ---- the plan ---- */
@@ -967,16 +329,16 @@ static int read_rows(struct fx *x)
     x->timed = calloc(n, 1);
     for (int s = 0; s < 2; s++)
         if (!x->slot_tot[s] || !x->slot_self[s] || !x->slot_cum[s] || !x->slot_has[s])
-            return oom(x);
+            return fx_oom(x);
     if (!x->last_self || !x->last_cum || !x->has_last || !x->share_self || !x->share_cum ||
         !x->bself || !x->bcum || !x->tsum || !x->timed)
-        return oom(x);
+        return fx_oom(x);
     struct sc_store_query q = sc_selection_query(x->s, x->tenant);
     q.from_ns = x->from;
     struct sc_store_read tr = {&q, 0, 1, 0};
-    int rc = sc_store_read(x->st, &tr, timed_rows, x, x->err);
+    int rc = sc_store_read(x->st, &tr, fx_timed_rows, x, x->err);
     int exact;
-    int64_t w = grid_width(x->from, x->step, &exact);
+    int64_t w = fx_grid_width(x->from, x->step, &exact);
     /* the profiles just before the range too: a capture there may spread into it */
     q.from_ns = sc_sub_sat(x->from, SC_STORE_TIMELINE_LOOKBACK_NS);
     struct sc_store_read ar = {&q, w, 0, 0};
@@ -1062,10 +424,10 @@ static int become_ready(struct fx *x)
     } else {
         f->keys = calloc((size_t)t->nlines + 1, sizeof *f->keys);
         if (!f->keys)
-            return oom(x);
+            return fx_oom(x);
         for (uint32_t g = 0; g < t->nlines; g++)
             if (!(f->keys[g] = strdup(x->s->labels[g])))
-                return oom(x);
+                return fx_oom(x);
     }
     uint64_t ncells = (uint64_t)f->ngroups * x->nf * f->nsteps;
     if (ncells > SC_TIMELINE_MAX_CELLS)
@@ -1076,7 +438,7 @@ static int become_ready(struct fx *x)
     f->self = malloc((size_t)(ncells + 1) * sizeof *f->self);
     f->cum = malloc((size_t)(ncells + 1) * sizeof *f->cum);
     if (!f->self || !f->cum)
-        return oom(x);
+        return fx_oom(x);
     /* NaN where the line has no profile, else 0 until its series add their parts */
     for (uint64_t c = 0; c < ncells; c++) {
         uint64_t g = c / ((uint64_t)x->nf * f->nsteps), k = c % f->nsteps;
@@ -1131,9 +493,9 @@ int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_se
         x.nf = 1;
         f->names = calloc(2, sizeof *f->names);
         if (!f->names || !(f->names[0] = strdup(function)))
-            rc = oom(&x);
+            rc = fx_oom(&x);
     } else if (s->n) {
-        rc = rank(&x, max_funcs, &f->names);
+        rc = fx_rank(&x, max_funcs, &f->names);
     }
     f->nfuncs = f->names ? x.nf : 0;
     if (rc == 0 && (uint64_t)x.nser * x.nf > SC_TIMELINE_MAX_CELLS)

@@ -92,11 +92,11 @@ struct sc_timeline {
  * their limits), or SC_E*. */
 int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, struct sc_timeline *t, char *err);
-/* The steps of s's timeline for step_ns (0: as sc_plan_timeline picks them): the first's
+/* The steps of s's timeline for step (ns; 0: as sc_plan_timeline picks them): the first's
  * start (s->from taken down to its second), their width and count. 0, or SC_ELIMIT with the
  * reason (steps or series x steps over their limits). */
-int sc_plan_timeline_steps(const struct sc_selection *s, int64_t step_ns, int64_t *from,
-                           int64_t *step, uint32_t *nsteps, char *err);
+int sc_plan_timeline_steps(const struct sc_selection *s, int64_t step, int64_t *from_out,
+                           int64_t *step_out, uint32_t *nsteps_out, char *err);
 /* sc_plan_timeline that also hands over each series' own values (s->n x nsteps in the
  * timeline's metric, NaN: no profile; a line's value is the sum of its series') in *series
  * and each series' line in *line_of (s->n entries): both the caller's to free, NULL on

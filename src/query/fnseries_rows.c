@@ -1,0 +1,533 @@
+/* fnseries_rows.c - functions over time, the rows: each distinct stack resolved once to its
+ * signature (the kept functions it holds, the one at its leaf), a bucket's rows summed per
+ * function through it, timed samples by their steps, the ranking by total and the read grid
+ * (fnseries.c's top comment says how they make the values). */
+#include "model/budget.h"
+#include "model/buf.h"
+#include "model/clock.h"
+#include "model/error.h"
+#include "query/fnseries_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The read grid's widths, in seconds: the store's rollups (store_int.h's SC_ROLLUP_*), then
+ * finer ones for short steps, which the store reads from raw profiles. */
+static const int64_t grid_widths[] = {86400, 3600, 600, 60, 10, 1};
+#define ROLLUP_MIN_NS (600 * SC_NS_PER_S)
+/* Under ROLLUP_MIN_NS an exact width may split a step into at most this many buckets (a
+ * bucket costs a probe per series, its profiles are read either way). */
+#define MAX_SPLIT 64
+
+int fx_oom(struct fx *x)
+{
+    return sc_errf(x->err, SC_ENOMEM, "out of memory");
+}
+
+/* ---- stacks ---- */
+
+/* Stack keys below this are looked up in fx.dense (4 bytes each: 16 MiB at most). */
+#define DENSE_KEYS (1u << 22)
+
+/* A stack's signature, or NONE when it is not known yet. */
+static inline uint32_t stack_get(const struct fx *x, uint64_t key)
+{
+    if (key < x->ndense)
+        return x->dense[key];
+    if (key < DENSE_KEYS)
+        return NONE;
+    const uint32_t *g = sc_map64_get(&x->stack_sig, key);
+    return g ? *g : NONE;
+}
+
+static int stack_put(struct fx *x, uint64_t key, uint32_t sig)
+{
+    if (key >= DENSE_KEYS)
+        return sc_map64_upsert(&x->stack_sig, key, sig, NULL) ? 0 : SC_ENOMEM;
+    if (key >= x->ndense) {
+        uint32_t n = x->ndense ? x->ndense : 4096;
+        while (n <= key)
+            n *= 2;
+        uint32_t *d = realloc(x->dense, (size_t)n * sizeof *d);
+        if (!d)
+            return SC_ENOMEM;
+        memset(d + x->ndense, 0xff, (size_t)(n - x->ndense) * sizeof *d); /* NONE */
+        x->dense = d;
+        x->ndense = n;
+    }
+    x->dense[key] = sig;
+    return 0;
+}
+
+/* ---- functions and signatures ---- */
+
+/* The kept index of a function name, or NONE. */
+static uint32_t kept_index(struct fx *x, const char *name)
+{
+    if (x->target)
+        return strcmp(name, x->target) == 0 ? 0 : NONE;
+    int64_t id = sc_strtab_find(&x->names, name, strlen(name));
+    return id >= 0 && (uint64_t)id < x->names.n ? x->kept_of[id] : NONE;
+}
+
+static int sig_eq(void *ctx, uint32_t v)
+{
+    struct fx *x = ctx;
+    const struct sig *g = &x->sigs[v];
+    return g->leaf == x->tmp[0] && g->n == x->tmp_n &&
+           (g->n == 0 || !memcmp(x->sig_funcs + g->off, x->tmp + 1, g->n * sizeof *x->tmp));
+}
+
+/* The signature of the stack whose kept functions are tmp[1..n] (distinct) and whose leaf's
+ * is leaf: found or made. Its index, or a negative SC_E*. */
+static int64_t sig_of(struct fx *x, uint32_t leaf, uint32_t n)
+{
+    uint32_t *a = x->tmp + 1;
+    for (uint32_t i = 1; i < n; i++) /* a stack holds few kept functions: insertion sort */
+        for (uint32_t j = i; j > 0 && a[j - 1] > a[j]; j--) {
+            uint32_t t = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = t;
+        }
+    x->tmp[0] = leaf;
+    uint64_t h = sc_hash64(x->tmp, ((size_t)n + 1) * sizeof *x->tmp);
+    x->tmp_n = n;
+    int added;
+    uint32_t *slot = sc_map64_intern(&x->sig_index, h, x->nsigs, sig_eq, x, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    if (!added)
+        return *slot;
+    if (sc_grow_array(&x->sigs, &x->sigs_cap, (uint64_t)x->nsigs + 1, sizeof *x->sigs) ||
+        sc_grow_array(&x->sig_funcs, &x->sig_funcs_cap, (uint64_t)x->nsig_funcs + n + 1,
+                      sizeof *x->sig_funcs) ||
+        sc_grow_array(&x->sigsum, &x->sigsum_cap, (uint64_t)x->nsigs + 1, sizeof *x->sigsum) ||
+        sc_grow_array(&x->touched, &x->touched_cap, (uint64_t)x->nsigs + 1, sizeof *x->touched) ||
+        sc_grow_array(&x->mark, &x->mark_cap, (uint64_t)x->nsigs + 1, sizeof *x->mark))
+        return SC_ENOMEM;
+    x->sigs[x->nsigs] = (struct sig){x->nsig_funcs, n, leaf};
+    memcpy(x->sig_funcs + x->nsig_funcs, a, n * sizeof *a);
+    x->nsig_funcs += n;
+    x->sigsum[x->nsigs] = 0;
+    x->mark[x->nsigs] = 0;
+    return x->nsigs++;
+}
+
+/* Room for n entries in tmp (past its first, the leaf). */
+static int tmp_reserve(struct fx *x, uint32_t n)
+{
+    if (n + 1 <= x->tmp_cap)
+        return 0;
+    uint32_t c = n + 17;
+    uint32_t *t = realloc(x->tmp, c * sizeof *t);
+    if (!t)
+        return SC_ENOMEM;
+    x->tmp = t;
+    x->tmp_cap = c;
+    return 0;
+}
+
+/* A resolved stack's signature: the kept functions among its frames (leaf first). */
+static int64_t sig_of_frames(struct fx *x, const struct sc_store_frame *fr, uint32_t n)
+{
+    if (tmp_reserve(x, n))
+        return SC_ENOMEM;
+    uint32_t m = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t k = kept_index(x, fr[j].function);
+        if (k == NONE)
+            continue;
+        uint32_t d = 0;
+        while (d < m && x->tmp[1 + d] != k)
+            d++;
+        if (d == m)
+            x->tmp[1 + m++] = k;
+    }
+    uint32_t leaf = n ? kept_index(x, fr[0].function) : NONE;
+    return sig_of(x, leaf, m);
+}
+
+/* ---- resolving a callback's unknown stacks ---- */
+
+static int pend_add(struct fx *x, uint64_t stack, int64_t v, int64_t t)
+{
+    if (x->npend == x->pend_cap) {
+        uint32_t c = x->pend_cap ? x->pend_cap * 2 : 256;
+        if (c <= x->pend_cap)
+            return SC_ENOMEM;
+        uint64_t *ps = realloc(x->pend, c * sizeof *ps);
+        if (ps)
+            x->pend = ps;
+        int64_t *pv = realloc(x->pend_val, c * sizeof *pv);
+        if (pv)
+            x->pend_val = pv;
+        int64_t *pt = realloc(x->pend_time, c * sizeof *pt);
+        if (pt)
+            x->pend_time = pt;
+        if (!ps || !pv || !pt)
+            return SC_ENOMEM;
+        x->pend_cap = c;
+    }
+    x->pend[x->npend] = stack;
+    x->pend_val[x->npend] = v;
+    x->pend_time[x->npend++] = t;
+    return 0;
+}
+
+/* The signature of each pending stack, into stack_sig; a stack pending twice (timed rows)
+ * is resolved twice but filed once. */
+struct resolved {
+    struct fx *x;
+    uint32_t *sig; /* per pending row */
+    uint32_t i;
+    int rc;
+};
+
+static int resolved_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr, uint32_t n)
+{
+    struct resolved *r = ctx;
+    struct fx *x = r->x;
+    uint32_t known = stack_get(x, stack);
+    int64_t g = known != NONE ? known : sig_of_frames(x, fr, n);
+    if (g < 0)
+        return r->rc = (int)g;
+    if (known == NONE && stack_put(x, stack, (uint32_t)g))
+        return r->rc = SC_ENOMEM;
+    r->sig[r->i++] = (uint32_t)g;
+    return 0;
+}
+
+/* Resolves the pending stacks: sig[i] for pending row i (the caller's, npend entries). */
+static int resolve_pending(struct fx *x, uint32_t *sig)
+{
+    struct resolved r = {x, sig, 0, 0};
+    int rc = sc_store_resolve(x->st, x->pend, x->npend, resolved_stack, &r, x->err);
+    if (r.rc)
+        rc = r.rc;
+    if (rc == SC_ENOMEM)
+        return fx_oom(x);
+    return rc;
+}
+
+/* ---- a bucket's rows -> sums per kept function ---- */
+
+static void touch(struct fx *x, uint32_t g, int64_t v)
+{
+    if (!x->mark[g]) {
+        x->mark[g] = 1;
+        x->touched[x->ntouched++] = g;
+    }
+    x->sigsum[g] = sc_add_sat(x->sigsum[g], v);
+}
+
+/* Sums rows into bself/bcum (zeroed here) and *total; 0 or SC_E*. */
+int fx_bucket_sums(struct fx *x, const struct sc_store_rows *r, int64_t *total)
+{
+    int64_t tot = 0;
+    x->npend = 0;
+    x->ntouched = 0;
+    for (uint32_t i = 0; i < r->n; i++) {
+        int64_t v = r->values[i];
+        if (!v)
+            continue;
+        tot = sc_add_sat(tot, v);
+        uint32_t g = stack_get(x, r->stacks[i]);
+        int rc = g != NONE ? (touch(x, g, v), 0) : pend_add(x, r->stacks[i], v, 0);
+        if (rc)
+            return fx_oom(x);
+        if ((rc = sc_budget_poll_every(i, x->err)) != 0)
+            return rc;
+    }
+    if (x->npend) {
+        uint32_t *sig = malloc((size_t)x->npend * sizeof *sig);
+        int rc = sig ? resolve_pending(x, sig) : fx_oom(x);
+        for (uint32_t i = 0; rc == 0 && i < x->npend; i++)
+            touch(x, sig[i], x->pend_val[i]);
+        free(sig);
+        if (rc)
+            return rc;
+    }
+    memset(x->bself, 0, x->nf * sizeof *x->bself);
+    memset(x->bcum, 0, x->nf * sizeof *x->bcum);
+    for (uint32_t k = 0; k < x->ntouched; k++) {
+        uint32_t g = x->touched[k];
+        int64_t v = x->sigsum[g];
+        x->sigsum[g] = 0;
+        x->mark[g] = 0;
+        const struct sig *sg = &x->sigs[g];
+        if (sg->leaf != NONE)
+            x->bself[sg->leaf] = sc_add_sat(x->bself[sg->leaf], v);
+        for (uint32_t j = 0; j < sg->n; j++) {
+            uint32_t f = x->sig_funcs[sg->off + j];
+            x->bcum[f] = sc_add_sat(x->bcum[f], v);
+        }
+    }
+    x->ntouched = 0;
+    *total = tot;
+    return 0;
+}
+
+/* ---- the timed read: samples by their times ---- */
+
+int fx_timed_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct fx *x = ctx;
+    if (r->series >= x->nser)
+        return 0;
+    uint32_t i = r->series, nf = x->nf;
+    size_t width = 1 + 2 * (size_t)nf;
+    if (!x->tsum[i]) {
+        /* the cells of one more series: within the limit with the others */
+        uint64_t cells = (uint64_t)(x->ntimed + 1) * x->nsteps * width;
+        if (cells > 2ULL * SC_TIMELINE_MAX_CELLS)
+            return sc_errf(x->err, SC_ELIMIT,
+                           "%u series with timed samples x %u steps x %u functions is more than "
+                           "the limit of %d values (a larger step, fewer functions or a "
+                           "narrower query)",
+                           x->ntimed + 1, x->nsteps, nf, SC_TIMELINE_MAX_CELLS);
+        x->tsum[i] = calloc((size_t)x->nsteps * width, sizeof **x->tsum);
+        if (!x->tsum[i])
+            return fx_oom(x);
+        x->timed[i] = 1;
+        x->ntimed++;
+    }
+    x->npend = 0;
+    int64_t *ts = x->tsum[i];
+    for (uint32_t n = 0; n < r->n; n++) {
+        int rc = sc_budget_poll_every(n, x->err);
+        if (rc)
+            return rc;
+        int64_t v = r->values[n], t = r->times[n];
+        if (!v || t < x->from)
+            continue;
+        uint64_t k = (uint64_t)sc_sub_sat(t, x->from) / (uint64_t)x->step;
+        if (k >= x->nsteps)
+            continue;
+        uint32_t g = stack_get(x, r->stacks[n]);
+        if (g == NONE) {
+            if (pend_add(x, r->stacks[n], v, t))
+                return fx_oom(x);
+            continue;
+        }
+        int64_t *c = ts + k * width;
+        const struct sig *sg = &x->sigs[g];
+        c[0] = sc_add_sat(c[0], v);
+        if (sg->leaf != NONE)
+            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
+        for (uint32_t j = 0; j < sg->n; j++) {
+            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
+            *cc = sc_add_sat(*cc, v);
+        }
+    }
+    if (!x->npend)
+        return 0;
+    uint32_t *sig = malloc((size_t)x->npend * sizeof *sig);
+    int rc = sig ? resolve_pending(x, sig) : fx_oom(x);
+    for (uint32_t n = 0; rc == 0 && n < x->npend; n++) {
+        int64_t v = x->pend_val[n];
+        int64_t *c =
+            ts + (uint64_t)sc_sub_sat(x->pend_time[n], x->from) / (uint64_t)x->step * width;
+        const struct sig *sg = &x->sigs[sig[n]];
+        c[0] = sc_add_sat(c[0], v);
+        if (sg->leaf != NONE)
+            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
+        for (uint32_t j = 0; j < sg->n; j++) {
+            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
+            *cc = sc_add_sat(*cc, v);
+        }
+    }
+    free(sig);
+    return rc;
+}
+
+/* ---- the first read (no function asked for): ranking by total ---- */
+
+/* Files a resolved stack's functions as an astack (names interned). */
+static int rank_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr, uint32_t n)
+{
+    struct fx *x = ctx;
+    if (sc_map64_get(&x->astack_of, stack))
+        return 0;
+    if (sc_grow_array(&x->astacks, &x->astacks_cap, (uint64_t)x->nastacks + 1,
+                      sizeof *x->astacks) ||
+        sc_grow_array(&x->fids, &x->fids_cap, (uint64_t)x->nfids + n, sizeof *x->fids))
+        return SC_ENOMEM;
+    struct astack *a = &x->astacks[x->nastacks];
+    a->off = x->nfids;
+    a->n = 0;
+    a->leaf = NONE;
+    if (++x->stamp_now == 0)
+        x->stamp_now = 1; /* wrapped: stale stamps could only skip a name; none is that old */
+    for (uint32_t j = 0; j < n; j++) {
+        int64_t id = sc_strtab_intern(&x->names, fr[j].function, strlen(fr[j].function));
+        if (id < 0)
+            return (int)id;
+        if ((uint32_t)id >= x->nstamp) {
+            if (sc_grow_array(&x->stamp, &x->stamp_cap, (uint64_t)id + 1, sizeof *x->stamp) ||
+                sc_grow_array(&x->rank_cum, &x->rank_cap, (uint64_t)id + 1, sizeof *x->rank_cum))
+                return SC_ENOMEM;
+            while (x->nstamp <= (uint32_t)id) {
+                x->stamp[x->nstamp] = 0;
+                x->rank_cum[x->nstamp++] = 0;
+            }
+        }
+        if (j == 0)
+            a->leaf = (uint32_t)id;
+        if (x->stamp[id] == x->stamp_now)
+            continue;
+        x->stamp[id] = x->stamp_now;
+        x->fids[x->nfids++] = (uint32_t)id;
+        a->n++;
+    }
+    if (!sc_map64_upsert(&x->astack_of, stack, x->nastacks, NULL))
+        return SC_ENOMEM;
+    x->nastacks++;
+    return 0;
+}
+
+static int rank_rows(void *ctx, const struct sc_store_rows *r)
+{
+    struct fx *x = ctx;
+    x->npend = 0;
+    for (uint32_t i = 0; i < r->n; i++)
+        if (r->values[i] && !sc_map64_get(&x->astack_of, r->stacks[i]) &&
+            pend_add(x, r->stacks[i], 0, 0))
+            return fx_oom(x);
+    if (x->npend) {
+        int rc = sc_store_resolve(x->st, x->pend, x->npend, rank_stack, x, x->err);
+        if (rc == SC_ENOMEM || (rc && !x->err[0]))
+            return sc_errf(x->err, rc, "resolving stacks: %s", sc_strerror(rc));
+        if (rc)
+            return rc;
+    }
+    for (uint32_t i = 0; i < r->n; i++) {
+        int rc = sc_budget_poll_every(i, x->err);
+        if (rc)
+            return rc;
+        /* gauges: a series' average over its captures, as a merge takes it */
+        int64_t v = x->gauge && r->captures > 0 ? r->values[i] / r->captures : r->values[i];
+        if (!v)
+            continue;
+        const struct astack *a = &x->astacks[*sc_map64_get(&x->astack_of, r->stacks[i])];
+        for (uint32_t j = 0; j < a->n; j++) {
+            int64_t *c = &x->rank_cum[x->fids[a->off + j]];
+            *c = sc_add_sat(*c, v);
+        }
+    }
+    return 0;
+}
+
+/* A function in the ranking: its total, its name, its id. */
+struct ranked {
+    int64_t cum;
+    struct sc_str name;
+    uint32_t id;
+};
+
+/* Largest total first, then by name: the same order on every backend. */
+static int by_total(const void *pa, const void *pb)
+{
+    const struct ranked *a = pa, *b = pb;
+    if (a->cum != b->cum)
+        return a->cum > b->cum ? -1 : 1;
+    size_t n = a->name.len < b->name.len ? a->name.len : b->name.len;
+    int c = memcmp(a->name.ptr, b->name.ptr, n);
+    return c ? c : (a->name.len > b->name.len) - (a->name.len < b->name.len);
+}
+
+/* Ranks every function of the range by its total and keeps the first max_funcs (0: all):
+ * names (kept index order) into *out, kept_of and the astacks' signatures filled. */
+int fx_rank(struct fx *x, uint32_t max_funcs, char ***out)
+{
+    struct sc_store_query q = sc_selection_query(x->s, x->tenant);
+    q.from_ns = x->from;
+    struct sc_store_read rd = {&q, 0, 0, !x->gauge};
+    int rc = sc_store_read(x->st, &rd, rank_rows, x, x->err);
+    if (rc == SC_ENOTFOUND) {
+        x->err[0] = 0;
+        rc = 0;
+    }
+    if (rc)
+        return rc;
+    uint32_t n = 0;
+    struct ranked *order = malloc(((size_t)x->nstamp + 1) * sizeof *order);
+    x->kept_of = malloc(((size_t)x->names.n + 1) * sizeof *x->kept_of);
+    if (!order || !x->kept_of) {
+        free(order);
+        return fx_oom(x);
+    }
+    for (uint32_t id = 0; id < x->names.n; id++) {
+        x->kept_of[id] = NONE;
+        if (id < x->nstamp && x->rank_cum[id] != 0)
+            order[n++] = (struct ranked){x->rank_cum[id], x->names.v[id], id};
+    }
+    qsort(order, n, sizeof *order, by_total);
+    if (max_funcs && n > max_funcs)
+        n = max_funcs;
+    char **names = calloc((size_t)n + 1, sizeof *names);
+    for (uint32_t k = 0; names && k < n; k++) {
+        x->kept_of[order[k].id] = k;
+        names[k] = strndup(order[k].name.ptr, order[k].name.len);
+        if (!names[k]) {
+            for (uint32_t j = 0; j < k; j++)
+                free(names[j]);
+            free(names);
+            names = NULL;
+        }
+    }
+    free(order);
+    if (!names)
+        return fx_oom(x);
+    x->nf = n;
+    *out = names;
+    /* the first read's stacks get their signatures now: the second resolves only its own */
+    for (uint32_t m = 0; m <= x->astack_of.mask && x->astack_of.keys; m++) {
+        if (x->astack_of.vals[m] == UINT32_MAX)
+            continue;
+        const struct astack *a = &x->astacks[x->astack_of.vals[m]];
+        if (tmp_reserve(x, a->n))
+            return fx_oom(x);
+        uint32_t k = 0;
+        for (uint32_t j = 0; j < a->n; j++)
+            if (x->kept_of[x->fids[a->off + j]] != NONE)
+                x->tmp[1 + k++] = x->kept_of[x->fids[a->off + j]];
+        int64_t g = sig_of(x, a->leaf == NONE ? NONE : x->kept_of[a->leaf], k);
+        if (g < 0 || stack_put(x, x->astack_of.keys[m], (uint32_t)g))
+            return fx_oom(x);
+    }
+    sc_map64_release(&x->astack_of);
+    free(x->astacks);
+    free(x->fids);
+    x->astacks = NULL;
+    x->fids = NULL;
+    x->nastacks = x->astacks_cap = x->nfids = x->fids_cap = 0;
+    return 0;
+}
+
+/* ---- the grid ---- */
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The bucket width of the aggregated read (see the top of the file); *exact when every
+ * step is whole buckets. */
+int64_t fx_grid_width(int64_t from, int64_t step, int *exact)
+{
+    int64_t g = SC_NS_PER_S;
+    for (size_t k = 0; k < sizeof grid_widths / sizeof *grid_widths; k++)
+        if (grid_widths[k] * SC_NS_PER_S <= step) {
+            g = grid_widths[k] * SC_NS_PER_S;
+            break;
+        }
+    int64_t off = ((from % step) + step) % step;
+    int64_t e = off ? gcd64(step, off) : step;
+    *exact = e >= SC_NS_PER_S && (e % g == 0 || (g < ROLLUP_MIN_NS && step / e <= MAX_SPLIT));
+    return *exact ? e : g;
+}
