@@ -8,7 +8,8 @@
 # one healthy target, one answering garbage, one down), the heatmap of a perf capture with
 # periodic bursts (tests/data/bursts; skipped without perf events), the call graph, the
 # source view (the Go program's directory is a source root), single profiles, the diff
-# view (service "cmp": one function grows significantly between two sets of six pushes)...
+# view (service "cmp": one function grows significantly between two sets of six pushes), the
+# Changes view, functions over time and deploy markers (watch.e2e.mjs pushes its own)...
 # Screenshots go to $SCORCH_BUILD/ui-artifacts. Installs playwright-core in tests/ui on
 # first use.
 set -u

@@ -13,7 +13,7 @@ import {
     beforeAfter, changeText, findingDiffPatch, findingOverTimePatch, findingSides, groupMarkers, groupQuery,
     kindCounts, shownFindings, sparkGuides, sparkline,
 } from "../../ui/js/changes-model.mjs";
-import { functionContent, isFunctionAnswer } from "../../ui/js/fn-over-time.mjs";
+import { functionContent, IN_FLIGHT, isFunctionAnswer, limiter } from "../../ui/js/fn-over-time.mjs";
 import { diffOverTimePatch } from "../../ui/js/diff-model.mjs";
 import { formatDateTime } from "../../ui/js/format.mjs";
 import { exactName } from "../../ui/js/selector.mjs";
@@ -265,4 +265,26 @@ test("a finding over time: explore on its group with the function pinned and sea
     assert.equal(p.sel_from, "");
     assert.equal(groupQuery("", {}), "{}");
     assert.equal(groupQuery('{service_name="x"}', { service_name: "api" }), '{service_name="api"}');
+});
+
+test("the functions' charts ask at most IN_FLIGHT at once, in order, and a failure frees its turn", async () => {
+    const run = limiter(2);
+    let active = 0, most = 0;
+    const order = [];
+    const task = (i, fail = false) => () => new Promise((res, rej) => {
+        active++;
+        most = Math.max(most, active);
+        order.push(i);
+        setTimeout(() => {
+            active--;
+            if (fail) rej(new Error("x" + i));
+            else res(i);
+        }, 5);
+    });
+    const all = [run(task(0)), run(task(1, true)), run(task(2)), run(task(3)), run(task(4))];
+    const got = await Promise.allSettled(all);
+    assert.equal(most, 2);
+    assert.deepEqual(order, [0, 1, 2, 3, 4]);
+    assert.deepEqual(got.map((g) => g.status), ["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
+    assert.equal(IN_FLIGHT, 2);
 });

@@ -106,7 +106,7 @@ export function createChangesView(root, ctx) {
                 h("code", null, st.query || "{}"), `, per ${st.group_by || CHANGES_GROUP}, q < ${level}`,
                 doc.step ? `, steps of ${formatDuration(doc.step)}` : "",
                 doc.groups !== undefined ? ` · ${doc.groups} group${doc.groups === 1 ? "" : "s"}` +
-                    (doc.functions ? `, the heaviest ${doc.functions} functions tested` : "") : ""),
+                    (doc.functions ? `, ${doc.functions} function${doc.functions === 1 ? "" : "s"} tested` : "") : ""),
             doc.method ? h("span", { class: "hint", dataset: { testid: "changes-method" } }, " · method: ", doc.method) : null);
         const ms = doc.markers || [];
         replace(el.markers, ms.length ? [h("span", { class: "label" }, "Label changes:"),
@@ -239,7 +239,10 @@ export function createChangesView(root, ctx) {
         const all = (doc.changes || []).length;
         message(el.msg, "empty", all ? [h("b", null, `None of the ${all} changes is of the kinds picked.`),
             h("p", null, "Pick another kind above.")]
-            : [h("b", null, `Nothing changed beyond noise in ${rangeText(st.from, st.until)} for `, h("code", null, st.query || "{}"), "."),
+            : doc.groups === 0 ? [h("b", null, `No ${st.type} profiles for `, h("code", null, st.query || "{}"),
+                ` in ${rangeText(st.from, st.until)}: nothing to test.`),
+            h("p", null, "Widen the time range, pick another profile type or loosen the label selector.")]
+                : [h("b", null, `Nothing changed beyond noise in ${rangeText(st.from, st.until)} for `, h("code", null, st.query || "{}"), "."),
                 h("p", null, `No function's value stepped, trended, appeared or vanished with q < ${st.q || "0.05"} ` +
                     `(per ${st.group_by || CHANGES_GROUP}). Widen the time range, or raise the level (q < 0.1).`)]);
     }

@@ -1,11 +1,12 @@
-// explore.mjs - the explore view: timeline, functions over time, flame graph and top
-// table of one query over time; fetches what the state asks for and keeps loading, empty
-// and error states. The ways into the diff view start here: "Compare with..." (what is
-// shown against the period before), a second range shift-brushed on the timeline, two
-// values of the label the timeline is grouped by.
+// explore.mjs - the explore view: timeline (with the markers of label value changes),
+// functions over time, flame graph and top table of one query over time; fetches what the
+// state asks for and keeps loading, empty and error states. The ways into the diff view
+// start here: "Compare with..." (what is shown against the period before), a second range
+// shift-brushed on the timeline, two values of the label the timeline is grouped by.
 
 import {
-    flameParams, overTimePatch, profileRange, renderParams, sourcePatch, timelineParams,
+    flameParams, markersParams, overTimePatch, profileRange, renderParams, sourcePatch,
+    timelineParams,
 } from "./api.mjs";
 import { compareWithPatch, defaultLabelPair, labelSidesPatch, rangesPatch } from "./diff-model.mjs";
 import { h, replace } from "./dom.mjs";
@@ -35,7 +36,8 @@ export function createExplore(root, ctx) {
     const { store, api } = ctx;
     const el = {};
     let state = null;
-    let tlCtl = null;
+    let tlCtl = null, mkCtl = null;
+    let markersMissing = false; // the server has no /api/v1/markers: asked once a page
     let second = null; // the shift-brushed range to compare the selection with
 
     // ---- layout ----
@@ -110,6 +112,27 @@ export function createExplore(root, ctx) {
         } finally {
             if (tlCtl === ac) el.timeline.classList.remove("loading");
         }
+    }
+
+    // The markers of label value changes (a new version) on the timeline and the functions'
+    // charts. They only annotate: a failure leaves them out, and a server without the
+    // endpoint is not asked again.
+    async function loadMarkers(st) {
+        if (mkCtl) mkCtl.abort();
+        if (markersMissing) return;
+        const ac = (mkCtl = new AbortController());
+        let ms = [];
+        try {
+            const d = await api.json("api/v1/markers", markersParams(st), { signal: ac.signal });
+            if (ac.signal.aborted) return;
+            ms = (d && d.markers) || [];
+        } catch (err) {
+            if (err.name === "AbortError") return;
+            if (err.status === 404) markersMissing = true;
+        }
+        timeline.setMarkers(ms);
+        fns.setMarkers(ms);
+        el.timeline.dataset.markers = String(ms.length);
     }
 
     // one request for the flame graph and the table: one merge on the server
@@ -211,8 +234,10 @@ export function createExplore(root, ctx) {
             area.clear(none.map((n) => n.cloneNode(true)));
             return;
         }
-        if (refresh || changed(prev, st, TIMELINE_KEYS)) loadTimeline(st, quiet);
-        else if (changed(prev, st, ["sel_from", "sel_until"])) timeline.setSelection(selection(st));
+        if (refresh || changed(prev, st, TIMELINE_KEYS)) {
+            loadTimeline(st, quiet);
+            loadMarkers(st);
+        } else if (changed(prev, st, ["sel_from", "sel_until"])) timeline.setSelection(selection(st));
         fns.setSelection(selection(st));
         if (reload) area.load(st, fetcher, { quiet });
     }
@@ -227,6 +252,7 @@ export function createExplore(root, ctx) {
         functions: fns,
         destroy() {
             if (tlCtl) tlCtl.abort();
+            if (mkCtl) mkCtl.abort();
             fns.destroy();
             area.destroy();
             el.view.remove();

@@ -14,6 +14,36 @@ import { Timeline } from "./timeline.mjs";
 // What a chart's answer depends on.
 export const FN_KEYS = ["query", "type", "from", "until", "group_by", "fnvalue"];
 
+// At most this many charts ask at once: each is a heavy query, of which the server runs
+// server.max_queries (4) at once, making the others wait (up to 5 s, then 503) beside the
+// timeline, the markers and the flame graph explore asks for at the same time.
+export const IN_FLIGHT = 2;
+
+// A runner of async tasks, at most n at a time, in the order given: run(task) resolves
+// (or rejects) as task() does once its turn came.
+export function limiter(n) {
+    let active = 0;
+    const queue = [];
+    const next = () => {
+        if (active < n && queue.length) {
+            active++;
+            queue.shift()();
+        }
+    };
+    return async (task) => {
+        await new Promise((res) => {
+            queue.push(res);
+            next();
+        });
+        try {
+            return await task();
+        } finally {
+            active--;
+            next();
+        }
+    };
+}
+
 // Whether a /api/v1/timeline answer is a function's (a server without function support
 // answers the plain timeline, without "function").
 export const isFunctionAnswer = (data, name) => !!data && data.function === name;
@@ -39,6 +69,7 @@ export function createFunctionPanel(ctx, opts = {}) {
     let state = null;
     let markers = [], selection = null;
     const charts = new Map(); // name -> {row, timeline, msg, note, ctl}
+    const run = limiter(IN_FLIGHT);
 
     const value = segmented(store, "fnvalue", [
         ["self", "Self", "the time spent in the function itself (pprof's flat)"],
@@ -80,7 +111,7 @@ export function createFunctionPanel(ctx, opts = {}) {
             message(c.msg, "loading", "Loading…");
         }
         try {
-            const data = await api.json("api/v1/timeline", functionParams(st, c.name), { signal: ac.signal });
+            const data = await run(() => api.json("api/v1/timeline", functionParams(st, c.name), { signal: ac.signal }));
             if (ac.signal.aborted) return;
             if (!isFunctionAnswer(data, c.name)) {
                 c.timeline.setData(null);
