@@ -221,6 +221,14 @@ test("functions pinned from the flame graph's menu, self and total, removed one 
     await page.getByTestId("top-table").locator('tr[data-name="main.gc"] .tt-time').click();
     await until("three pinned", () => params().getAll("fn"), (fs) => fs.length === 3);
     await chartLoaded("main.gc");
+    // a version has one colour in every chart, the timeline's
+    const colours = await page.evaluate(() => {
+        const v = window.scorch.view, key = (l) => JSON.stringify(l.labels);
+        const of = (tl) => Object.fromEntries(tl.data.lines.map((l) => [key(l), l.color]));
+        return { timeline: of(v.timeline), charts: v.functions.names().map((n) => of(v.functions.chart(n).timeline)) };
+    });
+    assert.equal(Object.keys(colours.timeline).length, 2);
+    for (const c of colours.charts) assert.deepEqual(c, colours.timeline);
     await shot("w05-functions-pinned");
     await page.locator('[data-testid="fn-chart"][data-name="main.hot"]').getByTestId("fn-remove").click();
     await until("main.hot removed", () => params().getAll("fn"), (fs) => fs.join() === "main.serve,main.gc");

@@ -8,7 +8,9 @@ import {
     removeFunction, stateToSearch,
 } from "../../ui/js/state.mjs";
 import { changesParams, functionParams, markersParams, overTimePatch } from "../../ui/js/api.mjs";
-import { linearScale, markerAt, markerGroups, markerText, placeMarkers } from "../../ui/js/timeline-model.mjs";
+import {
+    labelsKey, linearScale, markerAt, markerGroups, markerText, placeMarkers,
+} from "../../ui/js/timeline-model.mjs";
 import {
     beforeAfter, changeText, findingDiffPatch, findingOverTimePatch, findingSides, groupMarkers, groupQuery,
     kindCounts, shownFindings, sparkGuides, sparkline,
@@ -287,4 +289,11 @@ test("the functions' charts ask at most IN_FLIGHT at once, in order, and a failu
     assert.deepEqual(order, [0, 1, 2, 3, 4]);
     assert.deepEqual(got.map((g) => g.status), ["fulfilled", "rejected", "fulfilled", "fulfilled", "fulfilled"]);
     assert.equal(IN_FLIGHT, 2);
+});
+
+test("a line is the same line in the timeline and a function's chart whatever its labels' order", () => {
+    assert.equal(labelsKey({ b: "2", a: "1" }), labelsKey({ a: "1", b: "2" }));
+    assert.notEqual(labelsKey({ a: "1" }), labelsKey({ a: "1", b: "" }));
+    assert.notEqual(labelsKey({ a: "1,b=2" }), labelsKey({ a: "1", b: "2" }));
+    assert.equal(labelsKey(null), "");
 });

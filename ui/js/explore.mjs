@@ -100,6 +100,7 @@ export function createExplore(root, ctx) {
             const t = typeInfo(st.type);
             timeline.setData(data, t ? t.unit : "");
             timeline.setSelection(selection(st));
+            fns.setColors(timeline.data ? timeline.data.lines : []);
             const empty = !data.series.length || data.series.every((s) => s.values.every((v) => !v));
             message(el.tlMsg, empty ? "empty" : null, empty ? emptyText(ctx.types, st, "profiles") : null);
             renderLabelCompare(st);

@@ -9,6 +9,7 @@ import { h } from "./dom.mjs";
 import { errorText, markSegment, message, segmented } from "./profile-area.mjs";
 import { exactName, exactRegex } from "./selector.mjs";
 import { changed, functionList, removeFunction } from "./state.mjs";
+import { labelsKey } from "./timeline-model.mjs";
 import { Timeline } from "./timeline.mjs";
 
 // What a chart's answer depends on.
@@ -68,6 +69,8 @@ export function createFunctionPanel(ctx, opts = {}) {
     const { store, api } = ctx;
     let state = null;
     let markers = [], selection = null;
+    let colors = new Map(); // the timeline's colour of each line (labelsKey), so that a series
+    // has one colour in every chart
     const charts = new Map(); // name -> {row, timeline, msg, note, ctl}
     const run = limiter(IN_FLIGHT);
 
@@ -98,8 +101,9 @@ export function createFunctionPanel(ctx, opts = {}) {
                               onclick: () => store.set({ fn: removeFunction(state.fn, name) }) }, "×")),
             host, msg);
         const timeline = new Timeline(host, { height: 110, label: "over time: " + name,
+                                              colorOf: (l) => colors.get(labelsKey(l.labels)),
                                               onSelect: (r) => opts.onSelect && opts.onSelect(r) });
-        return { name, row, timeline, msg, note, ctl: null };
+        return { name, row, timeline, msg, note, ctl: null, data: null, unit: "" };
     }
 
     // quiet: the auto-refresh, without loading marks
@@ -120,7 +124,9 @@ export function createFunctionPanel(ctx, opts = {}) {
                 return;
             }
             const t = ctx.types().find((x) => x.id === st.type);
-            c.timeline.setData(data, t ? t.unit : "");
+            c.data = data;
+            c.unit = t ? t.unit : "";
+            c.timeline.setData(data, c.unit);
             c.timeline.setSelection(selection);
             c.timeline.setMarkers(markers);
             const what = functionContent(data);
@@ -181,6 +187,11 @@ export function createFunctionPanel(ctx, opts = {}) {
         setMarkers(ms) {
             markers = ms || [];
             for (const c of charts.values()) c.timeline.setMarkers(markers);
+        },
+        // lines: the timeline's (with their colours); the charts drawn again in them
+        setColors(lines) {
+            colors = new Map((lines || []).map((l) => [labelsKey(l.labels), l.color]));
+            for (const c of charts.values()) if (c.data) c.timeline.setData(c.data, c.unit);
         },
         // the chart of a function (for tests and scrolling)
         chart: (name) => charts.get(name) || null,

@@ -96,6 +96,11 @@ export function limitSeries(series, max = 10) {
 // Whether bucket k of a line has a value (null: the step has no profile).
 export const hasValue = (values, k) => values[k] !== null && values[k] !== undefined;
 
+// A line's identity across answers (the timeline's and a function's): its labels as text.
+export function labelsKey(labels) {
+    return Object.keys(labels || {}).sort().map((k) => `${k}=${labels[k]}`).join("\n");
+}
+
 // The label text of each line: only the labels whose values differ between lines
 // ("env=prod, pod=a"); a single line shows all of its labels.
 export function seriesNames(series) {

@@ -20,7 +20,7 @@ export class Timeline {
     // opts.onPoint(line, k, event) (a click on the point of a line at bucket k: the
     // series' profiles there), opts.onSecond([from, until] or null) (a shift-drag: the
     // range to compare the selection with), opts.height (css px), opts.label (the canvas's
-    // aria-label).
+    // aria-label), opts.colorOf(line) (a line's colour, else by its weight's rank).
     constructor(host, opts = {}) {
         this.opts = { height: 150, ...opts };
         this.host = host;
@@ -62,7 +62,7 @@ export class Timeline {
             const names = seriesNames(lines);
             lines.forEach((l, i) => {
                 l.name = names[i];
-                l.color = SERIES_COLORS[i % SERIES_COLORS.length];
+                l.color = (this.opts.colorOf && this.opts.colorOf(l)) || SERIES_COLORS[i % SERIES_COLORS.length];
             });
             const t0 = data.timestamps[0];
             this.data = { ts: data.timestamps, step, lines, t0,
