@@ -1,5 +1,6 @@
 /* config.c - YAML configuration through libyaml's document API. */
 #include "server/config.h"
+#include "server/config_int.h"
 #include "server/server.h"
 #include "model/error.h"
 #include "model/labels.h"
@@ -11,15 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
-struct ctx {
-    yaml_document_t *doc;
-    const char *name;
-    char *err;
-};
-
-static int fail(struct ctx *c, yaml_node_t *n, const char *fmt, const char *what)
+int sc_cfg_fail(struct sc_cfg *c, yaml_node_t *n, const char *fmt, const char *what)
 {
     char msg[SC_ERR_LEN];
     snprintf(msg, sizeof msg, fmt, what);
@@ -27,7 +21,7 @@ static int fail(struct ctx *c, yaml_node_t *n, const char *fmt, const char *what
                    n ? (unsigned long)n->start_mark.line + 1 : 0UL, msg);
 }
 
-static const char *scalar(yaml_node_t *n)
+const char *sc_cfg_scalar(yaml_node_t *n)
 {
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
@@ -67,11 +61,11 @@ static int parse_bytes(const char *s, uint64_t *out)
     return -1;
 }
 
-static char *dup_scalar(struct ctx *c, yaml_node_t *n, const char *key, int *rc)
+static char *dup_scalar(struct sc_cfg *c, yaml_node_t *n, const char *key, int *rc)
 {
-    const char *s = scalar(n);
+    const char *s = sc_cfg_scalar(n);
     if (!s) {
-        *rc = fail(c, n, "'%s' must be a string", key);
+        *rc = sc_cfg_fail(c, n, "'%s' must be a string", key);
         return NULL;
     }
     char *d = strdup(s);
@@ -104,36 +98,27 @@ char *sc_config_read_token(const char *path, char *err)
     return t;
 }
 
-static char *read_token_file(struct ctx *c, yaml_node_t *n, const char *path, int *rc)
+static char *read_token_file(struct sc_cfg *c, yaml_node_t *n, const char *path, int *rc)
 {
     char msg[SC_ERR_LEN];
     char *t = sc_config_read_token(path, msg);
     if (!t)
-        *rc = fail(c, n, "%s", msg);
+        *rc = sc_cfg_fail(c, n, "%s", msg);
     return t;
 }
 
-/* Iterates a mapping's pairs; it names the iterator, so loops can nest. */
-/* NOLINTBEGIN(bugprone-macro-parentheses): it names the variable the macro declares */
-#define FOR_PAIRS(c, map, it, k, v)                                                                \
-    for (yaml_node_pair_t *it = (map)->data.mapping.pairs.start;                                   \
-         it < (map)->data.mapping.pairs.top &&                                                     \
-         ((k) = yaml_document_get_node((c)->doc, it->key),                                         \
-         (v) = yaml_document_get_node((c)->doc, it->value), 1);                                    \
-         it++)
-/* NOLINTEND(bugprone-macro-parentheses) */
-
 /* YAML wants a mapping's keys unique and libyaml does not check: a second `path:` would
  * silently win (and the first value leak). Refused, naming the key. */
-static int unique_keys(struct ctx *c, yaml_node_t *map)
+int sc_cfg_unique_keys(struct sc_cfg *c, yaml_node_t *map)
 {
     for (yaml_node_pair_t *a = map->data.mapping.pairs.start; a < map->data.mapping.pairs.top;
          a++) {
-        const char *ka = scalar(yaml_document_get_node(c->doc, a->key));
+        const char *ka = sc_cfg_scalar(yaml_document_get_node(c->doc, a->key));
         for (yaml_node_pair_t *b = map->data.mapping.pairs.start; ka && b < a; b++) {
-            const char *kb = scalar(yaml_document_get_node(c->doc, b->key));
+            const char *kb = sc_cfg_scalar(yaml_document_get_node(c->doc, b->key));
             if (kb && !strcmp(ka, kb))
-                return fail(c, yaml_document_get_node(c->doc, a->key), "duplicate key '%s'", ka);
+                return sc_cfg_fail(c, yaml_document_get_node(c->doc, a->key), "duplicate key '%s'",
+                                   ka);
         }
     }
     return 0;
@@ -149,16 +134,16 @@ uint32_t sc_config_profile_bit(const char *name)
     return 0;
 }
 
-static int strlist(struct ctx *c, yaml_node_t *n, const char *key, char ***out, uint32_t *count)
+int sc_cfg_strlist(struct sc_cfg *c, yaml_node_t *n, const char *key, char ***out, uint32_t *count)
 {
     if (n->type != YAML_SEQUENCE_NODE)
-        return fail(c, n, "'%s' must be a list", key);
+        return sc_cfg_fail(c, n, "'%s' must be a list", key);
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         yaml_node_t *e = yaml_document_get_node(c->doc, *it);
-        const char *s = scalar(e);
+        const char *s = sc_cfg_scalar(e);
         if (!s || !*s)
-            return fail(c, e, "'%s' entries must be strings", key);
+            return sc_cfg_fail(c, e, "'%s' entries must be strings", key);
         char **nl = realloc(*out, (*count + 1) * sizeof *nl);
         if (!nl)
             return sc_errf(c->err, SC_ENOMEM, "out of memory");
@@ -171,32 +156,31 @@ static int strlist(struct ctx *c, yaml_node_t *n, const char *key, char ***out, 
 }
 
 /* A `labels:` mapping, appended to the names and values arrays. */
-static int parse_label_map(struct ctx *c, yaml_node_t *v, char ***names, char ***values,
-                           uint32_t *n)
+int sc_cfg_label_map(struct sc_cfg *c, yaml_node_t *v, char ***names, char ***values, uint32_t *n)
 {
     if (v->type != YAML_MAPPING_NODE)
-        return fail(c, v, "'labels' must be a mapping%s", "");
+        return sc_cfg_fail(c, v, "'labels' must be a mapping%s", "");
     yaml_node_t *lk, *lv;
-    if (unique_keys(c, v))
+    if (sc_cfg_unique_keys(c, v))
         return SC_EINVAL;
     FOR_PAIRS(c, v, it2, lk, lv)
     {
-        const char *ln = scalar(lk), *lvs = scalar(lv);
+        const char *ln = sc_cfg_scalar(lk), *lvs = sc_cfg_scalar(lv);
         if (!ln || !lvs || !*ln)
-            return fail(c, lk, "labels must be name: value%s", "");
+            return sc_cfg_fail(c, lk, "labels must be name: value%s", "");
         if (!sc_label_name_valid(ln, strlen(ln)))
-            return fail(c, lk, "bad label name '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*, at most 256 bytes)",
-                        ln);
+            return sc_cfg_fail(
+                c, lk, "bad label name '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*, at most 256 bytes)", ln);
         char why[128];
         snprintf(why, sizeof why, "the value of '%.32s' is longer than %d bytes", ln,
                  SC_LABEL_VALUE_MAX);
         if (strlen(lvs) > SC_LABEL_VALUE_MAX)
-            return fail(c, lv, "%s", why);
+            return sc_cfg_fail(c, lv, "%s", why);
         /* service_name, job and instance come on top */
         snprintf(why, sizeof why, "too many labels (a series has at most %d)",
                  SC_SERIES_LABELS_MAX);
         if (*n + 3 >= SC_SERIES_LABELS_MAX)
-            return fail(c, lk, "%s", why);
+            return sc_cfg_fail(c, lk, "%s", why);
         char **nn = realloc(*names, (*n + 1) * sizeof *nn);
         if (nn)
             *names = nn;
@@ -218,93 +202,95 @@ static int parse_label_map(struct ctx *c, yaml_node_t *v, char ***names, char **
 }
 
 /* A job's `labels:`, appended to its static labels. */
-static int parse_labels(struct ctx *c, yaml_node_t *v, struct sc_scrape_job *j)
+static int parse_labels(struct sc_cfg *c, yaml_node_t *v, struct sc_scrape_job *j)
 {
-    return parse_label_map(c, v, &j->label_names, &j->label_values, &j->nlabels);
+    return sc_cfg_label_map(c, v, &j->label_names, &j->label_values, &j->nlabels);
 }
 
 /* record: {frequency: 99, interval: 10s, pid: 1234, labels: {k: v}} */
-static int parse_record(struct ctx *c, yaml_node_t *n, struct sc_config *cf)
+static int parse_record(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
 {
     if (n->type != YAML_MAPPING_NODE)
-        return fail(c, n, "'record' must be a mapping%s", "");
-    if (unique_keys(c, n))
+        return sc_cfg_fail(c, n, "'record' must be a mapping%s", "");
+    if (sc_cfg_unique_keys(c, n))
         return SC_EINVAL;
     cf->record = 1;
     cf->record_dwarf = -1;
     yaml_node_t *k, *v;
     FOR_PAIRS(c, n, it8, k, v)
     {
-        const char *key = scalar(k), *val = scalar(v);
+        const char *key = sc_cfg_scalar(k), *val = sc_cfg_scalar(v);
         char *end = NULL;
         if (!key)
-            return fail(c, k, "bad key%s", "");
+            return sc_cfg_fail(c, k, "bad key%s", "");
         if (!strcmp(key, "frequency")) {
             long f = val ? strtol(val, &end, 10) : 0;
             if (!val || *end || f < 1 || f > 100000)
-                return fail(c, v, "'record.frequency' must be 1 to 100000 (Hz), not '%s'",
-                            val ? val : "");
+                return sc_cfg_fail(c, v, "'record.frequency' must be 1 to 100000 (Hz), not '%s'",
+                                   val ? val : "");
             cf->record_frequency = (uint32_t)f;
         } else if (!strcmp(key, "interval")) {
             if (parse_duration(val, &cf->record_interval_ns) ||
                 cf->record_interval_ns < 1000000000LL)
-                return fail(c, v, "bad 'record.interval' '%s' (1s or more, like 10s)",
-                            val ? val : "");
+                return sc_cfg_fail(c, v, "bad 'record.interval' '%s' (1s or more, like 10s)",
+                                   val ? val : "");
         } else if (!strcmp(key, "pid")) {
             long p = val ? strtol(val, &end, 10) : 0;
             if (!val || *end || p < 1 || p > INT32_MAX)
-                return fail(c, v, "'record.pid' must be a process id, not '%s'", val ? val : "");
+                return sc_cfg_fail(c, v, "'record.pid' must be a process id, not '%s'",
+                                   val ? val : "");
             cf->record_pid = (int32_t)p;
         } else if (!strcmp(key, "labels")) {
-            int rc = parse_label_map(c, v, &cf->record_label_names, &cf->record_label_values,
-                                     &cf->record_nlabels);
+            int rc = sc_cfg_label_map(c, v, &cf->record_label_names, &cf->record_label_values,
+                                      &cf->record_nlabels);
             if (rc)
                 return rc;
         } else if (!strcmp(key, "dwarf")) {
             if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
                 cf->record_dwarf = !strcmp(val, "true");
             else
-                return fail(c, v, "'record.dwarf' must be true or false, not '%s'", val ? val : "");
+                return sc_cfg_fail(c, v, "'record.dwarf' must be true or false, not '%s'",
+                                   val ? val : "");
         } else {
-            return fail(
+            return sc_cfg_fail(
                 c, k, "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)", key);
         }
     }
     return 0;
 }
 
-static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
+static int parse_job(struct sc_cfg *c, yaml_node_t *n, struct sc_scrape_job *j)
 {
     if (n->type != YAML_MAPPING_NODE)
-        return fail(c, n, "a scrape config must be a mapping%s", "");
+        return sc_cfg_fail(c, n, "a scrape config must be a mapping%s", "");
     j->interval_ns = 15 * 1000000000LL;
     j->cpu_seconds = 10;
     j->profiles = SC_PROFILE_ALL;
     yaml_node_t *k, *v;
     int rc = 0;
-    if (unique_keys(c, n))
+    if (sc_cfg_unique_keys(c, n))
         return SC_EINVAL;
     FOR_PAIRS(c, n, it3, k, v)
     {
-        const char *key = scalar(k);
+        const char *key = sc_cfg_scalar(k);
         if (!key)
-            return fail(c, k, "bad key%s", "");
+            return sc_cfg_fail(c, k, "bad key%s", "");
         if (!strcmp(key, "job_name")) {
             j->job_name = dup_scalar(c, v, key, &rc);
         } else if (!strcmp(key, "scrape_interval") || !strcmp(key, "scrape_timeout")) {
             int64_t d;
-            if (parse_duration(scalar(v), &d) || d <= 0)
-                return fail(c, v, "bad duration for '%s' (like 15s, 1m)", key);
+            if (parse_duration(sc_cfg_scalar(v), &d) || d <= 0)
+                return sc_cfg_fail(c, v, "bad duration for '%s' (like 15s, 1m)", key);
             *(!strcmp(key, "scrape_interval") ? &j->interval_ns : &j->timeout_ns) = d;
         } else if (!strcmp(key, "cpu_seconds")) {
             int64_t d;
-            if (parse_duration(scalar(v), &d) || d < 1000000000LL || d > 600 * 1000000000LL)
-                return fail(c, v, "'%s' must be 1 to 600 seconds", key);
+            if (parse_duration(sc_cfg_scalar(v), &d) || d < 1000000000LL || d > 600 * 1000000000LL)
+                return sc_cfg_fail(c, v, "'%s' must be 1 to 600 seconds", key);
             j->cpu_seconds = d / 1000000000LL;
         } else if (!strcmp(key, "targets")) {
-            rc = strlist(c, v, key, &j->targets, &j->ntargets);
+            rc = sc_cfg_strlist(c, v, key, &j->targets, &j->ntargets);
         } else if (!strcmp(key, "delta")) {
-            const char *d = scalar(v);
+            const char *d = sc_cfg_scalar(v);
             if (d && !strcmp(d, "auto"))
                 j->delta = SC_DELTA_AUTO;
             else if (d && !strcmp(d, "endpoint"))
@@ -312,28 +298,29 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
             else if (d && !strcmp(d, "subtract"))
                 j->delta = SC_DELTA_SUBTRACT;
             else
-                return fail(c, v, "'delta' must be auto, endpoint or subtract, not '%s'",
-                            d ? d : "");
+                return sc_cfg_fail(c, v, "'delta' must be auto, endpoint or subtract, not '%s'",
+                                   d ? d : "");
         } else if (!strcmp(key, "static_configs")) {
             /* Prometheus's shape: [{targets: [...], labels: {...}}] */
             if (v->type != YAML_SEQUENCE_NODE)
-                return fail(c, v, "'%s' must be a list", key);
+                return sc_cfg_fail(c, v, "'%s' must be a list", key);
             for (yaml_node_item_t *it = v->data.sequence.items.start;
                  !rc && it < v->data.sequence.items.top; it++) {
                 yaml_node_t *sc = yaml_document_get_node(c->doc, *it), *k2, *v2;
                 if (sc->type != YAML_MAPPING_NODE)
-                    return fail(c, sc, "static_configs entries must be mappings%s", "");
-                if (unique_keys(c, sc))
+                    return sc_cfg_fail(c, sc, "static_configs entries must be mappings%s", "");
+                if (sc_cfg_unique_keys(c, sc))
                     return SC_EINVAL;
                 FOR_PAIRS(c, sc, it4, k2, v2)
                 {
-                    const char *k2s = scalar(k2);
+                    const char *k2s = sc_cfg_scalar(k2);
                     if (k2s && !strcmp(k2s, "targets"))
-                        rc = strlist(c, v2, "targets", &j->targets, &j->ntargets);
+                        rc = sc_cfg_strlist(c, v2, "targets", &j->targets, &j->ntargets);
                     else if (k2s && !strcmp(k2s, "labels"))
                         rc = parse_labels(c, v2, j);
                     else
-                        return fail(c, k2, "unknown key '%s' in static_configs", k2s ? k2s : "");
+                        return sc_cfg_fail(c, k2, "unknown key '%s' in static_configs",
+                                           k2s ? k2s : "");
                     if (rc)
                         return rc;
                 }
@@ -342,58 +329,59 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
             rc = parse_labels(c, v, j);
         } else if (!strcmp(key, "profiles")) {
             if (v->type != YAML_SEQUENCE_NODE)
-                return fail(c, v, "'%s' must be a list", key);
+                return sc_cfg_fail(c, v, "'%s' must be a list", key);
             j->profiles = 0;
             for (yaml_node_item_t *it = v->data.sequence.items.start;
                  it < v->data.sequence.items.top; it++) {
                 yaml_node_t *e = yaml_document_get_node(c->doc, *it);
-                uint32_t bit = scalar(e) ? sc_config_profile_bit(scalar(e)) : 0;
+                uint32_t bit = sc_cfg_scalar(e) ? sc_config_profile_bit(sc_cfg_scalar(e)) : 0;
                 if (!bit)
-                    return fail(c, e,
-                                "unknown profile '%s' (cpu, heap, allocs, goroutine, mutex, "
-                                "block, threadcreate)",
-                                scalar(e) ? scalar(e) : "");
+                    return sc_cfg_fail(c, e,
+                                       "unknown profile '%s' (cpu, heap, allocs, goroutine, mutex, "
+                                       "block, threadcreate)",
+                                       sc_cfg_scalar(e) ? sc_cfg_scalar(e) : "");
                 j->profiles |= bit;
             }
         } else if (!strcmp(key, "scheme")) {
             j->scheme = dup_scalar(c, v, key, &rc);
             if (j->scheme && strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
-                return fail(c, v, "scheme must be http or https, not '%s'", j->scheme);
+                return sc_cfg_fail(c, v, "scheme must be http or https, not '%s'", j->scheme);
         } else if (!strcmp(key, "path_prefix") || !strcmp(key, "metrics_path")) {
             j->path_prefix = dup_scalar(c, v, key, &rc);
         } else if (!strcmp(key, "bearer_token")) {
             j->bearer_token = dup_scalar(c, v, key, &rc);
         } else if (!strcmp(key, "bearer_token_file")) {
-            const char *path = scalar(v);
+            const char *path = sc_cfg_scalar(v);
             if (!path)
-                return fail(c, v, "'%s' must be a path", key);
+                return sc_cfg_fail(c, v, "'%s' must be a path", key);
             j->bearer_token = read_token_file(c, v, path, &rc);
         } else if (!strcmp(key, "basic_auth")) {
             yaml_node_t *bk, *bv;
             if (v->type != YAML_MAPPING_NODE)
-                return fail(c, v, "'%s' must be a mapping", key);
-            if (unique_keys(c, v))
+                return sc_cfg_fail(c, v, "'%s' must be a mapping", key);
+            if (sc_cfg_unique_keys(c, v))
                 return SC_EINVAL;
             FOR_PAIRS(c, v, it5, bk, bv)
             {
-                const char *bks = scalar(bk);
+                const char *bks = sc_cfg_scalar(bk);
                 if (bks && !strcmp(bks, "username"))
                     j->basic_user = dup_scalar(c, bv, bks, &rc);
                 else if (bks && !strcmp(bks, "password"))
                     j->basic_password = dup_scalar(c, bv, bks, &rc);
                 else if (bks && !strcmp(bks, "password_file"))
-                    j->basic_password = read_token_file(c, bv, scalar(bv) ? scalar(bv) : "", &rc);
+                    j->basic_password =
+                        read_token_file(c, bv, sc_cfg_scalar(bv) ? sc_cfg_scalar(bv) : "", &rc);
                 else
-                    return fail(c, bk, "unknown key '%s' in basic_auth", bks ? bks : "");
+                    return sc_cfg_fail(c, bk, "unknown key '%s' in basic_auth", bks ? bks : "");
             }
         } else {
-            return fail(c, k, "unknown key '%s' in scrape_configs", key);
+            return sc_cfg_fail(c, k, "unknown key '%s' in scrape_configs", key);
         }
         if (rc)
             return rc;
     }
     if (!j->job_name || !*j->job_name)
-        return fail(c, n, "a scrape config needs a job_name%s", "");
+        return sc_cfg_fail(c, n, "a scrape config needs a job_name%s", "");
     /* as Prometheus: 10 s, never longer than the interval (a snapshot that takes longer
      * than the interval would overlap the next one); CPU profiles and target-side deltas
      * get their duration on top (see src/collect/scrape.h) */
@@ -403,13 +391,13 @@ static int parse_job(struct ctx *c, yaml_node_t *n, struct sc_scrape_job *j)
 }
 
 /* limits.KEY: a per-input limit (formats/limits.h) over the server's default. */
-static int parse_limit(struct ctx *c, const char *key, yaml_node_t *v, struct sc_limits *l)
+static int parse_limit(struct sc_cfg *c, const char *key, yaml_node_t *v, struct sc_limits *l)
 {
-    const char *s = scalar(v) ? scalar(v) : "";
+    const char *s = sc_cfg_scalar(v) ? sc_cfg_scalar(v) : "";
     if (!strcmp(key, "max_age") || !strcmp(key, "max_ahead")) {
         int64_t d;
         if (parse_duration(s, &d) || d <= 0)
-            return fail(c, v, "bad duration for 'limits.%s' (like 30d, 1h)", key);
+            return sc_cfg_fail(c, v, "bad duration for 'limits.%s' (like 30d, 1h)", key);
         *(!strcmp(key, "max_age") ? &l->max_age_ns : &l->max_ahead_ns) = d;
         return 0;
     }
@@ -428,35 +416,37 @@ static int parse_limit(struct ctx *c, const char *key, yaml_node_t *v, struct sc
         char *end;
         unsigned long long n = strtoull(s, &end, 10);
         if (!*s || *end || s[0] == '-' || n == 0 || n > UINT32_MAX)
-            return fail(c, v, "bad 'limits.%s' (a count, >= 1)", key);
+            return sc_cfg_fail(c, v, "bad 'limits.%s' (a count, >= 1)", key);
         *(uint32_t *)((char *)l + counts[i].off) = (uint32_t)n;
         return 0;
     }
-    return fail(c, v,
-                "unknown key 'limits.%s' (max_age, max_ahead, max_samples, max_string, "
-                "max_stack_depth, max_labels)",
-                key);
+    return sc_cfg_fail(c, v,
+                       "unknown key 'limits.%s' (max_age, max_ahead, max_samples, max_string, "
+                       "max_stack_depth, max_labels)",
+                       key);
 }
 
 /* auth.tenants: {NAME: {token: T} or {token_file: F}, ...}, one token per tenant. Names
  * as X-Scope-OrgID takes them; a token may not be another tenant's or the server's. */
-static int parse_tenants(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
+static int parse_tenants(struct sc_cfg *c, yaml_node_t *v, struct sc_config *cf)
 {
     if (v->type != YAML_MAPPING_NODE)
-        return fail(c, v, "'auth.tenants' must be a mapping of tenant: {token_file: ...}%s", "");
-    if (unique_keys(c, v))
+        return sc_cfg_fail(c, v, "'auth.tenants' must be a mapping of tenant: {token_file: ...}%s",
+                           "");
+    if (sc_cfg_unique_keys(c, v))
         return SC_EINVAL;
     yaml_node_t *tk, *tv;
     FOR_PAIRS(c, v, it9, tk, tv)
     {
-        const char *name = scalar(tk);
+        const char *name = sc_cfg_scalar(tk);
         if (!name || !*name || strlen(name) > SC_TENANT_MAX || strpbrk(name, "\r\n"))
-            return fail(c, tk,
-                        "bad tenant name '%.200s' in auth.tenants (one line of 1 to 127 "
-                        "bytes, as X-Scope-OrgID)",
-                        name ? name : "");
+            return sc_cfg_fail(c, tk,
+                               "bad tenant name '%.200s' in auth.tenants (one line of 1 to 127 "
+                               "bytes, as X-Scope-OrgID)",
+                               name ? name : "");
         if (tv->type != YAML_MAPPING_NODE)
-            return fail(c, tv, "auth.tenants.%s must be {token: ...} or {token_file: ...}", name);
+            return sc_cfg_fail(c, tv, "auth.tenants.%s must be {token: ...} or {token_file: ...}",
+                               name);
         char **nn = realloc(cf->tenant_names, (cf->ntenants + 1) * sizeof *nn);
         if (nn)
             cf->tenant_names = nn;
@@ -469,41 +459,41 @@ static int parse_tenants(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
         char **tok = &nt[cf->ntenants++];
         yaml_node_t *k, *val;
         int rc = 0;
-        if (unique_keys(c, tv))
+        if (sc_cfg_unique_keys(c, tv))
             return SC_EINVAL;
         FOR_PAIRS(c, tv, it10, k, val)
         {
-            const char *key = scalar(k);
+            const char *key = sc_cfg_scalar(k);
             if (*tok)
-                return fail(c, k, "auth.tenants.%s has both token and token_file", name);
+                return sc_cfg_fail(c, k, "auth.tenants.%s has both token and token_file", name);
             if (key && !strcmp(key, "token")) {
                 *tok = dup_scalar(c, val, key, &rc);
                 if (!rc && *tok && !**tok)
-                    return fail(c, val, "auth.tenants.%s.token is empty", name);
+                    return sc_cfg_fail(c, val, "auth.tenants.%s.token is empty", name);
             } else if (key && !strcmp(key, "token_file")) {
-                *tok = read_token_file(c, val, scalar(val) ? scalar(val) : "", &rc);
+                *tok = read_token_file(c, val, sc_cfg_scalar(val) ? sc_cfg_scalar(val) : "", &rc);
             } else {
-                return fail(c, k, "unknown key '%s' in auth.tenants (token, token_file)",
-                            key ? key : "");
+                return sc_cfg_fail(c, k, "unknown key '%s' in auth.tenants (token, token_file)",
+                                   key ? key : "");
             }
             if (rc)
                 return rc;
         }
         if (!*tok)
-            return fail(c, tv, "auth.tenants.%s needs a token or a token_file", name);
+            return sc_cfg_fail(c, tv, "auth.tenants.%s needs a token or a token_file", name);
     }
     return 0;
 }
 
 /* The tokens are told apart by value: the same one twice would not say whose it is. */
-static int distinct_tokens(struct ctx *c, yaml_node_t *auth, const struct sc_config *cf)
+static int distinct_tokens(struct sc_cfg *c, yaml_node_t *auth, const struct sc_config *cf)
 {
     for (uint32_t i = 0; i < cf->ntenants; i++) {
         char msg[SC_ERR_LEN];
         if (cf->auth_token && !strcmp(cf->auth_token, cf->tenant_tokens[i])) {
             snprintf(msg, sizeof msg, "auth.tenants.%.128s has the server's token (auth.token)",
                      cf->tenant_names[i]);
-            return fail(c, auth, "%s", msg);
+            return sc_cfg_fail(c, auth, "%s", msg);
         }
         for (uint32_t j = 0; j < i; j++)
             if (!strcmp(cf->tenant_tokens[i], cf->tenant_tokens[j])) {
@@ -511,58 +501,59 @@ static int distinct_tokens(struct ctx *c, yaml_node_t *auth, const struct sc_con
                          "auth.tenants.%.100s and auth.tenants.%.100s have the "
                          "same token",
                          cf->tenant_names[j], cf->tenant_names[i]);
-                return fail(c, auth, "%s", msg);
+                return sc_cfg_fail(c, auth, "%s", msg);
             }
     }
     return 0;
 }
 
 /* server.tls: {cert_file: PEM, key_file: PEM}, both or neither. */
-static int parse_tls(struct ctx *c, yaml_node_t *v, struct sc_config *cf)
+static int parse_tls(struct sc_cfg *c, yaml_node_t *v, struct sc_config *cf)
 {
     if (v->type != YAML_MAPPING_NODE)
-        return fail(c, v, "'server.tls' must be a mapping {cert_file: ..., key_file: ...}%s", "");
-    if (unique_keys(c, v))
+        return sc_cfg_fail(c, v, "'server.tls' must be a mapping {cert_file: ..., key_file: ...}%s",
+                           "");
+    if (sc_cfg_unique_keys(c, v))
         return SC_EINVAL;
     yaml_node_t *k, *val;
     int rc = 0;
     FOR_PAIRS(c, v, it11, k, val)
     {
-        const char *key = scalar(k);
+        const char *key = sc_cfg_scalar(k);
         if (key && !strcmp(key, "cert_file"))
             cf->tls_cert = dup_scalar(c, val, key, &rc);
         else if (key && !strcmp(key, "key_file"))
             cf->tls_key = dup_scalar(c, val, key, &rc);
         else
-            return fail(c, k, "unknown key '%s' in server.tls (cert_file, key_file)",
-                        key ? key : "");
+            return sc_cfg_fail(c, k, "unknown key '%s' in server.tls (cert_file, key_file)",
+                               key ? key : "");
         if (rc)
             return rc;
     }
     if (!cf->tls_cert || !cf->tls_key || !*cf->tls_cert || !*cf->tls_key)
-        return fail(c, v, "server.tls needs both cert_file and key_file%s", "");
+        return sc_cfg_fail(c, v, "server.tls needs both cert_file and key_file%s", "");
     return 0;
 }
 
-static int parse_root(struct ctx *c, struct sc_config *cf)
+static int parse_root(struct sc_cfg *c, struct sc_config *cf)
 {
     yaml_node_t *root = yaml_document_get_root_node(c->doc);
     if (!root)
-        return 0; /* an empty file is an empty config */
+        return sc_cfg_rules_check(c, cf); /* an empty file is an empty config */
     if (root->type != YAML_MAPPING_NODE)
-        return fail(c, root, "the top level must be a mapping%s", "");
+        return sc_cfg_fail(c, root, "the top level must be a mapping%s", "");
     yaml_node_t *k, *v;
     int rc = 0;
-    if (unique_keys(c, root))
+    if (sc_cfg_unique_keys(c, root))
         return SC_EINVAL;
     FOR_PAIRS(c, root, it6, k, v)
     {
-        const char *key = scalar(k);
+        const char *key = sc_cfg_scalar(k);
         if (!key)
-            return fail(c, k, "bad key%s", "");
+            return sc_cfg_fail(c, k, "bad key%s", "");
         if (!strcmp(key, "scrape_configs")) {
             if (v->type != YAML_SEQUENCE_NODE)
-                return fail(c, v, "'%s' must be a list", key);
+                return sc_cfg_fail(c, v, "'%s' must be a list", key);
             for (yaml_node_item_t *it = v->data.sequence.items.start;
                  it < v->data.sequence.items.top; it++) {
                 struct sc_scrape_job *nj = realloc(cf->jobs, (cf->njobs + 1) * sizeof *nj);
@@ -579,15 +570,15 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                    !strcmp(key, "storage") || !strcmp(key, "server") || !strcmp(key, "otlp") ||
                    !strcmp(key, "limits")) {
             if (v->type != YAML_MAPPING_NODE)
-                return fail(c, v, "'%s' must be a mapping", key);
+                return sc_cfg_fail(c, v, "'%s' must be a mapping", key);
             yaml_node_t *sk, *sv;
-            if (unique_keys(c, v))
+            if (sc_cfg_unique_keys(c, v))
                 return SC_EINVAL;
             FOR_PAIRS(c, v, it7, sk, sv)
             {
-                const char *s = scalar(sk);
+                const char *s = sc_cfg_scalar(sk);
                 if (!s)
-                    return fail(c, sk, "bad key%s", "");
+                    return sc_cfg_fail(c, sk, "bad key%s", "");
                 char sect_key[64];
                 snprintf(sect_key, sizeof sect_key, "%s.%s", key, s);
                 if (!strcmp(sect_key, "remote_write.url"))
@@ -595,52 +586,57 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 else if (!strcmp(sect_key, "remote_write.token"))
                     cf->remote_token = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "remote_write.token_file"))
-                    cf->remote_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
+                    cf->remote_token =
+                        read_token_file(c, sv, sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "", &rc);
                 else if (!strcmp(sect_key, "remote_write.queue_dir"))
                     cf->remote_queue_dir = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "remote_write.queue_max_bytes")) {
                     uint64_t b;
-                    if (parse_bytes(scalar(sv), &b) || b == 0)
-                        return fail(c, sv, "'%s' must be a byte count (like 268435456, 256MiB)", s);
+                    if (parse_bytes(sc_cfg_scalar(sv), &b) || b == 0)
+                        return sc_cfg_fail(c, sv,
+                                           "'%s' must be a byte count (like 268435456, 256MiB)", s);
                     cf->remote_queue_bytes = b;
                 } else if (!strcmp(sect_key, "remote_write.min_backoff") ||
                            !strcmp(sect_key, "remote_write.max_backoff") ||
                            !strcmp(sect_key, "remote_write.timeout")) {
                     int64_t d;
-                    if (parse_duration(scalar(sv), &d) || d <= 0)
-                        return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
+                    if (parse_duration(sc_cfg_scalar(sv), &d) || d <= 0)
+                        return sc_cfg_fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
                     *(!strcmp(s, "min_backoff")   ? &cf->remote_min_backoff_ns
                       : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
                                                   : &cf->remote_timeout_ns) = d;
                 } else if ((!strcmp(sect_key, "auth.token") ||
                             !strcmp(sect_key, "auth.token_file")) &&
                            cf->auth_token) {
-                    return fail(c, sk, "auth has both token and token_file%s", "");
+                    return sc_cfg_fail(c, sk, "auth has both token and token_file%s", "");
                 } else if (!strcmp(sect_key, "auth.token")) {
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
                     /* an empty token would silently mean "no authentication" */
                     if (!rc && cf->auth_token && !*cf->auth_token)
-                        return fail(c, sv,
-                                    "auth.token is empty: set a token, or leave auth "
-                                    "out for no authentication%s",
-                                    "");
+                        return sc_cfg_fail(c, sv,
+                                           "auth.token is empty: set a token, or leave auth "
+                                           "out for no authentication%s",
+                                           "");
                 } else if (!strcmp(sect_key, "auth.token_file"))
-                    cf->auth_token = read_token_file(c, sv, scalar(sv) ? scalar(sv) : "", &rc);
+                    cf->auth_token =
+                        read_token_file(c, sv, sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "", &rc);
                 else if (!strcmp(sect_key, "auth.tenants"))
                     rc = parse_tenants(c, sv, cf);
                 else if (!strcmp(sect_key, "server.tls"))
                     rc = parse_tls(c, sv, cf);
                 else if (!strcmp(sect_key, "server.shutdown_timeout")) {
-                    if (parse_duration(scalar(sv), &cf->shutdown_timeout_ns) ||
+                    if (parse_duration(sc_cfg_scalar(sv), &cf->shutdown_timeout_ns) ||
                         cf->shutdown_timeout_ns < 1000000000LL)
-                        return fail(c, sv, "bad shutdown_timeout '%s' (1s or more, like 10s)",
-                                    scalar(sv) ? scalar(sv) : "");
+                        return sc_cfg_fail(c, sv,
+                                           "bad shutdown_timeout '%s' (1s or more, like 10s)",
+                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
                 } else if (!strcmp(sect_key, "storage.engine")) {
                     cf->storage_engine = dup_scalar(c, sv, s, &rc);
                     if (cf->storage_engine && strcmp(cf->storage_engine, "sqlite") &&
                         strcmp(cf->storage_engine, "clickhouse"))
-                        return fail(c, sv, "storage.engine must be sqlite or clickhouse, not '%s'",
-                                    cf->storage_engine);
+                        return sc_cfg_fail(c, sv,
+                                           "storage.engine must be sqlite or clickhouse, not '%s'",
+                                           cf->storage_engine);
                 } else if (!strcmp(sect_key, "storage.path"))
                     cf->storage_path = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "storage.url"))
@@ -650,78 +646,81 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
                 else if (!strcmp(sect_key, "storage.database"))
                     cf->storage_database = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "storage.max_answer")) {
-                    if (parse_bytes(scalar(sv), &cf->storage_max_answer) ||
+                    if (parse_bytes(sc_cfg_scalar(sv), &cf->storage_max_answer) ||
                         cf->storage_max_answer == 0)
-                        return fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
+                        return sc_cfg_fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
                 } else if (!strcmp(sect_key, "storage.cache_memory")) {
-                    if (parse_bytes(scalar(sv), &cf->storage_cache_memory) ||
+                    if (parse_bytes(sc_cfg_scalar(sv), &cf->storage_cache_memory) ||
                         cf->storage_cache_memory < (1u << 20))
-                        return fail(c, sv,
-                                    "'%s' must be a byte count of at least 1MiB (like 64MiB)", s);
+                        return sc_cfg_fail(
+                            c, sv, "'%s' must be a byte count of at least 1MiB (like 64MiB)", s);
                 } else if (!strcmp(sect_key, "storage.shards"))
-                    rc = strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
+                    rc = sc_cfg_strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
                 else if (!strcmp(sect_key, "storage.write_timeout") ||
                          !strcmp(sect_key, "storage.query_timeout")) {
                     int64_t d;
-                    if (parse_duration(scalar(sv), &d) || d <= 0)
-                        return fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
+                    if (parse_duration(sc_cfg_scalar(sv), &d) || d <= 0)
+                        return sc_cfg_fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
                     *(!strcmp(s, "write_timeout") ? &cf->storage_write_timeout_ns
                                                   : &cf->storage_query_timeout_ns) = d;
                 } else if (!strcmp(sect_key, "storage.read_only_retry")) {
                     /* below 100 ms the retries of a read-only store would be a busy loop */
-                    if (parse_duration(scalar(sv), &cf->storage_ro_retry_ns) ||
+                    if (parse_duration(sc_cfg_scalar(sv), &cf->storage_ro_retry_ns) ||
                         cf->storage_ro_retry_ns < 100000000LL)
-                        return fail(c, sv, "bad read_only_retry '%s' (100ms or more, like 10s)",
-                                    scalar(sv) ? scalar(sv) : "");
+                        return sc_cfg_fail(c, sv,
+                                           "bad read_only_retry '%s' (100ms or more, like 10s)",
+                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
                 } else if (!strcmp(sect_key, "storage.retention")) {
-                    if (parse_duration(scalar(sv), &cf->retention_ns) || cf->retention_ns <= 0)
-                        return fail(c, sv, "bad retention '%s' (like 30d, 12h)",
-                                    scalar(sv) ? scalar(sv) : "");
+                    if (parse_duration(sc_cfg_scalar(sv), &cf->retention_ns) ||
+                        cf->retention_ns <= 0)
+                        return sc_cfg_fail(c, sv, "bad retention '%s' (like 30d, 12h)",
+                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.listen"))
                     cf->listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "otlp.grpc_listen"))
                     cf->otlp_grpc_listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
-                    rc = strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
+                    rc = sc_cfg_strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
                 else if (!strcmp(sect_key, "server.layout_timeout")) {
-                    if (parse_duration(scalar(sv), &cf->layout_timeout_ns) ||
+                    if (parse_duration(sc_cfg_scalar(sv), &cf->layout_timeout_ns) ||
                         cf->layout_timeout_ns <= 0)
-                        return fail(c, sv, "bad layout_timeout '%s' (like 20s)",
-                                    scalar(sv) ? scalar(sv) : "");
+                        return sc_cfg_fail(c, sv, "bad layout_timeout '%s' (like 20s)",
+                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.max_read_rows") ||
                            !strcmp(sect_key, "server.max_queries")) {
                     char *end;
-                    const char *num = scalar(sv) ? scalar(sv) : "";
+                    const char *num = sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "";
                     unsigned long long n = strtoull(num, &end, 10);
                     int rows = !strcmp(sect_key, "server.max_read_rows");
                     if (!*num || *end || num[0] == '-' || n == 0 || n > (rows ? 1ull << 32 : 1024))
-                        return fail(c, sv, "bad '%s' (a count, >= 1)", sect_key);
+                        return sc_cfg_fail(c, sv, "bad '%s' (a count, >= 1)", sect_key);
                     if (rows)
                         cf->max_read_rows = n;
                     else
                         cf->max_queries = (uint32_t)n;
                 } else if (!strcmp(sect_key, "server.query_timeout")) {
-                    if (parse_duration(scalar(sv), &cf->query_timeout_ns) ||
+                    if (parse_duration(sc_cfg_scalar(sv), &cf->query_timeout_ns) ||
                         cf->query_timeout_ns <= 0)
-                        return fail(c, sv, "bad query_timeout '%s' (like 30s)",
-                                    scalar(sv) ? scalar(sv) : "");
+                        return sc_cfg_fail(c, sv, "bad query_timeout '%s' (like 30s)",
+                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
                 } else if (!strcmp(sect_key, "server.query_memory")) {
                     /* below a mebibyte no real query fits: a typo, not a setting */
-                    if (parse_bytes(scalar(sv), &cf->query_memory) || cf->query_memory < (1u << 20))
-                        return fail(c, sv,
-                                    "'%s' must be a byte count of at least 1MiB (like 512MiB)", s);
+                    if (parse_bytes(sc_cfg_scalar(sv), &cf->query_memory) ||
+                        cf->query_memory < (1u << 20))
+                        return sc_cfg_fail(
+                            c, sv, "'%s' must be a byte count of at least 1MiB (like 512MiB)", s);
                 } else if (!strcmp(sect_key, "server.max_read_blocks")) {
                     char *end;
-                    const char *num = scalar(sv) ? scalar(sv) : "";
+                    const char *num = sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "";
                     unsigned long long n = strtoull(num, &end, 10);
                     if (!*num || *end || num[0] == '-' || n == 0 || n > (1ull << 40))
-                        return fail(c, sv, "bad max_read_blocks '%s' (a count of blocks, >= 1)",
-                                    num);
+                        return sc_cfg_fail(
+                            c, sv, "bad max_read_blocks '%s' (a count of blocks, >= 1)", num);
                     cf->max_read_blocks = n;
                 } else if (!strcmp(key, "limits"))
                     rc = parse_limit(c, s, sv, &cf->limits);
                 else
-                    return fail(c, sk, "unknown key '%s'", sect_key);
+                    return sc_cfg_fail(c, sk, "unknown key '%s'", sect_key);
                 if (rc)
                     return rc;
             }
@@ -731,14 +730,19 @@ static int parse_root(struct ctx *c, struct sc_config *cf)
             rc = parse_record(c, v, cf);
             if (rc)
                 return rc;
+        } else if (!strcmp(key, "rules") || !strcmp(key, "alerting")) {
+            rc = !strcmp(key, "rules") ? sc_cfg_rules(c, v, cf) : sc_cfg_alerting(c, v, cf);
+            if (rc)
+                return rc;
         } else {
-            return fail(c, k,
-                        "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, "
-                        "otlp, limits, record)",
-                        key);
+            return sc_cfg_fail(
+                c, k,
+                "unknown key '%s' (scrape_configs, remote_write, auth, storage, server, "
+                "otlp, limits, record, rules, alerting)",
+                key);
         }
     }
-    return 0;
+    return sc_cfg_rules_check(c, cf);
 }
 
 int sc_config_parse(const char *text, size_t len, const char *name, struct sc_config *cf, char *err)
@@ -758,7 +762,7 @@ int sc_config_parse(const char *text, size_t len, const char *name, struct sc_co
         yaml_parser_delete(&parser);
         return rc;
     }
-    struct ctx c = {&doc, name, err};
+    struct sc_cfg c = {&doc, name, err};
     rc = parse_root(&c, cf);
     yaml_document_delete(&doc);
     yaml_parser_delete(&parser);
@@ -841,5 +845,6 @@ void sc_config_release(struct sc_config *c)
     free_strs(c->source_roots, c->nsource_roots);
     free_strs(c->record_label_names, c->record_nlabels);
     free_strs(c->record_label_values, c->record_nlabels);
+    sc_cfg_rules_release(c);
     memset(c, 0, sizeof *c);
 }

@@ -42,6 +42,33 @@ enum {
     SC_PROFILE_ALL = (1 << 7) - 1,
 };
 
+/* One entry of rules: (server/rules.h evaluates them). Strings are never NULL but where
+ * said. */
+enum sc_rule_kind { SC_RULE_RECORD, SC_RULE_ALERT };
+struct sc_rule {
+    enum sc_rule_kind kind;
+    char *name;            /* record: the metric's name; alert: the alertname */
+    char *type;            /* a profile type id, cpu:cpu */
+    char *query;           /* a selector, default {} */
+    char *group_by;        /* a label, default service_name; "": a group per series */
+    char *tenant;          /* whose profiles, default "" (the default tenant) */
+    uint32_t top;          /* functions: top N; 0 with regex set, or neither: the default */
+    char *regex;           /* functions: a regex of function names (anchored), or NULL */
+    int total;             /* value: total (record); 0: self */
+    uint32_t limit;        /* record: series exported at most (1000); alert: findings kept (100) */
+    int64_t range_ns;      /* the window each evaluation reads; 0: the default (record: the
+                              evaluation interval, alert: 1h) */
+    int64_t step_ns;       /* alert: the steps its functions are read in; 0: as the timeline's */
+    uint32_t kinds;        /* alert: bit set of 1 << enum sc_change_kind (query/changes.h) */
+    double min_change_pct; /* alert: a step's or a trend's |change| at least this */
+    int64_t for_ns;        /* alert: how long a finding holds before it fires */
+    char **label_names, **label_values; /* alert: labels added to its alerts */
+    uint32_t nlabels;
+    unsigned line; /* where it is in the file, for messages */
+};
+
+#define SC_RULE_KINDS_ALL 15u
+
 struct sc_config {
     struct sc_scrape_job *jobs;
     uint32_t njobs;
@@ -90,6 +117,15 @@ struct sc_config {
                                    (with pid only) */
     char **record_label_names, **record_label_values; /* record.labels */
     uint32_t record_nlabels;
+    /* rules: and alerting: (server/rules.h) */
+    struct sc_rule *rules;
+    uint32_t nrules;
+    char **alertmanagers, **webhooks; /* alerting.alertmanagers (base URLs), webhooks */
+    uint32_t nalertmanagers, nwebhooks;
+    int64_t evaluation_interval_ns; /* alerting.evaluation_interval, 0 = the default (1m) */
+    int64_t alert_timeout_ns;       /* alerting.timeout: one notification, 0 = 10 s */
+    char *external_url; /* alerting.external_url: the UI's address in alerts' links; NULL:
+                           http(s)://the listen address */
 };
 
 /* Reads path. Unknown keys are errors (typos should not be silent). 0 or SC_E* with
