@@ -156,9 +156,8 @@ static const char *arg_prefixed(struct sc_req *r, const char *prefix, const char
 /* How long a heavy query waits for a slot before it is told the server is busy. */
 #define QUERY_WAIT_S 5
 
-int sc_api_query_begin(struct sc_req *r, struct sc_resp *w)
+int sc_server_query_slot(struct sc_server *srv)
 {
-    struct sc_server *srv = r->srv;
     struct timespec until;
     sc_deadline(&until, QUERY_WAIT_S * SC_NS_PER_S);
     int rc = 0;
@@ -168,7 +167,21 @@ int sc_api_query_begin(struct sc_req *r, struct sc_resp *w)
     if (rc == 0)
         srv->queries++;
     pthread_mutex_unlock(&srv->query_mu);
-    if (rc == 0)
+    return rc == 0 ? 0 : -1;
+}
+
+void sc_server_query_unslot(struct sc_server *srv)
+{
+    pthread_mutex_lock(&srv->query_mu);
+    srv->queries--;
+    pthread_cond_signal(&srv->query_cv);
+    pthread_mutex_unlock(&srv->query_mu);
+}
+
+int sc_api_query_begin(struct sc_req *r, struct sc_resp *w)
+{
+    struct sc_server *srv = r->srv;
+    if (sc_server_query_slot(srv) == 0)
         return 0;
     sc_resp_error(w, 503,
                   "server busy: %u heavy queries are running (server.max_queries) and none "
@@ -180,11 +193,7 @@ int sc_api_query_begin(struct sc_req *r, struct sc_resp *w)
 
 void sc_api_query_end(struct sc_req *r)
 {
-    struct sc_server *srv = r->srv;
-    pthread_mutex_lock(&srv->query_mu);
-    srv->queries--;
-    pthread_cond_signal(&srv->query_cv);
-    pthread_mutex_unlock(&srv->query_mu);
+    sc_server_query_unslot(r->srv);
 }
 
 int sc_api_query_fail(struct sc_resp *w, int rc, const char *err)

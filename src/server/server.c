@@ -7,6 +7,7 @@
 #include "collect/scrape.h"
 #include "server/config.h"
 #include "server/grpc.h"
+#include "server/rules.h"
 
 #include <arpa/inet.h>
 #include <sys/resource.h>
@@ -179,6 +180,8 @@ static int h_metrics(struct sc_req *r, struct sc_resp *w)
     sc_metrics_render(r->srv, &w->body);
     if (r->srv->scraper)
         sc_scraper_metrics(r->srv->scraper, &w->body);
+    if (r->srv->rules)
+        sc_rules_metrics(r->srv->rules, &w->body);
     return 0;
 }
 
@@ -788,6 +791,40 @@ static int start_scraper(struct sc_server *srv, const struct sc_config *cfg, cha
     return rc;
 }
 
+static int rules_admit(void *ctx)
+{
+    return sc_server_query_slot(ctx);
+}
+
+static void rules_unadmit(void *ctx)
+{
+    sc_server_query_unslot(ctx);
+}
+
+/* The config's rules: evaluated from now on, as heavy queries of this server; their links
+ * point at this server (alerting.external_url otherwise). 0 or SC_E*. */
+static int start_rules(struct sc_server *srv, const struct sc_config *cfg,
+                       const struct sockaddr_in *sa, char *err)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    char host[256];
+    inet_ntop(AF_INET, &sa->sin_addr, host, sizeof host);
+    /* a link to 0.0.0.0 leads nowhere: the machine's name does */
+    if (!strcmp(host, "0.0.0.0") && gethostname(host, sizeof host))
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = 0;
+    char url[400];
+    snprintf(url, sizeof url, "http%s://%s:%u", srv->tls.on ? "s" : "", host,
+             di ? (unsigned)di->port : (unsigned)ntohs(sa->sin_port));
+    struct sc_rules_env env = {
+        srv->store,    url, srv->opts.query_memory, srv->opts.query_timeout_ns, rules_admit,
+        rules_unadmit, srv};
+    int rc = sc_rules_new(cfg, &env, &srv->rules, err);
+    if (!rc)
+        rc = sc_rules_start(srv->rules, err);
+    return rc;
+}
+
 /* SIGHUP: reads the config file again and applies its scrape_configs. Targets that stay
  * keep their delta baselines and schedule (sc_scraper_reload); a bad file changes nothing.
  * The other settings (listen, storage, auth) take a restart. */
@@ -894,6 +931,8 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
                     srv->tls.on ? "TLS, ALPN h2" : "h2c");
         }
     }
+    if (!rc && o->config && o->config->nrules)
+        rc = start_rules(srv, o->config, &sa, err);
     if (!rc) {
         /* the real port when :0 asked for any */
         const union MHD_DaemonInfo *di =
@@ -933,6 +972,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
         MHD_stop_daemon(srv->daemon);
     /* before the store: profiles already scraped (and the last recorded window) are
      * handed to it as the scraper and the recorder stop */
+    sc_rules_stop_free(srv->rules);
     sc_record_bg_stop(srv->recorder);
     sc_scraper_stop_free(srv->scraper);
     sc_store_close(srv->store);

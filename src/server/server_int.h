@@ -122,6 +122,7 @@ struct sc_server {
     struct sc_scraper *_Atomic scraper; /* NULL until a config has scrape_configs (a
                                            reload may start one while handlers run) */
     struct sc_record_bg *recorder;      /* the config's record: (set before serving) */
+    struct sc_rules *rules;             /* the config's rules: (set before serving) */
     struct sc_metrics metrics;
     struct MHD_Daemon *daemon;
     struct sc_server_tls tls; /* HTTPS when tls.on */
@@ -178,6 +179,10 @@ int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
  * non-zero with w answered (503 busy) when none came free. sc_api_query_end after. */
 int sc_api_query_begin(struct sc_req *r, struct sc_resp *w);
 void sc_api_query_end(struct sc_req *r);
+/* The same slot for work of the server's own (the rules' evaluations): 0 when one came
+ * free within the same wait, else -1. sc_server_query_unslot after. */
+int sc_server_query_slot(struct sc_server *srv);
+void sc_server_query_unslot(struct sc_server *srv);
 /* Runs a heavy query's handler admitted (sc_api_query_begin) and under its memory and time
  * budget (server.query_memory, server.query_timeout; model/budget.h): every heavy route
  * goes through it. */
