@@ -8,7 +8,7 @@ build_pkgs="cmake make gcc pkg-config libdeflate-dev libzstd-dev libxxhash-dev
  libelf-dev libdw-dev libiberty-dev libgraphviz-dev zlib1g-dev libnghttp2-dev"
 test_pkgs="clang libclang-rt-14-dev golang-go python3 perl linux-perf graphviz
  nodejs npm chromium clickhouse-server python3-grpcio python3-protobuf protobuf-compiler
- openssl clang-format clang-tidy cppcheck valgrind"
+ openssl clang-format clang-tidy cppcheck valgrind prometheus prometheus-alertmanager"
 
 run_pkgs="golang-go curl"
 case "${1:-all}" in
