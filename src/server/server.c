@@ -851,6 +851,9 @@ static void reload_config(struct sc_server *srv)
         fprintf(stderr, "scorch: reload: %s; keeping the running config\n", err);
     else
         fprintf(stderr, "scorch: reloaded '%s': %u scrape jobs\n", path, (unsigned)cf.njobs);
+    if (!rc && (cf.nrules || srv->rules))
+        fprintf(stderr, "scorch: reload: rules: and alerting: stay as they were at start (a "
+                        "change of them takes a restart)\n");
     fflush(stderr);
     sc_config_release(&cf);
 }
