@@ -330,6 +330,11 @@ static int parse_rule(struct rule_ctx *x, yaml_node_t *n, struct sc_rule *r)
         return oom(x->c);
     if (!r->tenant && !(r->tenant = strdup("")))
         return oom(x->c);
+    /* changes are tested per group of a label (query/watch.h), never per series */
+    if (r->kind == SC_RULE_ALERT && !*r->group_by)
+        return rfail(x, n,
+                     "'group_by' must be a label: an alert rule's groups are a label's "
+                     "values ('' is for record rules)");
     for (uint32_t i = 0; i < r->nlabels; i++)
         if (*r->group_by && !strcmp(r->label_names[i], r->group_by))
             return rfail(x, n, "'labels' may not set '%s': it is the rule's group_by", r->group_by);

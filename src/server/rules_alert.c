@@ -142,7 +142,7 @@ int sc_rules_eval_alert(struct sc_rules *rs, struct rule *r, int64_t t, char *er
     struct sc_watch w;
     memset(&w, 0, sizeof w);
     struct sc_watch_args wa = {0};
-    wa.group_by = r->cfg.group_by; /* "": a group per series, as fnseries.h reads it */
+    wa.group_by = r->cfg.group_by; /* never "" (config_rules.c) */
     wa.step_ns = r->cfg.step_ns;
     wa.max_funcs = r->cfg.top;
     if (rc == 0)

@@ -178,6 +178,8 @@ static void test_errors(void)
         {"rules:\n  - alert: A\n    type: cpu:cpu\n  - alert: A\n    type: heap:inuse_space\n",
          "rules[1]: alert 'A': the name is taken by rules[0] already (line 4)"},
         {"rules: [{alert: '', type: cpu:cpu}]", "bad 'alert' ''"},
+        {"rules: [{alert: A, type: cpu:cpu, group_by: ''}]",
+         "alert 'A': 'group_by' must be a label"},
         {"rules: [{alert: A, type: cpu:cpu, type: heap:inuse_space}]", "duplicate key 'type'"},
         {"alerting: {alertmanagers: ['127.0.0.1:9093']}",
          "bad URL '127.0.0.1:9093' in 'alerting.alertmanagers'"},
