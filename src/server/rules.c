@@ -167,7 +167,10 @@ int sc_rules_new(const struct sc_config *cf, const struct sc_rules_env *env, str
     } else if (cf->nalertmanagers) {
         failed = 1;
     }
-    if (failed)
+    uint32_t nrecv = rs->nalertmanagers + rs->nwebhooks;
+    rs->failing_since = calloc(nrecv + 1, sizeof *rs->failing_since);
+    rs->failing_logged = calloc(nrecv + 1, sizeof *rs->failing_logged);
+    if (failed || !rs->failing_since || !rs->failing_logged)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     if (cf->nrules && !(rs->rules = calloc(cf->nrules, sizeof *rs->rules)))
         return sc_errf(err, SC_ENOMEM, "out of memory");
@@ -447,10 +450,17 @@ void sc_rules_eval(struct sc_rules *rs, int64_t t)
         r->last_ok = rc == 0;
         int stop = rs->stop;
         pthread_mutex_unlock(&rs->mu);
-        /* a stop cuts the query short: that is no failure worth a line */
-        if (rc && !stop)
+        /* a stop cuts the query short: that is no failure worth a line; the same failure
+         * round after round is said once, and so is the recovery */
+        const char *what = *err ? err : sc_strerror(rc);
+        if (rc && !stop && strcmp(r->last_err, what)) {
             sc_rules_log("%s '%s': evaluation failed: %s", kind ? "alert" : "record", r->cfg.name,
-                         *err ? err : sc_strerror(rc));
+                         what);
+            snprintf(r->last_err, sizeof r->last_err, "%s", what);
+        } else if (!rc && r->last_err[0]) {
+            sc_rules_log("%s '%s': evaluated again", kind ? "alert" : "record", r->cfg.name);
+            r->last_err[0] = 0;
+        }
     }
     if (!stopping(rs))
         sc_rules_send_alerts(rs, t);
@@ -541,6 +551,8 @@ void sc_rules_stop_free(struct sc_rules *rs)
     free(rs->external_url);
     free_strs(rs->alertmanagers, rs->nalertmanagers);
     free_strs(rs->webhooks, rs->nwebhooks);
+    free(rs->failing_since);
+    free(rs->failing_logged);
     pthread_mutex_destroy(&rs->mu);
     pthread_cond_destroy(&rs->cv);
     pthread_mutex_destroy(&rs->qmu);

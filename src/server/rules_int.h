@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "model/error.h"
 #include "model/labels.h"
 #include "query/changes.h"
 #include "query/regex.h"
@@ -112,8 +113,10 @@ struct rule {
     int64_t last_t;   /* the last evaluation's time, ns; 0: none yet */
     double last_secs; /* what it took */
     int last_ok;
-    /* the evaluation thread's: a limit hit is logged when it starts and when it ends */
+    /* the evaluation thread's: a limit hit is logged when it starts and when it ends, a
+     * failure when it is not the one logged last (and the recovery) */
     int limited;
+    char last_err[SC_ERR_LEN];
 };
 
 struct sc_rules {
@@ -144,6 +147,9 @@ struct sc_rules {
     int qstop;
     _Atomic int abort_io;
     _Atomic uint64_t sent[SC_NTO], failed[SC_NTO], dropped;
+    /* the notify thread's: per receiver (alertmanagers, then webhooks), since when it fails
+     * (0: it does not) and when that was last logged (at most once a minute) */
+    int64_t *failing_since, *failing_logged;
 };
 
 /* Queues a POST of body (taken: freed by the queue) to url; drops the oldest beyond the

@@ -11,6 +11,7 @@
 
 #include "collect/remote.h"
 #include "collect/scrape.h"
+#include "model/clock.h"
 #include "model/error.h"
 
 static void note_free(struct sc_note *n)
@@ -82,13 +83,36 @@ static void send_one(struct sc_rules *r, CURL *curl, const struct sc_note *n)
     long status = 0, retry_after = -1;
     char reason[200] = "", err[SC_ERR_LEN] = "";
     int rc = sc_remote_post(curl, &p, &status, &retry_after, reason, sizeof reason, err);
-    if (rc == 0 && status >= 200 && status < 300) {
-        atomic_fetch_add(&r->sent[n->to], 1);
-        return;
-    }
-    atomic_fetch_add(&r->failed[n->to], 1);
+    int ok = rc == 0 && status >= 200 && status < 300;
+    atomic_fetch_add(ok ? &r->sent[n->to] : &r->failed[n->to], 1);
     if (aborting(r))
         return;
+    /* a receiver away for hours is said when it goes, once a minute while it is away, and
+     * when it is back: not at every round */
+    int64_t *since = NULL, *logged = NULL, now = sc_mono_ns();
+    char **urls = n->to == SC_TO_ALERTMANAGER ? r->alertmanagers : r->webhooks;
+    uint32_t nurls = n->to == SC_TO_ALERTMANAGER ? r->nalertmanagers : r->nwebhooks;
+    for (uint32_t i = 0; i < nurls; i++)
+        if (!strcmp(urls[i], n->url)) {
+            uint32_t k = (n->to == SC_TO_ALERTMANAGER ? 0 : r->nalertmanagers) + i;
+            since = &r->failing_since[k];
+            logged = &r->failing_logged[k];
+        }
+    if (ok) {
+        if (since && *since)
+            sc_rules_log("%s %s: notified again, after %.0f s of failures", names[n->to], n->url,
+                         (double)(now - *since) / 1e9);
+        if (since)
+            *since = 0;
+        return;
+    }
+    if (since && *since && now - *logged < 60 * SC_NS_PER_S)
+        return;
+    if (since) {
+        if (!*since)
+            *since = now;
+        *logged = now;
+    }
     if (rc)
         sc_rules_log("%s %s: %s", names[n->to], n->url, err);
     else
