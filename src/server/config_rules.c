@@ -100,7 +100,8 @@ static int duration(struct rule_ctx *x, yaml_node_t *v, const char *key, int64_t
 static int count(struct rule_ctx *x, yaml_node_t *v, const char *key, uint32_t max, uint32_t *out)
 {
     const char *s = sc_cfg_scalar(v);
-    char *end = NULL;
+    /* strtoul reads "-5" as a huge count: a sign is refused before it, at end */
+    char *end = (char *)(s ? s : "");
     errno = 0;
     unsigned long n = s && *s != '-' ? strtoul(s, &end, 10) : 0;
     if (!s || !*s || *end || errno || n < 1 || n > max)
@@ -128,10 +129,10 @@ static int parse_functions(struct rule_ctx *x, yaml_node_t *v, struct sc_rule *r
     if (!s || !*s)
         return rfail(x, v, "'functions' must be 'top N' or a regex of function names");
     if (!strncmp(s, "top", 3) && (s[3] == ' ' || s[3] == 0)) {
-        char *end = NULL;
         const char *num = s + 3;
         while (*num == ' ')
             num++;
+        char *end = (char *)num;
         errno = 0;
         unsigned long n = *num && *num != '-' ? strtoul(num, &end, 10) : 0;
         if (!*num || *end || errno || n < 1 || n > TOP_MAX)

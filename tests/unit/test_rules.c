@@ -157,6 +157,8 @@ static void test_errors(void)
         {"rules: [{record: a, type: cpu:cpu, functions: 'a('}]", "bad 'functions' regex 'a('"},
         {"rules: [{record: a, type: cpu:cpu, value: flat}]", "'value' must be self or total"},
         {"rules: [{record: a, type: cpu:cpu, limit: 0}]", "bad 'limit' '0'"},
+        {"rules: [{record: a, type: cpu:cpu, limit: -1}]", "bad 'limit' '-1'"},
+        {"rules: [{record: a, type: cpu:cpu, functions: 'top -3'}]", "bad 'functions' 'top -3'"},
         {"rules: [{record: a, type: cpu:cpu, range: 1x}]", "record 'a': bad 'range' '1x'"},
         {"rules: [{record: a, type: cpu:cpu, range: 1500ms}]", "'range' must be whole seconds"},
         {"rules: [{record: a, type: cpu:cpu, for: 5m}]",
