@@ -196,6 +196,8 @@ test("functions pinned from the flame graph's menu, self and total, removed one 
     await page.goto(BASE + "?" + p);
     await loaded(t);
     await timelineLoaded();
+    // the pinned chart above the flame graph loads, then the graph stays where it is
+    await chartLoaded("main.hot", t);
     await drawn();
     const fr = await frameAt("main.serve");
     assert.ok(fr, "main.serve is drawn");
