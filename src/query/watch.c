@@ -22,6 +22,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The default step (the caller passes 0), measured by bench/changes.sh (100 services, a
+ * profile a minute each, a day).
+ *
+ * Reads. fnseries.c reads a step of ten minutes or more from the store's rollups and a
+ * shorter one from raw profiles, a stored block each: those services hold 36,000 profiles
+ * in 6 h and 72,000 in 12 h, past the server's read budget (server.max_read_blocks,
+ * 20,000), where their ten-minute rollups are 3,600 and 7,200. The timeline's default step
+ * (range / 120) is under ten minutes up to 20 h.
+ *
+ * Steps of whole rollups. A step that is not whole rollup buckets (the timeline's 720 s of
+ * a day, or ten minutes from a `from` off the ten-minute grid) takes a bucket that straddles
+ * two steps into both, in proportion: neighbouring steps share rows, a noise correlated from
+ * step to step, which the tests take for a trend or a step (changes.md, Assumptions). Over
+ * the same data, 3 false findings in a day at 720 s and 5 in 12 h at 600 s from an unaligned
+ * `from`; none at 1,200 s and 600 s from a boundary.
+ *
+ * So from ROLLUP_FROM_NS on the step is the timeline's rounded up to whole buckets of the
+ * rollup it is read from (ten minutes up to 20 h: 72 to 120 steps; multiples of ten minutes
+ * up to about 4 days, of an hour up to about 4 months, then of a day), and the steps start
+ * at the first such boundary in the range (the
+ * range's first bucket, cut by `from`, is left out). Shorter ranges keep the timeline's
+ * finer steps; when those are over a limit (the read budget, typically) a range of at least
+ * ROLLUP_RETRY_FROM_NS is asked once more in ten-minute steps (36 or more: a step of +60% is
+ * still found; with fewer, "nothing found" would mean "too few steps to tell"). */
+#define ROLLUP_FROM_NS (12 * 3600LL * SC_NS_PER_S)
+#define ROLLUP_RETRY_FROM_NS (6 * 3600LL * SC_NS_PER_S)
+#define DEFAULT_STEPS 120 /* the timeline's (sc_plan_timeline) */
+/* The store's rollup widths in seconds, longest first (store_int.h's SC_ROLLUP_*), which
+ * fnseries.c's read grid starts with. */
+static const int64_t rollup_widths[] = {86400, 3600, 600};
+
 /* Series a marker search looks at, at most: each costs a read of its first profile. */
 #define MARKER_MAX_SERIES 5000
 /* A step finding within this many steps of a marker of its group names it. */
@@ -230,6 +261,51 @@ void sc_watch_release(struct sc_watch *w)
     memset(w, 0, sizeof *w);
 }
 
+/* Whether the query's time is up or its client gone: no second try then. */
+static int budget_stopped(void)
+{
+    struct sc_budget *b = sc_budget_current();
+    return b && atomic_load(&b->stopped);
+}
+
+/* The longest rollup width no longer than step (ns), or the shortest. */
+static int64_t rollup_width(int64_t step)
+{
+    size_t n = sizeof rollup_widths / sizeof *rollup_widths;
+    for (size_t k = 0; k < n; k++)
+        if (rollup_widths[k] * SC_NS_PER_S <= step)
+            return rollup_widths[k] * SC_NS_PER_S;
+    return rollup_widths[n - 1] * SC_NS_PER_S;
+}
+
+/* For a range of s at least min_span long: about DEFAULT_STEPS steps of whole rollup buckets
+ * (see the top of the file), and in *from the first bucket boundary at or after s->from,
+ * where they start. 0 (and *from untouched) for a shorter range, or when the steps would
+ * be more series x steps than a timeline holds (the timeline then picks its own). */
+static int64_t rollup_step(const struct sc_selection *s, int64_t min_span, int64_t *from)
+{
+    int64_t span = sc_sub_sat(s->until, s->from);
+    if (span < min_span)
+        return 0;
+    int64_t want = span / DEFAULT_STEPS, w = rollup_width(want);
+    int64_t step = sc_div_ceil(want, w) * w;
+    if (step < w)
+        step = w;
+    /* rounded up to a longer width's length, the step is read in that width: whole of it */
+    if (rollup_width(step) != w) {
+        w = rollup_width(step);
+        step = sc_div_ceil(step, w) * w;
+    }
+    int64_t off = ((s->from % w) + w) % w, start = off ? sc_add_sat(s->from, w - off) : s->from;
+    if (start >= s->until)
+        return 0;
+    uint64_t cells = (uint64_t)(s->n ? s->n : 1) * (uint64_t)sc_div_ceil(s->until - start, step);
+    if (cells > SC_TIMELINE_MAX_CELLS)
+        return 0;
+    *from = start;
+    return step;
+}
+
 int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                   const struct sc_watch_args *a, struct sc_watch *w, char *err)
 {
@@ -241,8 +317,19 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
     if (a->min_share > 0)
         co.min_share = a->min_share;
     w->level = co.level;
-    int rc = sc_plan_fnseries(st, tenant, s, a->step_ns, group, NULL,
-                              a->max_funcs ? a->max_funcs : 200, &w->fs, err);
+    uint32_t max_funcs = a->max_funcs ? a->max_funcs : 200;
+    /* the default step's steps start at a rollup boundary: s with that `from` (a shallow
+     * copy, s's arrays; not released) */
+    struct sc_selection sr = *s;
+    int64_t step = a->step_ns > 0 ? a->step_ns : rollup_step(s, ROLLUP_FROM_NS, &sr.from);
+    int rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, &w->fs, err);
+    if (rc == SC_ELIMIT && a->step_ns <= 0 && step <= 0 && !budget_stopped() &&
+        (step = rollup_step(s, ROLLUP_RETRY_FROM_NS, &sr.from)) > 0) {
+        /* the timeline's steps read too much: the rollups' (see the top of the file) */
+        if (err)
+            err[0] = 0;
+        rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, &w->fs, err);
+    }
     struct sc_changes *c = rc ? NULL : sc_changes_new(&co);
     int64_t *t = NULL;
     if (rc == 0 && !c)

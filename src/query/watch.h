@@ -17,7 +17,14 @@
 
 struct sc_watch_args {
     const char *group_by;      /* NULL: service_name */
-    int64_t step_ns;           /* 0: as the timeline picks it */
+    int64_t step_ns;           /* 0: for a range of 12 h or more, about 120 steps of whole
+                                  rollups (ten minutes up to 20 h; multiples of ten minutes,
+                                  of an hour from about 4 days, of a day from about 4 months)
+                                  starting at the first rollup boundary in the range; for a
+                                  shorter one the timeline's (range / 120, at least 10 s), but
+                                  ten-minute steps as above when those are over a limit (the
+                                  read budget: shorter steps read raw profiles) and the range
+                                  is 6 h or more. watch.c's top comment says why */
     double level, min_share;   /* changes.h's (0: their defaults) */
     uint32_t max_funcs;        /* functions tested, the heaviest (0: 200) */
     const char *marker_labels; /* comma-separated; NULL: SC_WATCH_MARKER_LABELS */
