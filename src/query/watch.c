@@ -306,6 +306,70 @@ static int64_t rollup_step(const struct sc_selection *s, int64_t min_span, int64
     return step;
 }
 
+/* ---- the profiles' own spacing ----
+ *
+ * A step shorter than the profiles (the timeline's 30 s steps of an hour of one-minute
+ * profiles) spreads each capture over two or more steps: neighbouring steps share a
+ * capture, a noise correlated from step to step that the tests read as trends and steps
+ * (hundreds of false findings in an hour of 100 services at 30 s, none at 1 min;
+ * bench/changes.sh). So the default step is never shorter than the profiles: the median,
+ * over a few series, of the gap between a series' consecutive captures and of their
+ * durations. */
+#define SPACING_SERIES 8    /* series looked at, at most */
+#define SPACING_PROFILES 64 /* profiles of each, at most */
+
+struct spacing {
+    int64_t last;
+    uint32_t n, seen;
+    int64_t v[2 * SPACING_SERIES * SPACING_PROFILES];
+};
+
+static int spacing_cb(void *ctx, const struct sc_store_profile_info *pi)
+{
+    struct spacing *sp = ctx;
+    if (sp->seen && pi->time_ns > sp->last && sp->n < sizeof sp->v / sizeof *sp->v)
+        sp->v[sp->n++] = pi->time_ns - sp->last; /* the gap (one capture's profiles: none) */
+    if (pi->duration_ns > 0 && sp->n < sizeof sp->v / sizeof *sp->v)
+        sp->v[sp->n++] = pi->duration_ns;
+    sp->last = pi->time_ns;
+    return ++sp->seen >= SPACING_PROFILES;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median gap or duration of s's profiles, whole seconds (rounded up); 0 when unknown. */
+static int64_t profile_spacing(struct sc_store *st, const char *tenant,
+                               const struct sc_selection *s, char *err)
+{
+    struct spacing *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        return 0;
+    for (uint32_t i = 0; i < s->n && i < SPACING_SERIES; i++) {
+        struct sc_store_query q = sc_selection_query(s, tenant);
+        q.series = &s->ids[i];
+        q.nseries = 1;
+        /* the range's first two hours hold enough of a series' profiles to tell */
+        if (sc_sub_sat(q.until_ns, q.from_ns) > 2 * 3600 * SC_NS_PER_S)
+            q.until_ns = q.from_ns + 2 * 3600 * SC_NS_PER_S;
+        sp->seen = 0;
+        char e[SC_ERR_LEN];
+        if (sc_store_profiles(st, &q, spacing_cb, sp, err ? e : NULL) &&
+            sp->seen < SPACING_PROFILES)
+            break; /* unknown: the timeline's step stands */
+    }
+    int64_t m = 0;
+    if (sp->n) {
+        qsort(sp->v, sp->n, sizeof *sp->v, cmp_i64);
+        m = sc_div_ceil(sp->v[sp->n / 2], SC_NS_PER_S) * SC_NS_PER_S;
+    }
+    free(sp);
+    return m;
+}
+
 int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                   const struct sc_watch_args *a, struct sc_watch *w, char *err)
 {
@@ -322,8 +386,17 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
      * copy, s's arrays; not released) */
     struct sc_selection sr = *s;
     int64_t step = a->step_ns > 0 ? a->step_ns : rollup_step(s, ROLLUP_FROM_NS, &sr.from);
+    int timeline_step = a->step_ns <= 0 && step <= 0; /* not the rollups' either */
+    if (timeline_step) {
+        /* the timeline's step, unless the profiles are longer (see spacing above) */
+        int64_t tf, ts = 0, sp = profile_spacing(st, tenant, s, err);
+        uint32_t tn;
+        char e[SC_ERR_LEN];
+        if (sp > 0 && sc_plan_timeline_steps(s, 0, &tf, &ts, &tn, e) == 0 && ts < sp)
+            step = sp;
+    }
     int rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, &w->fs, err);
-    if (rc == SC_ELIMIT && a->step_ns <= 0 && step <= 0 && !budget_stopped() &&
+    if (rc == SC_ELIMIT && timeline_step && !budget_stopped() &&
         (step = rollup_step(s, ROLLUP_RETRY_FROM_NS, &sr.from)) > 0) {
         /* the timeline's steps read too much: the rollups' (see the top of the file) */
         if (err)

@@ -167,6 +167,15 @@ def main():
               "a marker for each deployed service, none for the others: %s" % m)
         check(all(abs(x["at"] - DEPLOY) < 1 for x in m), "at the first v2 profile: %s" % m[0])
         check(d["markers"] == m, "the same markers in the changes: %s" % d["markers"])
+        # the last hour at the default step: the timeline's 30 s would cut every one-minute
+        # capture in two, neighbouring steps sharing it (hundreds of false findings); the
+        # step is the profiles' minute
+        h = srv.json("/api/v1/changes", {"type": "cpu:cpu", "query": "{}", "from": str(NOW - 3600),
+                                          "until": str(NOW)})
+        check(h["step"] == 60, "the default step is no shorter than the profiles: %s" % h["step"])
+        hf = [(c["labels"]["service_name"], c["function"], c["kind"]) for c in h["changes"]
+              if c["labels"]["service_name"] in aa]
+        check(len(hf) <= 1, "an hour of unchanged services: (almost) nothing: %s" % hf)
         # a stricter level finds a subset; bad parameters are 400 with a reason
         strict = srv.json("/api/v1/changes", dict(p, q="0.001"))
         check({c["function"] for c in strict["changes"]} <= set(shop), "q=0.001 a subset")

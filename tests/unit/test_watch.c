@@ -133,16 +133,18 @@ static int found_step(const struct sc_watch *w)
     return 0;
 }
 
-/* Without a budget: the timeline's ~120 steps under 12 h; from 12 h, about 120 steps of whole
- * rollups from the first rollup boundary in the range. */
+/* Without a budget: the timeline's ~120 steps under 12 h, but never shorter than the
+ * profiles (a minute apart here: an hour's 30 s steps would share every capture between two
+ * of them); from 12 h, about 120 steps of whole rollups from the first rollup boundary in
+ * the range. */
 static void test_default_step(void)
 {
     struct sc_store *st = open_store(0);
     if (!st)
         return;
     uint32_t n;
-    T_EQ_INT(default_step(st, 1, &n), 30);
-    T_EQ_INT(n, 120);
+    T_EQ_INT(default_step(st, 1, &n), 60); /* the timeline's 30 s: half a profile */
+    T_EQ_INT(n, 60);
     T_EQ_INT(default_step(st, 6, &n), 180);
     T_EQ_INT(n, 120);
     T_EQ_INT(default_step(st, 12, &n), 600); /* the timeline's would be 360 s */
