@@ -287,6 +287,14 @@ def r_sample(pid, tid, t, ips, period=10101010):
     return rec(9, body, sample_id=False)
 
 
+def r_sample_stack(pid, tid, t, ips, regs, stack, period=10101010):
+    """A sample with user registers (abi 64: bp, sp, ip) and a stack copy, as with unwinding."""
+    body = struct.pack("<QIIQIIQQ", ips[-1] if ips else 0, pid, tid, t, 0, 0, period, len(ips))
+    body += b"".join(struct.pack("<Q", ip) for ip in ips)
+    body += struct.pack("<QQQQ", 2, *regs) + struct.pack("<Q", len(stack)) + stack + struct.pack("<Q", len(stack))
+    return rec(9, body, sample_id=False)
+
+
 def record_seeds():
     base = (r_comm(1000, 1000, "prog", True, 1) +
             r_mmap2(1000, 0x400000, 0x10000, 0, "/bin/prog", t=2) +
@@ -305,6 +313,10 @@ def record_seeds():
         r_sample(1000, 1005, 20, [PERF_CONTEXT_USER, 0x7f1000000100, 0x1234]) +
         rec(2, struct.pack("<QQ", 1, 7)) + rec(13, struct.pack("<Q", 3)) +
         r_sample(0, 0, 21, [PERF_CONTEXT_KERNEL, 0xffffffff81000300]),
+        "regs-stack": bytes([0]) + base + r_sample_stack(
+            1000, 1000, 40, user, (0x7ffc0010, 0x7ffc0000, 0x401010),
+            struct.pack("<QQQQ", 0x402020, 0x7ffc0030, 0x7f0000001234, 0)) +
+        r_sample_stack(1000, 1000, 41, kern, (0, 0x7ffc0000, 0x401010), b""),
         "overlapping-maps": bytes([1]) + base +
         r_mmap2(1000, 0x404000, 0x2000, 0x9000, "/bin/other", 55, 6) +
         r_sample(1000, 1000, 30, [PERF_CONTEXT_USER, 0x405000, 0x403000, 0x40c000]),
@@ -325,23 +337,24 @@ def gopclntab():
     return bytes(d)
 
 
-def tiny_elf():
-    """An ELF64 with a PT_LOAD, .text, .symtab/.strtab and a build-id note."""
+def tiny_elf(eh_frame=None, eh_addr=0):
+    """An ELF64 with a PT_LOAD, .text, .symtab/.strtab and a build-id note (and an .eh_frame
+    at eh_addr when given)."""
     text = b"\x55\x48\x89\xe5\x5d\xc3" * 8
     strtab = b"\0main\0helper\0"
     syms = (b"\0" * 24 +
             struct.pack("<IBBHQQ", 1, 0x12, 0, 1, 0x401000, 16) +
             struct.pack("<IBBHQQ", 6, 0x02, 0, 1, 0x401010, 0))
     note = struct.pack("<III", 4, 20, 3) + b"GNU\0" + bytes(range(20))
-    shstr = b"\0.text\0.symtab\0.strtab\0.note.gnu.build-id\0.shstrtab\0"
-    parts = [text, syms, strtab, note, shstr]
+    shstr = b"\0.text\0.symtab\0.strtab\0.note.gnu.build-id\0.shstrtab\0" + (b".eh_frame\0" if eh_frame else b"")
+    parts = [text, syms, strtab, note, shstr] + ([eh_frame] if eh_frame else [])
     offs, off = [], 64 + 56
     for p_ in parts:
         offs.append(off)
         off += len(p_)
     shoff = off
     ehdr = struct.pack("<4sBBBBB7sHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0, b"\0" * 7, 2, 62, 1,
-                       0x401000, 64, shoff, 0, 64, 56, 1, 64, 6, 5)
+                       0x401000, 64, shoff, 0, 64, 56, 1, 64, 6 + (eh_frame is not None), 5)
     phdr = struct.pack("<IIQQQQQQ", 1, 5, offs[0], 0x401000, 0x401000, len(text), len(text), 0x1000)
 
     def sh(name, typ, flags, addr, o, size, link=0, info=0, align=1, ent=0):
@@ -349,6 +362,8 @@ def tiny_elf():
     shdrs = (b"\0" * 64 + sh(1, 1, 6, 0x401000, offs[0], len(text), align=16) +
              sh(7, 2, 0, 0, offs[1], len(syms), 3, 1, 8, 24) + sh(15, 3, 0, 0, offs[2], len(strtab)) +
              sh(23, 7, 2, 0, offs[3], len(note), align=4) + sh(42, 3, 0, 0, offs[4], len(shstr)))
+    if eh_frame:
+        shdrs += sh(52, 1, 2, eh_addr, offs[5], len(eh_frame), align=8)
     return ehdr + phdr + b"".join(parts) + shdrs
 
 
@@ -362,6 +377,77 @@ def symtab_seeds():
                 b"7ffd0000-7ffd1000 rw-p 00000000 00:00 0\n",
         "gopclntab": b"\x03" + struct.pack("<Q", 0x401000) + gopclntab(),
         "elf": b"\x04" + tiny_elf(),
+    }
+
+
+# ---- call frame information (fuzz_unwind) ----
+
+def uleb(v):
+    return varint(v)
+
+
+def sleb(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if (v == 0 and not b & 0x40) or (v == -1 and b & 0x40):
+            out.append(b)
+            return bytes(out)
+        out.append(b | 0x80)
+
+
+def cfi_entry(body):
+    body += b"\0" * (-(len(body) + 4) % 4)  # DW_CFA_nop padding
+    return struct.pack("<I", len(body)) + body
+
+
+def cfi_section(addr, fdes):
+    """A CIE ("zR", pcrel sdata4, code 1, data -8, ra 16, CFA rsp+8, ra at cfa-8) and FDEs
+    (lo, range, instructions) of it; the section's bytes and the FDEs' offsets."""
+    out = cfi_entry(b"\0\0\0\0\1zR\0" + uleb(1) + sleb(-8) + bytes([16, 1, 0x1b, 0x0c, 7, 8, 0x90, 1]))
+    offs = []
+    for lo, rng, insns in fdes:
+        offs.append(len(out))
+        ptr = len(out) + 4
+        rel = lo - (addr + ptr + 4)
+        out += cfi_entry(struct.pack("<Iii", ptr, rel, rng) + b"\0" + insns)
+    return out, offs
+
+
+UNWIND_FDES = [
+    # push rbp; realigned frame: CFA and rbp through rbp; an undefined return address
+    (0x2000, 0x20, bytes([0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0f, 3, 0x76, 0x78, 6, 0x10, 6, 2, 0x76, 0,
+                          0x44, 0x0a, 0x07, 16, 0x42, 0x0b, 0x42, 0x0c, 10, 0])),
+    # the PLT's expression
+    (0x2040, 0x40, bytes([0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22])),
+    # a frame pointer frame, advance_loc1/2/4, restore
+    (0x2080, 0x100, bytes([0x41, 0x0e, 16, 0x86, 2, 0x43, 0x0d, 6, 0x02, 0x40, 0xc6, 0x03, 0x10, 0,
+                           0x0c, 7, 8])),
+]
+
+
+def unwind_seeds():
+    eh, offs = cfi_section(0x1000, UNWIND_FDES)
+    # .eh_frame_hdr at 0x800: version 1, pcrel sdata4 eh_frame_ptr, udata4 count, datarel sdata4 table
+    hdr = bytes([1, 0x1b, 0x03, 0x3b]) + struct.pack("<iI", 0x1000 - 0x804, len(offs))
+    hdr += b"".join(struct.pack("<ii", lo - 0x800, 0x1000 + o - 0x800) for (lo, _, _), o in zip(UNWIND_FDES, offs))
+    # .debug_frame: a version 4 CIE (id all ones, address size 8) and an FDE with plain addresses
+    dcie = cfi_entry(b"\xff\xff\xff\xff\4\0\x08\0" + uleb(1) + sleb(-8) + uleb(16) + bytes([0x0c, 7, 8, 0x90, 1]))
+    dbg = dcie + cfi_entry(struct.pack("<IQQ", 0, 0x3000, 0x40) + bytes([0x41, 0x0e, 16]))
+    # a stack for the walk: registers (pc in the frame pointer FDE, sp, fp), then frames
+    stack = struct.pack("<QQQ", 0x2090, 0x7000, 0x7000 + 32) + struct.pack("<QQQQ", 0, 0x2050, 0x7040, 0x2010)
+
+    def raw(mode, h, d, e):
+        return bytes([mode]) + struct.pack("<HH", len(h), len(d)) + h + d + e
+    return {
+        "sections": raw(0, hdr, dbg, eh),
+        "no-hdr": raw(0, b"", b"", eh),
+        "debug-frame-only": raw(0, b"", dbg, b""),
+        "arm64": raw(2, b"", b"", eh),
+        "tiny-limit": raw(4, hdr, b"", eh),
+        "walk": raw(0, b"", b"", stack + eh),
+        "elf": b"\x01" + tiny_elf(eh, 0x1000),
     }
 
 
@@ -468,6 +554,8 @@ def main():
         write("record", k, v)
     for k, v in symtab_seeds().items():
         write("symtab", k, v)
+    for k, v in unwind_seeds().items():
+        write("unwind", k, v)
     otlp_main()
     http_main(pp)
 

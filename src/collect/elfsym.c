@@ -520,3 +520,83 @@ int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_
     free(ix.v);
     return 0;
 }
+
+/* ---- call frame information, for unwind tables ---- */
+
+/* The bytes of a section, inflated when compressed and small enough; NULL when it has none
+ * (SHT_NOBITS: a debug file's copy) or they cannot be read. */
+static const uint8_t *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t max, size_t *len)
+{
+    *len = 0;
+    if (sh->sh_type == SHT_NOBITS)
+        return NULL;
+    if (sh->sh_flags & SHF_COMPRESSED) {
+        GElf_Chdr ch;
+        /* libelf allocates what the header claims: refuse what a sane file would not hold */
+        if (!gelf_getchdr(scn, &ch) || ch.ch_size > max || elf_compress(scn, 0, 0) != 1)
+            return NULL;
+    } else if (sh->sh_size > max) {
+        return NULL;
+    }
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf || d->d_size == 0)
+        return NULL;
+    *len = d->d_size;
+    return d->d_buf;
+}
+
+int sc_elf_cfi(int fd, const void *mem, size_t len, uint64_t max_section, sc_elf_cfi_cb cb,
+               void *ctx, char *err)
+{
+    Elf *e = open_elf(fd, mem, len);
+    if (!e)
+        return sc_errf(err, SC_EFORMAT, "not an ELF file");
+    const char *ident = elf_getident(e, NULL);
+    GElf_Ehdr eh;
+    if (!ident || ident[EI_CLASS] != ELFCLASS64 || ident[EI_DATA] != ELFDATA2LSB ||
+        !gelf_getehdr(e, &eh)) {
+        elf_end(e);
+        return sc_errf(err, SC_EUNSUPPORTED, "not a little-endian 64-bit ELF file");
+    }
+    struct sc_elf_cfi c;
+    memset(&c, 0, sizeof c);
+    c.machine = eh.e_machine;
+    size_t nph = 0, shstr = 0;
+    if (elf_getphdrnum(e, &nph) == 0)
+        for (size_t i = 0; i < nph && c.nseg < SC_SYMTAB_MAX_SEGMENTS; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+                ph.p_filesz)
+                c.seg[c.nseg++] = (struct sc_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
+        }
+    struct sc_symtab bid;
+    sc_symtab_init(&bid);
+    elf_getshdrstrndx(e, &shstr);
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        const char *name = elf_strptr(e, shstr, sh.sh_name);
+        if (!name)
+            continue;
+        if (sh.sh_type == SHT_NOTE && !bid.build_id_len)
+            find_build_id(elf_getdata(scn, NULL), &bid);
+        else if (!strcmp(name, ".eh_frame") && !c.eh_frame) {
+            c.eh_frame = section_bytes(scn, &sh, max_section, &c.eh_frame_len);
+            c.eh_frame_addr = sh.sh_addr;
+        } else if (!strcmp(name, ".eh_frame_hdr") && !c.eh_frame_hdr) {
+            c.eh_frame_hdr = section_bytes(scn, &sh, max_section, &c.eh_frame_hdr_len);
+            c.eh_frame_hdr_addr = sh.sh_addr;
+        } else if (!strcmp(name, ".debug_frame") && !c.debug_frame) {
+            c.debug_frame = section_bytes(scn, &sh, max_section, &c.debug_frame_len);
+        } else if (!strcmp(name, ".gopclntab") || !strcmp(name, ".go.buildinfo")) {
+            c.is_go = 1;
+        }
+    }
+    memcpy(c.build_id, bid.build_id, sizeof c.build_id);
+    c.build_id_len = bid.build_id_len;
+    int rc = cb(ctx, &c, err);
+    elf_end(e);
+    return rc;
+}

@@ -57,4 +57,29 @@ void sc_elf_dwarf_close(struct sc_elf_dwarf *d);
 int sc_elf_lines(struct sc_elf_dwarf *d, const uint64_t *vaddrs, uint32_t n, sc_elf_lines_cb cb,
                  void *ctx, char *err);
 
+/* What unwinding needs of an ELF file (unwind.h builds its table from it): the bytes and
+ * link-time addresses of its call frame information, its executable PT_LOAD segments (FDE
+ * addresses become file offsets through them), its machine and build id, and whether it is
+ * a Go binary. Pointers are valid during the callback only. */
+struct sc_elf_cfi {
+    uint16_t machine;                                     /* EM_X86_64, EM_AARCH64, ... */
+    int is_go;                                            /* has .gopclntab or .go.buildinfo */
+    const uint8_t *eh_frame, *eh_frame_hdr, *debug_frame; /* NULL when absent */
+    size_t eh_frame_len, eh_frame_hdr_len, debug_frame_len;
+    uint64_t eh_frame_addr, eh_frame_hdr_addr;
+    struct sc_segment seg[SC_SYMTAB_MAX_SEGMENTS]; /* executable PT_LOAD segments */
+    uint32_t nseg;
+    uint8_t build_id[20];
+    uint32_t build_id_len;
+};
+typedef int (*sc_elf_cfi_cb)(void *ctx, const struct sc_elf_cfi *cfi, char *err);
+
+/* Opens an ELF file (the open fd, or the bytes [mem, mem + len) when fd < 0), finds its
+ * .eh_frame, .eh_frame_hdr and .debug_frame (a compressed .debug_frame is inflated when it
+ * says it holds at most max_section bytes; sections larger than that are left out) and
+ * calls cb with them. Only little-endian 64-bit files are read (x86-64, arm64). Returns
+ * cb's result, SC_EFORMAT (not ELF) or SC_EUNSUPPORTED (another class or byte order). */
+int sc_elf_cfi(int fd, const void *mem, size_t len, uint64_t max_section, sc_elf_cfi_cb cb,
+               void *ctx, char *err);
+
 #endif

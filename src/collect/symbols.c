@@ -248,6 +248,13 @@ static int open_dso(const struct sc_symbolizer *s, const struct dso *d)
     return -1;
 }
 
+int sc_symbolizer_open(struct sc_symbolizer *s, uint32_t dso)
+{
+    if (dso >= s->ndsos || s->dsos[dso].kind != SC_DSO_FILE)
+        return -1;
+    return open_dso(s, &s->dsos[dso]);
+}
+
 static int open_debug_file(struct sc_symbolizer *s, const struct sc_symtab *t, char **path_out)
 {
     if (t->build_id_len < 2)
@@ -418,12 +425,11 @@ static void load_kernel(struct sc_symbolizer *s)
     s->st.kernel_symbols = s->kernel.n;
 }
 
-/* The vDSO is the same image in every process: ours, copied from our own memory. */
-static void load_vdso(struct sc_symbolizer *s)
+void *sc_symbolizer_vdso_copy(size_t *len)
 {
-    s->vdso_loaded = 1;
+    *len = 0;
     uintptr_t base = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-    FILE *f = base ? fopen("/proc/self/maps", "r") : NULL;
+    FILE *f = base ? fopen("/proc/self/maps", "re") : NULL;
     char line[512];
     size_t size = 0;
     while (f && fgets(line, sizeof line, f)) {
@@ -437,11 +443,23 @@ static void load_vdso(struct sc_symbolizer *s)
     if (f)
         fclose(f);
     if (!size || size > (16u << 20))
-        return;
+        return NULL;
     void *copy = malloc(size);
+    if (copy) {
+        memcpy(copy, (const void *)base, size);
+        *len = size;
+    }
+    return copy;
+}
+
+/* The vDSO is the same image in every process: ours, copied from our own memory. */
+static void load_vdso(struct sc_symbolizer *s)
+{
+    s->vdso_loaded = 1;
+    size_t size;
+    void *copy = sc_symbolizer_vdso_copy(&size);
     if (!copy)
         return;
-    memcpy(copy, (const void *)base, size);
     int dw;
     char err[SC_ERR_LEN];
     if (sc_elf_load(-1, copy, size, &s->vdso, &dw, err))

@@ -54,6 +54,15 @@ enum { SC_DSO_ID_KERNEL = 0, SC_DSO_ID_UNKNOWN = 1, SC_DSO_ID_VDSO = 2 };
 int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len, uint64_t dev,
                           uint64_t ino, int32_t pid);
 
+/* Opens the file of a file DSO the way its symbols are read (through its process's root
+ * while it lives, the inode checked), for readers of other parts of it (the unwind
+ * tables). The caller closes it; -1 when it cannot be opened or dso is no file. */
+int sc_symbolizer_open(struct sc_symbolizer *s, uint32_t dso);
+
+/* A copy of the vDSO's image (the same in every process: ours), or NULL; *len its size. The
+ * caller frees it. */
+void *sc_symbolizer_vdso_copy(size_t *len);
+
 struct sc_dso_info {
     enum sc_dso_kind kind;
     const char *path;     /* "[kernel.kallsyms]", "[vdso]", "[jit-1234]", a file's path */
