@@ -229,7 +229,7 @@ def reads(srv):
         "/api/v1/diff": dict(r, format="tsv"), "/api/v1/heatmap": r,
         "/api/v1/callgraph": dict(r, format="dot"),
         "/api/v1/source": dict(r, function="main.main"), "/api/v1/profiles": r,
-        "/api/v1/targets": {},
+        "/api/v1/targets": {}, "/api/v1/changes": dict(r, step="60s"), "/api/v1/markers": r,
     }
     tested = 0
     for method, path in routes():
