@@ -315,8 +315,9 @@ static int64_t rollup_step(const struct sc_selection *s, int64_t min_span, int64
  * bench/changes.sh). So the default step is never shorter than the profiles: the median,
  * over a few series, of the gap between a series' consecutive captures and of their
  * durations. */
-#define SPACING_SERIES 8    /* series looked at, at most */
-#define SPACING_PROFILES 64 /* profiles of each, at most */
+#define SPACING_SERIES 8                           /* series looked at, at most */
+#define SPACING_PROFILES 64                        /* profiles of each, at most */
+#define SPACING_SPAN_NS (2 * 3600LL * SC_NS_PER_S) /* of the range's start, at most */
 
 struct spacing {
     int64_t last;
@@ -343,7 +344,7 @@ static int cmp_i64(const void *a, const void *b)
 
 /* The median gap or duration of s's profiles, whole seconds (rounded up); 0 when unknown. */
 static int64_t profile_spacing(struct sc_store *st, const char *tenant,
-                               const struct sc_selection *s, char *err)
+                               const struct sc_selection *s)
 {
     struct spacing *sp = calloc(1, sizeof *sp);
     if (!sp)
@@ -353,12 +354,11 @@ static int64_t profile_spacing(struct sc_store *st, const char *tenant,
         q.series = &s->ids[i];
         q.nseries = 1;
         /* the range's first two hours hold enough of a series' profiles to tell */
-        if (sc_sub_sat(q.until_ns, q.from_ns) > 2 * 3600 * SC_NS_PER_S)
-            q.until_ns = q.from_ns + 2 * 3600 * SC_NS_PER_S;
+        if (sc_sub_sat(q.until_ns, q.from_ns) > SPACING_SPAN_NS)
+            q.until_ns = q.from_ns + SPACING_SPAN_NS;
         sp->seen = 0;
-        char e[SC_ERR_LEN];
-        if (sc_store_profiles(st, &q, spacing_cb, sp, err ? e : NULL) &&
-            sp->seen < SPACING_PROFILES)
+        char e[SC_ERR_LEN] = ""; /* not the request's error: a failure leaves the step as it is */
+        if (sc_store_profiles(st, &q, spacing_cb, sp, e) && sp->seen < SPACING_PROFILES)
             break; /* unknown: the timeline's step stands */
     }
     int64_t m = 0;
@@ -389,7 +389,7 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
     int timeline_step = a->step_ns <= 0 && step <= 0; /* not the rollups' either */
     if (timeline_step) {
         /* the timeline's step, unless the profiles are longer (see spacing above) */
-        int64_t tf, ts = 0, sp = profile_spacing(st, tenant, s, err);
+        int64_t tf, ts = 0, sp = profile_spacing(st, tenant, s);
         uint32_t tn;
         char e[SC_ERR_LEN];
         if (sp > 0 && sc_plan_timeline_steps(s, 0, &tf, &ts, &tn, e) == 0 && ts < sp)

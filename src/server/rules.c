@@ -315,15 +315,22 @@ static int record_text(const struct rule *r, const struct sc_fnseries *fs, struc
     return rc;
 }
 
+int sc_rules_window(struct sc_rules *rs, const struct rule *r, int64_t t, struct sc_selection *s,
+                    char *err)
+{
+    struct sc_plan_args a = {r->cfg.query, NULL, NULL, NULL};
+    int rc = sc_selection_parse(s, &a, r->cfg.type, t, err);
+    s->from = t - r->cfg.range_ns;
+    s->until = t;
+    if (rc == 0)
+        rc = sc_selection_find(s, rs->env.store, r->cfg.tenant, err);
+    return rc;
+}
+
 static int eval_record(struct sc_rules *rs, struct rule *r, int64_t t, char *err)
 {
     struct sc_selection s;
-    struct sc_plan_args a = {r->cfg.query, NULL, NULL, NULL};
-    int rc = sc_selection_parse(&s, &a, r->cfg.type, t, err);
-    s.from = t - r->cfg.range_ns;
-    s.until = t;
-    if (rc == 0)
-        rc = sc_selection_find(&s, rs->env.store, r->cfg.tenant, err);
+    int rc = sc_rules_window(rs, r, t, &s, err);
     struct sc_fnseries fs;
     memset(&fs, 0, sizeof fs);
     /* a regex picks among the `limit` heaviest functions */

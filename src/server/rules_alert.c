@@ -133,12 +133,7 @@ static int wanted(const struct rule *r, const struct sc_change *c, const char *f
 int sc_rules_eval_alert(struct sc_rules *rs, struct rule *r, int64_t t, char *err)
 {
     struct sc_selection s;
-    struct sc_plan_args pa = {r->cfg.query, NULL, NULL, NULL};
-    int rc = sc_selection_parse(&s, &pa, r->cfg.type, t, err);
-    s.from = t - r->cfg.range_ns;
-    s.until = t;
-    if (rc == 0)
-        rc = sc_selection_find(&s, rs->env.store, r->cfg.tenant, err);
+    int rc = sc_rules_window(rs, r, t, &s, err);
     struct sc_watch w;
     memset(&w, 0, sizeof w);
     struct sc_watch_args wa = {0};

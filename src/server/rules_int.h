@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "query/plan.h"
 #include "model/error.h"
 #include "model/labels.h"
 #include "query/changes.h"
@@ -161,6 +162,10 @@ void sc_rules_notify_clear(struct sc_rules *r);
 
 /* An alert rule's evaluation at t (rules_alert.c): 0 or SC_E* with the reason in err. */
 int sc_rules_eval_alert(struct sc_rules *rs, struct rule *r, int64_t t_ns, char *err);
+/* A rule's selection over its window ending at t_ns: its query and type over
+ * [t_ns - range, t_ns), its series found. 0 or SC_E* with err set; release s either way. */
+int sc_rules_window(struct sc_rules *rs, const struct rule *r, int64_t t_ns, struct sc_selection *s,
+                    char *err);
 /* After every rule of a round: the notifications of the round's alerts. */
 void sc_rules_send_alerts(struct sc_rules *rs, int64_t t_ns);
 
