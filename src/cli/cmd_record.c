@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: scorch record [-a | -p PID] [-F HZ] [--duration S] [-o FILE]\n"
+    "usage: scorch record [-a | -p PID] [-F HZ] [--duration S] [--unwind=MODE] [-o FILE]\n"
     "       scorch record [-a | -p PID] [-F HZ] [--duration S] --push URL [--interval S]\n"
     "                     [--label k=v]... [--token-file FILE] [--queue-dir DIR]\n"
     "\n"
@@ -30,8 +30,9 @@ static const char usage[] =
     "sample types samples and cpu (nanoseconds), every sample with its timestamp and the\n"
     "labels pid, tid and comm. Symbols come from the binaries themselves (ELF symbol\n"
     "tables, Go's pclntab, DWARF file:line, /proc/kallsyms, /tmp/perf-PID.map); perf is not\n"
-    "needed. Stacks are walked by frame pointers: code built without them gives short\n"
-    "stacks, which are marked [truncated: <binary>] and counted per binary at the end.\n"
+    "needed. User stacks are walked with the binaries' unwind tables (.eh_frame), so code\n"
+    "built without frame pointers gives whole stacks too; stacks that still end early are\n"
+    "marked [truncated: <binary>] and counted per binary at the end.\n"
     "\n"
     "options:\n"
     "  -a, --all-cpus      every process on every CPU (the default)\n"
@@ -51,7 +52,13 @@ static const char usage[] =
     "  --dwarf, --no-dwarf file:line and inlined frames from DWARF, or function names only;\n"
     "                      default: with DWARF, but for -a --push (every binary the machine\n"
     "                      runs, continuously: names only keep the cost low)\n"
-    "  -v, --verbose       log every push\n"
+    "  --unwind=MODE       how user stacks are walked: auto (the default: the unwind tables\n"
+    "                      on a copy of each sampled stack, the kernel's frame pointer chain\n"
+    "                      where they stop early), cfi (the tables only), fp (the kernel's\n"
+    "                      frame pointer chain only: no stack copies, the cheapest)\n"
+    "  --stack-size BYTES  user stack copied per sample for unwinding (default 32768, at\n"
+    "                      most 61440); deeper stacks are completed by frame pointers or cut\n"
+    "  -v, --verbose       log every push and the unwinding figures\n"
     "  -h, --help          show this help\n"
     "\n"
     "SIGINT or SIGTERM stop the sampling; what was recorded is still written (or pushed,\n"
@@ -82,6 +89,7 @@ struct rec_cli {
     struct sc_labels *labels;
     uint64_t pushed, written_samples;
     int verbose;
+    enum sc_record_unwind unwind;
 };
 
 /* -o: the one profile, gzipped. */
@@ -145,8 +153,8 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
             (unsigned long long)st.samples, secs, st.cpus, (unsigned long long)st.lost,
             st.user_only ? ", user frames only" : "", st.sym.dsos, st.locations);
     if (st.truncated) {
-        fprintf(stderr, "scorch: %llu truncated stacks (code without frame pointers) by binary: ",
-                (unsigned long long)st.truncated);
+        fprintf(stderr,
+                "scorch: %llu truncated stacks by binary: ", (unsigned long long)st.truncated);
         int first = 1;
         sc_recorder_truncated(r, print_trunc, &first);
         fputc('\n', stderr);
@@ -158,6 +166,29 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
                 st.sym.table_bytes / 1048576.0, st.sym.tables, (unsigned long long)st.sym.loads,
                 (unsigned long long)st.sym.load_failures, (unsigned long long)st.sym.evictions,
                 (unsigned)st.sym.kernel_symbols, st.sym.dwarf_bytes / 1048576.0, st.sym.dwarfs);
+    if (c->verbose && c->unwind != SC_RECORD_UNWIND_FP) {
+        uint64_t walks = st.stacks_tables + st.stacks_joined + st.stacks_cut;
+        uint64_t no_rule = st.unwind_stops[SC_UNWIND_BAD] + st.unwind_stops[SC_UNWIND_DEPTH];
+        /* the walks' time without the tables' loading, which is paid once per binary */
+        uint64_t walk_ns = st.unwind_ns > st.uw.load_ns ? st.unwind_ns - st.uw.load_ns : 0;
+        fprintf(stderr,
+                "scorch: user stacks: %llu by the unwind tables, %llu completed by frame "
+                "pointers, %llu cut (%llu at the stack copy's end, %llu unmapped, %llu no "
+                "rule), %llu the kernel's chain; %.1f us a walk (%.1f frames); unwind tables "
+                "%.1f MiB (%u kept, %llu rows, %llu loads in %.0f ms, %llu shared, %llu failed, "
+                "%llu evicted)\n",
+                (unsigned long long)st.stacks_tables, (unsigned long long)st.stacks_joined,
+                (unsigned long long)st.stacks_cut,
+                (unsigned long long)st.unwind_stops[SC_UNWIND_STACK_END],
+                (unsigned long long)st.unwind_stops[SC_UNWIND_UNMAPPED],
+                (unsigned long long)no_rule, (unsigned long long)st.stacks_kernel,
+                walks ? (double)walk_ns / 1e3 / (double)walks : 0.0,
+                walks ? (double)st.unwind_frames / (double)walks : 0.0,
+                (double)st.uw.bytes / 1048576.0, st.uw.tables, (unsigned long long)st.uw.rows,
+                (unsigned long long)st.uw.loads, (double)st.uw.load_ns / 1e6,
+                (unsigned long long)st.uw.shared, (unsigned long long)st.uw.failures,
+                (unsigned long long)st.uw.evictions);
+    }
     if (pushed)
         fprintf(stderr, "scorch: pushed %llu profiles\n", (unsigned long long)c->pushed);
     else if (c->output && strcmp(c->output, "-"))
@@ -188,7 +219,9 @@ enum {
     OPT_TOKEN,
     OPT_QUEUE,
     OPT_NODWARF,
-    OPT_DWARF
+    OPT_DWARF,
+    OPT_UNWIND,
+    OPT_STACK
 };
 
 int cmd_record(int argc, char **argv)
@@ -206,6 +239,8 @@ int cmd_record(int argc, char **argv)
         {"queue-dir", required_argument, 0, OPT_QUEUE},
         {"no-dwarf", no_argument, 0, OPT_NODWARF},
         {"dwarf", no_argument, 0, OPT_DWARF},
+        {"unwind", required_argument, 0, OPT_UNWIND},
+        {"stack-size", required_argument, 0, OPT_STACK},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -269,6 +304,24 @@ int cmd_record(int argc, char **argv)
         case OPT_DWARF:
             dwarf = c == OPT_DWARF;
             break;
+        case OPT_UNWIND:
+            if (!strcmp(optarg, "auto"))
+                ro.unwind = SC_RECORD_UNWIND_AUTO;
+            else if (!strcmp(optarg, "fp"))
+                ro.unwind = SC_RECORD_UNWIND_FP;
+            else if (!strcmp(optarg, "cfi"))
+                ro.unwind = SC_RECORD_UNWIND_CFI;
+            else
+                return cli_usage("record", "bad --unwind '%s' (auto, cfi or fp)", optarg);
+            break;
+        case OPT_STACK:
+            v = strtol(optarg, &end, 10);
+            if (*end || v < 1024 || v > (long)SC_RECORD_STACK_MAX || v % 8)
+                return cli_usage("record",
+                                 "bad --stack-size '%s' (a multiple of 8, 1024 to %u bytes)",
+                                 optarg, SC_RECORD_STACK_MAX);
+            ro.stack_bytes = (uint32_t)v;
+            break;
         case 'v':
             verbose = 1;
             break;
@@ -289,7 +342,7 @@ int cmd_record(int argc, char **argv)
     if (!push && !output)
         output = "record.pb.gz";
     ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
-    struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose};
+    struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose, ro.unwind};
     char service[256];
     sc_record_service_name(&labels, ro.pid, service, sizeof service);
     cl.service = service;

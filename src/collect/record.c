@@ -1,7 +1,9 @@
 /* record.c - perf_event_open, one ring buffer per CPU, reading records in time order.
  *
  * Events. The cpu-clock software event in frequency mode, sample_type IP | TID | TIME |
- * CPU | PERIOD | CALLCHAIN, times on CLOCK_MONOTONIC (use_clockid), side-band records
+ * CPU | PERIOD | CALLCHAIN, and with unwinding on REGS_USER (the registers unwinding
+ * starts from) | STACK_USER (stack_bytes of the user stack), times on CLOCK_MONOTONIC
+ * (use_clockid), side-band records
  * (mmap2, comm with comm_exec, task: fork and exit) with sample_id_all so that every
  * record carries its time. -a: one event per online CPU for every process (pid -1).
  * -p: one event per thread and CPU with inherit, so that threads and children the process
@@ -33,10 +35,11 @@
 #include <unistd.h>
 
 #define MAX_CPUS 4096
+#define MAX_RING_BYTES (64u << 20)
 
-uint32_t sc_record_ring_pages(uint32_t frequency)
+uint32_t sc_record_ring_pages(uint32_t frequency, uint32_t stack_bytes)
 {
-    uint64_t bytes = (uint64_t)(frequency ? frequency : 99) * 1024;
+    uint64_t bytes = (uint64_t)(frequency ? frequency : 99) * (1024 + stack_bytes);
     uint32_t pages = 8;
     while (pages < 512 && (uint64_t)pages * 4096 < bytes)
         pages *= 2;
@@ -111,12 +114,23 @@ static int recorder_alloc(const struct sc_record_opts *o, struct sc_recorder **o
     r->o = *o;
     if (!r->o.frequency)
         r->o.frequency = 99;
+    if (!sc_rec_unwind_arch())
+        r->o.unwind = SC_RECORD_UNWIND_FP; /* no unwinding for this machine's registers */
+    if (r->o.unwind == SC_RECORD_UNWIND_FP)
+        r->o.stack_bytes = 0;
+    else if (!r->o.stack_bytes)
+        r->o.stack_bytes = SC_RECORD_STACK_BYTES;
+    else if (r->o.stack_bytes > SC_RECORD_STACK_MAX)
+        r->o.stack_bytes = SC_RECORD_STACK_MAX;
+    r->o.stack_bytes &= ~7u;
     if (!r->o.ring_pages)
-        r->o.ring_pages = sc_record_ring_pages(r->o.frequency);
+        r->o.ring_pages = sc_record_ring_pages(r->o.frequency, r->o.stack_bytes);
     r->user_only = o->no_kernel;
     r->mono_to_real = mono_to_real();
     r->win_start = sc_mono_ns();
     int rc = sc_symbolizer_new(&o->sym, &r->sym, err);
+    if (!rc && r->o.unwind != SC_RECORD_UNWIND_FP)
+        rc = sc_unwind_cache_new(r->o.unwind_bytes, NULL, &r->uw, err);
     if (!rc)
         rc = sc_rec_init_tables(r, err);
     if (rc) {
@@ -149,6 +163,11 @@ static void fill_attr(const struct sc_recorder *r, int inherit, struct perf_even
     a->sample_freq = r->o.frequency;
     a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+    if (r->o.unwind != SC_RECORD_UNWIND_FP) {
+        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        a->sample_regs_user = sc_rec_unwind_arch()->mask;
+        a->sample_stack_user = r->o.stack_bytes;
+    }
     a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
     a->sample_id_all = 1;
     a->inherit = (unsigned)inherit;
@@ -369,6 +388,11 @@ int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, c
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     r->nrings = ncpu;
+    /* stack copies make rings big: on a machine of many CPUs, all of them stay under
+     * MAX_RING_BYTES of locked memory (fewer pages, read as often) */
+    while (!o->ring_pages && r->o.ring_pages > 8 &&
+           (uint64_t)r->o.ring_pages * 4096 * ncpu > MAX_RING_BYTES)
+        r->o.ring_pages /= 2;
     for (uint32_t i = 0; i < ncpu; i++) {
         r->rings[i].fd = -1;
         r->rings[i].cpu = cpus[i];
@@ -408,6 +432,7 @@ void sc_recorder_close(struct sc_recorder *r)
     free(r->refs);
     sc_rec_release_tables(r);
     sc_symbolizer_free(r->sym);
+    sc_unwind_cache_free(r->uw);
     free(r);
 }
 
@@ -550,6 +575,8 @@ void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st)
     st->threads = r->ntasks - r->dead_tasks;
     st->locations = r->nlocs;
     sc_symbolizer_stats(r->sym, &st->sym);
+    if (r->uw)
+        sc_unwind_cache_stats(r->uw, &st->uw);
 }
 
 static int cmp_trunc(const void *a, const void *b)

@@ -7,6 +7,7 @@
 
 #include "collect/scrape.h"
 #include "collect/symbols.h"
+#include "collect/unwind.h"
 #include "model/labels.h"
 #include "model/profile.h"
 
@@ -24,20 +25,44 @@ struct sc_config;
  * the labels pid, tid and comm; locations are symbolized once per distinct (DSO, address)
  * for the life of the recorder (symbols.h), never per sample.
  *
- * Profiles have the sample types samples/count and cpu/nanoseconds (the sample's period:
- * the CPU time it stands for), period type cpu/nanoseconds. A stack whose user part does
- * not end in a thread's or process's entry function (_start, __libc_start_call_main,
- * start_thread, clone, runtime.goexit, ...) was cut short, nearly always by code built
- * without frame pointers: it gets an outermost frame "[truncated: <DSO>]" naming the DSO
- * of its outermost known frame, the profile a comment with the counts per DSO, and
- * sc_recorder_truncated() reports them for the whole recording.
+ * User stacks. The kernel's frame pointer walk breaks in code built without frame pointers
+ * (most of a distribution). Unless unwind is SC_RECORD_UNWIND_FP, each sample also carries
+ * the user registers (pc, sp, fp) and a copy of stack_bytes of the user stack, and the
+ * recorder walks it with the binaries' unwind tables (unwind.h; frame pointers where no
+ * table covers a pc). SC_RECORD_UNWIND_AUTO takes that walk when it reaches the stack's
+ * outermost frame; when it stops earlier (the copy ended, say) and its frames so far are
+ * those of the kernel's chain, the kernel's chain completes it; when they disagree the
+ * tables' walk is kept; a sample without registers (a kernel thread) keeps the kernel's
+ * chain. SC_RECORD_UNWIND_CFI takes the tables' walk alone.
  *
- * Memory. Per CPU one ring of ring_pages pages (see sc_record_ring_pages). The samples of
+ * Profiles have the sample types samples/count and cpu/nanoseconds (the sample's period:
+ * the CPU time it stands for), period type cpu/nanoseconds. A stack whose user part's walk
+ * did not reach the outermost frame (the tables' end, or a zero frame pointer) and that
+ * does not end in a thread's or process's entry function (_start, __libc_start_call_main,
+ * start_thread, clone, runtime.goexit, ...) was cut short (code without frame pointers nor
+ * unwind tables, a stack deeper than the copy): it gets an outermost frame "[truncated:
+ * <DSO>]" naming the DSO of its outermost known frame, the profile a comment with the
+ * counts per DSO, and sc_recorder_truncated() reports them for the whole recording.
+ *
+ * Memory. Per CPU one ring of ring_pages pages (see sc_record_ring_pages; 64 MiB at most
+ * for all CPUs when the pages are not given). The samples of
  * the current window, the process table and the location cache grow with what is
  * sampled; the location cache and its strings are dropped after a take once they pass
  * max_locations (or 64 MiB of names), symbol tables are bounded by the symbolizer's
- * max_bytes. Not thread safe: one thread owns a recorder. */
+ * max_bytes, unwind tables by unwind_bytes. Not thread safe: one thread owns a recorder. */
 struct sc_recorder;
+
+enum sc_record_unwind {
+    SC_RECORD_UNWIND_AUTO = 0, /* the unwind tables, the kernel's chain where they fall short */
+    SC_RECORD_UNWIND_FP,       /* the kernel's frame pointer chain only (no stack copies) */
+    SC_RECORD_UNWIND_CFI       /* the unwind tables' walk only */
+};
+
+/* The user stack copied with each sample for unwinding (perf's --call-graph dwarf copies
+ * 8 KiB). 16 KiB cut a third of the stacks of a C++ compiler and of an SQLite-heavy test
+ * on the benchmark machine, 32 KiB a few per thousand, for 0.2% of a core more. */
+#define SC_RECORD_STACK_BYTES 32768u
+#define SC_RECORD_STACK_MAX 61440u /* a sample record is at most 64 KiB */
 
 struct sc_record_opts {
     int32_t pid;            /* > 0: that process (all its threads, and what it starts);
@@ -49,6 +74,10 @@ struct sc_record_opts {
     struct sc_symbolizer_opts sym;
     const struct sc_labels *sample_labels; /* added to every sample (string labels); may
                                               be NULL */
+    enum sc_record_unwind unwind;          /* how user stacks are walked (see above) */
+    uint32_t stack_bytes;                  /* user stack copied per sample, a multiple of 8 up to
+                                              SC_RECORD_STACK_MAX; 0: SC_RECORD_STACK_BYTES */
+    uint64_t unwind_bytes;                 /* unwind tables kept; 0: SC_UNWIND_CACHE_BYTES */
 };
 
 /* Opens the events and the rings; sampling starts at once. Errors say what to change:
@@ -93,6 +122,15 @@ struct sc_record_stats {
     uint32_t processes, threads, locations;
     int user_only; /* kernel frames are not collected */
     struct sc_symbolizer_stats sym;
+    /* user stacks, when unwinding is on */
+    uint64_t stacks_tables; /* walked by the unwind tables to the outermost frame */
+    uint64_t stacks_joined; /* walked by the tables, completed by the kernel's chain */
+    uint64_t stacks_cut;    /* the tables' walk, stopped early (see unwind_stops) */
+    uint64_t stacks_kernel; /* the kernel's chain (no registers, or no step possible) */
+    uint64_t unwind_stops[SC_UNWIND_BAD + 1]; /* why tables' walks stopped early */
+    uint64_t unwind_frames;                   /* frames the tables' walks found */
+    uint64_t unwind_ns; /* CPU time spent walking (tables loaded on the way included) */
+    struct sc_unwind_cache_stats uw;
 };
 void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
 
@@ -101,9 +139,10 @@ void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
 void sc_recorder_truncated(struct sc_recorder *r,
                            void (*cb)(void *ctx, const char *dso, uint64_t count), void *ctx);
 
-/* The ring size for a frequency: a second of 1 KiB samples, a power of two of 8 to 512
- * pages (128 KiB per CPU at 99 Hz). */
-uint32_t sc_record_ring_pages(uint32_t frequency);
+/* The ring size for a frequency and the bytes of stack each sample copies: a second of
+ * samples (1 KiB each plus the stack), a power of two of 8 to 512 pages (128 KiB per CPU at
+ * 99 Hz without stacks, 2 MiB with 32 KiB stacks). */
+uint32_t sc_record_ring_pages(uint32_t frequency, uint32_t stack_bytes);
 
 /* ---- running one (record_run.c) ---- */
 

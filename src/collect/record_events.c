@@ -1,12 +1,15 @@
 /* record_events.c - perf records into processes, threads and mappings; samples into stacks.
  *
  * Records as the kernel writes them for the recorder's attributes (sample_type IP | TID |
- * TIME | CPU | PERIOD | CALLCHAIN, sample_id_all, mmap2, comm, task), little-endian, after
- * the 8-byte struct perf_event_header {u32 type; u16 misc; u16 size}:
+ * TIME | CPU | PERIOD | CALLCHAIN [| REGS_USER | STACK_USER], sample_id_all, mmap2, comm,
+ * task), little-endian, after the 8-byte struct perf_event_header {u32 type; u16 misc; u16
+ * size}:
  *
  *   SAMPLE (9)   u64 ip; u32 pid, tid; u64 time; u32 cpu, res; u64 period; u64 nr;
  *                u64 ips[nr] (PERF_CONTEXT_KERNEL / _USER markers, then addresses, leaf
- *                first)
+ *                first); with unwinding: u64 abi (0: no user registers); u64 regs[] (the
+ *                mask's, in bit order; none when abi is 0); u64 size; u8 stack[size];
+ *                u64 dyn_size (the bytes of stack copied; absent when size is 0)
  *   MMAP2 (10)   u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_gen;
  *                u32 prot, flags; char filename[] (NUL-padded to 8); sample_id
  *   COMM (3)     u32 pid, tid; char comm[] (padded); sample_id; misc COMM_EXEC on exec
@@ -522,7 +525,7 @@ static int64_t loc_get(struct sc_recorder *r, uint32_t dso, uint64_t addr)
 struct stack_key {
     struct sc_recorder *r;
     const uint32_t *locs;
-    uint32_t n, nkernel;
+    uint32_t n, nkernel, whole;
 };
 
 static int stack_eq(void *ctx, uint32_t i)
@@ -531,14 +534,16 @@ static int stack_eq(void *ctx, uint32_t i)
     if (i >= k->r->nstacks)
         return 0;
     const struct rec_stack *s = &k->r->stacks[i];
-    return s->n == k->n && s->nkernel == k->nkernel &&
+    return s->n == k->n && s->nkernel == k->nkernel && s->whole == k->whole &&
            !memcmp(k->r->stack_locs + s->start, k->locs, (size_t)k->n * sizeof *k->locs);
 }
 
-static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n, uint32_t nk)
+static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n, uint32_t nk,
+                         uint32_t whole)
 {
-    struct stack_key k = {r, locs, n, nk};
-    uint64_t h = sc_hash_combine(sc_hash64(locs, (size_t)n * sizeof *locs), nk);
+    struct stack_key k = {r, locs, n, nk, whole};
+    uint64_t h =
+        sc_hash_combine(sc_hash64(locs, (size_t)n * sizeof *locs), nk | (uint64_t)whole << 32);
     int added;
     uint32_t *slot = sc_map64_intern(&r->stack_index, h, r->nstacks, stack_eq, &k, &added);
     if (!slot)
@@ -553,7 +558,7 @@ static int64_t stack_get(struct sc_recorder *r, const uint32_t *locs, uint32_t n
     }
     if (n)
         memcpy(r->stack_locs + r->nstack_locs, locs, (size_t)n * sizeof *locs);
-    r->stacks[r->nstacks] = (struct rec_stack){r->nstack_locs, n, nk};
+    r->stacks[r->nstacks] = (struct rec_stack){r->nstack_locs, n, nk, whole};
     r->nstack_locs += n;
     return r->nstacks++;
 }
@@ -577,6 +582,133 @@ static int task_strings(struct sc_recorder *r, struct rec_task *t)
 }
 
 #define MAX_FRAMES 1024
+#define MAX_USER 512 /* user frames a walk of the stack finds at most */
+
+const struct rec_arch *sc_rec_unwind_arch(void)
+{
+#if defined(__x86_64__)
+    /* PERF_REG_X86_BP 6, SP 7, IP 8 */
+    static const struct rec_arch a = {SC_UW_ARCH_X86_64, 7ull << 6, 3, 2, 1, 0, UINT32_MAX};
+    return &a;
+#elif defined(__aarch64__)
+    /* PERF_REG_ARM64_X29 29, LR 30, SP 31, PC 32 */
+    static const struct rec_arch a = {SC_UW_ARCH_AARCH64, 15ull << 29, 4, 3, 2, 0, 1};
+    return &a;
+#else
+    return NULL;
+#endif
+}
+
+/* A sample's user registers and stack copy, after its callchain: REGS_USER (u64 abi, then
+ * the registers unless abi is NONE: a kernel thread) and STACK_USER (u64 size, then size
+ * bytes and u64 dyn_size, what the kernel could copy, unless size is 0). 1 when the sample
+ * has them (a 64-bit process's). */
+struct user_stack {
+    struct sc_unwind_regs regs;
+    const uint8_t *data;
+    size_t len;
+};
+
+static int user_stack(const uint8_t *p, size_t n, struct user_stack *u)
+{
+    const struct rec_arch *a = sc_rec_unwind_arch();
+    if (!a || n < 8 || rd64(p) != PERF_SAMPLE_REGS_ABI_64)
+        return 0;
+    size_t rb = 8 + 8 * (size_t)a->nregs;
+    if (n < rb + 8)
+        return 0;
+    memset(u, 0, sizeof *u);
+    const uint8_t *v = p + 8;
+    u->regs.pc = rd64(v + 8 * (size_t)a->pc);
+    u->regs.sp = rd64(v + 8 * (size_t)a->sp);
+    u->regs.fp = rd64(v + 8 * (size_t)a->fp);
+    if (a->lr != UINT32_MAX)
+        u->regs.lr = rd64(v + 8 * (size_t)a->lr);
+    uint64_t size = rd64(p + rb);
+    if (size > n - rb - 8 || n - rb - 8 - size < 8)
+        return size == 0; /* registers, no stack (the walk stops at its first read) */
+    uint64_t dyn = rd64(p + rb + 8 + size);
+    u->data = p + rb + 8;
+    u->len = dyn < size ? (size_t)dyn : (size_t)size;
+    return 1;
+}
+
+struct walk {
+    struct sc_recorder *r;
+    struct rec_proc *proc;
+};
+
+static int walk_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
+{
+    struct walk *w = ctx;
+    const struct rec_map *m = find_map(w->proc, pc);
+    if (!m)
+        return 0;
+    *off = pc - m->start + m->pgoff;
+    *t = sc_unwind_cache_get(w->r->uw, w->r->sym, m->dso);
+    return 1;
+}
+
+/* Where the kernel's chain k (nk frames) continues the walk's frames u (n of them): the
+ * index in k of u's last frame, at about the same depth (the kernel's chain lacks the caller
+ * of a leaf that keeps no frame pointer), the frame before it the same in both; -1 when the
+ * two disagree (the kernel's walk went astray in code without frame pointers). */
+static int64_t join_at(const uint64_t *u, uint32_t n, const uint64_t *k, uint32_t nk)
+{
+    static const int d[] = {0, -1, 1, -2, 2};
+    for (uint32_t i = 0; i < sizeof d / sizeof d[0]; i++) {
+        int64_t j = (int64_t)n - 1 + d[i];
+        if (j < 0 || j >= (int64_t)nk || k[j] != u[n - 1])
+            continue;
+        if (n == 1 || (j >= 1 && k[j - 1] == u[n - 2]) || (j == 1 && k[0] == u[0]))
+            return j;
+    }
+    return -1;
+}
+
+/* The user frames of a sample (raw addresses, the leaf's pc first) into out: the kernel's
+ * chain k, or the walk of the sample's stack with the unwind tables (record.h says which).
+ * *whole says the tables found the outermost frame. */
+static uint32_t user_frames(struct sc_recorder *r, struct rec_proc *proc, const uint64_t *k,
+                            uint32_t nk, const struct user_stack *us, uint64_t *out,
+                            uint32_t *whole)
+{
+    *whole = 0;
+    const struct rec_arch *arch = sc_rec_unwind_arch();
+    if (!r->uw || !us || !proc || !arch) {
+        memcpy(out, k, (size_t)nk * sizeof *k);
+        r->st.stacks_kernel += r->uw && nk;
+        return nk;
+    }
+    struct walk w = {r, proc};
+    struct sc_unwind_result res;
+    int64_t t0 = sc_mono_ns();
+    sc_unwind_stack(arch->arch, &us->regs, us->data, us->len, walk_find, &w, out, MAX_USER, &res);
+    r->st.unwind_ns += (uint64_t)(sc_mono_ns() - t0);
+    r->st.unwind_frames += res.n;
+    if (res.stop == SC_UNWIND_END || res.stop == SC_UNWIND_ZERO) {
+        /* the tables' end of the stack, or the x86-64 ABI's: a zero frame pointer (glibc's
+         * _start and ld.so's clear rbp; Go's frame pointer chains end so) or a zero return
+         * address, which only frames no table covers come to */
+        *whole = 1;
+        r->st.stacks_tables++;
+        return res.n;
+    }
+    r->st.unwind_stops[res.stop]++;
+    int64_t j = r->o.unwind == SC_RECORD_UNWIND_AUTO ? join_at(out, res.n, k, nk) : -1;
+    if (j < 0) {
+        r->st.stacks_cut++;
+        return res.n;
+    }
+    uint32_t n = res.n;
+    for (uint32_t i = (uint32_t)j + 1; i < nk && n < MAX_USER; i++)
+        out[n++] = k[i];
+    if (res.n == 1)
+        r->st.stacks_kernel++; /* no step of the walk: the kernel's chain */
+    else
+        r->st.stacks_joined++;
+    return n;
+}
 
 static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
@@ -588,11 +720,14 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
     if (nr > (n - 48) / 8)
         return 1;
     const uint8_t *ips = b + 48;
+    struct user_stack us;
+    int have_stack = r->uw && user_stack(ips + 8 * nr, n - 48 - 8 * nr, &us);
     uint32_t locs[MAX_FRAMES], nlocs = 0, nkernel = 0;
-    struct rec_proc *proc = NULL;
-    int proc_looked = 0;
+    uint64_t kuser[MAX_USER], user[MAX_USER];
+    uint32_t nkuser = 0;
     uint64_t ctx = 0;
     int first = 1;
+    /* kernel frames as they are; the kernel's user frames for user_frames */
     for (uint64_t i = 0; i < nr && nlocs < MAX_FRAMES; i++) {
         uint64_t ip = rd64(ips + 8 * i);
         if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
@@ -603,30 +738,38 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
         int kernel = ctx ? ctx == (uint64_t)PERF_CONTEXT_KERNEL : ip >= KERNEL_START;
         if (ctx && !kernel && ctx != (uint64_t)PERF_CONTEXT_USER)
             continue; /* guest frames */
-        /* callers' return addresses name the instruction after the call: less one */
-        uint64_t a = first ? ip : ip - 1;
-        first = 0;
-        int64_t loc;
-        if (kernel) {
-            if (nlocs > nkernel)
-                continue; /* kernel after user: not a callchain we understand */
-            loc = loc_get(r, SC_DSO_ID_KERNEL, a);
-            nkernel++;
-        } else {
-            if (!proc_looked) {
-                proc_looked = 1;
-                proc = pid > 0 ? proc_get(r, pid) : NULL;
-                if (proc && !proc->loaded)
-                    load_maps(r, proc);
-                if (proc)
-                    proc = proc_find(r, pid);
-            }
-            const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
-            /* in no executable mapping: nothing that ran (a frame walk gone astray), one
-             * [unknown] location for all of them */
-            loc =
-                m ? loc_get(r, m->dso, a - m->start + m->pgoff) : loc_get(r, SC_DSO_ID_UNKNOWN, 0);
+        if (!kernel) {
+            if (nkuser < MAX_USER)
+                kuser[nkuser++] = ip;
+            continue;
         }
+        if (nkuser)
+            continue; /* kernel after user: not a callchain we understand */
+        /* callers' return addresses name the instruction after the call: less one */
+        int64_t loc = loc_get(r, SC_DSO_ID_KERNEL, first ? ip : ip - 1);
+        first = 0;
+        if (loc < 0)
+            return SC_ENOMEM;
+        locs[nlocs++] = (uint32_t)loc;
+        nkernel++;
+    }
+    struct rec_proc *proc = NULL;
+    if ((nkuser || have_stack) && pid > 0) {
+        proc = proc_get(r, pid);
+        if (proc && !proc->loaded)
+            load_maps(r, proc);
+        if (proc)
+            proc = proc_find(r, pid);
+    }
+    uint32_t whole;
+    uint32_t nuser = user_frames(r, proc, kuser, nkuser, have_stack ? &us : NULL, user, &whole);
+    for (uint32_t i = 0; i < nuser && nlocs < MAX_FRAMES; i++) {
+        uint64_t ip = user[i], a = i == 0 ? ip : ip - 1;
+        const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
+        /* in no executable mapping: nothing that ran (a frame walk gone astray), one
+         * [unknown] location for all of them */
+        int64_t loc =
+            m ? loc_get(r, m->dso, a - m->start + m->pgoff) : loc_get(r, SC_DSO_ID_UNKNOWN, 0);
         if (loc < 0)
             return SC_ENOMEM;
         locs[nlocs++] = (uint32_t)loc;
@@ -640,7 +783,7 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
     struct rec_task *t = task_get(r, pid, tid, 0);
     if (!t || task_strings(r, t))
         return SC_ENOMEM;
-    int64_t st = stack_get(r, locs, nlocs, nkernel);
+    int64_t st = stack_get(r, locs, nlocs, nkernel, whole);
     if (st < 0)
         return SC_ENOMEM;
     if (sc_grow_array(&r->samples, &r->smcap, (uint64_t)r->nsamples + 1, sizeof *r->samples))

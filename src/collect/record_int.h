@@ -18,6 +18,7 @@
 #define SC_RECORD_INT_H
 
 #include "collect/record.h"
+#include "collect/unwind.h"
 #include "model/clock.h"
 #include "model/hash.h"
 
@@ -69,6 +70,9 @@ struct rec_frame {
 struct rec_stack {
     uint32_t start, n; /* into stack_locs, leaf first */
     uint32_t nkernel;  /* the first nkernel are kernel frames */
+    uint32_t whole;    /* the walk of its user part reached the outermost frame (the tables
+                          said so, or a zero frame pointer did): not cut short, whatever
+                          that frame's name */
 };
 
 struct rec_sample {
@@ -146,12 +150,25 @@ struct sc_recorder {
     struct sc_map64 stack_index;
     struct rec_sample *samples;
     uint32_t nsamples, smcap;
+    /* unwinding (record_events.c); NULL with --unwind=fp */
+    struct sc_unwind_cache *uw;
     /* truncated stacks over the recording, per DSO */
     struct sc_map64 trunc_index;
     struct rec_trunc *trunc;
     uint32_t ntrunc, trcap;
     struct sc_record_stats st;
 };
+
+/* The user registers this machine's samples carry for unwinding: the perf_regs mask, and
+ * where pc, sp, fp (and arm64's lr) are among the registers the sample holds (in the
+ * mask's bit order). NULL when unwinding is not done on this machine. */
+struct rec_arch {
+    enum sc_uw_arch arch;
+    uint64_t mask;
+    uint32_t nregs;
+    uint32_t pc, sp, fp, lr; /* indexes; lr UINT32_MAX when none */
+};
+const struct rec_arch *sc_rec_unwind_arch(void);
 
 /* record_events.c */
 int sc_rec_init_tables(struct sc_recorder *r, char *err);

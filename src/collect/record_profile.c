@@ -255,10 +255,11 @@ static int64_t window_loc(struct build *b, uint32_t id)
 }
 
 /* The DSO a truncated stack is blamed on: that of its outermost user frame in a known
- * DSO; UINT32_MAX when the stack is whole (or has no user part). */
+ * DSO; UINT32_MAX when the stack is whole (the unwind tables said its outermost frame is
+ * one, or that frame is a thread's or process's entry by its name) or has no user part. */
 static uint32_t truncated_at(struct sc_recorder *r, const struct rec_stack *st)
 {
-    if (st->n <= st->nkernel)
+    if (st->n <= st->nkernel || st->whole)
         return UINT32_MAX;
     const uint32_t *ls = r->stack_locs + st->start;
     const struct rec_loc *outer = &r->locs[ls[st->n - 1]];
@@ -325,13 +326,18 @@ static int add_comment(struct sc_profile *p, const char *text)
 static int comments(struct build *b, uint32_t ntrunc_samples)
 {
     struct sc_recorder *r = b->r;
-    char line[512];
+    char line[512], target[32], unwind[64];
     if (r->o.pid > 0)
-        snprintf(line, sizeof line, "scorch record -p %d -F %u (cpu-clock)%s", (int)r->o.pid,
-                 r->o.frequency, r->user_only ? ", user frames only" : "");
+        snprintf(target, sizeof target, "-p %d", (int)r->o.pid);
     else
-        snprintf(line, sizeof line, "scorch record -a -F %u (cpu-clock)%s", r->o.frequency,
-                 r->user_only ? ", user frames only" : "");
+        snprintf(target, sizeof target, "-a");
+    if (r->o.unwind == SC_RECORD_UNWIND_FP)
+        snprintf(unwind, sizeof unwind, "--unwind=fp");
+    else
+        snprintf(unwind, sizeof unwind, "--unwind=%s --stack-size %u",
+                 r->o.unwind == SC_RECORD_UNWIND_CFI ? "cfi" : "auto", r->o.stack_bytes);
+    snprintf(line, sizeof line, "scorch record %s -F %u %s (cpu-clock)%s", target, r->o.frequency,
+             unwind, r->user_only ? ", user frames only" : "");
     int rc = add_comment(b->p, line);
     if (!rc && r->win_lost) {
         snprintf(line, sizeof line, "lost samples: %llu (the ring buffers were full)",
@@ -340,7 +346,7 @@ static int comments(struct build *b, uint32_t ntrunc_samples)
     }
     if (!rc && ntrunc_samples) {
         snprintf(line, sizeof line,
-                 "truncated stacks: %u of %u samples (code without frame pointers); by DSO:",
+                 "truncated stacks: %u of %u samples (not walked to a thread's entry); by DSO:",
                  ntrunc_samples, r->nsamples);
         rc = add_comment(b->p, line);
     }

@@ -184,7 +184,7 @@ struct dso_ent {
     uint32_t gen;
 };
 
-#define MAX_DSO_ID (1u << 22)
+#define MAX_DSO_ID (1u << 20) /* the symbolizer's own bound */
 
 struct sc_unwind_cache {
     uint64_t max_bytes;

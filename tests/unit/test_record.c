@@ -10,6 +10,7 @@
 
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -597,6 +598,265 @@ static void test_config_record(void)
     }
 }
 
+/* ---- samples with user registers and a stack copy (unwinding) ---- */
+
+/* A sample as the kernel writes it with REGS_USER (bp, sp, ip) and STACK_USER: the kernel's
+ * callchain ips, then the registers and len bytes of stack. */
+static void sample_stack(struct sc_recorder *rc, int32_t pid, uint64_t t, const uint64_t *ips,
+                         uint32_t n, const uint64_t regs[3], const uint8_t *stack, size_t len)
+{
+    static uint8_t b[65536];
+    size_t k = 0;
+#define PUT64(v)                                                                                   \
+    do {                                                                                           \
+        uint64_t v_ = (v);                                                                         \
+        memcpy(b + k, &v_, 8);                                                                     \
+        k += 8;                                                                                    \
+    } while (0)
+    uint32_t hdr[2] = {PERF_RECORD_SAMPLE, 0};
+    memcpy(b, hdr, 8);
+    k = 8;
+    PUT64(n ? ips[n - 1] : 0);
+    PUT64((uint64_t)(uint32_t)pid << 32 | (uint32_t)pid);
+    PUT64(t);
+    PUT64(0);
+    PUT64(10101010);
+    PUT64(n);
+    for (uint32_t i = 0; i < n; i++)
+        PUT64(ips[i]);
+    PUT64(2); /* PERF_SAMPLE_REGS_ABI_64 */
+    for (int i = 0; i < 3; i++)
+        PUT64(regs[i]);
+    PUT64(len);
+    memcpy(b + k, stack, len);
+    k += len;
+    if (len)
+        PUT64(len);
+#undef PUT64
+    uint16_t size = (uint16_t)k;
+    memcpy(b + 6, &size, 2);
+    T_EQ_INT(sc_recorder_feed(rc, b, k), 0);
+}
+
+struct grab {
+    uint64_t regs[3]; /* bp, sp, ip: the sample's order */
+    uint8_t stack[16384];
+    size_t len;
+};
+
+/* Copies the stack above sp byte by byte: ASan's redzones in it are no error here. */
+__attribute__((noinline, no_sanitize("address"))) static void copy_up(uint8_t *dst, uintptr_t src,
+                                                                      size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = ((const volatile uint8_t *)src)[i];
+}
+
+void t_grab(struct grab *g, uint64_t stack_end);
+int t_grab_caller(struct grab *g, uint64_t stack_end);
+
+/* The registers and stack here, as a sample taken at this moment holds them. */
+__attribute__((noinline, noclone)) void t_grab(struct grab *g, uint64_t stack_end)
+{
+#if defined(__x86_64__)
+    uint64_t pc, sp, fp;
+    __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+                     : "=r"(pc), "=r"(sp), "=r"(fp));
+    g->regs[0] = fp;
+    g->regs[1] = sp;
+    g->regs[2] = pc;
+    g->len = stack_end > sp ? (size_t)(stack_end - sp) : 0;
+    if (g->len > sizeof g->stack)
+        g->len = sizeof g->stack;
+    copy_up(g->stack, (uintptr_t)sp, g->len);
+#else
+    (void)stack_end;
+    memset(g, 0, sizeof *g);
+#endif
+}
+
+__attribute__((noinline, noclone)) int t_grab_caller(struct grab *g, uint64_t stack_end)
+{
+    t_grab(g, stack_end);
+    return (int)g->len + 1; /* not a tail call */
+}
+
+/* Every executable mapping of this process as MMAP2 records (at their real addresses: the
+ * stack holds real return addresses); the end of the stack's mapping. */
+static uint64_t map_self(struct sc_recorder *r, int32_t pid)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[8192];
+    uint64_t stack_end = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        struct sc_maps_line l;
+        if (sc_maps_parse_line(line, strcspn(line, "\n"), &l))
+            continue;
+        if (l.path_len == 7 && !memcmp(l.path, "[stack]", 7))
+            stack_end = l.end;
+        char path[4096];
+        snprintf(path, sizeof path, "%.*s", (int)l.path_len, l.path);
+        if (l.exec && path[0] == '/')
+            mmap2(r, pid, l.start, l.end - l.start, l.offset, l.dev_major, l.dev_minor, l.inode,
+                  path, 50);
+    }
+    if (f)
+        fclose(f);
+    return stack_end;
+}
+
+/* The unwind tables of this process's binaries, for a walk of its own stack. */
+struct tables {
+    struct {
+        uint64_t start, end, offset;
+        struct sc_unwind_table *t;
+    } v[64];
+    uint32_t n;
+    int loaded;
+};
+
+static int tables_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
+{
+    struct tables *tb = ctx;
+    if (!tb->loaded) {
+        tb->loaded = 1;
+        FILE *f = fopen("/proc/self/maps", "r");
+        char line[8192];
+        while (f && tb->n < 64 && fgets(line, sizeof line, f)) {
+            struct sc_maps_line l;
+            char path[4096];
+            if (sc_maps_parse_line(line, strcspn(line, "\n"), &l) || !l.exec)
+                continue;
+            snprintf(path, sizeof path, "%.*s", (int)l.path_len, l.path);
+            int fd = path[0] == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+            char err[SC_ERR_LEN];
+            struct sc_unwind_table *u = NULL;
+            if (fd >= 0 && sc_unwind_load(fd, NULL, 0, NULL, &u, err))
+                u = NULL;
+            if (fd >= 0)
+                close(fd);
+            tb->v[tb->n].start = l.start;
+            tb->v[tb->n].end = l.end;
+            tb->v[tb->n].offset = l.offset;
+            tb->v[tb->n++].t = u;
+        }
+        if (f)
+            fclose(f);
+    }
+    for (uint32_t i = 0; i < tb->n; i++)
+        if (pc >= tb->v[i].start && pc < tb->v[i].end) {
+            *t = tb->v[i].t;
+            *off = pc - tb->v[i].start + tb->v[i].offset;
+            return 1;
+        }
+    return 0;
+}
+
+static void tables_free(struct tables *tb)
+{
+    for (uint32_t i = 0; i < tb->n; i++)
+        sc_unwind_table_free(tb->v[i].t);
+}
+
+static char *record_one(enum sc_record_unwind mode, const struct grab *g, size_t len,
+                        const uint64_t *ips, uint32_t n, struct sc_record_stats *st)
+{
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = (int32_t)getpid();
+    o.unwind = mode;
+    o.sym.no_dwarf = 1;
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    if (sc_recorder_new_offline(&o, &r, err))
+        return strdup("");
+    map_self(r, o.pid);
+    sample_stack(r, o.pid, 1000, ips, n, g->regs, g->stack, len);
+    struct sc_profile *p = NULL;
+    int64_t from, until;
+    char *fo = NULL;
+    if (sc_recorder_take(r, &p, &from, &until, err) == 0) {
+        fo = folded(p);
+        sc_profile_free(p);
+    }
+    sc_recorder_stats(r, st);
+    sc_recorder_close(r);
+    return fo ? fo : strdup("");
+}
+
+static void test_unwound_samples(void)
+{
+#if !defined(__x86_64__)
+    fprintf(stderr, "(x86-64 only: skipped)\n");
+    return;
+#endif
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    uint64_t stack_end = r ? map_self(r, 1) : 0;
+    sc_recorder_close(r);
+    if (!stack_end)
+        T_SKIP("no [stack] mapping");
+    static struct grab g;
+    t_grab_caller(&g, stack_end);
+    T_CHECK(g.len > 256);
+    /* the kernel's chain, cut after the leaf as in code without frame pointers */
+    uint64_t cut[] = {(uint64_t)PERF_CONTEXT_USER, g.regs[2]};
+    struct sc_record_stats st;
+    char *fo = record_one(SC_RECORD_UNWIND_AUTO, &g, g.len, cut, 2, &st);
+    fprintf(stderr, "  auto: %s", fo);
+    /* the whole stack, to the program's entry, without [truncated] */
+    T_CHECK(strstr(fo, ";main;") && strstr(fo, "t_grab_caller;t_grab 1\n"));
+    T_CHECK(!strncmp(fo, "_start;", 7) && !strstr(fo, "truncated"));
+    T_EQ_INT(st.stacks_tables, 1);
+    T_EQ_INT(st.truncated, 0);
+    T_CHECK(st.unwind_frames >= 6 && st.uw.loads >= 2);
+    free(fo);
+    /* --unwind=fp: the kernel's chain as it is, marked cut */
+    fo = record_one(SC_RECORD_UNWIND_FP, &g, g.len, cut, 2, &st);
+    T_CHECK(strstr(fo, "[truncated: ") && strstr(fo, "];t_grab 1\n"));
+    T_EQ_INT(st.stacks_tables, 0);
+    T_EQ_INT(st.truncated, 1);
+    free(fo);
+
+    /* a stack copy too short for the whole walk: the kernel's chain completes it where the
+     * two agree, not where they do not (the true chain: a whole walk's) */
+    static uint64_t pcs[256], chain[258];
+    struct sc_unwind_result res;
+    struct tables tb = {0};
+    sc_unwind_stack(SC_UW_ARCH_X86_64, &(struct sc_unwind_regs){g.regs[2], g.regs[1], g.regs[0], 0},
+                    g.stack, g.len, tables_find, &tb, pcs, 256, &res);
+    tables_free(&tb);
+    T_EQ_INT(res.stop, SC_UNWIND_END);
+    uint32_t nc = 0;
+    chain[nc++] = (uint64_t)PERF_CONTEXT_USER;
+    for (uint32_t i = 0; i < res.n; i++)
+        chain[nc++] = pcs[i];
+    size_t shortlen = 48; /* t_grab's frame and a little: two or three frames */
+    fo = record_one(SC_RECORD_UNWIND_AUTO, &g, shortlen, chain, nc, &st);
+    T_CHECK(!strncmp(fo, "_start;", 7) && strstr(fo, "t_grab_caller;t_grab 1\n"));
+    T_EQ_INT(st.stacks_joined, 1);
+    T_EQ_INT(st.unwind_stops[SC_UNWIND_STACK_END], 1);
+    T_EQ_INT(st.truncated, 0);
+    free(fo);
+    /* --unwind=cfi: the walk alone, cut at the copy's end */
+    fo = record_one(SC_RECORD_UNWIND_CFI, &g, shortlen, chain, nc, &st);
+    T_EQ_INT(st.stacks_cut, 1);
+    T_EQ_INT(st.truncated, 1);
+    T_CHECK(strstr(fo, "[truncated: ") != NULL);
+    free(fo);
+    /* a kernel chain gone astray after the leaf (frame pointers that are none): not joined */
+    for (uint32_t i = 2; i < nc; i++)
+        chain[i] = g.regs[2] + 64 * i;
+    fo = record_one(SC_RECORD_UNWIND_AUTO, &g, shortlen, chain, nc, &st);
+    T_EQ_INT(st.stacks_joined, 0);
+    T_EQ_INT(st.stacks_cut, 1);
+    T_CHECK(strstr(fo, "[truncated: ") && strstr(fo, "t_grab_caller;t_grab 1\n"));
+    free(fo);
+}
+
 int main(void)
 {
     T_RUN(test_config_record);
@@ -604,6 +864,7 @@ int main(void)
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
+    T_RUN(test_unwound_samples);
     if (tmpdir[0])
         t_rmrf(tmpdir);
     return t_done();
