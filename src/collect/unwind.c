@@ -77,6 +77,9 @@ static int step_rule(enum sc_uw_arch arch, const struct sc_unwind_rule *u, const
         break;
     case SC_UW_FP_AT_CFA:
         a = *cfa + (uint64_t)(int64_t)u->fp_off;
+        if (a < s->base)
+            break; /* its slot is below the stack pointer: an epilogue popped it already (GCC
+                      does not always say so), the register holds the caller's value */
         if (!rd(s, a, nfp))
             return miss(s, a);
         *nfp_ok = 1;

@@ -828,6 +828,44 @@ static void test_unwinder_fp(void)
     T_EQ_INT(res.stop, SC_UNWIND_STACK_END);
 }
 
+/* A table for [0x2000, 0x2010), code without one at [0x400000, 0x500000). */
+static int mixed_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
+{
+    *off = pc;
+    *t = pc >= 0x2000 && pc < 0x2010 ? ctx : NULL;
+    return (pc >= 0x2000 && pc < 0x2010) || (pc >= 0x400000 && pc < 0x500000);
+}
+
+/* At an epilogue's ret, after pop rbp: GCC's CFI may still say rbp is saved at cfa-16, a
+ * slot now below the stack pointer (outside the copy). The register holds the caller's
+ * value then, and the walk goes on with it. */
+static void test_unwinder_popped_fp(void)
+{
+    struct cfi c = {{0}, 0};
+    size_t ci = cie(&c, NULL, 0);
+    static const uint8_t saved[] = {0x86, 2}; /* rbp at cfa-16, never restored */
+    fde(&c, ci, 0x2000, 0x10, saved, sizeof saved);
+    struct sc_unwind_table *t = NULL;
+    T_EQ_INT(build_cfi(&c, 0, &t), 0);
+    if (!t)
+        return;
+    const uint64_t base = 0x7000;
+    uint64_t w[8] = {0}, pcs[8];
+    /* at the ret: [sp] the return address into code without a table; rbp (restored) is the
+     * caller's frame at base + 16: [fp] 0, the outermost, [fp + 8] its return address */
+    w[0] = 0x401000;
+    w[2] = 0;
+    w[3] = 0x402000;
+    struct sc_unwind_regs regs = {0x200f, base, base + 16, 0};
+    struct sc_unwind_result res;
+    sc_unwind_stack(SC_UW_ARCH_X86_64, &regs, (const uint8_t *)w, sizeof w, mixed_find, t, pcs, 8,
+                    &res);
+    T_EQ_INT(res.n, 3);
+    T_EQ_INT(res.stop, SC_UNWIND_ZERO);
+    T_CHECK(pcs[1] == 0x401000 && pcs[2] == 0x402000);
+    sc_unwind_table_free(t);
+}
+
 /* ---- this test's own stack ---- */
 
 struct self_bin {
@@ -1138,6 +1176,7 @@ int main(void)
     T_RUN(test_rules);
     T_RUN(test_hostile);
     T_RUN(test_unwinder_fp);
+    T_RUN(test_unwinder_popped_fp);
     T_RUN(test_program_rows);
     T_RUN(test_readelf);
     T_RUN(test_self_unwind);
