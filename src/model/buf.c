@@ -294,3 +294,10 @@ int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
     *cap = (uint32_t)ncap;
     return 0;
 }
+
+void sc_strv_free(char **v, uint32_t n)
+{
+    for (uint32_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
+}

@@ -72,6 +72,8 @@ static inline int sc_hex_digit(char c)
 /* Grows the array *arrp (elements of size sz, capacity *cap) to hold need elements,
  * doubling from 16. 0, SC_ELIMIT past 2^31 elements, or SC_ENOMEM (the array unchanged). */
 int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz);
+/* Frees the n strings of v (NULL entries allowed), then v itself; v may be NULL. */
+void sc_strv_free(char **v, uint32_t n);
 
 /* Writes all of b to fd (retrying short writes); 0 or SC_EIO. */
 int sc_buf_write_fd(const struct sc_buf *b, int fd);

@@ -355,12 +355,8 @@ static int read_rows(struct fx *x)
 
 void sc_fnseries_release(struct sc_fnseries *f)
 {
-    for (uint32_t g = 0; f->keys && g < f->ngroups; g++)
-        free(f->keys[g]);
-    free(f->keys);
-    for (uint32_t k = 0; f->names && k < f->nfuncs; k++)
-        free(f->names[k]);
-    free(f->names);
+    sc_strv_free(f->keys, f->ngroups);
+    sc_strv_free(f->names, f->nfuncs);
     free(f->total);
     free(f->self);
     free(f->cum);

@@ -233,9 +233,7 @@ int sc_plan_compare(struct sc_store *st, const char *tenant, const struct sc_sel
 
 void sc_timeline_release(struct sc_timeline *t)
 {
-    for (uint32_t j = 0; t->group && t->keys && j < t->nlines; j++)
-        free(t->keys[j]);
-    free(t->keys);
+    sc_strv_free(t->keys, t->group ? t->nlines : 0);
     free(t->values);
     memset(t, 0, sizeof *t);
 }

@@ -229,13 +229,6 @@ static int group_series(const struct sc_selection *s, const char *group_by, uint
     return 0;
 }
 
-static void free_keys(char **keys, uint32_t n)
-{
-    for (uint32_t i = 0; keys && i < n; i++)
-        free(keys[i]);
-    free(keys);
-}
-
 int sc_plan_markers(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                     const char *group_by, const char *labels, struct sc_marker **out, uint32_t *n,
                     char *err)
@@ -249,7 +242,7 @@ int sc_plan_markers(struct sc_store *st, const char *tenant, const struct sc_sel
     if (rc == 0)
         rc = find_markers(st, tenant, s, line_of, keys, labels, 60 * SC_NS_PER_S, out, n, err);
     free(line_of);
-    free_keys(keys, nkeys);
+    sc_strv_free(keys, nkeys);
     return rc;
 }
 
@@ -438,7 +431,7 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
         rc = find_markers(st, tenant, s, line_of, keys, a->marker_labels, f->step, &w->markers,
                           &w->nmarkers, err);
     free(line_of);
-    free_keys(keys, nkeys);
+    sc_strv_free(keys, nkeys);
     if (rc)
         sc_watch_release(w);
     return rc;
