@@ -1,7 +1,7 @@
 /* folded.c - folded stacks ("a;b;c 12") in and out. */
 #include "formats/folded.h"
 #include "model/error.h"
-#include "model/tree.h"
+#include "model/stackwalk.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* svg.c - standalone interactive SVG flame graphs (flamegraph.pl's output, faster). */
 #include "formats/svg.h"
 #include "model/error.h"
-#include "model/tree.h"
+#include "model/stackwalk.h"
 
 #include <math.h>
 #include <stdio.h>

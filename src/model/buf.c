@@ -218,41 +218,6 @@ void sc_buf_put_url(struct sc_buf *b, const char *s, size_t n)
     }
 }
 
-void sc_buf_put_xml_str(struct sc_buf *b, const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep;
-        switch (s[i]) {
-        case '&':
-            rep = "&amp;";
-            break;
-        case '<':
-            rep = "&lt;";
-            break;
-        case '>':
-            rep = "&gt;";
-            break;
-        case '"':
-            rep = "&quot;";
-            break;
-        case '\'':
-            rep = "&apos;";
-            break;
-        default:
-            /* XML 1.0 forbids most control characters even escaped; drop them. */
-            if ((unsigned char)s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-                rep = "";
-            else
-                continue;
-        }
-        sc_buf_append(b, s + start, i - start);
-        sc_buf_puts(b, rep);
-        start = i + 1;
-    }
-    sc_buf_append(b, s + start, n - start);
-}
-
 char *sc_buf_detach(struct sc_buf *b, size_t *len)
 {
     char *p = b->data;

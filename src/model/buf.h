@@ -44,8 +44,6 @@ void sc_buf_put_prom_label(struct sc_buf *b, const char *s, size_t n);
 /* Appends s percent-encoded for a URL's query (RFC 3986: all but the unreserved
  * characters A-Z a-z 0-9 - _ . ~). */
 void sc_buf_put_url(struct sc_buf *b, const char *s, size_t n);
-/* Appends s with XML's five special characters escaped. */
-void sc_buf_put_xml_str(struct sc_buf *b, const char *s, size_t n);
 /* Hands the data to the caller (who frees it with free()) and resets the buffer. */
 char *sc_buf_detach(struct sc_buf *b, size_t *len);
 

@@ -1,44 +1,19 @@
-/* labels.c - label sets: sorted name/value pairs with one canonical text and hash. */
+/* labels.c - label sets: sorted name/value pairs with one canonical text. */
 #include "model/labels.h"
 #include "model/error.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-/* ---- canonical text, written to a buffer or straight into a hash ---- */
+/* ---- canonical text ---- */
 
 struct sink {
-    struct sc_buf *buf; /* or */
-    XXH3_state_t *hash;
-    char tmp[256];
-    size_t n;
+    struct sc_buf *buf;
 };
-
-static void sink_flush(struct sink *k)
-{
-    if (k->hash && k->n)
-        XXH3_64bits_update(k->hash, k->tmp, k->n);
-    k->n = 0;
-}
 
 static void sink_put(struct sink *k, const char *p, size_t n)
 {
-    if (k->buf) {
-        sc_buf_append(k->buf, p, n);
-        return;
-    }
-    if (k->n + n > sizeof k->tmp) {
-        sink_flush(k);
-        if (n > sizeof k->tmp) {
-            XXH3_64bits_update(k->hash, p, n);
-            return;
-        }
-    }
-    memcpy(k->tmp + k->n, p, n);
-    k->n += n;
+    sc_buf_append(k->buf, p, n);
 }
 
 static int is_name_start(unsigned char c)
@@ -234,17 +209,6 @@ void sc_labels_format(const struct sc_labels *l, struct sc_buf *out)
 {
     struct sink k = {.buf = out};
     labels_canonical(l, &k);
-}
-
-uint64_t sc_labels_hash(const struct sc_labels *l)
-{
-    XXH3_state_t st;
-    XXH3_INITSTATE(&st);
-    XXH3_64bits_reset(&st);
-    struct sink k = {.hash = &st};
-    labels_canonical(l, &k);
-    sink_flush(&k);
-    return XXH3_64bits_digest(&st);
 }
 
 void sc_labels_put_name(struct sc_buf *out, struct sc_str name)

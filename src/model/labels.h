@@ -1,4 +1,4 @@
-/* labels.h - a series' labels: sorted, unique names, one canonical text and hash. */
+/* labels.h - a series' labels: sorted, unique names, one canonical text. */
 #ifndef SC_LABELS_H
 #define SC_LABELS_H
 
@@ -12,7 +12,7 @@
 /* ---- label sets ----
  *
  * A series' labels: name/value pairs kept sorted by name (bytewise) with unique names, so
- * that one set has exactly one canonical text and hash. As in Prometheus, a label with an
+ * that one set has exactly one canonical text. As in Prometheus, a label with an
  * empty value is the same as no label: setting a value "" removes the name. Names and
  * values are copied into the set's arena (NUL-terminated; values may hold NUL bytes, use
  * the lengths). A plain value type: embed it, sc_labels_init / sc_labels_release. */
@@ -55,14 +55,11 @@ int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
  * quotes with \\ \" \n \r \t escaped and other bytes below 0x20 (and 0x7f) as \xHH, bytes
  * from 0x80 up verbatim; a name that is not [a-zA-Z_][a-zA-Z0-9_.]* is quoted the same way
  * (Prometheus 3's quoted names). An empty set is `{}`. sc_labels_parse reads it back. The
- * store uses this text (and sc_labels_hash) as a series' identity: never change it. */
+ * store uses this text as a series' identity: never change it. */
 void sc_labels_format(const struct sc_labels *l, struct sc_buf *out);
 
 /* Appends the set as a JSON object {"name":"value",...}, sorted by name. */
 void sc_labels_write_json(const struct sc_labels *l, struct sc_buf *out);
-
-/* sc_hash64 of the canonical text, computed without building it. */
-uint64_t sc_labels_hash(const struct sc_labels *l);
 
 /* The quoting the canonical text uses, for other writers of the same syntax (selectors). */
 void sc_labels_put_name(struct sc_buf *out, struct sc_str name);

@@ -28,7 +28,6 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_MAX_NODES 8192
 
 /* ---- ingest ---- */
 
@@ -380,7 +379,7 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     const char *format = sc_req_arg(r, "format");
     if (!format)
         format = "json";
-    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
     const char *mn = sc_req_arg(r, "maxNodes");
     if (mn && (sc_api_parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
@@ -561,7 +560,7 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
     const char *sa = sc_req_arg(r, "stats");
     int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
-    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
     const char *mn = sc_req_arg(r, "maxNodes");
     if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,

@@ -14,7 +14,6 @@
 #include <string.h>
 #include <time.h>
 
-#define DEFAULT_MAX_NODES 8192
 /* /api/v1/profiles lists at most this many (the `limit` parameter), sorted by time. */
 #define PROFILES_DEFAULT_LIMIT 1000
 #define PROFILES_MAX_LIMIT 10000
@@ -213,7 +212,7 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400,
                              "missing 'time' (the profile's time, e.g. its time_ns "
                              "from /api/v1/profiles)");
-    uint64_t max_nodes = DEFAULT_MAX_NODES;
+    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
     const char *mn = sc_req_arg(r, "maxNodes");
     if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
         return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,

@@ -9,7 +9,6 @@
 #include "model/hash.h"
 #include "model/merge.h"
 #include "model/profile.h"
-#include "model/tree.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -75,9 +74,6 @@ static void test_buf(void)
                         28);
     T_EQ_STR(b.data, "\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x94\xa5|\\ufffd|\\ufffd\\ufffd|"
                      "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd");
-    b.len = 0;
-    sc_buf_put_xml_str(&b, "<a & 'b'>\x02", 10);
-    T_EQ_STR(b.data, "&lt;a &amp; &apos;b&apos;&gt;");
     b.len = 0;
     char big[1000];
     memset(big, 'x', sizeof big - 1);
@@ -159,46 +155,6 @@ static void test_sample_index(void)
     T_EQ_INT(sc_profile_sample_index(p, "1", err), 1);
     T_EQ_INT(sc_profile_sample_index(p, "nope", err), SC_ENOTFOUND);
     T_CHECK(strstr(err, "alloc_space, inuse_space") != NULL);
-    sc_profile_free(p);
-}
-
-static void test_tree(void)
-{
-    struct sc_profile *p = folded("a;b;c 5\na;b 2\na;d 3\ne 1\na;b;c 1\n");
-    T_CHECK(p != NULL);
-    if (!p)
-        return;
-    struct sc_tree *t = sc_tree_new();
-    char err[SC_ERR_LEN];
-    T_EQ_INT(sc_tree_add_profile(t, p, 0, err), 0);
-    T_EQ_INT(t->nodes[0].total, 12);
-    T_EQ_INT(t->n, 6); /* root a b c d e */
-    /* find a;b;c */
-    uint32_t cur = 0;
-    const char *path[] = {"a", "b", "c"};
-    for (int k = 0; k < 3; k++) {
-        uint32_t c = t->nodes[cur].first_child, found = 0;
-        for (; c; c = t->nodes[c].next_sibling) {
-            struct sc_str s = sc_tree_node_name(t, c);
-            if (s.len == strlen(path[k]) && !memcmp(s.ptr, path[k], s.len))
-                found = c;
-        }
-        T_CHECK(found != 0);
-        if (!found)
-            break;
-        cur = found;
-    }
-    T_EQ_INT(t->nodes[cur].self, 6);
-    T_EQ_INT(t->nodes[cur].total, 6);
-    T_EQ_INT(t->nodes[t->nodes[cur].parent].total, 8); /* b: 6 + 2 */
-    T_EQ_INT(t->nodes[t->nodes[cur].parent].self, 2);
-    /* node limit */
-    struct sc_tree *small = sc_tree_new();
-    small->max_nodes = 3;
-    T_EQ_INT(sc_tree_add_profile(small, p, 0, err), SC_ELIMIT);
-    T_EQ_INT(small->n, 3);
-    sc_tree_free(small);
-    sc_tree_free(t);
     sc_profile_free(p);
 }
 
@@ -332,7 +288,6 @@ int main(void)
     T_RUN(test_map64);
     T_RUN(test_strtab);
     T_RUN(test_sample_index);
-    T_RUN(test_tree);
     T_RUN(test_stackwalk_inline);
     T_RUN(test_merge);
     T_RUN(test_units);
