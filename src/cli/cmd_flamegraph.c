@@ -375,10 +375,12 @@ int cmd_flamegraph(int argc, char **argv)
     if (rc)
         return rc;
     if (frames == 0) {
+        char list[256];
         fprintf(stderr,
-                "scorch: %s: warning: no stack samples in '%s'%s; wrote a \"No data\" SVG\n", cmd,
-                input && strcmp(input, "-") ? input : "stdin",
-                unknown ? " (not pprof, folded stacks or perf script)" : "");
+                "scorch: %s: warning: no stack samples in '%s'%s%s%s; wrote a \"No data\" SVG\n",
+                cmd, input && strcmp(input, "-") ? input : "stdin", unknown ? " (not " : "",
+                unknown ? sc_format_list(SC_FMT_LIST_DESC, list, sizeof list) : "",
+                unknown ? ")" : "");
         return 2;
     }
     return 0;

@@ -18,10 +18,11 @@ static const char usage[] =
     "                     [--format FMT] [FILE...]\n"
     "\n"
     "Pushes profile files to a scorch (or Pyroscope) server's POST /ingest, one request per\n"
-    "file, in order. The format of each file is detected from its content (pprof, gzipped or\n"
-    "not; folded stacks; `perf script` text) unless --format says; the bytes are sent as\n"
-    "they are. No FILE, or -, reads stdin. Stops at the first file the server refuses and\n"
-    "prints the server's reason.\n"
+    "file, in order. The bytes are sent as they are. The format of each file, gzipped or\n"
+    "not, is detected from its content unless --format says:\n"
+    "  %s.\n"
+    "No FILE, or -, reads stdin. Stops at the first file the server refuses and prints the\n"
+    "server's reason.\n"
     "\n"
     "options:\n"
     "  --server URL       the server, e.g. http://127.0.0.1:4040\n"
@@ -30,7 +31,8 @@ static const char usage[] =
     "                     without its extensions, 'stdin' for stdin)\n"
     "  --token-file F     send the first line of F as the bearer token\n"
     "  --tenant T         the tenant (X-Scope-OrgID)\n"
-    "  --format FMT       pprof, folded, lines or perf_script instead of detecting\n"
+    "  --format FMT       the format instead of detecting, one of\n"
+    "                     %s\n"
     "  -h, --help         show this help\n"
     "\n"
     "A progress line goes to stderr while many files are pushed (on a terminal), and a\n"
@@ -88,17 +90,12 @@ static const char *format_of(const struct sc_input *in, char *err)
     }
     enum sc_format f = sc_detect_format(p, plen);
     free(plain);
-    switch (f) {
-    case SC_FMT_PPROF:
-        return "pprof";
-    case SC_FMT_FOLDED:
-        return "folded";
-    case SC_FMT_PERF:
-        return "perf_script";
-    default:
-        sc_errf(err, SC_EFORMAT, "not pprof, folded stacks or perf script text");
+    if (f == SC_FMT_UNKNOWN) {
+        char list[256];
+        sc_errf(err, SC_EFORMAT, "not %s", sc_format_list(SC_FMT_LIST_DESC, list, sizeof list));
         return NULL;
     }
+    return sc_format_name(f);
 }
 
 /* The message of a JSON error body {"error": "..."}, else the line as it is. */
@@ -192,8 +189,15 @@ int cmd_ingest(int argc, char **argv)
         case 'f':
             g.format = optarg;
             break;
-        case 'h':
-            return cli_help(usage);
+        case 'h': {
+            char descs[256], names[256];
+            struct sc_buf help = SC_BUF_INIT;
+            sc_buf_printf(&help, usage, sc_format_list(SC_FMT_LIST_DESC, descs, sizeof descs),
+                          sc_format_list(SC_FMT_LIST_INGEST, names, sizeof names));
+            int hrc = cli_help(help.data ? help.data : "");
+            sc_buf_release(&help);
+            return hrc;
+        }
         default:
             return cli_usage("ingest", "bad option");
         }
@@ -202,10 +206,10 @@ int cmd_ingest(int argc, char **argv)
         return cli_usage("ingest", "missing --server URL");
     if (strncmp(g.server, "http://", 7) && strncmp(g.server, "https://", 8))
         return cli_usage("ingest", "--server '%s' is not an http:// or https:// URL", g.server);
-    if (g.format && strcmp(g.format, "pprof") && strcmp(g.format, "folded") &&
-        strcmp(g.format, "lines") && strcmp(g.format, "perf_script"))
-        return cli_usage("ingest", "bad --format '%s' (pprof, folded, lines, perf_script)",
-                         g.format);
+    char names[256];
+    if (g.format && !sc_format_by_ingest_name(g.format))
+        return cli_usage("ingest", "bad --format '%s' (%s)", g.format,
+                         sc_format_list(SC_FMT_LIST_INGEST, names, sizeof names));
     char err[SC_ERR_LEN];
     if (token_file && !(g.token = sc_config_read_token(token_file, err)))
         return cli_error("%s", err);

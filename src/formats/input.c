@@ -1,7 +1,5 @@
-/* input.c - whole-input reading, gzip through libdeflate, format detection, dispatch. */
+/* input.c - whole-input reading, gzip through libdeflate, dispatch to the format table. */
 #include "formats/input.h"
-#include "formats/folded.h"
-#include "formats/perf.h"
 #include "formats/pprof.h"
 #include "model/error.h"
 
@@ -13,20 +11,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-const char *sc_format_name(enum sc_format f)
-{
-    switch (f) {
-    case SC_FMT_PPROF:
-        return "pprof";
-    case SC_FMT_FOLDED:
-        return "folded";
-    case SC_FMT_PERF:
-        return "perf script";
-    default:
-        return "unknown";
-    }
-}
 
 void sc_input_release(struct sc_input *in)
 {
@@ -237,97 +221,6 @@ int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out)
     return rc;
 }
 
-/* perf script frame line: optional whitespace (old perf versions print none), hex address,
- * space, anything, " (", ..., ")". */
-static int looks_like_frame(const char *s, const char *e)
-{
-    if (s == e)
-        return 0;
-    while (s < e && (*s == ' ' || *s == '\t'))
-        s++;
-    const char *h = s;
-    while (s < e && ((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-        s++;
-    if (s == h || s == e || *s != ' ')
-        return 0;
-    return e[-1] == ')' && memchr(s, '(', (size_t)(e - s)) != NULL;
-}
-
-/* folded line: ends with whitespace + a number (flamegraph.pl takes decimals too). */
-static int looks_like_folded(const char *s, const char *e)
-{
-    while (e > s && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-        e--;
-    const char *d = e;
-    while (d > s && ((d[-1] >= '0' && d[-1] <= '9') || d[-1] == '.'))
-        d--;
-    return d < e && d > s && (d[-1] == ' ' || d[-1] == '\t');
-}
-
-/* Go's text profiles of old (debug=1: "goroutine profile: total 3", "heap profile: ...",
- * "--- mutex:"), which go tool pprof reads and scorch does not, and the first of which
- * would otherwise pass for a folded stack. Judged by the first line that is not blank. */
-static int looks_like_go_text(const char *s, size_t n)
-{
-    const char *end = s + n;
-    while (s < end && (*s == '\n' || *s == '\r' || *s == ' ' || *s == '\t'))
-        s++;
-    const char *e = memchr(s, '\n', (size_t)(end - s));
-    size_t len = (size_t)((e ? e : end) - s);
-    static const char *const heads[] = {"heap profile:", "--- contention",
-                                        "--- mutex:", "--- threadz "};
-    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
-        if (len >= strlen(heads[i]) && !memcmp(s, heads[i], strlen(heads[i])))
-            return 1;
-    /* \A(\S+) profile: total \d+\z */
-    static const char mid[] = " profile: total ";
-    const char *m = memmem(s, len, mid, sizeof mid - 1);
-    if (!m || m == s || memchr(s, ' ', (size_t)(m - s)) || memchr(s, '\t', (size_t)(m - s)))
-        return 0;
-    const char *d = m + sizeof mid - 1, *le = s + len;
-    if (d == le)
-        return 0;
-    while (d < le && *d >= '0' && *d <= '9')
-        d++;
-    return d == le;
-}
-
-enum sc_format sc_detect_format(const void *buf, size_t n)
-{
-    if (n == 0)
-        return SC_FMT_FOLDED;
-    if (sc_pprof_looks_valid(buf, n))
-        return SC_FMT_PPROF;
-    if (looks_like_go_text(buf, n))
-        return SC_FMT_UNKNOWN;
-    const char *s = buf, *end = s + n;
-    int frames = 0, folded = 0, other = 0;
-    for (int lines = 0; s < end && lines < 200; lines++) {
-        const char *e = memchr(s, '\n', (size_t)(end - s));
-        if (!e)
-            e = end;
-        if (e > s && memchr(s, 0, (size_t)(e - s)))
-            return SC_FMT_UNKNOWN;
-        if (e == s || *s == '#') {
-            /* blank or comment */
-        } else if (looks_like_frame(s, e) || sc_perf_frame_header(s, (size_t)(e - s))) {
-            frames++;
-        } else if (looks_like_folded(s, e)) {
-            folded++;
-        } else {
-            other++;
-        }
-        s = e + 1;
-        if (frames >= 3)
-            return SC_FMT_PERF;
-    }
-    if (frames > 0)
-        return SC_FMT_PERF;
-    if (folded > 0 && folded >= other)
-        return SC_FMT_FOLDED;
-    return SC_FMT_UNKNOWN;
-}
-
 /* Replaces gzip data in *in by the bytes it inflates to. */
 static int inflate(struct sc_input *in, const struct sc_limits *lim, char *err)
 {
@@ -367,26 +260,8 @@ static int decode_plain(struct sc_input *in, const struct sc_decode_opts *o,
         }
     }
     enum sc_format f = o->format ? o->format : sc_detect_format(data, len);
-    switch (f) {
-    case SC_FMT_PPROF:
-        rc = o->lazy_samples ? sc_pprof_decode_mode(data, len, lim, o->lazy_samples, p, err)
-                             : sc_pprof_decode(data, len, lim, p, err);
-        break;
-    case SC_FMT_FOLDED:
-        rc = sc_folded_decode(data, len, lim, p, err);
-        break;
-    case SC_FMT_PERF:
-        rc = sc_perf_decode_ex(data, len, &o->perf, lim, p, o->perf_stats, err);
-        break;
-    default:
-        if (looks_like_go_text(data, len))
-            rc = sc_errf(err, SC_EFORMAT,
-                         "a Go text profile (debug=1), which scorch does not read: fetch it "
-                         "without debug=1");
-        else
-            rc = sc_errf(err, SC_EFORMAT,
-                         "unrecognized format (expected pprof, folded stacks or perf script)");
-    }
+    const struct sc_format_def *d = sc_format_get(f);
+    rc = d ? d->decode(data, len, o, lim, p, err) : sc_format_refuse(data, len, err);
     if (rc) {
         sc_profile_free(p);
         return rc;

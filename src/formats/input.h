@@ -5,18 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "formats/format.h"
 #include "formats/limits.h"
 #include "model/buf.h"
 #include "model/profile.h"
-
-enum sc_format {
-    SC_FMT_UNKNOWN = 0,
-    SC_FMT_PPROF,
-    SC_FMT_FOLDED,
-    SC_FMT_PERF,
-};
-
-const char *sc_format_name(enum sc_format f);
 
 /* stackcollapse-perf.pl's options, which shape the frames perf script decodes into. */
 struct sc_perf_opts {
@@ -71,8 +63,9 @@ int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *ou
 /* Appends the gzip of in to out (level 1..12, libdeflate's scale). 0 or SC_ENOMEM. */
 int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);
 
-/* Guesses the format of (decompressed) bytes. Go's legacy text profiles (debug=1) are
- * SC_FMT_UNKNOWN, not folded stacks. */
+/* Guesses the format of (decompressed) bytes: the first row of the format table
+ * (format.h) whose detect says so. Go's legacy text profiles (debug=1) are
+ * SC_FMT_UNKNOWN, not folded stacks. Defined in format.c. */
 enum sc_format sc_detect_format(const void *buf, size_t n);
 
 /* Decodes in (gzip or not) into a new profile, consuming in: the profile adopts the bytes

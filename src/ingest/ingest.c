@@ -528,17 +528,13 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     enum sc_format fmt = SC_FMT_UNKNOWN;
     int lines = 0;
     if (!rc) {
-        if (!strcmp(format, "pprof"))
-            fmt = SC_FMT_PPROF;
-        else if (!strcmp(format, "folded"))
-            fmt = SC_FMT_FOLDED;
-        else if (!strcmp(format, "lines"))
-            fmt = SC_FMT_FOLDED, lines = 1;
-        else if (!strcmp(format, "perf_script"))
-            fmt = SC_FMT_PERF;
+        const struct sc_format_def *d = sc_format_by_ingest_name(format);
+        char names[256];
+        if (d)
+            fmt = d->id, lines = !strcmp(format, "lines");
         else
-            rc = sc_errf(err, SC_EUNSUPPORTED,
-                         "unsupported format '%.32s' (pprof, folded, lines, perf_script)", format);
+            rc = sc_errf(err, SC_EUNSUPPORTED, "unsupported format '%.32s' (%s)", format,
+                         sc_format_list(SC_FMT_LIST_INGEST, names, sizeof names));
     }
     if (!rc && r->prev_profile_len)
         rc = sc_errf(err, SC_EUNSUPPORTED,
@@ -563,12 +559,12 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     rc = sc_ingest_inflate(&body, &plen, r->gzip_claim, lim, &plain, &res->over_claim, err);
     if (!rc && detect) {
         fmt = sc_detect_format(body, plen);
-        format = fmt == SC_FMT_PPROF ? "pprof" : fmt == SC_FMT_PERF ? "perf_script" : "folded";
+        format = sc_format_name(fmt);
+        char names[256];
         if (fmt == SC_FMT_UNKNOWN)
             rc = sc_errf(err, SC_EFORMAT,
-                         "the body of %zu bytes is not clearly folded stacks, pprof or perf "
-                         "script: say which with 'format'",
-                         plen);
+                         "the body of %zu bytes is not clearly %s: say which with 'format'", plen,
+                         sc_format_list(SC_FMT_LIST_DESC, names, sizeof names));
     }
     if (!rc && fmt == SC_FMT_FOLDED) {
         p = sc_profile_new();
