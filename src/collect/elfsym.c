@@ -201,6 +201,35 @@ uint32_t sc_elf_build_id(int fd, uint8_t id[20])
     return t.build_id_len;
 }
 
+size_t sc_elf_debuglink(int fd, char *name, size_t n)
+{
+    Elf *e = open_elf(fd, NULL, 0);
+    if (!e)
+        return 0;
+    size_t shstr = 0, len = 0;
+    elf_getshdrstrndx(e, &shstr);
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        const char *sn = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+        if (!sn || strcmp(sn, ".gnu_debuglink") || sh.sh_type == SHT_NOBITS)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        /* the name, NUL-terminated, then padding and a CRC we do not check (the build
+         * ids are compared instead) */
+        const char *s = d && d->d_buf ? d->d_buf : NULL;
+        len = s ? strnlen(s, d->d_size) : 0;
+        if (!s || len == d->d_size || len == 0 || len >= n || memchr(s, '/', len) ||
+            !strcmp(s, "..") || !strcmp(s, "."))
+            len = 0;
+        else
+            memcpy(name, s, len + 1);
+        break;
+    }
+    elf_end(e);
+    return len;
+}
+
 int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
 {
     Elf *e = open_elf(fd, NULL, 0);

@@ -21,6 +21,12 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
  * (at most 20, into id), 0 when it has none or is not ELF. */
 uint32_t sc_elf_build_id(int fd, uint8_t id[20]);
 
+/* The file name a stripped ELF file's .gnu_debuglink names (its separate debug file, looked
+ * for beside it, in .debug/ beside it and under /usr/lib/debug/<its directory>): its length
+ * (into name, NUL-terminated), 0 when it has none or the name is not a plain file name (a
+ * path, "..", longer than n - 1 bytes). */
+size_t sc_elf_debuglink(int fd, char *name, size_t n);
+
 /* Replaces t's symbols with the .symtab of another ELF file (a separate debug file,
  * /usr/lib/debug/.build-id/..., of a stripped binary), names left in that file; keeps
  * t's segments and build id. 0, SC_ENOTFOUND (no .symtab) or SC_E*. */

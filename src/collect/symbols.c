@@ -1,5 +1,7 @@
 /* symbols.c - the sampler's symbolizer: DSOs, their cached symbol tables, kernel, vDSO, JIT. */
 #include "collect/symbols.h"
+#include "collect/debuginfod.h"
+#include "model/clock.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
@@ -26,6 +28,8 @@ struct table {
     struct sc_elf_dwarf *dw; /* kept open (opts.dwarf_bytes), else NULL */
     uint64_t dw_bytes;
     uint64_t last_use;
+    uint8_t pending; /* its debug file is being fetched from debuginfod */
+    char *why;       /* why its code is not all named (sc_dso_info.symbols), or NULL */
 };
 
 struct dso {
@@ -52,6 +56,10 @@ struct sc_symbolizer {
     int kernel_loaded;
     struct sc_symtab vdso;
     int vdso_loaded;
+    struct sc_debuginfod *fetch; /* started when first needed */
+    int fetch_tried;
+    int64_t wait_left; /* of opts.debuginfod_wait_ns */
+    uint64_t generation;
     struct sc_symbolizer_stats st;
 };
 
@@ -100,7 +108,10 @@ int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer *
     if (!s->o.perf_map_dir)
         s->o.perf_map_dir = "/tmp";
     if (!s->o.debug_dir)
+        s->o.debug_dir = getenv("SCORCH_DEBUG_DIR");
+    if (!s->o.debug_dir || !*s->o.debug_dir)
         s->o.debug_dir = "/usr/lib/debug";
+    s->wait_left = s->o.debuginfod_wait_ns;
     sc_symtab_init(&s->kernel);
     sc_symtab_init(&s->vdso);
     /* the fixed ids, in enum order */
@@ -122,6 +133,7 @@ static void free_table(struct table *t)
     sc_symtab_release(&t->st);
     free(t->dwarf_path);
     free(t->names_path);
+    free(t->why);
     free(t);
 }
 
@@ -138,6 +150,7 @@ void sc_symbolizer_free(struct sc_symbolizer *s)
     sc_map64_release(&s->index);
     sc_symtab_release(&s->kernel);
     sc_symtab_release(&s->vdso);
+    sc_debuginfod_free(s->fetch);
     free(s);
 }
 
@@ -220,6 +233,11 @@ void sc_symbolizer_info(struct sc_symbolizer *s, uint32_t dso, struct sc_dso_inf
     out->path = d->path;
     out->name = d->name;
     out->build_id = d->build_id;
+    out->symbols = "";
+    if (d->kind == SC_DSO_FILE && d->failed)
+        out->symbols = "cannot read the file";
+    else if (d->kind == SC_DSO_FILE && d->table && s->tables[d->table - 1]->why)
+        out->symbols = s->tables[d->table - 1]->why;
 }
 
 /* ---- loading ---- */
@@ -255,6 +273,7 @@ int sc_symbolizer_open(struct sc_symbolizer *s, uint32_t dso)
     return open_dso(s, &s->dsos[dso]);
 }
 
+/* A debug file by build id: <debug_dir>/.build-id/xx/yyyy.debug. */
 static int open_debug_file(struct sc_symbolizer *s, const struct sc_symtab *t, char **path_out)
 {
     if (t->build_id_len < 2)
@@ -268,6 +287,181 @@ static int open_debug_file(struct sc_symbolizer *s, const struct sc_symtab *t, c
         *path_out = sc_buf_detach(&p, NULL);
     sc_buf_release(&p);
     return fd;
+}
+
+/* A debug file by the name in a binary's .gnu_debuglink, where gdb looks: beside the binary,
+ * in .debug/ beside it (both in the binary's mount namespace, as open_dso), under
+ * <debug_dir>/<the binary's directory>. It must carry the binary's build id when the binary
+ * has one (a name says nothing of the version). */
+static int open_debuglink(struct sc_symbolizer *s, const struct dso *d, const struct sc_symtab *t,
+                          const char *link, char **path_out)
+{
+    const char *slash = strrchr(d->path, '/');
+    if (!slash)
+        return -1;
+    int dirlen = (int)(slash - d->path);
+    char root[64] = "";
+    if (!s->o.root && d->pid > 0)
+        snprintf(root, sizeof root, "/proc/%d/root", (int)d->pid);
+    const char *r = s->o.root ? s->o.root : root;
+    /* (prefix, subdirectory) pairs; the process's root may be gone: then the host's view */
+    const char *where[5][2] = {
+        {r, ""}, {r, "/.debug"}, {"", ""}, {"", "/.debug"}, {s->o.debug_dir, ""}};
+    for (int k = 0; k < 5; k++) {
+        if (k >= 2 && k < 4 && (s->o.root || !*r))
+            continue; /* the same as the first two */
+        struct sc_buf p = SC_BUF_INIT;
+        sc_buf_printf(&p, "%s%.*s%s/%s", where[k][0], dirlen, d->path, where[k][1], link);
+        int fd = p.oom ? -1 : open(p.data, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        uint8_t id[20];
+        uint32_t n = 0;
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino == d->ino ||
+                        (t->build_id_len && ((n = sc_elf_build_id(fd, id)) != t->build_id_len ||
+                                             memcmp(id, t->build_id, n))))) {
+            close(fd); /* not a file, the binary itself, or another build */
+            fd = -1;
+        }
+        char *path = fd >= 0 ? sc_buf_detach(&p, NULL) : NULL;
+        sc_buf_release(&p);
+        if (path) {
+            *path_out = path;
+            return fd;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    return -1;
+}
+
+/* Completes table t with the debug file dfd (at path): its .symtab when t has none, its DWARF
+ * when t has none. 1 when t got better, 0 when not, SC_ENOMEM. */
+static int apply_debug(struct sc_symbolizer *s, struct table *t, int dfd, const char *path)
+{
+    char err[SC_ERR_LEN];
+    int better = 0;
+    if (t->st.source != SC_SYMS_SYMTAB) {
+        char *np = strdup(path);
+        if (!np)
+            return SC_ENOMEM;
+        size_t before = t->st.bytes;
+        if (sc_elf_load_symtab(dfd, &t->st, err) == 0) {
+            free(t->names_path);
+            t->names_path = np;
+            better = 1;
+            if (t->last_use) /* stored already: its share of the budget changed */
+                s->table_bytes = s->table_bytes - before + t->st.bytes;
+        } else {
+            free(np);
+        }
+    }
+    if (!t->has_dwarf) {
+        if (!(t->dwarf_path = strdup(path)))
+            return SC_ENOMEM;
+        t->has_dwarf = 1; /* (dropped at its first use if it has none) */
+        better = 1;
+    }
+    return better;
+}
+
+/* What sc_dso_info.symbols says of t: why its code is not all named, or NULL when it is. */
+static void set_why(struct table *t, const char *fetch)
+{
+    free(t->why);
+    t->why = NULL;
+    if (t->st.source == SC_SYMS_SYMTAB || t->st.source == SC_SYMS_GOPCLNTAB)
+        return;
+    struct sc_buf b = SC_BUF_INIT;
+    sc_buf_printf(&b, "%s, no debug file", t->st.n ? ".dynsym only" : "no symbols");
+    if (t->pending)
+        sc_buf_printf(&b, "; debuginfod: still fetching");
+    else if (fetch && *fetch)
+        sc_buf_printf(&b, "; debuginfod: %s", fetch);
+    if (!b.oom)
+        t->why = sc_buf_detach(&b, NULL);
+    sc_buf_release(&b);
+}
+
+/* The fetcher, started the first time a debug file is missing. NULL: none configured. */
+static struct sc_debuginfod *fetcher(struct sc_symbolizer *s)
+{
+    if (!s->fetch_tried && !s->o.no_debuginfod) {
+        s->fetch_tried = 1;
+        struct sc_debuginfod_opts o = {s->o.debuginfod_timeout_ns, 0}; /* $DEBUGINFOD_URLS */
+        char err[SC_ERR_LEN];
+        if (sc_debuginfod_new(&o, &s->fetch, err))
+            s->fetch = NULL;
+    }
+    return s->fetch;
+}
+
+/* Asks the fetcher about t's debug file, waiting what is left of the wait budget, and takes
+ * it in when it came. Updates t->pending and t->why. */
+static void fetch_debug(struct sc_symbolizer *s, struct table *t)
+{
+    struct sc_debuginfod *f = fetcher(s);
+    if (!f) {
+        t->pending = 0;
+        set_why(t, "");
+        return;
+    }
+    int64_t start = sc_mono_ns();
+    char *path = NULL, why[128];
+    enum sc_debuginfod_state st =
+        sc_debuginfod_get(f, t->st.build_id, t->st.build_id_len,
+                          s->wait_left > 0 ? start + s->wait_left : 0, &path, why, sizeof why);
+    if (s->wait_left > 0)
+        s->wait_left -= sc_mono_ns() - start;
+    t->pending = st == SC_DEBUGINFOD_PENDING;
+    if (st == SC_DEBUGINFOD_FOUND) {
+        int dfd = open(path, O_RDONLY | O_CLOEXEC);
+        int better = dfd >= 0 ? apply_debug(s, t, dfd, path) : 0;
+        if (dfd >= 0)
+            close(dfd);
+        if (better > 0) {
+            s->st.debuginfod_hits++;
+            if (t->last_use)
+                s->generation++; /* it named code before: its callers may ask again */
+        }
+        snprintf(why, sizeof why, "%s", dfd < 0 ? "the fetched file cannot be read" : "");
+    } else if (st == SC_DEBUGINFOD_FAILED) {
+        s->st.debuginfod_failures++;
+    }
+    free(path);
+    set_why(t, t->st.build_id_len ? why : "no build id");
+}
+
+/* Completes the table of a file without .symtab or DWARF: its debug file on disk, else from
+ * debuginfod. link: the name its .gnu_debuglink gives, or NULL. 0 or SC_ENOMEM. */
+static int find_debug(struct sc_symbolizer *s, const struct dso *d, struct table *t,
+                      const char *link)
+{
+    char *dpath = NULL;
+    int dfd = open_debug_file(s, &t->st, &dpath);
+    if (dfd < 0 && link)
+        dfd = open_debuglink(s, d, &t->st, link, &dpath);
+    if (dfd >= 0) {
+        int rc = apply_debug(s, t, dfd, dpath);
+        close(dfd);
+        free(dpath);
+        s->st.debug_files++;
+        set_why(t, "");
+        return rc < 0 ? rc : 0;
+    }
+    if (t->st.is_go || !t->st.build_id_len) { /* Go binaries name themselves (pclntab) */
+        set_why(t, t->st.build_id_len ? "" : "no build id");
+        return 0;
+    }
+    fetch_debug(s, t);
+    return 0;
+}
+
+uint64_t sc_symbolizer_refresh(struct sc_symbolizer *s)
+{
+    for (uint32_t i = 0; i < s->ntables; i++)
+        if (s->tables[i] && s->tables[i]->pending)
+            fetch_debug(s, s->tables[i]);
+    return s->generation;
 }
 
 /* Frees least recently used tables until the budget holds (never one used in this round). */
@@ -365,28 +559,14 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
         s->st.load_failures++;
         return 0;
     }
-    close(fd);
     /* a stripped file: its debug file has the .symtab and the DWARF */
-    if (t->st.source != SC_SYMS_SYMTAB || !t->has_dwarf) {
-        char *dpath = NULL;
-        int dfd = open_debug_file(s, &t->st, &dpath);
-        if (dfd >= 0) {
-            int from_debug =
-                t->st.source != SC_SYMS_SYMTAB && sc_elf_load_symtab(dfd, &t->st, err) == 0;
-            if (from_debug && !(t->names_path = strdup(dpath))) {
-                close(dfd);
-                free(dpath);
-                free_table(t);
-                return 0;
-            }
-            if (!t->has_dwarf) {
-                t->has_dwarf = 1;
-                t->dwarf_path = dpath;
-                dpath = NULL;
-            }
-            close(dfd);
-        }
-        free(dpath);
+    char link[256];
+    int need = t->st.source != SC_SYMS_SYMTAB || !t->has_dwarf;
+    size_t linklen = need ? sc_elf_debuglink(fd, link, sizeof link) : 0;
+    close(fd);
+    if (need && find_debug(s, d, t, linklen ? link : NULL)) {
+        free_table(t);
+        return 0;
     }
     s->st.loads++;
     uint32_t k = (uint32_t)store_table(s, t);
@@ -529,7 +709,7 @@ struct resolve {
     size_t unnamed_len;
     int names_fd;           /* the file of t's names (names_in_file), -1: not open (yet) */
     const char *names_path; /* that file, NULL: the DSO's own */
-    char name[4096];        /* a name read from it */
+    char name[4096];        /* a name read from it, or one without its version */
 };
 
 /* The name of symbol e: in the table's pool, or read from the file it stays in (names
@@ -550,6 +730,23 @@ static const char *sym_name(struct resolve *r, const struct sc_symtab_ent *e)
         return NULL;
     r->name[k] = 0;
     return r->name[0] ? r->name : NULL;
+}
+
+/* name without a symbol version ("__libc_start_main@@GLIBC_2.34", "memcpy@GLIBC_2.2.5": what
+ * the static linker leaves in .symtab for symbols with versions), or name itself; *versioned
+ * says whether there was one. */
+static const char *unversioned(struct resolve *r, const char *name, int *versioned)
+{
+    const char *at = strchr(name, '@');
+    *versioned = at && at > name;
+    if (!*versioned)
+        return name;
+    size_t n = (size_t)(at - name);
+    if (n >= sizeof r->name)
+        n = sizeof r->name - 1;
+    memmove(r->name, name, n); /* name may be r->name already */
+    r->name[n] = 0;
+    return r->name;
 }
 
 static struct sc_sym_frame frame(const char *name, size_t nlen, const char *file, int64_t line)
@@ -576,8 +773,11 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
     sym.address = r->vaddrs[i];
     const struct sc_symtab_ent *e = r->t ? sc_symtab_find(r->t, sym.address) : NULL;
     const char *sname = e ? sym_name(r, e) : NULL;
+    int versioned = 0;
     if (!sname)
         e = NULL;
+    else
+        sname = unversioned(r, sname, &versioned);
     sym.found = e != NULL;
     if (!sname)
         sname = r->unnamed;
@@ -587,7 +787,8 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
         const char *nm = fr[k].function;
         size_t nl = nm ? strlen(nm) : 0;
         if (fr[k].outer || !nm) {
-            if (e || !nm) {
+            /* the symbol table's name, but DWARF's where the symbol was a versioned alias */
+            if ((e && !(versioned && nm)) || !nm) {
                 nm = sname;
                 nl = slen;
             } else {
@@ -653,6 +854,8 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
             d->table = load_file(s, d, round);
         if (d->table) {
             struct table *t = s->tables[d->table - 1];
+            if (t->pending)
+                fetch_debug(s, t); /* arrived meanwhile? */
             tab = t;
             t->last_use = round;
             r.t = &t->st;

@@ -14,10 +14,22 @@
  * one). Addresses are file offsets for mapped files and the vDSO (the sampler subtracts
  * the mapping's start and adds its file offset), absolute for the kernel and JIT code.
  *
- * Symbols: a file's .symtab, else .dynsym, else a Go binary's .gopclntab; a stripped
- * file's separate debug file (/usr/lib/debug/.build-id/xx/yyyy.debug) completes it. File,
- * line and inlined frames from DWARF (libdw) where present, in the file or its debug file.
- * The kernel: /proc/kallsyms (all zero, so unnamed, when kernel.kptr_restrict hides it).
+ * Symbols: a file's .symtab, else .dynsym, else a Go binary's .gopclntab. A file without
+ * .symtab or DWARF (most of a distribution: .dynsym only) is completed by its separate debug
+ * file: by build id (<debug_dir>/.build-id/xx/yyyy.debug), else by the name its
+ * .gnu_debuglink gives, beside the file, in .debug/ beside it, or under <debug_dir>/<its
+ * directory> (such a file must carry the binary's build id), else from a debuginfod server
+ * (debuginfod.h) when one is configured. File, line and inlined frames from DWARF (libdw)
+ * where present, in the file or its debug file. Symbol versions ("@GLIBC_2.34", "@@...")
+ * are cut from names; where they were, DWARF's name of the function is preferred (libc's
+ * __libc_start_main@@GLIBC_2.34 is __libc_start_main_impl, as perf shows it). The kernel:
+ * /proc/kallsyms (all zero, so unnamed, when kernel.kptr_restrict hides it).
+ *
+ * Fetching never holds up a resolve for long: the server is asked on the fetcher's thread,
+ * and a resolve waits for it only while the debuginfod_wait_ns budget (over the
+ * symbolizer's life) lasts. A file whose debug file is still on its way is named from what
+ * it has; sc_symbolizer_refresh takes in what arrived since, and its generation number says
+ * that names given earlier may be better now.
  *
  * Caches. A DSO's symbol table is loaded on first use and shared by every DSO with the
  * same build id (the same library in many containers); tables are kept while their
@@ -29,15 +41,18 @@
 struct sc_symbolizer;
 
 struct sc_symbolizer_opts {
-    int no_dwarf;             /* skip file:line (symbols only) */
-    uint64_t max_bytes;       /* symbol tables kept; 0: 32 MiB */
-    uint64_t dwarf_bytes;     /* open DWARF kept between resolves (worth it when profiles
-                                 are taken again and again); 0: none, each closed after use */
-    const char *kallsyms;     /* NULL: /proc/kallsyms */
-    const char *perf_map_dir; /* NULL: /tmp */
-    const char *debug_dir;    /* NULL: /usr/lib/debug */
-    const char *root;         /* mapped files are opened under this directory instead of
-                                 through /proc/PID/root (tests, fuzzing); NULL: not */
+    int no_dwarf;                  /* skip file:line (symbols only) */
+    uint64_t max_bytes;            /* symbol tables kept; 0: 32 MiB */
+    uint64_t dwarf_bytes;          /* open DWARF kept between resolves (worth it when profiles
+                                      are taken again and again); 0: none, each closed after use */
+    const char *kallsyms;          /* NULL: /proc/kallsyms */
+    const char *perf_map_dir;      /* NULL: /tmp */
+    const char *debug_dir;         /* NULL: $SCORCH_DEBUG_DIR (for tests), else /usr/lib/debug */
+    int no_debuginfod;             /* never ask debuginfod servers, whatever the environment */
+    int64_t debuginfod_wait_ns;    /* what resolves may wait for fetches, in all; 0: never */
+    int64_t debuginfod_timeout_ns; /* one fetch at most; 0: SC_DEBUGINFOD_TIMEOUT */
+    const char *root;              /* mapped files are opened under this directory instead of
+                                      through /proc/PID/root (tests, fuzzing); NULL: not */
 };
 
 int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out, char *err);
@@ -68,6 +83,10 @@ struct sc_dso_info {
     const char *path;     /* "[kernel.kallsyms]", "[vdso]", "[jit-1234]", a file's path */
     const char *name;     /* its last path component */
     const char *build_id; /* lower-case hex, "" when unknown (yet: known once symbolized) */
+    const char *symbols;  /* "" when the file's code is named as well as it can be; else why
+                             not: "no symbols, no debug file", ".dynsym only, no debug file;
+                             debuginfod: not found", "cannot read the file" (valid until the
+                             next call into the symbolizer) */
 };
 void sc_symbolizer_info(struct sc_symbolizer *s, uint32_t dso, struct sc_dso_info *out);
 
@@ -92,11 +111,19 @@ typedef void (*sc_sym_cb)(void *ctx, uint32_t i, const struct sc_sym *sym);
 void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t *addrs, uint32_t n,
                            sc_sym_cb cb, void *ctx);
 
+/* Takes in the debug files fetched since the last call (cheap when none is awaited) and
+ * returns the symbolizer's generation: it changes when a file's symbols got better, and then
+ * names resolved before may be better now (callers that keep them drop them). */
+uint64_t sc_symbolizer_refresh(struct sc_symbolizer *s);
+
 struct sc_symbolizer_stats {
     uint32_t dsos, tables, dwarfs;
     uint64_t table_bytes, dwarf_bytes;
     uint64_t loads, load_failures, evictions;
     uint64_t kernel_symbols;
+    uint64_t debug_files;     /* separate debug files found on disk */
+    uint64_t debuginfod_hits; /* ... and fetched from debuginfod */
+    uint64_t debuginfod_failures;
 };
 void sc_symbolizer_stats(struct sc_symbolizer *s, struct sc_symbolizer_stats *st);
 
