@@ -1,5 +1,6 @@
 /* cmd_record.c - `scorch record`: sample on-CPU stacks with perf events, write or push pprof. */
 #include "cli/cli.h"
+#include "collect/debuginfod.h"
 #include "collect/record.h"
 #include "collect/remote.h"
 #include "formats/input.h"
@@ -30,7 +31,10 @@ static const char usage[] =
     "sample types samples and cpu (nanoseconds), every sample with its timestamp and the\n"
     "labels pid, tid and comm. Symbols come from the binaries themselves (ELF symbol\n"
     "tables, Go's pclntab, DWARF file:line, /proc/kallsyms, /tmp/perf-PID.map); perf is not\n"
-    "needed. User stacks are walked with the binaries' unwind tables (.eh_frame), so code\n"
+    "needed; a binary with .dynsym alone gets its debug file by build id from /usr/lib/debug\n"
+    "or, when DEBUGINFOD_URLS (or --debuginfod) names servers, from debuginfod; what stays\n"
+    "unnamed is counted per binary at the end. User stacks are walked with the binaries' unwind "
+    "tables (.eh_frame), so code\n"
     "built without frame pointers gives whole stacks too; stacks that still end early are\n"
     "marked [truncated: <binary>] and counted per binary at the end.\n"
     "\n"
@@ -58,6 +62,12 @@ static const char usage[] =
     "                      frame pointer chain only: no stack copies, the cheapest)\n"
     "  --stack-size BYTES  user stack copied per sample for unwinding (default 32768, at\n"
     "                      most 61440); deeper stacks are completed by frame pointers or cut\n"
+    "  --debuginfod URLS   debuginfod servers (space-separated) for the debug files of\n"
+    "                      stripped binaries (default: $DEBUGINFOD_URLS); fetched on a thread\n"
+    "                      of their own, cached by libdebuginfod\n"
+    "  --debuginfod-timeout S  one fetch at most (default 15); with -o, also what the\n"
+    "                      profile waits for fetches after the sampling\n"
+    "  --no-debuginfod     ask no debuginfod server, whatever the environment says\n"
     "  -v, --verbose       log every push and the unwinding figures\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -143,8 +153,18 @@ static void print_trunc(void *ctx, const char *dso, uint64_t count)
     *first = 0;
 }
 
+static void print_unsym(void *ctx, const char *dso, uint64_t count, const char *why)
+{
+    int *first = ctx;
+    fprintf(stderr, "%s%s %llu%s%s%s",
+            *first ? "scorch: samples with unsymbolized frames by binary: " : ", ", dso,
+            (unsigned long long)count, *why ? " (" : "", why, *why ? ")" : "");
+    *first = 0;
+}
+
 static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs, int pushed)
 {
+    int first;
     struct sc_record_stats st;
     sc_recorder_stats(r, &st);
     fprintf(stderr,
@@ -155,10 +175,18 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
     if (st.truncated) {
         fprintf(stderr,
                 "scorch: %llu truncated stacks by binary: ", (unsigned long long)st.truncated);
-        int first = 1;
+        first = 1;
         sc_recorder_truncated(r, print_trunc, &first);
         fputc('\n', stderr);
     }
+    first = 1;
+    sc_recorder_unsymbolized(r, print_unsym, &first);
+    if (!first)
+        fputc('\n', stderr);
+    if (c->verbose)
+        fprintf(stderr, "scorch: debug files: %llu on disk, %llu from debuginfod (%llu failed)\n",
+                (unsigned long long)st.sym.debug_files, (unsigned long long)st.sym.debuginfod_hits,
+                (unsigned long long)st.sym.debuginfod_failures);
     if (c->verbose)
         fprintf(stderr,
                 "scorch: symbol tables %.1f MiB (%u kept, %llu loads, %llu failed, %llu evicted), "
@@ -221,7 +249,10 @@ enum {
     OPT_NODWARF,
     OPT_DWARF,
     OPT_UNWIND,
-    OPT_STACK
+    OPT_STACK,
+    OPT_DEBUGINFOD,
+    OPT_NODEBUGINFOD,
+    OPT_DEBUGINFOD_TIMEOUT
 };
 
 int cmd_record(int argc, char **argv)
@@ -241,6 +272,9 @@ int cmd_record(int argc, char **argv)
         {"dwarf", no_argument, 0, OPT_DWARF},
         {"unwind", required_argument, 0, OPT_UNWIND},
         {"stack-size", required_argument, 0, OPT_STACK},
+        {"debuginfod", required_argument, 0, OPT_DEBUGINFOD},
+        {"no-debuginfod", no_argument, 0, OPT_NODEBUGINFOD},
+        {"debuginfod-timeout", required_argument, 0, OPT_DEBUGINFOD_TIMEOUT},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -274,12 +308,17 @@ int cmd_record(int argc, char **argv)
             ro.frequency = (uint32_t)v;
             break;
         case OPT_DURATION:
-        case OPT_INTERVAL: {
+        case OPT_INTERVAL:
+        case OPT_DEBUGINFOD_TIMEOUT: {
             int64_t d;
+            const char *what = c == OPT_DURATION   ? "--duration"
+                               : c == OPT_INTERVAL ? "--interval"
+                                                   : "--debuginfod-timeout";
             if (sc_duration_parse(optarg, &d, err) || d <= 0)
-                return cli_usage("record", "bad %s '%s' (seconds, or like 30s, 2m)",
-                                 c == OPT_DURATION ? "--duration" : "--interval", optarg);
-            *(c == OPT_DURATION ? &duration : &interval) = d;
+                return cli_usage("record", "bad %s '%s' (seconds, or like 30s, 2m)", what, optarg);
+            *(c == OPT_DURATION   ? &duration
+              : c == OPT_INTERVAL ? &interval
+                                  : &ro.sym.debuginfod_timeout_ns) = d;
             break;
         }
         case 'o':
@@ -322,6 +361,18 @@ int cmd_record(int argc, char **argv)
                                  optarg, SC_RECORD_STACK_MAX);
             ro.stack_bytes = (uint32_t)v;
             break;
+        case OPT_DEBUGINFOD:
+            /* libdebuginfod reads its servers from the environment only; set before any
+             * thread runs */
+            if (setenv("DEBUGINFOD_URLS", optarg, 1)) {
+                sc_labels_release(&labels);
+                return cli_error("out of memory");
+            }
+            ro.sym.no_debuginfod = !*optarg;
+            break;
+        case OPT_NODEBUGINFOD:
+            ro.sym.no_debuginfod = 1;
+            break;
         case 'v':
             verbose = 1;
             break;
@@ -346,9 +397,14 @@ int cmd_record(int argc, char **argv)
     char service[256];
     sc_record_service_name(&labels, ro.pid, service, sizeof service);
     cl.service = service;
-    if (!push)
+    if (!push) {
         ro.sample_labels = &labels; /* -o: labels on every sample */
-    else
+        /* one profile, built once the sampling is over: it may wait for debug files, as
+         * long as a fetch may take (libdebuginfod gives up about a second late) */
+        ro.sym.debuginfod_wait_ns =
+            (ro.sym.debuginfod_timeout_ns ? ro.sym.debuginfod_timeout_ns : SC_DEBUGINFOD_TIMEOUT) +
+            2 * SC_NS_PER_S;
+    } else
         ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE; /* profiles every interval */
 
     char *token = NULL;

@@ -587,6 +587,25 @@ static int cmp_trunc(const void *a, const void *b)
     return (x->dso > y->dso) - (x->dso < y->dso);
 }
 
+void sc_recorder_unsymbolized(struct sc_recorder *r,
+                              void (*cb)(void *ctx, const char *dso, uint64_t count,
+                                         const char *why),
+                              void *ctx)
+{
+    struct rec_trunc *v = malloc(((size_t)r->nunsym + 1) * sizeof *v);
+    if (!v)
+        return;
+    if (r->nunsym)
+        memcpy(v, r->unsym, (size_t)r->nunsym * sizeof *v);
+    qsort(v, r->nunsym, sizeof *v, cmp_trunc);
+    for (uint32_t i = 0; i < r->nunsym; i++) {
+        struct sc_dso_info di;
+        sc_symbolizer_info(r->sym, v[i].dso, &di);
+        cb(ctx, di.path, v[i].count, di.symbols);
+    }
+    free(v);
+}
+
 void sc_recorder_truncated(struct sc_recorder *r,
                            void (*cb)(void *ctx, const char *dso, uint64_t count), void *ctx)
 {

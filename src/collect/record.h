@@ -139,6 +139,14 @@ void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
 void sc_recorder_truncated(struct sc_recorder *r,
                            void (*cb)(void *ctx, const char *dso, uint64_t count), void *ctx);
 
+/* The samples of the whole recording with frames no symbol named, per binary, most first:
+ * cb(ctx, path, count, why) with why as sc_dso_info.symbols ("no symbols, no debug file",
+ * ...; "" when the binary's symbols do not cover every address sampled in it). */
+void sc_recorder_unsymbolized(struct sc_recorder *r,
+                              void (*cb)(void *ctx, const char *dso, uint64_t count,
+                                         const char *why),
+                              void *ctx);
+
 /* The ring size for a frequency and the bytes of stack each sample copies: a second of
  * samples (1 KiB each plus the stack), a power of two of 8 to 512 pages (128 KiB per CPU at
  * 99 Hz without stacks, 2 MiB with 32 KiB stacks). */

@@ -99,6 +99,7 @@ void sc_rec_release_tables(struct sc_recorder *r)
     free(r->samples);
     sc_map64_release(&r->trunc_index);
     free(r->trunc);
+    free(r->unsym);
 }
 
 int sc_rec_new_window(struct sc_recorder *r)
@@ -167,7 +168,10 @@ void sc_rec_after_take(struct sc_recorder *r)
         sweep(&r->task_index, r->ntasks, task_dead, task_key, r);
     }
     uint32_t max = r->o.max_locations ? r->o.max_locations : 1u << 20;
-    if (r->nlocs > max || r->sym_arena.total > (64u << 20)) {
+    /* debug files that arrived (from debuginfod) name better what was named before */
+    uint64_t gen = sc_symbolizer_refresh(r->sym);
+    if (r->nlocs > max || r->sym_arena.total > (64u << 20) || gen != r->sym_gen) {
+        r->sym_gen = gen;
         release_locations(r);
         sc_arena_init(&r->sym_arena);
         r->symstr.arena = &r->sym_arena;

@@ -156,6 +156,12 @@ struct sc_recorder {
     struct sc_map64 trunc_index;
     struct rec_trunc *trunc;
     uint32_t ntrunc, trcap;
+    /* samples with frames no symbol named, over the recording, per DSO (record_profile.c) */
+    struct rec_trunc *unsym;
+    uint32_t nunsym, uncap;
+    uint64_t sym_gen; /* the symbolizer's generation the location cache was named in: when a
+                         debug file arrives (sc_symbolizer_refresh) the cache is dropped after
+                         the take, to be named again by it */
     struct sc_record_stats st;
 };
 

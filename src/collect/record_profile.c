@@ -11,6 +11,7 @@
 static const char *const roots[] = {
     "_start",
     "__libc_start_main",
+    "__libc_start_main_impl", /* its name in libc's DWARF */
     "__libc_start_call_main",
     "start_thread",
     "clone",
@@ -143,6 +144,8 @@ struct build {
     struct sc_map64 marker_index; /* dso -> location index of its [truncated] frame */
     uint64_t *trunc_counts;       /* per dso in trunc_dsos */
     uint32_t *trunc_dsos, ntrunc;
+    struct rec_trunc *unsym; /* samples with frames no symbol named, per file DSO */
+    uint32_t nunsym, uncap, unsym_samples;
 };
 
 static int64_t win_str(struct build *b, uint32_t id)
@@ -312,6 +315,61 @@ static void count_trunc(struct sc_recorder *r, uint32_t dso)
     r->st.truncated++;
 }
 
+/* Adds add to dso's count in v (a short list: the binaries a window could not name). */
+static int count_dso(struct rec_trunc **v, uint32_t *n, uint32_t *cap, uint32_t dso, uint64_t add)
+{
+    for (uint32_t i = 0; i < *n; i++)
+        if ((*v)[i].dso == dso) {
+            (*v)[i].count += add;
+            return 0;
+        }
+    if (sc_grow_array(v, cap, (uint64_t)*n + 1, sizeof **v))
+        return SC_ENOMEM;
+    (*v)[(*n)++] = (struct rec_trunc){dso, add};
+    return 0;
+}
+
+/* The samples of each binary (file DSO) that have frames in it no symbol named: the
+ * window's (for its comments) and the recording's (sc_recorder_unsymbolized). A sample
+ * counts once per binary. */
+static int count_unsymbolized(struct build *b)
+{
+    struct sc_recorder *r = b->r;
+    uint32_t *weight = calloc((size_t)r->nstacks + 1, sizeof *weight);
+    if (!weight)
+        return SC_ENOMEM;
+    for (uint32_t i = 0; i < r->nsamples; i++)
+        weight[r->samples[i].stack]++;
+    int rc = 0;
+    for (uint32_t i = 0; !rc && i < r->nstacks; i++) {
+        const struct rec_stack *st = &r->stacks[i];
+        uint32_t seen[8], nseen = 0, any = 0;
+        for (uint32_t k = 0; !rc && weight[i] && k < st->n; k++) {
+            const struct rec_loc *l = &r->locs[r->stack_locs[st->start + k]];
+            if (l->dso <= SC_DSO_ID_VDSO || r->syms[l->sym - 1].found)
+                continue;
+            uint32_t j = 0;
+            while (j < nseen && seen[j] != l->dso)
+                j++;
+            if (j < nseen)
+                continue;
+            struct sc_dso_info di;
+            sc_symbolizer_info(r->sym, l->dso, &di);
+            if (di.kind != SC_DSO_FILE)
+                continue;
+            if (nseen < 8)
+                seen[nseen++] = l->dso;
+            any = 1;
+            rc = count_dso(&b->unsym, &b->nunsym, &b->uncap, l->dso, weight[i]);
+            if (!rc)
+                rc = count_dso(&r->unsym, &r->nunsym, &r->uncap, l->dso, weight[i]);
+        }
+        b->unsym_samples += any ? weight[i] : 0;
+    }
+    free(weight);
+    return rc;
+}
+
 static int add_comment(struct sc_profile *p, const char *text)
 {
     int64_t s = sc_profile_intern(p, text, strlen(text));
@@ -354,6 +412,20 @@ static int comments(struct build *b, uint32_t ntrunc_samples)
         struct sc_dso_info di;
         sc_symbolizer_info(r->sym, b->trunc_dsos[i], &di);
         snprintf(line, sizeof line, "  %s: %llu", di.path, (unsigned long long)b->trunc_counts[i]);
+        rc = add_comment(b->p, line);
+    }
+    if (!rc && b->unsym_samples) {
+        snprintf(line, sizeof line,
+                 "unsymbolized frames in %u of %u samples; by binary:", b->unsym_samples,
+                 r->nsamples);
+        rc = add_comment(b->p, line);
+    }
+    for (uint32_t i = 0; !rc && i < b->nunsym; i++) {
+        struct sc_dso_info di;
+        sc_symbolizer_info(r->sym, b->unsym[i].dso, &di);
+        snprintf(line, sizeof line, "  %s: %llu%s%s%s", di.path,
+                 (unsigned long long)b->unsym[i].count, *di.symbols ? " (" : "", di.symbols,
+                 *di.symbols ? ")" : "");
         rc = add_comment(b->p, line);
     }
     return rc;
@@ -430,6 +502,8 @@ static int build_samples(struct build *b)
                 rc = SC_ENOMEM;
     }
     if (!rc)
+        rc = count_unsymbolized(b);
+    if (!rc)
         rc = comments(b, ntrunc_samples);
     free(st_trunc);
     free(st_marker);
@@ -465,6 +539,7 @@ int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err)
     free(b.str_map);
     free(b.trunc_counts);
     free(b.trunc_dsos);
+    free(b.unsym);
     sc_map64_release(&b.fn_index);
     sc_map64_release(&b.map_index);
     sc_map64_release(&b.marker_index);
