@@ -400,10 +400,12 @@ int cmd_record(int argc, char **argv)
     if (!push) {
         ro.sample_labels = &labels; /* -o: labels on every sample */
         /* one profile, built once the sampling is over: it may wait for debug files, as
-         * long as a fetch may take (libdebuginfod gives up about a second late) */
+         * long as a fetch may take (libdebuginfod gives up about a second late; a loaded
+         * machine's threads later still: 5 s of slack, which a fetch that ends sooner
+         * does not use) */
         ro.sym.debuginfod_wait_ns =
             (ro.sym.debuginfod_timeout_ns ? ro.sym.debuginfod_timeout_ns : SC_DEBUGINFOD_TIMEOUT) +
-            2 * SC_NS_PER_S;
+            5 * SC_NS_PER_S;
     } else
         ro.sym.dwarf_bytes = SC_RECORD_DWARF_CACHE; /* profiles every interval */
 
