@@ -133,11 +133,17 @@ import socket, sys, time
 s = socket.socket()
 s.bind(("127.0.0.1", int(sys.argv[1])))
 s.listen(8)
+open(sys.argv[2], "w").close()
 conns = []
 while True:
-    conns.append(s.accept()[0])' "$port" &
+    conns.append(s.accept()[0])' "$port" "$tmp/silent.ready" &
 pids="$pids $!"
-sleep 0.3
+i=0
+until [ -e silent.ready ]; do
+    i=$((i + 1))
+    [ $i -lt 300 ] || fail "the silent server never listened"
+    sleep 0.1
+done
 DEBUGINFOD_URLS="http://127.0.0.1:$port" record slow.pb.gz -p $p --duration 1 --debuginfod-timeout 1
 unnamed slow.pb.gz "no symbols, no debug file; debuginfod: timed out after 1 s"
 kill $p
