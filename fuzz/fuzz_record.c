@@ -6,14 +6,17 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* The input is a stream of perf records as a ring holds them (each a perf_event_header and
- * its body); the first byte says after how many records a take happens (0: only at the
- * end). Nothing is read from the file system: the symbolizer's files are under a directory
- * that does not exist, so every binary is named after itself. */
+ * its body); the first byte's low 7 bits say after how many records a take happens (0: only
+ * at the end), its top bit turns off-CPU recording on, and then a record whose type has its
+ * top bit set is fed as one of the sched_switch rings' (that bit cleared). Nothing is read from the
+ * file system: the symbolizer's files are under a directory that does not exist, so every binary is
+ * named after itself. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    uint32_t every = data[0];
+    uint32_t every = data[0] & 0x7f;
+    int off_cpu = data[0] >> 7;
     data++, size--;
     struct sc_record_opts o;
     memset(&o, 0, sizeof o);
@@ -23,6 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.sym.kallsyms = "/nonexistent-scorch-fuzz/kallsyms";
     o.sym.perf_map_dir = "/nonexistent-scorch-fuzz";
     o.sym.debug_dir = "/nonexistent-scorch-fuzz";
+    o.off_cpu = off_cpu;
+    o.off_cpu_min_ns = -1; /* every span */
     struct sc_recorder *r = NULL;
     char err[SC_ERR_LEN];
     FUZZ_CHECK(sc_recorder_new_offline(&o, &r, err) == 0);
@@ -35,7 +40,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint8_t *rec = malloc(k);
         FUZZ_CHECK(rec);
         memcpy(rec, data + off, k);
-        FUZZ_CHECK(sc_recorder_feed(r, rec, len <= k ? len : k) == 0);
+        uint32_t type;
+        memcpy(&type, rec, 4);
+        if (off_cpu && (type & 0x80000000u)) {
+            type &= 0x7fffffffu;
+            memcpy(rec, &type, 4);
+            FUZZ_CHECK(sc_recorder_feed_switch(r, rec, len <= k ? len : k) == 0);
+        } else {
+            FUZZ_CHECK(sc_recorder_feed(r, rec, len <= k ? len : k) == 0);
+        }
         free(rec);
         off += len >= 8 ? len : 8;
         if (every && ++n % every == 0) {

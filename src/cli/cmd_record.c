@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: scorch record [-a | -p PID] [-F HZ] [--duration S] [--unwind=MODE] [-o FILE]\n"
+    "usage: scorch record [-a | -p PID] [-F HZ] [--duration S] [--unwind=MODE] [--off-cpu]\n"
+    "                     [-o FILE]\n"
     "       scorch record [-a | -p PID] [-F HZ] [--duration S] --push URL [--interval S]\n"
     "                     [--label k=v]... [--token-file FILE] [--queue-dir DIR]\n"
     "\n"
@@ -68,6 +69,13 @@ static const char usage[] =
     "  --debuginfod-timeout S  one fetch at most (default 15); with -o, also what the\n"
     "                      profile waits for fetches after the sampling\n"
     "  --no-debuginfod     ask no debuginfod server, whatever the environment says\n"
+    "  --off-cpu           also where threads wait: the sched:sched_switch tracepoint's\n"
+    "                      stack of each thread leaving a CPU, kept until it runs again,\n"
+    "                      gives sample types offcpu (time blocked: asleep, waiting for\n"
+    "                      I/O or a lock) and wall (cpu + offcpu + time preempted, waiting\n"
+    "                      for a CPU), nanoseconds, in the same profile\n"
+    "  --off-cpu-min D     spans off CPU shorter than D are counted, not kept (default\n"
+    "                      100us; 0 keeps every one)\n"
     "  -v, --verbose       log every push and the unwinding figures\n"
     "  -h, --help          show this help\n"
     "\n"
@@ -75,8 +83,9 @@ static const char usage[] =
     "trying for 10 s, the rest staying queued for the next run).\n"
     "\n"
     "Permissions: -a needs root or CAP_PERFMON (or kernel.perf_event_paranoid <= 0); -p of\n"
-    "your own process needs paranoid <= 2 (user frames) or <= 1 (kernel frames too). See\n"
-    "docs/record.md.\n";
+    "your own process needs paranoid <= 2 (user frames) or <= 1 (kernel frames too);\n"
+    "--off-cpu needs root (tracefs, mounted when it is not) or CAP_PERFMON and a readable\n"
+    "tracefs. See docs/record.md.\n";
 
 static volatile sig_atomic_t stop_flag;
 
@@ -100,6 +109,7 @@ struct rec_cli {
     uint64_t pushed, written_samples;
     int verbose;
     enum sc_record_unwind unwind;
+    int off_cpu;
 };
 
 /* -o: the one profile, gzipped. */
@@ -217,6 +227,15 @@ static void summary(struct sc_recorder *r, const struct rec_cli *c, double secs,
                 (unsigned long long)st.uw.shared, (unsigned long long)st.uw.failures,
                 (unsigned long long)st.uw.evictions);
     }
+    if (c->off_cpu)
+        fprintf(stderr,
+                "scorch: off CPU: %llu switches, %llu spans kept (%.3f s blocked, %.3f s waiting "
+                "for a CPU), %llu under the minimum (%.3f s), %llu stacks not kept, %llu switch "
+                "samples lost\n",
+                (unsigned long long)st.switches, (unsigned long long)st.offcpu_spans,
+                (double)st.offcpu_ns / 1e9, (double)st.runqueue_ns / 1e9,
+                (unsigned long long)st.offcpu_short, (double)st.offcpu_short_ns / 1e9,
+                (unsigned long long)st.offcpu_dropped, (unsigned long long)st.offcpu_lost);
     if (pushed)
         fprintf(stderr, "scorch: pushed %llu profiles\n", (unsigned long long)c->pushed);
     else if (c->output && strcmp(c->output, "-"))
@@ -252,7 +271,9 @@ enum {
     OPT_STACK,
     OPT_DEBUGINFOD,
     OPT_NODEBUGINFOD,
-    OPT_DEBUGINFOD_TIMEOUT
+    OPT_DEBUGINFOD_TIMEOUT,
+    OPT_OFFCPU,
+    OPT_OFFCPU_MIN
 };
 
 int cmd_record(int argc, char **argv)
@@ -275,6 +296,8 @@ int cmd_record(int argc, char **argv)
         {"debuginfod", required_argument, 0, OPT_DEBUGINFOD},
         {"no-debuginfod", no_argument, 0, OPT_NODEBUGINFOD},
         {"debuginfod-timeout", required_argument, 0, OPT_DEBUGINFOD_TIMEOUT},
+        {"off-cpu", no_argument, 0, OPT_OFFCPU},
+        {"off-cpu-min", required_argument, 0, OPT_OFFCPU_MIN},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -373,6 +396,17 @@ int cmd_record(int argc, char **argv)
         case OPT_NODEBUGINFOD:
             ro.sym.no_debuginfod = 1;
             break;
+        case OPT_OFFCPU:
+            ro.off_cpu = 1;
+            break;
+        case OPT_OFFCPU_MIN: {
+            int64_t d;
+            if (sc_duration_parse(optarg, &d, err) || d < 0 || d > 3600 * 1000000000LL)
+                return cli_usage("record", "bad --off-cpu-min '%s' (0 to 1h, like 100us, 1ms)",
+                                 optarg);
+            ro.off_cpu_min_ns = d ? d : -1;
+            break;
+        }
         case 'v':
             verbose = 1;
             break;
@@ -393,7 +427,7 @@ int cmd_record(int argc, char **argv)
     if (!push && !output)
         output = "record.pb.gz";
     ro.sym.no_dwarf = dwarf == -1 ? push && !ro.pid : !dwarf;
-    struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose, ro.unwind};
+    struct rec_cli cl = {output, NULL, NULL, &labels, 0, 0, verbose, ro.unwind, ro.off_cpu};
     char service[256];
     sc_record_service_name(&labels, ro.pid, service, sizeof service);
     cl.service = service;
@@ -438,12 +472,13 @@ int cmd_record(int argc, char **argv)
     sa.sa_handler = on_stop;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    const char *off = ro.off_cpu ? " and off-CPU time" : "";
     if (ro.pid)
-        fprintf(stderr, "scorch: recording process %d at %u Hz%s\n", (int)ro.pid,
-                ro.frequency ? ro.frequency : 99, push ? "" : "; Ctrl-C stops");
+        fprintf(stderr, "scorch: recording process %d at %u Hz%s%s\n", (int)ro.pid,
+                ro.frequency ? ro.frequency : 99, off, push ? "" : "; Ctrl-C stops");
     else
-        fprintf(stderr, "scorch: recording all CPUs at %u Hz%s\n", ro.frequency ? ro.frequency : 99,
-                push ? "" : "; Ctrl-C stops");
+        fprintf(stderr, "scorch: recording all CPUs at %u Hz%s%s\n",
+                ro.frequency ? ro.frequency : 99, off, push ? "" : "; Ctrl-C stops");
     fflush(stderr);
     struct sc_record_run run = {
         push ? interval : 0, duration, should_stop, NULL, push ? push_sink : write_sink, &cl, 0};

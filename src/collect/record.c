@@ -12,6 +12,12 @@
  * by listing /proc/PID/task again until nothing new appears (a thread seen in a FORK
  * record inherited an event already and is not opened twice).
  *
+ * Off CPU (record_offcpu.c). With off_cpu, a second event per CPU (or per thread and CPU):
+ * the sched:sched_switch tracepoint, every switch (sample_period 1), prev_pid != 0 filtered
+ * in the kernel, with the same callchain, registers and stack copy and its raw fields, into
+ * rings of its own (its samples' layout differs: a ring says how to read its records); the
+ * cpu-clock events get context_switch, whose SWITCH records say when a thread runs again.
+ *
  * Rings. Per CPU a metadata page and ring_pages data pages, read when half full (the
  * wakeup watermark) or when the caller's poll times out; the reader copies each record out
  * (records wrap around the end), advances data_tail, and processes the records of all
@@ -125,7 +131,16 @@ static int recorder_alloc(const struct sc_record_opts *o, struct sc_recorder **o
     r->o.stack_bytes &= ~7u;
     if (!r->o.ring_pages)
         r->o.ring_pages = sc_record_ring_pages(r->o.frequency, r->o.stack_bytes);
+    /* switches come by the thousand a second on a busy machine, each with its stack copy
+     * (32 KiB): four times the cpu-clock ring, 8 MiB, holds a quarter of a second of 1,000
+     * switches a second per CPU, enough to ride out a reader busy loading unwind tables */
+    r->switch_pages = r->o.ring_pages * 4 < 2048 ? r->o.ring_pages * 4 : 2048;
     r->user_only = o->no_kernel;
+    r->offcpu_min = o->off_cpu_min_ns == 0  ? SC_RECORD_OFFCPU_MIN_NS
+                    : o->off_cpu_min_ns < 0 ? 0
+                                            : o->off_cpu_min_ns;
+    r->tp_state_off = 32; /* the layout of x86-64 and arm64 since Linux 4.14, for offline */
+    r->tp_state_sz = 8;
     r->mono_to_real = mono_to_real();
     r->win_start = sc_mono_ns();
     int rc = sc_symbolizer_new(&o->sym, &r->sym, err);
@@ -153,22 +168,31 @@ int sc_recorder_new_offline(const struct sc_record_opts *o, struct sc_recorder *
 
 /* ---- opening ---- */
 
-static void fill_attr(const struct sc_recorder *r, int inherit, struct perf_event_attr *a)
+static void fill_attr(const struct sc_recorder *r, int inherit, int kind, struct perf_event_attr *a)
 {
     memset(a, 0, sizeof *a);
     a->size = sizeof *a;
-    a->type = PERF_TYPE_SOFTWARE;
-    a->config = PERF_COUNT_SW_CPU_CLOCK;
-    a->freq = 1;
-    a->sample_freq = r->o.frequency;
     a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+    if (kind == REC_RING_SWITCH) {
+        a->type = PERF_TYPE_TRACEPOINT;
+        a->config = r->tp_id;
+        a->sample_period = 1;
+        a->sample_type |= PERF_SAMPLE_RAW;
+    } else {
+        a->type = PERF_TYPE_SOFTWARE;
+        a->config = PERF_COUNT_SW_CPU_CLOCK;
+        a->freq = 1;
+        a->sample_freq = r->o.frequency;
+        /* side-band records once, with the cpu-clock events */
+        a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
+        a->context_switch = r->o.off_cpu != 0;
+    }
     if (r->o.unwind != SC_RECORD_UNWIND_FP) {
         a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
         a->sample_regs_user = sc_rec_unwind_arch()->mask;
         a->sample_stack_user = r->o.stack_bytes;
     }
-    a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 1;
     a->sample_id_all = 1;
     a->inherit = (unsigned)inherit;
     a->exclude_kernel = a->exclude_callchain_kernel = (unsigned)r->user_only;
@@ -176,7 +200,7 @@ static void fill_attr(const struct sc_recorder *r, int inherit, struct perf_even
     a->use_clockid = 1;
     a->clockid = CLOCK_MONOTONIC;
     a->watermark = 1;
-    a->wakeup_watermark = r->o.ring_pages * 4096u / 2;
+    a->wakeup_watermark = (kind == REC_RING_SWITCH ? r->switch_pages : r->o.ring_pages) * 4096u / 2;
     int max = read_int("/proc/sys/kernel/perf_event_max_stack", 127);
     a->sample_max_stack = (uint16_t)(max > 0 && max < 1024 ? max : 127);
 }
@@ -243,7 +267,7 @@ static int keep_fd(struct sc_recorder *r, int fd)
 /* Maps fd as ring i, halving the size while the locked-memory limit refuses it. */
 static int map_ring(struct sc_recorder *r, struct rec_ring *g, int fd, char *err)
 {
-    uint32_t pages = r->o.ring_pages;
+    uint32_t pages = g->kind == REC_RING_SWITCH ? r->switch_pages : r->o.ring_pages;
     size_t ps = (size_t)sysconf(_SC_PAGESIZE);
     for (;;) {
         size_t len = (size_t)(pages + 1) * ps;
@@ -254,7 +278,8 @@ static int map_ring(struct sc_recorder *r, struct rec_ring *g, int fd, char *err
             g->map_len = len;
             g->data = (uint8_t *)base + ps;
             g->size = (uint64_t)pages * ps;
-            r->st.ring_pages = pages;
+            if (g->kind == REC_RING_CLOCK)
+                r->st.ring_pages = pages;
             return 0;
         }
         if (errno != EPERM || pages <= 2)
@@ -267,19 +292,36 @@ static int map_ring(struct sc_recorder *r, struct rec_ring *g, int fd, char *err
     }
 }
 
-/* Opens the event of (pid, cpu ring i): the ring's own when it has none yet, else one that
- * writes into it. -1 with errno when the kernel refuses. */
-static int open_on_ring(struct sc_recorder *r, pid_t pid, uint32_t i, int inherit, char *err,
-                        int *rc)
+/* Why the sched_switch event cannot be opened. */
+static int switch_error(int e, char *err)
+{
+    if (e == EACCES || e == EPERM)
+        return sc_errf(err, SC_EAUTH,
+                       "cannot open the sched:sched_switch tracepoint for --off-cpu: %s "
+                       "(kernel.perf_event_paranoid is %d): its raw fields need root or "
+                       "CAP_PERFMON, or sysctl kernel.perf_event_paranoid=-1",
+                       strerror(e), read_int("/proc/sys/kernel/perf_event_paranoid", -100));
+    return sc_errf(err, SC_EUNSUPPORTED,
+                   "cannot open the sched:sched_switch tracepoint for --off-cpu: %s", strerror(e));
+}
+
+/* Opens the event of a kind of (pid, ring i): the ring's own when it has none yet, else one
+ * that writes into it. -1 with errno when the kernel refuses. */
+static int open_event(struct sc_recorder *r, int kind, pid_t pid, uint32_t i, int inherit,
+                      char *err, int *rc)
 {
     struct perf_event_attr a;
-    fill_attr(r, inherit, &a);
+    fill_attr(r, inherit, kind, &a);
     int fd = perf_open(&a, pid, r->rings[i].cpu);
     *rc = 0;
     if (fd < 0)
         return -1;
     if ((*rc = keep_fd(r, fd)))
         return fd;
+    /* the idle task's switches are half of all on an idle machine: not sampled (a kernel
+     * that refuses the filter gives them, and they are skipped when read) */
+    if (kind == REC_RING_SWITCH)
+        ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
     if (r->rings[i].fd < 0)
         *rc = map_ring(r, &r->rings[i], fd, err);
     else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->rings[i].fd) != 0)
@@ -287,9 +329,26 @@ static int open_on_ring(struct sc_recorder *r, pid_t pid, uint32_t i, int inheri
     return fd;
 }
 
+/* The events of (pid, CPU i): cpu-clock, and with off_cpu sched_switch into the CPU's
+ * switch ring. -1 with errno when the kernel refuses the first; a refused second is an
+ * error in *rc. */
+static int open_on_ring(struct sc_recorder *r, pid_t pid, uint32_t i, int inherit, char *err,
+                        int *rc)
+{
+    int fd = open_event(r, REC_RING_CLOCK, pid, i, inherit, err, rc);
+    if (fd < 0 || *rc || !r->o.off_cpu)
+        return fd;
+    if (open_event(r, REC_RING_SWITCH, pid, r->ncpus + i, inherit, err, rc) < 0) {
+        if (errno == ESRCH || errno == ENODEV)
+            return -1; /* the thread ended, the CPU went: as for the first */
+        *rc = switch_error(errno, err);
+    }
+    return fd;
+}
+
 static int open_all_cpus(struct sc_recorder *r, char *err)
 {
-    for (uint32_t i = 0; i < r->nrings; i++) {
+    for (uint32_t i = 0; i < r->ncpus; i++) {
         int rc;
         if (open_on_ring(r, -1, i, 0, err, &rc) < 0) {
             if (errno == ENODEV)
@@ -320,7 +379,7 @@ static int open_threads(struct sc_recorder *r, struct sc_map64 *done, uint32_t *
         if (*end || tid <= 0 || sc_map64_get(done, (uint64_t)tid) ||
             sc_map64_get(&r->forked, (uint64_t)tid))
             continue;
-        for (uint32_t i = 0; !rc && i < r->nrings; i++) {
+        for (uint32_t i = 0; !rc && i < r->ncpus; i++) {
             int e = 0;
             if (open_on_ring(r, (pid_t)tid, i, 1, err, &e) < 0) {
                 if (errno == ESRCH)
@@ -379,39 +438,49 @@ int sc_recorder_open(const struct sc_record_opts *o, struct sc_recorder **out, c
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
+    if (o->off_cpu && (rc = sc_rec_offcpu_setup(r, err))) {
+        sc_recorder_close(r);
+        return rc;
+    }
     int cpus[MAX_CPUS];
-    uint32_t ncpu = online_cpus(cpus, MAX_CPUS);
-    r->rings = calloc(ncpu, sizeof *r->rings);
-    r->pfds = calloc(ncpu, sizeof *r->pfds);
+    uint32_t ncpu = online_cpus(cpus, MAX_CPUS), kinds = o->off_cpu ? 2 : 1;
+    r->rings = calloc((size_t)ncpu * kinds, sizeof *r->rings);
+    r->pfds = calloc((size_t)ncpu * kinds, sizeof *r->pfds);
     if (!r->rings || !r->pfds) {
         sc_recorder_close(r);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    r->nrings = ncpu;
+    r->ncpus = ncpu;
+    r->nrings = ncpu * kinds;
     /* stack copies make rings big: on a machine of many CPUs, all of them stay under
      * MAX_RING_BYTES of locked memory (fewer pages, read as often) */
     while (!o->ring_pages && r->o.ring_pages > 8 &&
-           (uint64_t)r->o.ring_pages * 4096 * ncpu > MAX_RING_BYTES)
+           (uint64_t)(r->o.ring_pages + (o->off_cpu ? r->switch_pages : 0)) * 4096 * ncpu >
+               MAX_RING_BYTES) {
         r->o.ring_pages /= 2;
-    for (uint32_t i = 0; i < ncpu; i++) {
+        r->switch_pages /= 2;
+    }
+    for (uint32_t i = 0; i < r->nrings; i++) {
         r->rings[i].fd = -1;
-        r->rings[i].cpu = cpus[i];
+        r->rings[i].cpu = cpus[i % ncpu];
+        r->rings[i].kind = i < ncpu ? REC_RING_CLOCK : REC_RING_SWITCH;
     }
     rc = o->pid > 0 ? open_process(r, err) : open_all_cpus(r, err);
     if (rc) {
         sc_recorder_close(r);
         return rc;
     }
-    uint32_t k = 0;
+    uint32_t k = 0, clocks = 0;
     for (uint32_t i = 0; i < r->nrings; i++)
         if (r->rings[i].fd >= 0) {
             r->rings[k] = r->rings[i];
             r->pfds[k].fd = r->rings[k].fd;
             r->pfds[k].events = POLLIN;
+            clocks += r->rings[k].kind == REC_RING_CLOCK;
             k++;
         }
     r->nrings = k;
-    r->st.cpus = k;
+    r->st.cpus = clocks;
     *out = r;
     return 0;
 }
@@ -469,8 +538,8 @@ static int read_ring(struct sc_recorder *r, struct rec_ring *g)
         }
         uint8_t *dst = (uint8_t *)r->batch.data + r->batch.len;
         ring_copy(g, tail, dst, h.size);
-        r->refs[r->nrefs++] =
-            (struct rec_ref){sc_rec_time(dst, h.size), r->seq++, (uint32_t)r->batch.len, h.size};
+        r->refs[r->nrefs++] = (struct rec_ref){sc_rec_time(dst, h.size), r->seq++,
+                                               (uint32_t)r->batch.len, h.size, (uint32_t)g->kind};
         r->batch.len += h.size;
         tail += h.size;
     }
@@ -491,6 +560,7 @@ static int cmp_ref(const void *a, const void *b)
 static int read_and_process(struct sc_recorder *r, int64_t before, char *err)
 {
     int rc = 0;
+    int64_t now = sc_mono_ns();
     for (uint32_t i = 0; !rc && i < r->nrings; i++)
         rc = read_ring(r, &r->rings[i]);
     if (rc)
@@ -509,8 +579,12 @@ static int read_and_process(struct sc_recorder *r, int64_t before, char *err)
             continue;
         }
         if (!rc)
-            rc = sc_recorder_feed(r, r->batch.data + ref.off, ref.len);
+            rc = sc_rec_feed(r, (int)ref.kind, r->batch.data + ref.off, ref.len);
     }
+    /* every record before this is processed: threads still off CPU were so until then */
+    int64_t upto = before < now ? before : now;
+    if (upto > r->seen_until)
+        r->seen_until = upto;
     r->nrefs = k;
     sc_buf_release(&r->batch);
     r->batch = keep;

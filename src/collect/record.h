@@ -44,6 +44,21 @@ struct sc_config;
  * <DSO>]" naming the DSO of its outermost known frame, the profile a comment with the
  * counts per DSO, and sc_recorder_truncated() reports them for the whole recording.
  *
+ * Off-CPU time (off_cpu). Beside the cpu-clock event, the sched:sched_switch tracepoint is
+ * sampled on every switch away from a thread (the idle task's excepted), with the same
+ * callchain, registers and stack copy, and walked the same way: the thread's stack where it
+ * left the CPU. It is kept per thread until the thread runs again (a PERF_RECORD_SWITCH
+ * record of the cpu-clock events, context_switch on) and then becomes one sample of the
+ * time in between, when that time is off_cpu_min_ns or more. The tracepoint's prev_state
+ * says why the thread left: asleep (S) or in an uninterruptible wait (D) is "blocked" time,
+ * preempted while runnable is time waiting for a CPU; idle and parked kernel threads (I, P)
+ * are not counted. Profiles then have four sample types: samples/count and cpu/nanoseconds as
+ * above, offcpu/nanoseconds (blocked time) and wall/nanoseconds (cpu + blocked + waiting for
+ * a CPU: the thread's whole time, on one flame graph); an on-CPU sample is (1, period, 0,
+ * period), a blocked span (0, 0, ns, ns), a preempted one (0, 0, 0, ns). A take also counts
+ * the spans still open (a thread asleep at the window's end) up to the last record read, so
+ * that each window holds its own time; the rest follows when the thread returns.
+ *
  * Memory. Per CPU one ring of ring_pages pages (see sc_record_ring_pages; 64 MiB at most
  * for all CPUs when the pages are not given). The samples of
  * the current window, the process table and the location cache grow with what is
@@ -78,7 +93,26 @@ struct sc_record_opts {
     uint32_t stack_bytes;                  /* user stack copied per sample, a multiple of 8 up to
                                               SC_RECORD_STACK_MAX; 0: SC_RECORD_STACK_BYTES */
     uint64_t unwind_bytes;                 /* unwind tables kept; 0: SC_UNWIND_CACHE_BYTES */
+    int off_cpu;                           /* also off-CPU time (see above) */
+    int64_t off_cpu_min_ns; /* shorter spans off CPU are counted, not kept; 0: the default
+                               SC_RECORD_OFFCPU_MIN_NS, < 0: every span */
 };
+
+/* Spans off CPU shorter than this are only counted (the profile's comments and the stats
+ * say how many and how long): a busy thread's microsecond waits would otherwise be most of
+ * the samples. 100 us keeps a preempted thread's waits for a time slice. */
+#define SC_RECORD_OFFCPU_MIN_NS 100000LL
+
+/* Threads off CPU whose stacks are kept at most, and the frames of all of them: a thread
+ * switched out when the table is full is not counted (offcpu_dropped). */
+#define SC_RECORD_OFFCPU_THREADS 65536u
+#define SC_RECORD_OFFCPU_FRAMES (4u << 20)
+
+/* Spans off CPU a window keeps as samples of their own (each with its time); past these,
+ * the spans of a stack, thread and kind already sampled in the window add to that sample,
+ * so that a window's memory follows its distinct stacks and threads, not its switches
+ * (an -o recording is one window). */
+#define SC_RECORD_OFFCPU_TIMED (1u << 18)
 
 /* Opens the events and the rings; sampling starts at once. Errors say what to change:
  * for EACCES / EPERM the value of kernel.perf_event_paranoid and the fix (root,
@@ -107,6 +141,10 @@ int sc_recorder_drain(struct sc_recorder *r, char *err);
  * 0, or SC_ENOMEM. */
 int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len);
 
+/* The same for a record of the sched_switch events (off_cpu): their samples carry the
+ * tracepoint's raw data after the callchain (record_events.c has the layout). */
+int sc_recorder_feed_switch(struct sc_recorder *r, const void *rec, size_t len);
+
 /* The profile of the samples since the last take (or the open): new, the caller frees it
  * (sc_profile_free). from_ns / until_ns (unix) are the window's bounds. 0 or SC_ENOMEM. */
 int sc_recorder_take(struct sc_recorder *r, struct sc_profile **out, int64_t *from_ns,
@@ -131,6 +169,16 @@ struct sc_record_stats {
     uint64_t unwind_frames;                   /* frames the tables' walks found */
     uint64_t unwind_ns; /* CPU time spent walking (tables loaded on the way included) */
     struct sc_unwind_cache_stats uw;
+    /* off CPU */
+    uint64_t switches;        /* switch samples processed (threads leaving a CPU) */
+    uint64_t offcpu_spans;    /* spans counted: the thread came back, min time or more */
+    uint64_t offcpu_short;    /* spans under the minimum, only counted */
+    uint64_t offcpu_short_ns; /* their time */
+    uint64_t offcpu_ns;       /* blocked time in the profiles */
+    uint64_t runqueue_ns;     /* time preempted threads waited for a CPU, in the profiles */
+    uint64_t offcpu_dropped;  /* stacks not kept (table full, lost records, cache reset) */
+    uint32_t offcpu_pending;  /* threads off CPU now with their stacks kept */
+    uint64_t offcpu_lost;     /* switch samples the kernel dropped */
 };
 void sc_recorder_stats(struct sc_recorder *r, struct sc_record_stats *st);
 
@@ -196,7 +244,8 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
 void sc_record_bg_stop(struct sc_record_bg *b);
 
 /* The same from a config's record: section (server/config.h): its frequency, interval,
- * pid and labels; the service is labels' service_name, else as sc_record_service_name. */
+ * pid, labels, off_cpu and off_cpu_min; the service is labels' service_name, else as
+ * sc_record_service_name. */
 int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,
                              struct sc_record_bg **out, char *err);
 

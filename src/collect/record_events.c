@@ -17,7 +17,12 @@
  *   EXIT (4)
  *   LOST (2)     u64 id, lost; sample_id
  *   LOST_SAMPLES (13)  u64 lost; sample_id
+ *   SWITCH (14)  sample_id; misc SWITCH_OUT when the thread leaves (off_cpu)
+ *   SWITCH_CPU_WIDE (15)  u32 next_prev_pid, next_prev_tid; sample_id (-a)
  *   sample_id    u32 pid, tid; u64 time; u32 cpu, res   (the last 24 bytes)
+ *
+ * The switch records' sample_id is the thread switched in or out (the kernel writes them
+ * as that thread). The sched_switch samples are in record_offcpu.c.
  */
 #include "collect/record_int.h"
 #include "model/error.h"
@@ -100,6 +105,8 @@ void sc_rec_release_tables(struct sc_recorder *r)
     sc_map64_release(&r->trunc_index);
     free(r->trunc);
     free(r->unsym);
+    sc_rec_offcpu_release(r);
+    sc_map64_release(&r->span_index);
 }
 
 int sc_rec_new_window(struct sc_recorder *r)
@@ -109,11 +116,17 @@ int sc_rec_new_window(struct sc_recorder *r)
     if (!r->win || sc_profile_add_sample_type(r->win, "samples", "count") < 0 ||
         sc_profile_add_sample_type(r->win, "cpu", "nanoseconds") < 0)
         return SC_ENOMEM;
+    if (r->o.off_cpu && (sc_profile_add_sample_type(r->win, "offcpu", "nanoseconds") < 0 ||
+                         sc_profile_add_sample_type(r->win, "wall", "nanoseconds") < 0))
+        return SC_ENOMEM;
     r->win->period_type = r->win->sample_types[1];
     r->gen++;
     r->nstacks = r->nstack_locs = r->nsamples = 0;
     sc_map64_release(&r->stack_index);
     r->win_lost = 0;
+    r->win_short = r->win_short_ns = r->win_dropped = r->win_switch_lost = 0;
+    r->win_spans = 0;
+    sc_map64_release(&r->span_index);
     return 0;
 }
 
@@ -172,6 +185,7 @@ void sc_rec_after_take(struct sc_recorder *r)
     uint64_t gen = sc_symbolizer_refresh(r->sym);
     if (r->nlocs > max || r->sym_arena.total > (64u << 20) || gen != r->sym_gen) {
         r->sym_gen = gen;
+        sc_rec_offcpu_drop(r); /* their stacks are location ids */
         release_locations(r);
         sc_arena_init(&r->sym_arena);
         r->symstr.arena = &r->sym_arena;
@@ -477,6 +491,7 @@ static void on_exit_record(struct sc_recorder *r, const uint8_t *b, size_t n)
     if (n < 24)
         return;
     int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 8);
+    sc_rec_offcpu_exit(r, tid);
     uint32_t *ts = sc_map64_get(&r->task_index, (uint32_t)tid);
     if (ts && *ts < r->ntasks && !r->tasks[*ts].dead) {
         r->tasks[*ts].dead = 1;
@@ -585,7 +600,7 @@ static int task_strings(struct sc_recorder *r, struct rec_task *t)
     return 0;
 }
 
-#define MAX_FRAMES 1024
+#define MAX_FRAMES SC_REC_MAX_FRAMES
 #define MAX_USER 512 /* user frames a walk of the stack finds at most */
 
 const struct rec_arch *sc_rec_unwind_arch(void)
@@ -714,19 +729,13 @@ static uint32_t user_frames(struct sc_recorder *r, struct rec_proc *proc, const 
     return n;
 }
 
-static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
+int sc_rec_stack_of(struct sc_recorder *r, int32_t pid, const uint8_t *ips, uint64_t nr,
+                    const uint8_t *rest, size_t rest_len, uint32_t *locs, uint32_t *nlocs_out,
+                    uint32_t *nkernel_out, uint32_t *whole)
 {
-    if (n < 48)
-        return 1;
-    int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
-    int64_t time = (int64_t)rd64(b + 16);
-    uint64_t period = rd64(b + 32), nr = rd64(b + 40);
-    if (nr > (n - 48) / 8)
-        return 1;
-    const uint8_t *ips = b + 48;
     struct user_stack us;
-    int have_stack = r->uw && user_stack(ips + 8 * nr, n - 48 - 8 * nr, &us);
-    uint32_t locs[MAX_FRAMES], nlocs = 0, nkernel = 0;
+    int have_stack = r->uw && user_stack(rest, rest_len, &us);
+    uint32_t nlocs = 0, nkernel = 0;
     uint64_t kuser[MAX_USER], user[MAX_USER];
     uint32_t nkuser = 0;
     uint64_t ctx = 0;
@@ -765,8 +774,7 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
         if (proc)
             proc = proc_find(r, pid);
     }
-    uint32_t whole;
-    uint32_t nuser = user_frames(r, proc, kuser, nkuser, have_stack ? &us : NULL, user, &whole);
+    uint32_t nuser = user_frames(r, proc, kuser, nkuser, have_stack ? &us : NULL, user, whole);
     for (uint32_t i = 0; i < nuser && nlocs < MAX_FRAMES; i++) {
         uint64_t ip = user[i], a = i == 0 ? ip : ip - 1;
         const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
@@ -784,21 +792,72 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
             return SC_ENOMEM;
         locs[nlocs++] = (uint32_t)loc;
     }
-    struct rec_task *t = task_get(r, pid, tid, 0);
-    if (!t || task_strings(r, t))
-        return SC_ENOMEM;
-    int64_t st = stack_get(r, locs, nlocs, nkernel, whole);
-    if (st < 0)
-        return SC_ENOMEM;
-    if (sc_grow_array(&r->samples, &r->smcap, (uint64_t)r->nsamples + 1, sizeof *r->samples))
-        return SC_ENOMEM;
-    r->samples[r->nsamples++] =
-        (struct rec_sample){(uint32_t)st, t->s_comm, t->s_pid, t->s_tid, time, period};
-    r->st.samples++;
+    *nlocs_out = nlocs;
+    *nkernel_out = nkernel;
     return 0;
 }
 
-int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
+int sc_rec_add_sample(struct sc_recorder *r, int32_t pid, int32_t tid, const uint32_t *locs,
+                      uint32_t n, uint32_t nkernel, uint32_t whole, int64_t time, uint64_t period,
+                      uint32_t kind)
+{
+    struct rec_task *t = task_get(r, pid, tid, 0);
+    if (!t || task_strings(r, t))
+        return SC_ENOMEM;
+    int64_t st = stack_get(r, locs, n, nkernel, whole);
+    if (st < 0)
+        return SC_ENOMEM;
+    if (kind != REC_ONCPU && r->win_spans >= SC_RECORD_OFFCPU_TIMED) {
+        /* stack ids stay under 2^31: a window's stacks are counted in memory */
+        uint64_t key = (uint64_t)st << 33 | (uint64_t)(kind == REC_BLOCKED) << 32 | (uint32_t)tid;
+        int added;
+        uint32_t *slot = sc_map64_upsert(&r->span_index, key, r->nsamples, &added);
+        if (!slot)
+            return SC_ENOMEM;
+        if (!added && *slot < r->nsamples) {
+            r->samples[*slot].period += period;
+            return 0;
+        }
+    } else if (kind != REC_ONCPU) {
+        r->win_spans++;
+    }
+    if (sc_grow_array(&r->samples, &r->smcap, (uint64_t)r->nsamples + 1, sizeof *r->samples))
+        return SC_ENOMEM;
+    r->samples[r->nsamples++] =
+        (struct rec_sample){(uint32_t)st, t->s_comm, t->s_pid, t->s_tid, time, period, kind};
+    return 0;
+}
+
+static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
+{
+    if (n < 48)
+        return 1;
+    int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
+    int64_t time = (int64_t)rd64(b + 16);
+    uint64_t period = rd64(b + 32), nr = rd64(b + 40);
+    if (nr > (n - 48) / 8)
+        return 1;
+    const uint8_t *ips = b + 48;
+    uint32_t locs[MAX_FRAMES], nlocs, nkernel, whole;
+    int rc = sc_rec_stack_of(r, pid, ips, nr, ips + 8 * nr, n - 48 - 8 * nr, locs, &nlocs, &nkernel,
+                             &whole);
+    if (!rc)
+        rc = sc_rec_add_sample(r, pid, tid, locs, nlocs, nkernel, whole, time, period, REC_ONCPU);
+    if (!rc)
+        r->st.samples++;
+    return rc;
+}
+
+/* PERF_RECORD_SWITCH(_CPU_WIDE): its sample_id names the thread switched in or out. */
+static int on_switch(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t misc)
+{
+    if (n < SAMPLE_ID_LEN || (misc & PERF_RECORD_MISC_SWITCH_OUT))
+        return 0;
+    const uint8_t *id = b + n - SAMPLE_ID_LEN;
+    return sc_rec_switch_in(r, (int32_t)rd32(id + 4), (int64_t)rd64(id + 8));
+}
+
+int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len)
 {
     const uint8_t *p = rec;
     if (len < 8) {
@@ -814,9 +873,29 @@ int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
         return 0;
     }
     r->st.records++;
+    int64_t t = sc_rec_time(p, size);
+    if (t > r->seen_until)
+        r->seen_until = t;
     const uint8_t *b = p + 8;
     size_t n = size - 8u;
     int rc = 0;
+    if (kind == REC_RING_SWITCH) {
+        /* the switch events ask for samples only; their rings' LOST records say what the
+         * kernel dropped */
+        if (type == PERF_RECORD_SAMPLE) {
+            rc = sc_rec_switch_out(r, b, n);
+            if (rc == 1) {
+                r->st.bad_records++;
+                rc = 0;
+            }
+        } else if ((type == PERF_RECORD_LOST && n >= 16) ||
+                   (type == PERF_RECORD_LOST_SAMPLES && n >= 8)) {
+            uint64_t lost = rd64(type == PERF_RECORD_LOST ? b + 8 : b);
+            r->st.offcpu_lost += lost;
+            r->win_switch_lost += lost;
+        }
+        return rc;
+    }
     switch (type) {
     case PERF_RECORD_SAMPLE:
         rc = on_sample(r, b, n);
@@ -837,6 +916,10 @@ int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
     case PERF_RECORD_EXIT:
         on_exit_record(r, b, n);
         break;
+    case PERF_RECORD_SWITCH:
+    case PERF_RECORD_SWITCH_CPU_WIDE:
+        rc = on_switch(r, b, n, misc);
+        break;
     case PERF_RECORD_LOST:
         if (n >= 16) {
             r->st.lost += rd64(b + 8);
@@ -853,4 +936,14 @@ int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
         break; /* throttling and records we did not ask for */
     }
     return rc;
+}
+
+int sc_recorder_feed(struct sc_recorder *r, const void *rec, size_t len)
+{
+    return sc_rec_feed(r, REC_RING_CLOCK, rec, len);
+}
+
+int sc_recorder_feed_switch(struct sc_recorder *r, const void *rec, size_t len)
+{
+    return sc_rec_feed(r, REC_RING_SWITCH, rec, len);
 }

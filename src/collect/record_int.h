@@ -4,6 +4,7 @@
  *
  *   record.c          perf_event_open, the rings, reading and ordering records, polling
  *   record_events.c   records -> processes, threads, mappings; samples -> window stacks
+ *   record_offcpu.c   sched_switch samples -> stacks kept per thread -> spans off CPU
  *   record_profile.c  a take: symbolizes new locations, builds the window's profile
  *   record_run.c      the sampling loop, delivery to sinks, the background thread
  *
@@ -13,7 +14,9 @@
  * address) -> symbolized frames) live for the recording, up to max_locations, and are
  * then dropped with their strings after a take. Stacks and samples live for one window
  * (one take); the window's profile (win) is built up during the window (its strings:
- * comm, pid and tid labels) and finished by the take. */
+ * comm, pid and tid labels) and finished by the take. A thread off CPU keeps its stack (as
+ * location ids) from its switch sample to its return, across windows; the location cache's
+ * drop drops these too. */
 #ifndef SC_RECORD_INT_H
 #define SC_RECORD_INT_H
 
@@ -75,28 +78,49 @@ struct rec_stack {
                           that frame's name */
 };
 
+enum rec_kind {
+    REC_ONCPU = 0, /* a cpu-clock sample: period is CPU time */
+    REC_BLOCKED,   /* asleep or waiting (S, D): period is the time off CPU */
+    REC_RUNQUEUE   /* preempted, runnable: period is the time waiting for a CPU */
+};
+
 struct rec_sample {
     uint32_t stack;
     uint32_t s_comm, s_pid, s_tid; /* window strings */
     int64_t time;                  /* CLOCK_MONOTONIC ns */
     uint64_t period;
+    uint32_t kind; /* enum rec_kind */
+};
+
+/* A thread off CPU: its stack when it left, until it runs again. */
+struct rec_offcpu {
+    int32_t pid, tid;
+    int64_t since;   /* CLOCK_MONOTONIC ns it left the CPU */
+    int64_t counted; /* up to when its time is in a window already (a take's flush) */
+    uint32_t *locs;  /* its stack's location ids, leaf first */
+    uint32_t n, nkernel, whole;
+    uint32_t kind; /* REC_BLOCKED or REC_RUNQUEUE */
 };
 
 /* One perf ring buffer: the metadata page and 2^n data pages. */
 struct rec_ring {
     int fd;
     int cpu;
+    int kind; /* REC_RING_CLOCK or REC_RING_SWITCH: the layout of its samples */
     void *base;
     size_t map_len;
     uint8_t *data;
     uint64_t size;
 };
 
+enum { REC_RING_CLOCK = 0, REC_RING_SWITCH = 1 };
+
 /* A record copied out of a ring, waiting to be processed in time order. */
 struct rec_ref {
     int64_t time;
     uint64_t seq;
     uint32_t off, len; /* into batch */
+    uint32_t kind;     /* its ring's */
 };
 
 struct rec_trunc {
@@ -110,6 +134,7 @@ struct sc_recorder {
     /* perf (record.c) */
     struct rec_ring *rings;
     uint32_t nrings;
+    uint32_t ncpus; /* rings of each kind opened (the switch rings follow the clock's) */
     int *fds;
     uint32_t nfds, fdcap;
     struct pollfd *pfds;
@@ -152,6 +177,20 @@ struct sc_recorder {
     uint32_t nsamples, smcap;
     /* unwinding (record_events.c); NULL with --unwind=fp */
     struct sc_unwind_cache *uw;
+    /* off CPU (record_offcpu.c) */
+    uint32_t tp_id;                     /* sched:sched_switch's tracepoint id */
+    uint32_t switch_pages;              /* data pages of a switch ring */
+    uint32_t tp_state_off, tp_state_sz; /* prev_state in its raw data */
+    int64_t offcpu_min;                 /* spans kept from this long (ns) */
+    int64_t seen_until;                 /* records before this time are processed */
+    struct sc_map64 off_index;          /* tid -> index into off */
+    struct rec_offcpu *off;
+    uint32_t noff, offcap;
+    uint64_t off_frames; /* frames kept in off */
+    uint64_t win_short, win_short_ns, win_dropped, win_switch_lost;
+    uint32_t win_spans;         /* spans sampled in the window, each a sample */
+    struct sc_map64 span_index; /* past SC_RECORD_OFFCPU_TIMED: (stack, kind, tid) ->
+                                   its sample */
     /* truncated stacks over the recording, per DSO */
     struct sc_map64 trunc_index;
     struct rec_trunc *trunc;
@@ -185,6 +224,36 @@ int sc_rec_new_window(struct sc_recorder *r);
 void sc_rec_after_take(struct sc_recorder *r);
 /* The time of a record, for ordering (0 when it has none). */
 int64_t sc_rec_time(const uint8_t *rec, size_t len);
+
+/* Processes a record of a ring of that kind (REC_RING_*). */
+int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len);
+/* A stack of a sample's callchain and user stack (after its callchain: the registers and
+ * the stack copy, rest of them rest_len bytes) as location ids into locs (MAX_FRAMES),
+ * leaf first. 1 for a malformed sample, 0, or SC_ENOMEM. */
+#define SC_REC_MAX_FRAMES 1024
+int sc_rec_stack_of(struct sc_recorder *r, int32_t pid, const uint8_t *ips, uint64_t nr,
+                    const uint8_t *rest, size_t rest_len, uint32_t *locs, uint32_t *nlocs,
+                    uint32_t *nkernel, uint32_t *whole);
+/* Adds a window sample of that stack and thread. 0 or SC_ENOMEM. */
+int sc_rec_add_sample(struct sc_recorder *r, int32_t pid, int32_t tid, const uint32_t *locs,
+                      uint32_t n, uint32_t nkernel, uint32_t whole, int64_t time, uint64_t period,
+                      uint32_t kind);
+
+/* record_offcpu.c */
+/* The tracepoint's id and the offset of prev_state in its raw data, from tracefs (mounted
+ * when it is not and we may). 0 or SC_E* saying what is missing. */
+int sc_rec_offcpu_setup(struct sc_recorder *r, char *err);
+/* A sched_switch sample: the thread leaves its CPU. 1 malformed, 0, or SC_ENOMEM. */
+int sc_rec_switch_out(struct sc_recorder *r, const uint8_t *b, size_t n);
+/* A thread runs again at time. 0 or SC_ENOMEM. */
+int sc_rec_switch_in(struct sc_recorder *r, int32_t tid, int64_t time);
+/* The thread is gone: its stack goes. */
+void sc_rec_offcpu_exit(struct sc_recorder *r, int32_t tid);
+/* Before a take: the open spans' time up to seen_until into the window. 0 or SC_ENOMEM. */
+int sc_rec_offcpu_flush(struct sc_recorder *r);
+/* Drops every kept stack (the location ids they hold are about to go). */
+void sc_rec_offcpu_drop(struct sc_recorder *r);
+void sc_rec_offcpu_release(struct sc_recorder *r);
 
 /* record_profile.c */
 int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err);

@@ -394,9 +394,29 @@ static int comments(struct build *b, uint32_t ntrunc_samples)
     else
         snprintf(unwind, sizeof unwind, "--unwind=%s --stack-size %u",
                  r->o.unwind == SC_RECORD_UNWIND_CFI ? "cfi" : "auto", r->o.stack_bytes);
-    snprintf(line, sizeof line, "scorch record %s -F %u %s (cpu-clock)%s", target, r->o.frequency,
-             unwind, r->user_only ? ", user frames only" : "");
+    char off[64] = "";
+    if (r->o.off_cpu)
+        snprintf(off, sizeof off, " --off-cpu --off-cpu-min %lldus",
+                 (long long)(r->offcpu_min / 1000));
+    snprintf(line, sizeof line, "scorch record %s -F %u %s%s (cpu-clock%s)%s", target,
+             r->o.frequency, unwind, off, r->o.off_cpu ? ", sched:sched_switch" : "",
+             r->user_only ? ", user frames only" : "");
     int rc = add_comment(b->p, line);
+    if (!rc && r->win_switch_lost) {
+        snprintf(line, sizeof line,
+                 "lost switch samples: %llu (the switch rings were full; those spans off CPU "
+                 "are missing)",
+                 (unsigned long long)r->win_switch_lost);
+        rc = add_comment(b->p, line);
+    }
+    if (!rc && (r->win_short || r->win_dropped)) {
+        snprintf(line, sizeof line,
+                 "off-CPU spans not in the profile: %llu under the minimum (%.3f ms in all), "
+                 "%llu stacks not kept (table full or records lost)",
+                 (unsigned long long)r->win_short, (double)r->win_short_ns / 1e6,
+                 (unsigned long long)r->win_dropped);
+        rc = add_comment(b->p, line);
+    }
     if (!rc && r->win_lost) {
         snprintf(line, sizeof line, "lost samples: %llu (the ring buffers were full)",
                  (unsigned long long)r->win_lost);
@@ -490,7 +510,10 @@ static int build_samples(struct build *b)
             for (uint32_t k = 0; k < b->ntrunc; k++)
                 b->trunc_counts[k] += b->trunc_dsos[k] == st_trunc[s->stack];
         }
-        int64_t v[2] = {1, (int64_t)s->period};
+        /* samples, cpu[, offcpu, wall]: see record.h */
+        int64_t ns = (int64_t)s->period;
+        int64_t v[4] = {s->kind == REC_ONCPU, s->kind == REC_ONCPU ? ns : 0,
+                        s->kind == REC_BLOCKED ? ns : 0, ns};
         int64_t t = s->time ? s->time + r->mono_to_real : 0;
         if (sc_profile_add_sample(p, locs + loc_at[s->stack], n, v, t) < 0 ||
             sc_profile_add_label(p, (uint32_t)kpid, s->s_pid, 0, 0) ||
@@ -515,7 +538,9 @@ static int build_samples(struct build *b)
 int sc_rec_take(struct sc_recorder *r, struct sc_profile **out, char *err)
 {
     *out = NULL;
-    int rc = symbolize(r);
+    int rc = r->o.off_cpu ? sc_rec_offcpu_flush(r) : 0;
+    if (!rc)
+        rc = symbolize(r);
     struct build b;
     memset(&b, 0, sizeof b);
     b.r = r;

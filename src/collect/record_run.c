@@ -222,6 +222,8 @@ int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, vo
     o.frequency = cf->record_frequency;
     /* the whole machine, continuously: names only unless asked (see docs/record.md) */
     o.sym.no_dwarf = cf->record_dwarf == -1 ? !cf->record_pid : !cf->record_dwarf;
+    o.off_cpu = cf->record_off_cpu;
+    o.off_cpu_min_ns = cf->record_off_cpu_min_ns;
     struct sc_labels labels;
     sc_labels_init(&labels);
     int rc = 0;

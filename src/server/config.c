@@ -207,7 +207,8 @@ static int parse_labels(struct sc_cfg *c, yaml_node_t *v, struct sc_scrape_job *
     return sc_cfg_label_map(c, v, &j->label_names, &j->label_values, &j->nlabels);
 }
 
-/* record: {frequency: 99, interval: 10s, pid: 1234, labels: {k: v}} */
+/* record: {frequency: 99, interval: 10s, pid: 1234, labels: {k: v}, dwarf: false,
+ *          off_cpu: true, off_cpu_min: 100us} */
 static int parse_record(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
 {
     if (n->type != YAML_MAPPING_NODE)
@@ -251,9 +252,23 @@ static int parse_record(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
             else
                 return sc_cfg_fail(c, v, "'record.dwarf' must be true or false, not '%s'",
                                    val ? val : "");
+        } else if (!strcmp(key, "off_cpu")) {
+            if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
+                cf->record_off_cpu = !strcmp(val, "true");
+            else
+                return sc_cfg_fail(c, v, "'record.off_cpu' must be true or false, not '%s'",
+                                   val ? val : "");
+        } else if (!strcmp(key, "off_cpu_min")) {
+            int64_t d;
+            if (parse_duration(val, &d) || d < 0 || d > 3600 * 1000000000LL)
+                return sc_cfg_fail(c, v, "bad 'record.off_cpu_min' '%s' (0 to 1h, like 100us, 1ms)",
+                                   val ? val : "");
+            cf->record_off_cpu_min_ns = d ? d : -1;
         } else {
-            return sc_cfg_fail(
-                c, k, "unknown key '%s' in record (frequency, interval, pid, labels, dwarf)", key);
+            return sc_cfg_fail(c, k,
+                               "unknown key '%s' in record (frequency, interval, pid, labels, "
+                               "dwarf, off_cpu, off_cpu_min)",
+                               key);
         }
     }
     return 0;

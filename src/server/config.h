@@ -109,12 +109,14 @@ struct sc_config {
     char **source_roots;           /* server.source_roots */
     uint32_t nsource_roots;
     /* record: the server samples its host (collect/record.h) */
-    int record;                 /* a record: section is present */
-    uint32_t record_frequency;  /* record.frequency (Hz), 0 = the default (99) */
-    int64_t record_interval_ns; /* record.interval, 0 = the default (10 s) */
-    int32_t record_pid;         /* record.pid: one process instead of every CPU */
-    int record_dwarf;           /* record.dwarf: file:line from DWARF; -1 = the default
-                                   (with pid only) */
+    int record;                    /* a record: section is present */
+    uint32_t record_frequency;     /* record.frequency (Hz), 0 = the default (99) */
+    int64_t record_interval_ns;    /* record.interval, 0 = the default (10 s) */
+    int32_t record_pid;            /* record.pid: one process instead of every CPU */
+    int record_dwarf;              /* record.dwarf: file:line from DWARF; -1 = the default
+                                      (with pid only) */
+    int record_off_cpu;            /* record.off_cpu: also off-CPU and wall time */
+    int64_t record_off_cpu_min_ns; /* record.off_cpu_min; 0 = the default, < 0 = every span */
     char **record_label_names, **record_label_values; /* record.labels */
     uint32_t record_nlabels;
     /* rules: and alerting: (server/rules.h) */

@@ -393,6 +393,230 @@ static void test_records_to_profile(void)
     sc_recorder_close(r);
 }
 
+/* ---- off CPU ---- */
+
+/* A sched_switch sample as the switch events write it: the callchain, then the raw fields
+ * (prev_state at 32 of 64 bytes, as tracefs lays them out on x86-64 and arm64). */
+static void switch_out(struct sc_recorder *rc, int32_t pid, int32_t tid, uint64_t t,
+                       const uint64_t *ips, uint32_t n, uint64_t state, uint32_t raw_size)
+{
+    struct rec r;
+    begin(&r, PERF_RECORD_SAMPLE, 0);
+    put64(&r, n ? ips[n - 1] : 0);
+    put32(&r, (uint32_t)pid);
+    put32(&r, (uint32_t)tid);
+    put64(&r, t);
+    put64(&r, 0);
+    put64(&r, 1);
+    put64(&r, n);
+    for (uint32_t i = 0; i < n; i++)
+        put64(&r, ips[i]);
+    uint8_t raw[68];
+    memset(raw, 0, sizeof raw);
+    memcpy(raw + 24, &tid, 4);
+    memcpy(raw + 32, &state, 8);
+    put32(&r, raw_size);
+    put(&r, raw, sizeof raw);
+    uint16_t size = (uint16_t)r.n;
+    memcpy(r.b + 6, &size, 2);
+    T_EQ_INT(sc_recorder_feed_switch(rc, r.b, r.n), 0);
+}
+
+/* PERF_RECORD_SWITCH: tid runs again at t (or leaves, out). */
+static void switch_rec(struct sc_recorder *rc, int32_t pid, int32_t tid, uint64_t t, int out)
+{
+    struct rec r;
+    begin(&r, PERF_RECORD_SWITCH, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+    end(&r, pid, tid, t);
+    feed(rc, &r);
+}
+
+/* The sum of sample type i's values; the folded stacks of type i in *fo (caller frees). */
+static int64_t type_total(const struct sc_profile *p, uint32_t i, char **fo)
+{
+    int64_t s = 0;
+    for (uint32_t k = 0; k < p->nsamples; k++)
+        s += p->values[(size_t)k * p->nsample_types + i];
+    struct sc_buf b = SC_BUF_INIT;
+    char err[SC_ERR_LEN];
+    sc_folded_write(p, i, &b, err);
+    *fo = b.data ? b.data : strdup("");
+    return s;
+}
+
+/* Spans off CPU from a thread's switch sample to its return: blocked time is offcpu and
+ * wall, time preempted wall only, on-CPU samples cpu and wall; short spans, idle threads,
+ * exited threads and spans without a return are not counted; a span open at a take counts
+ * its time so far in that window and the rest in the next. */
+static void test_offcpu(void)
+{
+    struct self_map m;
+    if (!self_map((const void *)t_leaf, &m))
+        T_SKIP("cannot find this binary's mapping");
+    const int32_t pid = 5151, tid2 = 5152;
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = pid;
+    o.off_cpu = 1;
+    o.off_cpu_min_ns = 1000000; /* 1 ms */
+    o.sym.kallsyms = "/nonexistent-scorch-test/kallsyms";
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    if (!r)
+        return;
+    uint64_t text = 0x555500000000ULL;
+    comm(r, pid, pid, "sleeper", 1, 100);
+    mmap2(r, pid, text, m.end - m.start, m.offset, m.maj, m.min, m.ino, m.path, 101);
+    uint64_t oncpu[] = {(uint64_t)PERF_CONTEXT_USER, AT(t_leaf, 2), AT(t_caller, 5),
+                        AT(thread_start, 5)};
+    /* blocked in the kernel under t_caller (no t_leaf) */
+    uint64_t blocked[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
+                          (uint64_t)PERF_CONTEXT_USER, AT(t_caller, 5), AT(thread_start, 5)};
+    sample(r, pid, pid, 1000000, oncpu, 4);                  /* 10101010 ns on CPU */
+    switch_out(r, pid, pid, 2000000, blocked, 5, 1, 68);     /* S */
+    switch_rec(r, pid, pid, 2000100, 1);                     /* (the out record: ignored) */
+    switch_rec(r, pid, pid, 12000000, 0);                    /* back: 10 ms blocked */
+    switch_out(r, pid, pid, 20000000, oncpu, 4, 0x100, 68);  /* preempted */
+    switch_rec(r, pid, pid, 23000000, 0);                    /* 3 ms waiting for a CPU */
+    switch_out(r, pid, pid, 30000000, blocked, 5, 2, 68);    /* D */
+    switch_rec(r, pid, pid, 30500000, 0);                    /* 0.5 ms: under the minimum */
+    switch_out(r, pid, pid, 31000000, blocked, 5, 0x80, 68); /* I: not waiting */
+    switch_rec(r, pid, pid, 35000000, 0);
+    switch_out(r, pid, pid, 36000000, blocked, 5, 1, 100000); /* raw size past the record */
+    switch_rec(r, pid, pid, 37000000, 0);
+    switch_out(r, pid, pid, 40000000, blocked, 5, 1, 68); /* open across the take */
+    sample(r, pid, tid2, 45000000, oncpu, 4);             /* another thread runs */
+    struct sc_profile *p = NULL;
+    int64_t from, until;
+    T_EQ_INT(sc_recorder_take(r, &p, &from, &until, err), 0);
+    if (!p) {
+        sc_recorder_close(r);
+        return;
+    }
+    T_EQ_INT(p->nsample_types, 4);
+    T_CHECK(sc_profile_str(p, p->sample_types[2].type).len == 6 &&
+            !memcmp(sc_profile_str(p, p->sample_types[2].type).ptr, "offcpu", 6));
+    T_CHECK(sc_profile_str(p, p->sample_types[3].type).len == 4 &&
+            !memcmp(sc_profile_str(p, p->sample_types[3].type).ptr, "wall", 4));
+    char *fo;
+    T_EQ_INT(type_total(p, 0, &fo), 2); /* samples: the on-CPU ones only */
+    free(fo);
+    T_EQ_INT(type_total(p, 1, &fo), 2 * 10101010LL);
+    free(fo);
+    /* 10 ms, and 5 ms of the open span (up to the last record read) */
+    T_EQ_INT(type_total(p, 2, &fo), 15000000);
+    T_EQ_STR(fo, "thread_start;t_caller;[kernel.kallsyms] 15000000\n");
+    free(fo);
+    T_EQ_INT(type_total(p, 3, &fo), 2 * 10101010LL + 15000000 + 3000000);
+    T_CHECK(strstr(fo, "thread_start;t_caller;t_leaf 23202020\n") != NULL);
+    if (!strstr(fo, "thread_start;t_caller;t_leaf 23202020\n"))
+        fprintf(stderr, "wall:\n%s", fo);
+    free(fo);
+    /* the span's sample is at its return (the open one's at the take's flush) */
+    int found = 0;
+    for (uint32_t k = 0; k < p->nsamples; k++)
+        if (p->values[(size_t)k * 4 + 2] == 10000000) {
+            found = 1;
+            T_EQ_INT(p->samples[k].time_ns, 12000000);
+            T_EQ_STR(label(p, k, "comm"), "sleeper");
+        }
+    T_CHECK(found);
+    T_CHECK(has_comment(p, "--off-cpu --off-cpu-min 1000us"));
+    T_CHECK(has_comment(p, "off-CPU spans not in the profile: 1 under the minimum (0.500 ms"));
+    sc_profile_free(p);
+
+    /* the rest of the open span when the thread returns */
+    switch_rec(r, pid, pid, 50000000, 0);
+    /* a thread that exits off CPU leaves nothing */
+    switch_out(r, pid, tid2, 60000000, blocked, 5, 1, 68);
+    task(r, PERF_RECORD_EXIT, pid, pid, tid2, pid, 61000000);
+    switch_rec(r, pid, tid2, 62000000, 0);
+    /* two switches out without a return between (a lost record): the first is dropped */
+    switch_out(r, pid, pid, 70000000, blocked, 5, 1, 68);
+    switch_out(r, pid, pid, 80000000, blocked, 5, 1, 68);
+    switch_rec(r, pid, pid, 82000000, 0);
+    T_EQ_INT(sc_recorder_take(r, &p, &from, &until, err), 0);
+    if (p) {
+        T_EQ_INT(type_total(p, 2, &fo), 5000000 + 2000000);
+        free(fo);
+        T_EQ_INT(type_total(p, 0, &fo), 0);
+        free(fo);
+        sc_profile_free(p);
+    }
+    struct sc_record_stats st;
+    sc_recorder_stats(r, &st);
+    T_EQ_INT(st.switches, 8); /* the malformed one is not */
+    T_EQ_INT(st.bad_records, 1);
+    T_EQ_INT(st.offcpu_spans, 4);
+    T_EQ_INT(st.offcpu_short, 1);
+    T_EQ_INT(st.offcpu_short_ns, 500000);
+    T_EQ_INT(st.offcpu_ns, 22000000);
+    T_EQ_INT(st.runqueue_ns, 3000000);
+    T_EQ_INT(st.offcpu_dropped, 1);
+    sc_recorder_close(r);
+}
+
+/* Past SC_RECORD_OFFCPU_TIMED spans in a window, the spans of a stack and thread already
+ * sampled add to that sample: the window grows with its stacks, not its switches. */
+static void test_offcpu_merge(void)
+{
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = 88;
+    o.off_cpu = 1;
+    o.off_cpu_min_ns = -1; /* every span */
+    o.sym.kallsyms = "/nonexistent-scorch-test/kallsyms";
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    if (!r)
+        return;
+    uint64_t k[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL};
+    uint64_t k2[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000020ULL};
+    const uint32_t n = SC_RECORD_OFFCPU_TIMED + 100;
+    for (uint32_t i = 0; i < n; i++) {
+        switch_out(r, 88, 88, 1000ull * i, i % 2 ? k2 : k, 2, 1, 68);
+        switch_rec(r, 88, 88, 1000ull * i + 400, 0);
+    }
+    struct sc_profile *p = NULL;
+    T_EQ_INT(sc_recorder_take(r, &p, NULL, NULL, err), 0);
+    if (p) {
+        /* the first ones each a sample, the rest added to one of the two stacks' */
+        T_EQ_INT(p->nsamples, SC_RECORD_OFFCPU_TIMED + 2);
+        char *fo;
+        T_EQ_INT(type_total(p, 2, &fo), 400LL * n);
+        free(fo);
+        sc_profile_free(p);
+    }
+    sc_recorder_close(r);
+}
+
+/* Without --off-cpu, switch records change nothing and profiles keep two sample types. */
+static void test_offcpu_off(void)
+{
+    struct sc_record_opts o;
+    memset(&o, 0, sizeof o);
+    o.pid = 77;
+    o.sym.kallsyms = "/nonexistent-scorch-test/kallsyms";
+    struct sc_recorder *r = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_recorder_new_offline(&o, &r, err), 0);
+    if (!r)
+        return;
+    uint64_t k[] = {(uint64_t)PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL};
+    sample(r, 77, 77, 1000, k, 2);
+    switch_rec(r, 77, 77, 2000, 0);
+    struct sc_profile *p = NULL;
+    T_EQ_INT(sc_recorder_take(r, &p, NULL, NULL, err), 0);
+    if (p) {
+        T_EQ_INT(p->nsample_types, 2);
+        T_EQ_INT(p->nsamples, 1);
+        sc_profile_free(p);
+    }
+    sc_recorder_close(r);
+}
+
 /* A location cache bounded at 2 entries is dropped after a take and filled again. */
 static void test_cache_bound(void)
 {
@@ -575,9 +799,20 @@ static void test_config_record(void)
     y = "record: {}\n";
     T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
     T_CHECK(c.record && c.record_frequency == 0 && c.record_dwarf == -1 && c.record_pid == 0);
+    T_CHECK(c.record_off_cpu == 0 && c.record_off_cpu_min_ns == 0);
     sc_config_release(&c);
-    const char *bad[] = {"record: {frequency: 0}", "record: {interval: 100ms}", "record: {pid: -3}",
-                         "record: {dwarf: maybe}", "record: {cpus: 2}",         "record: [1, 2]"};
+    y = "record: {off_cpu: true, off_cpu_min: 2ms}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_CHECK(c.record_off_cpu == 1 && c.record_off_cpu_min_ns == 2000000);
+    sc_config_release(&c);
+    y = "record: {off_cpu: true, off_cpu_min: 0}\n"; /* every span */
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_CHECK(c.record_off_cpu_min_ns < 0);
+    sc_config_release(&c);
+    const char *bad[] = {
+        "record: {frequency: 0}", "record: {interval: 100ms}",   "record: {pid: -3}",
+        "record: {dwarf: maybe}", "record: {cpus: 2}",           "record: [1, 2]",
+        "record: {off_cpu: yes}", "record: {off_cpu_min: -1ms}", "record: {off_cpu_min: 2h}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         T_EQ_INT(sc_config_parse(bad[i], strlen(bad[i]), "t.yaml", &c, err), SC_EINVAL);
         T_CHECK(strstr(err, "config 't.yaml' line 1: ") == err &&
@@ -865,6 +1100,9 @@ int main(void)
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
     T_RUN(test_unwound_samples);
+    T_RUN(test_offcpu);
+    T_RUN(test_offcpu_off);
+    T_RUN(test_offcpu_merge);
     if (tmpdir[0])
         t_rmrf(tmpdir);
     return t_done();
