@@ -11,6 +11,16 @@
 #   perf record -a --call-graph dwarf  perf's unwinding (8 KiB copies); + perf script,
 #                                    which is where perf unwinds them
 #   scorch record -a --push 10s      the continuous mode (a server started here)
+# and off CPU (a program sleeping 8 ms and spinning 2 ms in turn joins the load):
+#   scorch record -a --off-cpu       the sched_switch tracepoint on every switch, with stack
+#                                    copies, paired into time off CPU; beside it, at the same
+#                                    time, scorch record -a without (what off CPU adds)
+#   perf record -a -g -e cpu-clock -e sched:sched_switch -c 1   the same events, frame
+#                                    pointers; + perf script --no-inline (addr2line on every
+#                                    inlined frame of a system-wide recording takes minutes). Debian's perf ignores its own
+#                                    --off-cpu (built without BPF skeletons), and neither
+#                                    pairs the switches into time off CPU
+#   perf record --call-graph dwarf, same events   perf's unwinding; + perf script
 # Prints, for each, its CPU as % of one core, its peak RSS, the samples and the CPU per
 # sample, and for scorch the share of samples whose stacks are still cut short
 # ([truncated: <binary>]) and the unwinding figures. scorch's CPU includes symbolizing every
@@ -18,10 +28,12 @@
 # and its build-id pass, but no symbols (perf script adds them, measured apart).
 # Goals: < 1% of one core and < 100 MB with unwinding (0.5% and 50 MB before it).
 #
-# usage: bench/record.sh [SECONDS]   (default 30; needs root or CAP_PERFMON, perf)
+# usage: bench/record.sh [SECONDS] [offcpu]   (default 30; offcpu: the off-CPU runs only;
+#        needs root or CAP_PERFMON, perf)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 dur=${1:-30}
+mode=${2:-all}
 [ -x "$root/build/scorch" ] || make -C "$root" build >/dev/null
 command -v perf >/dev/null || { echo "bench/record.sh: needs perf (linux-perf)" >&2; exit 77; }
 tmp=$(mktemp -d)
@@ -35,6 +47,7 @@ trap cleanup EXIT INT TERM
 src=$root/tests/data/record
 gcc -O2 -g -fomit-frame-pointer -shared -fPIC -o "$tmp/libnofp.so" "$src/libnofp.c"
 gcc -O2 -g -fomit-frame-pointer -o "$tmp/nofp" "$src/nofp.c" -L"$tmp" -lnofp -Wl,-rpath,"$tmp"
+gcc -O2 -g -fomit-frame-pointer -o "$tmp/sleepspin" "$src/sleepspin.c"
 (cd "$root/tests/data/goprog" && HOME=${HOME:-/tmp} GOCACHE=${TMPDIR:-/tmp}/scorch-gocache GOFLAGS=-mod=mod \
     GOPROXY=off go build -o "$tmp/goburn" .)
 total=$((dur * 6 + 60))
@@ -48,6 +61,7 @@ while time.time() < end:
     fib(18); time.sleep(0.01)" & load="$load $!"
 (end=$(($(date +%s) + total)); while [ "$(date +%s)" -lt "$end" ]; do /bin/true; sleep 0.05; done) &
 load="$load $!"
+"$tmp/sleepspin" "$total" >/dev/null & load="$load $!"
 sleep 1
 
 # run.py OUT PROBE CMD...: runs CMD (stderr to OUT); PROBE seconds after the start reads its
@@ -85,6 +99,7 @@ scorch_run() {
     python3 "$tmp/run.py" "$tmp/$_n.log" "$probe" "$root/build/scorch" record -a -F 99 -v \
         --duration "$dur" -o "$tmp/$_n.pb.gz" "$@" >"$tmp/$_n.res"
 }
+if [ "$mode" != offcpu ]; then
 # both at once: the same samples of the same load, walked the two ways
 scorch_run auto &
 scorch_run fp --unwind=fp
@@ -105,7 +120,21 @@ sleep 1
 python3 "$tmp/run.py" "$tmp/push.log" 0 "$root/build/scorch" record -a -F 99 -v \
     --duration "$dur" --push "http://127.0.0.1:$port" --interval 10 --queue-dir "$tmp/q" \
     >"$tmp/push.res"
-python3 - "$dur" "$tmp" <<'PY'
+fi
+# off CPU: with and without at once (the same load), then perf on the same events
+scorch_run base &
+scorch_run off --off-cpu
+wait $!
+python3 "$tmp/run.py" "$tmp/operf.log" "$probe" perf record -a -g -e cpu-clock/freq=99/ \
+    -e sched:sched_switch -c 1 -o "$tmp/operf.data" -- sleep "$dur" >"$tmp/operf.res"
+python3 "$tmp/run.py" "$tmp/oscript.log" 0 sh -c "perf script --no-inline -i '$tmp/operf.data' >/dev/null" \
+    >"$tmp/oscript.res"
+python3 "$tmp/run.py" "$tmp/odwarf.log" "$probe" perf record -a --call-graph dwarf \
+    -e cpu-clock/freq=99/ -e sched:sched_switch -c 1 -o "$tmp/odwarf.data" -- sleep "$dur" \
+    >"$tmp/odwarf.res"
+python3 "$tmp/run.py" "$tmp/odscript.log" 0 sh -c "perf script --no-inline -i '$tmp/odwarf.data' >/dev/null" \
+    >"$tmp/odscript.res"
+python3 - "$dur" "$tmp" "$mode" <<'PY'
 import re, sys
 d, tmp = float(sys.argv[1]), sys.argv[2]
 def res(name):
@@ -126,6 +155,31 @@ def row(name, cpu, rss, n, extra=""):
 def cut(name):
     n = samples(name)
     return "  %4.1f%% truncated" % (100.0 * truncated(name) / n) if n else ""
+def offcpu():
+    print("off CPU, system-wide, cpu-clock at 99 Hz + every sched_switch, for %.0f s, same load:" % d)
+    def switches(name):
+        m = re.search(r"off CPU: (\d+) switches", log(name))
+        return int(m.group(1)) if m else 0
+    b, o, p, ps, dw, dws = (res(x) for x in ("base", "off", "operf", "oscript", "odwarf", "odscript"))
+    ns = samples("off") + switches("off")
+    row("scorch record -a (beside the next)", b[0], b[1], samples("base"))
+    lost = re.search(r"(\d+) switch samples lost", log("off"))
+    row("scorch record -a --off-cpu", o[0], o[1], ns, "  (%d cpu + %d switches; %s switches lost)" %
+        (samples("off"), switches("off"), lost.group(1) if lost else "?"))
+    def perf_lost(name):
+        m = re.search(r"lost (\d+) chunks", log(name))
+        return "  (%s chunks lost)" % m.group(1) if m else ""
+    row("perf -g -e cpu-clock,sched_switch", p[0], p[1], samples("operf"), perf_lost("operf"))
+    row("  + perf script", p[0] + ps[0], max(p[1], ps[1]), samples("operf"))
+    row("perf --call-graph dwarf, same", dw[0], dw[1], samples("odwarf"), perf_lost("odwarf"))
+    row("  + perf script", dw[0] + dws[0], max(dw[1], dws[1]), samples("odwarf"))
+    print("  off CPU adds %.3f%% of one core, %.1f MiB to scorch record -a" % (100 * (o[0] - b[0]) / d, o[1] - b[1]))
+    for line in log("off").splitlines():
+        if "off CPU:" in line or "user stacks:" in line:
+            print("  " + line)
+if sys.argv[3] == "offcpu":
+    offcpu()
+    sys.exit(0)
 # perf --call-graph dwarf's own truncated share: samples whose outermost frame is not a
 # thread's or process's entry
 roots = {"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
@@ -165,4 +219,5 @@ def goals(name, cpu, rss):
           (name, "met" if 100 * cpu / d < 1 else "NOT met", "met" if rss * 1.048576 < 100 else "NOT met"))
 goals("-o", a[0], a[1])
 goals("--push", u[0], u[1])
+offcpu()
 PY
