@@ -295,6 +295,22 @@ def r_sample_stack(pid, tid, t, ips, regs, stack, period=10101010):
     return rec(9, body, sample_id=False)
 
 
+def r_switch_out(pid, tid, t, ips, state):
+    """A sched_switch sample (--off-cpu): the callchain, then the tracepoint's raw fields
+    (prev_state at 32 of 64); the type's top bit makes fuzz_record feed it as a switch ring's."""
+    body = struct.pack("<QIIQIIQQ", ips[-1] if ips else 0, pid, tid, t, 0, 0, 1, len(ips))
+    body += b"".join(struct.pack("<Q", ip) for ip in ips)
+    raw = bytearray(68)
+    raw[32:40] = struct.pack("<Q", state)
+    body += struct.pack("<I", len(raw)) + bytes(raw)
+    return rec(9 | 0x80000000, body, sample_id=False)
+
+
+def r_switch_in(pid, tid, t, cpu_wide=False):
+    body = struct.pack("<II", 1, 1) if cpu_wide else b""
+    return rec(15 if cpu_wide else 14, body, 0, pid, tid, t)
+
+
 def record_seeds():
     base = (r_comm(1000, 1000, "prog", True, 1) +
             r_mmap2(1000, 0x400000, 0x10000, 0, "/bin/prog", t=2) +
@@ -317,6 +333,13 @@ def record_seeds():
             1000, 1000, 40, user, (0x7ffc0010, 0x7ffc0000, 0x401010),
             struct.pack("<QQQQ", 0x402020, 0x7ffc0030, 0x7f0000001234, 0)) +
         r_sample_stack(1000, 1000, 41, kern, (0, 0x7ffc0000, 0x401010), b""),
+        # the first byte's top bit turns --off-cpu on: spans blocked (S), preempted, in D
+        "offcpu": bytes([0x83]) + base + r_sample(1000, 1000, 10, kern) +
+        r_switch_out(1000, 1000, 20, kern, 1) + r_switch_in(1000, 1000, 5000) +
+        r_switch_out(1000, 1000, 6000, user, 0x100) + r_switch_in(1000, 1000, 7000, True) +
+        r_switch_out(1000, 1000, 8000, kern, 2) + r_sample(1000, 1001, 9000, user) +
+        r_switch_in(1000, 1000, 20000) + r_switch_out(1000, 1000, 30000, kern, 1) +
+        r_task(4, 1000, 1000, 1000, 1000, 31000),
         "overlapping-maps": bytes([1]) + base +
         r_mmap2(1000, 0x404000, 0x2000, 0x9000, "/bin/other", 55, 6) +
         r_sample(1000, 1000, 30, [PERF_CONTEXT_USER, 0x405000, 0x403000, 0x40c000]),
