@@ -4,7 +4,8 @@
 # the sleep's whole stack (_start ... main;sleep_fn;__nanosleep;clock_nanosleep, then the
 # kernel's), the wall type about 80% there and 20% under main;spin_fn, as the program
 # measures its own time; cpu has the spin only. --off-cpu-min above the sleeps keeps none of
-# them. The server's record: {off_cpu: true} stores the types cpu:offcpu and cpu:wall.
+# them. With tracefs unmounted (in a mount namespace) it is mounted. The server's record:
+# {off_cpu: true} stores the types cpu:offcpu and cpu:wall.
 # Skipped visibly where perf events or the sched_switch tracepoint are not allowed.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
@@ -87,6 +88,22 @@ grep -Eq "spans kept .*\), [1-9][0-9]+ under the minimum" min.log ||
     fail "the summary should count the spans under the minimum: $(cat min.log)"
 "$SCORCH" record -p $$ --off-cpu-min 5x -o x.pb.gz 2>err.txt && fail "--off-cpu-min 5x was taken"
 grep -q "bad --off-cpu-min '5x'" err.txt || fail "--off-cpu-min 5x: $(cat err.txt)"
+
+# ---- tracefs not mounted: scorch mounts it (in a mount namespace of the test's own) ----
+if unshare -m --propagation private true 2>/dev/null; then
+    unshare -m --propagation private sh -c '
+        umount /sys/kernel/debug/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null
+        umount /sys/kernel/tracing || exit 3
+        [ ! -e /sys/kernel/tracing/events ] || exit 4
+        "$0" record -a --off-cpu --duration 0.3 -o mnt.pb.gz 2>mnt.log || exit 5
+        [ -e /sys/kernel/tracing/events/sched/sched_switch/id ] || exit 6' "$SCORCH"
+    rc=$?
+    [ $rc -ne 3 ] || echo "tracefs cannot be unmounted here: its mounting is not tested" >&2
+    [ $rc -eq 0 ] || [ $rc -eq 3 ] ||
+        fail "with tracefs unmounted, --off-cpu should mount it and record ($rc): $(cat mnt.log 2>/dev/null)"
+else
+    echo "no mount namespace here (unshare -m): mounting tracefs is not tested" >&2
+fi
 
 # ---- the server's record: {off_cpu: true} ----
 ./sleepspin 20 >/dev/null &
