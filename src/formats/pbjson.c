@@ -368,6 +368,7 @@ static int put_decoded_bytes(struct jx *j, int hex)
 }
 
 static int message(struct jx *j, const struct sc_pbj_msg *m);
+static int array(struct jx *j, const struct sc_pbj_field *f);
 
 /* One (non-null) value of field f, with its tag. */
 static int value(struct jx *j, const struct sc_pbj_field *f)
@@ -380,6 +381,11 @@ static int value(struct jx *j, const struct sc_pbj_field *f)
     case SC_PBJ_MESSAGE:
         at = open_len(j, f->num);
         rc = message(j, f->msg);
+        close_len(j, at);
+        break;
+    case SC_PBJ_ARRAY:
+        at = open_len(j, f->num);
+        rc = array(j, &f->msg->fields[0]);
         close_len(j, at);
         break;
     case SC_PBJ_STRING:
@@ -436,22 +442,31 @@ static int is_null(struct jx *j)
     return lit(j, "null");
 }
 
+/* The values of repeated field f, a JSON array. */
+static int array(struct jx *j, const struct sc_pbj_field *f)
+{
+    if (!take(j, '['))
+        return bad(j, "expected an array");
+    if (++j->depth > MAX_DEPTH)
+        return bad(j, "nested more than 64 deep");
+    if (!take(j, ']')) {
+        do {
+            int rc = is_null(j) ? 0 : value(j, f);
+            if (rc)
+                return rc;
+        } while (take(j, ','));
+        if (!take(j, ']'))
+            return bad(j, "expected ',' or ']'");
+    }
+    j->depth--;
+    return 0;
+}
+
 static int field(struct jx *j, const struct sc_pbj_field *f)
 {
     if (is_null(j))
         return 0;
-    if (!f->repeated)
-        return value(j, f);
-    if (!take(j, '['))
-        return bad(j, "expected an array");
-    if (take(j, ']'))
-        return 0;
-    do {
-        int rc = is_null(j) ? 0 : value(j, f);
-        if (rc)
-            return rc;
-    } while (take(j, ','));
-    return take(j, ']') ? 0 : bad(j, "expected ',' or ']'");
+    return f->repeated ? array(j, f) : value(j, f);
 }
 
 static int message(struct jx *j, const struct sc_pbj_msg *m)
@@ -487,13 +502,14 @@ static int message(struct jx *j, const struct sc_pbj_msg *m)
     return 0;
 }
 
-int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *root, uint64_t max_out,
-                        struct sc_buf *out, char *err)
+static int transcode(const char *text, size_t n, const struct sc_pbj_msg *root,
+                     const struct sc_pbj_field *field, uint64_t max_out, struct sc_buf *out,
+                     char *err)
 {
     struct jx j = {text, text, text + n, out, SC_BUF_INIT, max_out, 0, err};
     if (max_out > UINT32_MAX)
         j.max = UINT32_MAX; /* lengths fit LEN_BYTES */
-    int rc = message(&j, root);
+    int rc = root ? message(&j, root) : array(&j, field);
     if (!rc) {
         ws(&j);
         if (j.p != j.end)
@@ -503,4 +519,16 @@ int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *roo
         rc = check_size(&j);
     sc_buf_release(&j.tmp);
     return rc;
+}
+
+int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *root, uint64_t max_out,
+                        struct sc_buf *out, char *err)
+{
+    return transcode(text, n, root, NULL, max_out, out, err);
+}
+
+int sc_pbjson_transcode_array(const char *text, size_t n, const struct sc_pbj_field *field,
+                              uint64_t max_out, struct sc_buf *out, char *err)
+{
+    return transcode(text, n, NULL, field, max_out, out, err);
 }

@@ -23,6 +23,9 @@ enum sc_pbj_kind {
     SC_PBJ_BOOL,
     SC_PBJ_DOUBLE,  /* fixed64 bits */
     SC_PBJ_FIXED64, /* fixed64 integer */
+    /* Not protobuf's: a JSON array (of arrays, as speedscope's samples) written as a nested
+     * message of .msg whose first field (repeated) holds the array's values. */
+    SC_PBJ_ARRAY,
 };
 
 struct sc_pbj_msg;
@@ -46,5 +49,10 @@ struct sc_pbj_msg {
  * (with the byte offset and what was wrong) / SC_ELIMIT / SC_ENOMEM. */
 int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *root, uint64_t max_out,
                         struct sc_buf *out, char *err);
+
+/* The same for a JSON text that is an array rather than an object (Chrome's trace files
+ * come both ways): its values are written as root's field `field`, repeated. */
+int sc_pbjson_transcode_array(const char *text, size_t n, const struct sc_pbj_field *field,
+                              uint64_t max_out, struct sc_buf *out, char *err);
 
 #endif
