@@ -1,9 +1,11 @@
 /* format.c - the table of input formats (see format.h) and the detection of the text ones. */
 #include "formats/format.h"
+#include "formats/cpuprofile.h"
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
+#include "formats/speedscope.h"
 #include "model/error.h"
 
 #include <stdio.h>
@@ -139,12 +141,40 @@ static int decode_folded(const void *buf, size_t n, const struct sc_decode_opts 
     return sc_folded_decode(buf, n, lim, p, err);
 }
 
+static int decode_cpuprofile(const void *buf, size_t n, const struct sc_decode_opts *o,
+                             const struct sc_limits *lim, struct sc_profile *p, char *err)
+{
+    (void)o;
+    return sc_cpuprofile_decode(buf, n, lim, p, err);
+}
+
+static int decode_speedscope(const void *buf, size_t n, const struct sc_decode_opts *o,
+                             const struct sc_limits *lim, struct sc_profile *p, char *err)
+{
+    (void)o;
+    return sc_speedscope_decode(buf, n, lim, p, err);
+}
+
 /* ---- the table ---- */
 
 /* Detection order: formats with magic or a strict structure first, then the text
  * heuristics (perf script and folded stacks exclude each other: one text_kind decides). */
+/* clang-format off: one row a line */
 const struct sc_format_def sc_formats[] = {
     {SC_FMT_PPROF, "pprof", {"pprof", NULL}, "pprof", detect_pprof, decode_pprof},
+    /* JSON objects (or arrays) that name their format's keys in their first bytes */
+    {SC_FMT_CPUPROFILE,
+     "cpuprofile",
+     {"cpuprofile", NULL},
+     "V8 .cpuprofile",
+     sc_cpuprofile_detect,
+     decode_cpuprofile},
+    {SC_FMT_SPEEDSCOPE,
+     "speedscope",
+     {"speedscope", NULL},
+     "speedscope JSON",
+     sc_speedscope_detect,
+     decode_speedscope},
     /* "lines" (Pyroscope's: one stack a line, each one sample) is folded read by ingest.c */
     {SC_FMT_FOLDED,
      "folded",
@@ -154,6 +184,7 @@ const struct sc_format_def sc_formats[] = {
      decode_folded},
     {SC_FMT_PERF, "perf_script", {"perf_script", NULL}, "perf script", detect_perf, decode_perf},
 };
+/* clang-format on */
 const size_t sc_nformats = sizeof sc_formats / sizeof sc_formats[0];
 
 const struct sc_format_def *sc_format_get(enum sc_format f)

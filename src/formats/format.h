@@ -37,6 +37,8 @@ enum sc_format {
     SC_FMT_PPROF,
     SC_FMT_FOLDED,
     SC_FMT_PERF,
+    SC_FMT_CPUPROFILE,
+    SC_FMT_SPEEDSCOPE,
 };
 
 struct sc_decode_opts;

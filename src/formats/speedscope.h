@@ -1,7 +1,8 @@
-/* speedscope.h - speedscope's JSON file format (https://www.speedscope.app), written. */
+/* speedscope.h - speedscope's JSON file format (https://www.speedscope.app), written and read. */
 #ifndef SC_SPEEDSCOPE_H
 #define SC_SPEEDSCOPE_H
 
+#include "formats/limits.h"
 #include "model/buf.h"
 #include "model/profile.h"
 
@@ -32,5 +33,30 @@
  * detail in err. */
 int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, struct sc_buf *out,
                         char *err);
+
+/* Reads a speedscope file (speedscope_read.c), as speedscope's exporters write it (py-spy,
+ * rbspy, scorch and speedscope itself): shared.frames {name, file, line, col} and profiles
+ * that are "sampled" (samples: root-first frame index lists, weights) or "evented" (open
+ * and close events "O" / "C" of a frame at a time "at": each stretch between two events
+ * with frames open is a sample of those frames weighing its length).
+ *
+ * Sample types: a file scorch wrote ("exporter":"scorch") has one per profile, named as
+ * sc_speedscope_write named them ("<name> (<type>)" back to "<type>"), unit "none" read as
+ * "count", so convert --to speedscope and back gives the same folded stacks of every type.
+ * Other files have one per unit, every profile of that unit (one per thread, as py-spy
+ * writes) adding to it: "samples/count" (unit "none"), "time/nanoseconds" (seconds,
+ * milliseconds, microseconds and nanoseconds, scaled) or "space/bytes". The default type
+ * is that of activeProfileIndex. Weights are numbers, rounded to whole units; samples
+ * carry no times (the format has none per sample).
+ *
+ * Model: one function per (name, file), one location per (function, line, column), as
+ * the .cpuprofile reader (formats/frametab.h). buf may be freed after the call. 0 or
+ * SC_EFORMAT / SC_ELIMIT / SC_ENOMEM with detail in err. */
+int sc_speedscope_decode(const void *buf, size_t n, const struct sc_limits *lim,
+                         struct sc_profile *p, char *err);
+
+/* True when buf is a JSON object naming speedscope's schema, or its shared frames and
+ * profiles, in its first 64 KiB. */
+int sc_speedscope_detect(const void *buf, size_t n);
 
 #endif

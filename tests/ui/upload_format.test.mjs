@@ -23,6 +23,12 @@ test("sniffing raw bytes", () => {
     assert.equal(sniffFormat(enc(FOLDED)), "folded");
     assert.equal(sniffFormat(enc("")), "folded");
     assert.equal(sniffFormat(PPROF), "pprof");
+    assert.equal(sniffFormat(enc('{"nodes":[{"id":1,"callFrame":{}}]}')), "cpuprofile");
+    assert.equal(sniffFormat(enc(' [ {"name":"ProfileChunk"}]')), "cpuprofile");
+    assert.equal(sniffFormat(enc('{"$schema":"https://www.speedscope.app/file-format-schema.json"}')),
+        "speedscope");
+    assert.equal(sniffFormat(enc('{"shared":{"frames":[]},"profiles":[]}')), "speedscope");
+    assert.equal(sniffFormat(enc("[unknown];main 3\n")), "folded");
     assert.ok(isGzip(gzipSync(enc(FOLDED))));
     assert.ok(!isGzip(enc(FOLDED)));
 });
@@ -36,6 +42,9 @@ test("detection: a pprof name decides, otherwise the (gunzipped) content", async
     assert.equal(await detectFormat("stacks.gz", gzipSync(enc(FOLDED))), "folded");
     assert.equal(await detectFormat("perf.gz", gzipSync(enc(PERF))), "perf_script");
     assert.equal(await detectFormat("cpu", gzipSync(PPROF)), "pprof");
+    assert.equal(await detectFormat("CPU.1.cpuprofile", enc('{"nodes":[]}')), "cpuprofile");
+    assert.equal(await detectFormat("p.json.gz", gzipSync(enc('{"shared":{},"profiles":[]}'))),
+        "speedscope");
     assert.equal(await detectFormat("broken", new Uint8Array([0x1f, 0x8b, 1, 2, 3])), "pprof");
 });
 

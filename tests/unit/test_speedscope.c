@@ -1,4 +1,6 @@
-/* test_speedscope.c - the speedscope writer: frames, inline order, weights, units, escaping. */
+/* test_speedscope.c - the speedscope writer (frames, inline order, weights, units, escaping)
+ * and reader (scorch's own files back, other exporters' sampled and evented profiles). */
+#include "formats/folded.h"
 #include "formats/speedscope.h"
 #include "model/error.h"
 #include "t.h"
@@ -355,6 +357,130 @@ static void test_errors(void)
     sc_profile_free(p);
 }
 
+/* ---- reading ---- */
+
+static struct sc_profile *read_json(const char *json, int *rc, char *err)
+{
+    struct sc_profile *p = sc_profile_new();
+    *rc = sc_speedscope_decode(json, strlen(json), &sc_limits_cli, p, err);
+    if (*rc) {
+        sc_profile_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static const char *folded_of(const struct sc_profile *p, int t)
+{
+    static struct sc_buf out;
+    char err[SC_ERR_LEN];
+    out.len = 0;
+    if (sc_folded_write(p, t, &out, err))
+        return "(error)";
+    sc_buf_putc(&out, 0);
+    return out.data;
+}
+
+/* scorch's own file reads back to the same types, default and folded stacks (inlined
+ * frames expanded as folded expands them) */
+static void test_read_own(void)
+{
+    struct sc_profile *p = basic();
+    for (int vi = 0; vi < 2; vi++) {
+        for (int named = 0; named < 2; named++) {
+            char *j = render(p, vi, named ? "mem" : NULL);
+            char err[SC_ERR_LEN] = "";
+            int rc;
+            struct sc_profile *q = read_json(j ? j : "", &rc, err);
+            T_EQ_INT(rc, 0);
+            if (q) {
+                T_EQ_INT(q->nsample_types, 2);
+                struct sc_str t = sc_profile_str(q, q->sample_types[1].type);
+                struct sc_str u = sc_profile_str(q, q->sample_types[0].unit);
+                T_EQ_MEM(t.ptr, t.len, "alloc_space");
+                T_EQ_MEM(u.ptr, u.len, "count");
+                T_EQ_INT(sc_profile_sample_index(q, NULL, err), vi);
+                for (int k = 0; k < 2; k++) {
+                    char *want = strdup(folded_of(p, k));
+                    T_EQ_STR(folded_of(q, k), want);
+                    free(want);
+                }
+                sc_profile_free(q);
+            }
+            free(j);
+        }
+    }
+    sc_profile_free(p);
+}
+
+/* another exporter's file: one type per unit, time scaled to ns, threads added up;
+ * evented profiles' open stretches as samples */
+static void test_read_other(void)
+{
+    static const char json[] =
+        "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"exporter\":"
+        "\"py-spy@0.3\",\"activeProfileIndex\":2,\"shared\":{\"frames\":[{\"name\":\"main\","
+        "\"file\":\"a.py\",\"line\":3},{\"name\":\"work\",\"file\":\"a.py\",\"line\":9.0,"
+        "\"col\":2},{\"name\":\"idle\"}]},\"profiles\":["
+        "{\"type\":\"sampled\",\"name\":\"t1\",\"unit\":\"milliseconds\",\"startValue\":0,"
+        "\"endValue\":3.5,\"samples\":[[0,1],[0],[0,1,2]],\"weights\":[1.5,1,1]},"
+        "{\"type\":\"evented\",\"name\":\"t2\",\"unit\":\"seconds\",\"startValue\":0,"
+        "\"endValue\":10,\"events\":[{\"type\":\"O\",\"frame\":0,\"at\":0},{\"type\":"
+        "\"O\",\"frame\":1,\"at\":0.002},{\"type\":\"C\",\"frame\":1,\"at\":0.0055},"
+        "{\"type\":\"C\",\"frame\":0,\"at\":0.01}]},"
+        "{\"type\":\"sampled\",\"name\":\"t3\",\"unit\":\"none\",\"startValue\":0,"
+        "\"endValue\":2,\"samples\":[[2],[0,2]],\"weights\":[1,1]}]}";
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    struct sc_profile *p = read_json(json, &rc, err);
+    T_EQ_INT(rc, 0);
+    if (!p) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    T_EQ_INT(p->nsample_types, 2);
+    struct sc_str t0 = sc_profile_str(p, p->sample_types[0].type);
+    struct sc_str u0 = sc_profile_str(p, p->sample_types[0].unit);
+    T_EQ_MEM(t0.ptr, t0.len, "time");
+    T_EQ_MEM(u0.ptr, u0.len, "nanoseconds");
+    T_EQ_INT(sc_profile_sample_index(p, NULL, err), 1); /* activeProfileIndex 2: "none" */
+    T_EQ_STR(folded_of(p, 0), "main 7500000\nmain;work 5000000\nmain;work;idle 1000000\n");
+    T_EQ_STR(folded_of(p, 1), "idle 1\nmain;idle 1\n");
+    sc_profile_free(p);
+}
+
+static void test_read_errors(void)
+{
+    static const struct {
+        const char *json, *msg;
+    } cases[] = {
+        {"{\"profiles\":[", "bad JSON"},
+        {"{\"shared\":{\"frames\":[]}}", "without profiles"},
+        {"{\"profiles\":[{\"type\":\"sampled\",\"samples\":[[0]],\"weights\":[1]}]}",
+         "frame 0 is not in shared.frames"},
+        {"{\"profiles\":[{\"type\":\"sampled\",\"samples\":[0],\"weights\":[1]}]}", "bad JSON"},
+        {"{\"shared\":{\"frames\":[{\"name\":\"a\"},{\"name\":\"b\"}]},\"profiles\":[{"
+         "\"type\":\"evented\",\"events\":[{\"type\":\"O\",\"frame\":0,\"at\":0},{"
+         "\"type\":\"O\",\"frame\":1,\"at\":1},{\"type\":\"C\",\"frame\":0,\"at\":2}]}]}",
+         "not the innermost open one"},
+        {"{\"shared\":{\"frames\":[{\"name\":\"a\"}]},\"profiles\":[{\"type\":\"evented\","
+         "\"events\":[{\"type\":\"X\",\"frame\":0,\"at\":0}]}]}",
+         "of type 'X'"},
+        {"{\"profiles\":[{\"type\":\"flame\"}]}", "(not sampled or evented)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char err[SC_ERR_LEN] = "";
+        int rc;
+        struct sc_profile *p = read_json(cases[i].json, &rc, err);
+        T_CHECK(p == NULL);
+        T_EQ_INT(rc, SC_EFORMAT);
+        if (!strstr(err, cases[i].msg)) {
+            T_CHECK(!"message");
+            fprintf(stderr, "case %zu: '%s' lacks '%s'\n", i, err, cases[i].msg);
+        }
+    }
+}
+
 int main(void)
 {
     T_RUN(test_full_output);
@@ -366,5 +492,8 @@ int main(void)
     T_RUN(test_escaping);
     T_RUN(test_invalid_utf8);
     T_RUN(test_errors);
+    T_RUN(test_read_own);
+    T_RUN(test_read_other);
+    T_RUN(test_read_errors);
     return t_done();
 }

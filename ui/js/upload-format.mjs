@@ -1,4 +1,5 @@
-// upload-format.mjs - which /ingest format a dropped file is (pprof, perf_script, folded),
+// upload-format.mjs - which /ingest format a dropped file is (pprof, perf_script, folded,
+// cpuprofile, speedscope),
 // from its name and its first bytes, and the label-safe name it is stored under.
 
 const PPROF_NAME = /\.(pb|pprof|prof|pb\.gz|pprof\.gz|prof\.gz)$/i;
@@ -9,8 +10,9 @@ export function isGzip(b) {
     return b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 }
 
-// The format of uncompressed bytes: text that has perf script's sample headers or
-// indented frame lines is perf_script, other text folded; binary is pprof.
+// The format of uncompressed bytes: JSON is speedscope (its schema or shared frames and
+// profiles) or else a V8 .cpuprofile / Chrome trace; text that has perf script's sample
+// headers or indented frame lines is perf_script, other text folded; binary is pprof.
 export function sniffFormat(b) {
     const n = Math.min(b.length, SNIFF);
     let bad = 0;
@@ -20,6 +22,13 @@ export function sniffFormat(b) {
     }
     if (n && bad > 0) return "pprof";
     const text = new TextDecoder("utf-8", { fatal: false }).decode(b.subarray(0, n));
+    // JSON: an object, or an array of objects (Chrome's trace files); folded stacks may
+    // start with "[unknown];..." but not with "[{". The server detects the same way.
+    if (/^\s*(\{|\[\s*\{)/.test(text)) {
+        if (text.includes("speedscope.app/file-format-schema.json") ||
+            (text.includes('"shared"') && text.includes('"profiles"'))) return "speedscope";
+        return "cpuprofile";
+    }
     const lines = text.split("\n", 400);
     for (const l of lines) {
         // "\t  4f2a10 runtime.mallocgc+0x1f (/usr/bin/app)" or a sample header
