@@ -15,8 +15,8 @@
 static const char usage[] =
     "usage: scorch convert --to FORMAT [--sample-index NAME] [IN] [-o OUT]\n"
     "\n"
-    "Converts a profile. IN may be pprof (gzipped or not), folded stacks or perf script\n"
-    "text, detected from the content ('-' or none reads stdin); OUT defaults to stdout.\n"
+    "Converts a profile. IN may be any profile format scorch reads ('scorch --help' lists\n"
+    "them), detected from the content ('-' or none reads stdin); OUT defaults to stdout.\n"
     "\n"
     "formats:\n"
     "  pprof       gzipped profile.proto with every sample type, opens in go tool pprof;\n"

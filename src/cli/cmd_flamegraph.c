@@ -15,7 +15,7 @@ static const char help[] =
     "Draws a standalone interactive SVG flame graph: hover for details, click a frame to\n"
     "zoom, Ctrl-F (or Search) to highlight a regular expression and see the share of\n"
     "samples it matches; the view is kept in the URL fragment. FILE holds folded stacks\n"
-    "(\"a;b;c 12\" lines), a pprof profile or `perf script` output, gzipped or not; '-' or\n"
+    "(\"a;b;c 12\" lines) or any other format scorch reads, gzipped or not; '-' or\n"
     "no FILE reads stdin. Folded lines with two counts (\"stack before after\", as\n"
     "difffolded.pl and `scorch diff-folded` print) make a differential graph: widths from\n"
     "the second count, red where a frame's own samples grew, blue where they shrank.\n"

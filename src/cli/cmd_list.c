@@ -18,7 +18,7 @@ static const char usage[] =
     "the name) with their flat value (samples stopped at the line) and cum value (samples\n"
     "passing through it), merged over all inputs, as `go tool pprof -list` does. Source\n"
     "files are looked up under the source paths; when a file is not found its numbers are\n"
-    "still listed. Inputs: pprof (gzipped or not), folded stacks or perf script.\n"
+    "still listed. Inputs: any profile format scorch reads ('scorch --help' lists them).\n"
     "\n"
     "options:\n"
     "  --exact              REGEX is a function name to match exactly\n"

@@ -1,5 +1,6 @@
 /* main.c - the scorch binary: dispatches to one subcommand per file in src/cli/. */
 #include "cli/cli.h"
+#include "formats/format.h"
 #include "query/layout.h"
 
 #include <signal.h>
@@ -36,9 +37,12 @@ static void usage(FILE *f)
                "scorch keeps profiles and shows them. Commands:\n\n");
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
-    fprintf(f, "\nInputs may be pprof (gzipped or not), folded stacks or `perf script` text;\n"
-               "the format is detected from the content. '-' or no file reads stdin.\n"
-               "'scorch <command> --help' describes a command.\n");
+    char list[512];
+    fprintf(f,
+            "\nInputs, gzipped or not, may be\n  %s;\n"
+            "the format is detected from the content. '-' or no file reads stdin.\n"
+            "'scorch <command> --help' describes a command.\n",
+            sc_format_list(SC_FMT_LIST_DESC, list, sizeof list));
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,8 @@
  *              block_count, block_duration) names the profile type and is dropped from
  *              service_name
  *   from/until unix seconds (or ms/ns by magnitude); the profile's time and duration
- *   format     pprof, folded (default), lines (one stack per line, count 1), perf_script
+ *   format     pprof, folded (default), lines (one stack per line, count 1), perf_script,
+ *              cpuprofile, speedscope: the /ingest names of formats/format.h's table
  *   sampleRate Hz (default 100): folded/lines CPU counts become nanoseconds too
  *   spyName    kept as the label spy_name
  *   units      samples (default), objects, bytes, goroutines, ... for folded/lines
