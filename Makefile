@@ -36,9 +36,10 @@ test: deps-test asan fuzz
 	@cmake --build $(BUILD) -j $(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
-# Only the product tree's tests, no sanitizers or fuzzing: the quick loop while editing.
+# The quick loop while editing (a few minutes): the product tree's unit and compat tests;
+# no sanitizers, fuzzing, end-to-end or browser tests, no lint.
 test-quick: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'asan|fuzz' $(CTEST_ARGS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'asan|fuzz|e2e|browser|lint' $(CTEST_ARGS)
 
 # The server on 127.0.0.1:4040 with ./data, plus the demo Go service feeding it.
 run: deps-run build

@@ -1,8 +1,13 @@
 /* t.h - a minimal unit-test harness: checks report file:line and keep going; exit status
- * 1 on any failure, 77 (CTest "skipped") when a test asks to skip. */
+ * 1 on any failure, 77 (CTest "skipped") when a test asks to skip.
+ *
+ * A test program runs every case (T_RUN) without arguments, or the cases named on its
+ * command line, as fnmatch patterns: `test_store test_block 'test_gc_*'`. `-l` lists the
+ * cases instead. Code of main outside T_RUN (setup) runs either way. */
 #ifndef SC_T_H
 #define SC_T_H
 
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +61,43 @@ static int t_failures, t_checks;
         }                                                                                          \
     } while (0)
 
+/* The command line, which glibc hands to constructors as to main: this way the test programs'
+ * own mains (some take arguments of their own, starting with --) need no part in it. */
+static int t_nargs, t_listing, t_selected;
+static char **t_args;
+
+__attribute__((constructor)) static void t_read_args(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    t_nargs = argc > 1 ? argc - 1 : 0;
+    t_args = argv + 1;
+    if (t_nargs == 1 && !strcmp(t_args[0], "-l")) {
+        t_listing = 1;
+        t_nargs = 0;
+    }
+}
+
+/* Whether the case name runs (printing it instead with -l). */
+static inline int t_wanted(const char *name)
+{
+    if (t_listing) {
+        printf("%s\n", name);
+        return 0;
+    }
+    if (!t_nargs)
+        return 1;
+    for (int i = 0; i < t_nargs; i++)
+        if (fnmatch(t_args[i], name, 0) == 0) {
+            t_selected++;
+            return 1;
+        }
+    return 0;
+}
+
 #define T_RUN(fn)                                                                                  \
     do {                                                                                           \
+        if (!t_wanted(#fn))                                                                        \
+            break;                                                                                 \
         int t_before = t_failures;                                                                 \
         fn();                                                                                      \
         fprintf(stderr, "%-40s %s\n", #fn, t_failures == t_before ? "ok" : "FAILED");              \
@@ -65,6 +105,13 @@ static int t_failures, t_checks;
 
 static inline int t_done(void)
 {
+    if (t_listing)
+        return t_failures ? 1 : 0;
+    /* a misspelt name must not pass as a run of nothing */
+    if (t_nargs && !t_selected) {
+        fprintf(stderr, "no test case matches the names given (-l lists them)\n");
+        return 1;
+    }
     fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);
     return t_failures ? 1 : 0;
 }
