@@ -1,12 +1,15 @@
 # scorch: `make` builds build/scorch; `make test` installs what is missing, builds and runs
-# every test through CTest. Three build trees: build/ (the product, -Werror), build/asan
-# (unit tests under ASan+UBSan) and build/fuzz (libFuzzer targets, clang).
+# every test through CTest; `make install` and `make deb` package it. Three build trees:
+# build/ (the product, -Werror), build/asan (unit tests under ASan+UBSan) and build/fuzz
+# (libFuzzer targets, clang).
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_OPT ?=
+PREFIX    ?= /usr/local
 
-.PHONY: all build deps deps-run deps-test test test-quick asan fuzz run clean lint format tidy
+.PHONY: all build deps deps-run deps-test test test-quick asan fuzz run clean lint format tidy \
+	install deb
 
 all: build
 
@@ -40,6 +43,16 @@ test: deps-test asan fuzz
 # no sanitizers, fuzzing, end-to-end or browser tests, no lint.
 test-quick: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE 'asan|fuzz|e2e|browser|lint' $(CTEST_ARGS)
+
+# The binary, manual pages, scorch.service, its sysusers.d entry and the example config
+# (PREFIX/etc/scorch/scorch.yaml, /etc/scorch for PREFIX=/usr; one already there is kept),
+# under DESTDIR when set. cmake/install.cmake lists it all.
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
+# build/scorch_<version>_<arch>.deb, with its runtime dependencies (scripts/deb.sh).
+deb: build
+	@scripts/deb.sh $(BUILD)
 
 # The server on 127.0.0.1:4040 with ./data, plus the demo Go service feeding it.
 run: deps-run build

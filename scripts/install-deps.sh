@@ -5,11 +5,13 @@ set -eu
 
 build_pkgs="cmake make gcc pkg-config libdeflate-dev libzstd-dev libxxhash-dev
  libsqlite3-dev libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libyaml-dev libpcre2-dev
- libelf-dev libdw-dev libiberty-dev libgraphviz-dev zlib1g-dev libnghttp2-dev libdebuginfod-dev"
+ libelf-dev libdw-dev libiberty-dev libgraphviz-dev zlib1g-dev libnghttp2-dev libdebuginfod-dev
+ help2man dpkg-dev"
 test_pkgs="clang libclang-rt-14-dev golang-go python3 perl linux-perf graphviz
  nodejs npm chromium clickhouse-server python3-grpcio python3-protobuf protobuf-compiler
  openssl clang-format clang-tidy cppcheck valgrind prometheus prometheus-alertmanager
- debuginfod elfutils google-perftools libgoogle-perftools-dev zookeeper openjdk-17-jdk-headless"
+ debuginfod elfutils google-perftools libgoogle-perftools-dev zookeeper openjdk-17-jdk-headless
+ man-db systemd"
 
 run_pkgs="golang-go curl"
 case "${1:-all}" in
