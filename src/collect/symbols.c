@@ -647,14 +647,24 @@ static void load_vdso(struct sc_symbolizer *s)
     free(copy);
 }
 
-/* A JIT's perf map, (re)read when it changed since the last load. */
+/* A JIT's perf map, (re)read when it changed since the last load. The JIT writes it in its
+ * own /tmp: the default directory is read through /proc/PID/root while the process lives,
+ * so a process with a /tmp of its own (PrivateTmp=, a container) is named, and so are all
+ * when we have one (scorch.service); else, or when the process is gone, ours. */
 static struct sc_symtab *jit_table(struct sc_symbolizer *s, struct dso *d, uint64_t round)
 {
     char p[4200];
-    snprintf(p, sizeof p, "%s/perf-%d.map", s->o.perf_map_dir, (int)d->pid);
     struct stat st;
-    if (stat(p, &st) != 0)
-        return d->table ? &s->tables[d->table - 1]->st : NULL;
+    int found = 0;
+    if (d->pid > 0 && !s->o.root && !strcmp(s->o.perf_map_dir, "/tmp")) {
+        snprintf(p, sizeof p, "/proc/%d/root/tmp/perf-%d.map", (int)d->pid, (int)d->pid);
+        found = stat(p, &st) == 0;
+    }
+    if (!found) {
+        snprintf(p, sizeof p, "%s/perf-%d.map", s->o.perf_map_dir, (int)d->pid);
+        if (stat(p, &st) != 0)
+            return d->table ? &s->tables[d->table - 1]->st : NULL;
+    }
     if (d->table && st.st_size == d->map_size && (int64_t)st.st_mtime == d->map_mtime)
         return &s->tables[d->table - 1]->st;
     if (d->table) {
