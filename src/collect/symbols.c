@@ -452,6 +452,8 @@ static int find_debug(struct sc_symbolizer *s, const struct dso *d, struct table
         set_why(t, t->st.build_id_len ? "" : "no build id");
         return 0;
     }
+    if (t->st.source == SC_SYMS_SYMTAB && s->o.no_dwarf)
+        return 0; /* named already, and lines are not wanted: nothing to fetch for */
     fetch_debug(s, t);
     return 0;
 }
