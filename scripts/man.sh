@@ -20,8 +20,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out/man1" "$out/man5"
 
-# The commands and their one-line summaries, as `scorch --help` lists them.
-"$bin" --help | awk '/Commands:/ {on = 1; next} on && /^  [a-z]/ {print}' >"$tmp/commands"
+# The commands and their one-line summaries, as `scorch --help` lists them: the block of
+# "  name   summary" lines after "Commands:", up to the blank line that ends it.
+"$bin" --help | awk '/Commands:/ {on = 1; next} on && /^  [a-z][a-z-]*  +[^ ]/ {print; seen = 1; next}
+    on && seen {exit}' >"$tmp/commands"
 [ -s "$tmp/commands" ] || { echo "man.sh: no commands in '$bin --help'" >&2; exit 1; }
 
 # help2man reads "Usage:" (with "or:" lines) and "Options:" as its sections; scorch writes

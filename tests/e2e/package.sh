@@ -151,7 +151,8 @@ if command -v man >/dev/null 2>&1; then
         n=$((n + 1))
     done
     # one page a command of `scorch --help`, and the config's
-    cmds=$("$root/usr/bin/scorch" --help | awk '/Commands:/ {on = 1; next} on && /^  [a-z]/' | wc -l)
+    cmds=$("$root/usr/bin/scorch" --help | awk '/Commands:/ {on = 1; next}
+        on && /^  [a-z][a-z-]*  +[^ ]/ {print; seen = 1; next} on && seen {exit}' | wc -l)
     [ "$n" -eq $((cmds + 2)) ] || fail "$n manual pages for $cmds commands (want scorch(1), one each, scorch.yaml(5))"
     echo "man -l: $n pages, no warnings" >&2
 else
