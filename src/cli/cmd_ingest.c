@@ -55,8 +55,9 @@ static void default_name(const char *path, char *out, size_t cap)
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     snprintf(out, cap, "%s", b);
-    static const char *const exts[] = {".gz",     ".pb",   ".pprof",     ".prof", ".txt",
-                                       ".folded", ".perf", ".collapsed", ".out"};
+    static const char *const exts[] = {".gz",  ".pb",         ".pprof", ".prof",
+                                       ".txt", ".folded",     ".perf",  ".collapsed",
+                                       ".out", ".cpuprofile", ".json",  ".speedscope"};
     for (int again = 1; again;) {
         again = 0;
         size_t n = strlen(out);

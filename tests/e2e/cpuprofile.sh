@@ -9,8 +9,9 @@
 #      array): the same folded stacks;
 #   3. speedscope written by scorch reads back to the same folded stacks of every sample
 #      type (the .cpuprofile, perf script text with two types);
-#   4. /ingest: `scorch ingest` detects both formats, format=cpuprofile and
-#      format=speedscope name them; the stored series render as top reads the files.
+#   4. /ingest: `scorch ingest` detects both formats (and names the series after the file
+#      without .cpuprofile), format=cpuprofile and format=speedscope name them; the stored
+#      series render as top reads the files.
 # Skips (77) without node.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
@@ -88,7 +89,8 @@ url=http://127.0.0.1:$1
 "$SCORCH" server --data "$tmp/data" --listen "127.0.0.1:$1" 2>"$tmp/server.log" &
 pids="$pids $!"
 wait_http "$url/healthz"
-"$SCORCH" ingest --server "$url" --name v8a "$prof" 2>"$tmp/err" ||
+# no --name: the file's name without .cpuprofile
+"$SCORCH" ingest --server "$url" "$prof" 2>"$tmp/err" ||
     fail "ingest of the .cpuprofile: $(cat "$tmp/err")"
 "$SCORCH" ingest --server "$url" --name v8b "$tmp/prof.speedscope.json" 2>"$tmp/err" ||
     fail "ingest of speedscope: $(cat "$tmp/err")"
@@ -98,7 +100,7 @@ gzip -c "$tmp/prof.speedscope.json" |
     curl -fs --data-binary @- "$url/ingest?name=v8d&format=speedscope" >/dev/null ||
     fail "format=speedscope (gzip)"
 "$SCORCH" top --format tsv --sample-index cpu "$prof" >"$tmp/want"
-for app in v8a v8b v8c v8d; do
+for app in prof v8b v8c v8d; do
     curl -fs "$url/api/v1/render?query=%7Bservice_name%3D%22$app%22%7D&type=cpu:cpu&from=now-1h&until=now%2B1h&format=tsv" \
         >"$tmp/got" || fail "render $app"
     cmp -s "$tmp/want" "$tmp/got" || { diff "$tmp/want" "$tmp/got" | head; fail "$app differs"; }
