@@ -4,7 +4,8 @@
 # id under a debug root (SCORCH_DEBUG_DIR), by its .gnu_debuglink (not when the file there is
 # another build), and fetched from Debian's debuginfod on loopback; with that server stopped
 # and a fresh cache, and with a server that never answers, the recording ends normally and
-# says what is unsymbolized and why.
+# says what is unsymbolized and why. A symbol with a version (ver_spin@@VER_1 in .symtab)
+# is named without it, by DWARF's name where there is DWARF.
 #
 # debuginfod 0.188 cannot be told an address and listens on every interface: the test runs in
 # a network namespace of its own (unshare -n), where the loopback is the only interface.
@@ -62,6 +63,23 @@ unnamed() {
     grep -qF "unsymbolized frames by binary: $tmp/hot $n ($2)" "$1.log" ||
         fail "$1: the summary should say hot is unsymbolized ($2): $(cat "$1.log")"
 }
+
+# ---- a symbol with a version: named without it, and by DWARF where DWARF names it ----
+printf 'VER_1 { global: ver_spin; local: *; };\n' >ver.map
+gcc -O2 -g -shared -fPIC -Wl,--version-script=ver.map -o libver.so "$src/libver.c" ||
+    fail "gcc libver"
+readelf -sW libver.so | grep -q ' ver_spin@@VER_1$' || fail "libver.so's .symtab has no ver_spin@@VER_1"
+cc_prog usever "$src/usever.c" -L. -lver -Wl,-rpath,"$tmp"
+start ./usever 30
+record ver.pb.gz -p $p --duration 1 --no-debuginfod
+record ver-nodwarf.pb.gz -p $p --duration 1 --no-debuginfod --no-dwarf
+kill $p
+! grep -q '@' ver.pb.gz.folded ver-nodwarf.pb.gz.folded ||
+    { cat ver.pb.gz.folded ver-nodwarf.pb.gz.folded; fail "a versioned symbol name"; }
+[ "$(stacks ver.pb.gz ';main;ver_spin_impl ')" -gt 0 ] ||
+    { cat ver.pb.gz.folded; fail "with DWARF: main;ver_spin_impl (DWARF's name of ver_spin@@VER_1)"; }
+[ "$(stacks ver-nodwarf.pb.gz ';main;ver_spin ')" -gt 0 ] ||
+    { cat ver-nodwarf.pb.gz.folded; fail "without DWARF: main;ver_spin (ver_spin@@VER_1's name)"; }
 
 # ---- nothing to name it with ----
 start ./hot 30
