@@ -78,6 +78,13 @@ while read -r cmd summary; do
     page "scorch-$cmd" "$summary" "$help"
 done <"$tmp/commands"
 
+# the table of every setting is written from the binary's own table, below the prose
+sed '/<!-- settings:begin -->/,/<!-- settings:end -->/d' "$src/docs/config.md" >"$tmp/config.md"
 awk -v title=scorch.yaml -v section=5 -v date="$date" -v source="scorch $version" \
     -v name_line='scorch.yaml \- the configuration file of scorch server and scorch agent' \
-    -f "$src/scripts/md2man.awk" "$src/docs/config.md" >"$out/man5/scorch.yaml.5"
+    -f "$src/scripts/md2man.awk" "$tmp/config.md" >"$out/man5/scorch.yaml.5"
+{
+    echo ".SH EVERY SETTING"
+    echo "Key (flag): what it is. What it accepts. Its default. From \\fBscorch settings\\fR."
+    "$bin" settings --man
+} >>"$out/man5/scorch.yaml.5"

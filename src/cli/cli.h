@@ -18,6 +18,7 @@ int cmd_server(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_ingest(int argc, char **argv);
 int cmd_record(int argc, char **argv);
+int cmd_settings(int argc, char **argv);
 
 /* Prints "scorch: <message>" on stderr; returns 1, the exit status for failures. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

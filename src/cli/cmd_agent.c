@@ -3,6 +3,7 @@
 #include "collect/remote.h"
 #include "collect/scrape.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "server/config.h"
 #include "store/store.h"
 
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 static const char usage[] =
@@ -118,25 +118,10 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
 
 static struct MHD_Daemon *serve(const char *listen, struct agent *a)
 {
-    const char *colon = strrchr(listen, ':');
-    if (!colon)
-        return NULL;
-    char host[64];
-    size_t hl = (size_t)(colon - listen);
-    if (hl >= sizeof host)
-        return NULL;
-    memcpy(host, listen, hl);
-    host[hl] = 0;
-    if (!hl || !strcmp(host, "localhost"))
-        snprintf(host, sizeof host, "127.0.0.1");
     struct sockaddr_in sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sin_family = AF_INET;
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535 || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    char err[SC_ERR_LEN];
+    if (sc_parse_listen(listen, &sa, err))
         return NULL;
-    sa.sin_port = htons((uint16_t)port);
     return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_http,
                             a, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_LISTENING_ADDRESS_REUSE,
                             (unsigned)1, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
@@ -174,12 +159,7 @@ static uint32_t count_tasks(const struct sc_config *cf)
 
 static void reload(struct agent *a, const char *config, const struct sc_config *old)
 {
-    /* a connection or two per target and profile type in flight: many file descriptors */
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    sc_scrape_raise_fd_limit();
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     if (sc_config_load(config, &cf, err)) {
@@ -246,12 +226,7 @@ int cmd_agent(int argc, char **argv)
         return cli_usage("agent", "unexpected argument '%s'", argv[optind]);
     if (!config)
         return cli_usage("agent", "--config FILE is required");
-    /* a connection or two per target and profile type in flight: many file descriptors */
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    sc_scrape_raise_fd_limit();
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     if (sc_config_load(config, &cf, err)) {

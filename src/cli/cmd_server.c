@@ -1,6 +1,7 @@
 /* cmd_server.c - `scorch server`: the HTTP API, ingest and the web UI over the store. */
 #include "cli/cli.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "server/config.h"
 #include "server/server.h"
 #include "store/store.h"
@@ -154,10 +155,18 @@ int cmd_server(int argc, char **argv)
         sc_config_release(&cf);
         return cli_error("%s", err);
     }
-    const char *engine = storage ? storage : cf.storage_engine ? cf.storage_engine : "sqlite";
-    if (strcmp(engine, "sqlite") && strcmp(engine, "clickhouse")) {
+    const char *engine = storage             ? storage
+                         : cf.storage_engine ? cf.storage_engine
+                                             : sc_setting(SC_SET_STORAGE_ENGINE)->def;
+    struct sc_set_value v;
+    if (storage &&
+        sc_setting_parse(sc_setting(SC_SET_STORAGE_ENGINE), storage, "--storage", &v, err)) {
         sc_config_release(&cf);
-        return cli_usage("server", "unknown storage engine '%s' (sqlite, clickhouse)", engine);
+        return cli_usage("server", "%s", err);
+    }
+    if (listen && sc_setting_parse(sc_setting(SC_SET_SERVER_LISTEN), listen, "--listen", &v, err)) {
+        sc_config_release(&cf);
+        return cli_usage("server", "%s", err);
     }
     struct sc_store_opts so;
     sc_store_opts_init(&so);
@@ -185,19 +194,16 @@ int cmd_server(int argc, char **argv)
         o.listen = listen;
     else if (cf.listen)
         o.listen = cf.listen;
-    o.data_dir = data ? data : cf.storage_path ? cf.storage_path : "./data";
+    o.data_dir = data ? data : cf.storage_path ? cf.storage_path : o.data_dir;
     if (cf.retention_ns)
         o.retention_ns = cf.retention_ns;
     if (retention) {
-        struct sc_config tmp;
-        char y[128];
-        snprintf(y, sizeof y, "storage: {retention: %s}", retention);
-        if (sc_config_parse(y, strlen(y), "--retention", &tmp, err)) {
+        if (sc_setting_parse(sc_setting(SC_SET_STORAGE_RETENTION), retention, "--retention", &v,
+                             err)) {
             sc_config_release(&cf);
-            return cli_usage("server", "bad --retention '%s' (like 30d, 12h)", retention);
+            return cli_usage("server", "%s", err);
         }
-        o.retention_ns = tmp.retention_ns;
-        sc_config_release(&tmp);
+        o.retention_ns = v.i;
     }
     o.token = cf.auth_token;
     o.tenant_names = (const char *const *)cf.tenant_names;
@@ -210,6 +216,9 @@ int cmd_server(int argc, char **argv)
     o.grpc_listen = grpc_listen ? grpc_listen : cf.otlp_grpc_listen;
     o.durable = !nofsync;
     sc_limits_override(&o.limits, &cf.limits);
+    /* a push as old as what is kept is welcome unless limits.max_age says otherwise */
+    if (!cf.limits.max_age_ns)
+        o.limits.max_age_ns = o.retention_ns;
     if (cf.max_read_blocks)
         o.max_read_blocks = cf.max_read_blocks;
     if (cf.layout_timeout_ns)

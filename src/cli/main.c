@@ -29,6 +29,7 @@ static const struct cmd {
     {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server"},
     {"ingest", cmd_ingest, "push profile files of any format to a server's /ingest"},
     {"record", cmd_record, "sample on-CPU stacks with perf events; write or push pprof"},
+    {"settings", cmd_settings, "every setting: config key, flag, parameter, bounds, default"},
 };
 
 static void usage(FILE *f)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -842,4 +843,13 @@ void sc_scraper_stop_free(struct sc_scraper *s)
     pthread_mutex_destroy(&s->pend_mu);
     pthread_cond_destroy(&s->pend_cv);
     free(s);
+}
+
+void sc_scrape_raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 }

@@ -55,9 +55,6 @@
  *   max_self is the largest self + base_self.
  */
 
-/* Default for the API's maxNodes parameter. */
-#define SC_FLAME_MAX_NODES_DEFAULT 8192
-
 /* A stack tree with two values per node (side 0 = base, side 1 = the profile itself).
  * Node 0 is the root, named "total" (name 0). Children are linked in insertion order. */
 struct sc_flame_node {

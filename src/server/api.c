@@ -8,6 +8,7 @@
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "model/hash.h"
 #include "model/timespec.h"
 #include "query/callgraph.h"
@@ -27,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
 
 /* ---- ingest ---- */
 
@@ -274,6 +274,27 @@ int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
+int sc_api_max_nodes(struct sc_req *r, struct sc_resp *w, uint64_t *out)
+{
+    const struct sc_setting *st = sc_setting(SC_SET_PARAM_MAX_NODES);
+    const char *mn = sc_req_arg(r, st->param);
+    *out = (uint64_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES);
+    if (!mn)
+        return 0;
+    uint64_t limit = r->srv->opts.max_nodes;
+    if (sc_api_parse_uint(mn, UINT32_MAX, out) || *out < (uint64_t)st->min) {
+        sc_resp_error(w, 400, "bad '%s' '%.32s' (a count from %lld to %llu)", st->param, mn,
+                      (long long)st->min, (unsigned long long)limit);
+        return -1;
+    }
+    if (*out > limit) {
+        sc_resp_limit(w, "%s %llu is more than the limit of %llu", st->param,
+                      (unsigned long long)*out, (unsigned long long)limit);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- render: one table of output formats ---- */
 
 struct render_ctx {
@@ -379,14 +400,9 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     const char *format = sc_req_arg(r, "format");
     if (!format)
         format = "json";
-    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
-    const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && (sc_api_parse_uint(mn, UINT32_MAX, &max_nodes) || max_nodes == 0))
-        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
-                             (unsigned)r->srv->opts.max_nodes);
-    if (max_nodes > r->srv->opts.max_nodes)
-        return sc_resp_limit(w, "maxNodes %llu is more than the limit of %u",
-                             (unsigned long long)max_nodes, (unsigned)r->srv->opts.max_nodes);
+    uint64_t max_nodes;
+    if (sc_api_max_nodes(r, w, &max_nodes))
+        return 0;
     const struct render_format *f = NULL;
     for (size_t i = 0; i < NRENDER && !f; i++)
         if (!strcmp(format, render_formats[i].name))
@@ -560,11 +576,9 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
     const char *sa = sc_req_arg(r, "stats");
     int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
-    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
-    const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
-        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
-                             (unsigned)r->srv->opts.max_nodes);
+    uint64_t max_nodes;
+    if (sc_api_max_nodes(r, w, &max_nodes))
+        return 0;
     struct sc_selection bs, ns;
     memset(&bs, 0, sizeof bs);
     if (sc_api_selection(r, w, "", 1, &ns) || diff_base(r, w, &ns, &bs)) {

@@ -212,11 +212,9 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400,
                              "missing 'time' (the profile's time, e.g. its time_ns "
                              "from /api/v1/profiles)");
-    uint64_t max_nodes = SC_FLAME_MAX_NODES_DEFAULT;
-    const char *mn = sc_req_arg(r, "maxNodes");
-    if (mn && (sc_api_parse_uint(mn, r->srv->opts.max_nodes, &max_nodes) || max_nodes == 0))
-        return sc_resp_error(w, 400, "bad 'maxNodes' '%.32s' (1..%u)", mn,
-                             (unsigned)r->srv->opts.max_nodes);
+    uint64_t max_nodes;
+    if (sc_api_max_nodes(r, w, &max_nodes))
+        return 0;
     char err[SC_ERR_LEN] = "";
     int64_t t;
     if (sc_time_parse(at, sc_wall_ns(), &t, err))

@@ -4,6 +4,7 @@
 #include "server/server.h"
 #include "model/error.h"
 #include "model/labels.h"
+#include "model/setting.h"
 #include "model/timespec.h"
 
 #include <ctype.h>
@@ -26,39 +27,106 @@ const char *sc_cfg_scalar(yaml_node_t *n)
     return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
-/* Durations as the query parameters take them (model/timespec.h): 15s, 1m30s, 2h, 30d. */
-static int parse_duration(const char *s, int64_t *out)
+int sc_cfg_setting(struct sc_cfg *c, yaml_node_t *v, enum sc_set_id id, struct sc_set_value *out)
 {
-    char err[SC_ERR_LEN];
-    return s && *s ? sc_duration_parse(s, out, err) : -1;
+    char msg[SC_ERR_LEN];
+    if (sc_setting_parse(sc_setting(id), sc_cfg_scalar(v), NULL, out, msg))
+        return sc_cfg_fail(c, v, "%s", msg);
+    return 0;
 }
 
-/* Byte counts: a number with an optional unit (KB, MB, GB powers of 1000; KiB, MiB, GiB
- * or K, M, G powers of 1024). */
-static int parse_bytes(const char *s, uint64_t *out)
-{
-    if (!s || !isdigit((unsigned char)*s))
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(s, &end, 10);
-    if (errno)
-        return -1;
-    static const struct {
-        const char *unit;
-        uint64_t mul;
-    } units[] = {{"", 1},         {"B", 1},          {"K", 1u << 10},   {"KiB", 1u << 10},
-                 {"KB", 1000},    {"M", 1u << 20},   {"MiB", 1u << 20}, {"MB", 1000000},
-                 {"G", 1u << 30}, {"GiB", 1u << 30}, {"GB", 1000000000}};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcmp(end, units[i].unit))
-            continue;
-        if (n > UINT64_MAX / units[i].mul)
-            return -1;
-        *out = n * units[i].mul;
-        return 0;
+/* Where a setting of settings.def lands in struct sc_config, and as what. Settings not
+ * listed here are read by hand below (lists, token files, per-job and limits keys). */
+enum field_kind { F_I64, F_U64, F_U32, F_I32, F_STR, F_BOOL };
+static const struct {
+    enum sc_set_id id;
+    size_t off;
+    enum field_kind kind;
+} fields[] = {
+#define FIELD(id, f, k)                                                                            \
+    {                                                                                              \
+        SC_SET_##id, offsetof(struct sc_config, f), k                                              \
     }
-    return -1;
+    FIELD(SERVER_LISTEN, listen, F_STR),
+    FIELD(SERVER_SHUTDOWN_TIMEOUT, shutdown_timeout_ns, F_I64),
+    FIELD(SERVER_LAYOUT_TIMEOUT, layout_timeout_ns, F_I64),
+    FIELD(SERVER_MAX_READ_ROWS, max_read_rows, F_U64),
+    FIELD(SERVER_MAX_QUERIES, max_queries, F_U32),
+    FIELD(SERVER_QUERY_MEMORY, query_memory, F_U64),
+    FIELD(SERVER_QUERY_TIMEOUT, query_timeout_ns, F_I64),
+    FIELD(SERVER_MAX_READ_BLOCKS, max_read_blocks, F_U64),
+    FIELD(OTLP_GRPC_LISTEN, otlp_grpc_listen, F_STR),
+    FIELD(STORAGE_ENGINE, storage_engine, F_STR),
+    FIELD(STORAGE_PATH, storage_path, F_STR),
+    FIELD(STORAGE_RETENTION, retention_ns, F_I64),
+    FIELD(STORAGE_CACHE_MEMORY, storage_cache_memory, F_U64),
+    FIELD(STORAGE_READ_ONLY_RETRY, storage_ro_retry_ns, F_I64),
+    FIELD(STORAGE_URL, storage_url, F_STR),
+    FIELD(STORAGE_CLUSTER, storage_cluster, F_STR),
+    FIELD(STORAGE_DATABASE, storage_database, F_STR),
+    FIELD(STORAGE_WRITE_TIMEOUT, storage_write_timeout_ns, F_I64),
+    FIELD(STORAGE_QUERY_TIMEOUT, storage_query_timeout_ns, F_I64),
+    FIELD(STORAGE_MAX_ANSWER, storage_max_answer, F_U64),
+    FIELD(REMOTE_URL, remote_url, F_STR),
+    FIELD(REMOTE_QUEUE_DIR, remote_queue_dir, F_STR),
+    FIELD(REMOTE_QUEUE_MAX_BYTES, remote_queue_bytes, F_U64),
+    FIELD(REMOTE_MIN_BACKOFF, remote_min_backoff_ns, F_I64),
+    FIELD(REMOTE_MAX_BACKOFF, remote_max_backoff_ns, F_I64),
+    FIELD(REMOTE_TIMEOUT, remote_timeout_ns, F_I64),
+    FIELD(RECORD_FREQUENCY, record_frequency, F_U32),
+    FIELD(RECORD_INTERVAL, record_interval_ns, F_I64),
+    FIELD(RECORD_PID, record_pid, F_I32),
+    FIELD(RECORD_DWARF, record_dwarf, F_BOOL),
+    FIELD(RECORD_OFF_CPU, record_off_cpu, F_BOOL),
+#undef FIELD
+};
+
+/* Reads node v as setting id into base + off (a struct sc_config, or another struct whose
+ * fields the caller names): 1 when the key is not a table setting the caller handles this
+ * way, else 0 or SC_E*. */
+static int set_field(struct sc_cfg *c, yaml_node_t *v, const struct sc_setting *st, void *field,
+                     enum field_kind kind)
+{
+    struct sc_set_value val;
+    if (sc_cfg_setting(c, v, st->id, &val))
+        return SC_EINVAL;
+    switch (kind) {
+    case F_I64:
+        *(int64_t *)field = val.i;
+        break;
+    case F_U64:
+        *(uint64_t *)field = (uint64_t)val.i;
+        break;
+    case F_U32:
+        *(uint32_t *)field = (uint32_t)val.i;
+        break;
+    case F_I32:
+    case F_BOOL:
+        *(int32_t *)field = (int32_t)val.i;
+        break;
+    case F_STR: {
+        char **p = field, *d = strdup(val.s);
+        if (!d)
+            return sc_errf(c->err, SC_ENOMEM, "out of memory");
+        free(*p);
+        *p = d;
+        break;
+    }
+    }
+    return 0;
+}
+
+/* A key of the table that lands in struct sc_config: 1 when key is none of them. */
+static int set_config_key(struct sc_cfg *c, const char *key, yaml_node_t *v, struct sc_config *cf,
+                          int *rc)
+{
+    const struct sc_setting *st = sc_setting_find(key);
+    for (size_t i = 0; st && i < sizeof fields / sizeof fields[0]; i++)
+        if (fields[i].id == st->id) {
+            *rc = set_field(c, v, st, (char *)cf + fields[i].off, fields[i].kind);
+            return 0;
+        }
+    return 1;
 }
 
 static char *dup_scalar(struct sc_cfg *c, yaml_node_t *n, const char *key, int *rc)
@@ -220,50 +288,27 @@ static int parse_record(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
     yaml_node_t *k, *v;
     FOR_PAIRS(c, n, it8, k, v)
     {
-        const char *key = sc_cfg_scalar(k), *val = sc_cfg_scalar(v);
-        char *end = NULL;
+        const char *key = sc_cfg_scalar(k);
+        char full[64];
+        int rc = 0;
         if (!key)
             return sc_cfg_fail(c, k, "bad key%s", "");
-        if (!strcmp(key, "frequency")) {
-            long f = val ? strtol(val, &end, 10) : 0;
-            if (!val || *end || f < 1 || f > 100000)
-                return sc_cfg_fail(c, v, "'record.frequency' must be 1 to 100000 (Hz), not '%s'",
-                                   val ? val : "");
-            cf->record_frequency = (uint32_t)f;
-        } else if (!strcmp(key, "interval")) {
-            if (parse_duration(val, &cf->record_interval_ns) ||
-                cf->record_interval_ns < 1000000000LL)
-                return sc_cfg_fail(c, v, "bad 'record.interval' '%s' (1s or more, like 10s)",
-                                   val ? val : "");
-        } else if (!strcmp(key, "pid")) {
-            long p = val ? strtol(val, &end, 10) : 0;
-            if (!val || *end || p < 1 || p > INT32_MAX)
-                return sc_cfg_fail(c, v, "'record.pid' must be a process id, not '%s'",
-                                   val ? val : "");
-            cf->record_pid = (int32_t)p;
-        } else if (!strcmp(key, "labels")) {
-            int rc = sc_cfg_label_map(c, v, &cf->record_label_names, &cf->record_label_values,
-                                      &cf->record_nlabels);
+        snprintf(full, sizeof full, "record.%s", key);
+        if (strcmp(key, "labels") && strcmp(key, "off_cpu_min") &&
+            !set_config_key(c, full, v, cf, &rc)) {
             if (rc)
                 return rc;
-        } else if (!strcmp(key, "dwarf")) {
-            if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
-                cf->record_dwarf = !strcmp(val, "true");
-            else
-                return sc_cfg_fail(c, v, "'record.dwarf' must be true or false, not '%s'",
-                                   val ? val : "");
-        } else if (!strcmp(key, "off_cpu")) {
-            if (val && (!strcmp(val, "true") || !strcmp(val, "false")))
-                cf->record_off_cpu = !strcmp(val, "true");
-            else
-                return sc_cfg_fail(c, v, "'record.off_cpu' must be true or false, not '%s'",
-                                   val ? val : "");
+        } else if (!strcmp(key, "labels")) {
+            rc = sc_cfg_label_map(c, v, &cf->record_label_names, &cf->record_label_values,
+                                  &cf->record_nlabels);
+            if (rc)
+                return rc;
         } else if (!strcmp(key, "off_cpu_min")) {
-            int64_t d;
-            if (parse_duration(val, &d) || d < 0 || d > 3600 * 1000000000LL)
-                return sc_cfg_fail(c, v, "bad 'record.off_cpu_min' '%s' (0 to 1h, like 100us, 1ms)",
-                                   val ? val : "");
-            cf->record_off_cpu_min_ns = d ? d : -1;
+            /* 0 keeps every span: -1 in the field, whose 0 is the default */
+            struct sc_set_value d;
+            if (sc_cfg_setting(c, v, SC_SET_RECORD_OFF_CPU_MIN, &d))
+                return SC_EINVAL;
+            cf->record_off_cpu_min_ns = d.i ? d.i : -1;
         } else {
             return sc_cfg_fail(c, k,
                                "unknown key '%s' in record (frequency, interval, pid, labels, "
@@ -278,8 +323,8 @@ static int parse_job(struct sc_cfg *c, yaml_node_t *n, struct sc_scrape_job *j)
 {
     if (n->type != YAML_MAPPING_NODE)
         return sc_cfg_fail(c, n, "a scrape config must be a mapping%s", "");
-    j->interval_ns = 15 * 1000000000LL;
-    j->cpu_seconds = 10;
+    j->interval_ns = sc_setting_default_i(SC_SET_SCRAPE_INTERVAL);
+    j->cpu_seconds = sc_setting_default_i(SC_SET_SCRAPE_CPU_SECONDS) / 1000000000LL;
     j->profiles = SC_PROFILE_ALL;
     yaml_node_t *k, *v;
     int rc = 0;
@@ -292,29 +337,19 @@ static int parse_job(struct sc_cfg *c, yaml_node_t *n, struct sc_scrape_job *j)
             return sc_cfg_fail(c, k, "bad key%s", "");
         if (!strcmp(key, "job_name")) {
             j->job_name = dup_scalar(c, v, key, &rc);
-        } else if (!strcmp(key, "scrape_interval") || !strcmp(key, "scrape_timeout")) {
-            int64_t d;
-            if (parse_duration(sc_cfg_scalar(v), &d) || d <= 0)
-                return sc_cfg_fail(c, v, "bad duration for '%s' (like 15s, 1m)", key);
-            *(!strcmp(key, "scrape_interval") ? &j->interval_ns : &j->timeout_ns) = d;
+        } else if (!strcmp(key, "scrape_interval")) {
+            rc = set_field(c, v, sc_setting(SC_SET_SCRAPE_INTERVAL), &j->interval_ns, F_I64);
+        } else if (!strcmp(key, "scrape_timeout")) {
+            rc = set_field(c, v, sc_setting(SC_SET_SCRAPE_TIMEOUT), &j->timeout_ns, F_I64);
         } else if (!strcmp(key, "cpu_seconds")) {
-            int64_t d;
-            if (parse_duration(sc_cfg_scalar(v), &d) || d < 1000000000LL || d > 600 * 1000000000LL)
-                return sc_cfg_fail(c, v, "'%s' must be 1 to 600 seconds", key);
+            int64_t d = 0;
+            rc = set_field(c, v, sc_setting(SC_SET_SCRAPE_CPU_SECONDS), &d, F_I64);
             j->cpu_seconds = d / 1000000000LL;
         } else if (!strcmp(key, "targets")) {
             rc = sc_cfg_strlist(c, v, key, &j->targets, &j->ntargets);
         } else if (!strcmp(key, "delta")) {
-            const char *d = sc_cfg_scalar(v);
-            if (d && !strcmp(d, "auto"))
-                j->delta = SC_DELTA_AUTO;
-            else if (d && !strcmp(d, "endpoint"))
-                j->delta = SC_DELTA_ENDPOINT;
-            else if (d && !strcmp(d, "subtract"))
-                j->delta = SC_DELTA_SUBTRACT;
-            else
-                return sc_cfg_fail(c, v, "'delta' must be auto, endpoint or subtract, not '%s'",
-                                   d ? d : "");
+            /* the choices are in SC_DELTA_* order */
+            rc = set_field(c, v, sc_setting(SC_SET_SCRAPE_DELTA), &j->delta, F_I32);
         } else if (!strcmp(key, "static_configs")) {
             /* Prometheus's shape: [{targets: [...], labels: {...}}] */
             if (v->type != YAML_SEQUENCE_NODE)
@@ -358,9 +393,7 @@ static int parse_job(struct sc_cfg *c, yaml_node_t *n, struct sc_scrape_job *j)
                 j->profiles |= bit;
             }
         } else if (!strcmp(key, "scheme")) {
-            j->scheme = dup_scalar(c, v, key, &rc);
-            if (j->scheme && strcmp(j->scheme, "http") && strcmp(j->scheme, "https"))
-                return sc_cfg_fail(c, v, "scheme must be http or https, not '%s'", j->scheme);
+            rc = set_field(c, v, sc_setting(SC_SET_SCRAPE_SCHEME), &j->scheme, F_STR);
         } else if (!strcmp(key, "path_prefix") || !strcmp(key, "metrics_path")) {
             j->path_prefix = dup_scalar(c, v, key, &rc);
         } else if (!strcmp(key, "bearer_token")) {
@@ -400,41 +433,33 @@ static int parse_job(struct sc_cfg *c, yaml_node_t *n, struct sc_scrape_job *j)
     /* as Prometheus: 10 s, never longer than the interval (a snapshot that takes longer
      * than the interval would overlap the next one); CPU profiles and target-side deltas
      * get their duration on top (see src/collect/scrape.h) */
+    int64_t timeout = sc_setting_default_i(SC_SET_SCRAPE_TIMEOUT);
     if (j->timeout_ns == 0)
-        j->timeout_ns = j->interval_ns < 10 * 1000000000LL ? j->interval_ns : 10 * 1000000000LL;
+        j->timeout_ns = j->interval_ns < timeout ? j->interval_ns : timeout;
     return 0;
 }
 
 /* limits.KEY: a per-input limit (formats/limits.h) over the server's default. */
 static int parse_limit(struct sc_cfg *c, const char *key, yaml_node_t *v, struct sc_limits *l)
 {
-    const char *s = sc_cfg_scalar(v) ? sc_cfg_scalar(v) : "";
-    if (!strcmp(key, "max_age") || !strcmp(key, "max_ahead")) {
-        int64_t d;
-        if (parse_duration(s, &d) || d <= 0)
-            return sc_cfg_fail(c, v, "bad duration for 'limits.%s' (like 30d, 1h)", key);
-        *(!strcmp(key, "max_age") ? &l->max_age_ns : &l->max_ahead_ns) = d;
-        return 0;
-    }
     static const struct {
-        const char *key;
+        enum sc_set_id id;
         size_t off;
-    } counts[] = {
-        {"max_samples", offsetof(struct sc_limits, max_samples)},
-        {"max_string", offsetof(struct sc_limits, max_string)},
-        {"max_stack_depth", offsetof(struct sc_limits, max_stack_depth)},
-        {"max_labels", offsetof(struct sc_limits, max_labels)},
+        enum field_kind kind;
+    } limits[] = {
+        {SC_SET_LIMITS_MAX_AGE, offsetof(struct sc_limits, max_age_ns), F_I64},
+        {SC_SET_LIMITS_MAX_AHEAD, offsetof(struct sc_limits, max_ahead_ns), F_I64},
+        {SC_SET_LIMITS_MAX_SAMPLES, offsetof(struct sc_limits, max_samples), F_U32},
+        {SC_SET_LIMITS_MAX_STRING, offsetof(struct sc_limits, max_string), F_U32},
+        {SC_SET_LIMITS_MAX_STACK_DEPTH, offsetof(struct sc_limits, max_stack_depth), F_U32},
+        {SC_SET_LIMITS_MAX_LABELS, offsetof(struct sc_limits, max_labels), F_U32},
     };
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        if (strcmp(key, counts[i].key))
-            continue;
-        char *end;
-        unsigned long long n = strtoull(s, &end, 10);
-        if (!*s || *end || s[0] == '-' || n == 0 || n > UINT32_MAX)
-            return sc_cfg_fail(c, v, "bad 'limits.%s' (a count, >= 1)", key);
-        *(uint32_t *)((char *)l + counts[i].off) = (uint32_t)n;
-        return 0;
-    }
+    char full[64];
+    snprintf(full, sizeof full, "limits.%s", key);
+    const struct sc_setting *st = sc_setting_find(full);
+    for (size_t i = 0; st && i < sizeof limits / sizeof limits[0]; i++)
+        if (limits[i].id == st->id)
+            return set_field(c, v, st, (char *)l + limits[i].off, limits[i].kind);
     return sc_cfg_fail(c, v,
                        "unknown key 'limits.%s' (max_age, max_ahead, max_samples, max_string, "
                        "max_stack_depth, max_labels)",
@@ -596,33 +621,16 @@ static int parse_root(struct sc_cfg *c, struct sc_config *cf)
                     return sc_cfg_fail(c, sk, "bad key%s", "");
                 char sect_key[64];
                 snprintf(sect_key, sizeof sect_key, "%s.%s", key, s);
-                if (!strcmp(sect_key, "remote_write.url"))
-                    cf->remote_url = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "remote_write.token"))
+                if (strcmp(key, "limits") && !set_config_key(c, sect_key, sv, cf, &rc)) {
+                    /* a key of the settings table: read, checked and stored */
+                } else if (!strcmp(sect_key, "remote_write.token"))
                     cf->remote_token = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "remote_write.token_file"))
                     cf->remote_token =
                         read_token_file(c, sv, sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "", &rc);
-                else if (!strcmp(sect_key, "remote_write.queue_dir"))
-                    cf->remote_queue_dir = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "remote_write.queue_max_bytes")) {
-                    uint64_t b;
-                    if (parse_bytes(sc_cfg_scalar(sv), &b) || b == 0)
-                        return sc_cfg_fail(c, sv,
-                                           "'%s' must be a byte count (like 268435456, 256MiB)", s);
-                    cf->remote_queue_bytes = b;
-                } else if (!strcmp(sect_key, "remote_write.min_backoff") ||
-                           !strcmp(sect_key, "remote_write.max_backoff") ||
-                           !strcmp(sect_key, "remote_write.timeout")) {
-                    int64_t d;
-                    if (parse_duration(sc_cfg_scalar(sv), &d) || d <= 0)
-                        return sc_cfg_fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
-                    *(!strcmp(s, "min_backoff")   ? &cf->remote_min_backoff_ns
-                      : !strcmp(s, "max_backoff") ? &cf->remote_max_backoff_ns
-                                                  : &cf->remote_timeout_ns) = d;
-                } else if ((!strcmp(sect_key, "auth.token") ||
-                            !strcmp(sect_key, "auth.token_file")) &&
-                           cf->auth_token) {
+                else if ((!strcmp(sect_key, "auth.token") ||
+                          !strcmp(sect_key, "auth.token_file")) &&
+                         cf->auth_token) {
                     return sc_cfg_fail(c, sk, "auth has both token and token_file%s", "");
                 } else if (!strcmp(sect_key, "auth.token")) {
                     cf->auth_token = dup_scalar(c, sv, s, &rc);
@@ -639,100 +647,11 @@ static int parse_root(struct sc_cfg *c, struct sc_config *cf)
                     rc = parse_tenants(c, sv, cf);
                 else if (!strcmp(sect_key, "server.tls"))
                     rc = parse_tls(c, sv, cf);
-                else if (!strcmp(sect_key, "server.shutdown_timeout")) {
-                    if (parse_duration(sc_cfg_scalar(sv), &cf->shutdown_timeout_ns) ||
-                        cf->shutdown_timeout_ns < 1000000000LL)
-                        return sc_cfg_fail(c, sv,
-                                           "bad shutdown_timeout '%s' (1s or more, like 10s)",
-                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
-                } else if (!strcmp(sect_key, "storage.engine")) {
-                    cf->storage_engine = dup_scalar(c, sv, s, &rc);
-                    if (cf->storage_engine && strcmp(cf->storage_engine, "sqlite") &&
-                        strcmp(cf->storage_engine, "clickhouse"))
-                        return sc_cfg_fail(c, sv,
-                                           "storage.engine must be sqlite or clickhouse, not '%s'",
-                                           cf->storage_engine);
-                } else if (!strcmp(sect_key, "storage.path"))
-                    cf->storage_path = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.url"))
-                    cf->storage_url = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.cluster"))
-                    cf->storage_cluster = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.database"))
-                    cf->storage_database = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "storage.max_answer")) {
-                    if (parse_bytes(sc_cfg_scalar(sv), &cf->storage_max_answer) ||
-                        cf->storage_max_answer == 0)
-                        return sc_cfg_fail(c, sv, "'%s' must be a byte count (like 1GiB)", s);
-                } else if (!strcmp(sect_key, "storage.cache_memory")) {
-                    if (parse_bytes(sc_cfg_scalar(sv), &cf->storage_cache_memory) ||
-                        cf->storage_cache_memory < (1u << 20))
-                        return sc_cfg_fail(
-                            c, sv, "'%s' must be a byte count of at least 1MiB (like 64MiB)", s);
-                } else if (!strcmp(sect_key, "storage.shards"))
+                else if (!strcmp(sect_key, "storage.shards"))
                     rc = sc_cfg_strlist(c, sv, s, &cf->storage_shards, &cf->nstorage_shards);
-                else if (!strcmp(sect_key, "storage.write_timeout") ||
-                         !strcmp(sect_key, "storage.query_timeout")) {
-                    int64_t d;
-                    if (parse_duration(sc_cfg_scalar(sv), &d) || d <= 0)
-                        return sc_cfg_fail(c, sv, "bad duration for '%s' (like 500ms, 30s)", s);
-                    *(!strcmp(s, "write_timeout") ? &cf->storage_write_timeout_ns
-                                                  : &cf->storage_query_timeout_ns) = d;
-                } else if (!strcmp(sect_key, "storage.read_only_retry")) {
-                    /* below 100 ms the retries of a read-only store would be a busy loop */
-                    if (parse_duration(sc_cfg_scalar(sv), &cf->storage_ro_retry_ns) ||
-                        cf->storage_ro_retry_ns < 100000000LL)
-                        return sc_cfg_fail(c, sv,
-                                           "bad read_only_retry '%s' (100ms or more, like 10s)",
-                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
-                } else if (!strcmp(sect_key, "storage.retention")) {
-                    if (parse_duration(sc_cfg_scalar(sv), &cf->retention_ns) ||
-                        cf->retention_ns <= 0)
-                        return sc_cfg_fail(c, sv, "bad retention '%s' (like 30d, 12h)",
-                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
-                } else if (!strcmp(sect_key, "server.listen"))
-                    cf->listen = dup_scalar(c, sv, s, &rc);
-                else if (!strcmp(sect_key, "otlp.grpc_listen"))
-                    cf->otlp_grpc_listen = dup_scalar(c, sv, s, &rc);
                 else if (!strcmp(sect_key, "server.source_roots"))
                     rc = sc_cfg_strlist(c, sv, s, &cf->source_roots, &cf->nsource_roots);
-                else if (!strcmp(sect_key, "server.layout_timeout")) {
-                    if (parse_duration(sc_cfg_scalar(sv), &cf->layout_timeout_ns) ||
-                        cf->layout_timeout_ns <= 0)
-                        return sc_cfg_fail(c, sv, "bad layout_timeout '%s' (like 20s)",
-                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
-                } else if (!strcmp(sect_key, "server.max_read_rows") ||
-                           !strcmp(sect_key, "server.max_queries")) {
-                    char *end;
-                    const char *num = sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "";
-                    unsigned long long n = strtoull(num, &end, 10);
-                    int rows = !strcmp(sect_key, "server.max_read_rows");
-                    if (!*num || *end || num[0] == '-' || n == 0 || n > (rows ? 1ull << 32 : 1024))
-                        return sc_cfg_fail(c, sv, "bad '%s' (a count, >= 1)", sect_key);
-                    if (rows)
-                        cf->max_read_rows = n;
-                    else
-                        cf->max_queries = (uint32_t)n;
-                } else if (!strcmp(sect_key, "server.query_timeout")) {
-                    if (parse_duration(sc_cfg_scalar(sv), &cf->query_timeout_ns) ||
-                        cf->query_timeout_ns <= 0)
-                        return sc_cfg_fail(c, sv, "bad query_timeout '%s' (like 30s)",
-                                           sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "");
-                } else if (!strcmp(sect_key, "server.query_memory")) {
-                    /* below a mebibyte no real query fits: a typo, not a setting */
-                    if (parse_bytes(sc_cfg_scalar(sv), &cf->query_memory) ||
-                        cf->query_memory < (1u << 20))
-                        return sc_cfg_fail(
-                            c, sv, "'%s' must be a byte count of at least 1MiB (like 512MiB)", s);
-                } else if (!strcmp(sect_key, "server.max_read_blocks")) {
-                    char *end;
-                    const char *num = sc_cfg_scalar(sv) ? sc_cfg_scalar(sv) : "";
-                    unsigned long long n = strtoull(num, &end, 10);
-                    if (!*num || *end || num[0] == '-' || n == 0 || n > (1ull << 40))
-                        return sc_cfg_fail(
-                            c, sv, "bad max_read_blocks '%s' (a count of blocks, >= 1)", num);
-                    cf->max_read_blocks = n;
-                } else if (!strcmp(key, "limits"))
+                else if (!strcmp(key, "limits"))
                     rc = parse_limit(c, s, sv, &cf->limits);
                 else
                     return sc_cfg_fail(c, sk, "unknown key '%s'", sect_key);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
+#include "model/setting.h"
 #include "server/config.h"
 
 /* One parse: the document, the file's name for messages, the caller's error buffer. */
@@ -17,6 +18,8 @@ struct sc_cfg {
 
 /* "config 'x.yaml' line 7: " + fmt with what; SC_EINVAL. */
 int sc_cfg_fail(struct sc_cfg *c, yaml_node_t *n, const char *fmt, const char *what);
+/* Node v read as setting id of settings.def: 0, or SC_EINVAL with the setting's message. */
+int sc_cfg_setting(struct sc_cfg *c, yaml_node_t *v, enum sc_set_id id, struct sc_set_value *out);
 /* A scalar node's text, NULL for any other node. */
 const char *sc_cfg_scalar(yaml_node_t *n);
 /* Refuses a mapping whose keys are not unique (libyaml does not check): SC_EINVAL. */

@@ -18,8 +18,6 @@
 /* Rules' bounds: a window past the store's usual retention reads a month's rollups each
  * evaluation, and evaluations closer than a second apart are a busy loop. */
 #define RANGE_MAX (31LL * 86400 * NS)
-#define INTERVAL_MIN NS
-#define INTERVAL_MAX (86400LL * NS)
 #define TOP_MAX 10000u
 #define LIMIT_MAX 100000u
 #define NAME_MAX_LEN 200
@@ -380,21 +378,11 @@ int sc_cfg_rules(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
 }
 
 /* An http(s) URL, with no space or control character in it. */
-static int url_ok(const char *s)
-{
-    if (strncmp(s, "http://", 7) && strncmp(s, "https://", 8))
-        return 0;
-    for (const char *p = s; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == 0x7f)
-            return 0;
-    return strlen(s) > 8 && strlen(s) < 2048;
-}
-
 static int url_list(struct sc_cfg *c, yaml_node_t *v, const char *key, char ***out, uint32_t *n)
 {
     int rc = sc_cfg_strlist(c, v, key, out, n);
     for (uint32_t i = 0; !rc && i < *n; i++)
-        if (!url_ok((*out)[i])) {
+        if (sc_parse_url((*out)[i])) {
             char msg[SC_ERR_LEN];
             snprintf(msg, sizeof msg, "bad URL '%.200s' in 'alerting.%s' (http:// or https://)",
                      (*out)[i], key);
@@ -413,7 +401,6 @@ int sc_cfg_alerting(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
     FOR_PAIRS(c, n, it, k, v)
     {
         const char *key = sc_cfg_scalar(k), *s = sc_cfg_scalar(v);
-        char why[SC_ERR_LEN];
         int rc = 0;
         if (!key)
             return sc_cfg_fail(c, k, "bad key%s", "");
@@ -422,27 +409,24 @@ int sc_cfg_alerting(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
         } else if (!strcmp(key, "webhooks")) {
             rc = url_list(c, v, key, &cf->webhooks, &cf->nwebhooks);
         } else if (!strcmp(key, "evaluation_interval")) {
-            int64_t d = 0;
-            if (!s || sc_duration_parse(s, &d, why) || d < INTERVAL_MIN || d > INTERVAL_MAX ||
-                d % NS)
+            struct sc_set_value d;
+            if (sc_cfg_setting(c, v, SC_SET_ALERTING_EVALUATION_INTERVAL, &d))
+                return SC_EINVAL;
+            if (d.i % NS)
                 return sc_cfg_fail(c, v,
-                                   "bad 'alerting.evaluation_interval' '%.64s' (whole seconds "
-                                   "from 1s to 1d, like 1m)",
-                                   s ? s : "");
-            cf->evaluation_interval_ns = d;
+                                   "'alerting.evaluation_interval' must be whole seconds, not "
+                                   "'%.64s'",
+                                   s);
+            cf->evaluation_interval_ns = d.i;
         } else if (!strcmp(key, "timeout")) {
-            int64_t d = 0;
-            if (!s || sc_duration_parse(s, &d, why) || d < NS / 10 || d > 600 * NS)
-                return sc_cfg_fail(c, v,
-                                   "bad 'alerting.timeout' '%.64s' (from 100ms to 10m, like 10s)",
-                                   s ? s : "");
-            cf->alert_timeout_ns = d;
+            struct sc_set_value d;
+            if (sc_cfg_setting(c, v, SC_SET_ALERTING_TIMEOUT, &d))
+                return SC_EINVAL;
+            cf->alert_timeout_ns = d.i;
         } else if (!strcmp(key, "external_url")) {
-            if (!s || !url_ok(s))
-                return sc_cfg_fail(c, v,
-                                   "bad 'alerting.external_url' '%.200s' (the UI's http:// or "
-                                   "https:// address)",
-                                   s ? s : "");
+            struct sc_set_value u;
+            if (sc_cfg_setting(c, v, SC_SET_ALERTING_EXTERNAL_URL, &u))
+                return SC_EINVAL;
             free(cf->external_url);
             if (!(cf->external_url = strdup(s)))
                 return oom(c);

@@ -1,6 +1,7 @@
 /* server.c - libmicrohttpd glue: requests, bodies and limits, auth, routes, lifecycle. */
 #include "server/server_int.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "model/clock.h"
 #include "server/assets.h"
 #include "collect/record.h"
@@ -31,24 +32,24 @@ enum { BODY_OK, BODY_TOO_LARGE, BODY_ANSWERED, BODY_BAD_MULTIPART, BODY_BUSY, BO
 void sc_server_opts_init(struct sc_server_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->listen = "127.0.0.1:4040";
-    o->data_dir = "./data";
-    o->retention_ns = (int64_t)30 * 24 * 3600 * 1000000000LL;
+    o->listen = sc_setting(SC_SET_SERVER_LISTEN)->def;
+    o->data_dir = sc_setting(SC_SET_STORAGE_PATH)->def;
+    o->retention_ns = sc_setting_default_i(SC_SET_STORAGE_RETENTION);
     o->limits = sc_limits_server;
     o->max_body = 64u << 20;
     o->max_body_total = 4 * o->max_body;
     o->ingest_budget = 512u << 20;
-    o->max_read_blocks = 20000;
-    o->max_nodes = 100000;
+    o->max_read_blocks = (uint64_t)sc_setting_default_i(SC_SET_SERVER_MAX_READ_BLOCKS);
+    o->max_nodes = (uint32_t)sc_setting(SC_SET_PARAM_MAX_NODES)->max;
     o->max_connections = 512;
-    o->layout_timeout_ns = 20 * 1000000000LL;
+    o->layout_timeout_ns = sc_setting_default_i(SC_SET_SERVER_LAYOUT_TIMEOUT);
     o->layout_memory = 1ull << 30;
     o->max_layouts = 2;
-    o->max_queries = 4;
-    o->max_read_rows = 4u << 20;
-    o->query_memory = 1ull << 30;
-    o->query_timeout_ns = 30 * 1000000000LL;
-    o->shutdown_timeout_ns = 5 * 1000000000LL;
+    o->max_queries = (uint32_t)sc_setting_default_i(SC_SET_SERVER_MAX_QUERIES);
+    o->max_read_rows = (uint64_t)sc_setting_default_i(SC_SET_SERVER_MAX_READ_ROWS);
+    o->query_memory = (uint64_t)sc_setting_default_i(SC_SET_SERVER_QUERY_MEMORY);
+    o->query_timeout_ns = sc_setting_default_i(SC_SET_SERVER_QUERY_TIMEOUT);
+    o->shutdown_timeout_ns = sc_setting_default_i(SC_SET_SERVER_SHUTDOWN_TIMEOUT);
     o->durable = 1;
 }
 
@@ -742,46 +743,11 @@ static void drain(struct sc_server *srv)
         close(ls);
 }
 
-static int parse_listen(const char *listen, struct sockaddr_in *sa, char *err)
-{
-    memset(sa, 0, sizeof *sa);
-    sa->sin_family = AF_INET;
-    const char *colon = strrchr(listen, ':');
-    if (!colon)
-        return sc_errf(err, SC_EINVAL, "bad listen address '%s' (want host:port)", listen);
-    char host[64];
-    size_t hl = (size_t)(colon - listen);
-    if (hl >= sizeof host)
-        return sc_errf(err, SC_EINVAL, "bad listen address '%s'", listen);
-    memcpy(host, listen, hl);
-    host[hl] = 0;
-    if (hl == 0 || !strcmp(host, "localhost"))
-        snprintf(host, sizeof host, "127.0.0.1");
-    char *end;
-    long port = strtol(colon + 1, &end, 10);
-    if (*end || port < 0 || port > 65535)
-        return sc_errf(err, SC_EINVAL, "bad port in '%s'", listen);
-    if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
-        return sc_errf(err, SC_EINVAL, "bad listen host '%s' (an IPv4 address)", host);
-    sa->sin_port = htons((uint16_t)port);
-    return 0;
-}
-
-/* A connection or two per scrape target and profile type in flight: many descriptors. */
-static void raise_fd_limit(void)
-{
-    struct rlimit rl;
-    if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 /* Scrapes cfg's jobs into the store from now on. Handlers see srv->scraper NULL or
  * started. 0 or SC_E*. */
 static int start_scraper(struct sc_server *srv, const struct sc_config *cfg, char *err)
 {
-    raise_fd_limit();
+    sc_scrape_raise_fd_limit();
     struct sc_scraper *s = NULL;
     int rc = sc_scraper_new(cfg, sc_scrape_store_sink, srv->store, &s, err);
     if (!rc && (rc = sc_scraper_start(s, err)))
@@ -876,7 +842,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     pthread_mutex_init(&srv->query_mu, NULL);
     sc_cond_init(&srv->query_cv);
     struct sockaddr_in sa;
-    int rc = parse_listen(o->listen, &sa, err);
+    int rc = sc_parse_listen(o->listen, &sa, err);
     if (!rc)
         rc = sc_server_tls_load(o, &srv->tls, err);
     if (!rc) {
@@ -924,7 +890,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     }
     if (!rc && o->grpc_listen) {
         struct sockaddr_in ga;
-        rc = parse_listen(o->grpc_listen, &ga, err);
+        rc = sc_parse_listen(o->grpc_listen, &ga, err);
         if (!rc)
             rc = sc_grpc_start(srv, &ga, &srv->grpc, err);
         if (!rc) {

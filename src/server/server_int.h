@@ -175,6 +175,9 @@ struct sc_filter_opts sc_api_filters(struct sc_req *r);
 struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const struct sc_selection *s);
 /* A decimal count in 0..max (no sign): 0, or -1 when s is not one. */
 int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* The request's maxNodes (settings.def's row; its default when absent): 0, or non-zero with
+ * w answered (400 for a bad count, the limit's answer past the server's max_nodes). */
+int sc_api_max_nodes(struct sc_req *r, struct sc_resp *w, uint64_t *out);
 /* Admission of a heavy query: waits up to a few seconds for one of opts.max_queries slots;
  * non-zero with w answered (503 busy) when none came free. sc_api_query_end after. */
 int sc_api_query_begin(struct sc_req *r, struct sc_resp *w);

@@ -205,7 +205,7 @@ def faults():
     for args, words in ((["--storage", "clickhouse"], ["clickhouse-url"]),
                         (["--storage", "clickhouse", "--clickhouse-url", "ftp://x"],
                          ["bad clickhouse url"]),
-                        (["--storage", "mysql"], ["unknown storage engine"])):
+                        (["--storage", "mysql"], ["'--storage' must be one of sqlite, clickhouse"])):
         r = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "bad.log"), None,
                    args)
         STARTED.append(r)

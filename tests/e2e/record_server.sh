@@ -63,6 +63,6 @@ after=$(awk -F'\t' 'NR>1{s+=$1} END{print s+0}' top2.tsv)
 # a bad record: section
 printf 'record: {frequency: fast}\n' >bad.yaml
 "$SCORCH" server --config bad.yaml --data data2 --listen 127.0.0.1:0 2>bad.log && fail "a bad record: was accepted"
-grep -q "config 'bad.yaml' line 1: 'record.frequency' must be 1 to 100000 (Hz), not 'fast'" bad.log ||
+grep -q "config 'bad.yaml' line 1: 'record.frequency' must be a count from 1 to 100000, not 'fast'" bad.log ||
     fail "bad record: $(cat bad.log)"
 echo "ok: the server records its host into its store ($before then $after samples)"

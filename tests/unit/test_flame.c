@@ -9,6 +9,7 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "query/flame.h"
 
 static struct sc_profile *folded(const char *text)
@@ -234,12 +235,13 @@ static void test_real(void)
     fprintf(stderr, "%u samples -> %u nodes: tree %.1f ms, tree + JSON %.1f ms\n", p->nsamples, t.n,
             t_tree * 1e3, t_all * 1e3);
     T_CHECK(t.n > 1000000);
-    struct sc_flame_json_opts o = {{"x", 1}, {"y", 1}, SC_FLAME_MAX_NODES_DEFAULT, 0, 0, 1, NULL};
+    struct sc_flame_json_opts o = {
+        {"x", 1}, {"y", 1}, (uint32_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES), 0, 0, 1, NULL};
     t0 = now_s();
     a.len = 0;
     T_EQ_INT(sc_flame_tree_json(&t, &o, &a), 0);
     fprintf(stderr, "JSON of the %u-node tree with maxNodes %d: %.1f ms (%zu bytes)\n", t.n,
-            SC_FLAME_MAX_NODES_DEFAULT, (now_s() - t0) * 1e3, a.len);
+            (uint32_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES), (now_s() - t0) * 1e3, a.len);
     sc_flame_tree_release(&t);
 
     /* a tree of about 100,000 nodes: the samples' first part */
@@ -292,8 +294,8 @@ static int tool(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    uint32_t max_nodes =
-        argc > need ? (uint32_t)strtoul(argv[need], NULL, 10) : SC_FLAME_MAX_NODES_DEFAULT;
+    uint32_t max_nodes = argc > need ? (uint32_t)strtoul(argv[need], NULL, 10)
+                                     : (uint32_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES);
     int normalize = argc > need + 1 && !strcmp(argv[need + 1], "-n");
     int vi = sc_profile_sample_index(p, NULL, err);
     int bvi = d ? sc_profile_sample_index(b, NULL, err) : 0;

@@ -186,9 +186,14 @@ static void test_errors(void)
         {"alerting: {alertmanagers: ['127.0.0.1:9093']}",
          "bad URL '127.0.0.1:9093' in 'alerting.alertmanagers'"},
         {"alerting: {webhooks: 'http://x'}", "'webhooks' must be a list"},
-        {"alerting: {evaluation_interval: 500ms}", "bad 'alerting.evaluation_interval' '500ms'"},
-        {"alerting: {timeout: 0s}", "bad 'alerting.timeout' '0s'"},
-        {"alerting: {external_url: 'scorch:4040'}", "bad 'alerting.external_url'"},
+        {"alerting: {evaluation_interval: 500ms}",
+         "'alerting.evaluation_interval' must be a duration from 1s to 1d (like 1m), not '500ms'"},
+        {"alerting: {evaluation_interval: 1500ms}",
+         "'alerting.evaluation_interval' must be whole seconds, not '1500ms'"},
+        {"alerting: {timeout: 0s}",
+         "'alerting.timeout' must be a duration from 100ms to 10m (like 10s), not '0s'"},
+        {"alerting: {external_url: 'scorch:4040'}",
+         "'alerting.external_url' must be an http:// or https:// URL, not 'scorch:4040'"},
         {"alerting: {alertmanager: []}", "unknown key 'alerting.alertmanager'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -1,0 +1,47 @@
+#!/bin/sh
+# The settings table is what every surface shows: docs/config.md's table is `scorch settings
+# --markdown` and its prose names every key with the table's default, every flag of the table is in its command's --help, and the commands refuse
+# a flag's value with the row's message.
+set -u
+. "$SCORCH_SRC/tests/lib.sh"
+e2e_tmp
+
+want=$(sed -n '/<!-- settings:begin -->/,/<!-- settings:end -->/p' "$SCORCH_SRC/docs/config.md" |
+    sed '1d;$d')
+got=$("$SCORCH" settings --markdown)
+[ "$want" = "$got" ] || {
+    printf '%s\n' "$got" >"$tmp/got.md"
+    printf '%s\n' "$want" >"$tmp/want.md"
+    diff -u "$tmp/want.md" "$tmp/got.md" | head -40
+    fail "docs/config.md's table is not 'scorch settings --markdown' (regenerate it)"
+}
+printf '%s\n' "$got" >"$tmp/table.md"
+need_cmd python3 python3
+python3 "$SCORCH_SRC/tests/e2e/settings_doc.py" "$tmp/table.md" "$SCORCH_SRC/docs/config.md" ||
+    fail "docs/config.md's prose disagrees with the settings table"
+rows=$(printf '%s\n' "$got" | sed 1,2d | wc -l)
+[ "$rows" -gt 40 ] || fail "only $rows settings in the table"
+
+# every flag of the table is documented by a command that takes it
+for flag in $(printf '%s\n' "$got" | sed 1,2d | awk -F'|' '{print $3}' | tr -d '` ' | grep -- '^--'); do
+    found=""
+    for cmd in server agent record; do
+        "$SCORCH" "$cmd" --help 2>&1 | grep -q -- "$flag" && found=$cmd && break
+    done
+    [ -n "$found" ] || fail "flag $flag of the settings table is in no command's --help"
+done
+
+# a flag's value is read by the row: the same bounds and words as the config's key
+out=$("$SCORCH" server --retention soon --data "$tmp/d" 2>&1) && fail "--retention soon accepted"
+printf '%s' "$out" | grep -q "'--retention' must be a duration above 0 (like 30d), not 'soon'" ||
+    fail "--retention soon: $out"
+out=$("$SCORCH" server --storage mysql 2>&1) && fail "--storage mysql accepted"
+printf '%s' "$out" | grep -q "'--storage' must be one of sqlite, clickhouse, not 'mysql'" ||
+    fail "--storage mysql: $out"
+out=$("$SCORCH" server --listen 4040 --data "$tmp/d" 2>&1) && fail "--listen 4040 accepted"
+printf '%s' "$out" | grep -q "'--listen' must be host:port" || fail "--listen 4040: $out"
+printf 'storage: {retention: soon}\n' >"$tmp/bad.yaml"
+out=$("$SCORCH" server --config "$tmp/bad.yaml" --data "$tmp/d" 2>&1) && fail "retention: soon accepted"
+printf '%s' "$out" | grep -q "'storage.retention' must be a duration above 0 (like 30d), not 'soon'" ||
+    fail "storage.retention soon: $out"
+echo "ok: $rows settings, docs/config.md agrees, flags and keys read through the table"

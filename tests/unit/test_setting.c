@@ -1,0 +1,205 @@
+/* test_setting.c - the settings table: every row's default parses, and the YAML config
+ * takes every key with the row's type and bounds (one rule, every surface). */
+#include "t.h"
+
+#include "model/error.h"
+#include "model/setting.h"
+#include "server/config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A value the row accepts: its default, else one made from its type and bounds. */
+static void sample(const struct sc_setting *s, char *out, size_t cap)
+{
+    if (s->def) {
+        snprintf(out, cap, "%s", s->def);
+        return;
+    }
+    switch (s->type) {
+    case SC_SET_COUNT:
+        snprintf(out, cap, "%lld", (long long)(s->min ? s->min : 1));
+        break;
+    case SC_SET_DURATION:
+        snprintf(out, cap, "%lldns", (long long)(s->min > 1000000000 ? s->min : 1000000000));
+        break;
+    case SC_SET_BYTES:
+        snprintf(out, cap, "%lld", (long long)(s->min ? s->min : 1));
+        break;
+    case SC_SET_BOOL:
+        snprintf(out, cap, "true");
+        break;
+    case SC_SET_URL:
+        snprintf(out, cap, "http://127.0.0.1:1");
+        break;
+    case SC_SET_ADDR:
+        snprintf(out, cap, "127.0.0.1:0");
+        break;
+    default:
+        snprintf(out, cap, "x");
+        break;
+    }
+}
+
+/* The YAML that sets key to value: a.b -> a: {b: v}; scrape.k in a scrape config. */
+static int yaml_for(const char *key, const char *value, char *out, size_t cap)
+{
+    const char *dot = strchr(key, '.');
+    if (!dot || strchr(dot + 1, '.'))
+        return -1; /* server.tls.*: a pair, read by its own parser */
+    if (!strncmp(key, "scrape.", 7))
+        return snprintf(out, cap, "scrape_configs:\n  - job_name: j\n    %s: '%s'\n", dot + 1,
+                        value) < 0;
+    return snprintf(out, cap, "%.*s:\n  %s: '%s'\n", (int)(dot - key), key, dot + 1, value) < 0;
+}
+
+static int config_error(const char *yaml, char *err)
+{
+    struct sc_config c;
+    err[0] = 0;
+    int rc = sc_config_parse(yaml, strlen(yaml), "t.yaml", &c, err);
+    sc_config_release(&c);
+    return rc;
+}
+
+static void test_defaults_parse(void)
+{
+    size_t n;
+    const struct sc_setting *t = sc_settings(&n);
+    T_EQ_INT(n, SC_SET__N);
+    for (size_t i = 0; i < n; i++) {
+        T_EQ_INT(t[i].id, i);
+        T_CHECK(t[i].doc && *t[i].doc);
+        T_CHECK(t[i].key || t[i].param);
+        T_CHECK(t[i].type != SC_SET_CHOICE || t[i].choices);
+        if (!t[i].def)
+            continue;
+        struct sc_set_value v;
+        char err[SC_ERR_LEN];
+        int rc = sc_setting_parse(&t[i], t[i].def, NULL, &v, err);
+        if (rc)
+            fprintf(stderr, "default of %s: %s\n", t[i].key ? t[i].key : t[i].param, err);
+        T_EQ_INT(rc, 0);
+        for (size_t j = 0; t[i].key && j < i; j++)
+            T_CHECK(!t[j].key || strcmp(t[i].key, t[j].key));
+    }
+}
+
+static void test_config_takes_every_key(void)
+{
+    size_t n;
+    const struct sc_setting *t = sc_settings(&n);
+    int walked = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct sc_setting *s = &t[i];
+        char val[64], yaml[512], err[SC_ERR_LEN];
+        if (!s->key || s->type == SC_SET_LIST || strstr(s->key, "token_file"))
+            continue;
+        sample(s, val, sizeof val);
+        if (yaml_for(s->key, val, yaml, sizeof yaml))
+            continue;
+        walked++;
+        int rc = config_error(yaml, err);
+        if (rc)
+            fprintf(stderr, "%s = %s: %s\n", s->key, val, err);
+        T_EQ_INT(rc, 0);
+        /* below the bound, or not of the type: refused with the row's own message */
+        char bad[64], want[128];
+        if ((s->type == SC_SET_COUNT || s->type == SC_SET_BYTES) && s->min > 0)
+            snprintf(bad, sizeof bad, "%lld", (long long)s->min - 1);
+        else if (s->type == SC_SET_DURATION && s->min > 0)
+            snprintf(bad, sizeof bad, "%lldns", (long long)s->min - 1);
+        else
+            snprintf(bad, sizeof bad, "%s", "not-a-value");
+        if (s->type == SC_SET_STRING || s->type == SC_SET_PATH)
+            continue;
+        yaml_for(s->key, bad, yaml, sizeof yaml);
+        T_EQ_INT(config_error(yaml, err), SC_EINVAL);
+        snprintf(want, sizeof want, "'%s' must be ", s->key);
+        if (!strstr(err, want))
+            fprintf(stderr, "%s = %s: \"%s\" lacks \"%s\"\n", s->key, bad, err, want);
+        T_CHECK(strstr(err, want) != NULL);
+        if (s->max && s->type != SC_SET_FRACTION) {
+            snprintf(bad, sizeof bad, s->type == SC_SET_DURATION ? "%lldns" : "%lld",
+                     (long long)s->max + 1);
+            yaml_for(s->key, bad, yaml, sizeof yaml);
+            T_EQ_INT(config_error(yaml, err), SC_EINVAL);
+            T_CHECK(strstr(err, want) != NULL);
+        }
+    }
+    T_CHECK(walked > 40);
+}
+
+static void test_values(void)
+{
+    struct sc_set_value v;
+    char err[SC_ERR_LEN];
+    const struct sc_setting *r = sc_setting(SC_SET_STORAGE_RETENTION);
+    T_EQ_INT(sc_setting_parse(r, "31d", "--retention", &v, err), 0);
+    T_EQ_INT(v.i, 31LL * 86400 * 1000000000LL);
+    T_EQ_INT(sc_setting_parse(r, "soon", "--retention", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--retention' must be a duration above 0 (like 30d), not 'soon'");
+    const struct sc_setting *m = sc_setting(SC_SET_SERVER_QUERY_MEMORY);
+    T_EQ_INT(sc_setting_parse(m, "512MiB", NULL, &v, err), 0);
+    T_EQ_INT(v.i, 512LL << 20);
+    T_EQ_INT(sc_setting_parse(m, "2GB", NULL, &v, err), 0);
+    T_EQ_INT(v.i, 2000000000LL);
+    T_EQ_INT(sc_setting_parse(m, "1KiB", NULL, &v, err), SC_EINVAL);
+    T_EQ_STR(err,
+             "'server.query_memory' must be a byte count of at least 1MiB (like 1GiB), not '1KiB'");
+    const struct sc_setting *e = sc_setting(SC_SET_STORAGE_ENGINE);
+    T_EQ_INT(sc_setting_parse(e, "clickhouse", NULL, &v, err), 0);
+    T_EQ_INT(v.i, 1);
+    T_EQ_INT(sc_setting_parse(e, "mysql", "--storage", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--storage' must be one of sqlite, clickhouse, not 'mysql'");
+    const struct sc_setting *l = sc_setting(SC_SET_SERVER_LISTEN);
+    T_EQ_INT(sc_setting_parse(l, ":0", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(l, "127.0.0.1:65536", NULL, &v, err), SC_EINVAL);
+    T_EQ_INT(sc_setting_parse(l, "4040", NULL, &v, err), SC_EINVAL);
+    const struct sc_setting *f = sc_setting(SC_SET_RECORD_FREQUENCY);
+    T_EQ_INT(sc_setting_parse(f, "100000", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(f, "100001", NULL, &v, err), SC_EINVAL);
+    T_EQ_INT(sc_setting_parse(f, "-5", NULL, &v, err), SC_EINVAL);
+    T_EQ_INT(sc_setting_parse(f, "99Hz", NULL, &v, err), SC_EINVAL);
+    T_EQ_INT(sc_setting_parse(f, NULL, NULL, &v, err), SC_EINVAL);
+    /* the defaults the code starts from are the table's */
+    T_EQ_INT(sc_setting_default_i(SC_SET_SERVER_MAX_QUERIES), 4);
+    T_EQ_INT(sc_setting_default_i(SC_SET_STORAGE_CACHE_MEMORY), 64LL << 20);
+    T_EQ_INT(sc_setting_default_i(SC_SET_RECORD_FREQUENCY), 99);
+}
+
+static void test_config_lands(void)
+{
+    /* a key read through the table lands in its field */
+    struct sc_config c;
+    char err[SC_ERR_LEN];
+    const char *y = "server: {max_queries: 7, query_memory: 2MiB, listen: ':9'}\n"
+                    "storage: {retention: 31d, engine: clickhouse}\n"
+                    "limits: {max_labels: 9, max_age: 2d}\n"
+                    "record: {frequency: 49, dwarf: false}\n"
+                    "scrape_configs: [{job_name: j, delta: subtract, scrape_interval: 5s}]\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), 0);
+    T_EQ_INT(c.max_queries, 7);
+    T_EQ_INT(c.query_memory, 2 << 20);
+    T_EQ_STR(c.listen, ":9");
+    T_EQ_INT(c.retention_ns, 31LL * 86400 * 1000000000LL);
+    T_EQ_STR(c.storage_engine, "clickhouse");
+    T_EQ_INT(c.limits.max_labels, 9);
+    T_EQ_INT(c.limits.max_age_ns, 2LL * 86400 * 1000000000LL);
+    T_EQ_INT(c.record_frequency, 49);
+    T_EQ_INT(c.record_dwarf, 0);
+    T_EQ_INT(c.jobs[0].delta, SC_DELTA_SUBTRACT);
+    T_EQ_INT(c.jobs[0].interval_ns, 5LL * 1000000000LL);
+    T_EQ_INT(c.jobs[0].timeout_ns, 5LL * 1000000000LL); /* never past the interval */
+    T_EQ_INT(c.jobs[0].cpu_seconds, 10);
+    sc_config_release(&c);
+}
+
+int main(void)
+{
+    T_RUN(test_defaults_parse);
+    T_RUN(test_config_takes_every_key);
+    T_RUN(test_values);
+    T_RUN(test_config_lands);
+    return t_done();
+}
