@@ -14,15 +14,15 @@
 static const struct sc_setting table[] = {
 #define SC_SETTING(id_, key_, flag_, param_, type_, min_, max_, def_, choices_, doc_)              \
     {.id = SC_SET_##id_,                                                                           \
-     .key = key_,                                                                                  \
-     .flag = flag_,                                                                                \
-     .param = param_,                                                                              \
-     .type = type_,                                                                                \
-     .min = min_,                                                                                  \
-     .max = max_,                                                                                  \
-     .def = def_,                                                                                  \
-     .choices = choices_,                                                                          \
-     .doc = doc_},
+     .key = (key_),                                                                                \
+     .flag = (flag_),                                                                              \
+     .param = (param_),                                                                            \
+     .type = (type_),                                                                              \
+     .min = (min_),                                                                                \
+     .max = (max_),                                                                                \
+     .def = (def_),                                                                                \
+     .choices = (choices_),                                                                        \
+     .doc = (doc_)},
 #include "model/settings.def"
 #undef SC_SETTING
 };
