@@ -752,14 +752,16 @@ static int push(struct worker *w, uint32_t id)
     return 0;
 }
 
-/* The frame one "->"-separated piece of a symbol becomes (the script's loop body). */
-static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inlined, struct span pc,
-                          struct span mod, int *kind)
+/* The frame one "->"-separated piece of a symbol becomes (the script's loop body): points
+ * *out at it, in f or in a or b (scratch of fl + mod.n + pc.n + 16 bytes each), and returns
+ * its length; *copy says it lies in scratch. */
+static size_t tidy_frame(const struct sc_perf_opts *o, int java, const char *f, size_t fl,
+                         int inlined, struct span pc, struct span mod, int *kind, char *a, char *b,
+                         const char **out, int *copy)
 {
-    char *a = w->scr[0], *b = w->scr[1];
     const char *t = f;
     size_t tl = fl;
-    int where = 0; /* 0 input, 1 scr[0], 2 scr[1] */
+    int where = 0; /* 0 input, 1 a, 2 b */
     if (fl == 9 && memcmp(f, "[unknown]", 9) == 0) {
         size_t k = 0;
         a[k++] = '[';
@@ -773,7 +775,7 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
             memcpy(a + k, "unknown", 7);
             k += 7;
         }
-        if (w->opts->addrs) {
+        if (o->addrs) {
             a[k++] = ' ';
             a[k++] = '<';
             memcpy(a + k, pc.p, pc.n);
@@ -802,7 +804,7 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
         tl = k;
         where = 2;
     }
-    if (w->java && tl > 0 && t[0] == 'L' && memchr(t, '/', tl)) {
+    if (java && tl > 0 && t[0] == 'L' && memchr(t, '/', tl)) {
         t++;
         tl--;
     }
@@ -813,11 +815,11 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
     } else {
         if (*kind < 0) {
             *kind = 0;
-            if (w->opts->kernel && mod.n > 0 &&
+            if (o->kernel && mod.n > 0 &&
                 (mod.p[0] == '[' || (mod.n >= 7 && memcmp(mod.p + mod.n - 7, "vmlinux", 7) == 0)) &&
                 !contains(mod.p, mod.n, "unknown", 7))
                 *kind = 1;
-            else if (w->opts->jit && is_jit_dso(mod))
+            else if (o->jit && is_jit_dso(mod))
                 *kind = 2;
         }
         if (*kind == 1)
@@ -827,14 +829,77 @@ static int64_t make_frame(struct worker *w, const char *f, size_t fl, int inline
     }
     if (suffix) {
         if (where != 2) {
-            memcpy(b, t, tl);
+            memmove(b, t, tl);
             t = b;
             where = 2;
         }
-        memcpy((char *)t + tl, suffix, 4);
+        memcpy(b + tl, suffix, 4);
         tl += 4;
     }
-    return intern(w, t, tl, where != 0);
+    *out = t;
+    *copy = where != 0;
+    return tl;
+}
+
+/* The frames a symbol of a stack line gives, callers first as the script meets them (the
+ * caller reverses "a->b" pieces): calls fn for each. Returns 0, 1 when the symbol gives no
+ * frame, or fn's non-zero result. */
+static int symbol_frames(const struct sc_perf_opts *o, int java, struct span raw, struct span pc,
+                         struct span mod, char *a, char *b,
+                         int (*fn)(void *ctx, const char *s, size_t n, int copy), void *ctx)
+{
+    strip_offset(&raw);
+    if (raw.n > 0 && raw.p[0] == '(')
+        return 1; /* a process name */
+    /* split /->/ drops trailing empty fields (and so yields nothing for "" or "->") */
+    while (raw.n >= 2 && raw.p[raw.n - 2] == '-' && raw.p[raw.n - 1] == '>')
+        raw.n -= 2;
+    if (raw.n == 0)
+        return 1;
+    int kind = -1, i = 0;
+    const char *f = raw.p, *e = raw.p + raw.n;
+    for (;; i++) {
+        const char *arrow = find2(f, (size_t)(e - f), '-', '>');
+        const char *fe = arrow ? arrow : e;
+        const char *t;
+        int copy;
+        size_t tl =
+            tidy_frame(o, java, f, (size_t)(fe - f), i > 0, pc, mod, &kind, a, b, &t, &copy);
+        int rc = fn(ctx, t, tl, copy);
+        if (rc)
+            return rc;
+        if (!arrow)
+            break;
+        f = arrow + 2;
+    }
+    return 0;
+}
+
+int sc_perf_line_frames(const struct sc_perf_opts *o, int java, const char *line, size_t n,
+                        char *scratch, sc_perf_frame_fn fn, void *ctx)
+{
+    static const struct sc_perf_opts defaults;
+    struct frame_pos fp;
+    struct span pc, raw, mod;
+    frame_pos(line, n, &fp);
+    if (match_frame(line, n, &fp, &pc, &raw, &mod) <= 0)
+        return 0;
+    int rc =
+        symbol_frames(o ? o : &defaults, java, raw, pc, mod, scratch, scratch + n + 16, fn, ctx);
+    return rc == 1 ? 0 : rc;
+}
+
+struct push_ctx {
+    struct worker *w;
+};
+
+static int push_frame(void *ctx, const char *t, size_t tl, int copy)
+{
+    struct worker *w = ((struct push_ctx *)ctx)->w;
+    int64_t id = intern(w, t, tl, copy);
+    if (id < 0 || push(w, (uint32_t)id))
+        return w->rc;
+    return 0;
 }
 
 /* A stack line: pushes its frames (leaf first) onto the current stack. Returns 0 or SC_E*;
@@ -848,29 +913,15 @@ static int parse_stack_line(struct worker *w, const char *s, size_t n, const str
         w->unrecognized++;
         return 0;
     }
-    strip_offset(&raw);
-    if (raw.n > 0 && raw.p[0] == '(')
-        return 0; /* a process name */
-    /* split /->/ drops trailing empty fields (and so yields nothing for "" or "->") */
-    while (raw.n >= 2 && raw.p[raw.n - 2] == '-' && raw.p[raw.n - 1] == '>')
-        raw.n -= 2;
-    if (raw.n == 0)
-        return 0;
     if (scratch(w, n + 16))
         return w->rc;
     uint32_t first = w->npool;
-    int kind = -1, i = 0;
-    const char *f = raw.p, *e = raw.p + raw.n;
-    for (;; i++) {
-        const char *arrow = find2(f, (size_t)(e - f), '-', '>');
-        const char *fe = arrow ? arrow : e;
-        int64_t id = make_frame(w, f, (size_t)(fe - f), i > 0, pc, mod, &kind);
-        if (id < 0 || push(w, (uint32_t)id))
-            return w->rc;
-        if (!arrow)
-            break;
-        f = arrow + 2;
-    }
+    struct push_ctx pcx = {w};
+    int rc = symbol_frames(w->opts, w->java, raw, pc, mod, w->scr[0], w->scr[1], push_frame, &pcx);
+    if (rc == 1)
+        return 0;
+    if (rc)
+        return w->rc;
     /* "a->b" is a calling b inlined: b is nearer the leaf */
     for (uint32_t lo = first, hi = w->npool - 1; lo < hi; lo++, hi--) {
         uint32_t t = w->pool[lo];
@@ -1365,14 +1416,13 @@ static int copy_name(char *dst, size_t cap, struct span s)
     return (int)n;
 }
 
-static int set_types(struct sc_profile *p, struct span event, const struct wsample *first,
-                     char *err)
+int sc_perf_sample_types(struct sc_profile *p, const char *event, size_t n, int64_t period,
+                         char *err)
 {
     char name[256];
-    if (event.p) {
-        const char *colon = memchr(event.p, ':', event.n);
-        struct span base = {event.p, colon ? (size_t)(colon - event.p) : event.n};
-        copy_name(name, sizeof name, base);
+    if (event) {
+        const char *colon = memchr(event, ':', n);
+        copy_name(name, sizeof name, (struct span){event, colon ? (size_t)(colon - event) : n});
     } else {
         strcpy(name, "events");
     }
@@ -1383,8 +1433,14 @@ static int set_types(struct sc_profile *p, struct span event, const struct wsamp
         return sc_errf(err, SC_ENOMEM, "out of memory");
     p->default_sample_type = p->sample_types[1].type;
     p->period_type = p->sample_types[1];
-    p->period = first ? first->period : 0;
+    p->period = period;
     return 0;
+}
+
+static int set_types(struct sc_profile *p, struct span event, const struct wsample *first,
+                     char *err)
+{
+    return sc_perf_sample_types(p, event.p, event.n, first ? first->period : 0, err);
 }
 
 /* Runs fn on every worker, in parallel when threads can be had. */

@@ -58,4 +58,20 @@ int sc_perf_decode_ex(const char *buf, size_t n, const struct sc_perf_opts *opts
                       const struct sc_limits *lim, struct sc_profile *p,
                       struct sc_perf_stats *stats, char *err);
 
+/* The sample types of a perf recording, as sc_perf_decode() makes them: "samples/count" and
+ * "<event>/<unit>" (event[0..n) up to any ':' modifier, "events" when event is NULL), the
+ * second the default and the period type with the given period. 0 or SC_ENOMEM. */
+int sc_perf_sample_types(struct sc_profile *p, const char *event, size_t n, int64_t period,
+                         char *err);
+
+/* The frames the script makes of one stack line of perf script's output, "PC SYM+OFF (DSO)"
+ * as perf prints it (java says the process is a JVM's, which changes Java names): calls
+ * fn(ctx, frame, len, copy) for each, callers first for "a->b" inlined pieces; copy says the
+ * frame lies in scratch, which needs 2 * (n + 16) bytes. A line the script does not
+ * recognize, or whose symbol gives no frame (it skips "(...)" names), calls nothing.
+ * Returns 0 or fn's non-zero result. */
+typedef int (*sc_perf_frame_fn)(void *ctx, const char *frame, size_t n, int copy);
+int sc_perf_line_frames(const struct sc_perf_opts *o, int java, const char *line, size_t n,
+                        char *scratch, sc_perf_frame_fn fn, void *ctx);
+
 #endif
