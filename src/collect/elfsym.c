@@ -35,6 +35,20 @@ static uint8_t bind_rank(unsigned bind)
     return bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
 }
 
+/* perf takes labels in code for symbols too (ld.so's _dl_start_user): a table that names
+ * as perf does takes them. */
+static int perf_label(Elf *e, const struct sc_symtab *t, const GElf_Sym *sym)
+{
+    unsigned vis = GELF_ST_VISIBILITY(sym->st_other);
+    if (t->names_rule != SC_SYMTAB_PERF_ELF || GELF_ST_TYPE(sym->st_info) != STT_NOTYPE ||
+        !sym->st_name || sym->st_shndx == SHN_UNDEF || sym->st_shndx >= SHN_LORESERVE ||
+        vis == STV_HIDDEN || vis == STV_INTERNAL)
+        return 0;
+    GElf_Shdr sh;
+    Elf_Scn *scn = elf_getscn(e, sym->st_shndx);
+    return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
 /* Adds the function symbols of one symbol table section. With in_file the names stay in
  * the file: entries refer to its string table, lent to t for sc_symtab_finish, whose file
  * offset goes to t->names_off; else (or when that table is not usable so) names are
@@ -57,8 +71,8 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
         if (!gelf_getsym(d, (int)i, &sym))
             break;
         unsigned type = GELF_ST_TYPE(sym.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !sym.st_value ||
-            sym.st_shndx == SHN_UNDEF)
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC && !perf_label(e, t, &sym)) ||
+            !sym.st_value || sym.st_shndx == SHN_UNDEF)
             continue;
         uint8_t rank = bind_rank(GELF_ST_BIND(sym.st_info));
         int rc;
@@ -244,6 +258,7 @@ int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
     if (!rc) {
         struct sc_symtab n;
         sc_symtab_init(&n);
+        n.names_rule = t->names_rule;
         rc = add_symbols(e, scn, &sh, &n, 1);
         if (!rc && n.nadd) {
             finish(&n);

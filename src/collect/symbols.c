@@ -114,6 +114,8 @@ int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer *
     s->wait_left = s->o.debuginfod_wait_ns;
     sc_symtab_init(&s->kernel);
     sc_symtab_init(&s->vdso);
+    s->kernel.names_rule = s->o.perf_names ? SC_SYMTAB_PERF_KALLSYMS : SC_SYMTAB_OURS;
+    s->vdso.names_rule = s->o.perf_names ? SC_SYMTAB_PERF_ELF : SC_SYMTAB_OURS;
     /* the fixed ids, in enum order */
     if (add_dso(s, SC_DSO_KERNEL, "[kernel.kallsyms]", 17, 0, 0, 0) < 0 ||
         add_dso(s, SC_DSO_UNKNOWN, "[unknown]", 9, 0, 0, 0) < 0 ||
@@ -554,6 +556,8 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
     }
     struct table *t = calloc(1, sizeof *t);
     char err[SC_ERR_LEN];
+    if (t)
+        t->st.names_rule = s->o.perf_names ? SC_SYMTAB_PERF_ELF : SC_SYMTAB_OURS;
     if (!t || sc_elf_load(fd, NULL, 0, &t->st, &t->has_dwarf, err)) {
         close(fd);
         free_table(t);
@@ -799,8 +803,9 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
         const char *nm = fr[k].function;
         size_t nl = nm ? strlen(nm) : 0;
         if (fr[k].outer || !nm) {
-            /* the symbol table's name, but DWARF's where the symbol was a versioned alias */
-            if ((e && !(versioned && nm)) || !nm) {
+            /* the symbol table's name, but DWARF's where the symbol was a versioned alias
+             * (and always where DWARF names it, as perf does, for perf_names) */
+            if ((e && !((versioned || r->s->o.perf_names) && nm)) || !nm) {
                 nm = sname;
                 nl = slen;
             } else {

@@ -53,6 +53,9 @@ struct sc_symbolizer_opts {
     int64_t debuginfod_timeout_ns; /* one fetch at most; 0: SC_DEBUGINFOD_TIMEOUT */
     const char *root;              /* mapped files are opened under this directory instead of
                                       through /proc/PID/root (tests, fuzzing); NULL: not */
+    int perf_names;                /* of several names at one address, the one perf picks (and
+                                      labels in code as symbols), so names agree with perf
+                                      script's (symtab.h, names_rule) */
 };
 
 int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out, char *err);

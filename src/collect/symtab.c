@@ -41,7 +41,8 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
     }
     memcpy(t->names + t->names_len, name, name_len);
     t->names[t->names_len + name_len] = 0;
-    t->add[t->nadd++] = (struct sc_symtab_new){start, size, (uint32_t)t->names_len, rank};
+    t->add[t->nadd] = (struct sc_symtab_new){start, size, (uint32_t)t->names_len, t->nadd, rank};
+    t->nadd++;
     t->names_len += name_len + 1;
     return 0;
 }
@@ -52,7 +53,8 @@ int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32
     int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
     if (rc)
         return rc;
-    t->add[t->nadd++] = (struct sc_symtab_new){start, size, name, rank};
+    t->add[t->nadd] = (struct sc_symtab_new){start, size, name, t->nadd, rank};
+    t->nadd++;
     return 0;
 }
 
@@ -61,7 +63,7 @@ static int cmp_start(const void *a, const void *b)
     const struct sc_symtab_new *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
-    return 0;
+    return x->seq < y->seq ? -1 : x->seq > y->seq; /* as added (perf's rules need it) */
 }
 
 static uint32_t leading_underscores(const char *s)
@@ -73,9 +75,33 @@ static uint32_t leading_underscores(const char *s)
 }
 
 /* Is a a better name than b for the same address? */
+/* perf's choice (its choose_best_symbol, on ELF ranks: 3 global, 2 weak, 1 local). */
+static int better_perf(const struct sc_symtab *t, const struct sc_symtab_new *a,
+                       const struct sc_symtab_new *b)
+{
+    if (t->names_rule == SC_SYMTAB_PERF_KALLSYMS)
+        return a->seq > b->seq; /* its sizes reach the next symbol: only the last has one */
+    if ((a->size != 0) != (b->size != 0))
+        return a->size != 0;
+    if ((a->rank == 2) != (b->rank == 2))
+        return b->rank == 2;
+    if ((a->rank == 3) != (b->rank == 3))
+        return a->rank == 3;
+    const char *x = t->names + a->name, *y = t->names + b->name;
+    uint32_t ua = leading_underscores(x), ub = leading_underscores(y);
+    if (ua != ub)
+        return ua < ub;
+    size_t la = strlen(x), lb = strlen(y);
+    if (la != lb)
+        return la > lb;
+    return a->seq < b->seq;
+}
+
 static int better(const struct sc_symtab *t, const struct sc_symtab_new *a,
                   const struct sc_symtab_new *b)
 {
+    if (t->names_rule != SC_SYMTAB_OURS)
+        return better_perf(t, a, b);
     if (a->rank != b->rank)
         return a->rank > b->rank;
     const char *x = t->names + a->name, *y = t->names + b->name;
@@ -96,9 +122,11 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
     /* the entries of an earlier finish take part again (a debug file's symbols joining a
      * binary's), ranked in the middle */
     if (t->n && sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + t->n, sizeof *t->add) == 0) {
-        for (uint32_t i = 0; i < t->n; i++)
-            t->add[t->nadd++] =
-                (struct sc_symtab_new){t->v[i].start, t->v[i].size, t->v[i].name, 2};
+        for (uint32_t i = 0; i < t->n; i++) {
+            t->add[t->nadd] =
+                (struct sc_symtab_new){t->v[i].start, t->v[i].size, t->v[i].name, t->nadd, 2};
+            t->nadd++;
+        }
         t->n = 0;
     }
     struct sc_symtab_new *a = t->add;

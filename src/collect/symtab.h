@@ -20,6 +20,7 @@ struct sc_symtab_ent {
 struct sc_symtab_new {
     uint64_t start, size; /* size 0: up to the next symbol */
     uint32_t name;
+    uint32_t seq; /* the order it was added in */
     uint8_t rank; /* which of several names at one address wins: higher */
 };
 
@@ -31,6 +32,7 @@ struct sc_segment {
 #define SC_SYMTAB_MAX_SEGMENTS 16
 
 enum { SC_SYMS_NONE, SC_SYMS_DYNSYM, SC_SYMS_GOPCLNTAB, SC_SYMS_SYMTAB, SC_SYMS_TEXT };
+enum { SC_SYMTAB_OURS, SC_SYMTAB_PERF_ELF, SC_SYMTAB_PERF_KALLSYMS };
 
 struct sc_symtab {
     struct sc_symtab_ent *v; /* sorted by start, one per start (after sc_symtab_finish) */
@@ -48,8 +50,14 @@ struct sc_symtab {
     uint32_t nseg;
     uint8_t build_id[20];
     uint32_t build_id_len;
-    int is_go;    /* a Go binary (has .gopclntab / .go.buildinfo) */
-    int source;   /* where the symbols came from: SC_SYMS_* */
+    int is_go;  /* a Go binary (has .gopclntab / .go.buildinfo) */
+    int source; /* where the symbols came from: SC_SYMS_* */
+    /* which of several names at one address wins (set before adding symbols):
+     * SC_SYMTAB_OURS, or perf's choice so names agree with perf script's (a perf.data read
+     * directly): SC_SYMTAB_PERF_ELF (a sized symbol, then not weak, then global, then fewer
+     * leading underscores, then the longer name, then the first; STT_NOTYPE labels in code
+     * are symbols too) or SC_SYMTAB_PERF_KALLSYMS (the last one listed) */
+    int names_rule;
     size_t bytes; /* memory held, for the cache's budget */
 };
 
