@@ -12,6 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&o, 0, sizeof o);
     o.limits = &fuzz_limits;
     o.perf.threads = 1;
+    o.perfdata_no_local_files = 1; /* no file a perf.data names is read */
     struct sc_profile *p = NULL;
     int rc = sc_decode(&in, &o, &p, err);
     FUZZ_CHECK(rc <= 0);

@@ -4,6 +4,7 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/perf.h"
+#include "formats/perfdata.h"
 #include "formats/pprof.h"
 #include "formats/speedscope.h"
 #include "model/error.h"
@@ -155,6 +156,13 @@ static int decode_speedscope(const void *buf, size_t n, const struct sc_decode_o
     return sc_speedscope_decode(buf, n, lim, p, err);
 }
 
+static int decode_perfdata(const void *buf, size_t n, const struct sc_decode_opts *o,
+                           const struct sc_limits *lim, struct sc_profile *p, char *err)
+{
+    struct sc_perfdata_opts po = {.no_local_files = o->perfdata_no_local_files};
+    return sc_perfdata_decode(buf, n, &o->perf, &po, lim, p, NULL, err);
+}
+
 /* ---- the table ---- */
 
 /* Detection order: formats with magic or a strict structure first, then the text
@@ -183,6 +191,14 @@ const struct sc_format_def sc_formats[] = {
      detect_folded,
      decode_folded},
     {SC_FMT_PERF, "perf_script", {"perf_script", NULL}, "perf script", detect_perf, decode_perf},
+    /* (last, for the lists' order: its magic "PERFILE2" is no pprof, whose field 10 would be
+     * a varint, no JSON, and its NUL bytes no text) */
+    {SC_FMT_PERFDATA,
+     "perf_data",
+     {"perf_data", NULL},
+     "perf.data",
+     sc_perfdata_detect,
+     decode_perfdata},
 };
 /* clang-format on */
 const size_t sc_nformats = sizeof sc_formats / sizeof sc_formats[0];

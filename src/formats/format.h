@@ -39,6 +39,7 @@ enum sc_format {
     SC_FMT_PERF,
     SC_FMT_CPUPROFILE,
     SC_FMT_SPEEDSCOPE,
+    SC_FMT_PERFDATA,
 };
 
 struct sc_decode_opts;

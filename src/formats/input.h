@@ -30,6 +30,8 @@ struct sc_decode_opts {
     enum sc_format format;            /* SC_FMT_UNKNOWN = detect from content */
     int lazy_samples;                 /* pprof: SC_PPROF_LAZY[_UNLABELLED] (see pprof.h) */
     struct sc_perf_stats *perf_stats; /* perf script: what the decoder saw (NULL: not wanted) */
+    int perfdata_no_local_files;      /* perf.data: name no code with this machine's files
+                                         (a file from elsewhere, as pushes are) */
 };
 
 /* A whole input in memory: mmap'd for regular files, malloc'd otherwise, or borrowed from

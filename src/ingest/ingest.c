@@ -577,10 +577,12 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     } else if (!rc) {
         /* the profile borrows the plain bytes (freed below, after the write) */
         struct sc_input in = {(void *)body, plen, SC_INPUT_BORROWED};
+        /* a pushed perf.data names binaries of the machine it came from, not ours */
         struct sc_decode_opts o = {.limits = lim,
                                    .format = fmt,
                                    .lazy_samples =
-                                       fmt == SC_FMT_PPROF ? SC_PPROF_LAZY_UNLABELLED : 0};
+                                       fmt == SC_FMT_PPROF ? SC_PPROF_LAZY_UNLABELLED : 0,
+                                   .perfdata_no_local_files = 1};
         rc = sc_decode(&in, &o, &p, err);
     }
     const char *profile = r->profile_name;

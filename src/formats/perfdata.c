@@ -1,0 +1,1498 @@
+/* perfdata.c - perf.data read directly: the profile `perf script | scorch top` would see. */
+#include "formats/perfdata.h"
+#include "collect/symbols.h"
+#include "collect/unwind.h"
+#include "formats/perf.h"
+#include "model/budget.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "model/hash.h"
+
+#include <demangle.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The file (all little-endian here; a big-endian file is refused by name):
+ *
+ *   OFFSET  SIZE  MEANING
+ *   0       8     magic "PERFILE2"
+ *   8       8     size of this header (104; 16 is a pipe's stream, not read here)
+ *   16      8     attr_size: one attrs entry, a perf_event_attr and then a section of ids
+ *   24      16    attrs section {offset, size}: size / attr_size entries
+ *   40      16    data section {offset, size}: the records
+ *   56      16    event_types section (unused since 2012)
+ *   72      32    feature bitmap: bit i set = feature i has a section; the sections' table,
+ *                 {offset, size} for each set bit in order, follows the data section
+ *
+ * A perf_event_attr (its own size at +4; fields past it are zero):
+ *   0 type u32, 8 config u64, 16 sample_period, 24 sample_type, 32 read_format, 40 flags
+ *   (bit 10 freq, bit 18 sample_id_all), 72 branch_sample_type, 80 sample_regs_user.
+ *
+ * A record: u32 type, u16 misc (low 3 bits: the cpumode), u16 size (all of it). Of the
+ * records `perf record` writes these matter:
+ *   SAMPLE (9)   the fields sample_type names, in bit order: IDENTIFIER, IP, TID (pid,
+ *                tid), TIME, ADDR, ID, STREAM_ID, CPU (cpu, res), PERIOD, READ (as
+ *                read_format says), CALLCHAIN (nr, then nr ips with PERF_CONTEXT_*
+ *                markers), RAW (u32 size, bytes), BRANCH_STACK (nr, [hw_idx], 24 bytes
+ *                each), REGS_USER (abi, then a u64 per bit of sample_regs_user unless abi
+ *                is 0), STACK_USER (size, bytes, dyn_size unless size is 0), ...
+ *   MMAP (1)     pid, tid, addr, len, pgoff, filename
+ *   MMAP2 (10)   pid, tid, addr, len, pgoff, maj, min, ino, ino_generation (or, with misc
+ *                bit 14, a build id's size, 3 bytes, 20 bytes), prot, flags, filename
+ *   COMM (3)     pid, tid, comm          FORK (7) / EXIT (4): pid, ppid, tid, ptid, time
+ *   LOST (2), FINISHED_ROUND (68): counted; the others are skipped
+ * With sample_id_all, every record but SAMPLE ends with pid/tid, time, id, stream_id, cpu
+ * and identifier as sample_type has them: how its time is known.
+ *
+ * Features read: BUILD_ID (2: records of pid, a 20-byte id with its size, the file name),
+ * so a binary rebuilt since the recording is not used for its names; EVENT_DESC (12: u32
+ * count, u32 attr size, then for each an attr, u32 ids, the name as u32 length + bytes,
+ * the ids), the events' names as perf script prints them.
+ *
+ * perf script delivers the records in time order (its ordered-events queue, flushed at
+ * FINISHED_ROUND); here the records are sorted by time once, ties in file order, and then
+ * replayed: threads, their comms and their processes' maps as perf keeps them (a fork copies
+ * the parent's maps to a new process, a thread shares its process's), samples named as
+ * perf script names them and then tidied by the same code that reads perf script's text
+ * (sc_perf_symbol_frames), so both ways give the same frames. */
+
+enum {
+    R_MMAP = 1,
+    R_LOST = 2,
+    R_COMM = 3,
+    R_EXIT = 4,
+    R_FORK = 7,
+    R_SAMPLE = 9,
+    R_MMAP2 = 10,
+    R_FINISHED_ROUND = 68,
+};
+
+enum {
+    S_IP = 1 << 0,
+    S_TID = 1 << 1,
+    S_TIME = 1 << 2,
+    S_ADDR = 1 << 3,
+    S_READ = 1 << 4,
+    S_CALLCHAIN = 1 << 5,
+    S_ID = 1 << 6,
+    S_CPU = 1 << 7,
+    S_PERIOD = 1 << 8,
+    S_STREAM_ID = 1 << 9,
+    S_RAW = 1 << 10,
+    S_BRANCH_STACK = 1 << 11,
+    S_REGS_USER = 1 << 12,
+    S_STACK_USER = 1 << 13,
+    S_IDENTIFIER = 1 << 16,
+};
+
+enum { F_TOTAL_TIME_ENABLED = 1, F_TOTAL_TIME_RUNNING = 2, F_ID = 4, F_GROUP = 8, F_LOST = 16 };
+
+enum {
+    MISC_CPUMODE = 7,
+    MODE_KERNEL = 1,
+    MODE_USER = 2,
+    MISC_MMAP_DATA = 1 << 13,
+    MISC_MMAP_BUILD_ID = 1 << 14,
+};
+
+#define CONTEXT_HV ((uint64_t)-32)
+#define CONTEXT_KERNEL ((uint64_t)-128)
+#define CONTEXT_USER ((uint64_t)-512)
+#define CONTEXT_GUEST ((uint64_t)-2048)
+#define CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
+#define CONTEXT_GUEST_USER ((uint64_t)-2560)
+#define CONTEXT_MAX ((uint64_t)-4095)
+
+enum { FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12 };
+
+#define HEADER_SIZE 104
+#define MAX_ATTRS 4096
+#define MAX_STACK 127 /* perf script's frames of a chain (its --max-stack) */
+#define MAX_NAME 4096
+
+static uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+struct attr {
+    uint32_t type, size;
+    uint64_t config, period, sample_type, read_format, flags, branch_type, regs_user;
+    char name[128];
+};
+
+struct rec {
+    int64_t time;
+    uint64_t off;
+};
+
+struct map {
+    uint64_t start, end, pgoff;
+    uint32_t dso;      /* the symbolizer's id; SC_DSO_ID_UNKNOWN when not to be read */
+    const char *path;  /* the dso as perf script prints it (in the arena) */
+    uint32_t path_len; /* (anonymous memory: /tmp/perf-PID.map) */
+    int jit;           /* addresses are absolute */
+};
+
+struct proc {
+    struct map *maps; /* sorted, disjoint */
+    uint32_t nmaps, cap;
+};
+
+struct thread {
+    int32_t pid, tid;
+    int has_comm, java;
+    uint32_t comm;   /* profile string */
+    uint32_t pframe; /* the process frame's location + 1, 0: not made yet */
+};
+
+/* What one address of one DSO gives: frames (profile locations, leaf first) in frs. */
+struct symkey {
+    uint64_t addr, pc;
+    const char *path; /* the printed dso, for unknown names */
+    uint32_t dso;
+    uint8_t inl, java;
+    uint32_t off, n;
+};
+
+struct dec {
+    const uint8_t *buf;
+    size_t n;
+    const struct sc_perf_opts *po;
+    const struct sc_perfdata_opts *o;
+    const struct sc_limits *lim;
+    struct sc_profile *p;
+    struct sc_perfdata_stats *st;
+    char *err;
+
+    struct attr *attrs;
+    uint32_t nattrs;
+    struct sc_map64 ids; /* sample id -> attr */
+    int id_all;          /* sample_id_all: non-sample records end with the id fields */
+
+    struct sc_arena arena;
+    struct sc_map64 procs, threads;
+    struct proc *pv;
+    uint32_t npv, cappv;
+    struct thread *tv;
+    uint32_t ntv, captv;
+
+    struct sc_symbolizer *sym;
+    struct sc_unwind_cache *uw;
+    int sym_failed, want_dwarf;
+    struct sc_map64 symidx;
+    struct symkey *syms;
+    uint32_t nsyms, capsyms;
+    uint32_t *frs;
+    uint32_t nfrs, capfrs;
+    struct sc_map64 loc_of_str; /* profile string -> location + 1 */
+
+    /* build ids of the recorded binaries: path hash -> index in bids */
+    struct sc_map64 bidx;
+    struct bid {
+        const char *path;
+        uint32_t len;
+        uint8_t id[20], idlen;
+        int8_t verdict; /* 0 not checked, 1 the file is that build, -1 it is not */
+    } * bids;
+    uint32_t nbids, capbids;
+
+    int kept; /* attr index of the kept event, -1 before the first sample */
+    uint32_t kcomm, kpid, ktid;
+
+    /* the sample being built */
+    uint32_t *locs;
+    uint32_t nlocs, caplocs;
+    uint64_t pcs[MAX_STACK + 1];
+    char *scratch;
+    size_t capscratch;
+};
+
+static int oom(struct dec *d)
+{
+    return sc_errf(d->err, SC_ENOMEM, "out of memory");
+}
+
+/* ---- header, attrs, features ---- */
+
+int sc_perfdata_detect(const void *buf, size_t n)
+{
+    return n >= 8 && (!memcmp(buf, "PERFILE2", 8) || !memcmp(buf, "2ELIFREP", 8));
+}
+
+/* A section {offset, size} at off, checked against the file. */
+static int section(struct dec *d, size_t at, const char *what, uint64_t *off, uint64_t *size)
+{
+    *off = rd64(d->buf + at);
+    *size = rd64(d->buf + at + 8);
+    if (*off > d->n || *size > d->n - *off)
+        return sc_errf(d->err, SC_EFORMAT,
+                       "perf.data: the %s section (%llu bytes at %llu) is past the end of the file "
+                       "(%zu bytes): truncated?",
+                       what, (unsigned long long)*size, (unsigned long long)*off, d->n);
+    return 0;
+}
+
+/* perf's names of the generic events, for files without EVENT_DESC. */
+static void default_name(struct attr *a)
+{
+    static const char *const hw[] = {"cycles",
+                                     "instructions",
+                                     "cache-references",
+                                     "cache-misses",
+                                     "branch-instructions",
+                                     "branch-misses",
+                                     "bus-cycles",
+                                     "stalled-cycles-frontend",
+                                     "stalled-cycles-backend",
+                                     "ref-cycles"};
+    static const char *const sw[] = {
+        "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+        "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+        "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches"};
+    if (a->type == 0 && a->config < sizeof hw / sizeof hw[0])
+        snprintf(a->name, sizeof a->name, "%s", hw[a->config]);
+    else if (a->type == 1 && a->config < sizeof sw / sizeof sw[0])
+        snprintf(a->name, sizeof a->name, "%s", sw[a->config]);
+    else
+        snprintf(a->name, sizeof a->name, "raw-%u-0x%llx", a->type, (unsigned long long)a->config);
+}
+
+static void parse_attr(const uint8_t *b, size_t avail, struct attr *a)
+{
+    uint8_t tmp[136];
+    memset(tmp, 0, sizeof tmp);
+    uint32_t sz = avail >= 8 ? rd32(b + 4) : 0;
+    if (sz > avail)
+        sz = (uint32_t)avail;
+    if (sz == 0)
+        sz = avail < 64 ? (uint32_t)avail : 64; /* PERF_ATTR_SIZE_VER0 */
+    memcpy(tmp, b, sz < sizeof tmp ? sz : sizeof tmp);
+    memset(a, 0, sizeof *a);
+    a->type = rd32(tmp);
+    a->size = sz;
+    a->config = rd64(tmp + 8);
+    a->period = rd64(tmp + 16);
+    a->sample_type = rd64(tmp + 24);
+    a->read_format = rd64(tmp + 32);
+    a->flags = rd64(tmp + 40);
+    a->branch_type = rd64(tmp + 72);
+    a->regs_user = rd64(tmp + 80);
+}
+
+static int read_attrs(struct dec *d)
+{
+    uint64_t asz = rd64(d->buf + 16), off, size;
+    int rc = section(d, 24, "attrs", &off, &size);
+    if (rc)
+        return rc;
+    if (asz < 16 + 64 || asz > 4096)
+        return sc_errf(d->err, SC_EFORMAT, "perf.data: attr size %llu is not one perf writes",
+                       (unsigned long long)asz);
+    uint64_t na = size / asz;
+    if (na == 0 || na > MAX_ATTRS)
+        return sc_errf(d->err, SC_EFORMAT, "perf.data: %llu events (1 to %d expected)",
+                       (unsigned long long)na, MAX_ATTRS);
+    d->attrs = calloc((size_t)na, sizeof *d->attrs);
+    if (!d->attrs)
+        return oom(d);
+    d->nattrs = (uint32_t)na;
+    for (uint32_t i = 0; i < na; i++) {
+        const uint8_t *e = d->buf + off + i * asz;
+        struct attr *a = &d->attrs[i];
+        parse_attr(e, (size_t)asz - 16, a);
+        default_name(a);
+        if (a->flags & (1ull << 18))
+            d->id_all = 1;
+        uint64_t ioff, isz;
+        rc = section(d, (size_t)(off + i * asz + asz - 16), "ids", &ioff, &isz);
+        if (rc)
+            return rc;
+        for (uint64_t k = 0; k + 8 <= isz; k += 8) {
+            int added;
+            uint32_t *v = sc_map64_upsert(&d->ids, rd64(d->buf + ioff + k), i, &added);
+            if (!v)
+                return oom(d);
+        }
+    }
+    return 0;
+}
+
+/* EVENT_DESC: the events' names, in the attrs' order. */
+static void event_desc(struct dec *d, uint64_t off, uint64_t size)
+{
+    const uint8_t *b = d->buf + off, *e = b + size;
+    if (size < 8)
+        return;
+    uint32_t nr = rd32(b), asz = rd32(b + 4);
+    b += 8;
+    for (uint32_t i = 0; i < nr && i < d->nattrs; i++) {
+        if ((size_t)(e - b) < (size_t)asz + 8)
+            return;
+        b += asz;
+        uint32_t nids = rd32(b), len = rd32(b + 4);
+        b += 8;
+        if (len > (size_t)(e - b))
+            return;
+        size_t k = strnlen((const char *)b, len);
+        if (k > 0 && k < sizeof d->attrs[i].name) {
+            memcpy(d->attrs[i].name, b, k);
+            d->attrs[i].name[k] = 0;
+        }
+        b += len;
+        if ((uint64_t)nids * 8 > (size_t)(e - b))
+            return;
+        b += (size_t)nids * 8;
+    }
+}
+
+/* BUILD_ID: which build of each binary ran. */
+static int build_ids(struct dec *d, uint64_t off, uint64_t size)
+{
+    const uint8_t *b = d->buf + off, *e = b + size;
+    while ((size_t)(e - b) >= 8 + 4 + 24) {
+        uint16_t misc = (uint16_t)(rd32(b + 4) & 0xffff);
+        uint16_t rs = (uint16_t)(rd32(b + 4) >> 16);
+        if (rs < 8 + 4 + 24 || rs > (size_t)(e - b))
+            break;
+        const uint8_t *id = b + 12;
+        uint8_t idlen = (misc & (1u << 15)) ? id[20] : 20;
+        if (idlen > 20)
+            idlen = 20;
+        const char *name = (const char *)b + 36;
+        size_t nl = strnlen(name, rs - 36u);
+        b += rs;
+        if (nl == 0 || name[0] != '/')
+            continue;
+        uint64_t h = sc_hash64(name, nl);
+        int added;
+        uint32_t *v = sc_map64_upsert(&d->bidx, h, d->nbids, &added);
+        if (!v || (added &&
+                   sc_grow_array(&d->bids, &d->capbids, (uint64_t)d->nbids + 1, sizeof *d->bids)))
+            return oom(d);
+        if (!added)
+            continue; /* (a hash shared by two names: the first keeps it) */
+        struct bid *bd = &d->bids[d->nbids++];
+        memset(bd, 0, sizeof *bd);
+        bd->path = name;
+        bd->len = (uint32_t)nl;
+        memcpy(bd->id, id, idlen);
+        bd->idlen = idlen;
+    }
+    return 0;
+}
+
+static int read_features(struct dec *d, uint64_t data_end)
+{
+    uint64_t at = data_end;
+    for (int bit = 0; bit < 256; bit++) {
+        uint64_t word = rd64(d->buf + 72 + (size_t)(bit / 64) * 8);
+        if (!(word >> (bit % 64) & 1))
+            continue;
+        if (at > d->n || d->n - at < 16)
+            return 0; /* no table: names and build ids are then unknown, as for perf */
+        uint64_t off = rd64(d->buf + at), size = rd64(d->buf + at + 8);
+        at += 16;
+        if (off > d->n || size > d->n - off)
+            continue;
+        if (bit == FEAT_EVENT_DESC)
+            event_desc(d, off, size);
+        else if (bit == FEAT_BUILD_ID) {
+            int rc = build_ids(d, off, size);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- records ---- */
+
+/* Where the time is in a non-sample record with sample_id_all: after pid/tid, from the end
+ * (identifier, cpu, stream_id, id follow it). -1 when it has none. */
+static int64_t id_time(const struct dec *d, const uint8_t *r, size_t rs)
+{
+    if (!d->id_all)
+        return -1;
+    const struct attr *a = &d->attrs[0];
+    if (d->nattrs > 1 && (a->sample_type & S_IDENTIFIER) && rs >= 16) {
+        uint32_t *v = sc_map64_get(&d->ids, rd64(r + rs - 8));
+        if (v)
+            a = &d->attrs[*v];
+    }
+    uint64_t t = a->sample_type;
+    if (!(t & S_TIME))
+        return -1;
+    size_t back =
+        8 + 8 * (size_t)(!!(t & S_ID) + !!(t & S_STREAM_ID) + !!(t & S_CPU) + !!(t & S_IDENTIFIER));
+    if (rs < 8 + back)
+        return -1;
+    return (int64_t)rd64(r + rs - back);
+}
+
+/* The attr of a sample. */
+static const struct attr *sample_attr(const struct dec *d, const uint8_t *r, size_t rs,
+                                      uint32_t *idx)
+{
+    *idx = 0;
+    if (d->nattrs == 1)
+        return &d->attrs[0];
+    const struct attr *a0 = &d->attrs[0];
+    uint64_t id;
+    if (a0->sample_type & S_IDENTIFIER) {
+        if (rs < 16)
+            return NULL;
+        id = rd64(r + 8);
+    } else if (a0->sample_type & S_ID) {
+        /* ID after IP, TID, TIME, ADDR (perf needs them alike in all events then) */
+        uint64_t t = a0->sample_type;
+        size_t at =
+            8 + 8 * (size_t)(!!(t & S_IP) + !!(t & S_TID) + !!(t & S_TIME) + !!(t & S_ADDR));
+        if (rs < at + 8)
+            return NULL;
+        id = rd64(r + at);
+    } else {
+        return a0;
+    }
+    uint32_t *v = sc_map64_get(&d->ids, id);
+    if (!v)
+        return NULL;
+    *idx = *v;
+    return &d->attrs[*v];
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct rec *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The records worth replaying, in the order perf script delivers them. */
+static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out, uint64_t *nout)
+{
+    uint64_t cap = 0, n = 0, end = off + size;
+    struct rec *v = NULL;
+    int64_t last = 0;
+    int rc = 0;
+    for (uint64_t at = off, i = 0; at < end; i++) {
+        if ((rc = sc_budget_poll_every(i, d->err)) != 0)
+            break;
+        if (end - at < 8) {
+            rc = sc_errf(d->err, SC_EFORMAT,
+                         "perf.data: a record at offset %llu is cut off (truncated file?)",
+                         (unsigned long long)at);
+            break;
+        }
+        const uint8_t *r = d->buf + at;
+        uint32_t type = rd32(r);
+        size_t rs = rd32(r + 4) >> 16;
+        if (rs < 8 || rs > end - at) {
+            rc = sc_errf(d->err, SC_EFORMAT, "perf.data: the record at offset %llu (%zu bytes) %s",
+                         (unsigned long long)at, rs,
+                         rs < 8 ? "is too short" : "runs past the data section (truncated file?)");
+            break;
+        }
+        d->st->records++;
+        if (type == R_LOST)
+            d->st->lost++;
+        if (type == R_SAMPLE || type == R_MMAP || type == R_MMAP2 || type == R_COMM ||
+            type == R_FORK || type == R_EXIT) {
+            int64_t t = -1;
+            if (type == R_SAMPLE) {
+                uint32_t ai;
+                const struct attr *a = sample_attr(d, r, rs, &ai);
+                if (a && (a->sample_type & S_TIME)) {
+                    size_t k =
+                        8 + 8 * (size_t)(!!(a->sample_type & S_IDENTIFIER) +
+                                         !!(a->sample_type & S_IP) + !!(a->sample_type & S_TID));
+                    if (rs >= k + 8)
+                        t = (int64_t)rd64(r + k);
+                }
+            } else if (type == R_FORK || type == R_EXIT) {
+                t = rs >= 32 ? (int64_t)rd64(r + 24) : -1;
+            } else {
+                t = id_time(d, r, rs);
+            }
+            /* a record without a time goes where it is among its neighbours */
+            if (t < 0)
+                t = last;
+            last = t;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 4096;
+                struct rec *nv = realloc(v, (size_t)cap * sizeof *v);
+                if (!nv) {
+                    rc = oom(d);
+                    break;
+                }
+                v = nv;
+            }
+            v[n++] = (struct rec){t, at};
+        }
+        at += rs;
+    }
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_rec);
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+/* ---- threads and maps ---- */
+
+static struct proc *proc_get(struct dec *d, int32_t pid)
+{
+    int added;
+    uint32_t *v = sc_map64_upsert(&d->procs, (uint32_t)pid, d->npv, &added);
+    if (!v)
+        return NULL;
+    if (!added)
+        return &d->pv[*v];
+    if (sc_grow_array(&d->pv, &d->cappv, (uint64_t)d->npv + 1, sizeof *d->pv))
+        return NULL;
+    memset(&d->pv[d->npv], 0, sizeof d->pv[0]);
+    return &d->pv[d->npv++];
+}
+
+static struct thread *thread_get(struct dec *d, int32_t pid, int32_t tid)
+{
+    int added;
+    uint32_t *v = sc_map64_upsert(&d->threads, (uint32_t)tid, d->ntv, &added);
+    if (!v)
+        return NULL;
+    if (!added) {
+        struct thread *t = &d->tv[*v];
+        if (t->pid != pid && pid != -1)
+            t->pid = pid;
+        return t;
+    }
+    if (sc_grow_array(&d->tv, &d->captv, (uint64_t)d->ntv + 1, sizeof *d->tv))
+        return NULL;
+    struct thread *t = &d->tv[d->ntv++];
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    t->tid = tid;
+    return t;
+}
+
+static int set_comm(struct dec *d, struct thread *t, const char *s, size_t n)
+{
+    int64_t c = sc_profile_intern(d->p, s, n);
+    if (c < 0)
+        return oom(d);
+    t->comm = (uint32_t)c;
+    t->has_comm = 1;
+    t->java = n >= 4 && !memcmp(s, "java", 4);
+    t->pframe = 0;
+    return 0;
+}
+
+/* perf's comm of a thread it saw no COMM of: "swapper" for the idle task, else ":TID". */
+static int default_comm(struct dec *d, struct thread *t)
+{
+    char b[32];
+    int k = t->tid == 0 ? snprintf(b, sizeof b, "swapper") : snprintf(b, sizeof b, ":%d", t->tid);
+    int rc = set_comm(d, t, b, (size_t)k);
+    t->has_comm = 0;
+    return rc;
+}
+
+/* Puts m into p's sorted, disjoint maps, cutting what it overlaps (perf's
+ * maps__fixup_overlappings). */
+static int insert_map(struct proc *p, const struct map *m)
+{
+    if (m->end <= m->start)
+        return 0;
+    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps))
+        return SC_ENOMEM;
+    uint32_t k = 0, n = p->nmaps;
+    struct map right;
+    int have_right = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct map e = p->maps[i];
+        if (e.end <= m->start || e.start >= m->end) {
+            p->maps[k++] = e;
+            continue;
+        }
+        if (e.end > m->end) {
+            right = e;
+            right.pgoff = e.jit ? e.pgoff : e.pgoff + (m->end - e.start);
+            right.start = m->end;
+            have_right = 1;
+        }
+        if (e.start < m->start) {
+            e.end = m->start;
+            p->maps[k++] = e;
+        }
+    }
+    p->maps[k++] = *m;
+    if (have_right)
+        p->maps[k++] = right;
+    p->nmaps = k;
+    for (uint32_t i = 1; i < p->nmaps; i++) {
+        struct map x = p->maps[i];
+        uint32_t j = i;
+        while (j > 0 && p->maps[j - 1].start > x.start) {
+            p->maps[j] = p->maps[j - 1];
+            j--;
+        }
+        p->maps[j] = x;
+    }
+    return 0;
+}
+
+static const struct map *find_map(const struct proc *p, uint64_t ip)
+{
+    if (!p)
+        return NULL;
+    uint32_t lo = 0, hi = p->nmaps;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (p->maps[mid].start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
+}
+
+static int is_anon(const char *s, size_t n)
+{
+    return (n == 6 && !memcmp(s, "//anon", 6)) || (n >= 9 && !memcmp(s, "/dev/zero", 9)) ||
+           (n >= 14 && !memcmp(s, "/anon_hugepage", 14));
+}
+
+static int sym_ready(struct dec *d)
+{
+    if (d->sym || d->sym_failed)
+        return d->sym != NULL;
+    struct sc_symbolizer_opts so;
+    memset(&so, 0, sizeof so);
+    so.no_dwarf = !d->want_dwarf;
+    so.perf_names = 1;
+    so.kallsyms = d->o->kallsyms;
+    char err[SC_ERR_LEN];
+    if (sc_symbolizer_new(&so, &d->sym, err)) {
+        d->sym = NULL;
+        d->sym_failed = 1;
+    }
+    return d->sym != NULL;
+}
+
+/* Whether the file at path is the build the recording names (1), or not (0). */
+static int same_build(struct dec *d, const char *path, size_t len)
+{
+    uint32_t *v = sc_map64_get(&d->bidx, sc_hash64(path, len));
+    if (!v)
+        return 1;
+    struct bid *b = &d->bids[*v];
+    if (b->len != len || memcmp(b->path, path, len))
+        return 1;
+    if (!b->verdict) {
+        char p[4200];
+        snprintf(p, sizeof p, "%.*s", (int)len, path);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        uint8_t id[20];
+        uint32_t k = fd >= 0 ? sc_elf_build_id(fd, id) : 0;
+        if (fd >= 0)
+            close(fd);
+        b->verdict = fd < 0 || (k == b->idlen && !memcmp(id, b->id, k)) ? 1 : -1;
+    }
+    return b->verdict > 0;
+}
+
+static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
+{
+    uint16_t misc = (uint16_t)(rd32(r + 4) & 0xffff);
+    size_t fixed = v2 ? 72 : 40;
+    if (rs < fixed + 1)
+        return 0;
+    int mode = misc & MISC_CPUMODE;
+    if (mode != MODE_USER || (misc & MISC_MMAP_DATA))
+        return 0; /* the kernel's and its modules' maps: kallsyms names them */
+    if (v2 && !(rd32(r + 64) & 4 /* PROT_EXEC */))
+        return 0;
+    int32_t pid = (int32_t)rd32(r + 8);
+    uint64_t start = rd64(r + 16), len = rd64(r + 24), pgoff = rd64(r + 32);
+    uint64_t dev = 0, ino = 0;
+    if (v2 && !(misc & MISC_MMAP_BUILD_ID)) {
+        dev = (uint64_t)rd32(r + 40) << 32 | rd32(r + 44);
+        ino = rd64(r + 48);
+    }
+    const char *fn = (const char *)r + fixed;
+    size_t fl = strnlen(fn, rs - fixed);
+    struct proc *p = proc_get(d, pid);
+    if (!p)
+        return oom(d);
+    struct map m = {start, start + len, pgoff, SC_DSO_ID_UNKNOWN, NULL, 0, 0};
+    if (len == 0 || start + len < start)
+        return 0;
+    char anon[40];
+    const char *path = fn;
+    size_t plen = fl;
+    if (is_anon(fn, fl)) {
+        plen = (size_t)snprintf(anon, sizeof anon, "/tmp/perf-%d.map", (int)pid);
+        path = anon;
+        m.jit = 1;
+        m.pgoff = start;
+    }
+    m.path = sc_arena_strndup(&d->arena, path, plen);
+    m.path_len = (uint32_t)plen;
+    if (!m.path)
+        return oom(d);
+    if (!d->o->no_local_files && sym_ready(d)) {
+        size_t sl = fl;
+        if (sl > 10 && !memcmp(fn + sl - 10, " (deleted)", 10))
+            sl -= 10;
+        /* (a memfd is no file perf can open: unnamed as for perf) */
+        int memfd = fl >= 7 && !memcmp(fn, "/memfd:", 7);
+        if (!memfd && (m.jit || (fl && fn[0] == '[') || same_build(d, fn, sl))) {
+            int64_t dso = sc_symbolizer_dso(d->sym, m.jit ? "" : fn, m.jit ? 0 : sl, dev, ino, pid);
+            if (dso >= 0)
+                m.dso = (uint32_t)dso;
+        }
+    }
+    return insert_map(p, &m) ? oom(d) : 0;
+}
+
+static int on_comm(struct dec *d, const uint8_t *r, size_t rs)
+{
+    if (rs < 17)
+        return 0;
+    int32_t pid = (int32_t)rd32(r + 8), tid = (int32_t)rd32(r + 12);
+    const char *c = (const char *)r + 16;
+    struct thread *t = thread_get(d, pid, tid);
+    if (!t)
+        return oom(d);
+    return set_comm(d, t, c, strnlen(c, rs - 16));
+}
+
+static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
+{
+    if (rs < 40)
+        return 0;
+    int32_t pid = (int32_t)rd32(r + 8), ppid = (int32_t)rd32(r + 12);
+    int32_t tid = (int32_t)rd32(r + 16), ptid = (int32_t)rd32(r + 20);
+    struct thread *parent = thread_get(d, ppid, ptid);
+    if (!parent)
+        return oom(d);
+    int has = parent->has_comm;
+    uint32_t comm = parent->comm;
+    int java = parent->java;
+    struct thread *t = thread_get(d, pid, tid); /* (may move parent) */
+    if (!t)
+        return oom(d);
+    t->pid = pid;
+    t->pframe = 0;
+    t->has_comm = has;
+    t->comm = has ? comm : 0;
+    t->java = has ? java : 0;
+    if (!has && default_comm(d, t))
+        return SC_ENOMEM;
+    if (pid != ppid) {
+        /* a new process: a copy of its parent's maps */
+        struct proc *pp = proc_get(d, ppid);
+        if (!pp)
+            return oom(d);
+        uint32_t pi = (uint32_t)(pp - d->pv);
+        struct proc *c = proc_get(d, pid); /* (may move pp) */
+        if (!c)
+            return oom(d);
+        pp = &d->pv[pi];
+        if (c == pp)
+            return 0;
+        c->nmaps = 0;
+        if (pp->nmaps) {
+            if (sc_grow_array(&c->maps, &c->cap, pp->nmaps, sizeof *c->maps))
+                return oom(d);
+            memcpy(c->maps, pp->maps, (size_t)pp->nmaps * sizeof *c->maps);
+            c->nmaps = pp->nmaps;
+        }
+    }
+    return 0;
+}
+
+/* ---- naming frames ---- */
+
+static int loc_of(struct dec *d, const char *s, size_t n, uint32_t *out)
+{
+    int rc = sc_limits_string(d->lim, n, "a frame", d->err);
+    if (rc)
+        return rc;
+    int64_t g = sc_profile_intern(d->p, s, n);
+    if (g < 0)
+        return oom(d);
+    if (d->p->strings.n > d->lim->max_strings)
+        return sc_errf(d->err, SC_ELIMIT, "more than %u strings (limits.max_strings)",
+                       (unsigned)d->lim->max_strings);
+    int added;
+    uint32_t *v = sc_map64_upsert(&d->loc_of_str, (uint64_t)g, 0, &added);
+    if (!v)
+        return oom(d);
+    if (added) {
+        if (d->p->nlocations >= d->lim->max_locations || d->p->nfunctions >= d->lim->max_functions)
+            return sc_errf(d->err, SC_ELIMIT, "more than %u distinct frames",
+                           (unsigned)d->lim->max_locations);
+        int64_t fn = sc_profile_add_function(d->p, (uint32_t)g, 0);
+        int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(d->p, (uint32_t)fn);
+        if (li < 0)
+            return oom(d);
+        v = sc_map64_get(&d->loc_of_str, (uint64_t)g);
+        *v = (uint32_t)li + 1;
+    }
+    *out = *v - 1;
+    return 0;
+}
+
+static int scratch(struct dec *d, size_t need)
+{
+    if (need <= d->capscratch)
+        return 0;
+    size_t cap = d->capscratch ? d->capscratch : 1024;
+    while (cap < need)
+        cap *= 2;
+    char *s = realloc(d->scratch, cap);
+    if (!s)
+        return oom(d);
+    d->scratch = s;
+    d->capscratch = cap;
+    return 0;
+}
+
+struct piece_ctx {
+    struct dec *d;
+    uint32_t first;
+};
+
+static int add_piece(void *ctx, const char *s, size_t n, int copy)
+{
+    (void)copy;
+    struct dec *d = ((struct piece_ctx *)ctx)->d;
+    uint32_t loc;
+    int rc = loc_of(d, s, n, &loc);
+    if (rc)
+        return rc;
+    if (sc_grow_array(&d->frs, &d->capfrs, (uint64_t)d->nfrs + 1, sizeof *d->frs))
+        return oom(d);
+    d->frs[d->nfrs++] = loc;
+    return 0;
+}
+
+/* Appends the frames of the line perf script prints for a frame, "pc sym+0x0 (dso)" (no
+ * offset for [unknown]), to frs: read by the same code as perf script's text, with its
+ * quirks (a dso with " (" in its name, as memfd's " (deleted)", moves the split). */
+static int add_line(struct dec *d, const char *pc, size_t pcn, const char *sym, size_t symn,
+                    const char *dso, size_t dson, int java)
+{
+    size_t n = pcn + symn + dson + 16;
+    int rc = scratch(d, 3 * (n + 16));
+    if (rc)
+        return rc;
+    char *line = d->scratch + 2 * (n + 16);
+    int known = !(symn == 9 && !memcmp(sym, "[unknown]", 9));
+    n = (size_t)snprintf(line, n + 16, "\t%.*s %.*s%s (%.*s)", (int)pcn, pc, (int)symn, sym,
+                         known ? "+0x0" : "", (int)dson, dso);
+    struct piece_ctx c = {d, d->nfrs};
+    rc = sc_perf_line_frames(d->po, java, line, n, d->scratch, add_piece, &c);
+    if (rc)
+        return rc;
+    /* "a->b": b nearer the leaf */
+    for (uint32_t lo = c.first, hi = d->nfrs ? d->nfrs - 1 : 0; lo < hi; lo++, hi--) {
+        uint32_t t = d->frs[lo];
+        d->frs[lo] = d->frs[hi];
+        d->frs[hi] = t;
+    }
+    return 0;
+}
+
+struct name_ctx {
+    struct dec *d;
+    const struct symkey *k;
+    int rc;
+};
+
+static void on_sym(void *ctx, uint32_t i, const struct sc_sym *s)
+{
+    (void)i;
+    struct name_ctx *c = ctx;
+    struct dec *d = c->d;
+    const struct symkey *k = c->k;
+    char pc[24];
+    size_t pcn = (size_t)snprintf(pc, sizeof pc, "%llx", (unsigned long long)k->pc);
+    size_t pl = strlen(k->path);
+    if (!s->found) {
+        c->rc = add_line(d, pc, pcn, "[unknown]", 9, k->path, pl, k->java);
+        return;
+    }
+    uint32_t k0 = k->inl ? 0 : s->nframes - 1;
+    for (uint32_t f = k0; f < s->nframes && !c->rc; f++) {
+        const struct sc_sym_frame *fr = &s->frames[f];
+        int outer = f == s->nframes - 1;
+        /* perf demangles C++ without parameters, and so without a template's return type */
+        char *own = NULL;
+        const char *nm = fr->name;
+        size_t nl = fr->name_len;
+        if (fr->system_name_len > 2 && fr->system_name[0] == '_' && fr->system_name[1] == 'Z' &&
+            fr->system_name[fr->system_name_len] == 0 &&
+            (own = cplus_demangle(fr->system_name, DMGL_NO_OPTS)) != NULL) {
+            nm = own;
+            nl = strlen(own);
+        }
+        c->rc = add_line(d, pc, pcn, nm, nl, outer ? k->path : "inlined", outer ? pl : 7, k->java);
+        free(own);
+    }
+}
+
+static int sym_eq(void *ctx, uint32_t i)
+{
+    const struct dec *d = ((const struct name_ctx *)ctx)->d;
+    const struct symkey *k = ((const struct name_ctx *)ctx)->k, *e = &d->syms[i];
+    return i < d->nsyms && e->addr == k->addr && e->pc == k->pc && e->dso == k->dso &&
+           e->inl == k->inl && e->java == k->java && e->path == k->path;
+}
+
+/* The frames of one address (appended to locs): a map's dso and the address in it (file
+ * offset, or absolute for the kernel and JIT code), pc what perf script prints. */
+static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, const char *path,
+                     int inl, int java)
+{
+    struct symkey k = {addr, d->po->addrs ? pc : 0, path, dso, (uint8_t)inl, (uint8_t)java, 0, 0};
+    struct name_ctx c = {d, &k, 0};
+    uint64_t h = sc_hash_combine(sc_hash_combine(sc_mix64(addr), k.pc),
+                                 (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java);
+    h = sc_hash_combine(h, (uint64_t)(uintptr_t)path);
+    int added;
+    uint32_t *v = sc_map64_intern(&d->symidx, h, d->nsyms, sym_eq, &c, &added);
+    if (!v)
+        return oom(d);
+    uint32_t si = *v;
+    if (added) {
+        if (sc_grow_array(&d->syms, &d->capsyms, (uint64_t)d->nsyms + 1, sizeof *d->syms))
+            return oom(d);
+        k.off = d->nfrs;
+        if (dso != SC_DSO_ID_UNKNOWN && sym_ready(d)) {
+            sc_symbolizer_resolve(d->sym, dso, &addr, 1, on_sym, &c);
+        } else {
+            char pcs[24];
+            size_t pcn = (size_t)snprintf(pcs, sizeof pcs, "%llx", (unsigned long long)k.pc);
+            c.rc = add_line(d, pcs, pcn, "[unknown]", 9, path, strlen(path), java);
+        }
+        if (c.rc)
+            return c.rc;
+        k.n = d->nfrs - k.off;
+        d->syms[d->nsyms++] = k;
+    }
+    const struct symkey *e = &d->syms[si];
+    if (d->nlocs + e->n + 1 >= d->lim->max_stack_depth)
+        return sc_errf(d->err, SC_ELIMIT,
+                       "stack deeper than the limit of %u frames (limits.max_stack_depth)",
+                       (unsigned)d->lim->max_stack_depth);
+    if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + e->n + 1, sizeof *d->locs))
+        return oom(d);
+    memcpy(d->locs + d->nlocs, d->frs + e->off, (size_t)e->n * sizeof *d->locs);
+    d->nlocs += e->n;
+    return 0;
+}
+
+static const char kernel_path[] = "[kernel.kallsyms]";
+static const char unknown_path[] = "[unknown]";
+
+/* One address of a chain in a cpumode (MODE_KERNEL, MODE_USER, else unknown). */
+static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, int chain, int inl,
+                   int java)
+{
+    if (mode == MODE_KERNEL) {
+        int local = !d->o->no_local_files;
+        return name_addr(d, local ? SC_DSO_ID_KERNEL : SC_DSO_ID_UNKNOWN, ip, ip, kernel_path, 0,
+                         java);
+    }
+    const struct map *m = mode == MODE_USER ? find_map(p, ip) : NULL;
+    if (!m)
+        return name_addr(d, SC_DSO_ID_UNKNOWN, ip, ip, unknown_path, 0, java);
+    uint64_t off = m->jit ? ip : ip - m->start + m->pgoff;
+    /* perf script prints a chain's addresses relative to their map, a lone ip as it is */
+    return name_addr(d, m->dso, off, chain && !m->jit ? off : ip, m->path, inl, java);
+}
+
+/* ---- unwinding ---- */
+
+struct walk {
+    struct dec *d;
+    const struct proc *p;
+};
+
+static int walk_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
+{
+    struct walk *w = ctx;
+    const struct map *m = find_map(w->p, pc);
+    if (!m)
+        return 0;
+    *off = m->jit ? pc : pc - m->start + m->pgoff;
+    *t = m->jit || m->dso == SC_DSO_ID_UNKNOWN || !w->d->uw
+             ? NULL
+             : sc_unwind_cache_get(w->d->uw, w->d->sym, m->dso);
+    return 1;
+}
+
+/* This machine's registers in a sample: where pc, sp and fp are among those the mask
+ * selects. 0 when the mask lacks one. */
+static int reg_index(uint64_t mask, unsigned bit, uint32_t *idx)
+{
+    if (bit >= 64 || !(mask >> bit & 1))
+        return 0;
+    *idx = (uint32_t)__builtin_popcountll(mask & ((1ull << bit) - 1));
+    return 1;
+}
+
+static int unwind_user(struct dec *d, const struct attr *a, const struct proc *p,
+                       const uint8_t *regs, size_t nregs, const uint8_t *stack, size_t slen,
+                       int java)
+{
+#if defined(__x86_64__)
+    enum sc_uw_arch arch = SC_UW_ARCH_X86_64;
+    const unsigned bpc = 8, bsp = 7, bfp = 6, blr = 64;
+#elif defined(__aarch64__)
+    enum sc_uw_arch arch = SC_UW_ARCH_AARCH64;
+    const unsigned bpc = 32, bsp = 31, bfp = 29, blr = 30;
+#else
+    return 0;
+#endif
+    uint32_t ipc, isp, ifp, ilr;
+    if (!reg_index(a->regs_user, bpc, &ipc) || !reg_index(a->regs_user, bsp, &isp) ||
+        !reg_index(a->regs_user, bfp, &ifp) || ipc >= nregs || isp >= nregs || ifp >= nregs)
+        return 0;
+    struct sc_unwind_regs r = {rd64(regs + 8 * (size_t)ipc), rd64(regs + 8 * (size_t)isp),
+                               rd64(regs + 8 * (size_t)ifp), 0};
+    if (reg_index(a->regs_user, blr, &ilr) && ilr < nregs)
+        r.lr = rd64(regs + 8 * (size_t)ilr);
+    if (!d->uw && !d->o->no_local_files && sym_ready(d)) {
+        char err[SC_ERR_LEN];
+        if (sc_unwind_cache_new(0, NULL, &d->uw, err))
+            d->uw = NULL;
+    }
+    struct walk w = {d, p};
+    struct sc_unwind_result res;
+    sc_unwind_stack(arch, &r, stack, slen, walk_find, &w, d->pcs, MAX_STACK, &res);
+    d->st->unwound++;
+    for (uint32_t i = 0; i < res.n; i++) {
+        /* callers are named at their call, as perf's unwinder reports them */
+        uint64_t ip = i ? d->pcs[i] - 1 : d->pcs[i];
+        int rc = name_ip(d, p, MODE_USER, ip, 1, 1, java);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- samples ---- */
+
+struct fields {
+    uint64_t ip, period, time;
+    int32_t pid, tid;
+    const uint8_t *chain; /* nr ips */
+    uint64_t nr;
+    const uint8_t *regs; /* NULL: none */
+    size_t nregs;
+    const uint8_t *stack;
+    size_t stack_len;
+};
+
+/* The fields of a sample, as a's sample_type lays them out; 0, or 1 when the record is
+ * too short for them. */
+static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struct fields *f)
+{
+    uint64_t t = a->sample_type;
+    size_t at = 8;
+    memset(f, 0, sizeof *f);
+    f->pid = f->tid = -1;
+#define NEED(k)                                                                                    \
+    do {                                                                                           \
+        if ((uint64_t)(k) > rs - at)                                                               \
+            return 1;                                                                              \
+    } while (0)
+    if (t & S_IDENTIFIER) {
+        NEED(8);
+        at += 8;
+    }
+    if (t & S_IP) {
+        NEED(8);
+        f->ip = rd64(r + at);
+        at += 8;
+    }
+    if (t & S_TID) {
+        NEED(8);
+        f->pid = (int32_t)rd32(r + at);
+        f->tid = (int32_t)rd32(r + at + 4);
+        at += 8;
+    }
+    if (t & S_TIME) {
+        NEED(8);
+        f->time = rd64(r + at);
+        at += 8;
+    }
+    size_t skip = 8 * (size_t)(!!(t & S_ADDR) + !!(t & S_ID) + !!(t & S_STREAM_ID) + !!(t & S_CPU));
+    NEED(skip);
+    at += skip;
+    f->period = 1;
+    if (t & S_PERIOD) {
+        NEED(8);
+        f->period = rd64(r + at);
+        at += 8;
+    }
+    if (t & S_READ) {
+        uint64_t rf = a->read_format;
+        uint64_t per = 1 + !!(rf & F_ID) + !!(rf & F_LOST);
+        uint64_t times = !!(rf & F_TOTAL_TIME_ENABLED) + !!(rf & F_TOTAL_TIME_RUNNING);
+        if (rf & F_GROUP) {
+            NEED(8);
+            uint64_t nr = rd64(r + at);
+            if (nr > rs / 8)
+                return 1;
+            NEED(8 * (1 + times + nr * per));
+            at += 8 * (size_t)(1 + times + nr * per);
+        } else {
+            NEED(8 * (per + times));
+            at += 8 * (size_t)(per + times);
+        }
+    }
+    if (t & S_CALLCHAIN) {
+        NEED(8);
+        f->nr = rd64(r + at);
+        at += 8;
+        if (f->nr > (rs - at) / 8)
+            return 1;
+        f->chain = r + at;
+        at += 8 * (size_t)f->nr;
+    }
+    if (t & S_RAW) {
+        NEED(4);
+        uint32_t k = rd32(r + at);
+        NEED(4 + (uint64_t)k);
+        at += 4 + (size_t)k;
+    }
+    if (t & S_BRANCH_STACK) {
+        NEED(8);
+        uint64_t nr = rd64(r + at);
+        at += 8;
+        if (a->branch_type & (1u << 17)) { /* PERF_SAMPLE_BRANCH_HW_INDEX */
+            NEED(8);
+            at += 8;
+        }
+        if (nr > rs / 24)
+            return 1;
+        NEED(24 * nr);
+        at += 24 * (size_t)nr;
+    }
+    if (t & S_REGS_USER) {
+        NEED(8);
+        uint64_t abi = rd64(r + at);
+        at += 8;
+        if (abi) {
+            size_t nregs = (size_t)__builtin_popcountll(a->regs_user);
+            NEED(8 * nregs);
+            f->regs = r + at;
+            f->nregs = nregs;
+            at += 8 * nregs;
+        }
+    }
+    if (t & S_STACK_USER) {
+        NEED(8);
+        uint64_t size = rd64(r + at);
+        at += 8;
+        if (size) {
+            NEED(size);
+            f->stack = r + at;
+            at += (size_t)size;
+            NEED(8);
+            uint64_t dyn = rd64(r + at);
+            f->stack_len = dyn < size ? (size_t)dyn : (size_t)size;
+        }
+    }
+#undef NEED
+    return 0;
+}
+
+/* The root frame: comm (comm-pid, comm-pid/tid with --pid, --tid), spaces made '_'. */
+static int process_frame(struct dec *d, struct thread *t, uint32_t *loc)
+{
+    if (t->pframe) {
+        *loc = t->pframe - 1;
+        return 0;
+    }
+    struct sc_str c = sc_profile_str(d->p, t->comm);
+    int rc = scratch(d, c.len + 48);
+    if (rc)
+        return rc;
+    char *b = d->scratch;
+    size_t k = 0;
+    for (uint32_t i = 0; i < c.len; i++)
+        b[k++] = c.ptr[i] == ' ' ? '_' : c.ptr[i];
+    if (d->po->pid || d->po->tid) {
+        if (t->pid >= 0 && t->pid != t->tid)
+            k += (size_t)sprintf(b + k, "-%d", (int)t->pid);
+        else
+            k += (size_t)sprintf(b + k, "-?");
+        if (d->po->tid)
+            k += (size_t)sprintf(b + k, "/%d", (int)t->tid);
+    }
+    rc = loc_of(d, b, k, loc);
+    if (rc)
+        return rc;
+    t->pframe = *loc + 1;
+    return 0;
+}
+
+static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
+{
+    uint32_t ai;
+    const struct attr *a = sample_attr(d, r, rs, &ai);
+    if (!a)
+        return 0; /* an id no attr has: perf skips it too */
+    if (d->kept < 0 ? d->po->event && *d->po->event && strcmp(d->po->event, a->name)
+                    : (uint32_t)d->kept != ai) {
+        d->st->other_events++;
+        return 0;
+    }
+    struct fields f;
+    if (parse_sample(a, r, rs, &f))
+        return sc_errf(d->err, SC_EFORMAT,
+                       "perf.data: a sample at offset %zu is shorter than its fields",
+                       (size_t)(r - d->buf));
+    /* the period as the script sums it: 1 when absent or 0 */
+    int64_t period = f.period && f.period <= INT64_MAX ? (int64_t)f.period : 1;
+    if (d->kept < 0) {
+        d->kept = (int)ai;
+        int rc = sc_perf_sample_types(d->p, a->name, strlen(a->name), period, d->err);
+        if (rc)
+            return rc;
+    }
+    struct thread *t = thread_get(d, f.pid, f.tid);
+    if (!t)
+        return oom(d);
+    if (!t->comm && default_comm(d, t))
+        return SC_ENOMEM;
+    const struct proc *p = NULL;
+    uint32_t *pv = sc_map64_get(&d->procs, (uint32_t)f.pid);
+    if (pv)
+        p = &d->pv[*pv];
+    int java = t->java, rc = 0;
+    d->nlocs = 0;
+    if (a->sample_type & S_CALLCHAIN) {
+        int mode = MODE_USER;
+        uint32_t kept = 0;
+        for (uint64_t i = 0; i < f.nr && kept < MAX_STACK && !rc; i++) {
+            uint64_t ip = rd64(f.chain + 8 * i);
+            if (ip >= CONTEXT_MAX) {
+                if (ip == CONTEXT_KERNEL || ip == CONTEXT_USER)
+                    mode = ip == CONTEXT_KERNEL ? MODE_KERNEL : MODE_USER;
+                else if (ip == CONTEXT_HV || ip == CONTEXT_GUEST || ip == CONTEXT_GUEST_KERNEL ||
+                         ip == CONTEXT_GUEST_USER)
+                    mode = 0;
+                else {
+                    d->nlocs = 0; /* perf takes the chain for corrupt and drops it all */
+                    break;
+                }
+                continue;
+            }
+            kept++;
+            rc = name_ip(d, p, mode, ip, 1, 0, java);
+        }
+        if (!rc && f.regs && f.stack && (a->sample_type & S_STACK_USER))
+            rc = unwind_user(d, a, p, f.regs, f.nregs, f.stack, f.stack_len, java);
+    } else {
+        int mode = rd32(r + 4) & MISC_CPUMODE;
+        rc = name_ip(d, p,
+                     mode == MODE_KERNEL ? MODE_KERNEL
+                     : mode == MODE_USER ? MODE_USER
+                                         : 0,
+                     f.ip, 0, 0, java);
+    }
+    if (rc)
+        return rc;
+    uint32_t root;
+    rc = process_frame(d, t, &root);
+    if (rc)
+        return rc;
+    if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + 1, sizeof *d->locs))
+        return oom(d);
+    d->locs[d->nlocs++] = root;
+    if (d->p->nsamples >= d->lim->max_samples)
+        return sc_errf(d->err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
+                       (unsigned)d->lim->max_samples);
+    int64_t v[2] = {1, period};
+    /* perf script prints microseconds */
+    int64_t tns = f.time <= INT64_MAX ? (int64_t)(f.time / 1000 * 1000) : 0;
+    if (sc_profile_add_sample(d->p, d->locs, d->nlocs, v, tns) < 0)
+        return oom(d);
+    uint32_t want = 1 + (f.pid >= 0) + (f.tid >= 0), nl = 0;
+    if (want > d->lim->max_labels)
+        want = d->lim->max_labels;
+    if (nl < want && sc_profile_add_label(d->p, d->kcomm, t->comm, 0, 0))
+        return oom(d);
+    nl++;
+    if (f.pid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->kpid, 0, f.pid, 0))
+        return oom(d);
+    if (f.tid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->ktid, 0, f.tid, 0))
+        return oom(d);
+    d->st->samples++;
+    return 0;
+}
+
+static int replay(struct dec *d, const struct rec *v, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        int rc = sc_budget_poll_every(i, d->err);
+        if (rc)
+            return rc;
+        const uint8_t *r = d->buf + v[i].off;
+        size_t rs = rd32(r + 4) >> 16;
+        switch (rd32(r)) {
+        case R_SAMPLE:
+            rc = on_sample(d, r, rs);
+            break;
+        case R_MMAP:
+            rc = on_mmap(d, r, rs, 0);
+            break;
+        case R_MMAP2:
+            rc = on_mmap(d, r, rs, 1);
+            break;
+        case R_COMM:
+            rc = on_comm(d, r, rs);
+            break;
+        case R_FORK:
+            rc = on_fork(d, r, rs);
+            break;
+        default:
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void release(struct dec *d)
+{
+    free(d->attrs);
+    sc_map64_release(&d->ids);
+    sc_map64_release(&d->procs);
+    sc_map64_release(&d->threads);
+    for (uint32_t i = 0; i < d->npv; i++)
+        free(d->pv[i].maps);
+    free(d->pv);
+    free(d->tv);
+    if (d->uw)
+        sc_unwind_cache_free(d->uw);
+    if (d->sym)
+        sc_symbolizer_free(d->sym);
+    sc_map64_release(&d->symidx);
+    free(d->syms);
+    free(d->frs);
+    sc_map64_release(&d->loc_of_str);
+    sc_map64_release(&d->bidx);
+    free(d->bids);
+    free(d->locs);
+    free(d->scratch);
+    sc_arena_release(&d->arena);
+}
+
+static int decode(struct dec *d)
+{
+    if (d->n < 16 || !sc_perfdata_detect(d->buf, d->n))
+        return sc_errf(d->err, SC_EFORMAT, "not a perf.data file (no PERFILE2 magic)");
+    if (!memcmp(d->buf, "2ELIFREP", 8))
+        return sc_errf(d->err, SC_EUNSUPPORTED,
+                       "perf.data of a big-endian machine: read it there with perf script");
+    uint64_t hsz = rd64(d->buf + 8);
+    if (hsz == 16)
+        return sc_errf(d->err, SC_EUNSUPPORTED,
+                       "perf.data written to a pipe (perf record -o -): record to a file, or "
+                       "read it with perf script");
+    if (hsz < HEADER_SIZE || d->n < HEADER_SIZE)
+        return sc_errf(d->err, SC_EFORMAT, "perf.data: a header of %llu bytes (file of %zu)",
+                       (unsigned long long)hsz, d->n);
+    int rc = read_attrs(d);
+    uint64_t doff, dsize;
+    if (!rc)
+        rc = section(d, 40, "data", &doff, &dsize);
+    if (!rc)
+        rc = read_features(d, doff + dsize);
+    if (rc)
+        return rc;
+    for (uint32_t i = 0; i < d->nattrs; i++)
+        if (d->attrs[i].sample_type & S_STACK_USER)
+            d->want_dwarf = 1;
+    int64_t kc = sc_profile_intern(d->p, "comm", 4), kp = sc_profile_intern(d->p, "pid", 3),
+            kt = sc_profile_intern(d->p, "tid", 3);
+    if (kc < 0 || kp < 0 || kt < 0)
+        return oom(d);
+    d->kcomm = (uint32_t)kc;
+    d->kpid = (uint32_t)kp;
+    d->ktid = (uint32_t)kt;
+    struct rec *v = NULL;
+    uint64_t n = 0;
+    rc = collect(d, doff, dsize, &v, &n);
+    if (!rc)
+        rc = replay(d, v, n);
+    free(v);
+    if (rc)
+        return rc;
+    const struct attr *k = &d->attrs[d->kept >= 0 ? d->kept : 0];
+    if (d->kept < 0 && d->po->event && *d->po->event) {
+        for (uint32_t i = 0; i < d->nattrs; i++)
+            if (!strcmp(d->attrs[i].name, d->po->event))
+                k = &d->attrs[i];
+    }
+    snprintf(d->st->event, sizeof d->st->event, "%.63s", k->name);
+    if (d->kept >= 0)
+        return 0;
+    /* no sample: the types all the same */
+    return sc_perf_sample_types(d->p, k->name, strlen(k->name), 0, d->err);
+}
+
+int sc_perfdata_decode(const uint8_t *buf, size_t n, const struct sc_perf_opts *perf,
+                       const struct sc_perfdata_opts *o, const struct sc_limits *lim,
+                       struct sc_profile *p, struct sc_perfdata_stats *stats, char *err)
+{
+    static const struct sc_perf_opts no_perf;
+    static const struct sc_perfdata_opts no_opts;
+    struct sc_perfdata_stats local;
+    struct dec d;
+    memset(&d, 0, sizeof d);
+    d.buf = buf;
+    d.n = n;
+    d.po = perf ? perf : &no_perf;
+    d.o = o ? o : &no_opts;
+    d.lim = lim ? lim : &sc_limits_cli;
+    d.p = p;
+    d.st = stats ? stats : &local;
+    memset(d.st, 0, sizeof *d.st);
+    d.err = err;
+    d.kept = -1;
+    sc_arena_init(&d.arena);
+    if (n > d.lim->max_input) {
+        release(&d);
+        return sc_errf(err, SC_ELIMIT, "input of %zu bytes is more than %llu", n,
+                       (unsigned long long)d.lim->max_input);
+    }
+    int rc = decode(&d);
+    release(&d);
+    return rc;
+}
