@@ -786,7 +786,7 @@ static int on_comm(struct dec *d, const uint8_t *r, size_t rs)
 
 static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
 {
-    if (rs < 40)
+    if (rs < 32)
         return 0;
     int32_t pid = (int32_t)rd32(r + 8), ppid = (int32_t)rd32(r + 12);
     int32_t tid = (int32_t)rd32(r + 16), ptid = (int32_t)rd32(r + 20);

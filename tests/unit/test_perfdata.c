@@ -1,0 +1,310 @@
+/* test_perfdata.c - perf.data read directly: a file written here record by record (as perf
+ * record lays it out), its frames, order, threads and maps; truncated and hostile files. */
+#include "formats/folded.h"
+#include "formats/input.h"
+#include "formats/perfdata.h"
+#include "model/buf.h"
+#include "model/error.h"
+#include "t.h"
+
+enum { S_IP = 1, S_TID = 2, S_TIME = 4, S_CALLCHAIN = 32, S_PERIOD = 256 };
+#define CTX_KERNEL ((uint64_t)-128)
+#define CTX_USER ((uint64_t)-512)
+
+static void put32(struct sc_buf *b, uint32_t v)
+{
+    sc_buf_append(b, &v, 4);
+}
+
+static void put64(struct sc_buf *b, uint64_t v)
+{
+    sc_buf_append(b, &v, 8);
+}
+
+static void header(struct sc_buf *b, uint32_t type, uint16_t misc, size_t size)
+{
+    put32(b, type);
+    put32(b, (uint32_t)misc | (uint32_t)size << 16);
+}
+
+/* A string field padded to 8 bytes (with its NUL). */
+static void putstr(struct sc_buf *b, const char *s, size_t pad)
+{
+    size_t n = strlen(s);
+    sc_buf_append(b, s, n);
+    for (size_t i = n; i < pad; i++)
+        sc_buf_append(b, "", 1);
+}
+
+static size_t padded(const char *s)
+{
+    return (strlen(s) + 8) & ~(size_t)7;
+}
+
+/* sample_id_all: pid/tid and time after a record's fields */
+static void id_all(struct sc_buf *b, uint32_t pid, uint32_t tid, uint64_t t)
+{
+    put32(b, pid);
+    put32(b, tid);
+    put64(b, t);
+}
+
+static void comm(struct sc_buf *b, uint32_t pid, uint32_t tid, const char *c, uint64_t t)
+{
+    header(b, 3, 0, 8 + 8 + padded(c) + 16);
+    put32(b, pid);
+    put32(b, tid);
+    putstr(b, c, padded(c));
+    id_all(b, pid, tid, t);
+}
+
+static void mmap2(struct sc_buf *b, uint32_t pid, uint64_t start, uint64_t len, const char *f,
+                  uint64_t t)
+{
+    header(b, 10, 2 /* user */, 72 + padded(f) + 16);
+    put32(b, pid);
+    put32(b, pid);
+    put64(b, start);
+    put64(b, len);
+    put64(b, 0);
+    put32(b, 0);
+    put32(b, 0);
+    put64(b, 0);
+    put64(b, 0);
+    put32(b, 5); /* PROT_READ | PROT_EXEC */
+    put32(b, 2);
+    putstr(b, f, padded(f));
+    id_all(b, pid, pid, t);
+}
+
+static void fork_rec(struct sc_buf *b, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+    header(b, 7, 0, 32 + 16);
+    put32(b, pid);
+    put32(b, ppid);
+    put32(b, pid);
+    put32(b, ppid);
+    put64(b, t);
+    id_all(b, pid, pid, t);
+}
+
+static void sample(struct sc_buf *b, uint32_t pid, uint32_t tid, uint64_t t, uint64_t period,
+                   const uint64_t *chain, uint64_t nr)
+{
+    header(b, 9, 2, 8 + 8 + 8 + 8 + 8 + 8 + 8 * (size_t)nr);
+    put64(b, nr ? chain[nr - 1] : 0);
+    put32(b, pid);
+    put32(b, tid);
+    put64(b, t);
+    put64(b, period);
+    put64(b, nr);
+    for (uint64_t i = 0; i < nr; i++)
+        put64(b, chain[i]);
+}
+
+/* A whole file: header, one attr named by EVENT_DESC, the records in data. */
+static void file(struct sc_buf *out, const struct sc_buf *data)
+{
+    const uint64_t attr_size = 128 + 16;
+    sc_buf_append(out, "PERFILE2", 8);
+    put64(out, 104);
+    put64(out, attr_size);
+    put64(out, 104);               /* attrs */
+    put64(out, attr_size);         /* one */
+    put64(out, 104 + attr_size);   /* data */
+    put64(out, data->len);         /* */
+    put64(out, 0);                 /* event types */
+    put64(out, 0);                 /* */
+    put64(out, (uint64_t)1 << 12); /* features: EVENT_DESC */
+    put64(out, 0);
+    put64(out, 0);
+    put64(out, 0);
+    /* the attr: software cpu-clock, sample_id_all */
+    size_t a0 = out->len;
+    put32(out, 1);
+    put32(out, 128);
+    put64(out, 0);
+    put64(out, 1000);
+    put64(out, S_IP | S_TID | S_TIME | S_CALLCHAIN | S_PERIOD);
+    put64(out, 0);
+    put64(out, (uint64_t)1 << 18);
+    while (out->len < a0 + 128)
+        sc_buf_append(out, "", 1);
+    put64(out, 0); /* ids: none */
+    put64(out, 0);
+    sc_buf_append(out, data->data, data->len);
+    /* the features' table, then EVENT_DESC */
+    uint64_t desc = out->len + 16;
+    put64(out, desc);
+    put64(out, 8 + 128 + 8 + 16);
+    put32(out, 1);
+    put32(out, 128);
+    for (int i = 0; i < 128; i++)
+        sc_buf_append(out, "", 1);
+    put32(out, 0);
+    put32(out, 16);
+    putstr(out, "cpu-clock:u", 16);
+}
+
+static char *folded_of(const struct sc_profile *p)
+{
+    char err[SC_ERR_LEN];
+    struct sc_buf b = SC_BUF_INIT;
+    int vi = sc_profile_sample_index(p, NULL, err);
+    if (vi < 0 || sc_folded_write(p, vi, &b, err)) {
+        sc_buf_release(&b);
+        return NULL;
+    }
+    sc_buf_append(&b, "", 1);
+    size_t n;
+    return sc_buf_detach(&b, &n);
+}
+
+static const struct sc_perfdata_opts no_files = {.no_local_files = 1};
+
+static struct sc_profile *decode(const struct sc_buf *f, char *err)
+{
+    struct sc_profile *p = sc_profile_new();
+    if (!p ||
+        sc_perfdata_decode((const uint8_t *)f->data, f->len, NULL, &no_files, NULL, p, NULL, err)) {
+        sc_profile_free(p);
+        return NULL;
+    }
+    T_EQ_INT(sc_profile_validate(p, err), 0);
+    return p;
+}
+
+static void test_records(void)
+{
+    struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+    comm(&d, 10, 10, "web server", 5);
+    mmap2(&d, 10, 0x400000, 0x1000, "/nonexistent/bin/app", 6);
+    /* written out of order (per-CPU buffers): perf script delivers them by time */
+    uint64_t c1[] = {CTX_USER, 0x400010, 0x400020};
+    sample(&d, 10, 11, 300, 7, c1, 3);
+    uint64_t c2[] = {CTX_KERNEL, 0xffffffff81000000ull, CTX_USER, 0x500000};
+    sample(&d, 10, 10, 200, 0, c2, 4);
+    /* a forked child: its parent's comm and maps, until its own comm */
+    fork_rec(&d, 20, 10, 250);
+    sample(&d, 20, 20, 260, 5, c1, 3);
+    comm(&d, 20, 20, "child", 270);
+    sample(&d, 20, 20, 280, 5, c1, 2);
+    /* a context perf does not know: the chain is taken for corrupt and dropped */
+    uint64_t c3[] = {CTX_USER, 0x400010, (uint64_t)-1};
+    sample(&d, 10, 10, 400, 1, c3, 3);
+    file(&f, &d);
+
+    char err[SC_ERR_LEN];
+    struct sc_profile *p = decode(&f, err);
+    T_CHECK(p != NULL);
+    if (!p) {
+        fprintf(stderr, "decode: %s\n", err);
+        return;
+    }
+    T_EQ_INT(p->nsample_types, 2);
+    struct sc_str t0 = sc_profile_str(p, p->sample_types[1].type);
+    T_EQ_MEM(t0.ptr, t0.len, "cpu-clock");
+    struct sc_str u0 = sc_profile_str(p, p->sample_types[1].unit);
+    T_EQ_MEM(u0.ptr, u0.len, "nanoseconds");
+    T_EQ_INT(p->nsamples, 5);
+    /* in time order; the period 0 counts 1, as the script counts it */
+    T_EQ_INT(p->samples[0].time_ns, 0); /* 200 ns: perf script prints microseconds */
+    T_EQ_INT(p->values[1], 1);
+    char *s = folded_of(p);
+    /* thread 11 never had a COMM: ":11", as perf names it; the child's first sample is
+     * before its own COMM; an unknown binary's frames are "[app]", as perf script's
+     * "[unknown] (/nonexistent/bin/app)" reads */
+    T_EQ_STR(s, ":11;[app];[app] 7\n"
+                "child;[app] 5\n"
+                "web_server 1\n"
+                "web_server;[app];[app] 5\n"
+                "web_server;[unknown];[[kernel.kallsyms]] 1\n");
+    free(s);
+    sc_profile_free(p);
+    sc_buf_release(&f);
+
+    /* every cut of the file is an error or a profile, never a crash */
+    file(&f, &d);
+    for (size_t n = 0; n < f.len; n += 7) {
+        struct sc_profile *q = sc_profile_new();
+        int rc =
+            sc_perfdata_decode((const uint8_t *)f.data, n, NULL, &no_files, NULL, q, NULL, err);
+        T_CHECK(rc == 0 || rc == SC_EFORMAT || rc == SC_EUNSUPPORTED);
+        if (rc == 0)
+            T_EQ_INT(sc_profile_validate(q, err), 0);
+        sc_profile_free(q);
+    }
+    /* the data section's end past the file's: named */
+    struct sc_profile *q = sc_profile_new();
+    int rc = sc_perfdata_decode((const uint8_t *)f.data, 104 + 144 + 20, NULL, &no_files, NULL, q,
+                                NULL, err);
+    T_EQ_INT(rc, SC_EFORMAT);
+    T_CHECK(strstr(err, "truncated") != NULL);
+    sc_profile_free(q);
+    sc_buf_release(&f);
+    sc_buf_release(&d);
+}
+
+static void test_hostile(void)
+{
+    char err[SC_ERR_LEN];
+    struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+    /* a record claiming more than the section, and one of size 0 (an endless loop) */
+    header(&d, 9, 2, 4000);
+    file(&f, &d);
+    struct sc_profile *p = sc_profile_new();
+    T_EQ_INT(
+        sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &no_files, NULL, p, NULL, err),
+        SC_EFORMAT);
+    T_CHECK(strstr(err, "runs past the data section") != NULL);
+    sc_profile_free(p);
+    sc_buf_release(&d);
+    sc_buf_release(&f);
+    header(&d, 9, 2, 0);
+    file(&f, &d);
+    p = sc_profile_new();
+    T_EQ_INT(
+        sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &no_files, NULL, p, NULL, err),
+        SC_EFORMAT);
+    T_CHECK(strstr(err, "too short") != NULL);
+    sc_profile_free(p);
+    sc_buf_release(&d);
+    sc_buf_release(&f);
+    /* a chain longer than its record */
+    header(&d, 9, 2, 48);
+    put64(&d, 1);
+    put64(&d, 1);
+    put64(&d, 1);
+    put64(&d, 1);
+    put64(&d, 1000);
+    file(&f, &d);
+    p = sc_profile_new();
+    T_EQ_INT(
+        sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &no_files, NULL, p, NULL, err),
+        SC_EFORMAT);
+    T_CHECK(strstr(err, "shorter than its fields") != NULL);
+    sc_profile_free(p);
+    sc_buf_release(&f);
+    /* a pipe's stream and a big-endian file are refused by name */
+    sc_buf_append(&f, "PERFILE2", 8);
+    put64(&f, 16);
+    p = sc_profile_new();
+    T_EQ_INT(
+        sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &no_files, NULL, p, NULL, err),
+        SC_EUNSUPPORTED);
+    T_CHECK(strstr(err, "pipe") != NULL);
+    sc_profile_free(p);
+    sc_buf_release(&f);
+    sc_buf_release(&d);
+    /* detection, and sc_decode's dispatch */
+    T_CHECK(sc_perfdata_detect("PERFILE2", 8));
+    T_CHECK(!sc_perfdata_detect("PERFILE", 7));
+    T_EQ_INT(sc_detect_format("PERFILE2\x68\0\0\0\0\0\0\0", 16), SC_FMT_PERFDATA);
+}
+
+int main(void)
+{
+    T_RUN(test_records);
+    T_RUN(test_hostile);
+    return t_done();
+}
