@@ -3,11 +3,13 @@
 #include "model/buf.h"
 #include "model/error.h"
 
+#include <demangle.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,6 +100,65 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
     return 0;
 }
 
+/* perf's symbols for the PLT's entries, "name@plt" (C++ names demangled as perf does,
+ * without parameters), one per .rela.plt relocation in order, 16 bytes each from .plt.sec,
+ * or from .plt after its 16-byte header (x86-64). Names are copied. */
+static int plt_symbols(Elf *e, struct sc_symtab *t, size_t shstr)
+{
+    GElf_Ehdr eh;
+    if (!gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+        return 0;
+    Elf_Scn *scn = NULL, *rela = NULL;
+    GElf_Shdr sh, plt, sec, rsh;
+    memset(&plt, 0, sizeof plt);
+    sec = rsh = plt;
+    int have_plt = 0, have_sec = 0;
+    while ((scn = elf_nextscn(e, scn))) {
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        const char *name = elf_strptr(e, shstr, sh.sh_name);
+        if (!name)
+            continue;
+        if (!strcmp(name, ".plt"))
+            plt = sh, have_plt = 1;
+        else if (!strcmp(name, ".plt.sec"))
+            sec = sh, have_sec = 1;
+        else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA)
+            rela = scn, rsh = sh;
+    }
+    if (!rela || !have_plt || !rsh.sh_entsize)
+        return 0;
+    GElf_Shdr dsh;
+    Elf_Scn *dyn = elf_getscn(e, rsh.sh_link);
+    Elf_Data *rd = elf_getdata(rela, NULL), *dd = dyn ? elf_getdata(dyn, NULL) : NULL;
+    if (!rd || !dd || !gelf_getshdr(dyn, &dsh))
+        return 0;
+    uint64_t at = have_sec ? sec.sh_addr : plt.sh_addr + 16;
+    uint64_t end = have_sec ? sec.sh_addr + sec.sh_size : plt.sh_addr + plt.sh_size;
+    size_t n = rsh.sh_size / rsh.sh_entsize;
+    char buf[1024];
+    for (size_t i = 0; i < n && at + 16 <= end; i++, at += 16) {
+        GElf_Rela r;
+        GElf_Sym sym;
+        if (!gelf_getrela(rd, (int)i, &r))
+            break;
+        const char *name = "";
+        if (GELF_R_SYM(r.r_info) && gelf_getsym(dd, (int)GELF_R_SYM(r.r_info), &sym))
+            name = elf_strptr(e, dsh.sh_link, sym.st_name);
+        if (!name)
+            name = "";
+        char *dm = name[0] == '_' && name[1] == 'Z' ? cplus_demangle(name, DMGL_NO_OPTS) : NULL;
+        int k = snprintf(buf, sizeof buf, "%s@plt", dm ? dm : name);
+        free(dm);
+        if (k < 0 || (size_t)k >= sizeof buf)
+            continue;
+        int rc = sc_symtab_add(t, at, 16, buf, (size_t)k, 3);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Finishes a table whose names may be lent by the file: afterwards they are not kept. */
 static void finish(struct sc_symtab *t)
 {
@@ -167,8 +228,10 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
         if (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".gopclntab"))
             t->is_go = 1;
     }
+    /* perf's names are copied: its PLT symbols join them */
+    int in_file = fd >= 0 && t->names_rule == SC_SYMTAB_OURS;
     if (symtab) {
-        rc = add_symbols(e, symtab, &sym_sh, t, fd >= 0);
+        rc = add_symbols(e, symtab, &sym_sh, t, in_file);
         t->source = SC_SYMS_SYMTAB;
     } else if (pcln) {
         Elf_Data *d = elf_getdata(pcln, NULL);
@@ -182,10 +245,12 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
     /* dynamic symbols complete a .symtab-less binary (and a pclntab-less one) */
     if (!rc && !symtab && dynsym) {
         /* (after a pclntab its names are copied: one table, one kind of name) */
-        rc = add_symbols(e, dynsym, &dyn_sh, t, fd >= 0 && t->n == 0 && t->nadd == 0);
+        rc = add_symbols(e, dynsym, &dyn_sh, t, in_file && t->n == 0 && t->nadd == 0);
         if (!t->source)
             t->source = SC_SYMS_DYNSYM;
     }
+    if (!rc && t->names_rule == SC_SYMTAB_PERF_ELF)
+        rc = plt_symbols(e, t, shstr);
     if (!rc)
         finish(t); /* while the file's names are mapped */
     elf_end(e);
@@ -255,6 +320,20 @@ int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
         if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
             break;
     int rc = scn ? 0 : sc_errf(err, SC_ENOTFOUND, "no .symtab");
+    if (!rc && t->names_rule == SC_SYMTAB_PERF_ELF && !t->names_in_file) {
+        /* perf's names: the debug file's symbols join the binary's (its PLT's are only
+         * there), which rank below them at an address */
+        uint32_t before = t->nadd;
+        rc = add_symbols(e, scn, &sh, t, 0);
+        if (!rc && t->nadd == before)
+            rc = sc_errf(err, SC_ENOTFOUND, "no function symbols");
+        if (!rc) {
+            finish(t);
+            t->source = SC_SYMS_SYMTAB;
+        }
+        elf_end(e);
+        return rc;
+    }
     if (!rc) {
         struct sc_symtab n;
         sc_symtab_init(&n);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The file (all little-endian here; a big-endian file is refused by name):
@@ -155,16 +156,25 @@ struct thread {
     int32_t pid, tid;
     int has_comm, java;
     uint32_t comm;   /* profile string */
-    uint32_t pframe; /* the process frame's location + 1, 0: not made yet */
+    uint32_t pframe; /* the process frame's string + 1, 0: not made yet */
 };
 
-/* What one address of one DSO gives: frames (profile locations, leaf first) in frs. */
+/* What one address of one DSO gives: frames (profile strings, leaf first) in frs, known
+ * once resolved: the symbolizer is asked once per DSO, for all its addresses at once. */
 struct symkey {
     uint64_t addr, pc;
     const char *path; /* the printed dso, for unknown names */
     uint32_t dso;
-    uint8_t inl, java;
+    uint8_t inl, java, resolved;
     uint32_t off, n;
+};
+
+/* A sample kept, its frames still keys (in kpool). */
+struct psample {
+    uint32_t koff, nk;
+    uint32_t root, comm; /* strings: the process frame, the comm label */
+    int32_t pid, tid;
+    int64_t period, time_ns;
 };
 
 struct dec {
@@ -198,6 +208,10 @@ struct dec {
     uint32_t *frs;
     uint32_t nfrs, capfrs;
     struct sc_map64 loc_of_str; /* profile string -> location + 1 */
+    struct psample *ps;
+    uint32_t nps, capps;
+    uint32_t *kpool;
+    uint32_t nkpool, capkpool, ps_koff; /* ps_koff: where the sample being read starts */
 
     /* build ids of the recorded binaries: path hash -> index in bids */
     struct sc_map64 bidx;
@@ -205,7 +219,9 @@ struct dec {
         const char *path;
         uint32_t len;
         uint8_t id[20], idlen;
-        int8_t verdict; /* 0 not checked, 1 the file is that build, -1 it is not */
+        int8_t verdict;    /* 0 not checked, 1 the file is that build, -1 it is not */
+        const char *cache; /* -1: the build-id cache's copy, NULL when none */
+        uint32_t cache_len;
     } * bids;
     uint32_t nbids, capbids;
 
@@ -696,26 +712,52 @@ static int sym_ready(struct dec *d)
     return d->sym != NULL;
 }
 
-/* Whether the file at path is the build the recording names (1), or not (0). */
-static int same_build(struct dec *d, const char *path, size_t len)
+/* Whether the recording names the build of path. */
+static int recorded_build(struct dec *d, const char *path, size_t len)
 {
     uint32_t *v = sc_map64_get(&d->bidx, sc_hash64(path, len));
+    return v && d->bids[*v].len == len && !memcmp(d->bids[*v].path, path, len);
+}
+
+/* The file to read a mapped binary's symbols from: the binary itself when it is the build
+ * the recording names (or none is named); else the copy `perf record` put in its build-id
+ * cache (~/.debug/.build-id/xx/yyyy/elf), as perf script reads it; NULL when neither is
+ * there (the binary is gone: its frames are addresses, as perf script's). *len its length;
+ * cache paths live in the arena. */
+static const char *binary_of(struct dec *d, const char *path, size_t *len)
+{
+    uint32_t *v = sc_map64_get(&d->bidx, sc_hash64(path, *len));
     if (!v)
-        return 1;
+        return path;
     struct bid *b = &d->bids[*v];
-    if (b->len != len || memcmp(b->path, path, len))
-        return 1;
+    if (b->len != *len || memcmp(b->path, path, *len))
+        return path;
     if (!b->verdict) {
         char p[4200];
-        snprintf(p, sizeof p, "%.*s", (int)len, path);
+        snprintf(p, sizeof p, "%.*s", (int)*len, path);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         uint8_t id[20];
         uint32_t k = fd >= 0 ? sc_elf_build_id(fd, id) : 0;
         if (fd >= 0)
             close(fd);
-        b->verdict = fd < 0 || (k == b->idlen && !memcmp(id, b->id, k)) ? 1 : -1;
+        b->verdict = fd >= 0 && k == b->idlen && !memcmp(id, b->id, k) ? 1 : -1;
+        const char *home = getenv("HOME");
+        if (b->verdict < 0 && home && *home && b->idlen >= 2) {
+            char hex[41];
+            for (uint32_t i = 0; i < b->idlen; i++)
+                snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+            int n = snprintf(p, sizeof p, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
+            struct stat st;
+            if (n > 0 && (size_t)n < sizeof p && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+                b->cache = sc_arena_strndup(&d->arena, p, (size_t)n);
+                b->cache_len = (uint32_t)n;
+            }
+        }
     }
-    return b->verdict > 0;
+    if (b->verdict > 0)
+        return path;
+    *len = b->cache_len;
+    return b->cache;
 }
 
 static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
@@ -763,8 +805,15 @@ static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
             sl -= 10;
         /* (a memfd is no file perf can open: unnamed as for perf) */
         int memfd = fl >= 7 && !memcmp(fn, "/memfd:", 7);
-        if (!memfd && (m.jit || (fl && fn[0] == '[') || same_build(d, fn, sl))) {
-            int64_t dso = sc_symbolizer_dso(d->sym, m.jit ? "" : fn, m.jit ? 0 : sl, dev, ino, pid);
+        const char *bin = fn;
+        size_t bl = sl;
+        if (!memfd && !m.jit && !(fl && fn[0] == '['))
+            bin = binary_of(d, fn, &bl);
+        if (bin != fn || (bin && recorded_build(d, fn, sl)))
+            dev = ino = 0; /* the build id says which file, as for perf: not the inode */
+        if (!memfd && bin) {
+            int64_t dso =
+                sc_symbolizer_dso(d->sym, m.jit ? "" : bin, m.jit ? 0 : bl, dev, ino, pid);
             if (dso >= 0)
                 m.dso = (uint32_t)dso;
         }
@@ -831,7 +880,8 @@ static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
 
 /* ---- naming frames ---- */
 
-static int loc_of(struct dec *d, const char *s, size_t n, uint32_t *out)
+/* The profile string of a frame, checked against the limits. */
+static int str_of(struct dec *d, const char *s, size_t n, uint32_t *out)
 {
     int rc = sc_limits_string(d->lim, n, "a frame", d->err);
     if (rc)
@@ -842,19 +892,27 @@ static int loc_of(struct dec *d, const char *s, size_t n, uint32_t *out)
     if (d->p->strings.n > d->lim->max_strings)
         return sc_errf(d->err, SC_ELIMIT, "more than %u strings (limits.max_strings)",
                        (unsigned)d->lim->max_strings);
+    *out = (uint32_t)g;
+    return 0;
+}
+
+/* The location of a frame's string: one function and one location per distinct frame, as
+ * the perf script decoder makes them, in the order samples meet them. */
+static int loc_of(struct dec *d, uint32_t str, uint32_t *out)
+{
     int added;
-    uint32_t *v = sc_map64_upsert(&d->loc_of_str, (uint64_t)g, 0, &added);
+    uint32_t *v = sc_map64_upsert(&d->loc_of_str, str, 0, &added);
     if (!v)
         return oom(d);
     if (added) {
         if (d->p->nlocations >= d->lim->max_locations || d->p->nfunctions >= d->lim->max_functions)
             return sc_errf(d->err, SC_ELIMIT, "more than %u distinct frames",
                            (unsigned)d->lim->max_locations);
-        int64_t fn = sc_profile_add_function(d->p, (uint32_t)g, 0);
+        int64_t fn = sc_profile_add_function(d->p, str, 0);
         int64_t li = fn < 0 ? fn : sc_profile_add_simple_location(d->p, (uint32_t)fn);
         if (li < 0)
             return oom(d);
-        v = sc_map64_get(&d->loc_of_str, (uint64_t)g);
+        v = sc_map64_get(&d->loc_of_str, str);
         *v = (uint32_t)li + 1;
     }
     *out = *v - 1;
@@ -885,13 +943,13 @@ static int add_piece(void *ctx, const char *s, size_t n, int copy)
 {
     (void)copy;
     struct dec *d = ((struct piece_ctx *)ctx)->d;
-    uint32_t loc;
-    int rc = loc_of(d, s, n, &loc);
+    uint32_t str;
+    int rc = str_of(d, s, n, &str);
     if (rc)
         return rc;
     if (sc_grow_array(&d->frs, &d->capfrs, (uint64_t)d->nfrs + 1, sizeof *d->frs))
         return oom(d);
-    d->frs[d->nfrs++] = loc;
+    d->frs[d->nfrs++] = str;
     return 0;
 }
 
@@ -924,23 +982,38 @@ static int add_line(struct dec *d, const char *pc, size_t pcn, const char *sym, 
 
 struct name_ctx {
     struct dec *d;
-    const struct symkey *k;
+    const struct symkey *k; /* sym_eq: the key looked up */
+    const uint32_t *keys;   /* on_sym: the keys of the addresses resolved */
     int rc;
 };
 
+/* Frames of an address no symbol names: perf script's "[unknown] (dso)". */
+static int unknown_frames(struct dec *d, struct symkey *k)
+{
+    char pc[24];
+    size_t pcn = (size_t)snprintf(pc, sizeof pc, "%llx", (unsigned long long)k->pc);
+    k->off = d->nfrs;
+    int rc = add_line(d, pc, pcn, "[unknown]", 9, k->path, strlen(k->path), k->java);
+    k->n = d->nfrs - k->off;
+    k->resolved = 1;
+    return rc;
+}
+
 static void on_sym(void *ctx, uint32_t i, const struct sc_sym *s)
 {
-    (void)i;
     struct name_ctx *c = ctx;
     struct dec *d = c->d;
-    const struct symkey *k = c->k;
+    struct symkey *k = &d->syms[c->keys[i]];
+    if (c->rc)
+        return;
+    if (!s->found) {
+        c->rc = unknown_frames(d, k);
+        return;
+    }
     char pc[24];
     size_t pcn = (size_t)snprintf(pc, sizeof pc, "%llx", (unsigned long long)k->pc);
     size_t pl = strlen(k->path);
-    if (!s->found) {
-        c->rc = add_line(d, pc, pcn, "[unknown]", 9, k->path, pl, k->java);
-        return;
-    }
+    k->off = d->nfrs;
     uint32_t k0 = k->inl ? 0 : s->nframes - 1;
     for (uint32_t f = k0; f < s->nframes && !c->rc; f++) {
         const struct sc_sym_frame *fr = &s->frames[f];
@@ -958,6 +1031,8 @@ static void on_sym(void *ctx, uint32_t i, const struct sc_sym *s)
         c->rc = add_line(d, pc, pcn, nm, nl, outer ? k->path : "inlined", outer ? pl : 7, k->java);
         free(own);
     }
+    k->n = d->nfrs - k->off;
+    k->resolved = 1;
 }
 
 static int sym_eq(void *ctx, uint32_t i)
@@ -968,13 +1043,14 @@ static int sym_eq(void *ctx, uint32_t i)
            e->inl == k->inl && e->java == k->java && e->path == k->path;
 }
 
-/* The frames of one address (appended to locs): a map's dso and the address in it (file
- * offset, or absolute for the kernel and JIT code), pc what perf script prints. */
+/* Adds the key of one address to the sample being read: a map's dso and the address in it
+ * (file offset, or absolute for the kernel and JIT code), pc what perf script prints. */
 static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, const char *path,
                      int inl, int java)
 {
-    struct symkey k = {addr, d->po->addrs ? pc : 0, path, dso, (uint8_t)inl, (uint8_t)java, 0, 0};
-    struct name_ctx c = {d, &k, 0};
+    struct symkey k = {addr, d->po->addrs ? pc : 0, path, dso, (uint8_t)inl, (uint8_t)java, 0, 0,
+                       0};
+    struct name_ctx c = {d, &k, NULL, 0};
     uint64_t h = sc_hash_combine(sc_hash_combine(sc_mix64(addr), k.pc),
                                  (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java);
     h = sc_hash_combine(h, (uint64_t)(uintptr_t)path);
@@ -986,28 +1062,15 @@ static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, co
     if (added) {
         if (sc_grow_array(&d->syms, &d->capsyms, (uint64_t)d->nsyms + 1, sizeof *d->syms))
             return oom(d);
-        k.off = d->nfrs;
-        if (dso != SC_DSO_ID_UNKNOWN && sym_ready(d)) {
-            sc_symbolizer_resolve(d->sym, dso, &addr, 1, on_sym, &c);
-        } else {
-            char pcs[24];
-            size_t pcn = (size_t)snprintf(pcs, sizeof pcs, "%llx", (unsigned long long)k.pc);
-            c.rc = add_line(d, pcs, pcn, "[unknown]", 9, path, strlen(path), java);
-        }
-        if (c.rc)
-            return c.rc;
-        k.n = d->nfrs - k.off;
         d->syms[d->nsyms++] = k;
     }
-    const struct symkey *e = &d->syms[si];
-    if (d->nlocs + e->n + 1 >= d->lim->max_stack_depth)
+    if (d->nkpool - d->ps_koff + 2 >= d->lim->max_stack_depth)
         return sc_errf(d->err, SC_ELIMIT,
                        "stack deeper than the limit of %u frames (limits.max_stack_depth)",
                        (unsigned)d->lim->max_stack_depth);
-    if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + e->n + 1, sizeof *d->locs))
+    if (sc_grow_array(&d->kpool, &d->capkpool, (uint64_t)d->nkpool + 1, sizeof *d->kpool))
         return oom(d);
-    memcpy(d->locs + d->nlocs, d->frs + e->off, (size_t)e->n * sizeof *d->locs);
-    d->nlocs += e->n;
+    d->kpool[d->nkpool++] = si;
     return 0;
 }
 
@@ -1230,10 +1293,10 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
 }
 
 /* The root frame: comm (comm-pid, comm-pid/tid with --pid, --tid), spaces made '_'. */
-static int process_frame(struct dec *d, struct thread *t, uint32_t *loc)
+static int process_frame(struct dec *d, struct thread *t, uint32_t *str)
 {
     if (t->pframe) {
-        *loc = t->pframe - 1;
+        *str = t->pframe - 1;
         return 0;
     }
     struct sc_str c = sc_profile_str(d->p, t->comm);
@@ -1252,11 +1315,44 @@ static int process_frame(struct dec *d, struct thread *t, uint32_t *loc)
         if (d->po->tid)
             k += (size_t)sprintf(b + k, "/%d", (int)t->tid);
     }
-    rc = loc_of(d, b, k, loc);
+    rc = str_of(d, b, k, str);
     if (rc)
         return rc;
-    t->pframe = *loc + 1;
+    t->pframe = *str + 1;
     return 0;
+}
+
+/* The frames of a sample as keys: its call chain (markers say which addresses are the
+ * kernel's), then the user stack walked, or its lone ip. */
+static int sample_keys(struct dec *d, const struct attr *a, const uint8_t *r,
+                       const struct fields *f, const struct proc *p, int java)
+{
+    int rc = 0;
+    if (!(a->sample_type & S_CALLCHAIN)) {
+        int mode = rd32(r + 4) & MISC_CPUMODE;
+        return name_ip(d, p, mode == MODE_KERNEL || mode == MODE_USER ? mode : 0, f->ip, 0, 0,
+                       java);
+    }
+    int mode = MODE_USER;
+    uint32_t kept = 0;
+    for (uint64_t i = 0; i < f->nr && kept < MAX_STACK && !rc; i++) {
+        uint64_t ip = rd64(f->chain + 8 * i);
+        if (ip < CONTEXT_MAX) {
+            kept++;
+            rc = name_ip(d, p, mode, ip, 1, 0, java);
+        } else if (ip == CONTEXT_KERNEL || ip == CONTEXT_USER) {
+            mode = ip == CONTEXT_KERNEL ? MODE_KERNEL : MODE_USER;
+        } else if (ip == CONTEXT_HV || ip == CONTEXT_GUEST || ip == CONTEXT_GUEST_KERNEL ||
+                   ip == CONTEXT_GUEST_USER) {
+            mode = 0;
+        } else {
+            d->nkpool = d->ps_koff; /* perf takes the chain for corrupt and drops it all */
+            break;
+        }
+    }
+    if (!rc && f->regs && f->stack && (a->sample_type & S_STACK_USER))
+        rc = unwind_user(d, a, p, f->regs, f->nregs, f->stack, f->stack_len, java);
+    return rc;
 }
 
 static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
@@ -1283,6 +1379,9 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
         if (rc)
             return rc;
     }
+    if (d->nps >= d->lim->max_samples)
+        return sc_errf(d->err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
+                       (unsigned)d->lim->max_samples);
     struct thread *t = thread_get(d, f.pid, f.tid);
     if (!t)
         return oom(d);
@@ -1292,66 +1391,109 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
     uint32_t *pv = sc_map64_get(&d->procs, (uint32_t)f.pid);
     if (pv)
         p = &d->pv[*pv];
-    int java = t->java, rc = 0;
-    d->nlocs = 0;
-    if (a->sample_type & S_CALLCHAIN) {
-        int mode = MODE_USER;
-        uint32_t kept = 0;
-        for (uint64_t i = 0; i < f.nr && kept < MAX_STACK && !rc; i++) {
-            uint64_t ip = rd64(f.chain + 8 * i);
-            if (ip >= CONTEXT_MAX) {
-                if (ip == CONTEXT_KERNEL || ip == CONTEXT_USER)
-                    mode = ip == CONTEXT_KERNEL ? MODE_KERNEL : MODE_USER;
-                else if (ip == CONTEXT_HV || ip == CONTEXT_GUEST || ip == CONTEXT_GUEST_KERNEL ||
-                         ip == CONTEXT_GUEST_USER)
-                    mode = 0;
-                else {
-                    d->nlocs = 0; /* perf takes the chain for corrupt and drops it all */
-                    break;
-                }
-                continue;
-            }
-            kept++;
-            rc = name_ip(d, p, mode, ip, 1, 0, java);
-        }
-        if (!rc && f.regs && f.stack && (a->sample_type & S_STACK_USER))
-            rc = unwind_user(d, a, p, f.regs, f.nregs, f.stack, f.stack_len, java);
-    } else {
-        int mode = rd32(r + 4) & MISC_CPUMODE;
-        rc = name_ip(d, p,
-                     mode == MODE_KERNEL ? MODE_KERNEL
-                     : mode == MODE_USER ? MODE_USER
-                                         : 0,
-                     f.ip, 0, 0, java);
-    }
-    if (rc)
-        return rc;
+    d->ps_koff = d->nkpool;
     uint32_t root;
-    rc = process_frame(d, t, &root);
+    int rc = sample_keys(d, a, r, &f, p, t->java);
+    if (!rc)
+        rc = process_frame(d, t, &root);
     if (rc)
         return rc;
-    if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + 1, sizeof *d->locs))
+    if (sc_grow_array(&d->ps, &d->capps, (uint64_t)d->nps + 1, sizeof *d->ps))
         return oom(d);
-    d->locs[d->nlocs++] = root;
-    if (d->p->nsamples >= d->lim->max_samples)
-        return sc_errf(d->err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
-                       (unsigned)d->lim->max_samples);
-    int64_t v[2] = {1, period};
     /* perf script prints microseconds */
     int64_t tns = f.time <= INT64_MAX ? (int64_t)(f.time / 1000 * 1000) : 0;
-    if (sc_profile_add_sample(d->p, d->locs, d->nlocs, v, tns) < 0)
-        return oom(d);
-    uint32_t want = 1 + (f.pid >= 0) + (f.tid >= 0), nl = 0;
-    if (want > d->lim->max_labels)
-        want = d->lim->max_labels;
-    if (nl < want && sc_profile_add_label(d->p, d->kcomm, t->comm, 0, 0))
-        return oom(d);
-    nl++;
-    if (f.pid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->kpid, 0, f.pid, 0))
-        return oom(d);
-    if (f.tid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->ktid, 0, f.tid, 0))
-        return oom(d);
+    d->ps[d->nps++] = (struct psample){
+        d->ps_koff, d->nkpool - d->ps_koff, root, t->comm, f.pid, f.tid, period, tns};
     d->st->samples++;
+    return 0;
+}
+
+static int cmp_key_dso(const void *a, const void *b, void *ctx)
+{
+    const struct symkey *v = ctx, *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
+    if (x->dso != y->dso)
+        return x->dso < y->dso ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Names every key: the symbolizer is asked once per DSO, with all its addresses. */
+static int resolve_all(struct dec *d)
+{
+    uint32_t *order = malloc(((size_t)d->nsyms + 1) * sizeof *order);
+    uint64_t *addrs = malloc(((size_t)d->nsyms + 1) * sizeof *addrs);
+    int rc = 0;
+    if (!order || !addrs)
+        rc = oom(d);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < d->nsyms && !rc; i++) {
+        struct symkey *k = &d->syms[i];
+        if (k->dso == SC_DSO_ID_UNKNOWN || !sym_ready(d))
+            rc = unknown_frames(d, k);
+        else
+            order[n++] = i;
+    }
+    if (!rc && n)
+        qsort_r(order, n, sizeof *order, cmp_key_dso, d->syms);
+    for (uint32_t i = 0; i < n && !rc;) {
+        uint32_t j = i, dso = d->syms[order[i]].dso;
+        for (; j < n && d->syms[order[j]].dso == dso; j++)
+            addrs[j - i] = d->syms[order[j]].addr;
+        struct name_ctx c = {d, NULL, order + i, 0};
+        sc_symbolizer_resolve(d->sym, dso, addrs, j - i, on_sym, &c);
+        rc = c.rc;
+        for (uint32_t k = i; k < j && !rc; k++) /* (the symbolizer calls back for each) */
+            if (!d->syms[order[k]].resolved)
+                rc = unknown_frames(d, &d->syms[order[k]]);
+        i = j;
+        if (!rc)
+            rc = sc_budget_poll(d->err);
+    }
+    free(order);
+    free(addrs);
+    return rc;
+}
+
+/* The samples into the profile, their keys now frames. */
+static int build_samples(struct dec *d)
+{
+    for (uint32_t i = 0; i < d->nps; i++) {
+        int rc = sc_budget_poll_every(i, d->err);
+        if (rc)
+            return rc;
+        const struct psample *s = &d->ps[i];
+        d->nlocs = 0;
+        for (uint32_t j = 0; j <= s->nk; j++) {
+            const uint32_t *strs = &s->root;
+            uint32_t n = 1;
+            if (j < s->nk) {
+                const struct symkey *k = &d->syms[d->kpool[s->koff + j]];
+                strs = d->frs + k->off;
+                n = k->n;
+            }
+            if (d->nlocs + n >= d->lim->max_stack_depth)
+                return sc_errf(d->err, SC_ELIMIT,
+                               "stack deeper than the limit of %u frames "
+                               "(limits.max_stack_depth)",
+                               (unsigned)d->lim->max_stack_depth);
+            if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + n, sizeof *d->locs))
+                return oom(d);
+            for (uint32_t m = 0; m < n; m++)
+                if ((rc = loc_of(d, strs[m], &d->locs[d->nlocs++])) != 0)
+                    return rc;
+        }
+        int64_t v[2] = {1, s->period};
+        if (sc_profile_add_sample(d->p, d->locs, d->nlocs, v, s->time_ns) < 0)
+            return oom(d);
+        uint32_t want = 1 + (s->pid >= 0) + (s->tid >= 0), nl = 0;
+        if (want > d->lim->max_labels)
+            want = d->lim->max_labels;
+        if (nl++ < want && sc_profile_add_label(d->p, d->kcomm, s->comm, 0, 0))
+            return oom(d);
+        if (s->pid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->kpid, 0, s->pid, 0))
+            return oom(d);
+        if (s->tid >= 0 && nl++ < want && sc_profile_add_label(d->p, d->ktid, 0, s->tid, 0))
+            return oom(d);
+    }
     return 0;
 }
 
@@ -1409,6 +1551,8 @@ static void release(struct dec *d)
     sc_map64_release(&d->bidx);
     free(d->bids);
     free(d->locs);
+    free(d->ps);
+    free(d->kpool);
     free(d->scratch);
     sc_arena_release(&d->arena);
 }
@@ -1452,6 +1596,10 @@ static int decode(struct dec *d)
     if (!rc)
         rc = replay(d, v, n);
     free(v);
+    if (!rc)
+        rc = resolve_all(d);
+    if (!rc)
+        rc = build_samples(d);
     if (rc)
         return rc;
     const struct attr *k = &d->attrs[d->kept >= 0 ? d->kept : 0];

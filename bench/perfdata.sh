@@ -1,0 +1,92 @@
+#!/bin/sh
+# perfdata.sh - `scorch top perf.data` against `perf script` alone and against
+# `perf script | scorch top` on the same file: a few seconds of `perf record -a -g` of this
+# machine while a load runs (a compression loop, a compiler, a shell loop). Prints the best of
+# 3 wall times and CPU times (user + system) and the ratios, and whether the two `top`s agree.
+#
+# usage: bench/perfdata.sh [SECONDS]        (default 5)
+# env:   SCORCH (default build/scorch), PERF_DATA (an existing perf.data instead of recording)
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+scorch=${SCORCH:-$root/build/scorch}
+secs=${1:-5}
+[ -x "$scorch" ] || { echo "no scorch binary at '$scorch' (run 'make build')" >&2; exit 1; }
+command -v perf >/dev/null || { echo "perf is not installed (linux-perf)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+load=""
+cleanup() {
+    for p in $load; do kill "$p" 2>/dev/null || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+data=${PERF_DATA:-}
+if [ -z "$data" ]; then
+    data=$tmp/sys.data
+    (while :; do gzip -9 -c "$scorch" >/dev/null; done) &
+    load="$load $!"
+    (while :; do printf 'int f(int x){return x*x;}\nint main(void){return f(3);}\n' |
+        gcc -O2 -x c -o /dev/null - 2>/dev/null; done) &
+    load="$load $!"
+    (while :; do ls -R /usr/lib >/dev/null 2>&1; done) &
+    load="$load $!"
+    sleep 0.5
+    perf record -a -g -o "$data" -- sleep "$secs" 2>"$tmp/record.log" ||
+        { cat "$tmp/record.log" >&2; exit 1; }
+    for p in $load; do kill "$p" 2>/dev/null || true; done
+    load=""
+    wait 2>/dev/null || true
+fi
+samples=$(perf script -i "$data" -F time 2>/dev/null | wc -l)
+echo "input: $(wc -c <"$data") bytes of perf.data, $samples samples, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+
+# best CMD...: best of 3 runs of sh -c CMD (stdout to $tmp/out): "wall cpu" in seconds
+best() {
+    python3 - "$tmp/out" "$@" <<'PY'
+import os, sys, time
+out, cmd = sys.argv[1], sys.argv[2]
+wall = cpu = None
+for _ in range(3):
+    with open(out, "wb") as f:
+        t0 = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            os.dup2(f.fileno(), 1)
+            os.execvp("sh", ["sh", "-c", cmd])
+        _, st, ru = os.wait4(pid, 0)
+        dt = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(st):
+        sys.exit("failed: " + cmd)
+    c = ru.ru_utime + ru.ru_stime
+    wall = dt if wall is None else min(wall, dt)
+    cpu = c if cpu is None else min(cpu, c)
+print("%.4f %.4f" % (wall, cpu))
+PY
+}
+
+set -- $(best "perf script -i '$data' 2>/dev/null")
+script_wall=$1 script_cpu=$2
+set -- $(best "perf script -i '$data' 2>/dev/null | '$scorch' top -")
+pipe_wall=$1 pipe_cpu=$2
+cp "$tmp/out" "$tmp/top.ref"
+set -- $(best "'$scorch' top '$data'")
+top_wall=$1 top_cpu=$2
+cp "$tmp/out" "$tmp/top.out"
+
+printf '%-34s %8s %8s\n' "" "wall s" "cpu s"
+printf '%-34s %8.3f %8.3f\n' "perf script" "$script_wall" "$script_cpu"
+printf '%-34s %8.3f %8.3f\n' "perf script | scorch top" "$pipe_wall" "$pipe_cpu"
+printf '%-34s %8.3f %8.3f\n' "scorch top perf.data" "$top_wall" "$top_cpu"
+python3 -c '
+import sys
+sw, sc, pw, pc, tw, tc = map(float, sys.argv[1:])
+print("ratio vs perf script:          %.1fx faster (wall), %.1fx (cpu)" % (sw / tw, sc / tc))
+print("ratio vs perf script | top:    %.1fx faster (wall), %.1fx (cpu)" % (pw / tw, pc / tc))
+' "$script_wall" "$script_cpu" "$pipe_wall" "$pipe_cpu" "$top_wall" "$top_cpu"
+if cmp -s "$tmp/top.out" "$tmp/top.ref"; then
+    echo "top: identical to perf script | scorch top"
+else
+    echo "top: $(diff "$tmp/top.out" "$tmp/top.ref" | grep -c '^[<>]') lines differ from perf script | scorch top:"
+    diff "$tmp/top.out" "$tmp/top.ref" | grep '^[<>]' | head -10
+fi
