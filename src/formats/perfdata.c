@@ -745,7 +745,7 @@ static const char *binary_of(struct dec *d, const char *path, size_t *len)
         if (b->verdict < 0 && home && *home && b->idlen >= 2) {
             char hex[41];
             for (uint32_t i = 0; i < b->idlen; i++)
-                snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+                snprintf(hex + 2 * (size_t)i, 3, "%02x", b->id[i]);
             int n = snprintf(p, sizeof p, "%s/.debug/.build-id/%.2s/%s/elf", home, hex, hex + 2);
             struct stat st;
             if (n > 0 && (size_t)n < sizeof p && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
@@ -1622,6 +1622,7 @@ int sc_perfdata_decode(const uint8_t *buf, size_t n, const struct sc_perf_opts *
     static const struct sc_perf_opts no_perf;
     static const struct sc_perfdata_opts no_opts;
     struct sc_perfdata_stats local;
+    memset(&local, 0, sizeof local);
     struct dec d;
     memset(&d, 0, sizeof d);
     d.buf = buf;
