@@ -703,6 +703,7 @@ static int sym_ready(struct dec *d)
     memset(&so, 0, sizeof so);
     so.no_dwarf = !d->want_dwarf;
     so.perf_names = 1;
+    so.no_debuginfod = 1; /* no fetch from the network in a file's decoding */
     so.kallsyms = d->o->kallsyms;
     char err[SC_ERR_LEN];
     if (sc_symbolizer_new(&so, &d->sym, err)) {
