@@ -590,10 +590,12 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         profile = sfx->profile;
     if (!rc && !profile && fmt == SC_FMT_PPROF)
         profile = stc.n ? stc_profile_name(&stc, p) : NULL;
+    /* folded stacks and perf script know no kind: Pyroscope calls them cpu; the other
+     * formats' sample types tell (a .cpuprofile's cpu, a speedscope file's space) */
+    if (!rc && !profile && fmt != SC_FMT_FOLDED && fmt != SC_FMT_PERF)
+        profile = sc_ingest_profile_name(p);
     if (!rc && !profile)
-        profile = fmt == SC_FMT_PPROF ? sc_ingest_profile_name(p) : "cpu";
-    if (!rc && !profile)
-        profile = "profile"; /* a pprof of no kind we know */
+        profile = fmt == SC_FMT_PPROF ? "profile" : "cpu"; /* a pprof of no kind we know */
     /* a text body without one readable stack is a mistake (an empty pprof is not: Go's
      * mutex and block profiles are empty until something contends) */
     if (!rc && fmt != SC_FMT_PPROF && sc_profile_nsamples(p) == 0 && p->nsample_types)

@@ -177,6 +177,22 @@ static void test_pushes(void)
         T_CHECK(0);
     }
     sc_profile_free(t);
+    /* JSON formats, detected: the profile's kind from its sample types (a .cpuprofile's cpu,
+     * speedscope bytes' heap) */
+    const char *v8 = "{\"nodes\":[{\"id\":1,\"callFrame\":{\"functionName\":\"f\"}}],"
+                     "\"startTime\":0,\"samples\":[1,1],\"timeDeltas\":[1000,1000]}";
+    struct sc_ingest_req r6 = {.name = "node", .body = v8, .len = strlen(v8)};
+    T_EQ_INT(sc_ingest(s, &r6, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "cpu");
+    T_EQ_INT(res.samples, 2);
+    const char *ss = "{\"shared\":{\"frames\":[{\"name\":\"g\"}]},\"profiles\":[{\"type\":"
+                     "\"sampled\",\"unit\":\"bytes\",\"samples\":[[0]],\"weights\":[64]}]}";
+    struct sc_ingest_req r7 = {.name = "py", .format = "speedscope", .body = ss, .len = strlen(ss)};
+    T_EQ_INT(sc_ingest(s, &r7, lim, &res, err), 0);
+    T_EQ_STR(res.profile, "heap");
+    f = merged(s, NULL, "heap:space");
+    T_EQ_STR(f, "g 64\n");
+    free(f);
 
     /* bad input: a clear error each */
     struct sc_ingest_req bad = r;
