@@ -167,38 +167,24 @@ static int decode_perfdata(const void *buf, size_t n, const struct sc_decode_opt
 
 /* Detection order: formats with magic or a strict structure first, then the text
  * heuristics (perf script and folded stacks exclude each other: one text_kind decides). */
-/* clang-format off: one row a line */
+/* One row a line, kept so by clang-format off. */
+/* clang-format off */
 const struct sc_format_def sc_formats[] = {
     {SC_FMT_PPROF, "pprof", {"pprof", NULL}, "pprof", detect_pprof, decode_pprof},
     /* JSON objects (or arrays) that name their format's keys in their first bytes */
-    {SC_FMT_CPUPROFILE,
-     "cpuprofile",
-     {"cpuprofile", NULL},
-     "V8 .cpuprofile",
-     sc_cpuprofile_detect,
-     decode_cpuprofile},
-    {SC_FMT_SPEEDSCOPE,
-     "speedscope",
-     {"speedscope", NULL},
-     "speedscope JSON",
-     sc_speedscope_detect,
-     decode_speedscope},
+    {SC_FMT_CPUPROFILE, "cpuprofile", {"cpuprofile", NULL}, "V8 .cpuprofile",
+        sc_cpuprofile_detect, decode_cpuprofile},
+    {SC_FMT_SPEEDSCOPE, "speedscope", {"speedscope", NULL}, "speedscope JSON",
+        sc_speedscope_detect, decode_speedscope},
     /* "lines" (Pyroscope's: one stack a line, each one sample) is folded read by ingest.c */
-    {SC_FMT_FOLDED,
-     "folded",
-     {"folded", "lines", NULL},
-     "folded stacks",
-     detect_folded,
-     decode_folded},
-    {SC_FMT_PERF, "perf_script", {"perf_script", NULL}, "perf script", detect_perf, decode_perf},
+    {SC_FMT_FOLDED, "folded", {"folded", "lines", NULL}, "folded stacks",
+        detect_folded, decode_folded},
+    {SC_FMT_PERF, "perf_script", {"perf_script", NULL}, "perf script",
+        detect_perf, decode_perf},
     /* (last, for the lists' order: its magic "PERFILE2" is no pprof, whose field 10 would be
      * a varint, no JSON, and its NUL bytes no text) */
-    {SC_FMT_PERFDATA,
-     "perf_data",
-     {"perf_data", NULL},
-     "perf.data",
-     sc_perfdata_detect,
-     decode_perfdata},
+    {SC_FMT_PERFDATA, "perf_data", {"perf_data", NULL}, "perf.data",
+        sc_perfdata_detect, decode_perfdata},
 };
 /* clang-format on */
 const size_t sc_nformats = sizeof sc_formats / sizeof sc_formats[0];
