@@ -233,7 +233,7 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
     if (symtab) {
         rc = add_symbols(e, symtab, &sym_sh, t, in_file);
         t->source = SC_SYMS_SYMTAB;
-    } else if (pcln) {
+    } else if (pcln && t->names_rule == SC_SYMTAB_OURS) { /* (perf reads no pclntab) */
         Elf_Data *d = elf_getdata(pcln, NULL);
         if (d && d->d_buf && pcln_sh.sh_type != SHT_NOBITS)
             rc = sc_symtab_parse_gopclntab(t, d->d_buf, d->d_size, text_vaddr);

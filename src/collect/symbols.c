@@ -792,7 +792,7 @@ static void emit(void *ctx, uint32_t i, const struct sc_elf_frame *fr, uint32_t 
     int versioned = 0;
     if (!sname)
         e = NULL;
-    else
+    else if (!r->s->o.perf_names) /* (perf keeps versions, and names PLT entries "x@plt") */
         sname = unversioned(r, sname, &versioned);
     sym.found = e != NULL;
     if (!sname)
