@@ -1,5 +1,6 @@
 /* cli.c - error reporting and output for the subcommands. */
 #include "cli/cli.h"
+#include "model/error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,5 +67,14 @@ void cli_log_line(void *ctx, const char *line)
 int cli_help(const char *text)
 {
     fputs(text, stdout);
+    return 0;
+}
+
+int cli_setting(const char *cmd, enum sc_set_id id, const char *flag, const char *arg,
+                struct sc_set_value *out)
+{
+    char err[SC_ERR_LEN];
+    if (sc_setting_parse(sc_setting(id), arg, flag, out, err))
+        return cli_usage(cmd, "%s", err);
     return 0;
 }

@@ -2,9 +2,16 @@
 #ifndef SC_CLI_H
 #define SC_CLI_H
 
+#include "model/setting.h"
+
 #include "model/buf.h"
 
 /* Subcommands. argv[0] is the subcommand's name; return the process exit status. */
+/* A flag's value read as setting id of model/settings.def: 0, or the exit code of
+ * cli_usage(cmd, "'--flag' must be ..., not 'x'"). */
+int cli_setting(const char *cmd, enum sc_set_id id, const char *flag, const char *arg,
+                struct sc_set_value *out);
+
 int cmd_collapse(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_diff_folded(int argc, char **argv);

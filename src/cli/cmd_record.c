@@ -305,45 +305,47 @@ int cmd_record(int argc, char **argv)
     struct sc_record_opts ro;
     memset(&ro, 0, sizeof ro);
     const char *output = NULL, *push = NULL, *token_file = NULL, *queue_dir = "./record-queue";
-    int64_t duration = 0, interval = 10 * 1000000000LL;
+    int64_t duration = 0, interval = sc_setting_default_i(SC_SET_RECORD_INTERVAL);
+    struct sc_set_value sv;
     int all = 0, verbose = 0, dwarf = -1, c, rc;
     char err[SC_ERR_LEN] = "";
     struct sc_labels labels;
     sc_labels_init(&labels);
     optind = 1;
     while ((c = getopt_long(argc, argv, "ap:F:o:vh", opts, NULL)) != -1) {
-        char *end;
-        long v;
         switch (c) {
         case 'a':
             all = 1;
             break;
         case 'p':
-            v = strtol(optarg, &end, 10);
-            if (*end || v <= 0 || v > INT32_MAX)
-                return cli_usage("record", "bad process id '%s'", optarg);
-            ro.pid = (int32_t)v;
+            if ((rc = cli_setting("record", SC_SET_RECORD_PID, "--pid", optarg, &sv)))
+                return rc;
+            ro.pid = (int32_t)sv.i;
             break;
         case 'F':
-            v = strtol(optarg, &end, 10);
-            if (*end || v <= 0 || v > 100000)
-                return cli_usage("record", "bad frequency '%s' (1 to 100000 Hz)", optarg);
-            ro.frequency = (uint32_t)v;
+            if ((rc = cli_setting("record", SC_SET_RECORD_FREQUENCY, "--freq", optarg, &sv)))
+                return rc;
+            ro.frequency = (uint32_t)sv.i;
             break;
-        case OPT_DURATION:
-        case OPT_INTERVAL:
-        case OPT_DEBUGINFOD_TIMEOUT: {
+        case OPT_DURATION: {
             int64_t d;
-            const char *what = c == OPT_DURATION   ? "--duration"
-                               : c == OPT_INTERVAL ? "--interval"
-                                                   : "--debuginfod-timeout";
             if (sc_duration_parse(optarg, &d, err) || d <= 0)
-                return cli_usage("record", "bad %s '%s' (seconds, or like 30s, 2m)", what, optarg);
-            *(c == OPT_DURATION   ? &duration
-              : c == OPT_INTERVAL ? &interval
-                                  : &ro.sym.debuginfod_timeout_ns) = d;
+                return cli_usage("record", "bad --duration '%s' (seconds, or like 30s, 2m)",
+                                 optarg);
+            duration = d;
             break;
         }
+        case OPT_INTERVAL:
+            if ((rc = cli_setting("record", SC_SET_RECORD_INTERVAL, "--interval", optarg, &sv)))
+                return rc;
+            interval = sv.i;
+            break;
+        case OPT_DEBUGINFOD_TIMEOUT:
+            if ((rc = cli_setting("record", SC_SET_RECORD_DEBUGINFOD_TIMEOUT,
+                                  "--debuginfod-timeout", optarg, &sv)))
+                return rc;
+            ro.sym.debuginfod_timeout_ns = sv.i;
+            break;
         case 'o':
             output = optarg;
             break;
@@ -366,23 +368,20 @@ int cmd_record(int argc, char **argv)
         case OPT_DWARF:
             dwarf = c == OPT_DWARF;
             break;
-        case OPT_UNWIND:
-            if (!strcmp(optarg, "auto"))
-                ro.unwind = SC_RECORD_UNWIND_AUTO;
-            else if (!strcmp(optarg, "fp"))
-                ro.unwind = SC_RECORD_UNWIND_FP;
-            else if (!strcmp(optarg, "cfi"))
-                ro.unwind = SC_RECORD_UNWIND_CFI;
-            else
-                return cli_usage("record", "bad --unwind '%s' (auto, cfi or fp)", optarg);
+        case OPT_UNWIND: {
+            /* the choices are in the order auto, fp, cfi of enum sc_record_unwind */
+            if ((rc = cli_setting("record", SC_SET_RECORD_UNWIND, "--unwind", optarg, &sv)))
+                return rc;
+            ro.unwind = (enum sc_record_unwind)sv.i;
             break;
+        }
         case OPT_STACK:
-            v = strtol(optarg, &end, 10);
-            if (*end || v < 1024 || v > (long)SC_RECORD_STACK_MAX || v % 8)
-                return cli_usage("record",
-                                 "bad --stack-size '%s' (a multiple of 8, 1024 to %u bytes)",
-                                 optarg, SC_RECORD_STACK_MAX);
-            ro.stack_bytes = (uint32_t)v;
+            if ((rc = cli_setting("record", SC_SET_RECORD_STACK_SIZE, "--stack-size", optarg, &sv)))
+                return rc;
+            if (sv.i % 8)
+                return cli_usage("record", "'--stack-size' must be a multiple of 8, not '%s'",
+                                 optarg);
+            ro.stack_bytes = (uint32_t)sv.i;
             break;
         case OPT_DEBUGINFOD:
             /* libdebuginfod reads its servers from the environment only; set before any
@@ -399,14 +398,12 @@ int cmd_record(int argc, char **argv)
         case OPT_OFFCPU:
             ro.off_cpu = 1;
             break;
-        case OPT_OFFCPU_MIN: {
-            int64_t d;
-            if (sc_duration_parse(optarg, &d, err) || d < 0 || d > 3600 * 1000000000LL)
-                return cli_usage("record", "bad --off-cpu-min '%s' (0 to 1h, like 100us, 1ms)",
-                                 optarg);
-            ro.off_cpu_min_ns = d ? d : -1;
+        case OPT_OFFCPU_MIN:
+            if ((rc = cli_setting("record", SC_SET_RECORD_OFF_CPU_MIN, "--off-cpu-min", optarg,
+                                  &sv)))
+                return rc;
+            ro.off_cpu_min_ns = sv.i ? sv.i : -1; /* 0 keeps every span; 0 here: the default */
             break;
-        }
         case 'v':
             verbose = 1;
             break;

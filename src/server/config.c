@@ -78,6 +78,8 @@ static const struct {
     FIELD(RECORD_PID, record_pid, F_I32),
     FIELD(RECORD_DWARF, record_dwarf, F_BOOL),
     FIELD(RECORD_OFF_CPU, record_off_cpu, F_BOOL),
+    FIELD(RECORD_UNWIND, record_unwind, F_I32),
+    FIELD(RECORD_STACK_SIZE, record_stack_size, F_U32),
 #undef FIELD
 };
 
@@ -312,7 +314,7 @@ static int parse_record(struct sc_cfg *c, yaml_node_t *n, struct sc_config *cf)
         } else {
             return sc_cfg_fail(c, k,
                                "unknown key '%s' in record (frequency, interval, pid, labels, "
-                               "dwarf, off_cpu, off_cpu_min)",
+                               "dwarf, unwind, stack_size, off_cpu, off_cpu_min)",
                                key);
         }
     }

@@ -115,6 +115,8 @@ struct sc_config {
     int32_t record_pid;            /* record.pid: one process instead of every CPU */
     int record_dwarf;              /* record.dwarf: file:line from DWARF; -1 = the default
                                       (with pid only) */
+    int record_unwind;             /* record.unwind: enum sc_record_unwind (0 = auto) */
+    uint32_t record_stack_size;    /* record.stack_size: bytes copied per sample; 0 = default */
     int record_off_cpu;            /* record.off_cpu: also off-CPU and wall time */
     int64_t record_off_cpu_min_ns; /* record.off_cpu_min; 0 = the default, < 0 = every span */
     char **record_label_names, **record_label_values; /* record.labels */

@@ -87,7 +87,7 @@ folded offcpu min.pb.gz
 grep -Eq "spans kept .*\), [1-9][0-9]+ under the minimum" min.log ||
     fail "the summary should count the spans under the minimum: $(cat min.log)"
 "$SCORCH" record -p $$ --off-cpu-min 5x -o x.pb.gz 2>err.txt && fail "--off-cpu-min 5x was taken"
-grep -q "bad --off-cpu-min '5x'" err.txt || fail "--off-cpu-min 5x: $(cat err.txt)"
+grep -q "'--off-cpu-min' must be a duration of at most 1h (like 100us), not '5x'" err.txt || fail "--off-cpu-min 5x: $(cat err.txt)"
 
 # ---- tracefs not mounted: scorch mounts it (in a mount namespace of the test's own) ----
 if unshare -m --propagation private true 2>/dev/null; then

@@ -78,9 +78,9 @@ sleep 0.3
 
 # ---- errors ----
 "$SCORCH" record -p $p --unwind=dwarf -o x.pb.gz 2>err.txt && fail "--unwind=dwarf was taken"
-grep -q "bad --unwind 'dwarf' (auto, cfi or fp)" err.txt || fail "--unwind=dwarf: $(cat err.txt)"
+grep -q "'--unwind' must be one of auto, fp, cfi, not 'dwarf'" err.txt || fail "--unwind=dwarf: $(cat err.txt)"
 "$SCORCH" record -p $p --stack-size 100 -o x.pb.gz 2>err.txt && fail "--stack-size 100 was taken"
-grep -q "bad --stack-size '100'" err.txt || fail "--stack-size 100: $(cat err.txt)"
+grep -q "'--stack-size' must be a byte count from 1KiB to 60KiB (like 32768), not '100'" err.txt || fail "--stack-size 100: $(cat err.txt)"
 
 # ---- beside perf record --call-graph dwarf on the same process ----
 if ! command -v perf >/dev/null 2>&1; then

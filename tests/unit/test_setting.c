@@ -70,7 +70,7 @@ static void test_defaults_parse(void)
     for (size_t i = 0; i < n; i++) {
         T_EQ_INT(t[i].id, i);
         T_CHECK(t[i].doc && *t[i].doc);
-        T_CHECK(t[i].key || t[i].param);
+        T_CHECK(t[i].key || t[i].param || t[i].flag);
         T_CHECK(t[i].type != SC_SET_CHOICE || t[i].choices);
         if (!t[i].def)
             continue;
