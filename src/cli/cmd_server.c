@@ -179,6 +179,7 @@ int cmd_server(int argc, char **argv)
     so.write_timeout_ns = cf.storage_write_timeout_ns;
     so.query_timeout_ns = cf.storage_query_timeout_ns;
     so.max_answer = cf.storage_max_answer;
+    so.log_limit = cf.storage_log_limit;
     so.cache_memory = cf.storage_cache_memory;
     so.cache_slab = 1;
     so.read_only_retry_ns = cf.storage_ro_retry_ns;

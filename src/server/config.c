@@ -67,6 +67,7 @@ static const struct {
     FIELD(STORAGE_WRITE_TIMEOUT, storage_write_timeout_ns, F_I64),
     FIELD(STORAGE_QUERY_TIMEOUT, storage_query_timeout_ns, F_I64),
     FIELD(STORAGE_MAX_ANSWER, storage_max_answer, F_U64),
+    FIELD(STORAGE_LOG_LIMIT, storage_log_limit, F_U64),
     FIELD(REMOTE_URL, remote_url, F_STR),
     FIELD(REMOTE_QUEUE_DIR, remote_queue_dir, F_STR),
     FIELD(REMOTE_QUEUE_MAX_BYTES, remote_queue_bytes, F_U64),

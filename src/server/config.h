@@ -94,6 +94,8 @@ struct sc_config {
     int64_t storage_write_timeout_ns, storage_query_timeout_ns; /* storage.write_timeout,
                                 storage.query_timeout (clickhouse); 0 = the defaults */
     uint64_t storage_max_answer;   /* storage.max_answer (clickhouse): bytes; 0 = 1 GiB */
+    uint64_t storage_log_limit;    /* storage.log_limit (clickhouse): each shard's local log,
+                                      bytes; 0 = 1 GiB */
     uint64_t storage_cache_memory; /* storage.cache_memory (sqlite): bytes; 0 = 64 MiB */
     int64_t storage_ro_retry_ns;   /* storage.read_only_retry (sqlite): 0 = 10 s */
     int64_t retention_ns;          /* storage.retention, default 30 d */

@@ -26,8 +26,8 @@ int64_t ch_cutoff(const struct ch_store *s)
 static const char *const local_ddl[] = {
     "CREATE TABLE IF NOT EXISTS %s.scorch_profiles_local (tenant String, type String, "
     "series UInt64, time_ns Int64, duration_ns Int64, unit String, timed UInt8, total Int64, "
-    "nsamples UInt32, stacks Array(UInt64), values Array(Int64), times Array(Int64)) "
-    "ENGINE = MergeTree() "
+    "nsamples UInt32, stacks Array(UInt64), values Array(Int64), times Array(Int64), "
+    "push UInt64) ENGINE = MergeTree() "
     "PARTITION BY intDiv(time_ns, 86400000000000) ORDER BY (tenant, type, series, time_ns)",
     /* a row per profile, type and resolution, summed by key as parts merge: the
      * Nested "...Map" column sums its values by stack (SummingMergeTree's map rule) */
@@ -45,11 +45,20 @@ static const char *const local_ddl[] = {
     "CREATE TABLE IF NOT EXISTS %s.scorch_series_local (tenant String, series UInt64, "
     "week UInt32, labels String, names Array(String), values Array(String)) "
     "ENGINE = ReplacingMergeTree() PARTITION BY week ORDER BY (tenant, series)",
-    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_rollup_mv TO %1$s.scorch_rollup_local "
-    "AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, series, "
-    "intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, unit, toUInt64(1) AS profiles, "
-    "duration_ns AS duration, total, stacks AS `stackMap.stack`, values AS `stackMap.value` "
-    "FROM %1$s.scorch_profiles_local",
+    /* tables made before push ids ('?': 18.16 has no ADD COLUMN IF NOT EXISTS, so an
+     * error other than "unavailable" is taken for "it exists") */
+    "?ALTER TABLE %s.scorch_profiles_local ADD COLUMN push UInt64",
+    /* the rollups of an insert's profiles summed per bucket as they are inserted (an
+     * insert is a batch of the local log: up to a thousand profiles), so merges re-sum
+     * a row per series and bucket and batch rather than one per profile */
+    "DROP TABLE IF EXISTS %s.scorch_rollup_mv",
+    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_rollup_sum_mv TO "
+    "%1$s.scorch_rollup_local AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, "
+    "series, intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, unit, "
+    "count() AS profiles, sum(duration_ns) AS duration, sum(total) AS total, "
+    "tupleElement(sumMap(stacks, values), 1) AS `stackMap.stack`, "
+    "tupleElement(sumMap(stacks, values), 2) AS `stackMap.value` "
+    "FROM %1$s.scorch_profiles_local GROUP BY tenant, type, res, series, bucket, unit",
 };
 
 /* The tables reads use with a cluster (without a sharding key: scorch inserts into the
@@ -71,12 +80,18 @@ static struct ch_endpoint *endpoint(struct ch_store *s, uint32_t i)
 int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
 {
     struct ch_endpoint *e = endpoint(s, i);
-    char sql[1024];
+    char sql[2048];
     snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS %s", s->db);
     int rc = statement(s, e, sql, 1, err);
     for (size_t k = 0; rc == 0 && k < sizeof local_ddl / sizeof local_ddl[0]; k++) {
-        snprintf(sql, sizeof sql, local_ddl[k], s->db);
-        rc = statement(s, e, sql, 0, err);
+        int optional = local_ddl[k][0] == '?';
+        snprintf(sql, sizeof sql, local_ddl[k] + optional, s->db);
+        char serr[SC_ERR_LEN];
+        rc = statement(s, e, sql, 0, serr);
+        if (rc && optional && rc != SC_EUNAVAIL)
+            rc = 0;
+        else if (rc && err)
+            memcpy(err, serr, SC_ERR_LEN);
     }
     for (size_t k = 0; rc == 0 && s->cluster && k < sizeof dist_tables / sizeof dist_tables[0];
          k++) {
@@ -275,6 +290,7 @@ static int ch_label_names(struct sc_store *st, const char *tenant, sc_store_str_
                           char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     const char *t = tenant ? tenant : "";
     struct sc_buf sql = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT DISTINCT arrayJoin(names) AS n FROM ");
@@ -292,6 +308,7 @@ static int ch_label_values(struct sc_store *st, const char *tenant, const char *
                            sc_store_str_cb cb, void *ctx, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     const char *t = tenant ? tenant : "";
     struct sc_buf sql = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT DISTINCT values[indexOf(names, ");
@@ -315,6 +332,7 @@ static int ch_series_list(struct sc_store *st, const char *tenant, const char *t
                           char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     const char *t = tenant ? tenant : "";
     struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
     sc_buf_puts(&sql, "SELECT series, any(labels) AS l FROM ");
@@ -355,6 +373,7 @@ static int ch_types(struct sc_store *st, const char *tenant, sc_store_type_cb cb
                     char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     const char *t = tenant ? tenant : "";
     int64_t from = ch_cutoff(s);
     struct ch_piece p[CH_MAX_PIECES];
@@ -495,6 +514,7 @@ static int ch_compact(struct sc_store *st, int64_t now, int force, char *err)
 static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     memset(out, 0, sizeof *out);
     int rc = 0;
     for (uint32_t i = 0; i < s->nshards && rc == 0; i++) {
@@ -544,25 +564,25 @@ static void ch_close(struct sc_store *st)
 {
     struct ch_store *s = (struct ch_store *)st;
     sc_store_bg_stop(&s->bg);
+    /* the flushers insert what the logs hold first (unless their shard is down: it
+     * stays in the log for the next start) */
+    for (uint32_t i = 0; i < s->nshards; i++)
+        ch_flusher_stop(&s->shards[i]);
     for (uint32_t i = 0; i < s->nshards; i++) {
         struct ch_shard *sh = &s->shards[i];
-        /* writes in flight finish first (their callers are waiting on them) */
-        pthread_mutex_lock(&sh->qmu);
-        while (sh->leader || sh->queue)
-            pthread_cond_wait(&sh->qcond, &sh->qmu);
-        pthread_mutex_unlock(&sh->qmu);
+        ch_log_close(sh);
         ch_endpoint_release(&sh->ep);
         pthread_mutex_destroy(&sh->qmu);
         pthread_cond_destroy(&sh->qcond);
+        sc_map64_release(&sh->stack_weeks);
+        sc_map64_release(&sh->frame_weeks);
+        sc_map64_release(&sh->series_weeks);
     }
     free(s->shards);
     ch_endpoint_release(&s->query);
     for (uint32_t i = 0; i < s->ntypes; i++)
         free(s->types[i].id);
     free(s->types);
-    sc_map64_release(&s->stack_weeks);
-    sc_map64_release(&s->frame_weeks);
-    sc_map64_release(&s->series_weeks);
     ch_stacks_release(&s->cache);
     sc_arena_release(&s->cache.arena);
     pthread_mutex_destroy(&s->cache_mu);
@@ -621,6 +641,9 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
                        (unsigned)o->nshards);
     if (cluster && o->nshards == 0)
         return sc_errf(err, SC_EINVAL, "a cluster needs its shards' URLs (storage.shards)");
+    if (!o->dir || !*o->dir)
+        return sc_errf(err, SC_EINVAL,
+                       "storage clickhouse needs a data directory for its local log");
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct ch_store *s = calloc(1, sizeof *s);
     if (!s)
@@ -660,7 +683,14 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
             break;
         pthread_mutex_init(&sh->qmu, NULL);
         sc_cond_init(&sh->qcond);
-        sh->qtail = &sh->queue;
+        sh->index = ready;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s/clickhouse-log/shard-%u", o->dir, (unsigned)ready);
+        rc = ch_log_open(s, sh, dir, err);
+        if (rc) {
+            ready++;
+            break;
+        }
     }
     if (rc) {
         s->nshards = ready;
@@ -676,6 +706,8 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     }
     if (rc == 0 && !query_is_shard)
         rc = ch_create_tables(s, s->nshards, err);
+    for (uint32_t i = 0; rc == 0 && i < s->nshards; i++)
+        rc = ch_flusher_start(s, &s->shards[i], err);
     if (rc) {
         ch_close(&s->base);
         return rc;

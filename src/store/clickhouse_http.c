@@ -289,7 +289,15 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
 int ch_query(struct ch_store *s, const char *sql, size_t max, struct sc_buf *answer, char *err)
 {
     struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, max, answer, 0};
-    return ch_request(s, &s->query, &r, err);
+    int rc = ch_request(s, &s->query, &r, err);
+    char down[SC_ERR_LEN];
+    if (rc == SC_EUNAVAIL && err && ch_shards_down(s, down)) {
+        /* a read through the cluster failed: say which shard scorch knows is down */
+        char was[SC_ERR_LEN];
+        memcpy(was, err, SC_ERR_LEN);
+        snprintf(err, SC_ERR_LEN, "%.120s; %.130s", down, was);
+    }
+    return rc;
 }
 
 /* ---- RowBinary ---- */

@@ -3,8 +3,17 @@
  * Files: clickhouse.c (open, tables, listings, retention, stats, the ops table),
  * clickhouse_http.c (requests over libcurl with their timeouts, size caps and errors;
  * RowBinary and SQL text), clickhouse_write.c (a profile's rows, the stacks and series it
- * brings, group commit per shard), clickhouse_read.c (ranges cut over rollups, rows,
- * spans, timelines), clickhouse_stacks.c (stack resolution and its cache).
+ * brings, its push id; a batch's inserts, each push once), clickhouse_log.c (each shard's
+ * local write-ahead log and the flusher that inserts it), clickhouse_read.c (ranges cut
+ * over rollups, rows, spans, timelines), clickhouse_stacks.c (stack resolution and its
+ * cache).
+ *
+ * WRITES. A push is acknowledged once each of its profiles is fsync'd in the local log of
+ * the shard it goes to (group commit: one fsync for every push waiting); each shard's
+ * flusher inserts its log in batches (up to CH_FLUSH_PROFILES, at least every CH_FLUSH_NS),
+ * one insert per table, leaving out the pushes the shard holds already (push ids). A shard
+ * that fails is retried with a backoff (its circuit breaker) while its pushes wait in the
+ * log; a full log refuses pushes (503) instead of dropping anything.
  *
  * TABLES (in opts.database; docs/storage.md shows them with their DDL). Every shard holds
  * local tables; with a cluster, Distributed tables of the same name without "_local" sit
@@ -16,28 +25,29 @@
  *       values' sum, for timelines), nsamples (the profile's distinct stacks, or samples
  *       when timed, over all its types), stacks Array(UInt64) (content ids), values
  *       Array(Int64) (non-zero only), times Array(Int64) (timed profiles: one element per
- *       sample, in time order; else empty). PARTITION BY day, ORDER BY (tenant, type,
- *       series, time_ns). A profile's rows go in one INSERT, so a profile is stored whole
- *       or not at all.
+ *       sample, in time order; else empty), push UInt64 (the push id: a hash of the
+ *       profile's rows, so the same profile sent again is known). PARTITION BY day,
+ *       ORDER BY (tenant, type, series, time_ns). A profile's rows go in one INSERT and
+ *       one part (one day), so a profile is stored whole or not at all.
  *   scorch_rollup_local    SummingMergeTree fed by a materialized view: (tenant, type, res,
  *       series, bucket, unit) -> profiles, duration, total and stackMap (Nested stack,
  *       value: summed by stack as parts merge), res 600, 3600 and 86400 s, bucket in
- *       seconds. A profile adds one row per resolution (its arrays as they are), not a
- *       row per stack: cheap to insert. Materialized at insert, rollups are never stale:
+ *       seconds. The view sums an insert's profiles (a batch of the log) per series and
+ *       bucket (sumMap), so merges re-sum a row per series, bucket and batch, not one per
+ *       profile. Materialized at insert, rollups are never stale:
  *       any whole bucket inside a read's range can come from them, and the answer is the
  *       same as from raw rows.
  *   scorch_stacks_local    ReplacingMergeTree (stack, week): a stack's frame ids, leaf
  *       first, and which are inlined into the next. Written with the first profile that
- *       uses it in a week (a bounded cache remembers which), so a week's partition holds
- *       every stack its profiles use. (Weeks, not days: the table is read by random ids,
- *       which costs in proportion to its size.)
- *   scorch_frames_local    ReplacingMergeTree (frame, week): function, file, line, binary;
- *       written like stacks, with the stacks that use them.
- *   scorch_series_local    ReplacingMergeTree (tenant, series, week): canonical labels and
- *       their names and values, written like stacks.
- *   Retention drops whole partitions older than the cutoff from every table (18.16 has no
- *   TTL); reads leave out what is older than the cutoff, so answers do not wait for the
- *   drop.
+ *       uses it in a week on each shard (a bounded cache per shard remembers what that
+ *       shard confirmed, emptied when an insert to it fails), so a week's partition on a
+ *       shard holds every stack its profiles use, whatever another shard lost. (Weeks, not days:
+ * the table is read by random ids, which costs in proportion to its size.) scorch_frames_local
+ * ReplacingMergeTree (frame, week): function, file, line, binary; written like stacks, with the
+ * stacks that use them. scorch_series_local    ReplacingMergeTree (tenant, series, week): canonical
+ * labels and their names and values, written like stacks. Retention drops whole partitions older
+ * than the cutoff from every table (18.16 has no TTL); reads leave out what is older than the
+ * cutoff, so answers do not wait for the drop.
  *
  * Ids are content hashes (store.h): a series' is sc_series_id, a stack's the hash of its
  * frames, so every scorch server and shard agrees on them without talking to the others.
@@ -47,8 +57,9 @@
  * shard that is down fails only the writes it would take).
  *
  * LOCKS
- *   shard.qmu   the shard's group-commit queue and leader flag (qcond: a commit ended).
- *               Never held across a request: the leader takes the queue and lets go.
+ *   shard.qmu   the shard's local log, its flusher's state and circuit breaker (qcond:
+ *               the log was fsync'd or inserted further, or the flusher is wanted). Never
+ *               held across a request or an fsync.
  *   ep.mu       an endpoint's pool of idle curl handles. A leaf.
  *   cache_mu    the write caches (stack_weeks, frame_weeks, series_weeks) and the type
  *               cache. A leaf.
@@ -78,6 +89,13 @@
 #define CH_SMALL_ANSWER ((size_t)1 << 20)
 #define CH_BATCH_BYTES ((size_t)64 << 20)
 #define CH_MAX_TYPES 4096
+/* The local log: a flush inserts up to CH_FLUSH_PROFILES records (or CH_BATCH_BYTES), at
+ * least every CH_FLUSH_NS; a segment file is closed past CH_SEGMENT_BYTES; a shard's log
+ * holds at most opts.log_limit bytes (default CH_LOG_LIMIT). */
+#define CH_FLUSH_PROFILES 1000
+#define CH_FLUSH_NS (500LL * 1000000)
+#define CH_SEGMENT_BYTES ((uint64_t)32 << 20)
+#define CH_LOG_LIMIT ((uint64_t)1 << 30)
 
 /* An HTTP endpoint (a shard or the query URL) with its idle connections. */
 struct ch_conn {
@@ -90,24 +108,67 @@ struct ch_endpoint {
     struct ch_conn *idle;
 };
 
-/* One profile waiting for its shard's commit. */
+/* One profile on its way to the shard's local log (clickhouse_write.c builds it). */
 struct ch_pend {
-    struct ch_pend *next;
     struct sc_buf rows, stacks, frames, series; /* RowBinary for each table */
-    uint64_t *new_stacks, *new_frames;          /* to remember once committed */
+    uint64_t *new_stacks, *new_frames;          /* to remember once inserted */
     uint32_t nnew, nnew_frames;
     uint64_t series_id; /* remembered when series is not empty */
+    uint64_t push;      /* the push id: a hash of the rows (series, time, stacks, values) */
     uint32_t week;
-    int done, rc;
+};
+
+/* A record of the local log waiting for its insert: where its payload is. */
+struct ch_rec {
+    uint64_t end; /* the log's position after it (positions count every byte appended) */
+    uint32_t seg; /* the segment file */
+    uint32_t len; /* the payload's length */
+    uint64_t off; /* the payload's offset in the segment */
+    int64_t t_ns; /* when it was appended (monotonic) */
+};
+
+/* A shard's local write-ahead log (clickhouse_log.c): segment files <seq>.log in its
+ * directory, appended with a group-committed fsync, read back by the shard's flusher. */
+struct ch_log {
+    char *dir;
+    int dirfd;
+    int fd;              /* the active segment */
+    uint32_t seg;        /* its sequence number */
+    uint32_t first_seg;  /* the oldest segment still on disk */
+    uint64_t *seg_bytes; /* bytes of segments first_seg..seg */
+    uint32_t seg_cap;
+    uint64_t bytes;   /* on disk, all segments */
+    uint64_t pending; /* of records not inserted yet (what opts.log_limit bounds) */
+    uint64_t written; /* positions: appended, and fsync'd */
+    uint64_t synced;
+    int syncing;         /* an appender is in fdatasync (outside qmu) */
+    struct ch_rec *recs; /* waiting for their insert, oldest first: recs[head..n) */
+    uint32_t head, n, cap;
+    int broken; /* a write or fsync failed: appends fail (err says why) */
     char err[SC_ERR_LEN];
+    int rfd; /* the flusher's reading fd, of segment rseg (-1: none) */
+    uint32_t rseg;
 };
 
 struct ch_shard {
     struct ch_endpoint ep;
-    pthread_mutex_t qmu;
-    pthread_cond_t qcond;
-    struct ch_pend *queue, **qtail;
-    int leader;
+    uint32_t index;
+    pthread_mutex_t qmu;  /* the log and the flusher's state; never held across a request */
+    pthread_cond_t qcond; /* the log synced or inserted more, or the flusher is wanted */
+    struct ch_log log;
+    pthread_t flusher;
+    int flusher_running, stop, kick;
+    uint64_t inserted; /* the log position up to which every record is in ClickHouse */
+    /* the circuit breaker: after a failed insert the shard is down until retry_at
+     * (the backoff doubles from 250 ms to 5 s while it keeps failing) */
+    int down;
+    int64_t retry_at, backoff;
+    char down_err[SC_ERR_LEN];
+    uint64_t inserts, insert_errors, duplicates;
+    /* what this shard confirmed holding (under the store's cache_mu): id -> latest week
+     * written. Per shard, and emptied whenever an insert fails, so a shard that comes back
+     * empty is sent its stacks, frames and series again */
+    struct sc_map64 stack_weeks, frame_weeks, series_weeks;
 };
 
 /* A type's unit and kind, as type_info answers. */
@@ -146,8 +207,7 @@ struct ch_store {
     struct ch_shard *shards;
     uint32_t nshards;
 
-    pthread_mutex_t cache_mu;
-    struct sc_map64 stack_weeks, frame_weeks, series_weeks; /* id -> latest week written */
+    pthread_mutex_t cache_mu; /* the shards' write caches and the type cache */
     struct ch_type *types;
     uint32_t ntypes;
 
@@ -213,8 +273,42 @@ int ch_create_tables(struct ch_store *s, uint32_t i, char *err);
 int ch_type_lookup(struct ch_store *s, const char *type, char unit[64], int *gauge, char *err);
 
 /* ---- clickhouse_write.c ---- */
+/* Builds w's record (rows, the stacks, frames and series the shard may lack, the push id)
+ * and the shard it goes to. 0 or SC_E*. */
+int ch_pend_build(struct ch_store *s, const struct sc_store_write *w, struct ch_pend *p,
+                  uint32_t *shard, char *err);
+void ch_pend_release(struct ch_pend *p);
+/* p's record as the log keeps it (appended to out). */
+void ch_pend_payload(const struct ch_pend *p, struct sc_buf *out);
+/* Inserts the records in payloads (each a log record's payload) into shard sh: frames,
+ * stacks and series, then the profiles of the pushes the shard does not hold yet. 0 or
+ * SC_E*; *dups counts the pushes left out as already stored. */
+int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
+                      uint32_t n, uint64_t *dups, char *err);
 int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err);
 int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err);
+
+/* ---- clickhouse_log.c ---- */
+/* Opens shard sh's log in dir (created), reading back what it holds (a torn record at
+ * the end is cut off). 0 or SC_E*. */
+int ch_log_open(struct ch_store *s, struct ch_shard *sh, const char *dir, char *err);
+/* Appends p's record without waiting for its fsync: *end is the position to wait for.
+ * SC_EUNAVAIL when the log is full (the shard is behind), SC_EIO when it is broken. */
+int ch_log_append(struct ch_store *s, struct ch_shard *sh, const struct ch_pend *p, uint64_t *end,
+                  char *err);
+/* Waits until the log is fsync'd up to end (leading the fsync when nobody is). */
+int ch_log_sync(struct ch_store *s, struct ch_shard *sh, uint64_t end, char *err);
+/* Starts and stops the shard's flusher (stopping inserts what is synced first, unless
+ * the shard is down). */
+int ch_flusher_start(struct ch_store *s, struct ch_shard *sh, char *err);
+void ch_flusher_stop(struct ch_shard *sh);
+void ch_log_close(struct ch_shard *sh);
+/* Before a read: waits (up to the write timeout) until what every live shard's log held
+ * is inserted, asking the flushers to insert now, so a read sees the pushes acknowledged
+ * before it. Shards that are down are not waited for. */
+void ch_wait_inserted(struct ch_store *s);
+/* The shards that are down: how many, and the first one's words in err. */
+uint32_t ch_shards_down(struct ch_store *s, char *err);
 
 /* ---- clickhouse_read.c ---- */
 

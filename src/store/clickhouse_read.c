@@ -574,6 +574,7 @@ int ch_read(struct sc_store *st, const struct sc_store_read *r, sc_store_rows_cb
             char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     const struct sc_store_query *q = r->q;
     char unit[64];
     int gauge;
@@ -611,6 +612,7 @@ int ch_span(struct sc_store *st, const struct sc_store_query *q, int64_t *first_
             int64_t *last_ns, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     *first_ns = *last_ns = 0;
     if (q->nseries == 0)
         return SC_ENOTFOUND;
@@ -681,6 +683,7 @@ int ch_timeline(struct sc_store *st, const struct sc_store_query *q, struct sc_s
                 char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     struct sc_store_query tq = *q;
     int64_t until = sc_add_sat(cells->from_ns, sc_mul_sat(cells->step_ns, cells->nsteps));
     tq.from_ns = cells->from_ns;
@@ -773,6 +776,7 @@ int ch_profiles(struct sc_store *st, const struct sc_store_query *q, sc_store_pr
                 void *ctx, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
+    ch_wait_inserted(s);
     int gauge;
     struct sc_store_read r = {q, 0, 0, 0};
     struct agg x;

@@ -1,15 +1,18 @@
-/* clickhouse_write.c - the ClickHouse backend's writes: rows, stacks, series, group commit. */
+/* clickhouse_write.c - the ClickHouse backend's writes: a profile's record (its rows and the
+ * stacks, frames and series its shard may lack) into its shard's local log, and a batch of
+ * records from the log into the shard, each push once. */
 #include "store/clickhouse_int.h"
 #include "model/error.h"
 #include "store/prepare.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Column lists of the inserts, in the order the rows are encoded. */
 static const char ins_profiles[] =
     "scorch_profiles_local (tenant, type, series, time_ns, duration_ns, unit, timed, total, "
-    "nsamples, stacks, values, times)";
+    "nsamples, stacks, values, times, push)";
 static const char ins_stacks[] = "scorch_stacks_local (stack, week, frames, inlined)";
 static const char ins_frames[] = "scorch_frames_local (frame, week, function, file, line, binary)";
 static const char ins_series[] =
@@ -59,7 +62,7 @@ static void uniq_release(struct uniq *u)
 /* One row per sample type: the profile's non-zero values of that type, per distinct stack
  * (aggregated) or per sample in time order (timed). */
 static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
-                       const struct uniq *u, uint64_t series, struct sc_buf *out)
+                       const struct uniq *u, uint64_t series, struct sc_buf *out, uint32_t *ends)
 {
     const struct sc_profile *p = w->p;
     const char *tenant = w->tenant ? w->tenant : "";
@@ -105,9 +108,33 @@ static int encode_rows(const struct sc_store_write *w, const struct sc_prep *x,
                                            : (uint64_t)x->times[r]);
             }
         }
+        ends[c] = (uint32_t)out->len;
     }
     free(ord);
-    return out->oom ? SC_ENOMEM : 0;
+    return out->oom || out->len > UINT32_MAX ? SC_ENOMEM : 0;
+}
+
+/* The rows with the push id, a hash of all of them (series, time, types, stacks, values,
+ * times), as each one's last column: the same profile pushed again has the same id. */
+static int encode_rows_push(const struct sc_store_write *w, const struct sc_prep *x,
+                            const struct uniq *u, uint64_t series, struct ch_pend *p)
+{
+    struct sc_buf tmp = SC_BUF_INIT;
+    uint32_t *ends = malloc(((size_t)x->nt + 1) * sizeof *ends);
+    int rc = ends ? encode_rows(w, x, u, series, &tmp, ends) : SC_ENOMEM;
+    if (rc == 0) {
+        p->push = sc_hash64(tmp.data ? tmp.data : "", tmp.len);
+        uint32_t start = 0;
+        for (uint32_t c = 0; c < x->nt; c++) {
+            sc_buf_append(&p->rows, tmp.data + start, ends[c] - start);
+            ch_put_u64(&p->rows, p->push);
+            start = ends[c];
+        }
+        rc = p->rows.oom ? SC_ENOMEM : 0;
+    }
+    free(ends);
+    sc_buf_release(&tmp);
+    return rc;
 }
 
 /* A stack's row: its frame ids, leaf first, from row r of the prepared profile. */
@@ -174,154 +201,22 @@ static void remember(struct sc_map64 *m, uint64_t id, uint32_t week)
         *d = week;
 }
 
-/* ---- group commit ---- */
-
-/* Inserts parts (each a pend's buffer of table) on the shard. */
-static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
-                  const struct sc_buf *const *parts, uint32_t n, char *err)
-{
-    if (n == 0)
-        return 0;
-    struct sc_buf sql = SC_BUF_INIT;
-    sc_buf_printf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
-    struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL, 0};
-    int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &r, err);
-    sc_buf_release(&sql);
-    return rc;
-}
-
-/* Writes a batch: frames, stacks and series first, so a stored profile always finds them;
- * then the profiles' rows in one insert. A missing table (a shard that lost its data) is
- * created again and the batch retried once. */
-static int commit(struct ch_store *s, uint32_t shard, struct ch_pend *batch, char *err)
-{
-    struct ch_shard *sh = &s->shards[shard];
-    uint32_t n = 0;
-    for (struct ch_pend *p = batch; p; p = p->next)
-        n++;
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
-    if (!parts)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
-    uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
-    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n,
-                        **pr = parts + 3 * (size_t)n;
-    for (struct ch_pend *p = batch; p; p = p->next) {
-        if (p->frames.len)
-            pf[nf++] = &p->frames;
-        if (p->stacks.len)
-            ps[ns++] = &p->stacks;
-        if (p->series.len)
-            pe[ne++] = &p->series;
-        pr[nr++] = &p->rows;
-    }
-    int rc = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        rc = insert(s, sh, ins_frames, pf, nf, err);
-        if (rc == 0)
-            rc = insert(s, sh, ins_stacks, ps, ns, err);
-        if (rc == 0)
-            rc = insert(s, sh, ins_series, pe, ne, err);
-        if (rc == 0)
-            rc = insert(s, sh, ins_profiles, pr, nr, err);
-        if (rc != SC_ENOTFOUND || attempt)
-            break;
-        char cerr[SC_ERR_LEN];
-        if (ch_create_tables(s, shard, cerr))
-            break;
-    }
-    free(parts);
-    if (rc == SC_ENOTFOUND)
-        rc = SC_EIO; /* not "no such profile": the store is broken */
-    if (rc)
-        return rc;
-    pthread_mutex_lock(&s->cache_mu);
-    for (struct ch_pend *p = batch; p; p = p->next) {
-        for (uint32_t i = 0; i < p->nnew; i++)
-            remember(&s->stack_weeks, p->new_stacks[i], p->week);
-        for (uint32_t i = 0; i < p->nnew_frames; i++)
-            remember(&s->frame_weeks, p->new_frames[i], p->week);
-        if (p->series.len)
-            remember(&s->series_weeks, p->series_id, p->week);
-    }
-    pthread_mutex_unlock(&s->cache_mu);
-    return 0;
-}
-
-static size_t pend_bytes(const struct ch_pend *p)
-{
-    return p->rows.len + p->stacks.len + p->frames.len + p->series.len;
-}
-
-/* Queues p on its shard; await_commit then waits for (or leads) the commit that takes it. */
-static void enqueue(struct ch_store *s, uint32_t shard, struct ch_pend *p)
-{
-    struct ch_shard *sh = &s->shards[shard];
-    pthread_mutex_lock(&sh->qmu);
-    p->next = NULL;
-    *sh->qtail = p;
-    sh->qtail = &p->next;
-    pthread_mutex_unlock(&sh->qmu);
-}
-
-/* Returns when a commit that includes p (queued by enqueue) has finished: a commit another
- * writer leads, or one led here with everything queued on the shard. */
-static int await_commit(struct ch_store *s, uint32_t shard, struct ch_pend *p, char *err)
-{
-    struct ch_shard *sh = &s->shards[shard];
-    pthread_mutex_lock(&sh->qmu);
-    while (!p->done) {
-        if (sh->leader) {
-            pthread_cond_wait(&sh->qcond, &sh->qmu);
-            continue;
-        }
-        /* lead: take what is queued, up to a batch's bytes */
-        sh->leader = 1;
-        struct ch_pend *batch = sh->queue, *last = batch;
-        size_t bytes = pend_bytes(last);
-        while (last->next && bytes + pend_bytes(last->next) <= CH_BATCH_BYTES) {
-            last = last->next;
-            bytes += pend_bytes(last);
-        }
-        sh->queue = last->next;
-        if (!sh->queue)
-            sh->qtail = &sh->queue;
-        last->next = NULL;
-        pthread_mutex_unlock(&sh->qmu);
-        char berr[SC_ERR_LEN] = "";
-        int rc = commit(s, shard, batch, berr);
-        pthread_mutex_lock(&sh->qmu);
-        for (struct ch_pend *q = batch; q;) {
-            struct ch_pend *next = q->next;
-            q->rc = rc;
-            memcpy(q->err, berr, SC_ERR_LEN);
-            q->done = 1;
-            q = next;
-        }
-        sh->leader = 0;
-        pthread_cond_broadcast(&sh->qcond);
-    }
-    pthread_mutex_unlock(&sh->qmu);
-    if (p->rc && err)
-        memcpy(err, p->err, SC_ERR_LEN);
-    return p->rc;
-}
-
 /* ---- the write ---- */
 
 /* The stacks (rows of x, by their first row in u) and frames ClickHouse may not have for
  * p's week, and the series: encoded into p. 0 or SC_ENOMEM. */
-static int encode_new(struct ch_store *s, const struct sc_store_write *w, const struct sc_prep *x,
-                      const struct uniq *u, const struct sc_buf *canon, struct ch_pend *p)
+static int encode_new(struct ch_store *s, struct ch_shard *sh, const struct sc_store_write *w,
+                      const struct sc_prep *x, const struct uniq *u, const struct sc_buf *canon,
+                      struct ch_pend *p)
 {
     p->new_stacks = malloc(((size_t)u->n + 1) * sizeof *p->new_stacks);
     if (!p->new_stacks)
         return SC_ENOMEM;
     pthread_mutex_lock(&s->cache_mu);
     for (uint32_t i = 0; i < u->n; i++)
-        if (!known(&s->stack_weeks, x->stack[u->row[i]], p->week))
+        if (!known(&sh->stack_weeks, x->stack[u->row[i]], p->week))
             p->new_stacks[p->nnew++] = u->row[i];
-    int new_series = !known(&s->series_weeks, p->series_id, p->week);
+    int new_series = !known(&sh->series_weeks, p->series_id, p->week);
     pthread_mutex_unlock(&s->cache_mu);
     /* the frames of the new stacks, each once */
     struct sc_map64 seen;
@@ -341,7 +236,7 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
             if (rc || !added)
                 continue;
             pthread_mutex_lock(&s->cache_mu);
-            int have = known(&s->frame_weeks, f.id, p->week);
+            int have = known(&sh->frame_weeks, f.id, p->week);
             pthread_mutex_unlock(&s->cache_mu);
             if (have)
                 continue;
@@ -361,7 +256,7 @@ static int encode_new(struct ch_store *s, const struct sc_store_write *w, const 
     return rc;
 }
 
-static void pend_release(struct ch_pend *p)
+void ch_pend_release(struct ch_pend *p)
 {
     sc_buf_release(&p->rows);
     sc_buf_release(&p->stacks);
@@ -373,8 +268,8 @@ static void pend_release(struct ch_pend *p)
 
 /* w's rows, new stacks, frames and series encoded into p (zeroed here), and the shard they
  * go to. */
-static int pend_build(struct ch_store *s, const struct sc_store_write *w, struct ch_pend *p,
-                      uint32_t *shard, char *err)
+int ch_pend_build(struct ch_store *s, const struct sc_store_write *w, struct ch_pend *p,
+                  uint32_t *shard, char *err)
 {
     memset(p, 0, sizeof *p);
     int rc = sc_prep_check(w, err);
@@ -400,8 +295,8 @@ static int pend_build(struct ch_store *s, const struct sc_store_write *w, struct
     p->week = week > UINT32_MAX ? UINT32_MAX : (uint32_t)week;
     p->series_id = series;
     rc = sc_prep_profile(&x, w->p, w->time_shift_ns, err);
-    if (rc == 0 && (canon.oom || uniq_build(&u, &x) || encode_rows(w, &x, &u, series, &p->rows) ||
-                    encode_new(s, w, &x, &u, &canon, p)))
+    if (rc == 0 && (canon.oom || uniq_build(&u, &x) || encode_rows_push(w, &x, &u, series, p) ||
+                    encode_new(s, &s->shards[*shard], w, &x, &u, &canon, p)))
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
     sc_buf_release(&canon);
     sc_prep_release(&x);
@@ -409,38 +304,293 @@ static int pend_build(struct ch_store *s, const struct sc_store_write *w, struct
     return rc;
 }
 
-/* The parts of one push (ingest's split by sample labels) are queued on their shards
- * together, so they cost one commit a shard rather than one round trip each. Every part is
- * sent; the answer is the first failure. */
+/* ---- a record's payload in the log ----
+ *
+ * u64 push, u64 series id, u32 week, u32 new stacks, u32 new frames, u32 series rows'
+ * length, u32 rows', stacks' and frames' lengths, then the new stacks' and frames' ids
+ * (u64 each), then the RowBinary of rows, stacks, frames and series. */
+#define PAYLOAD_HEAD 44
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    memcpy(p, &v, 4);
+}
+
+void ch_pend_payload(const struct ch_pend *p, struct sc_buf *out)
+{
+    uint8_t h[PAYLOAD_HEAD];
+    memcpy(h, &p->push, 8);
+    memcpy(h + 8, &p->series_id, 8);
+    put32(h + 16, p->week);
+    put32(h + 20, p->nnew);
+    put32(h + 24, p->nnew_frames);
+    put32(h + 28, (uint32_t)p->series.len);
+    put32(h + 32, (uint32_t)p->rows.len);
+    put32(h + 36, (uint32_t)p->stacks.len);
+    put32(h + 40, (uint32_t)p->frames.len);
+    sc_buf_append(out, h, sizeof h);
+    sc_buf_append(out, p->new_stacks, (size_t)p->nnew * 8);
+    sc_buf_append(out, p->new_frames, (size_t)p->nnew_frames * 8);
+    sc_buf_append(out, p->rows.data, p->rows.len);
+    sc_buf_append(out, p->stacks.data, p->stacks.len);
+    sc_buf_append(out, p->frames.data, p->frames.len);
+    sc_buf_append(out, p->series.data, p->series.len);
+}
+
+/* A payload read back: views into it. */
+struct rec_view {
+    uint64_t push, series_id;
+    uint32_t week, nnew, nnew_frames;
+    const uint8_t *stack_ids, *frame_ids;
+    struct sc_buf rows, stacks, frames, series; /* borrowed: never released */
+    int dup;
+};
+
+static uint32_t get32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+static int view(const struct sc_buf *b, struct rec_view *v)
+{
+    memset(v, 0, sizeof *v);
+    const uint8_t *p = (const uint8_t *)b->data;
+    if (b->len < PAYLOAD_HEAD)
+        return -1;
+    memcpy(&v->push, p, 8);
+    memcpy(&v->series_id, p + 8, 8);
+    v->week = get32(p + 16);
+    v->nnew = get32(p + 20);
+    v->nnew_frames = get32(p + 24);
+    uint64_t lens[4] = {get32(p + 32), get32(p + 36), get32(p + 40), get32(p + 28)};
+    uint64_t need = PAYLOAD_HEAD + 8 * ((uint64_t)v->nnew + v->nnew_frames);
+    for (int i = 0; i < 4; i++)
+        need += lens[i];
+    if (need != b->len || lens[0] == 0)
+        return -1;
+    p += PAYLOAD_HEAD;
+    v->stack_ids = p;
+    p += (size_t)v->nnew * 8;
+    v->frame_ids = p;
+    p += (size_t)v->nnew_frames * 8;
+    struct sc_buf *bufs[4] = {&v->rows, &v->stacks, &v->frames, &v->series};
+    for (int i = 0; i < 4; i++) {
+        bufs[i]->data = (char *)p;
+        bufs[i]->len = (size_t)lens[i];
+        p += lens[i];
+    }
+    return 0;
+}
+
+/* ---- inserts ---- */
+
+/* Inserts parts (each a record's buffer of table) on the shard. */
+static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
+                  const struct sc_buf *const *parts, uint32_t n, char *err)
+{
+    if (n == 0)
+        return 0;
+    struct sc_buf sql = SC_BUF_INIT;
+    sc_buf_printf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
+    struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL, 0};
+    int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &r, err);
+    sc_buf_release(&sql);
+    return rc;
+}
+
+/* Marks the records whose push the shard holds already (stored by an insert whose answer
+ * was lost, before a crash, or pushed again by a client whose answer was lost) and the
+ * repeats of a push within the batch. The lookup goes by the profiles' keys (tenant,
+ * type, series, time), so it reads a granule or so per record, however large the table. */
+static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
+                       char *err)
+{
+    struct sc_map64 seen;
+    sc_map64_init(&seen);
+    struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
+    sc_buf_printf(&sql, "SELECT DISTINCT push FROM %s.scorch_profiles_local WHERE push IN (",
+                  s->db);
+    uint32_t asked = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        int added;
+        if (!sc_map64_upsert(&seen, v[i].push, i, &added)) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
+        }
+        if (!added) {
+            v[i].dup = 1;
+            continue;
+        }
+        sc_buf_printf(&sql, "%s%llu", asked++ ? "," : "", (unsigned long long)v[i].push);
+    }
+    sc_buf_puts(&sql, ") AND (tenant, type, series, time_ns) IN (");
+    asked = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        if (v[i].dup)
+            continue;
+        /* the first row's key: every row of a push has its series and time */
+        struct ch_rd r = {(const uint8_t *)v[i].rows.data,
+                          (const uint8_t *)v[i].rows.data + v[i].rows.len, 0};
+        struct sc_str tenant = ch_get_str(&r), type = ch_get_str(&r);
+        uint64_t series = ch_get_u64(&r), t = ch_get_u64(&r);
+        if (r.bad) {
+            v[i].dup = 1; /* cannot be: the payload's hash matched */
+            continue;
+        }
+        sc_buf_puts(&sql, asked++ ? ",(" : "(");
+        ch_sql_str(&sql, tenant.ptr, tenant.len);
+        sc_buf_putc(&sql, ',');
+        ch_sql_str(&sql, type.ptr, type.len);
+        sc_buf_printf(&sql, ",%llu,%lld)", (unsigned long long)series, (long long)(int64_t)t);
+    }
+    sc_buf_puts(&sql, ") FORMAT RowBinary");
+    if (rc == 0 && asked) {
+        struct ch_req req = {sql.data,        NULL, 0, s->base.opts.write_timeout_ns,
+                             CH_SMALL_ANSWER, &ans, 0};
+        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &req, err);
+    }
+    struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
+    while (rc == 0 && r.p < r.end) {
+        uint64_t id = ch_get_u64(&r);
+        if (r.bad)
+            rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
+        const uint32_t *ix = rc ? NULL : sc_map64_get(&seen, id);
+        if (ix)
+            v[*ix].dup = 1;
+    }
+    sc_map64_release(&seen);
+    sc_buf_release(&sql);
+    sc_buf_release(&ans);
+    return rc;
+}
+
+/* Frames, stacks and series first (ReplacingMergeTree: sending them again is harmless),
+ * so a stored profile always finds them; then the profiles not stored yet, in one insert
+ * (the materialized view sums the batch's rollups per bucket at the same time). */
+static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
+                        char *err)
+{
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
+    if (!parts)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
+    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n,
+                        **pr = parts + 3 * (size_t)n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i].frames.len)
+            pf[nf++] = &v[i].frames;
+        if (v[i].stacks.len)
+            ps[ns++] = &v[i].stacks;
+        if (v[i].series.len)
+            pe[ne++] = &v[i].series;
+    }
+    int rc = insert(s, sh, ins_frames, pf, nf, err);
+    if (rc == 0)
+        rc = insert(s, sh, ins_stacks, ps, ns, err);
+    if (rc == 0)
+        rc = insert(s, sh, ins_series, pe, ne, err);
+    if (rc == 0)
+        rc = mark_stored(s, sh, v, n, err);
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        if (!v[i].dup)
+            pr[nr++] = &v[i].rows;
+    if (rc == 0)
+        rc = insert(s, sh, ins_profiles, pr, nr, err);
+    free(parts);
+    return rc;
+}
+
+int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
+                      uint32_t n, uint64_t *dups, char *err)
+{
+    *dups = 0;
+    struct rec_view *v = calloc(n ? n : 1, sizeof *v);
+    if (!v)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (view(&payloads[i], &v[m]) == 0)
+            m++;
+        else /* cannot be: its hash matched; never let one record stop the log */
+            fprintf(stderr, "scorch: clickhouse shard %u: a malformed record left out\n",
+                    (unsigned)sh->index);
+    }
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        for (uint32_t i = 0; i < m; i++)
+            v[i].dup = 0;
+        rc = insert_views(s, sh, v, m, err);
+        if (rc != SC_ENOTFOUND || attempt)
+            break;
+        /* a shard that lost its tables: created again, and the batch sent again */
+        char cerr[SC_ERR_LEN];
+        if (ch_create_tables(s, sh->index, cerr))
+            break;
+    }
+    if (rc == SC_ENOTFOUND)
+        rc = SC_EIO; /* not "no such profile": the store is broken */
+    if (rc == 0) {
+        pthread_mutex_lock(&s->cache_mu);
+        for (uint32_t k = 0; k < m; k++) {
+            *dups += v[k].dup;
+            uint64_t id;
+            for (uint32_t i = 0; i < v[k].nnew; i++) {
+                memcpy(&id, v[k].stack_ids + 8 * (size_t)i, 8);
+                remember(&sh->stack_weeks, id, v[k].week);
+            }
+            for (uint32_t i = 0; i < v[k].nnew_frames; i++) {
+                memcpy(&id, v[k].frame_ids + 8 * (size_t)i, 8);
+                remember(&sh->frame_weeks, id, v[k].week);
+            }
+            if (v[k].series.len)
+                remember(&sh->series_weeks, v[k].series_id, v[k].week);
+        }
+        pthread_mutex_unlock(&s->cache_mu);
+    }
+    free(v);
+    return rc;
+}
+
+/* ---- the write ---- */
+
+/* A push's parts go to their shards' logs together; it is acknowledged once every part
+ * is fsync'd there (one fsync a shard for all the pushes waiting at that moment). A part
+ * refused (a full log) fails the push; the parts logged already are inserted, and the
+ * client's retry is left out as a repeat when its turn comes (the push id). */
 int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err)
 {
     struct ch_store *s = (struct ch_store *)st;
     struct ch_pend *ps = calloc(n ? n : 1, sizeof *ps);
     uint32_t *shards = calloc(n ? n : 1, sizeof *shards);
+    uint64_t *ends = calloc(n ? n : 1, sizeof *ends);
     int rc = 0;
     uint32_t built = 0;
-    if (!ps || !shards)
+    if (!ps || !shards || !ends)
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
     for (; rc == 0 && built < n; built++)
-        rc = pend_build(s, &ws[built], &ps[built], &shards[built], err);
-    if (rc == 0) {
-        for (uint32_t i = 0; i < n; i++)
-            enqueue(s, shards[i], &ps[i]);
-        /* each queued part is waited for before it is freed, whatever the others' fate */
-        for (uint32_t i = 0; i < n; i++) {
-            char perr[SC_ERR_LEN] = "";
-            int prc = await_commit(s, shards[i], &ps[i], perr);
-            if (prc && !rc) {
-                rc = prc;
-                if (err)
-                    memcpy(err, perr, SC_ERR_LEN);
-            }
+        rc = ch_pend_build(s, &ws[built], &ps[built], &shards[built], err);
+    uint32_t logged = 0;
+    for (; rc == 0 && logged < n; logged++)
+        rc = ch_log_append(s, &s->shards[shards[logged]], &ps[logged], &ends[logged], err);
+    /* what was logged is fsync'd whatever the rest's fate (it will be inserted) */
+    for (uint32_t i = 0; i < logged; i++) {
+        char serr[SC_ERR_LEN] = "";
+        int src = ch_log_sync(s, &s->shards[shards[i]], ends[i], serr);
+        if (src && !rc) {
+            rc = src;
+            if (err)
+                memcpy(err, serr, SC_ERR_LEN);
         }
     }
     for (uint32_t i = 0; i < built; i++)
-        pend_release(&ps[i]);
+        ch_pend_release(&ps[i]);
     free(ps);
     free(shards);
+    free(ends);
     return rc;
 }
 

@@ -69,6 +69,8 @@ struct sc_store_opts {
     int64_t write_timeout_ns; /* default 10 s: an insert not confirmed by then fails */
     int64_t query_timeout_ns; /* default 60 s */
     uint64_t max_answer;      /* the largest answer read (bytes), default 1 GiB */
+    uint64_t log_limit;       /* bytes each shard's local log may hold on disk before pushes
+                                 to it are refused (503), default 1 GiB */
 };
 
 void sc_store_opts_init(struct sc_store_opts *o);
@@ -106,9 +108,10 @@ struct sc_store_write {
  * a zero value in every type are dropped; samples with timestamps keep them. 0 or SC_E*. */
 int sc_store_write(struct sc_store *s, const struct sc_store_write *w, char *err);
 /* Writes n profiles (the series one push was split into) as sc_store_write does each.
- * SQLite commits them in one transaction (all or none); ClickHouse sends them together
- * and may store some when one fails (the client's retry stores those again, as after a
- * lost answer). 0, or the first failure. */
+ * SQLite commits them in one transaction (all or none); ClickHouse logs each on its shard's
+ * local log (fsync'd) and inserts it from there, and leaves out, by its push id, a profile
+ * the shard stores already, so a retry after a failure stores nothing twice. 0, or the
+ * first failure. */
 int sc_store_write_many(struct sc_store *s, const struct sc_store_write *ws, uint32_t n, char *err);
 
 /* A profile type present in the store. */

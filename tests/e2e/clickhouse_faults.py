@@ -3,9 +3,10 @@ ClickHouse that misbehaves on purpose: slow (no answer in time), endless answers
 overload, gone. Usage: clickhouse_faults.py TMPDIR (env: SCORCH, SCORCH_SRC).
 
 Every request scorch sends is bounded in time (storage.write_timeout, query_timeout) and
-every answer it reads in size (storage.max_answer): ingest then answers 503 with
-Retry-After, queries say what failed, memory stays flat, and the server goes back to work
-by itself when ClickHouse does."""
+every answer it reads in size (storage.max_answer). Pushes are acknowledged from the local
+log whatever ClickHouse does, until the log is full (storage.log_limit): then ingest
+answers 503 with Retry-After saying why the shard is behind; queries say what failed,
+memory stays flat, and the server goes back to work by itself when ClickHouse does."""
 import http.server
 import json
 import os
@@ -89,16 +90,41 @@ def push(srv, n=0):
                        body=b"main;f%d 1\n" % n, timeout=60)
 
 
-def expect_503(srv, what, words):
+def expect_503(srv, what, words, within=30):
+    """Pushes until one is refused (the log fills up): 503, Retry-After, the words. Every
+    push before it is acknowledged fast, ClickHouse or not. The seconds it took."""
     t0 = time.time()
-    st, hdr, data = push(srv)
-    took = time.time() - t0
-    check(st == 503, "%s: ingest status %d, want 503: %s" % (what, st, data[:200]))
-    check(hdr.get("retry-after") == "1", "%s: Retry-After %r" % (what, hdr.get("retry-after")))
-    msg = json.loads(data)["error"]
-    for w in words:
-        check(w in msg, "%s: the error %r does not say %r" % (what, msg, w))
-    return took
+    n = 0
+    while True:
+        t = time.time()
+        st, hdr, data = push(srv, n)
+        n += 1
+        check(time.time() - t < 5, "%s: a push took %.1f s" % (what, time.time() - t))
+        if st == 200:
+            check(time.time() - t0 < within, "%s: no push refused within %d s" % (what, within))
+            continue
+        check(st == 503, "%s: ingest status %d, want 503: %s" % (what, st, data[:200]))
+        check(hdr.get("retry-after") == "1", "%s: Retry-After %r"
+              % (what, hdr.get("retry-after")))
+        msg = json.loads(data)["error"]
+        # the shard's own failure is named once its flusher has seen it
+        if all(w in msg for w in words):
+            return time.time() - t0, n - 1
+        check(time.time() - t0 < within, "%s: the error %r does not say %r"
+              % (what, msg, [w for w in words if w not in msg]))
+        time.sleep(0.2)
+
+
+def drained(srv, what, within=30):
+    """Pushes until one is acknowledged again (the log drained into ClickHouse)."""
+    t0 = time.time()
+    while True:
+        st, _, data = push(srv)
+        if st == 200:
+            return time.time() - t0
+        check(st == 503, "%s: ingest status %d: %s" % (what, st, data[:200]))
+        check(time.time() - t0 < within, "%s: pushes still refused after %d s" % (what, within))
+        time.sleep(0.2)
 
 
 def main():
@@ -131,27 +157,32 @@ def faults():
     threading.Thread(target=fake.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d" % p
     srv = start("server", "storage: {engine: clickhouse, url: \"%s\", write_timeout: 1s, "
-                "query_timeout: 2s, max_answer: 2MiB}\n" % url)
+                "query_timeout: 2s, max_answer: 2MiB, log_limit: 64KiB}\n" % url)
     check(any(r.startswith("CREATE TABLE") for r in Fake.requests), "no tables created")
     st, _, data = push(srv)
     check(st == 200, "ingest with a working clickhouse: %d %s" % (st, data[:200]))
+    srv.get("/api/v1/labels")  # a read waits for the acknowledged pushes' insert
     check(any(r.startswith("INSERT INTO default.scorch_profiles_local") and "RowBinary" in r
               for r in Fake.requests), "no RowBinary insert into the profiles: %s"
           % Fake.requests[-5:])
 
+    # a hung ClickHouse holds no push: they wait in the local log until it is full
     Fake.mode = "hang"
-    took = expect_503(srv, "clickhouse not answering", ["unavailable", "no answer in time"])
-    print("slow clickhouse: ingest answered 503 after %.1f s (write_timeout 1s)" % took)
+    took, n = expect_503(srv, "clickhouse not answering", ["unavailable", "local log is full",
+                                                           "no answer in time"])
+    print("slow clickhouse: %d pushes acknowledged from the local log, then 503 after %.1f s "
+          "(log_limit 64KiB)" % (n, took))
     expect_error(srv, 503, "GET", "/api/v1/labels", words=["unavailable"], what="labels, slow")
 
     Fake.mode = "busy"
     expect_503(srv, "too many parts", ["unavailable", "Too many parts"])
 
     Fake.mode = "error"
-    st, _, data = push(srv)
-    check(st == 500, "ingest on a clickhouse error: %d %s" % (st, data[:200]))
+    expect_503(srv, "an error", ["local log is full", "Syntax error"])
     expect_error(srv, 500, "GET", "/api/v1/labels", words=["clickhouse", "Syntax error"],
                  what="labels, error")
+    Fake.mode = "ok"
+    print("log drained %.1f s after clickhouse answered again" % drained(srv, "back from errors"))
 
     Fake.mode = "huge"
     rss0 = srv.rss_mb()
@@ -174,11 +205,13 @@ def faults():
     expect_503(srv, "clickhouse gone", ["unavailable", "127.0.0.1:%d" % p])
     expect_error(srv, 503, "GET", "/api/v1/profile_types", words=["unavailable"],
                  what="types, clickhouse gone")
-    # back: the same server takes pushes again, by itself
+    # back: the same server inserts its log and takes pushes again, by itself
+    inserts0 = sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_prof"))
     fake = ThreadingServer(("127.0.0.1", p), Handler)
     threading.Thread(target=fake.serve_forever, daemon=True).start()
-    st, _, data = push(srv)
-    check(st == 200, "ingest after clickhouse came back: %d %s" % (st, data[:200]))
+    drained(srv, "clickhouse back")
+    check(sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_prof"))
+          > inserts0, "the local log was not inserted after clickhouse came back")
     rc, _ = srv.stop()
     check(rc == 0, "server exit status %s" % rc)
 

@@ -1,0 +1,125 @@
+"""clickhouse_log.py - a `scorch server` on ClickHouse killed with pushes in its local log.
+Usage: clickhouse_log.py TMPDIR (env: SCORCH, SCORCH_SRC).
+
+1. Pushes acknowledged, read back: each stored once.
+2. ClickHouse stopped (SIGSTOP: it holds the connections, answers nothing, the flusher's
+   insert hangs in flight); more pushes are acknowledged all the same (from the log);
+   scorch is killed (SIGKILL); ClickHouse continues (and may finish the insert scorch never
+   heard back from); scorch restarts on the same data directory: every acknowledged push is
+   stored exactly once, none lost, none twice.
+3. The same pushes sent again (a client whose answers were lost) are not stored again;
+   the log's segments are gone once inserted."""
+import os
+import signal
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import clickhouse_common as chc  # noqa: E402
+from server_common import Server, check, fail, main_wrapper  # noqa: E402
+
+SCORCH = os.environ["SCORCH"]
+TMP = sys.argv[1]
+NOW = int(time.time())
+NSERVICES = 5
+
+
+def push(srv, n):
+    """Push n: a stack of its own with n + 1 samples, so its count is read back by name."""
+    t = NOW - 3000 + 7 * n
+    body = ("main;handle;push_%d %d\nmain;common 1\n" % (n, n + 1)).encode()
+    return srv.request("POST", "/ingest", {"name": "svc%d{env=prod}" % (n % NSERVICES),
+                                           "format": "folded", "from": str(t),
+                                           "until": str(t + 10)}, body=body, timeout=30)
+
+
+def stored(srv):
+    """{push number: times stored}, from each service's flame graph."""
+    seen = {}
+    for k in range(NSERVICES):
+        tsv = srv.ok("/api/v1/render", {"query": '{service_name="svc%d"}' % k,
+                                        "type": "cpu:samples", "format": "tsv",
+                                        "from": str(NOW - 7200), "until": str(NOW + 60)})
+        for line in tsv.decode().splitlines()[1:]:
+            flat, _, fn = line.split("\t", 2)
+            if fn.startswith("push_"):
+                n = int(fn[5:])
+                check(int(flat) % (n + 1) == 0, "push_%d: flat %s" % (n, flat))
+                seen[n] = int(flat) // (n + 1)
+    return seen
+
+
+def exactly_once(srv, acked, what):
+    seen = stored(srv)
+    missing = sorted(n for n in acked if n not in seen)
+    twice = sorted(n for n, c in seen.items() if c != 1)
+    extra = sorted(n for n in seen if n not in acked)
+    check(not missing, "%s: %d acknowledged pushes missing, e.g. %s" % (what, len(missing),
+                                                                       missing[:5]))
+    check(not twice, "%s: pushes stored more than once: %s" % (what, twice[:5]))
+    # a push that was never acknowledged may be stored (its answer lost), once
+    return len(seen), len(extra)
+
+
+def main():
+    if not chc.available():
+        print("SKIP: clickhouse-server is not installed (scripts/install-deps.sh test)",
+              file=sys.stderr)
+        sys.exit(77)
+    ch = chc.cluster(os.path.join(TMP, "ch"), 1)[0]
+    data = os.path.join(TMP, "data")
+    cfg = os.path.join(TMP, "scorch.yaml")
+    with open(cfg, "w") as f:
+        f.write("storage:\n  engine: clickhouse\n  url: \"%s\"\n  write_timeout: 3s\n"
+                "  query_timeout: 20s\n" % ch.url)
+    srv = Server(SCORCH, data, os.path.join(TMP, "scorch.log"), cfg)
+    try:
+        srv.start()
+        acked = set()
+        for n in range(40):
+            st, _, body = push(srv, n)
+            check(st == 200, "push %d: %d %s" % (n, st, body[:200]))
+            acked.add(n)
+        exactly_once(srv, acked, "before the crash")
+
+        os.kill(ch.proc.pid, signal.SIGSTOP)
+        try:
+            for n in range(40, 240):
+                t = time.time()
+                st, _, body = push(srv, n)
+                check(st == 200, "push %d with clickhouse stopped: %d %s" % (n, st, body[:200]))
+                check(time.time() - t < 5, "push %d took %.1f s" % (n, time.time() - t))
+                acked.add(n)
+            time.sleep(1)  # a flush is on its way to the stopped server
+            logdir = os.path.join(data, "clickhouse-log", "shard-0")
+            inlog = sum(os.path.getsize(os.path.join(logdir, f)) for f in os.listdir(logdir))
+            check(inlog > 0, "nothing in the local log while clickhouse is stopped")
+            srv.kill()  # SIGKILL
+        finally:
+            os.kill(ch.proc.pid, signal.SIGCONT)
+        srv.start()
+        total, extra = exactly_once(srv, acked, "after the crash")
+        check(total == len(acked), "stored %d pushes, %d acknowledged" % (total, len(acked)))
+
+        # a client sending pushes again (its answers lost): stored once all the same
+        for n in list(range(0, 10)) + list(range(200, 240)):
+            st, _, body = push(srv, n)
+            check(st == 200, "push %d again: %d %s" % (n, st, body[:200]))
+        exactly_once(srv, acked, "after pushes sent again")
+        segs = [f for f in os.listdir(logdir) if f.endswith(".log")]
+        check(len(segs) == 1, "inserted segments left in the local log: %s" % segs)
+        dups = ch.sql("SELECT count() FROM (SELECT push, type, count() AS c FROM "
+                      "scorch_profiles_local GROUP BY push, type HAVING c > 1)").strip()
+        check(dups == "0", "profile rows with the same push id: %s" % dups)
+        rc, _ = srv.stop()
+        check(rc == 0, "server exit status %s" % rc)
+        print("local log: %d pushes acknowledged (%d while clickhouse was stopped), scorch "
+              "killed and restarted: each stored exactly once; 50 sent again, none stored twice"
+              % (len(acked), 200))
+    finally:
+        srv.kill()
+        ch.stop()
+
+
+if __name__ == "__main__":
+    main_wrapper(main)
