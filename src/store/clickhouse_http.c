@@ -221,11 +221,17 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     } else {
         /* errors as an HTTP status, not in the middle of a 200 answer; the server stops
          * the query when the client has given up on it */
+        /* a Distributed read gives up on a shard that does not answer a second before
+         * scorch gives up on the read, so the error names the shard (ClickHouse's
+         * receive_timeout is 300 s); a shard that refuses connections fails at once */
+        long long secs = (timeout_ms + 999) / 1000;
         sc_buf_printf(&url,
                       "&wait_end_of_query=1&max_execution_time=%lld"
                       "&max_result_bytes=%zu&result_overflow_mode=throw"
-                      "&max_query_size=%d",
-                      (long long)((timeout_ms + 999) / 1000), r->max_answer, 64 << 20);
+                      "&max_query_size=%d&connect_timeout_with_failover_ms=1000"
+                      "&receive_timeout=%lld&send_timeout=%lld",
+                      secs, r->max_answer, 64 << 20, secs > 1 ? secs - 1 : 1,
+                      secs > 1 ? secs - 1 : 1);
     }
     struct upload up = {r->parts, r->nparts, 0, 0};
     struct download down = {answer, r->max_answer, 0};
@@ -289,7 +295,11 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
 int ch_query(struct ch_store *s, const char *sql, size_t max, struct sc_buf *answer, char *err)
 {
     struct ch_req r = {sql, NULL, 0, s->base.opts.query_timeout_ns, max, answer, 0};
-    int rc = ch_request(s, &s->query, &r, err);
+    /* fail fast: a shard known to be unreachable would hold the read until it times out */
+    int rc = ch_shard_unreachable(s, err);
+    if (rc)
+        return rc;
+    rc = ch_request(s, &s->query, &r, err);
     char down[SC_ERR_LEN];
     if (rc == SC_EUNAVAIL && err && ch_shards_down(s, down)) {
         /* a read through the cluster failed: say which shard scorch knows is down */

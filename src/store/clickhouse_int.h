@@ -93,6 +93,8 @@
  * least every CH_FLUSH_NS; a segment file is closed past CH_SEGMENT_BYTES; a shard's log
  * holds at most opts.log_limit bytes (default CH_LOG_LIMIT). */
 #define CH_FLUSH_PROFILES 1000
+/* A batch's profiles go as up to this many inserts at once (clickhouse_write.c). */
+#define CH_INSERT_WAYS 4
 #define CH_FLUSH_NS (500LL * 1000000)
 #define CH_SEGMENT_BYTES ((uint64_t)32 << 20)
 #define CH_LOG_LIMIT ((uint64_t)1 << 30)
@@ -161,8 +163,8 @@ struct ch_shard {
     uint64_t inserted; /* the log position up to which every record is in ClickHouse */
     /* the circuit breaker: after a failed insert the shard is down until retry_at
      * (the backoff doubles from 250 ms to 5 s while it keeps failing) */
-    int down;
-    int64_t retry_at, backoff;
+    int down, down_rc;                   /* down_rc: the failure's SC_E* */
+    int64_t retry_at, backoff, last_try; /* last_try: when an insert last failed */
     char down_err[SC_ERR_LEN];
     uint64_t inserts, insert_errors, duplicates;
     /* what this shard confirmed holding (under the store's cache_mu): id -> latest week
@@ -309,6 +311,9 @@ void ch_log_close(struct ch_shard *sh);
 void ch_wait_inserted(struct ch_store *s);
 /* The shards that are down: how many, and the first one's words in err. */
 uint32_t ch_shards_down(struct ch_store *s, char *err);
+/* Whether a shard is unreachable (its last insert failed so, and its backoff runs): a
+ * read through the cluster would wait for it to time out. SC_EUNAVAIL naming it, or 0. */
+int ch_shard_unreachable(struct ch_store *s, char *err);
 
 /* ---- clickhouse_read.c ---- */
 

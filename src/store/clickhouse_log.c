@@ -494,6 +494,8 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
                     (unsigned)sh->index, sh->ep.url, err);
         sh->insert_errors++;
         sh->down = 1;
+        sh->down_rc = rc;
+        sh->last_try = sc_mono_ns();
         sh->backoff = sh->backoff ? sh->backoff * 2 : BACKOFF_MIN_NS;
         if (sh->backoff > BACKOFF_MAX_NS)
             sh->backoff = BACKOFF_MAX_NS;
@@ -618,4 +620,28 @@ uint32_t ch_shards_down(struct ch_store *s, char *err)
         pthread_mutex_unlock(&sh->qmu);
     }
     return n;
+}
+
+int ch_shard_unreachable(struct ch_store *s, char *err)
+{
+    int rc = 0;
+    int64_t now = sc_mono_ns();
+    for (uint32_t i = 0; i < s->nshards && rc == 0; i++) {
+        struct ch_shard *sh = &s->shards[i];
+        pthread_mutex_lock(&sh->qmu);
+        if (sh->down && sh->down_rc == SC_EUNAVAIL && now < sh->retry_at &&
+            now - sh->last_try >= SC_NS_PER_S) {
+            /* the read asks for the shard to be tried now (once a second at most), so
+             * reads find it as soon as it is back rather than after its backoff */
+            sh->retry_at = now;
+            pthread_cond_broadcast(&sh->qcond);
+        } else if (sh->down && sh->down_rc == SC_EUNAVAIL && now < sh->retry_at)
+            rc = sc_errf(err, SC_EUNAVAIL,
+                         "clickhouse shard %u (%.60s) is down, a read needs every shard (tried "
+                         "again within %lld ms): %.120s",
+                         (unsigned)i, sh->ep.url, (long long)((sh->retry_at - now) / 1000000),
+                         sh->down_err);
+        pthread_mutex_unlock(&sh->qmu);
+    }
+    return rc;
 }

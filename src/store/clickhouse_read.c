@@ -187,12 +187,16 @@ static void sql_union(struct agg *x, struct sc_buf *b, const char *raw_cols, con
         if (half == 1 && have_raw)
             sc_buf_puts(b, " UNION ALL ");
         sc_buf_puts(b, "SELECT ");
+        /* constants materialized: a Distributed read of one shard that is the local server
+         * meets ClickHouse 18.16's "Cannot convert column k because it is non constant in
+         * source stream but must be constant in result" when a UNION's streams disagree on
+         * what is constant */
         if (x->width)
             sql_step(b, half ? "(bucket * 1000000000)" : "time_ns", x->b0, x->width);
         else
-            sc_buf_puts(b, "toInt64(0)");
+            sc_buf_puts(b, "materialize(toInt64(0))");
         sc_buf_puts(b, " AS k, ");
-        sc_buf_puts(b, x->by_series ? "series AS sr, " : "toUInt64(0) AS sr, ");
+        sc_buf_puts(b, x->by_series ? "series AS sr, " : "materialize(toUInt64(0)) AS sr, ");
         sc_buf_puts(b, half ? roll_cols : raw_cols);
         sc_buf_puts(b, " FROM ");
         ch_sql_table(x->s, b, half ? "rollup" : "profiles");
@@ -220,7 +224,7 @@ static void sql_counts(struct agg *x, struct sc_buf *sql)
     if (x->width)
         sql_step(sql, "time_ns", x->b0, x->width);
     else
-        sc_buf_puts(sql, "toInt64(0)");
+        sc_buf_puts(sql, "materialize(toInt64(0))");
     sc_buf_puts(sql, " AS k, series AS sr, time_ns, max(duration_ns) AS d1, countIf(");
     ch_sql_raw_cond(sql, x->pieces, x->npieces);
     sc_buf_puts(sql, ") AS b1 FROM ");
@@ -238,8 +242,9 @@ static void sql_counts(struct agg *x, struct sc_buf *sql)
                 y.pieces[y.npieces++] = x->pieces[i];
         sc_buf_puts(sql, " UNION ALL ");
         sql_union(&y, sql, NULL,
-                  "toUInt64(0) AS n, toInt64(0) AS d, toUInt64(uniqExact(res, bucket)) AS b", NULL,
-                  "");
+                  "materialize(toUInt64(0)) AS n, materialize(toInt64(0)) AS d, "
+                  "toUInt64(uniqExact(res, bucket)) AS b",
+                  NULL, "");
     }
     sc_buf_puts(sql, ") GROUP BY k, sr ORDER BY k, sr FORMAT RowBinary");
 }

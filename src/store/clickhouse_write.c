@@ -183,8 +183,10 @@ static void encode_series(const struct sc_store_write *w, uint64_t series, uint3
         ch_put_str(out, l->v[i].value.ptr, l->v[i].value.len);
 }
 
-/* Whether id was written in a week >= week (the caches only ever hold what ClickHouse
- * confirmed); cache_mu held. */
+/* Whether id was written in a week >= week: by a record in the shard's log (inserted
+ * before any later record's profiles, as the log is inserted in order and a batch's
+ * stacks before its profiles) or confirmed by the shard; the caches are emptied when an
+ * insert to the shard fails. cache_mu held. */
 static int known(const struct sc_map64 *m, uint64_t id, uint32_t week)
 {
     const uint32_t *d = sc_map64_get(m, id);
@@ -467,9 +469,52 @@ static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view 
     return rc;
 }
 
+/* Inserts on one shard at once: ClickHouse 18.16 parses, sorts and writes an insert on
+ * one thread, so a batch sent as a few inserts over as many connections takes the shard's
+ * cores rather than one (and a busy machine's share of them). */
+struct ins_job {
+    struct ch_store *s;
+    struct ch_shard *sh;
+    const char *table;
+    const struct sc_buf *const *parts;
+    uint32_t n;
+    int rc;
+    char err[SC_ERR_LEN];
+};
+
+static void *ins_thread(void *arg)
+{
+    struct ins_job *j = arg;
+    j->rc = insert(j->s, j->sh, j->table, j->parts, j->n, j->err);
+    return NULL;
+}
+
+/* Runs the jobs, all at once; 0 or the first failure (its words in err). */
+static int insert_all(struct ins_job *jobs, uint32_t n, char *err)
+{
+    pthread_t t[CH_INSERT_WAYS * 3];
+    int started[CH_INSERT_WAYS * 3] = {0};
+    for (uint32_t i = 1; i < n; i++)
+        started[i] = pthread_create(&t[i], NULL, ins_thread, &jobs[i]) == 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!started[i])
+            ins_thread(&jobs[i]); /* no thread: in turn, here */
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (started[i])
+            pthread_join(t[i], NULL);
+        if (jobs[i].rc && !rc) {
+            rc = jobs[i].rc;
+            if (err)
+                memcpy(err, jobs[i].err, SC_ERR_LEN);
+        }
+    }
+    return rc;
+}
+
 /* Frames, stacks and series first (ReplacingMergeTree: sending them again is harmless),
- * so a stored profile always finds them; then the profiles not stored yet, in one insert
- * (the materialized view sums the batch's rollups per bucket at the same time). */
+ * so a stored profile always finds them; then the profiles not stored yet, in a few
+ * inserts of whole profiles (each one's rows in one). */
 static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
                         char *err)
 {
@@ -488,18 +533,28 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
         if (v[i].series.len)
             pe[ne++] = &v[i].series;
     }
-    int rc = insert(s, sh, ins_frames, pf, nf, err);
-    if (rc == 0)
-        rc = insert(s, sh, ins_stacks, ps, ns, err);
-    if (rc == 0)
-        rc = insert(s, sh, ins_series, pe, ne, err);
+    struct ins_job jobs[CH_INSERT_WAYS * 3];
+    memset(jobs, 0, sizeof jobs);
+    jobs[0] = (struct ins_job){s, sh, ins_frames, pf, nf, 0, ""};
+    jobs[1] = (struct ins_job){s, sh, ins_stacks, ps, ns, 0, ""};
+    jobs[2] = (struct ins_job){s, sh, ins_series, pe, ne, 0, ""};
+    int rc = insert_all(jobs, 3, err);
     if (rc == 0)
         rc = mark_stored(s, sh, v, n, err);
     for (uint32_t i = 0; rc == 0 && i < n; i++)
         if (!v[i].dup)
             pr[nr++] = &v[i].rows;
+    /* ways of at least 64 profiles each */
+    uint32_t ways = nr / 64 < CH_INSERT_WAYS ? nr / 64 : CH_INSERT_WAYS;
+    if (ways == 0)
+        ways = 1;
+    for (uint32_t k = 0, at = 0; rc == 0 && k < ways; k++) {
+        uint32_t take = nr / ways + (k < nr % ways);
+        jobs[k] = (struct ins_job){s, sh, ins_profiles, pr + at, take, 0, ""};
+        at += take;
+    }
     if (rc == 0)
-        rc = insert(s, sh, ins_profiles, pr, nr, err);
+        rc = insert_all(jobs, ways, err);
     free(parts);
     return rc;
 }
@@ -533,24 +588,8 @@ int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_b
     }
     if (rc == SC_ENOTFOUND)
         rc = SC_EIO; /* not "no such profile": the store is broken */
-    if (rc == 0) {
-        pthread_mutex_lock(&s->cache_mu);
-        for (uint32_t k = 0; k < m; k++) {
-            *dups += v[k].dup;
-            uint64_t id;
-            for (uint32_t i = 0; i < v[k].nnew; i++) {
-                memcpy(&id, v[k].stack_ids + 8 * (size_t)i, 8);
-                remember(&sh->stack_weeks, id, v[k].week);
-            }
-            for (uint32_t i = 0; i < v[k].nnew_frames; i++) {
-                memcpy(&id, v[k].frame_ids + 8 * (size_t)i, 8);
-                remember(&sh->frame_weeks, id, v[k].week);
-            }
-            if (v[k].series.len)
-                remember(&sh->series_weeks, v[k].series_id, v[k].week);
-        }
-        pthread_mutex_unlock(&s->cache_mu);
-    }
+    for (uint32_t k = 0; rc == 0 && k < m; k++)
+        *dups += v[k].dup;
     free(v);
     return rc;
 }
@@ -574,8 +613,22 @@ int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t
     for (; rc == 0 && built < n; built++)
         rc = ch_pend_build(s, &ws[built], &ps[built], &shards[built], err);
     uint32_t logged = 0;
-    for (; rc == 0 && logged < n; logged++)
-        rc = ch_log_append(s, &s->shards[shards[logged]], &ps[logged], &ends[logged], err);
+    for (; rc == 0 && logged < n; logged++) {
+        struct ch_shard *sh = &s->shards[shards[logged]];
+        rc = ch_log_append(s, sh, &ps[logged], &ends[logged], err);
+        if (rc)
+            break;
+        /* what this record carries, later records of the shard need not */
+        const struct ch_pend *p = &ps[logged];
+        pthread_mutex_lock(&s->cache_mu);
+        for (uint32_t i = 0; i < p->nnew; i++)
+            remember(&sh->stack_weeks, p->new_stacks[i], p->week);
+        for (uint32_t i = 0; i < p->nnew_frames; i++)
+            remember(&sh->frame_weeks, p->new_frames[i], p->week);
+        if (p->series.len)
+            remember(&sh->series_weeks, p->series_id, p->week);
+        pthread_mutex_unlock(&s->cache_mu);
+    }
     /* what was logged is fsync'd whatever the rest's fate (it will be inserted) */
     for (uint32_t i = 0; i < logged; i++) {
         char serr[SC_ERR_LEN] = "";

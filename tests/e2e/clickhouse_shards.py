@@ -163,16 +163,56 @@ class Pusher:
                     if time.time() > deadline:
                         raise RuntimeError("push %d refused for 120 s" % n)
                     time.sleep(0.2)  # Retry-After says 1 s; the test is impatient
-                time.sleep(0.02)
+                time.sleep(0.15)  # a stream that outlasts the failure
         except Exception as e:  # noqa: BLE001 - reported by the main thread
             self.error = e
 
 
-def phase_failure(ch, b):
+class Mixed:
+    """pprof and perf script pushes (a perf push is split into a series per process, over
+    both shards) sent to SQLite and to ClickHouse alike, each retried until acknowledged."""
+
+    def __init__(self, a, b, n):
+        self.a, self.b, self.n = a, b, n
+        self.done, self.error = 0, None
+        self.heap = [conf.gen_heap(s) for s in range(3)]
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        try:
+            for j in range(self.n):
+                t = NOW - 1800 + 11 * j
+                if j % 2:
+                    params = dict(name="mixheap{env=prod}", format="pprof",
+                                  **{"from": str(t), "until": str(t + 10)})
+                    body = self.heap[j % 3]
+                else:
+                    params = dict(name="mixperf{host=h1}", format="perf_script",
+                                  **{"from": str(t), "until": str(t + 3)})
+                    body = conf.gen_perf(j)
+                for srv in (self.a, self.b):
+                    deadline = time.time() + 120
+                    while True:
+                        st, _, data = srv.request("POST", "/ingest", params, body=body,
+                                                  timeout=30)
+                        if st == 200:
+                            break
+                        if st != 503 or time.time() > deadline:
+                            raise RuntimeError("mixed push %d: %d %s" % (j, st, data[:200]))
+                        time.sleep(0.2)
+                self.done += 1
+                time.sleep(0.05)
+        except Exception as e:  # noqa: BLE001 - reported by the main thread
+            self.error = e
+
+
+def phase_failure(ch, a, b):
     """A shard killed and restarted under a stream of pushes."""
     total, first = 400, 1000
     pusher = Pusher(b, first, total)
     pusher.start()
+    mixed = Mixed(a, b, 40)
+    mixed.thread.start()
     deadline = time.time() + 60
     while len(pusher.acked) < 40:
         if pusher.error or time.time() > deadline:
@@ -213,7 +253,13 @@ def phase_failure(ch, b):
     # what waited in the log
     deadline = time.time() + 60
     while True:
-        seen = stored_counts(b, ["svc%d" % k for k in range(NSERVICES)])
+        try:
+            seen = stored_counts(b, ["svc%d" % k for k in range(NSERVICES)])
+        except Exception:  # noqa: BLE001 - 503 until scorch has seen the shard back
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+            continue
         missing = sorted(n for n in pushed if seen.get(n, 0) < 1)
         if not missing or time.time() > deadline:
             break
@@ -224,6 +270,30 @@ def phase_failure(ch, b):
     check(not extra, "stored pushes never sent: %s" % extra[:5])
     twice = sorted(n for n in pushed if seen[n] != 1)
     check(not twice, "pushes stored more than once: %s" % twice[:5])
+    mixed.thread.join(120)
+    check(not mixed.thread.is_alive() and not mixed.error, "mixed pushes: %s" % mixed.error)
+    # pprof and split perf script pushes sent through the failure answer as on SQLite
+    # (sums per series and stack: each stored once)
+    deadline = time.time() + 60
+    while True:
+        try:
+            perf_types = [t["id"] for t in json.loads(conf.same(
+                [a, b], "/api/v1/profile_types", {"query": '{service_name="mixperf"}'}))]
+            check(perf_types, "no types of the perf pushes")
+            for svc, typ in [("mixheap", "heap:inuse_space"), ("mixheap", "heap:alloc_space")] + \
+                    [("mixperf", t) for t in perf_types]:
+                for fmt in ("tsv", "json"):
+                    conf.same([a, b], "/api/v1/render", {
+                        "query": '{service_name="%s"}' % svc, "type": typ, "format": fmt,
+                        "from": str(NOW - 3600), "until": str(NOW)})
+                conf.same([a, b], "/api/v1/series", {"query": '{service_name="%s"}' % svc,
+                                                     "from": str(NOW - 3600),
+                                                     "until": str(NOW)})
+            break
+        except Exception:  # noqa: BLE001 - the returned shard may still be inserting
+            if time.time() > deadline:
+                raise
+            time.sleep(1)
     print("failure: shard down %.1f s, %d pushes acknowledged meanwhile (their parts for the "
           "dead shard in the local log); queries named the shard; all %d pushes stored exactly "
           "once %.1f s after its return" % (t_up - t_down, acked_while_down, total,
@@ -248,7 +318,7 @@ def main():
         b = conf.started(Server(SCORCH, os.path.join(TMP, "unused"),
                                 os.path.join(TMP, "clickhouse.log"), cfg))
         phase_exact(ch, a, b)
-        phase_failure(ch, b)
+        phase_failure(ch, a, b)
         a.stop()
         b.stop()
     finally:
