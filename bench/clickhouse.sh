@@ -5,13 +5,23 @@
 # with two shards, in the same run: write rate, bytes on disk and the merges of 24 h, 1 h
 # and 10 min, side by side. ClickHouse 18.16 does not fsync its parts, so SQLite is shown
 # with and without fsync.
-# usage: bench/clickhouse.sh [PROFILES] [THREADS]
+# `bench/clickhouse.sh http [SECONDS] [CONNS]` instead pushes over HTTP (bench/ingest_load.py)
+# into a scorch server on SQLite and one on ClickHouse in the same run: each one's
+# profiles/s (ClickHouse's counted until every acknowledged push is inserted) and
+# ClickHouse's CPU per profile, inserts, rollups and merges (bench/clickhouse_http.py).
+# usage: bench/clickhouse.sh [PROFILES] [THREADS] | bench/clickhouse.sh http [SECONDS] [CONNS]
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
-n=${1:-8640}
-threads=${2:-16}
 [ -x /usr/sbin/clickhouse-server ] || { echo "clickhouse-server is not installed" >&2; exit 77; }
 make -C "$root" build >/dev/null
+if [ "${1:-}" = http ]; then
+    tmp=$(mktemp -d /tmp/scorch-clickhouse-http-XXXXXX)
+    trap 'python3 -B "$root/tests/e2e/clickhouse_common.py" down "$tmp/ch" 2>/dev/null; rm -rf "$tmp"' EXIT
+    python3 -B "$root/bench/clickhouse_http.py" "$root" "$tmp" "${2:-20}" "${3:-8}"
+    exit
+fi
+n=${1:-8640}
+threads=${2:-16}
 tmp=$(mktemp -d /tmp/scorch-clickhouse-bench-XXXXXX)
 ch="python3 -B $root/tests/e2e/clickhouse_common.py"
 cleanup() {
