@@ -73,7 +73,7 @@ def main():
         # a cluster of one shard: reads go through its Distributed tables (which met a
         # ClickHouse 18.16 bug: "Cannot convert column k because it is non constant")
         f.write("storage:\n  engine: clickhouse\n  url: \"%s\"\n  cluster: %s\n"
-                "  shards: [\"%s\"]\n  write_timeout: 3s\n  query_timeout: 20s\n"
+                "  shards: [\"%s\"]\n  write_timeout: 20s\n  query_timeout: 30s\n"
                 % (ch.url, chc.CLUSTER, ch.url))
     srv = Server(SCORCH, data, os.path.join(TMP, "scorch.log"), cfg)
     try:

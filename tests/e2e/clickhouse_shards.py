@@ -311,7 +311,7 @@ def main():
         cfg = os.path.join(TMP, "scorch.yaml")
         with open(cfg, "w") as f:
             f.write("storage:\n  engine: clickhouse\n  url: \"%s\"\n  cluster: %s\n"
-                    "  shards: [\"%s\", \"%s\"]\n  write_timeout: 5s\n  query_timeout: 20s\n"
+                    "  shards: [\"%s\", \"%s\"]\n  write_timeout: 20s\n  query_timeout: 30s\n"
                     % (ch[0].url, chc.CLUSTER, ch[0].url, ch[1].url))
         a = conf.started(Server(SCORCH, os.path.join(TMP, "sqlite"),
                                 os.path.join(TMP, "sqlite.log"), None, ["--no-fsync"]))
