@@ -3,6 +3,7 @@
 #include "formats/cpuprofile.h"
 #include "formats/folded.h"
 #include "formats/input.h"
+#include "formats/jfr.h"
 #include "formats/perf.h"
 #include "formats/perfdata.h"
 #include "formats/pprof.h"
@@ -118,6 +119,13 @@ static int decode_pprof(const void *buf, size_t n, const struct sc_decode_opts *
                            : sc_pprof_decode(buf, n, lim, p, err);
 }
 
+static int decode_jfr(const void *buf, size_t n, const struct sc_decode_opts *o,
+                      const struct sc_limits *lim, struct sc_profile *p, char *err)
+{
+    (void)o;
+    return sc_jfr_decode(buf, n, NULL, lim, p, err);
+}
+
 static int detect_perf(const void *buf, size_t n)
 {
     return text_kind(buf, n) == SC_FMT_PERF;
@@ -185,6 +193,9 @@ const struct sc_format_def sc_formats[] = {
      * a varint, no JSON, and its NUL bytes no text) */
     {SC_FMT_PERFDATA, "perf_data", {"perf_data", NULL}, "perf.data",
         sc_perfdata_detect, decode_perfdata},
+    /* (after the text ones all the same: its header's "FLR\0" has NUL bytes, which no
+     * text takes, and no pprof or JSON starts with "F") */
+    {SC_FMT_JFR, "jfr", {"jfr", NULL}, "JFR", sc_jfr_detect, decode_jfr},
 };
 /* clang-format on */
 const size_t sc_nformats = sizeof sc_formats / sizeof sc_formats[0];

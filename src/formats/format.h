@@ -40,6 +40,7 @@ enum sc_format {
     SC_FMT_CPUPROFILE,
     SC_FMT_SPEEDSCOPE,
     SC_FMT_PERFDATA,
+    SC_FMT_JFR,
 };
 
 struct sc_decode_opts;
