@@ -2,6 +2,7 @@
 #include "ingest/ingest.h"
 #include "ingest/split.h"
 #include "formats/folded.h"
+#include "formats/jfr.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
 #include "model/clock.h"
@@ -557,6 +558,22 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     size_t plen = r->len;
     const void *body = r->body;
     rc = sc_ingest_inflate(&body, &plen, r->gzip_claim, lim, &plain, &res->over_claim, err);
+    if (!rc && detect && sc_jfr_detect(body, plen))
+        fmt = SC_FMT_JFR;
+    if (!rc && fmt == SC_FMT_JFR) {
+        /* a profile a kind of sample, each stored by sc_ingest_jfr */
+        struct sc_ingest_jfr_req q = {r->tenant, &labels, body, plen, r->jfr_labels,
+                                      r->jfr_labels_len, from, until,
+                                      r->sample_rate && *r->sample_rate ? 1000000000LL / rate : 0};
+        if (r->spy_name && *r->spy_name &&
+            sc_labels_set(&labels, "spy_name", 8, r->spy_name, strlen(r->spy_name)))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (!rc)
+            rc = sc_ingest_jfr(s, &q, lim, res, err);
+        free(plain);
+        sc_labels_release(&labels);
+        return rc;
+    }
     if (!rc && detect) {
         fmt = sc_detect_format(body, plen);
         format = sc_format_name(fmt);

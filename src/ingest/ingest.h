@@ -21,7 +21,8 @@
  *              service_name
  *   from/until unix seconds (or ms/ns by magnitude); the profile's time and duration
  *   format     pprof, folded (default), lines (one stack per line, count 1), perf_script,
- *              cpuprofile, speedscope: the /ingest names of formats/format.h's table
+ *              cpuprofile, speedscope, jfr: the /ingest names of formats/format.h's table
+ *              (jfr, a Java Flight Recorder recording, is one profile per kind: see below)
  *   sampleRate Hz (default 100): folded/lines CPU counts become nanoseconds too
  *   spyName    kept as the label spy_name
  *   units      samples (default), objects, bytes, goroutines, ... for folded/lines
@@ -36,7 +37,14 @@
  * The profile name stored is the name's suffix when known, else the sample_type_config's,
  * else derived from a pprof's sample and period types (alloc_* without inuse_* -> allocs;
  * cpu, wall, space -> heap, contentions -> mutex, goroutine, threadcreate), else "profile";
- * folded/lines samples are "cpu" unless the suffix or units say otherwise. */
+ * folded/lines samples are "cpu" unless the suffix or units say otherwise.
+ *
+ * JFR (Pyroscope's Java agent): the body, or a multipart `jfr` part, is the recording
+ * (gzip or not); a `labels` part (Pyroscope's LabelsSnapshot protobuf, gzip or not) names
+ * the context labels its samples carry. Each kind of sample in it is stored as a profile of
+ * its own (formats/jfr.h: cpu, wall, heap, mutex, block) under the name's series labels; a
+ * name's suffix is dropped from service_name but names nothing. sampleRate, when given, is
+ * what a CPU or wall sample is worth (1/sampleRate s), else the recording's own period. */
 struct sc_ingest_req {
     const char *tenant;
     const char *name;
@@ -52,6 +60,8 @@ struct sc_ingest_req {
     const char *sample_type_config; /* multipart part (JSON), may be NULL; borrowed */
     size_t sample_type_config_len;
     size_t prev_profile_len;  /* size of a multipart prev_profile part (0: none) */
+    const void *jfr_labels;   /* format jfr: the multipart labels part, may be NULL; borrowed */
+    size_t jfr_labels_len;
     const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
     const struct sc_labels *extra_labels; /* added to the name's labels (scraper); may be NULL */
 };
@@ -124,6 +134,25 @@ const char *sc_ingest_profile_name(const struct sc_profile *p);
  * when none). 0 or SC_EINVAL / SC_ELIMIT with a reason. */
 int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t max, char *suffix,
                          char *err);
+
+/* A JFR push once sc_ingest has parsed its parameters: the plain recording and labels
+ * part, the series labels, the push's times (0: the recording's) and sampleRate's period
+ * (0: the recording's). */
+struct sc_ingest_jfr_req {
+    const char *tenant;
+    const struct sc_labels *labels_of_series;
+    const void *body;
+    size_t len;
+    const void *labels;
+    size_t labels_len;
+    int64_t from, until, period_ns;
+};
+
+/* Decodes the recording and stores each kind's profile (ingest_jfr.c). Every kind is
+ * decoded and checked before the first is stored. res->profile lists the profiles stored
+ * ("cpu,heap"), samples and series are the sums. 0 or SC_E* with the reason in err. */
+int sc_ingest_jfr(struct sc_store *s, const struct sc_ingest_jfr_req *q, const struct sc_limits *lim,
+                  struct sc_ingest_result *res, char *err);
 
 /* ---- OTLP and Pyroscope's Connect push (ingest_otlp.c, ingest_push.c) ---- */
 

@@ -37,7 +37,7 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
     double t0 = sc_server_now();
     const struct sc_buf *body = r->pp ? &r->part_profile : &r->body;
     if (r->pp && r->part_profile.len == 0)
-        return sc_resp_error(w, 400, "multipart body without a 'profile' part");
+        return sc_resp_error(w, 400, "multipart body without a 'profile' (or 'jfr') part");
     struct sc_ingest_req q = {
         .tenant = r->tenant,
         .name = sc_req_arg(r, "name"),
@@ -54,10 +54,13 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
         .sample_type_config = r->part_config.data,
         .sample_type_config_len = r->part_config.len,
         .prev_profile_len = r->part_prev.len,
+        .jfr_labels = r->part_labels.data,
+        .jfr_labels_len = r->part_labels.len,
     };
-    /* a multipart push is a pprof unless told otherwise (Pyroscope's clients) */
+    /* a multipart push is a pprof unless told otherwise (Pyroscope's clients), or a JFR
+     * recording when it came as a jfr part (their Java agent) */
     if (r->pp && !q.format)
-        q.format = "pprof";
+        q.format = r->part_jfr ? "jfr" : "pprof";
     struct sc_ingest_result res;
     char err[SC_ERR_LEN] = "";
     int rc = sc_ingest(srv->store, &q, &srv->opts.limits, &res, err);

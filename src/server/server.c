@@ -338,6 +338,7 @@ static void release_bodies(struct sc_req *r)
     sc_buf_release(&r->part_profile);
     sc_buf_release(&r->part_prev);
     sc_buf_release(&r->part_config);
+    sc_buf_release(&r->part_labels);
 }
 
 /* What a gzip body inflates to, counted in steps without keeping the bytes, stopping past
@@ -485,20 +486,31 @@ static void push_route(const struct route *rt, struct sc_req *r, struct sc_resp 
         busy_push(w, cost);
 }
 
-/* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope). */
+/* Collects multipart parts: profile, prev_profile, sample_type_config (Pyroscope), and a
+ * JFR push's jfr and labels (Pyroscope's Java agent; the recording takes the profile's
+ * place). */
 static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
                                const char *filename, const char *content_type,
                                const char *transfer_encoding, const char *data, uint64_t off,
                                size_t size)
 {
-    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding, (void)off;
+    (void)kind, (void)filename, (void)content_type, (void)transfer_encoding;
     struct sc_req *r = cls;
-    struct sc_buf *b = !strcmp(key, "profile")              ? &r->part_profile
+    int jfr = !strcmp(key, "jfr");
+    struct sc_buf *b = !strcmp(key, "profile") || jfr       ? &r->part_profile
                        : !strcmp(key, "prev_profile")       ? &r->part_prev
                        : !strcmp(key, "sample_type_config") ? &r->part_config
+                       : !strcmp(key, "labels")             ? &r->part_labels
                                                             : NULL;
     if (!b || r->body_state)
         return MHD_YES;
+    if (b == &r->part_profile && off == 0 && b->len && jfr != r->part_jfr) {
+        r->body_state = BODY_BAD_MULTIPART; /* both a profile and a jfr part */
+        release_bodies(r);
+        return MHD_YES;
+    }
+    if (jfr)
+        r->part_jfr = 1;
     if (b->len + size > r->srv->opts.max_body)
         r->body_state = BODY_TOO_LARGE;
     else if (!charge(r, size))
