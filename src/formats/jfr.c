@@ -1061,24 +1061,24 @@ static size_t merge_generated(const char *s, size_t n)
     for (const char *x = s; (x = memmem(x, n - (size_t)(x - s), lambda, sizeof lambda - 1)); x++)
         m = x;
     if (m && m > s) {
-        /* then \$?\d*[./](0x)?[0-9a-f]+ or \d+, to the end */
+        /* then Pyroscope's \$?\d*[./](0x)?[0-9a-f]+ or \d+ to the end, and JDK 17's
+         * $87+0x00007f9a0c008a08/2147046752: groups of [+./] (0x)? hex digits */
         size_t i = (size_t)(m - s) + sizeof lambda - 1, j = i;
         if (j < n && s[j] == '$')
             j++;
-        size_t digits = j;
         while (j < n && s[j] >= '0' && s[j] <= '9')
             j++;
-        int ok = 0;
-        if (j == n && j > digits && s[i] != '$') {
-            ok = 1;
-        } else if (j < n && (s[j] == '.' || s[j] == '/')) {
+        int ok = j == n && j > i + (s[i] == '$');
+        while (!ok && j < n && (s[j] == '.' || s[j] == '/' || s[j] == '+')) {
             j++;
             if (j + 1 < n && s[j] == '0' && s[j + 1] == 'x')
                 j += 2;
             size_t h = j;
             while (j < n && ((s[j] >= '0' && s[j] <= '9') || (s[j] >= 'a' && s[j] <= 'f')))
                 j++;
-            ok = j == n && j > h;
+            if (j == h)
+                break;
+            ok = j == n;
         }
         if (ok)
             return i;

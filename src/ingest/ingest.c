@@ -562,9 +562,10 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
         fmt = SC_FMT_JFR;
     if (!rc && fmt == SC_FMT_JFR) {
         /* a profile a kind of sample, each stored by sc_ingest_jfr */
-        struct sc_ingest_jfr_req q = {r->tenant, &labels, body, plen, r->jfr_labels,
-                                      r->jfr_labels_len, from, until,
-                                      r->sample_rate && *r->sample_rate ? 1000000000LL / rate : 0};
+        struct sc_ingest_jfr_req q = {
+            r->tenant, &labels,       body,
+            plen,      r->jfr_labels, r->jfr_labels_len,
+            from,      until,         r->sample_rate && *r->sample_rate ? 1000000000LL / rate : 0};
         if (r->spy_name && *r->spy_name &&
             sc_labels_set(&labels, "spy_name", 8, r->spy_name, strlen(r->spy_name)))
             rc = sc_errf(err, SC_ENOMEM, "out of memory");

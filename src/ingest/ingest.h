@@ -59,8 +59,8 @@ struct sc_ingest_req {
     uint64_t gzip_claim; /* a gzip body inflates to no more (sc_ingest_inflate); 0: the limit */
     const char *sample_type_config; /* multipart part (JSON), may be NULL; borrowed */
     size_t sample_type_config_len;
-    size_t prev_profile_len;  /* size of a multipart prev_profile part (0: none) */
-    const void *jfr_labels;   /* format jfr: the multipart labels part, may be NULL; borrowed */
+    size_t prev_profile_len; /* size of a multipart prev_profile part (0: none) */
+    const void *jfr_labels;  /* format jfr: the multipart labels part, may be NULL; borrowed */
     size_t jfr_labels_len;
     const char *profile_name; /* overrides the derived profile name (scraper, uploads) */
     const struct sc_labels *extra_labels; /* added to the name's labels (scraper); may be NULL */
@@ -151,8 +151,8 @@ struct sc_ingest_jfr_req {
 /* Decodes the recording and stores each kind's profile (ingest_jfr.c). Every kind is
  * decoded and checked before the first is stored. res->profile lists the profiles stored
  * ("cpu,heap"), samples and series are the sums. 0 or SC_E* with the reason in err. */
-int sc_ingest_jfr(struct sc_store *s, const struct sc_ingest_jfr_req *q, const struct sc_limits *lim,
-                  struct sc_ingest_result *res, char *err);
+int sc_ingest_jfr(struct sc_store *s, const struct sc_ingest_jfr_req *q,
+                  const struct sc_limits *lim, struct sc_ingest_result *res, char *err);
 
 /* ---- OTLP and Pyroscope's Connect push (ingest_otlp.c, ingest_push.c) ---- */
 

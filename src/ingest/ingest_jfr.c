@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sc_ingest_jfr(struct sc_store *s, const struct sc_ingest_jfr_req *q, const struct sc_limits *lim,
-                  struct sc_ingest_result *res, char *err)
+int sc_ingest_jfr(struct sc_store *s, const struct sc_ingest_jfr_req *q,
+                  const struct sc_limits *lim, struct sc_ingest_result *res, char *err)
 {
     memset(res, 0, sizeof *res);
     /* the labels part may be gzipped as the recording may (Pyroscope inflates both) */

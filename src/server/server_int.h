@@ -27,9 +27,9 @@ struct sc_req {
     int committing;     /* counted in the server's committing (a push's handler) */
     struct MHD_PostProcessor *pp;
     struct sc_buf part_profile, part_prev, part_config; /* multipart parts */
-    struct sc_buf part_labels; /* a JFR push's labels part */
-    int part_jfr;              /* part_profile came as a `jfr` part (Pyroscope's Java agent) */
-    int route; /* index into the route table; -1: the UI's files */
+    struct sc_buf part_labels;                          /* a JFR push's labels part */
+    int part_jfr; /* part_profile came as a `jfr` part (Pyroscope's Java agent) */
+    int route;    /* index into the route table; -1: the UI's files */
     double t0;
     /* a push route's run under sc_server_push: the size its gzip body was admitted at (the
      * handler passes it on as gzip_claim; 0: measured), and whether it inflated past it */
