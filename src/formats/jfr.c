@@ -1207,7 +1207,7 @@ static int trace_span(struct dec *d, struct target *t, uint64_t id, struct span 
 static int add_label(struct dec *d, struct sc_profile *p, const char *k, size_t kn, const char *v,
                      size_t vn)
 {
-    uint32_t ks, vs;
+    uint32_t ks = 0, vs = 0;
     int rc = intern(d, p, k, kn, "a label name", &ks);
     if (!rc)
         rc = intern(d, p, v, vn, "a label value", &vs);
@@ -1617,16 +1617,15 @@ int sc_jfr_decode_kinds(const void *buf, size_t n, const struct sc_jfr_opts *o,
     }
     if (!rc && !sc_jfr_detect(buf, n))
         rc = sc_errf(err, SC_EFORMAT, "not a JFR recording (no \"FLR\" magic)");
+    const uint8_t *b = buf;
     size_t off = 0;
     while (!rc && off < n) {
         /* zero padding after the last chunk (a preallocated file) ends the recording */
-        if (buf && ((const uint8_t *)buf)[off] == 0) {
-            size_t z = off;
-            while (z < n && ((const uint8_t *)buf)[z] == 0)
-                z++;
-            if (z == n)
-                break;
-        }
+        size_t z = off;
+        while (z < n && b[z] == 0)
+            z++;
+        if (z == n)
+            break;
         rc = read_chunk(d, buf, n, off, &off);
     }
     if (!rc) {

@@ -52,7 +52,7 @@ done
 $py - "$tmp/synth.jfr" "$tmp/flip" <<'EOF' || fail "writing flipped recordings"
 import sys
 data = open(sys.argv[1], "rb").read()
-for n, i in enumerate(range(0, len(data), 13)):
+for n, i in enumerate(range(0, len(data), 37)):
     b = bytearray(data)
     b[i] ^= 0xff if n % 2 else 0x41
     open("%s%d.jfr" % (sys.argv[2], n), "wb").write(b)
@@ -87,7 +87,7 @@ public class JfrWork {
 EOF
 (cd "$tmp" && javac JfrWork.java) || fail "javac"
 (cd "$tmp" && java -XX:StartFlightRecording=filename=w.jfr,settings=profile,+jdk.ObjectAllocationInNewTLAB#enabled=true \
-    JfrWork 4000 >java.log 2>&1) || { cat "$tmp/java.log" >&2; fail "java"; }
+    JfrWork 3000 >java.log 2>&1) || { cat "$tmp/java.log" >&2; fail "java"; }
 jfr print --json --events jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationSample,jdk.JavaMonitorEnter,jdk.ThreadPark \
     "$tmp/w.jfr" >"$tmp/w.json" || fail "jfr print"
 for t in cpu alloc_in_new_tlab_objects alloc_in_new_tlab_bytes alloc_sample_bytes contentions \
