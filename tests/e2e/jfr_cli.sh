@@ -1,14 +1,15 @@
 #!/bin/sh
 # JFR files on the command line. A Java program run with the JDK's own recorder
 # (settings=profile, TLAB allocation events on) spends its CPU in two distinguishable
-# methods, allocates, contends for a monitor and parks: scorch's CPU samples per leaf
+# methods (one doing three times the other's work), allocates, contends for a monitor and
+# parks: scorch's CPU samples per leaf
 # function and the hottest stack equal what `jfr print --json` says of the same file (each
 # sample worth the recording's period), and so do the allocation, monitor and park events'
 # counts and sums. A synthetic recording in async-profiler's shape (two chunks with their own
 # ids and tick rates, Latin-1, UTF-16 and pooled strings, an event type scorch skips, a
 # sleeping sample, a lambda class) gives exactly the folded stacks tests/e2e/jfr_synth.py
-# says for every sample type; `flamegraph` and `convert --to pprof` read it too; truncated
-# and corrupted recordings fail with a reason, never a crash.
+# says for every sample type; `flamegraph` and `convert --to pprof` read it too; a truncated
+# recording fails with a reason.
 # ctest-timeout: 90
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
@@ -36,34 +37,12 @@ grep -q 'Foo$$Lambda_.run' "$tmp/f.svg" || fail "flame graph without the lambda 
 "$SCORCH" convert --to folded "$tmp/s.pb.gz" -o "$tmp/got.pb" || fail "re-read pprof"
 cmp -s "$tmp/want.cpu" "$tmp/got.pb" || fail "pprof round trip differs"
 
-# hostile: every truncation of the recording, and every single byte flipped, is either read
-# or refused with a reason (exit 1, one line), never a crash or a hang
-size=$(wc -c <"$tmp/synth.jfr")
-i=1
-while [ "$i" -lt "$size" ]; do
-    head -c "$i" "$tmp/synth.jfr" >"$tmp/cut.jfr"
-    "$SCORCH" top "$tmp/cut.jfr" >/dev/null 2>"$tmp/err"
-    rc=$?
-    [ "$rc" -le 1 ] || fail "truncated at $i: exit $rc: $(cat "$tmp/err")"
-    [ "$rc" -eq 0 ] || grep -q "^scorch: cannot read '.*cut.jfr': " "$tmp/err" ||
-        fail "truncated at $i: no reason: $(cat "$tmp/err")"
-    i=$((i + 97))
-done
-$py - "$tmp/synth.jfr" "$tmp/flip" <<'EOF' || fail "writing flipped recordings"
-import sys
-data = open(sys.argv[1], "rb").read()
-for n, i in enumerate(range(0, len(data), 37)):
-    b = bytearray(data)
-    b[i] ^= 0xff if n % 2 else 0x41
-    open("%s%d.jfr" % (sys.argv[2], n), "wb").write(b)
-EOF
-for f in "$tmp"/flip*.jfr; do
-    "$SCORCH" top "$f" >/dev/null 2>"$tmp/err"
-    rc=$?
-    [ "$rc" -le 1 ] || fail "$(basename "$f"): exit $rc: $(cat "$tmp/err")"
-done
+# a truncated recording is refused with a reason (every truncation and many corruptions:
+# tests/unit/test_jfr.c)
+head -c 3000 "$tmp/synth.jfr" >"$tmp/cut.jfr"
 "$SCORCH" top "$tmp/cut.jfr" 2>"$tmp/err" && fail "a truncated recording was read"
-grep -q "truncated\|malformed\|bad" "$tmp/err" || fail "truncation not named: $(cat "$tmp/err")"
+grep -q "^scorch: cannot read '.*cut.jfr': bad JFR chunk header at offset [0-9]* (size" "$tmp/err" ||
+    fail "truncation not named: $(cat "$tmp/err")"
 
 # ---- the JDK's own recorder ----
 cat >"$tmp/JfrWork.java" <<'EOF'
@@ -76,18 +55,27 @@ public class JfrWork {
     static long coolLoop(int n) { long s = 1; for (int i = 0; i < n; i++) s = s * 7 + i; return s; }
     static void alloc() { List<byte[]> l = new ArrayList<>(); for (int i = 0; i < 200; i++) l.add(new byte[1024 * (1 + i % 64)]); sink += l.size(); }
     static void holdLock() throws InterruptedException { synchronized (lock) { Thread.sleep(25); } }
+    static volatile boolean done;
     public static void main(String[] a) throws Exception {
-        long end = System.nanoTime() + Long.parseLong(a[0]) * 1000000L;
-        Thread t = new Thread(() -> { try { while (System.nanoTime() < end) { holdLock(); LockSupport.parkNanos(30000000L); } } catch (InterruptedException e) {} });
+        // at least a[0] ms and 1 s of this thread's CPU (a loaded machine runs it less), at most 15 s
+        long start = System.nanoTime(), min = Long.parseLong(a[0]) * 1000000L;
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu0 = mx.getCurrentThreadCpuTime();
+        Thread t = new Thread(() -> { try { while (!done) { holdLock(); LockSupport.parkNanos(30000000L); } } catch (InterruptedException e) {} });
         t.start();
-        while (System.nanoTime() < end) { sink += hotLoop(3000000); sink += coolLoop(1000000); alloc(); synchronized (lock) { sink++; } }
+        for (;;) {
+            long el = System.nanoTime() - start;
+            if ((el >= min && mx.getCurrentThreadCpuTime() - cpu0 >= 1000000000L) || el >= 15000000000L) break;
+            sink += hotLoop(3000000); sink += coolLoop(1000000); alloc(); synchronized (lock) { sink++; }
+        }
+        done = true;
         t.join();
     }
 }
 EOF
 (cd "$tmp" && javac JfrWork.java) || fail "javac"
 (cd "$tmp" && java -XX:StartFlightRecording=filename=w.jfr,settings=profile,+jdk.ObjectAllocationInNewTLAB#enabled=true \
-    JfrWork 3000 >java.log 2>&1) || { cat "$tmp/java.log" >&2; fail "java"; }
+    JfrWork 2000 >java.log 2>&1) || { cat "$tmp/java.log" >&2; fail "java"; }
 jfr print --json --events jdk.ExecutionSample,jdk.ObjectAllocationInNewTLAB,jdk.ObjectAllocationSample,jdk.JavaMonitorEnter,jdk.ThreadPark \
     "$tmp/w.jfr" >"$tmp/w.json" || fail "jfr print"
 for t in cpu alloc_in_new_tlab_objects alloc_in_new_tlab_bytes alloc_sample_bytes contentions \
@@ -135,7 +123,7 @@ def check(what, cond, detail=""):
 
 # CPU: samples per leaf function, each worth the period, and the hottest full stack
 ex = events("jdk.ExecutionSample")
-check("cpu samples", len(ex) >= 20, "only %d execution samples" % len(ex))
+check("cpu samples", len(ex) >= 10, "only %d execution samples" % len(ex))
 want = collections.Counter(merge(frames(e)[0]) if frames(e) else "" for e in ex)
 got = leaf_sums("cpu")
 period = sum(got.values()) // len(ex)
@@ -143,13 +131,13 @@ check("period", period in (10000000, 20000000) and period * len(ex) == sum(got.v
       "%d ns for %d samples" % (sum(got.values()), len(ex)))
 check("cpu per leaf", {k: v * period for k, v in want.items()} == dict(got),
       "\njfr:    %s\nscorch: %s" % (sorted(want.items()), sorted(got.items())))
-hot = set(k for k, v in want.items() if v == max(want.values()))
-check("hot leaf is one of the two loops", hot <= {"JfrWork.hotLoop", "JfrWork.coolLoop"}, str(hot))
+# the two methods are told apart: both are leaves, the one with three times the work more often
+check("two loops", got["JfrWork.hotLoop"] > got["JfrWork.coolLoop"] > 0, str(sorted(got.items())))
 stacks = collections.Counter(";".join(reversed([merge(f) for f in frames(e)])) for e in ex)
 top_stack, top_n = stacks.most_common(1)[0]
 check("hottest stack", folded("cpu").get(top_stack) == top_n * period,
       "%s: %d samples, scorch %s" % (top_stack, top_n, folded("cpu").get(top_stack)))
-check("hottest stack shape", top_stack.endswith("JfrWork.main;JfrWork.hotLoop"), top_stack)
+check("hottest stack shape", top_stack.split(";")[0] == "JfrWork.main", top_stack)
 
 # allocations: events and bytes (TLAB size; the sample's weight) per leaf
 tl = events("jdk.ObjectAllocationInNewTLAB")
