@@ -435,8 +435,8 @@ def run_all(srv):
             words=["focus"], what="a bad focus regex")
     refused(srv, 400, "bad_request", "GET", "/api/v1/label_values", {},
             words=["name"], what="label_values without name")
-    refused(srv, 415, "unsupported", "POST", "/ingest", push_params("jfr"), body=good,
-            words=["jfr"], what="format=jfr")
+    refused(srv, 415, "unsupported", "POST", "/ingest", push_params("nope"), body=good,
+            words=["nope"], what="format=nope")
     refused(srv, 400, "bad_request", "POST", "/ingest", push_params("folded", name=""),
             body=good, words=["name"], what="an empty name")
     refused(srv, 400, "bad_request", "POST", "/ingest",
