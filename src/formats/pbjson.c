@@ -168,7 +168,9 @@ static int number_span(struct jx *j, const char **s, size_t *n)
 {
     ws(j);
     *s = j->p;
-    while (j->p < j->end && (strchr("+-.eE", *j->p) || (*j->p >= '0' && *j->p <= '9')) && *j->p)
+    /* no strchr: numbers are most of a profile's JSON (speedscope's frame indexes) */
+    while (j->p < j->end && ((*j->p >= '0' && *j->p <= '9') || *j->p == '-' || *j->p == '+' ||
+                             *j->p == '.' || *j->p == 'e' || *j->p == 'E'))
         j->p++;
     *n = (size_t)(j->p - *s);
     return *n ? 0 : bad(j, "expected a value");
