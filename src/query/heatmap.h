@@ -7,7 +7,7 @@
 #include "model/buf.h"
 #include "model/profile.h"
 
-/* The cells, exactly as FlameScope defines them (and CONTRACT.md's /api/v1/heatmap):
+/* The cells, exactly as FlameScope defines them (and docs/api-heatmap.md):
  *   start = the earliest timestamp, idle samples included;
  *   cols  = floor(latest) - floor(start) + 1;
  *   values[c][r] = the number of non-idle samples with timestamp t such that

@@ -1,5 +1,5 @@
 #!/bin/sh
-# scorch heatmap against an independent implementation of CONTRACT.md's heatmap rule
+# scorch heatmap against an independent implementation of docs/api-heatmap.md's heatmap rule
 # (tests/compat/heatmap_ref.py parses perf script text itself, finds samples and idle
 # stacks the way FlameScope does, and computes cells with exact decimals):
 # - every cell equal, plus start, rows and cols, for several row counts, on the shared

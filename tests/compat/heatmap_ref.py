@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heatmap_ref.py ROWS FILE - the heatmap of CONTRACT.md computed from `perf script` text
+"""heatmap_ref.py ROWS FILE - the heatmap of docs/api-heatmap.md computed from `perf script` text
 without scorch, for tests/compat/heatmap.sh.
 
 Samples are found the way FlameScope finds them: a line with "<seconds>: <event>:" starts

@@ -1,6 +1,6 @@
 """server_api.py - the HTTP API of a real `scorch server` against independent oracles.
 Usage: server_api.py TMPDIR (env: SCORCH, SCORCH_SRC, SCORCH_TESTDATA). Every test-data
-file is pushed through POST /ingest, then every endpoint of CONTRACT.md's table is queried
+file is pushed through POST /ingest, then every endpoint of docs/api.md is queried
 and compared with `go tool pprof -raw` (via tests/compat/pprof_raw.py), `scorch heatmap`,
 `scorch top` and `scorch convert` of the same files; then tenants, auth, /metrics and a
 restart on the same data. Exits 77 after the parts that need neither, when the test data

@@ -1,6 +1,6 @@
 #!/bin/sh
 # server_api.sh - the real `scorch server` over HTTP: every test-data file pushed through
-# POST /ingest, every endpoint of CONTRACT.md's API table checked against go tool pprof -raw,
+# POST /ingest, every endpoint of docs/api.md checked against go tool pprof -raw,
 # scorch top/heatmap/convert of the same files; selectors, tenants, bearer-token auth,
 # /metrics counters and a restart on the same data (tests/e2e/server_api.py does the work).
 set -u

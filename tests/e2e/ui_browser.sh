@@ -3,7 +3,7 @@
 # then starts `scorch server` on a fresh store, pushes the shared pprof test data and a Go
 # program's profiles through /ingest, and drives the page in headless Chromium
 # (tests/ui/*.e2e.mjs, one file after another, sharing tests/ui/browser-lib.mjs): every
-# hook of CONTRACT.md that part 1 owns, zoom, search,
+# data-testid hook of the explore view, zoom, search,
 # brushing, upload, the scrape targets page (the server scrapes tests/e2e/fake_pprof_target.py:
 # one healthy target, one answering garbage, one down), the heatmap of a perf capture with
 # periodic bursts (tests/data/bursts; skipped without perf events), the call graph, the

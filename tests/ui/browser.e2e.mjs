@@ -1,7 +1,7 @@
 // browser.e2e.mjs - the web UI in headless Chromium against a running scorch server that
 // holds the data tests/e2e/ui_browser.sh pushed: service "app" (Go benchmarks' CPU
 // profiles over the last hour, one heap profile) and "goprog" (main.burn is its hot spot).
-// Checks CONTRACT.md's hooks, then uses the page: zoom, tooltip, search, context menu
+// Checks the page's data-testid hooks, then uses the page: zoom, tooltip, search, context menu
 // filters, sandwich, top table, orientation and layout, timeline brush, autocomplete,
 // time ranges, history, errors, empty ranges, upload by picker and by drop, exports.
 // Any page error or console error fails the test. Screenshots go to $ARTIFACTS.
@@ -22,7 +22,7 @@ const APP = '{service_name="app"}';
 
 setup();
 
-test("every hook of part 1 is there and holds what it should", async () => {
+test("every explore hook is there and holds what it should", async () => {
     await open({ query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" });
     for (const id of ["query-input", "type-select", "timeline", "flamegraph", "top-table", "upload"])
         assert.ok(await page.getByTestId(id).isVisible(), id + " visible");

@@ -9,7 +9,7 @@ test("an empty URL is the default state; from/until are always written", () => {
     assert.equal(stateToSearch(DEFAULTS), "?from=now-1h&until=now");
 });
 
-test("CONTRACT's parameters keep their names", () => {
+test("the stable parameters keep their names", () => {
     for (const k of ["view", "query", "type", "from", "until", "base_query", "base_from", "base_until"])
         assert.ok(KEYS.includes(k), k);
 });

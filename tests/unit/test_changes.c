@@ -782,8 +782,8 @@ static void test_order(void)
     sc_changes_free(c);
 }
 
-/* The size the brief asks for: 100 groups x 200 functions x 288 steps (the time is printed,
- * not asserted). */
+/* The size of the goal in docs/benchmarks.md: 100 groups x 200 functions x 288 steps (the
+ * time is printed, not asserted). */
 static void test_speed(void)
 {
     seed(77);

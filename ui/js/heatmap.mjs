@@ -1,7 +1,7 @@
 // heatmap.mjs - the heatmap canvas (FlameScope's grid): one column per second (or several
 // seconds over long ranges), one row per slice of the second, colour by sample count;
 // hover for a cell's time and count; drag from one cell to another to select that time
-// span, shift-drag for a second span to compare with. The canvas is CONTRACT.md's
+// span, shift-drag for a second span to compare with. The canvas is the
 // data-testid="heatmap" element: cells fill its box; data-cols, data-rows, data-row0.
 // Below it the time axis (round times) and the colour scale (data-testid="heatmap-scale").
 

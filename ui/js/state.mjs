@@ -1,8 +1,8 @@
 // state.mjs - the view state, which lives in the URL's query string so that a link
 // reproduces a view; parse/serialize are pure, createStore ties them to the history.
 
-// Every parameter with its default. The first eight are CONTRACT.md's; the rest are the
-// UI's own. Order here is the order in the URL.
+// Every parameter with its default. The first eight are the stable names links rely on; the rest
+// are the UI's own. Order here is the order in the URL.
 export const DEFAULTS = Object.freeze({
     view: "explore", // explore, diff, changes, heatmap, callgraph, source, profile, targets
     query: "", // label selector; "" = {} (every series)
@@ -153,7 +153,7 @@ export function changed(a, b, keys) {
     return keys.some((k) => (a ? a[k] : undefined) !== (b ? b[k] : undefined));
 }
 
-// The comparison side of a state (CONTRACT: base_query defaults to query).
+// The comparison side of a state (base_query defaults to query).
 export function baseOf(state) {
     return {
         query: state.base_query || state.query,
