@@ -1,5 +1,7 @@
 /* main.c - the scorch binary: dispatches to one subcommand per file in src/cli/. */
 #include "cli/cli.h"
+#include "collect/localsym.h"
+#include "formats/input.h"
 #include "formats/format.h"
 #include "query/layout.h"
 
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
         return sc_layout_worker_main();
     /* Output to a closed pipe should end us quietly with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
+    /* files name their addresses from the binaries here, as go tool pprof does */
+    sc_input_set_symbolizer(sc_symbolize_local);
     if (argc < 2) {
         usage(stderr);
         return 2;

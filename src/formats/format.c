@@ -4,6 +4,7 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/jfr.h"
+#include "formats/legacy.h"
 #include "formats/perf.h"
 #include "formats/perfdata.h"
 #include "formats/pprof.h"
@@ -43,8 +44,8 @@ static int looks_like_folded(const char *s, const char *e)
 }
 
 /* Go's text profiles of old (debug=1: "goroutine profile: total 3", "heap profile: ...",
- * "--- mutex:"), which go tool pprof reads and scorch does not, and the first of which
- * would otherwise pass for a folded stack. Judged by the first line that is not blank. */
+ * "--- mutex:"), which the legacy row reads and the first of which would otherwise pass for
+ * a folded stack. Judged by the first line that is not blank. */
 static int looks_like_go_text(const char *s, size_t n)
 {
     const char *end = s + n;
@@ -53,7 +54,7 @@ static int looks_like_go_text(const char *s, size_t n)
     const char *e = memchr(s, '\n', (size_t)(end - s));
     size_t len = (size_t)((e ? e : end) - s);
     static const char *const heads[] = {"heap profile:", "--- contention",
-                                        "--- mutex:", "--- threadz "};
+                                        "--- mutex:", "--- threadz ", "--- Thread "};
     for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
         if (len >= strlen(heads[i]) && !memcmp(s, heads[i], strlen(heads[i])))
             return 1;
@@ -126,6 +127,13 @@ static int decode_jfr(const void *buf, size_t n, const struct sc_decode_opts *o,
     return sc_jfr_decode(buf, n, NULL, lim, p, err);
 }
 
+static int decode_legacy(const void *buf, size_t n, const struct sc_decode_opts *o,
+                         const struct sc_limits *lim, struct sc_profile *p, char *err)
+{
+    (void)o;
+    return sc_legacy_decode(buf, n, lim, p, err);
+}
+
 static int detect_perf(const void *buf, size_t n)
 {
     return text_kind(buf, n) == SC_FMT_PERF;
@@ -196,6 +204,11 @@ const struct sc_format_def sc_formats[] = {
     /* (after the text ones all the same: its header's "FLR\0" has NUL bytes, which no
      * text takes, and no pprof or JSON starts with "F") */
     {SC_FMT_JFR, "jfr", {"jfr", NULL}, "JFR", sc_jfr_detect, decode_jfr},
+    /* gperftools' binary CPU profile and the text profiles of tcmalloc, old Go and Java: by
+     * their header (the binary's words, the text's first line); text_kind leaves Go's text
+     * to it */
+    {SC_FMT_LEGACY, "legacy", {"legacy", NULL}, "legacy pprof profiles",
+        sc_legacy_detect, decode_legacy},
 };
 /* clang-format on */
 const size_t sc_nformats = sizeof sc_formats / sizeof sc_formats[0];
@@ -258,10 +271,8 @@ const char *sc_format_list(enum sc_format_list what, char *buf, size_t cap)
 
 int sc_format_refuse(const void *buf, size_t n, char *err)
 {
-    if (looks_like_go_text(buf, n))
-        return sc_errf(err, SC_EFORMAT,
-                       "a Go text profile (debug=1), which scorch does not read: fetch it "
-                       "without debug=1");
+    (void)buf;
+    (void)n;
     char list[512];
     return sc_errf(err, SC_EFORMAT, "unrecognized format (expected %s)",
                    sc_format_list(SC_FMT_LIST_DESC, list, sizeof list));

@@ -41,6 +41,7 @@ enum sc_format {
     SC_FMT_SPEEDSCOPE,
     SC_FMT_PERFDATA,
     SC_FMT_JFR,
+    SC_FMT_LEGACY, /* gperftools' CPU profile, legacy text profiles (legacy.h) */
 };
 
 struct sc_decode_opts;
@@ -79,7 +80,7 @@ enum sc_format_list { SC_FMT_LIST_INGEST, SC_FMT_LIST_DESC };
 const char *sc_format_list(enum sc_format_list what, char *buf, size_t cap);
 
 /* The error for bytes no row detects: SC_EFORMAT, "unrecognized format (expected pprof,
- * ...)" or, for Go's old text profiles, what to do instead. */
+ * ...)". */
 int sc_format_refuse(const void *buf, size_t n, char *err);
 
 #endif

@@ -1,5 +1,6 @@
 /* input.c - whole-input reading, gzip through libdeflate, dispatch to the format table. */
 #include "formats/input.h"
+#include "formats/legacy.h"
 #include "formats/pprof.h"
 #include "model/error.h"
 
@@ -240,7 +241,8 @@ static int inflate(struct sc_input *in, const struct sc_limits *lim, char *err)
 
 /* sc_decode() after the gunzip. */
 static int decode_plain(struct sc_input *in, const struct sc_decode_opts *o,
-                        const struct sc_limits *lim, struct sc_profile **out, char *err)
+                        const struct sc_limits *lim, struct sc_profile **out, char *err,
+                        enum sc_format *fmt)
 {
     struct sc_profile *p = sc_profile_new();
     if (!p) {
@@ -260,6 +262,8 @@ static int decode_plain(struct sc_input *in, const struct sc_decode_opts *o,
         }
     }
     enum sc_format f = o->format ? o->format : sc_detect_format(data, len);
+    if (fmt)
+        *fmt = f;
     const struct sc_format_def *d = sc_format_get(f);
     rc = d ? d->decode(data, len, o, lim, p, err) : sc_format_refuse(data, len, err);
     if (rc) {
@@ -285,7 +289,14 @@ int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_pro
         return rc;
     }
     int rc = inflate(in, lim, err);
-    return rc ? rc : decode_plain(in, o, lim, out, err);
+    return rc ? rc : decode_plain(in, o, lim, out, err, NULL);
+}
+
+static sc_symbolize_fn symbolize;
+
+void sc_input_set_symbolizer(sc_symbolize_fn fn)
+{
+    symbolize = fn;
 }
 
 int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile **out, char *err)
@@ -307,10 +318,17 @@ int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile 
         sc_input_release(&in);
         rc = sc_errf(err, SC_EFORMAT, "empty input");
     }
+    enum sc_format f = SC_FMT_UNKNOWN;
     if (!rc)
-        rc = decode_plain(&in, o, lim, out, err);
+        rc = decode_plain(&in, o, lim, out, err, &f);
     if (!rc && (*out)->nsample_types == 0)
         rc = sc_errf(err, SC_EFORMAT, "profile has no sample types");
+    /* as go tool pprof: symbolize, then drop the frames the profile says are the
+     * profiler's or the allocator's */
+    if (!rc && f == SC_FMT_LEGACY && symbolize)
+        rc = symbolize(*out, err);
+    if (!rc && f == SC_FMT_LEGACY)
+        rc = sc_legacy_prune(*out, err);
     /* the samples a lazy profile decodes on each walk say where they come from too */
     if (!rc && sc_pprof_name_input(*out, name))
         rc = sc_errf(err, SC_ENOMEM, "out of memory");

@@ -67,7 +67,7 @@ int sc_gzip(const void *in, size_t n, int level, struct sc_buf *out);
 
 /* Guesses the format of (decompressed) bytes: the first row of the format table
  * (format.h) whose detect says so. Go's legacy text profiles (debug=1) are
- * SC_FMT_UNKNOWN, not folded stacks. Defined in format.c. */
+ * SC_FMT_LEGACY, not folded stacks. Defined in format.c. */
 enum sc_format sc_detect_format(const void *buf, size_t n);
 
 /* Decodes in (gzip or not) into a new profile, consuming in: the profile adopts the bytes
@@ -75,6 +75,13 @@ enum sc_format sc_detect_format(const void *buf, size_t n);
  * 0 or SC_E* with detail in err. The caller frees *out with sc_profile_free(). */
 int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
               char *err);
+
+/* How sc_load names the addresses of a legacy profile (locations without lines in mappings
+ * of the binaries that ran), as go tool pprof symbolizes with the binaries on the machine.
+ * Set once by the program before it reads files (the CLI sets collect's); unset, the
+ * addresses stay unnamed (pprof's "[binary]"). 0 or SC_E* with detail in err. */
+typedef int (*sc_symbolize_fn)(struct sc_profile *p, char *err);
+void sc_input_set_symbolizer(sc_symbolize_fn fn);
 
 /* The one way a command reads an input file: sc_input_read + sc_decode, refusing what
  * go tool pprof refuses too: an empty input (unless o->format names the format: an empty

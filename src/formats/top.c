@@ -1,5 +1,6 @@
 /* top.c - the flat/cum report of `scorch top`, with go tool pprof -top's semantics. */
 #include "formats/top.h"
+#include "formats/names.h"
 #include "model/error.h"
 #include "model/units.h"
 
@@ -44,27 +45,14 @@ static int64_t row_for(struct sc_top *t, struct sc_strtab *names, uint32_t *cap,
     return id;
 }
 
-/* pprof names a frame without a function after its binary. */
+/* pprof names a frame without a function after its binary (formats/names.c). */
 static int64_t objfile_row(struct sc_top *t, struct sc_strtab *names, uint32_t *cap,
                            const struct sc_profile *p, const struct sc_location *l)
 {
-    if (l->mapping) {
-        struct sc_str f = sc_profile_str(p, p->mappings[l->mapping - 1].filename);
-        if (f.len) {
-            const char *base = f.ptr + f.len;
-            while (base > f.ptr && base[-1] != '/')
-                base--;
-            size_t blen = (size_t)(f.ptr + f.len - base);
-            char *tmp = sc_arena_alloc(&t->arena, blen + 2);
-            if (!tmp)
-                return SC_ENOMEM;
-            tmp[0] = '[';
-            memcpy(tmp + 1, base, blen);
-            tmp[blen + 1] = ']';
-            return row_for(t, names, cap, tmp, blen + 2);
-        }
-    }
-    return row_for(t, names, cap, "<unknown>", 9);
+    struct sc_str s;
+    if (sc_pprof_frame_name(p, l, 0, &t->arena, &s))
+        return SC_ENOMEM;
+    return row_for(t, names, cap, s.ptr, s.len);
 }
 
 static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_strtab *names,
@@ -80,8 +68,12 @@ static int build_rowmap(const struct sc_profile *p, struct sc_top *t, struct sc_
         return SC_ENOMEM;
     }
     for (uint32_t f = 0; f < p->nfunctions; f++) {
-        struct sc_str s = sc_profile_str(p, p->functions[f].name);
+        struct sc_str s;
         fn_row[f] = UINT32_MAX; /* nameless: named per location, after its binary */
+        if (sc_pprof_name(p, f, &t->arena, &s)) {
+            free(fn_row);
+            return SC_ENOMEM;
+        }
         if (!s.len)
             continue;
         int64_t r = row_for(t, names, cap, s.ptr, s.len);

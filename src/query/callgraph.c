@@ -1,5 +1,6 @@
 /* callgraph.c - the call graph of a profile with go tool pprof -dot's cuts, styling and DOT. */
 #include "query/callgraph.h"
+#include "formats/names.h"
 #include "formats/top.h"
 #include "model/budget.h"
 #include "model/clock.h"
@@ -341,30 +342,20 @@ static int64_t intern_id(struct sc_callgraph_int *c, const char *s, size_t n)
     return id;
 }
 
-/* pprof names a frame without a function after its binary. */
+/* pprof names a frame without a function after its binary (formats/names.c); the
+ * identity starts with \1, which no function's name does. */
 static int64_t objfile_id(struct sc_callgraph_int *c, const struct sc_profile *p,
                           const struct sc_location *l)
 {
-    if (l->mapping) {
-        struct sc_str f = sc_profile_str(p, p->mappings[l->mapping - 1].filename);
-        if (f.len) {
-            const char *base = f.ptr + f.len;
-            while (base > f.ptr && base[-1] != '/')
-                base--;
-            size_t blen = (size_t)(f.ptr + f.len - base);
-            char *tmp = malloc(blen + 3);
-            if (!tmp)
-                return SC_ENOMEM;
-            tmp[0] = '\1';
-            tmp[1] = '[';
-            memcpy(tmp + 2, base, blen);
-            tmp[blen + 2] = ']';
-            int64_t id = intern_id(c, tmp, blen + 3);
-            free(tmp);
-            return id;
-        }
-    }
-    return intern_id(c, "\1<unknown>", 10);
+    struct sc_str s;
+    if (sc_pprof_frame_name(p, l, 0, &c->arena, &s))
+        return SC_ENOMEM;
+    char *tmp = sc_arena_alloc(&c->arena, (size_t)s.len + 1);
+    if (!tmp)
+        return SC_ENOMEM;
+    tmp[0] = '\1';
+    memcpy(tmp + 1, s.ptr, s.len);
+    return intern_id(c, tmp, (size_t)s.len + 1);
 }
 
 static int build_ids(struct sc_callgraph_int *c, const struct sc_profile *p)
@@ -377,8 +368,12 @@ static int build_ids(struct sc_callgraph_int *c, const struct sc_profile *p)
     if (!fn_id || !c->loc_start || !c->loc_n || !c->loc_ids)
         goto out;
     for (uint32_t f = 0; f < p->nfunctions; f++) {
-        struct sc_str s = sc_profile_str(p, p->functions[f].name);
+        struct sc_str s;
         fn_id[f] = NONE;
+        if (sc_pprof_name(p, f, &c->arena, &s)) {
+            rc = SC_ENOMEM;
+            goto out;
+        }
         if (s.len && s.ptr[0] != '\1') {
             int64_t id = intern_id(c, s.ptr, s.len);
             if (id < 0) {

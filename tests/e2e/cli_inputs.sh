@@ -72,7 +72,7 @@ out=$("$SCORCH" collapse perf "$tmp/empty") || fail "collapse perf of an empty f
 python3 "$SCORCH_SRC/tests/e2e/cli_pprof.py" no-types "$tmp/no-types.pb" &&
     python3 "$SCORCH_SRC/tests/e2e/cli_pprof.py" bad-location "$tmp/bad-location.pb" ||
     fail "cannot write the bad profiles"
-printf 'goroutine profile: total 2\n2 @ 0x1 0x2\n#\t0x1\tmain.f+0x1\t/a.go:3\n' >"$tmp/goroutine.txt"
+printf 'goroutine profile: total 2\n2 @ 0x1 zz\n#\t0x1\tmain.f+0x1\t/a.go:3\n' >"$tmp/goroutine.txt"
 printf 'not\001a profile\n' >"$tmp/garbage"
 for f in no-types.pb bad-location.pb goroutine.txt garbage; do
     want=""
@@ -90,7 +90,7 @@ for f in no-types.pb bad-location.pb goroutine.txt garbage; do
         want=$msg
     done
     case "$f:$want" in
-    goroutine.txt:*"a Go text profile"*) ;;
+    goroutine.txt:*"malformed profile format"*) ;;
     goroutine.txt:*) fail "goroutine text: $want" ;;
     esac
 done

@@ -60,7 +60,7 @@ static void test_detect(void)
     T_EQ_INT(sc_detect_format(perf, sizeof perf - 1), SC_FMT_PERF);
     T_EQ_INT(sc_detect_format("", 0), SC_FMT_FOLDED);
     T_EQ_INT(sc_detect_format("hello world\n", 12), SC_FMT_UNKNOWN);
-    T_EQ_INT(sc_detect_format("goroutine profile: total 3\n", 27), SC_FMT_UNKNOWN);
+    T_EQ_INT(sc_detect_format("goroutine profile: total 3\n", 27), SC_FMT_LEGACY);
     char err[SC_ERR_LEN] = "";
     T_EQ_INT(sc_format_refuse("hello", 5, err), SC_EFORMAT);
     T_CHECK(!strncmp(err, "unrecognized format (expected pprof, ", 37));
