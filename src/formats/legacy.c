@@ -100,7 +100,7 @@ static int re_find(int which, const char *s, size_t n, struct match *m)
     int rc = pcre2_match(re_code[which], (PCRE2_SPTR)(s ? s : ""), n, 0, 0, md, re_mctx);
     if (rc > 0) {
         PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-        for (int i = 0; i < rc && i < MAX_GROUPS; i++) {
+        for (size_t i = 0; i < (size_t)rc && i < MAX_GROUPS; i++) {
             if (ov[2 * i] == PCRE2_UNSET)
                 continue;
             m->s[i] = s + ov[2 * i];
@@ -235,10 +235,8 @@ static int parse_int(const char *s, size_t n, int base, int64_t *out)
             d = c - 'a' + 10;
         else if (c >= 'A' && c <= 'Z')
             d = c - 'A' + 10;
-        else if (c == '_')
-            return -1; /* underscores are Go syntax only with an explicit prefix: rare */
         else
-            return -1;
+            return -1; /* Go's underscores (with an explicit prefix only) are left out: rare */
         if (d >= base)
             return -1;
         if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base)
@@ -261,11 +259,11 @@ static int parse_hex(const char *s, size_t n, uint64_t *out)
         char c = s[i];
         uint64_t d;
         if (c >= '0' && c <= '9')
-            d = (uint64_t)(c - '0');
+            d = (uint64_t)(unsigned char)c - '0';
         else if (c >= 'a' && c <= 'f')
-            d = (uint64_t)(c - 'a' + 10);
+            d = (uint64_t)(unsigned char)c - 'a' + 10;
         else if (c >= 'A' && c <= 'F')
-            d = (uint64_t)(c - 'A' + 10);
+            d = (uint64_t)(unsigned char)c - 'A' + 10;
         else
             return -1;
         if (v >> 60)
@@ -502,7 +500,7 @@ static int map_entry(struct builder *b, const char *line, size_t n)
             if (b->subst.oom)
                 return nomem(b);
         }
-        if (b->subst.len > MAX_LINE * 16)
+        if (b->subst.len > (size_t)MAX_LINE * 16)
             return sc_errf(b->err, SC_ELIMIT, "memory map line too long after substitution");
         char *copy = sc_arena_alloc(&b->arena, b->subst.len + 1);
         if (!copy)
@@ -1309,7 +1307,7 @@ int sc_legacy_detect(const void *buf, size_t n)
 /* The header of the profile: sample types, period, duration. */
 static int emit_header(const struct builder *b, struct sc_profile *p)
 {
-    for (uint32_t i = 0; i < b->nvals; i++)
+    for (size_t i = 0; i < b->nvals; i++)
         if (sc_profile_add_sample_type(p, b->types[2 * i], b->types[2 * i + 1]) < 0)
             return SC_ENOMEM;
     int64_t t = sc_profile_intern(p, b->ptype, strlen(b->ptype));
