@@ -32,11 +32,17 @@ enum {
     RE_BRIEF_MAPS,
     RE_LOG_INFO,
     RE_LIB,
+    RE_JAVA_ATTR,
+    RE_JAVA_SAMPLE,
+    RE_JAVA_LOC,
+    RE_JAVA_FILE_LINE,
+    RE_JAVA_PATH,
     RE_N
 };
 
 #define HEX_RANGE "\\s*(?:0x)?([[:xdigit:]]+)[\\s-]?\\s*(?:0x)?([[:xdigit:]]+):?"
 #define PERM "(?:\\s+([-rwxp]+))?"
+/* NOLINTBEGIN(bugprone-suspicious-missing-comma): long regexes are split over lines */
 static const char *const re_src[RE_N] = {
     [RE_COUNT_START] = "\\A(\\S+) profile: total \\d+\\z",
     [RE_COUNT] = "\\A(\\d+) @(( 0x[0-9a-f]+)+)\\z",
@@ -55,7 +61,13 @@ static const char *const re_src[RE_N] = {
                       "(?:\\s+([[:xdigit:]]+))?",
     [RE_LOG_INFO] = "^[^\\[\\]]+:[0-9]+]\\s",
     [RE_LIB] = "([.]so$|[.]so[._][0-9]+)",
+    [RE_JAVA_ATTR] = "([\\w ]+)=([\\w ]+)",
+    [RE_JAVA_SAMPLE] = " *(\\d+) +(\\d+) +@ +([ x0-9a-f]*)",
+    [RE_JAVA_LOC] = "^\\s*0x([[:xdigit:]]+)\\s+(.*)\\s*$",
+    [RE_JAVA_FILE_LINE] = "^(.*)\\s+\\((.+):(-?[[:digit:]]+)\\)$",
+    [RE_JAVA_PATH] = "^(.*)\\s+\\((.*)\\)$",
 };
+/* NOLINTEND(bugprone-suspicious-missing-comma) */
 
 static pcre2_code *re_code[RE_N];
 static pcre2_match_context *re_mctx;
@@ -311,6 +323,16 @@ struct builder {
     char type_name[256]; /* a count profile's type */
     int64_t period, duration;
     int heap; /* samples carry their block size as label "bytes" */
+    /* Java profiles name their addresses in the file: per address index, NULL when the
+     * file does not (then the address stays) */
+    struct jloc {
+        const char *fn, *file;
+        size_t fn_n, file_n;
+        int64_t line;
+    } * jlocs;
+    int java;
+    uint32_t ntypes;     /* sample types known (Java's heapz names them in an attribute) */
+    struct sc_map64 jfn; /* a Java function's name (string) -> function index */
 };
 
 static void builder_release(struct builder *b)
@@ -327,6 +349,8 @@ static void builder_release(struct builder *b)
     sc_strv_free(b->attr_keys, b->nattrs);
     sc_strv_free(b->attr_vals, b->nattrs);
     sc_arena_release(&b->arena);
+    free(b->jlocs);
+    sc_map64_release(&b->jfn);
 }
 
 static int nomem(struct builder *b)
@@ -635,7 +659,229 @@ static int looks_main(const struct lmap *m)
     return re_find(RE_LIB, f, n, &mt) == 0;
 }
 
+/* pprof's answer for a format that is not this one: the next parser is tried */
+#define UNRECOGNIZED 1
+
+/* ---- Java's profiles (pprof's legacy_java_profile.go) ---- */
+
+static void scale_heap(int64_t *count, int64_t *size, int64_t rate);
+
+/* filepath.Base */
+static void path_base(const char **s, size_t *n)
+{
+    while (*n > 1 && (*s)[*n - 1] == '/')
+        (*n)--;
+    const char *e = *s + *n, *b = e;
+    while (b > *s && b[-1] != '/')
+        b--;
+    if (b < e) {
+        *s = b;
+        *n = (size_t)(e - b);
+    } else if (*n == 0) {
+        *s = ".";
+        *n = 1;
+    } else {
+        *s = "/";
+        *n = 1;
+    }
+}
+
+/* parseJavaLocations: "0x<addr> function (file:line)" lines name the addresses. */
+static int java_locations(struct builder *b, const char *buf, size_t n)
+{
+    b->java = 1;
+    b->jlocs = calloc((size_t)b->naddrs + 1, sizeof *b->jlocs);
+    struct sc_map64 first = {0}; /* hash of a name -> the address that named it first */
+    if (!b->jlocs)
+        return nomem(b);
+    const char *p = buf, *end = buf + n;
+    int rc = 0;
+    for (uint64_t i = 0; p < end && !rc; i++) {
+        if ((rc = sc_budget_poll_every(i, b->err)))
+            break;
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        const char *line = p;
+        size_t len = (size_t)((e ? e : end) - p);
+        p = e ? e + 1 : end;
+        trim(&line, &len);
+        struct match m;
+        if (len == 0 || len > MAX_LINE * (size_t)16 || re_find(RE_JAVA_LOC, line, len, &m) <= 0)
+            continue;
+        uint64_t addr;
+        if (parse_hex(m.s[1], m.n[1], &addr)) {
+            rc = sc_errf(b->err, SC_EFORMAT, "parsing sample %.*s: bad address",
+                         (int)(len > 80 ? 80 : len), line);
+            break;
+        }
+        uint32_t *ai = sc_map64_get(&b->addr_index, addr);
+        if (!ai)
+            continue; /* unused */
+        struct jloc j = {m.s[2], NULL, m.n[2], 0, 0};
+        const char *what = m.s[2];
+        size_t wn = m.n[2];
+        if (re_find(RE_JAVA_FILE_LINE, what, wn, &m) > 0) {
+            int64_t ln;
+            j.fn = m.s[1], j.fn_n = m.n[1];
+            j.file = m.s[2], j.file_n = m.n[2];
+            if (parse_int(m.s[3], m.n[3], 10, &ln) == 0 && ln > 0)
+                j.line = ln;
+        } else if (re_find(RE_JAVA_PATH, what, wn, &m) > 0) {
+            /* a shared library's path: its base name is enough */
+            j.fn = m.s[1], j.fn_n = m.n[1];
+            j.file = m.s[2], j.file_n = m.n[2];
+            path_base(&j.file, &j.file_n);
+        } else if (memmem(what, wn, "generated stub/JIT", 18)) {
+            j.fn = "STUB", j.fn_n = 4;
+        }
+        if (!j.fn)
+            j.fn = "";
+        /* a function keeps the file it was first seen with */
+        int added;
+        uint32_t *fi = sc_map64_upsert(&first, sc_hash64(j.fn, j.fn_n), *ai, &added);
+        if (!fi) {
+            rc = nomem(b);
+            break;
+        }
+        if (!added) {
+            j.file = b->jlocs[*fi].file;
+            j.file_n = b->jlocs[*fi].file_n;
+        }
+        b->jlocs[*ai] = j;
+    }
+    sc_map64_release(&first);
+    return rc;
+}
+
+/* "--- heapz 1 ---" and "--- contentionz 1 ---" */
+static int parse_java(struct builder *b, const char *buf, size_t n)
+{
+    const char *nl = memchr(buf, '\n', n);
+    if (!nl)
+        return UNRECOGNIZED;
+    const char *h = buf;
+    size_t hn = (size_t)(nl - buf);
+    trim(&h, &hn);
+    int heap;
+    if (same_str(h, hn, "--- heapz 1 ---", 15))
+        heap = 1;
+    else if (same_str(h, hn, "--- contentionz 1 ---", 21))
+        heap = 0;
+    else
+        return UNRECOGNIZED;
+    b->ptype = b->punit = "";
+    b->nvals = 2;
+    const char *p = nl + 1, *end = buf + n;
+    /* the attributes: lines of "name = value" */
+    for (const char *e; (e = memchr(p, '\n', (size_t)(end - p))); p = e + 1) {
+        const char *line = p;
+        size_t len = (size_t)(e - p);
+        trim(&line, &len);
+        if (!len)
+            continue;
+        struct match m;
+        if (len > MAX_LINE * (size_t)16 || re_find(RE_JAVA_ATTR, line, len, &m) <= 0)
+            break;
+        const char *k = m.s[1], *v = m.s[2];
+        size_t kn = m.n[1], vn = m.n[2];
+        trim(&k, &kn);
+        trim(&v, &vn);
+        if (same_str(k, kn, "format", 6)) {
+            if (!same_str(v, vn, "java", 4))
+                return UNRECOGNIZED;
+        } else if (same_str(k, kn, "resolution", 10)) {
+            char *unit = sc_arena_strndup(&b->arena, v, vn);
+            if (!unit)
+                return nomem(b);
+            b->types[0] = heap ? "inuse_objects" : "contentions";
+            b->types[1] = "count";
+            b->types[2] = heap ? "inuse_space" : "delay";
+            b->types[3] = unit;
+            b->ntypes = 2;
+        } else if (!heap && same_str(k, kn, "sampling period", 15)) {
+            b->ptype = "contentions";
+            b->punit = "count";
+            if (parse_int(v, vn, 0, &b->period))
+                return sc_errf(b->err, SC_EFORMAT, "failed to parse attribute %.*s",
+                               (int)(len > 80 ? 80 : len), line);
+        } else if (!heap && same_str(k, kn, "ms since reset", 14)) {
+            int64_t ms;
+            if (parse_int(v, vn, 0, &ms))
+                return sc_errf(b->err, SC_EFORMAT, "failed to parse attribute %.*s",
+                               (int)(len > 80 ? 80 : len), line);
+            b->duration = (int64_t)((uint64_t)ms * 1000000u);
+        } else {
+            return UNRECOGNIZED;
+        }
+    }
+    /* the samples: "v2 v1 @ 0x.. 0x.." */
+    b->heap = heap;
+    int rc;
+    for (const char *e; (e = memchr(p, '\n', (size_t)(end - p))); p = e + 1) {
+        const char *line = p;
+        size_t len = (size_t)(e - p);
+        trim(&line, &len);
+        if (!len)
+            continue;
+        struct match m;
+        if (len > MAX_LINE * (size_t)16 || re_find(RE_JAVA_SAMPLE, line, len, &m) <= 0)
+            break;
+        int64_t v[2], bs = 0;
+        if (parse_int(m.s[2], m.n[2], 0, &v[0]) || parse_int(m.s[1], m.n[1], 0, &v[1]))
+            return sc_errf(b->err, SC_EFORMAT, "parsing sample %.*s", (int)(len > 80 ? 80 : len),
+                           line);
+        if (heap) {
+            if (v[0] == 0)
+                return sc_errf(b->err, SC_EFORMAT,
+                               "parsing sample %.*s: second value must be non-zero",
+                               (int)(len > 80 ? 80 : len), line);
+            bs = v[1] / v[0];
+            scale_heap(&v[0], &v[1], 524288);
+        } else if (b->period != 0) {
+            v[0] = (int64_t)((uint64_t)v[0] * (uint64_t)b->period);
+            v[1] = (int64_t)((uint64_t)v[1] * (uint64_t)b->period);
+        }
+        if ((rc = sample_begin(b, v, bs)) || (rc = hex_addresses(b, m.s[3], m.n[3], 0, 0, NULL)))
+            return rc;
+    }
+    if (b->nsamples && b->ntypes != 2)
+        return sc_errf(b->err, SC_EFORMAT,
+                       "malformed profile: mismatch: sample has 2 values vs. %u types", b->ntypes);
+    return java_locations(b, p, (size_t)(end - p));
+}
+
 /* ---- the profile ---- */
+
+/* The one line of a location a Java profile names: function by name (the first file seen
+ * with it stays), line. */
+static int java_line(struct builder *b, struct sc_profile *p, struct sc_location *l,
+                     const struct jloc *j)
+{
+    int64_t name = sc_profile_intern(p, j->fn, j->fn_n);
+    if (name < 0)
+        return nomem(b);
+    int added;
+    uint32_t *slot = sc_map64_upsert(&b->jfn, (uint64_t)name, p->nfunctions, &added);
+    if (!slot)
+        return nomem(b);
+    uint32_t fn = *slot;
+    if (added) {
+        if (p->nfunctions >= b->lim->max_functions)
+            return sc_errf(b->err, SC_ELIMIT, "more than %u functions (limits.max_functions)",
+                           b->lim->max_functions);
+        int64_t file = sc_profile_intern(p, j->file ? j->file : "", j->file_n);
+        int64_t f = file < 0 ? file : sc_profile_add_function(p, (uint32_t)name, (uint32_t)file);
+        if (f < 0)
+            return nomem(b);
+        p->functions[f].system_name = (uint32_t)name;
+        fn = (uint32_t)f;
+    }
+    if (sc_grow_array(&p->lines, &p->lines_cap, (uint64_t)p->nlines + 1, sizeof *p->lines))
+        return nomem(b);
+    l->line_start = p->nlines;
+    l->nlines = 1;
+    p->lines[p->nlines++] = (struct sc_line){fn + 1, j->line, 0};
+    return 0;
+}
 
 static int emit(struct builder *b, struct sc_profile *p)
 {
@@ -702,7 +948,7 @@ static int emit(struct builder *b, struct sc_profile *p)
      * began earlier, else a fake one that holds everything */
     int fake = 0;
     for (uint32_t i = 0; i < nloc; i++) {
-        uint64_t a = b->addrs[order[i]];
+        uint64_t a = b->jlocs && b->jlocs[order[i]].fn ? 0 : b->addrs[order[i]];
         map_of[i] = 0;
         if (a == 0)
             continue;
@@ -756,8 +1002,11 @@ static int emit(struct builder *b, struct sc_profile *p)
         struct sc_location *l = &p->locations[i];
         memset(l, 0, sizeof *l);
         l->id = i + 1;
-        l->address = b->addrs[order[i]];
+        /* Java's: addresses stripped for a better merge (pprof's Aggregate) */
+        l->address = b->java ? 0 : b->addrs[order[i]];
         l->mapping = map_of[i];
+        if (b->jlocs && b->jlocs[order[i]].fn && (rc = java_line(b, p, l, &b->jlocs[order[i]])))
+            goto out;
     }
     p->nlocations = nloc;
     rc = sc_profile_reserve_samples(p, b->nsamples, b->nsl);
@@ -802,13 +1051,10 @@ static void set_types(struct builder *b, const char *const *tu, uint32_t n, cons
 {
     for (uint32_t i = 0; i < 2 * n && i < 8; i++)
         b->types[i] = tu[i];
-    b->nvals = n;
+    b->nvals = b->ntypes = n;
     b->ptype = pt;
     b->punit = pu;
 }
-
-/* pprof's answer for a format that is not this one: the next parser is tried */
-#define UNRECOGNIZED 1
 
 /* ---- gperftools' CPU profile ---- */
 
@@ -834,7 +1080,8 @@ static uint64_t word(struct words *w)
     return v;
 }
 
-/* The header's word size and order: 0 when none of the four reads as a C++ profile. */
+/* The header's word size and order: 0 when none of the four reads as a profile, 1 for a
+ * C++ one, 2 for a Java one (third word 1). */
 static int cpu_header(const unsigned char *buf, size_t n, struct words *out, uint64_t *period)
 {
     static const int kinds[4][2] = {{4, 0}, {4, 1}, {8, 0}, {8, 1}};
@@ -843,10 +1090,10 @@ static int cpu_header(const unsigned char *buf, size_t n, struct words *out, uin
         uint64_t h[5];
         for (int i = 0; i < 5; i++)
             h[i] = word(&w);
-        if (w.n != SIZE_MAX && h[0] == 0 && h[1] == 3 && h[2] == 0 && h[3] > 0 && h[4] == 0) {
+        if (w.n != SIZE_MAX && h[0] == 0 && h[1] == 3 && h[2] <= 1 && h[3] > 0 && h[4] == 0) {
             *out = w;
             *period = h[3];
-            return 1;
+            return 1 + (int)h[2];
         }
     }
     return 0;
@@ -856,8 +1103,10 @@ static int parse_cpu(struct builder *b, const char *buf, size_t n)
 {
     struct words w;
     uint64_t period_us;
-    if (!cpu_header((const unsigned char *)buf, n, &w, &period_us))
+    int kind = cpu_header((const unsigned char *)buf, n, &w, &period_us);
+    if (!kind)
         return UNRECOGNIZED;
+    int java = kind == 2; /* Java's addresses are no return addresses: none adjusted */
     int64_t period = sc_mul_sat((int64_t)period_us, 1000);
     b->nvals = 2;
     for (uint64_t i = 0; w.n != SIZE_MAX && w.n > 0; i++) {
@@ -878,9 +1127,15 @@ static int parse_cpu(struct builder *b, const char *buf, size_t n)
             return rc;
         for (uint64_t k = 0; k < nstk; k++) {
             uint64_t a = word(&w);
-            if ((rc = sample_loc(b, k > 0 ? a - 1 : a)))
+            if ((rc = sample_loc(b, k > 0 && !java ? a - 1 : a)))
                 return rc;
         }
+    }
+    if (java) {
+        b->period = period;
+        set_types(b, (const char *const[]){"samples", "count", "cpu", "nanoseconds"}, 2, "cpu",
+                  "nanoseconds");
+        return java_locations(b, (const char *)w.p, w.n == SIZE_MAX ? 0 : w.n);
     }
     /* Frames the signal handler pushed: when (nearly) every sample has the same second
      * frame, it is dropped, at most twice. */
@@ -1263,7 +1518,8 @@ static int frame_info(struct sc_profile *p)
     if (same_str(t0.ptr, t0.len, "contentions", 11) && p->nsample_types == 2) {
         drop = lock_rx;
     } else if (same_str(t0.ptr, t0.len, "objects", 7) ||
-               same_str(t0.ptr, t0.len, "alloc_objects", 13)) {
+               same_str(t0.ptr, t0.len, "alloc_objects", 13) ||
+               same_str(t0.ptr, t0.len, "inuse_objects", 13)) {
         drop = alloc_rx;
         keep = alloc_skip_rx;
     }
@@ -1293,7 +1549,8 @@ int sc_legacy_detect(const void *buf, size_t n)
             const char *l = s;
             trim(&l, &len);
             static const char *const heads[] = {"heap profile:", "--- contention",
-                                                "--- mutex:", "--- threadz ", "--- Thread "};
+                                                "--- mutex:",    "--- threadz ",
+                                                "--- Thread ",   "--- heapz 1 ---"};
             for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
                 if (has_prefix(l, len, heads[i]))
                     return 1;
@@ -1307,7 +1564,7 @@ int sc_legacy_detect(const void *buf, size_t n)
 /* The header of the profile: sample types, period, duration. */
 static int emit_header(const struct builder *b, struct sc_profile *p)
 {
-    for (size_t i = 0; i < b->nvals; i++)
+    for (size_t i = 0; i < b->ntypes; i++)
         if (sc_profile_add_sample_type(p, b->types[2 * i], b->types[2 * i + 1]) < 0)
             return SC_ENOMEM;
     int64_t t = sc_profile_intern(p, b->ptype, strlen(b->ptype));
@@ -1325,8 +1582,8 @@ int sc_legacy_decode(const char *buf, size_t n, const struct sc_limits *lim, str
                      char *err)
 {
     typedef int (*parser)(struct builder *, const char *, size_t);
-    static const parser parsers[] = {parse_cpu, parse_heap, parse_count, parse_thread,
-                                     parse_contention};
+    static const parser parsers[] = {parse_cpu,    parse_heap,       parse_count,
+                                     parse_thread, parse_contention, parse_java};
     for (size_t i = 0; i < sizeof parsers / sizeof parsers[0]; i++) {
         struct builder b = {.lim = lim, .err = err};
         sc_arena_init(&b.arena);
@@ -1337,7 +1594,7 @@ int sc_legacy_decode(const char *buf, size_t n, const struct sc_limits *lim, str
         }
         if (rc == 0) {
             /* cpu and threadz: the leaf seen twice */
-            if (parsers[i] == parse_cpu || parsers[i] == parse_thread)
+            if ((parsers[i] == parse_cpu && !b.java) || parsers[i] == parse_thread)
                 cleanup_duplicates(&b);
             rc = emit_header(&b, p) ? sc_errf(err, SC_ENOMEM, "out of memory") : emit(&b, p);
         }

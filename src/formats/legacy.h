@@ -21,6 +21,9 @@
  *   thread    "--- threadz N ---" or "--- Thread X (name: n/1) stack: ---" sections
  *   contention "--- contention:", "--- mutex:", "--- contentionz " with "cycles/second",
  *             "sampling period" and "ms since reset" attributes; "delay count @ 0x.." lines
+ *   java      "--- heapz 1 ---", "--- contentionz 1 ---" (format = java), and the CPU
+ *             profile whose third header word is 1: "0x.. function (file:line)" lines after
+ *             the samples name the addresses, which are then dropped (pprof's Aggregate)
  *
  * Every format may end in a memory map after "--- Memory map: ---" or "MAPPED_LIBRARIES:"
  * (/proc/self/maps lines or "start-end file (@offset) buildid"). Addresses become

@@ -2,9 +2,11 @@
 """Writes the profiles tests/compat/legacy_top.sh compares with go tool pprof.
 
 legacy_gen.py cpu BINARY OUTDIR   gperftools CPU profiles of BINARY's functions in the four
-                                  encodings pprof reads (32/64-bit words, either order)
+                                  encodings pprof reads (32/64-bit words, either order), and a
+                                  Java one
 legacy_gen.py text BINARY OUTDIR  contention, mutex, threadz, goroutine, heap (Go's, heapz_v2,
-                                  growthz) text profiles on BINARY's functions
+                                  growthz) text profiles on BINARY's functions,
+                                  Java's heapz and contentionz
 legacy_gen.py names OUT           a pprof whose functions have C++, Rust, Go and Java names,
                                   each its own system name, as pprof-rs and others write them
 """
@@ -53,6 +55,15 @@ def cpu(binary, outdir):
         b += w(0) + w(1) + w(0)
         b += maps(binary).encode()
         open(os.path.join(outdir, name + ".prof"), "wb").write(b)
+    # Java's: third header word 1, addresses not adjusted, named by the text after the trailer
+    w = lambda v: struct.pack("<Q", v)
+    b = w(0) + w(3) + w(1) + w(10000) + w(0)
+    for count, pcs in ((4, [0x100, 0x200, 0x300]), (2, [0x400, 0x300]), (1, [0x100, 0x100])):
+        b += w(count) + w(len(pcs)) + b"".join(w(pc) for pc in pcs)
+    b += w(0) + w(1) + w(0)
+    b += (b"0x100 com.example.A.f (A.java:1)\n0x200 com.example.B.g (B.java:2)\n"
+          b"0x300 com.example.Main.main (Main.java:3)\n0x400 VM\n")
+    open(os.path.join(outdir, "java_cpu.prof"), "wb").write(b)
 
 
 def addrs(pcs):
@@ -85,6 +96,18 @@ def text(binary, outdir):
         "".join("%d: %d [0: 0] @ %s\n" % (c, c * 1000, addrs(p)) for c, p in st) +
         "--- Memory map: ---\n" + m,
     }
+    java_names = ("0x100 java.util.ArrayList.grow (ArrayList.java:237)\n"
+                  "0x200 com.example.Cache.put (Cache.java:42)\n"
+                  "0x300 com.example.Main.main (Main.java:10)\n"
+                  "0x400 libfoo.so_fn (/usr/lib/libfoo.so)\n"
+                  "0x500 Interpreter generated stub/JIT\n")
+    files["java_heap.txt"] = ("--- heapz 1 ---\nformat = java\nresolution = bytes\n"
+                              "    4096   2 @ 0x100 0x200 0x300\n    8192   1 @ 0x400 0x300\n"
+                              "    1000   10 @ 0x500\n" + java_names)
+    files["java_contention.txt"] = ("--- contentionz 1 ---\nformat = java\n"
+                                    "resolution = microseconds\nsampling period = 100\n"
+                                    "ms since reset = 6000\n  5000  3 @ 0x100 0x200\n"
+                                    "  900  1 @ 0x300\n" + java_names)
     for name, body in files.items():
         open(os.path.join(outdir, name), "w").write(body)
 

@@ -5,7 +5,8 @@
 #   and -ltcmalloc (HEAPPROFILE), built and run here, their addresses named from the binaries;
 # - CPU profiles in the four word encodings (32/64-bit, either byte order), contention,
 #   mutex, threadz, goroutine, Go heap (debug=1, sampled), heapz_v2 and growthz profiles
-#   written here on the C program's functions (tests/compat/legacy_gen.py);
+#   written here on the C program's functions, and Java's CPU, heapz and contentionz
+#   profiles (tests/compat/legacy_gen.py);
 # - a pprof whose functions carry C++, Rust, Go and Java names as their own system names,
 #   which pprof shortens (and `convert --to pprof` of a legacy profile, read back by pprof).
 set -u
@@ -107,11 +108,11 @@ for f in "$tmp"/prog.prof "$tmp"/cxx.prof "$tmp"/*.heap "$tmp"/gen/*; do
         cases=$((cases + 1))
     done
     # the functions were named (pprof's own rows are more than binaries)
-    grep -qE '  (leaf_a|leaf_b|mid|main|apply|ns::Foo::bar const)$' "$tmp/go.txt" &&
+    grep -qE '  (leaf_a|leaf_b|mid|main|apply|ns::Foo::bar const|com.example.A.f|STUB|GC)$' "$tmp/go.txt" &&
         named=$((named + 1))
 done
 [ "$cases" -ge 40 ] || fail "expected at least 40 file/type cases, ran $cases"
-[ "$named" -ge 12 ] || fail "only $named profiles had named functions"
+[ "$named" -ge 15 ] || fail "only $named profiles had named functions"
 
 # the shortened names are pprof's: a few spelled out, so a pprof that stopped shortening
 # would not pass unnoticed

@@ -146,6 +146,24 @@ static void test_text(void)
         sc_profile_free(p);
         free(longl);
     }
+    /* Java's heapz: values inverted, scaled at 512 KiB, addresses named by the text */
+    const char *jh = "--- heapz 1 ---\nformat = java\nresolution = bytes\n 4096 2 @ 0x100 0x200\n"
+                     "0x100 a.B.c (B.java:3)\n0x200 GC\n";
+    p = dec(jh, strlen(jh), &rc, err);
+    T_EQ_INT(rc, 0);
+    T_EQ_MEM(type_of(p, 1).ptr, type_of(p, 1).len, "inuse_space");
+    T_EQ_INT(p->nfunctions, 2);
+    T_EQ_MEM(sc_profile_str(p, p->functions[0].name).ptr,
+             sc_profile_str(p, p->functions[0].name).len, "a.B.c");
+    T_EQ_INT(p->lines[p->locations[0].line_start].line, 3);
+    T_EQ_INT(p->locations[0].address, 0);
+    sc_profile_free(p);
+    /* without a resolution, Java's samples have no types: malformed */
+    const char *jbad = "--- contentionz 1 ---\nformat = java\n 5 1 @ 0x1\n";
+    p = dec(jbad, strlen(jbad), &rc, err);
+    T_EQ_INT(rc, SC_EFORMAT);
+    T_CHECK(strstr(err, "2 values vs. 0 types") != NULL);
+    sc_profile_free(p);
     T_CHECK(!sc_legacy_detect("a;b 1\n", 6));
     T_CHECK(sc_legacy_detect("\n# c\n--- mutex:\n", 16));
 }
