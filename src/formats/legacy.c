@@ -317,6 +317,7 @@ struct builder {
     char **attr_keys, **attr_vals;
     uint32_t nattrs;
     struct sc_arena arena; /* lines after $attr substitution */
+    uint64_t subst_total;  /* their bytes */
     /* the profile's header */
     const char *types[8]; /* type, unit pairs */
     const char *ptype, *punit;
@@ -524,8 +525,10 @@ static int map_entry(struct builder *b, const char *line, size_t n)
             if (b->subst.oom)
                 return nomem(b);
         }
-        if (b->subst.len > (size_t)MAX_LINE * 16)
-            return sc_errf(b->err, SC_ELIMIT, "memory map line too long after substitution");
+        /* substitutions may grow lines: 1 MiB a line, 64 MiB in all */
+        b->subst_total += b->subst.len;
+        if (b->subst.len > (size_t)MAX_LINE * 16 || b->subst_total > ((uint64_t)64 << 20))
+            return sc_errf(b->err, SC_ELIMIT, "memory map lines too long after substitution");
         char *copy = sc_arena_alloc(&b->arena, b->subst.len + 1);
         if (!copy)
             return nomem(b);
@@ -970,9 +973,11 @@ static int emit(struct builder *b, struct sc_profile *p)
         map_of[i] = j + 1; /* nm + 1: the fake one */
     }
     int rc = 0;
-    if (sc_grow_array(&p->mappings, &p->mappings_cap, (uint64_t)nm + (uint64_t)fake,
+    /* lines allocated even when no location has one yet: readers take p->lines + start */
+    if (sc_grow_array(&p->mappings, &p->mappings_cap, (uint64_t)nm + (uint64_t)fake + 1,
                       sizeof *p->mappings) ||
-        sc_grow_array(&p->locations, &p->locations_cap, nloc, sizeof *p->locations)) {
+        sc_grow_array(&p->locations, &p->locations_cap, (uint64_t)nloc + 1, sizeof *p->locations) ||
+        sc_grow_array(&p->lines, &p->lines_cap, 1, sizeof *p->lines)) {
         rc = nomem(b);
         goto out;
     }
@@ -1514,7 +1519,9 @@ static const char lock_rx[] =
 static int frame_info(struct sc_profile *p)
 {
     const char *drop = cpu_rx, *keep = "";
-    struct sc_str t0 = sc_profile_str(p, p->sample_types[0].type);
+    /* a Java profile without samples may name no sample types */
+    struct sc_str t0 =
+        p->nsample_types ? sc_profile_str(p, p->sample_types[0].type) : (struct sc_str){"", 0};
     if (same_str(t0.ptr, t0.len, "contentions", 11) && p->nsample_types == 2) {
         drop = lock_rx;
     } else if (same_str(t0.ptr, t0.len, "objects", 7) ||
@@ -1664,6 +1671,8 @@ int sc_legacy_prune(struct sc_profile *p, char *err)
     }
     for (uint32_t i = 0; i < p->nlocations; i++) {
         struct sc_location *l = &p->locations[i];
+        if (!l->nlines)
+            continue;
         const struct sc_line *lines = sc_location_lines(p, l);
         int64_t j;
         for (j = (int64_t)l->nlines - 1; j >= 0; j--) {
