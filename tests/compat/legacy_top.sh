@@ -8,7 +8,8 @@
 #   written here on the C program's functions, and Java's CPU, heapz and contentionz
 #   profiles (tests/compat/legacy_gen.py);
 # - a pprof whose functions carry C++, Rust, Go and Java names as their own system names,
-#   which pprof shortens (and `convert --to pprof` of a legacy profile, read back by pprof).
+#   which pprof shortens (and `convert --to pprof` of a legacy profile, read back by pprof);
+# and `callgraph --format dot` equals `go tool pprof -dot` on some of them.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
 need_cmd go "Debian's golang-go (scripts/install-deps.sh installs it)"
@@ -121,6 +122,16 @@ for want in '::trace' 'std::vector::push_back' 'ns::Foo::bar const' 'work::Engin
     'ns::Kept<int>::f(int)' 'main.Map[...]' 'core::ptr::drop_in_place'; do
     awk -v w="$want" 'substr($0, length($0) - length(w) - 1) == "  " w { f = 1 } END { exit !f }' \
         "$tmp/names.txt" || fail "top of names.pb.gz has no row '$want'"
+done
+
+# the call graph names its nodes the same way: DOT as pprof -dot writes it
+for f in "$tmp/prog.prof" "$tmp/cxx.prof" "$tmp/gen/contention.txt" "$tmp/gen/names.pb.gz"; do
+    go tool pprof -dot "$f" >"$tmp/go.dot" 2>/dev/null
+    "$SCORCH" callgraph --format dot "$f" >"$tmp/ours.dot" || fail "callgraph $f"
+    cmp -s "$tmp/go.dot" "$tmp/ours.dot" || {
+        diff "$tmp/go.dot" "$tmp/ours.dot" | head
+        fail "callgraph --format dot of $(basename "$f") differs from go tool pprof -dot"
+    }
 done
 
 # converted to pprof, a legacy profile reads back in pprof as scorch shows it
