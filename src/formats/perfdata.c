@@ -10,6 +10,7 @@
 
 #include <demangle.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,7 @@ struct map {
 struct proc {
     struct map *maps; /* sorted, disjoint */
     uint32_t nmaps, cap;
+    uint32_t gen; /* changes with the maps (the stacks cache's key) */
 };
 
 struct thread {
@@ -165,8 +167,19 @@ struct symkey {
     uint64_t addr, pc;
     const char *path; /* the printed dso, for unknown names */
     uint32_t dso;
-    uint8_t inl, java, resolved;
-    uint32_t off, n;
+    uint8_t inl, java, resolved, located;
+    uint32_t off, n; /* frames in frs, and (once located) their locations in kloc */
+};
+
+/* A call chain met before, with the same maps: its keys are those of then (a profile's
+ * samples repeat a few thousand stacks). */
+struct stack {
+    const uint8_t *chain; /* nr ips, in the file */
+    uint64_t nr, ip;
+    int32_t pid;
+    uint32_t gen;
+    uint8_t mode, java;
+    uint32_t koff, nk;
 };
 
 /* A sample kept, its frames still keys (in kpool). */
@@ -200,13 +213,22 @@ struct dec {
     uint32_t ntv, captv;
 
     struct sc_symbolizer *sym;
+    /* the kernel's names, loaded by a thread of their own while the records are read
+     * (/proc/kallsyms costs as much as the rest) */
+    struct sc_symbolizer *ksym;
+    pthread_t kthread;
+    int kstarted;
+    struct sc_budget *kbudget;
     struct sc_unwind_cache *uw;
     int sym_failed, want_dwarf;
     struct sc_map64 symidx;
     struct symkey *syms;
     uint32_t nsyms, capsyms;
-    uint32_t *frs;
+    uint32_t *frs, *kloc;
     uint32_t nfrs, capfrs;
+    struct sc_map64 stackidx;
+    struct stack *stacks;
+    uint32_t nstacks, capstacks;
     struct sc_map64 loc_of_str; /* profile string -> location + 1 */
     struct psample *ps;
     uint32_t nps, capps;
@@ -636,6 +658,7 @@ static int insert_map(struct proc *p, const struct map *m)
 {
     if (m->end <= m->start)
         return 0;
+    p->gen++;
     if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps))
         return SC_ENOMEM;
     uint32_t k = 0, n = p->nmaps;
@@ -875,6 +898,7 @@ static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
             memcpy(c->maps, pp->maps, (size_t)pp->nmaps * sizeof *c->maps);
             c->nmaps = pp->nmaps;
         }
+        c->gen++;
     }
     return 0;
 }
@@ -1049,8 +1073,14 @@ static int sym_eq(void *ctx, uint32_t i)
 static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, const char *path,
                      int inl, int java)
 {
-    struct symkey k = {addr, d->po->addrs ? pc : 0, path, dso, (uint8_t)inl, (uint8_t)java, 0, 0,
-                       0};
+    struct symkey k;
+    memset(&k, 0, sizeof k);
+    k.addr = addr;
+    k.pc = d->po->addrs ? pc : 0;
+    k.path = path;
+    k.dso = dso;
+    k.inl = (uint8_t)inl;
+    k.java = (uint8_t)java;
     struct name_ctx c = {d, &k, NULL, 0};
     uint64_t h = sc_hash_combine(sc_hash_combine(sc_mix64(addr), k.pc),
                                  (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java);
@@ -1356,6 +1386,22 @@ static int sample_keys(struct dec *d, const struct attr *a, const uint8_t *r,
     return rc;
 }
 
+struct stack_ctx {
+    struct dec *d;
+    const struct stack *k;
+};
+
+static int stack_eq(void *ctx, uint32_t i)
+{
+    const struct stack_ctx *c = ctx;
+    if (i >= c->d->nstacks)
+        return 0;
+    const struct stack *e = &c->d->stacks[i], *k = c->k;
+    return e->nr == k->nr && e->ip == k->ip && e->pid == k->pid && e->gen == k->gen &&
+           e->mode == k->mode && e->java == k->java &&
+           (k->nr == 0 || !memcmp(e->chain, k->chain, 8 * (size_t)k->nr));
+}
+
 static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
 {
     uint32_t ai;
@@ -1393,8 +1439,47 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
     if (pv)
         p = &d->pv[*pv];
     d->ps_koff = d->nkpool;
-    uint32_t root;
-    int rc = sample_keys(d, a, r, &f, p, t->java);
+    uint32_t root, koff = d->nkpool, nk = 0;
+    /* a walked user stack depends on the stack's bytes too: not cached */
+    int cache = !(f.regs && f.stack && (a->sample_type & S_STACK_USER));
+    struct stack key = {f.chain,
+                        f.nr,
+                        (a->sample_type & S_CALLCHAIN) ? 0 : f.ip,
+                        f.pid,
+                        p ? p->gen : 0,
+                        (uint8_t)(rd32(r + 4) & MISC_CPUMODE),
+                        (uint8_t)t->java,
+                        0,
+                        0};
+    uint32_t *slot = NULL;
+    int rc = 0, added = 0;
+    if (cache) {
+        uint64_t h = sc_hash64(f.chain ? f.chain : (const uint8_t *)"", 8 * (size_t)f.nr);
+        h = sc_hash_combine(h, key.ip);
+        h = sc_hash_combine(h, (uint64_t)(uint32_t)f.pid << 32 | key.gen);
+        h = sc_hash_combine(h, (uint64_t)key.mode << 8 | key.java);
+        struct stack_ctx c = {d, &key};
+        slot = sc_map64_intern(&d->stackidx, h, d->nstacks, stack_eq, &c, &added);
+        if (!slot)
+            return oom(d);
+        if (!added) {
+            koff = d->stacks[*slot].koff;
+            nk = d->stacks[*slot].nk;
+        }
+    }
+    if (!cache || added) {
+        rc = sample_keys(d, a, r, &f, p, t->java);
+        koff = d->ps_koff;
+        nk = d->nkpool - d->ps_koff;
+        if (!rc && added) {
+            if (sc_grow_array(&d->stacks, &d->capstacks, (uint64_t)d->nstacks + 1,
+                              sizeof *d->stacks))
+                return oom(d);
+            key.koff = koff;
+            key.nk = nk;
+            d->stacks[d->nstacks++] = key;
+        }
+    }
     if (!rc)
         rc = process_frame(d, t, &root);
     if (rc)
@@ -1403,8 +1488,7 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
         return oom(d);
     /* perf script prints microseconds */
     int64_t tns = f.time <= INT64_MAX ? (int64_t)(f.time / 1000 * 1000) : 0;
-    d->ps[d->nps++] = (struct psample){
-        d->ps_koff, d->nkpool - d->ps_koff, root, t->comm, f.pid, f.tid, period, tns};
+    d->ps[d->nps++] = (struct psample){koff, nk, root, t->comm, f.pid, f.tid, period, tns};
     d->st->samples++;
     return 0;
 }
@@ -1415,6 +1499,57 @@ static int cmp_key_dso(const void *a, const void *b, void *ctx)
     if (x->dso != y->dso)
         return x->dso < y->dso ? -1 : 1;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void no_sym(void *ctx, uint32_t i, const struct sc_sym *s)
+{
+    (void)ctx;
+    (void)i;
+    (void)s;
+}
+
+static void *kernel_load(void *arg)
+{
+    struct dec *d = arg;
+    sc_budget_adopt(d->kbudget); /* its memory is the decoding's */
+    uint64_t addr = 0;
+    sc_symbolizer_resolve(d->ksym, SC_DSO_ID_KERNEL, &addr, 1, no_sym, NULL);
+    return NULL;
+}
+
+/* Starts loading the kernel's names when the file may have kernel samples. */
+static void kernel_start(struct dec *d)
+{
+    int kernel = 0;
+    for (uint32_t i = 0; i < d->nattrs; i++)
+        kernel |= !(d->attrs[i].flags & (1u << 5)); /* exclude_kernel */
+    if (!kernel || d->o->no_local_files)
+        return;
+    d->kbudget = sc_budget_current();
+    struct sc_symbolizer_opts so;
+    memset(&so, 0, sizeof so);
+    so.no_dwarf = 1;
+    so.perf_names = 1;
+    so.no_debuginfod = 1;
+    so.kallsyms = d->o->kallsyms;
+    char err[SC_ERR_LEN];
+    if (sc_symbolizer_new(&so, &d->ksym, err)) {
+        d->ksym = NULL;
+        return;
+    }
+    d->kstarted = pthread_create(&d->kthread, NULL, kernel_load, d) == 0;
+}
+
+/* The symbolizer of a DSO's addresses (the kernel's own, once it is loaded). */
+static struct sc_symbolizer *symbolizer_of(struct dec *d, uint32_t dso)
+{
+    if (dso != SC_DSO_ID_KERNEL || !d->ksym)
+        return d->sym;
+    if (d->kstarted) {
+        pthread_join(d->kthread, NULL);
+        d->kstarted = 0;
+    }
+    return d->ksym;
 }
 
 /* Names every key: the symbolizer is asked once per DSO, with all its addresses. */
@@ -1440,7 +1575,7 @@ static int resolve_all(struct dec *d)
         for (; j < n && d->syms[order[j]].dso == dso; j++)
             addrs[j - i] = d->syms[order[j]].addr;
         struct name_ctx c = {d, NULL, order + i, 0};
-        sc_symbolizer_resolve(d->sym, dso, addrs, j - i, on_sym, &c);
+        sc_symbolizer_resolve(symbolizer_of(d, dso), dso, addrs, j - i, on_sym, &c);
         rc = c.rc;
         for (uint32_t k = i; k < j && !rc; k++) /* (the symbolizer calls back for each) */
             if (!d->syms[order[k]].resolved)
@@ -1457,6 +1592,9 @@ static int resolve_all(struct dec *d)
 /* The samples into the profile, their keys now frames. */
 static int build_samples(struct dec *d)
 {
+    d->kloc = malloc(((size_t)d->nfrs + 1) * sizeof *d->kloc);
+    if (!d->kloc)
+        return oom(d);
     for (uint32_t i = 0; i < d->nps; i++) {
         int rc = sc_budget_poll_every(i, d->err);
         if (rc)
@@ -1466,8 +1604,9 @@ static int build_samples(struct dec *d)
         for (uint32_t j = 0; j <= s->nk; j++) {
             const uint32_t *strs = &s->root;
             uint32_t n = 1;
+            struct symkey *k = NULL;
             if (j < s->nk) {
-                const struct symkey *k = &d->syms[d->kpool[s->koff + j]];
+                k = &d->syms[d->kpool[s->koff + j]];
                 strs = d->frs + k->off;
                 n = k->n;
             }
@@ -1478,9 +1617,20 @@ static int build_samples(struct dec *d)
                                (unsigned)d->lim->max_stack_depth);
             if (sc_grow_array(&d->locs, &d->caplocs, (uint64_t)d->nlocs + n, sizeof *d->locs))
                 return oom(d);
-            for (uint32_t m = 0; m < n; m++)
-                if ((rc = loc_of(d, strs[m], &d->locs[d->nlocs++])) != 0)
-                    return rc;
+            if (k && !k->located) {
+                /* a key's frames become locations once, where a sample first has them */
+                for (uint32_t m = 0; m < n; m++)
+                    if ((rc = loc_of(d, strs[m], &d->kloc[k->off + m])) != 0)
+                        return rc;
+                k->located = 1;
+            }
+            if (k) {
+                memcpy(d->locs + d->nlocs, d->kloc + k->off, (size_t)n * sizeof *d->locs);
+                d->nlocs += n;
+                continue;
+            }
+            if ((rc = loc_of(d, strs[0], &d->locs[d->nlocs++])) != 0)
+                return rc;
         }
         int64_t v[2] = {1, s->period};
         if (sc_profile_add_sample(d->p, d->locs, d->nlocs, v, s->time_ns) < 0)
@@ -1545,6 +1695,10 @@ static void release(struct dec *d)
         sc_unwind_cache_free(d->uw);
     if (d->sym)
         sc_symbolizer_free(d->sym);
+    if (d->kstarted)
+        pthread_join(d->kthread, NULL);
+    if (d->ksym)
+        sc_symbolizer_free(d->ksym);
     sc_map64_release(&d->symidx);
     free(d->syms);
     free(d->frs);
@@ -1554,6 +1708,9 @@ static void release(struct dec *d)
     free(d->locs);
     free(d->ps);
     free(d->kpool);
+    free(d->kloc);
+    free(d->stacks);
+    sc_map64_release(&d->stackidx);
     free(d->scratch);
     sc_arena_release(&d->arena);
 }
@@ -1593,6 +1750,7 @@ static int decode(struct dec *d)
     d->ktid = (uint32_t)kt;
     struct rec *v = NULL;
     uint64_t n = 0;
+    kernel_start(d);
     rc = collect(d, doff, dsize, &v, &n);
     if (!rc)
         rc = replay(d, v, n);
