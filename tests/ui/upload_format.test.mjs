@@ -20,6 +20,7 @@ const PPROF = new Uint8Array([0x0a, 0x04, 0x08, 0x01, 0x10, 0x02, 0x12, 0x04, 0x
 test("sniffing raw bytes", () => {
     assert.equal(sniffFormat(enc(PERF)), "perf_script");
     assert.equal(sniffFormat(enc("app 99 123.456: cpu-clock:\n")), "perf_script");
+    assert.equal(sniffFormat(enc("PERFILE2\x68\0\0\0\0\0\0\0")), "perf_data");
     assert.equal(sniffFormat(enc(FOLDED)), "folded");
     assert.equal(sniffFormat(enc("")), "folded");
     assert.equal(sniffFormat(PPROF), "pprof");

@@ -15,6 +15,8 @@ export function isGzip(b) {
 // headers or indented frame lines is perf_script, other text folded; binary is pprof.
 export function sniffFormat(b) {
     const n = Math.min(b.length, SNIFF);
+    // perf.data: its magic (the server names its code by no file of its own)
+    if (b.length >= 8 && String.fromCharCode(...b.subarray(0, 8)) === "PERFILE2") return "perf_data";
     let bad = 0;
     for (let i = 0; i < n; i++) {
         const c = b[i];
