@@ -84,6 +84,13 @@ sw, sc, pw, pc, tw, tc = map(float, sys.argv[1:])
 print("ratio vs perf script:          %.1fx faster (wall), %.1fx (cpu)" % (sw / tw, sc / tc))
 print("ratio vs perf script | top:    %.1fx faster (wall), %.1fx (cpu)" % (pw / tw, pc / tc))
 ' "$script_wall" "$script_cpu" "$pipe_wall" "$pipe_cpu" "$top_wall" "$top_cpu"
+# the same per function? (tsv: every function, exact values)
+"$scorch" top --format tsv "$data" >"$tmp/tsv.out"
+perf script -i "$data" 2>/dev/null | "$scorch" top --format tsv - >"$tmp/tsv.ref"
+echo "functions: $(($(wc -l <"$tmp/tsv.ref") - 1)) in perf script | scorch top --format tsv, \
+$(diff "$tmp/tsv.out" "$tmp/tsv.ref" | grep -c '^>') of them with other values or names here:"
+diff "$tmp/tsv.out" "$tmp/tsv.ref" | grep '^[<>]' | head -10
+[ -n "${KEEP:-}" ] && cp "$data" "$KEEP"
 if cmp -s "$tmp/top.out" "$tmp/top.ref"; then
     echo "top: identical to perf script | scorch top"
 else
