@@ -72,22 +72,49 @@ static int statement(struct ch_store *s, struct ch_endpoint *e, const char *sql,
     return ch_request(s, e, &r, err);
 }
 
-static struct ch_endpoint *endpoint(struct ch_store *s, uint32_t i)
+/* A local table's DDL for replicated shards: "ENGINE = XMergeTree()" becomes
+ * "ENGINE = ReplicatedXMergeTree('/clickhouse/tables/{shard}/<db>.<table>', '{replica}')",
+ * the macros each server's configuration defines. */
+static void replicated_ddl(const char *sql, struct sc_buf *out)
 {
-    return i < s->nshards ? &s->shards[i].ep : &s->query;
+    const char *create = "CREATE TABLE IF NOT EXISTS ";
+    const char *eng = strstr(sql, " ENGINE = ");
+    const char *par = eng ? strstr(eng, "()") : NULL;
+    if (strncmp(sql, create, strlen(create)) || !eng || !par) {
+        sc_buf_puts(out, sql);
+        return;
+    }
+    const char *name = sql + strlen(create);
+    size_t nlen = strcspn(name, " (");
+    eng += strlen(" ENGINE = ");
+    sc_buf_append(out, sql, (size_t)(eng - sql));
+    sc_buf_puts(out, "Replicated");
+    sc_buf_append(out, eng, (size_t)(par - eng));
+    sc_buf_puts(out, "('/clickhouse/tables/{shard}/");
+    sc_buf_append(out, name, nlen);
+    sc_buf_puts(out, "', '{replica}')");
+    sc_buf_puts(out, par + 2);
 }
 
-int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
+/* The tables on one server: local tables (Replicated when the shards have replicas) and,
+ * with a cluster, the Distributed tables over them. */
+static int create_on(struct ch_store *s, struct ch_endpoint *e, char *err)
 {
-    struct ch_endpoint *e = endpoint(s, i);
     char sql[2048];
     snprintf(sql, sizeof sql, "CREATE DATABASE IF NOT EXISTS %s", s->db);
     int rc = statement(s, e, sql, 1, err);
     for (size_t k = 0; rc == 0 && k < sizeof local_ddl / sizeof local_ddl[0]; k++) {
         int optional = local_ddl[k][0] == '?';
         snprintf(sql, sizeof sql, local_ddl[k] + optional, s->db);
+        struct sc_buf ddl = SC_BUF_INIT;
+        if (s->replicated)
+            replicated_ddl(sql, &ddl);
+        else
+            sc_buf_puts(&ddl, sql);
         char serr[SC_ERR_LEN];
-        rc = statement(s, e, sql, 0, serr);
+        rc = ddl.oom ? sc_errf(serr, SC_ENOMEM, "out of memory")
+                     : statement(s, e, ddl.data, 0, serr);
+        sc_buf_release(&ddl);
         if (rc && optional && rc != SC_EUNAVAIL)
             rc = 0;
         else if (rc && err)
@@ -109,6 +136,18 @@ int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
     return rc;
 }
 
+int ch_create_tables(struct ch_store *s, uint32_t i, char *err)
+{
+    int rc = 0;
+    if (i < s->nshards)
+        for (uint32_t r = 0; rc == 0 && r < s->shards[i].nreps; r++)
+            rc = create_on(s, &s->shards[i].reps[r], err);
+    else
+        for (uint32_t r = 0; rc == 0 && r < s->nqueries; r++)
+            rc = create_on(s, &s->queries[r], err);
+    return rc;
+}
+
 /* With a cluster: it must exist and have as many shards as storage.shards lists. */
 static int check_cluster(struct ch_store *s, char *err)
 {
@@ -119,12 +158,12 @@ static int check_cluster(struct ch_store *s, char *err)
     struct ch_req req = {sql.data,        NULL, 0, s->base.opts.query_timeout_ns,
                          CH_SMALL_ANSWER, &ans, 1};
     int rc =
-        sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &s->query, &req, err);
+        sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, ch_qep(s), &req, err);
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     uint64_t n = ch_get_u64(&r);
     if (rc == 0 && n == 0)
         rc = sc_errf(err, SC_EINVAL, "cluster '%s' is not in the remote_servers of %s", s->cluster,
-                     s->query.url);
+                     ch_qep(s)->url);
     else if (rc == 0 && n != s->nshards)
         rc = sc_errf(err, SC_EINVAL,
                      "cluster '%s' has %llu shards, storage.shards lists %u (one URL per shard, "
@@ -469,7 +508,7 @@ static int retain(struct ch_store *s, int64_t now, char *err)
         struct ch_req req = {sql.data,      NULL, 0, s->base.opts.query_timeout_ns,
                              s->max_answer, &ans, 1};
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_request(s, &s->shards[i].ep, &req, err);
+                     : ch_request(s, ch_ep(&s->shards[i]), &req, err);
         struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
         while (rc == 0 && r.p < r.end) {
             struct sc_str table = ch_get_str(&r);
@@ -494,7 +533,7 @@ static int retain(struct ch_store *s, int64_t now, char *err)
                      (int)(table.len < 100 ? table.len : 100), table.ptr, day);
             char e2[SC_ERR_LEN];
             /* another scorch server may have dropped it first: not an error */
-            int drc = statement(s, &s->shards[i].ep, stmt, 0, e2);
+            int drc = statement(s, ch_ep(&s->shards[i]), stmt, 0, e2);
             if (drc == SC_EUNAVAIL)
                 rc = sc_errf(err, drc, "%s", e2);
         }
@@ -526,7 +565,7 @@ static int ch_stats(struct sc_store *st, struct sc_store_stats *out, char *err)
         struct ch_req req = {sql.data,        NULL, 0, s->base.opts.query_timeout_ns,
                              CH_SMALL_ANSWER, &ans, 1};
         rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_request(s, &s->shards[i].ep, &req, err);
+                     : ch_request(s, ch_ep(&s->shards[i]), &req, err);
         struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
         while (rc == 0 && r.p < r.end) {
             struct sc_str t = ch_get_str(&r);
@@ -571,7 +610,9 @@ static void ch_close(struct sc_store *st)
     for (uint32_t i = 0; i < s->nshards; i++) {
         struct ch_shard *sh = &s->shards[i];
         ch_log_close(sh);
-        ch_endpoint_release(&sh->ep);
+        for (uint32_t r = 0; r < sh->nreps; r++)
+            ch_endpoint_release(&sh->reps[r]);
+        free(sh->reps);
         pthread_mutex_destroy(&sh->qmu);
         pthread_cond_destroy(&sh->qcond);
         sc_map64_release(&sh->stack_weeks);
@@ -579,7 +620,9 @@ static void ch_close(struct sc_store *st)
         sc_map64_release(&sh->series_weeks);
     }
     free(s->shards);
-    ch_endpoint_release(&s->query);
+    for (uint32_t r = 0; r < s->nqueries; r++)
+        ch_endpoint_release(&s->queries[r]);
+    free(s->queries);
     for (uint32_t i = 0; i < s->ntypes; i++)
         free(s->types[i].id);
     free(s->types);
@@ -610,6 +653,43 @@ static const struct sc_store_ops clickhouse_ops = {
     .compact = ch_compact,
     .stats = ch_stats,
 };
+
+/* Endpoints of a comma-separated list of URLs ("http://a:8123,http://b:8123"). */
+static int endpoints_init(const char *list, struct ch_endpoint **out, uint32_t *n, char *err)
+{
+    *out = NULL;
+    *n = 0;
+    uint32_t cap = 1;
+    for (const char *p = list; *p; p++)
+        cap += *p == ',';
+    *out = calloc(cap, sizeof **out);
+    if (!*out)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    for (const char *p = list;;) {
+        size_t len = strcspn(p, ",");
+        char url[1024];
+        int rc = len == 0 || len >= sizeof url
+                     ? sc_errf(err, SC_EINVAL,
+                               "bad clickhouse url list '%s' (URLs separated by commas)", list)
+                     : 0;
+        if (rc == 0) {
+            memcpy(url, p, len);
+            url[len] = 0;
+            rc = ch_endpoint_init(&(*out)[*n], url, err);
+        }
+        if (rc) {
+            while (*n)
+                ch_endpoint_release(&(*out)[--*n]);
+            free(*out);
+            *out = NULL;
+            return rc;
+        }
+        (*n)++;
+        if (!p[len])
+            return 0;
+        p += len + 1;
+    }
+}
 
 static int valid_ident(const char *s)
 {
@@ -674,13 +754,14 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
                  ? sc_errf(err, SC_ENOMEM, "out of memory")
                  : 0;
     if (rc == 0)
-        rc = ch_endpoint_init(&s->query, o->url, err);
+        rc = endpoints_init(o->url, &s->queries, &s->nqueries, err);
     uint32_t ready = 0;
     for (; rc == 0 && ready < s->nshards; ready++) {
         struct ch_shard *sh = &s->shards[ready];
-        rc = ch_endpoint_init(&sh->ep, o->nshards ? o->shards[ready] : o->url, err);
+        rc = endpoints_init(o->nshards ? o->shards[ready] : o->url, &sh->reps, &sh->nreps, err);
         if (rc)
             break;
+        s->replicated |= sh->nreps > 1;
         pthread_mutex_init(&sh->qmu, NULL);
         sc_cond_init(&sh->qcond);
         sh->index = ready;
@@ -699,13 +780,17 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     }
     if (cluster)
         rc = check_cluster(s, err);
-    int query_is_shard = 0;
-    for (uint32_t i = 0; rc == 0 && i < s->nshards; i++) {
+    for (uint32_t i = 0; rc == 0 && i < s->nshards; i++)
         rc = ch_create_tables(s, i, err);
-        query_is_shard |= !strcmp(s->shards[i].ep.url, s->query.url);
+    /* the query servers that are not a shard's replica get the tables too */
+    for (uint32_t q = 0; rc == 0 && q < s->nqueries; q++) {
+        int is_shard = 0;
+        for (uint32_t i = 0; i < s->nshards; i++)
+            for (uint32_t r = 0; r < s->shards[i].nreps; r++)
+                is_shard |= !strcmp(s->shards[i].reps[r].url, s->queries[q].url);
+        if (!is_shard)
+            rc = create_on(s, &s->queries[q], err);
     }
-    if (rc == 0 && !query_is_shard)
-        rc = ch_create_tables(s, s->nshards, err);
     for (uint32_t i = 0; rc == 0 && i < s->nshards; i++)
         rc = ch_flusher_start(s, &s->shards[i], err);
     if (rc) {

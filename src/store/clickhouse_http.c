@@ -299,7 +299,14 @@ int ch_query(struct ch_store *s, const char *sql, size_t max, struct sc_buf *ans
     int rc = ch_shard_unreachable(s, err);
     if (rc)
         return rc;
-    rc = ch_request(s, &s->query, &r, err);
+    /* a query server that cannot be reached: the next of storage.url's, each once */
+    for (uint32_t k = 0; k < s->nqueries; k++) {
+        unsigned cur = atomic_load(&s->qcur);
+        rc = ch_request(s, &s->queries[cur % s->nqueries], &r, err);
+        if (rc != SC_EUNAVAIL || s->nqueries == 1)
+            break;
+        atomic_compare_exchange_strong(&s->qcur, &cur, cur + 1);
+    }
     char down[SC_ERR_LEN];
     if (rc == SC_EUNAVAIL && err && ch_shards_down(s, down)) {
         /* a read through the cluster failed: say which shard scorch knows is down */

@@ -13,7 +13,9 @@
  * flusher inserts its log in batches (up to CH_FLUSH_PROFILES, at least every CH_FLUSH_NS),
  * one insert per table, leaving out the pushes the shard holds already (push ids). A shard
  * that fails is retried with a backoff (its circuit breaker) while its pushes wait in the
- * log; a full log refuses pushes (503) instead of dropping anything.
+ * log; a full log refuses pushes (503) instead of dropping anything. A shard may name
+ * several replicas (Replicated tables): inserts go to one and move to the next when it
+ * cannot be reached; reads go through Distributed tables, which fail over themselves.
  *
  * TABLES (in opts.database; docs/storage.md shows them with their DDL). Every shard holds
  * local tables; with a cluster, Distributed tables of the same name without "_local" sit
@@ -77,6 +79,7 @@
 #include "model/hash.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define CH_NS 1000000000LL
@@ -153,7 +156,10 @@ struct ch_log {
 };
 
 struct ch_shard {
-    struct ch_endpoint ep;
+    struct ch_endpoint *reps; /* its replicas' HTTP interfaces (storage.shards: "a,b") */
+    uint32_t nreps;
+    atomic_uint cur;      /* the replica inserts go to: the next one when it is unreachable */
+    uint32_t retry_count; /* a failed batch's size: retried as it was (below) */
     uint32_t index;
     pthread_mutex_t qmu;  /* the log and the flusher's state; never held across a request */
     pthread_cond_t qcond; /* the log synced or inserted more, or the flusher is wanted */
@@ -200,12 +206,15 @@ struct ch_stacks {
 };
 
 struct ch_store {
-    struct sc_store base; /* first: the ops and options */
-    size_t max_answer;    /* what a large answer may take (opts.max_answer) */
-    char *db;             /* the database, as an SQL identifier (checked at open) */
-    char *cluster;        /* the remote_servers cluster: reads go through Distributed tables;
-                             NULL: one server, local tables */
-    struct ch_endpoint query;
+    struct sc_store base;        /* first: the ops and options */
+    size_t max_answer;           /* what a large answer may take (opts.max_answer) */
+    char *db;                    /* the database, as an SQL identifier (checked at open) */
+    char *cluster;               /* the remote_servers cluster: reads go through Distributed tables;
+                                    NULL: one server, local tables */
+    struct ch_endpoint *queries; /* storage.url's ("a,b"): reads fail over to the next */
+    uint32_t nqueries;
+    atomic_uint qcur;
+    int replicated; /* a shard names several replicas: Replicated* tables ({shard}/{replica}) */
     struct ch_shard *shards;
     uint32_t nshards;
 
@@ -219,6 +228,18 @@ struct ch_store {
 
     struct sc_store_bg bg; /* retention */
 };
+
+/* The replica of sh that inserts go to. */
+static inline struct ch_endpoint *ch_ep(struct ch_shard *sh)
+{
+    return &sh->reps[atomic_load(&sh->cur) % sh->nreps];
+}
+
+/* The server reads go to. */
+static inline struct ch_endpoint *ch_qep(struct ch_store *s)
+{
+    return &s->queries[atomic_load(&s->qcur) % s->nqueries];
+}
 
 /* ---- clickhouse_http.c ---- */
 

@@ -311,7 +311,7 @@ int ch_log_append(struct ch_store *s, struct ch_shard *sh, const struct ch_pend 
         rc = sc_errf(err, SC_EUNAVAIL,
                      "clickhouse shard %u (%s) is unavailable or behind: its local log is "
                      "full (%llu of %llu KiB)%s%s",
-                     (unsigned)sh->index, sh->ep.url, (unsigned long long)(l->pending >> 10),
+                     (unsigned)sh->index, ch_ep(sh)->url, (unsigned long long)(l->pending >> 10),
                      (unsigned long long)(limit >> 10), sh->down ? ": " : "",
                      sh->down ? sh->down_err : "");
     if (rc == 0 && l->seg_bytes[l->seg - l->first_seg] > 0 &&
@@ -467,6 +467,18 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
     uint64_t dups = 0;
     if (rc == 0)
         rc = ch_insert_records(s, sh, bufs, count, &dups, err);
+    /* an unreachable replica: the batch goes to the next one, each tried once. The batch
+     * is the same (the same records, so the same blocks): a replicated table leaves out
+     * a block the other replica stored before its answer was lost, even when the push
+     * ids' lookup on a lagging replica does not find it */
+    for (uint32_t k = 1; rc == SC_EUNAVAIL && k < sh->nreps; k++) {
+        unsigned cur = atomic_load(&sh->cur);
+        atomic_compare_exchange_strong(&sh->cur, &cur, cur + 1);
+        fprintf(stderr, "scorch: clickhouse shard %u: %s unreachable, inserts go to %s\n",
+                (unsigned)sh->index, sh->reps[cur % sh->nreps].url, ch_ep(sh)->url);
+        clear_caches(s, sh); /* the next replica may not have fetched all the stacks yet */
+        rc = ch_insert_records(s, sh, bufs, count, &dups, err);
+    }
     for (uint32_t i = 0; bufs && i < count; i++)
         sc_buf_release(&bufs[i]);
     free(bufs);
@@ -477,12 +489,13 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
         for (uint32_t i = 0; i < count; i++)
             l->pending -= REC_HEAD + (uint64_t)recs[i].len;
         l->head += count;
+        sh->retry_count = 0;
         sh->inserted = recs[count - 1].end;
         sh->inserts++;
         sh->duplicates += dups;
         if (sh->down)
             fprintf(stderr, "scorch: clickhouse shard %u (%s) takes inserts again\n",
-                    (unsigned)sh->index, sh->ep.url);
+                    (unsigned)sh->index, ch_ep(sh)->url);
         sh->down = 0;
         sh->backoff = 0;
         drop_segments(sh);
@@ -491,10 +504,11 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
             fprintf(stderr,
                     "scorch: clickhouse shard %u (%s): inserts fail, pushes wait in "
                     "the local log: %s\n",
-                    (unsigned)sh->index, sh->ep.url, err);
+                    (unsigned)sh->index, ch_ep(sh)->url, err);
         sh->insert_errors++;
         sh->down = 1;
         sh->down_rc = rc;
+        sh->retry_count = count; /* sent again as it was: the same blocks */
         sh->last_try = sc_mono_ns();
         sh->backoff = sh->backoff ? sh->backoff * 2 : BACKOFF_MIN_NS;
         if (sh->backoff > BACKOFF_MAX_NS)
@@ -545,6 +559,8 @@ static void *flusher(void *arg)
             continue;
         }
         sh->kick = 0;
+        if (sh->retry_count && count > sh->retry_count)
+            count = sh->retry_count;
         pthread_mutex_unlock(&sh->qmu);
         flush_batch(s, sh, count);
         pthread_mutex_lock(&sh->qmu);
@@ -616,7 +632,7 @@ uint32_t ch_shards_down(struct ch_store *s, char *err)
         pthread_mutex_lock(&sh->qmu);
         if (sh->down && n++ == 0 && err)
             snprintf(err, SC_ERR_LEN, "clickhouse shard %u (%.60s) is down: %.150s", (unsigned)i,
-                     sh->ep.url, sh->down_err);
+                     ch_ep(sh)->url, sh->down_err);
         pthread_mutex_unlock(&sh->qmu);
     }
     return n;
@@ -639,7 +655,7 @@ int ch_shard_unreachable(struct ch_store *s, char *err)
             rc = sc_errf(err, SC_EUNAVAIL,
                          "clickhouse shard %u (%.60s) is down, a read needs every shard (tried "
                          "again within %lld ms): %.120s",
-                         (unsigned)i, sh->ep.url, (long long)((sh->retry_at - now) / 1000000),
+                         (unsigned)i, ch_ep(sh)->url, (long long)((sh->retry_at - now) / 1000000),
                          sh->down_err);
         pthread_mutex_unlock(&sh->qmu);
     }

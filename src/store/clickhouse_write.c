@@ -397,7 +397,7 @@ static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
     struct sc_buf sql = SC_BUF_INIT;
     sc_buf_printf(&sql, "INSERT INTO %s.%s FORMAT RowBinary", s->db, table);
     struct ch_req r = {sql.data, parts, n, s->base.opts.write_timeout_ns, CH_SMALL_ANSWER, NULL, 0};
-    int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &r, err);
+    int rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, ch_ep(sh), &r, err);
     sc_buf_release(&sql);
     return rc;
 }
@@ -452,7 +452,8 @@ static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view 
     if (rc == 0 && asked) {
         struct ch_req req = {sql.data,        NULL, 0, s->base.opts.write_timeout_ns,
                              CH_SMALL_ANSWER, &ans, 0};
-        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory") : ch_request(s, &sh->ep, &req, err);
+        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
+                     : ch_request(s, ch_ep(sh), &req, err);
     }
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     while (rc == 0 && r.p < r.end) {

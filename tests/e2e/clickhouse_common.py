@@ -6,7 +6,7 @@ Standard library only.
 As a program (for shell tests and bench/clickhouse.sh):
   clickhouse_common.py up DIR N    starts N servers as the shards of cluster "scorch" under
                                    DIR, prints their HTTP URLs (one a line) once they answer
-  clickhouse_common.py down DIR    stops the servers started under DIR
+  clickhouse_common.py down DIR    stops the servers (and ZooKeeper) started under DIR
   clickhouse_common.py sql URL Q   runs a query, prints the answer
 Exit 77 when clickhouse-server is not installed."""
 import os
@@ -34,14 +34,19 @@ def available():
 
 
 def remote_servers(tcp_ports):
-    shards = "".join("<shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>"
-                     % p for p in tcp_ports)
+    """tcp_ports: a port per shard, or a list of ports (its replicas) per shard."""
+    shards = ""
+    for p in tcp_ports:
+        reps = p if isinstance(p, (list, tuple)) else [p]
+        shards += "<shard><internal_replication>true</internal_replication>%s</shard>" % "".join(
+            "<replica><host>127.0.0.1</host><port>%d</port></replica>" % r for r in reps)
     return "<remote_servers><%s>%s</%s></remote_servers>" % (CLUSTER, shards, CLUSTER)
 
 
-def make_config(text, root, http, tcp, inter, cluster_tcp_ports):
+def make_config(text, root, http, tcp, inter, cluster_tcp_ports, zk_port=None, macros=None):
     """The package's config with this server's ports, paths and listen host, and a
-    remote_servers section naming the cluster's shards."""
+    remote_servers section naming the cluster's shards; with zk_port, ZooKeeper on that
+    loopback port and the macros {name: value} (shard, replica) of Replicated tables."""
     for tag, port in (("http_port", http), ("tcp_port", tcp), ("interserver_http_port", inter)):
         text, n = re.subn(r"<%s>\d+</%s>" % (tag, tag), "<%s>%d</%s>" % (tag, port, tag), text,
                           count=1)
@@ -53,7 +58,18 @@ def make_config(text, root, http, tcp, inter, cluster_tcp_ports):
     text = re.sub(r"^\s*<listen_host>[^<]*</listen_host>\s*$", "", text, flags=re.M)
     text = re.sub(r"<remote_servers\b.*?</remote_servers>", remote_servers(cluster_tcp_ports),
                   text, count=1, flags=re.S)
-    text = text.replace("<yandex>", "<yandex><listen_host>127.0.0.1</listen_host>", 1)
+    extra = "<listen_host>127.0.0.1</listen_host>"
+    if zk_port:
+        extra += ("<zookeeper><node><host>127.0.0.1</host><port>%d</port></node>"
+                  "<session_timeout_ms>6000</session_timeout_ms></zookeeper>" % zk_port)
+        extra += "<macros>%s</macros>" % "".join("<%s>%s</%s>" % (k, v, k)
+                                                 for k, v in sorted(macros.items()))
+        text = re.sub(r"<zookeeper\b.*?</zookeeper>", "", text, flags=re.S)
+        text = re.sub(r"<macros\b.*?</macros>", "", text, flags=re.S)
+        # replicas fetch parts from each other on loopback
+        text = re.sub(r"<interserver_http_host>.*?</interserver_http_host>", "", text)
+        extra += "<interserver_http_host>127.0.0.1</interserver_http_host>"
+    text = text.replace("<yandex>", "<yandex>" + extra, 1)
     return text
 
 
@@ -75,7 +91,7 @@ def query(url, sql, body=None, timeout=30):
 class ClickHouse:
     """One clickhouse-server process in root (its config, data and logs)."""
 
-    def __init__(self, root, http, tcp, inter, cluster_tcp_ports):
+    def __init__(self, root, http, tcp, inter, cluster_tcp_ports, zk_port=None, macros=None):
         self.root, self.http, self.tcp, self.inter = root, http, tcp, inter
         self.url = "http://127.0.0.1:%d" % http
         self.proc = None
@@ -83,7 +99,8 @@ class ClickHouse:
         with open(CONFIG) as f:
             text = f.read()
         with open(os.path.join(root, "config.xml"), "w") as f:
-            f.write(make_config(text, root, http, tcp, inter, cluster_tcp_ports))
+            f.write(make_config(text, root, http, tcp, inter, cluster_tcp_ports, zk_port,
+                                macros))
         shutil.copy(USERS, os.path.join(root, "users.xml"))
 
     def start(self):
@@ -150,6 +167,93 @@ def cluster(root, n):
     return servers
 
 
+ZK_JARS = ("zookeeper-3", "zookeeper-jute", "slf4j-api", "netty", "log4j-1", "log4j12",
+           "commons-cli", "commons-io", "metrics-core", "snappy", "jline", "audience-annotations")
+
+
+def zookeeper_available():
+    return os.path.isdir("/usr/share/zookeeper") and shutil.which("java") is not None
+
+
+class ZooKeeper:
+    """Debian's ZooKeeper, standalone, on a loopback port (no systemd here: by hand)."""
+
+    def __init__(self, root, port):
+        self.root, self.port = root, port
+        os.makedirs(os.path.join(root, "data"), exist_ok=True)
+        with open(os.path.join(root, "zoo.cfg"), "w") as f:
+            f.write("tickTime=500\ninitLimit=10\nsyncLimit=5\ndataDir=%s\nclientPort=%d\n"
+                    "clientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+                    "4lw.commands.whitelist=srvr,ruok\n" % (os.path.join(root, "data"), port))
+        self.proc = None
+
+    def start(self):
+        jars = [os.path.join("/usr/share/java", j) for j in sorted(os.listdir("/usr/share/java"))
+                if j.endswith(".jar") and any(j.startswith(p) for p in ZK_JARS)]
+        self.out = open(os.path.join(self.root, "zk.log"), "ab")
+        self.proc = subprocess.Popen(["java", "-Xmx256m", "-cp", ":".join(jars),
+                                      "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                                      os.path.join(self.root, "zoo.cfg")],
+                                     stdin=subprocess.DEVNULL, stdout=self.out,
+                                     stderr=self.out, start_new_session=True)
+        with open(os.path.join(self.root, "pid"), "w") as f:
+            f.write("%d\n" % self.proc.pid)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                import socket
+                with socket.create_connection(("127.0.0.1", self.port), 1) as s:
+                    s.sendall(b"srvr")
+                    if b"Mode" in s.recv(1000):
+                        return self
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                raise RuntimeError("zookeeper exited with %d" % self.proc.returncode)
+            time.sleep(0.2)
+        raise RuntimeError("zookeeper did not answer on %d within 60 s" % self.port)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def replicated(root, layout, zk_port):
+    """Servers for shards of layout[i] replicas each (macros shard/replica, ZooKeeper on
+    zk_port), one cluster: [[server of shard 0 replica 0, ...], ...], started."""
+    n = sum(layout)
+    ports = free_ports(3 * n)
+    tcp, k = [], 0
+    for reps in layout:
+        tcp.append([ports[3 * (k + r) + 1] for r in range(reps)])
+        k += reps
+    out, k = [], 0
+    for i, reps in enumerate(layout):
+        row = []
+        for r in range(reps):
+            row.append(ClickHouse(os.path.join(root, "ch%d" % k), ports[3 * k], ports[3 * k + 1],
+                                  ports[3 * k + 2], tcp, zk_port,
+                                  {"shard": "%02d" % (i + 1), "replica": "r%d" % (r + 1)}))
+            k += 1
+        out.append(row)
+    flat = [s for row in out for s in row]
+    for s in flat:
+        s.start()
+    try:
+        for s in flat:
+            s.wait()
+    except Exception:
+        for s in flat:
+            s.stop(signal.SIGKILL)
+        raise
+    return out
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -165,7 +269,7 @@ def main():
     elif cmd == "down":
         for d in sorted(os.listdir(root)):
             pidf = os.path.join(root, d, "pid")
-            if d.startswith("ch") and os.path.exists(pidf):
+            if (d.startswith("ch") or d == "zk") and os.path.exists(pidf):
                 with open(pidf) as f:
                     pid = int(f.read())
                 try:

@@ -117,6 +117,7 @@ class Pusher:
         self.acked, self.refused = set(), {}
         self.statuses, self.retry_after, self.error = {}, set(), None
         self.t_refused = None
+        self.pause = 0.15
         self.lock = threading.Lock()
         self.threads = [threading.Thread(target=self.client, args=(k,), daemon=True)
                         for k in range(NSERVICES)]
@@ -163,7 +164,7 @@ class Pusher:
                     if time.time() > deadline:
                         raise RuntimeError("push %d refused for 120 s" % n)
                     time.sleep(0.2)  # Retry-After says 1 s; the test is impatient
-                time.sleep(0.15)  # a stream that outlasts the failure
+                time.sleep(self.pause)  # a stream that outlasts the failure
         except Exception as e:  # noqa: BLE001 - reported by the main thread
             self.error = e
 
