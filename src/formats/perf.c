@@ -828,11 +828,10 @@ static size_t tidy_frame(const struct sc_perf_opts *o, int java, const char *f, 
             suffix = "_[j]";
     }
     if (suffix) {
-        if (where != 2) {
-            memmove(b, t, tl);
-            t = b;
-            where = 2;
-        }
+        /* t may start inside b, past a Java class's 'L': the suffix goes after t's end */
+        memmove(b, t, tl);
+        t = b;
+        where = 2;
         memcpy(b + tl, suffix, 4);
         tl += 4;
     }

@@ -169,6 +169,9 @@ static void test_annotations(void)
     T_COLLAPSE("a1 1 1.0: 1 cycles:\n\t1 j1 (/tmp/perf-1234.map)\n\t2 j2_[j] (/tmp/perf-1.map)\n"
                "\t3 j3 ([kernel.kallsyms])\n\t4 j4 (/tmp/perf-.map)\n\n",
                &j, "a1;j4;j3;j2_[j];j1_[j] 1\n");
+    /* a Java frame: its class's 'L' cut, then the annotation after the whole name */
+    T_COLLAPSE("java 1 1.0: 1 cycles:\n\t1 Ljava/lang/Thread;::run (/tmp/perf-43287.map)\n\n", &j,
+               "java;java/lang/Thread:::run_[j] 1\n");
     T_COLLAPSE("a1 1 1.0: 1 cycles:\n\t1 outer->mid->leaf ([kernel.kallsyms])\n"
                "\t2 x->y_[i] (/x)\n\n",
                &all, "a1;x;y_[i];outer_[k];mid_[i];leaf_[i] 1\n");
