@@ -114,6 +114,11 @@ enum { FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12 };
 #define MAX_ATTRS 4096
 #define MAX_STACK 127 /* perf script's frames of a chain (its --max-stack) */
 #define MAX_NAME 4096
+/* Mappings: a process maps a few hundred executable files, a JIT some more; a file of
+ * records that maps more (or forks a process of many maps again and again) is refused
+ * before it costs quadratic time or memory (a mapping's insertion is linear in them). */
+#define MAX_PROC_MAPS (1u << 14)
+#define MAX_MAPS (1u << 22)
 
 static uint32_t rd32(const uint8_t *p)
 {
@@ -207,6 +212,7 @@ struct dec {
 
     struct sc_arena arena;
     struct sc_map64 procs, threads;
+    uint32_t nmaps; /* in all processes */
     struct proc *pv;
     uint32_t npv, cappv;
     struct thread *tv;
@@ -842,7 +848,14 @@ static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
                 m.dso = (uint32_t)dso;
         }
     }
-    return insert_map(p, &m) ? oom(d) : 0;
+    if (p->nmaps >= MAX_PROC_MAPS || d->nmaps >= MAX_MAPS)
+        return sc_errf(d->err, SC_ELIMIT, "perf.data: more than %u mappings (process %d: %u)",
+                       MAX_MAPS, (int)pid, p->nmaps);
+    uint32_t before = p->nmaps;
+    if (insert_map(p, &m))
+        return oom(d);
+    d->nmaps += p->nmaps - before;
+    return 0;
 }
 
 static int on_comm(struct dec *d, const uint8_t *r, size_t rs)
@@ -891,7 +904,12 @@ static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
         pp = &d->pv[pi];
         if (c == pp)
             return 0;
+        d->nmaps -= c->nmaps;
         c->nmaps = 0;
+        if (d->nmaps + pp->nmaps >= MAX_MAPS)
+            return sc_errf(d->err, SC_ELIMIT, "perf.data: more than %u mappings (forks of %d)",
+                           MAX_MAPS, (int)ppid);
+        d->nmaps += pp->nmaps;
         if (pp->nmaps) {
             if (sc_grow_array(&c->maps, &c->cap, pp->nmaps, sizeof *c->maps))
                 return oom(d);

@@ -296,6 +296,18 @@ static void test_hostile(void)
     sc_profile_free(p);
     sc_buf_release(&f);
     sc_buf_release(&d);
+    /* a process of ever more mappings is refused before it costs quadratic time */
+    for (uint64_t i = 0; i < 20000; i++)
+        mmap2(&d, 7, 0x10000000 + i * 0x2000, 0x1000, "/x/lib.so", 1);
+    file(&f, &d);
+    p = sc_profile_new();
+    T_EQ_INT(
+        sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &no_files, NULL, p, NULL, err),
+        SC_ELIMIT);
+    T_CHECK(strstr(err, "mappings") != NULL);
+    sc_profile_free(p);
+    sc_buf_release(&f);
+    sc_buf_release(&d);
     /* detection, and sc_decode's dispatch */
     T_CHECK(sc_perfdata_detect("PERFILE2", 8));
     T_CHECK(!sc_perfdata_detect("PERFILE", 7));
