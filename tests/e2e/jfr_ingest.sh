@@ -1,7 +1,7 @@
 #!/bin/sh
 # JFR pushed as Pyroscope's Java agent pushes it: POST /ingest?format=jfr with a multipart
 # body of a `jfr` part (gzipped) and a `labels` part (Pyroscope's LabelsSnapshot protobuf).
-# Each kind of sample becomes its own profile (cpu, heap, mutex, block) under the name's
+# Each kind of sample becomes its own profile (cpu, wall, heap, mutex, block) under the name's
 # labels; the context labels split the samples into series a selector picks (the
 # endpoint="/api/a" context has exactly its own stacks); sampleRate sets a CPU sample's
 # worth; the samples keep their times (the heatmap counts them). The JDK's own recording,
@@ -28,7 +28,7 @@ q="name=synth%7Benv%3Dtest%7D&format=jfr&spyName=javaspy&sampleRate=100&from=$((
 curl -s -o "$tmp/resp" -w '%{http_code}' -F "jfr=@$tmp/synth.jfr.gz" \
     -F "labels=@$tmp/labels.pb.gz" "$url/ingest?$q" >"$tmp/code" || fail "push"
 [ "$(cat "$tmp/code")" = 200 ] || fail "push: $(cat "$tmp/code") $(cat "$tmp/resp")"
-grep -q '"samples":14,"profile":"cpu,heap,mutex,block"' "$tmp/resp" ||
+grep -q '"samples":16,"profile":"cpu,wall,heap,mutex,block"' "$tmp/resp" ||
     fail "push answered $(cat "$tmp/resp")"
 
 r() { # query type [format]
@@ -44,6 +44,8 @@ printf 'flat\tcum\tfunction\n70000000\t70000000\tApp.leaf\n0\t70000000\tApp.main
 expect '{service_name="synth",endpoint="/api/a",user="u1"}' cpu:cpu "$tmp/w.a"
 printf 'flat\tcum\tfunction\n20000000\t20000000\tApp.othér\n0\t20000000\tApp.main\n' >"$tmp/w.b"
 expect '{service_name="synth",endpoint="/api/b"}' cpu:cpu "$tmp/w.b"
+printf 'flat\tcum\tfunction\n20000000\t20000000\tApp.leaf\n0\t20000000\tApp.main\n0\t20000000\tApp.mid\n' >"$tmp/w.wall"
+expect '{service_name="synth"}' wall:wall "$tmp/w.wall"
 printf 'flat\tcum\tfunction\n4000\t4000\tApp.othér\n0\t4000\tApp.main\n' >"$tmp/w.tlab"
 expect '{service_name="synth"}' heap:alloc_in_new_tlab_bytes "$tmp/w.tlab"
 printf 'flat\tcum\tfunction\n5000\t5000\tApp.leaf\n0\t5000\tApp.main\n0\t5000\tApp.mid\n' >"$tmp/w.mutex"

@@ -9,7 +9,7 @@ OUTDIR/labels.pb (the LabelsSnapshot protobuf) and OUTDIR/want.<sample type> (fo
 stacks as `scorch convert --to folded --sample-index TYPE` prints them for the file alone,
 the cpu period being the recording's own 20 ms). The recording covers the last SHIFT_S
 (default 10) seconds before now. Everything the JDK's own recordings do not exercise is
-in it: Latin-1, UTF-16 and pooled strings, an event type scorch skips with inline struct
+in it (and native method samples, which the test program of jfr_cli.sh makes none of): Latin-1, UTF-16 and pooled strings, an event type scorch skips with inline struct
 arrays, a sleeping sample, a lambda's generated class, ticks that are not nanoseconds.
 """
 import os
@@ -61,7 +61,7 @@ def event(type_id, body):
 # type ids
 LONG, INT, BOOL, STRING = 20, 21, 22, 23
 SYMBOL, CLASS, METHOD, FRAME, TRACE, STATE, THREAD, PAIR = 30, 31, 32, 33, 34, 35, 36, 37
-EXEC, TLAB, MONITOR, PARK, SETTING, CUSTOM = 101, 102, 103, 104, 105, 106
+EXEC, TLAB, MONITOR, PARK, SETTING, CUSTOM, NATIVE = 101, 102, 103, 104, 105, 106, 107
 
 CLASSES = [
     (LONG, "long", []), (INT, "int", []), (BOOL, "boolean", []), (STRING, "java.lang.String", []),
@@ -91,6 +91,8 @@ CLASSES = [
     (SETTING, "jdk.ActiveSetting", [("startTime", LONG, 0, 0), ("duration", LONG, 0, 0),
                                     ("eventThread", THREAD, 1, 0), ("id", LONG, 0, 0),
                                     ("name", STRING, 0, 0), ("value", STRING, 0, 0)]),
+    (NATIVE, "jdk.NativeMethodSample", [("startTime", LONG, 0, 0), ("sampledThread", THREAD, 1, 0),
+                                        ("stackTrace", TRACE, 1, 0), ("state", STATE, 1, 0)]),
     (CUSTOM, "my.Custom", [("startTime", LONG, 0, 0), ("pairs", PAIR, 0, 1), ("note", STRING, 0, 0)]),
 ]
 
@@ -197,6 +199,8 @@ def chunk(base, start_ns, tps, samples, settings, custom):
         tr = traces[tuple(stack)]
         if typ == "exec":
             evs += event(EXEC, varint(t) + varint(1) + varint(tr) + varint(extra or 1) + varint(ctx))
+        elif typ == "native":
+            evs += event(NATIVE, varint(t) + varint(1) + varint(tr) + varint(1))
         elif typ == "tlab":
             evs += event(TLAB, varint(t) + varint(1) + varint(tr) + varint(classes["App"]) + varint(16) +
                          varint(extra) + varint(ctx))
@@ -226,8 +230,8 @@ def main():
     c1 = [("exec", s1, 1, 100, 1)] * 3 + [("exec", s2, 2, 200, 1)] * 2 + [("exec", s3, 0, 300, 1),
                                                                          ("exec", s1, 1, 400, 2)]
     c1 += [("tlab", s2, 2, 500, 1000), ("tlab", s2, 0, 600, 3000), ("monitor", s1, 1, 700, 5000)]
-    c2 = [("exec", s1, 1, 100, 1)] * 4 + [("park", s2, 0, 200, 2000)]
-    data = chunk(100, start, 1000000000, c1, [(EXEC, "period", "20 ms")], True)
+    c2 = [("exec", s1, 1, 100, 1)] * 4 + [("park", s2, 0, 200, 2000)] + [("native", s1, 0, 300, 0)] * 2
+    data = chunk(100, start, 1000000000, c1, [(EXEC, "period", "20 ms"), (NATIVE, "period", "30 ms")], True)
     data += chunk(5000, start + 2 * 1000000000, 1000000, c2, [], False)
     with open(os.path.join(out, "synth.jfr"), "wb") as f:
         f.write(data)
@@ -262,6 +266,7 @@ def main():
     want = {
         "cpu": ["App.main;App.mid;App.leaf 140000000", "App.main;App.othér 40000000",
                 "App.main;Foo$$Lambda_.run 20000000"],
+        "wall": ["App.main;App.mid;App.leaf 60000000"],
         "alloc_in_new_tlab_objects": ["App.main;App.othér 2"],
         "alloc_in_new_tlab_bytes": ["App.main;App.othér 4000"],
         "contentions": ["App.main;App.mid;App.leaf 1"],

@@ -53,10 +53,15 @@ static void test_kinds(void)
     struct sc_profile *k[SC_JFR_NKINDS];
     struct sc_jfr_opts o = {0, labels, labels_len};
     T_EQ_INT(sc_jfr_decode_kinds(rec, rec_len, &o, NULL, k, err), 0);
-    T_CHECK(k[SC_JFR_CPU] && k[SC_JFR_ALLOC_TLAB] && k[SC_JFR_LOCK] && k[SC_JFR_PARK]);
-    T_CHECK(!k[SC_JFR_WALL] && !k[SC_JFR_ALLOC_OUTSIDE] && !k[SC_JFR_ALLOC_SAMPLE]);
-    if (!k[SC_JFR_CPU] || !k[SC_JFR_PARK])
+    T_CHECK(k[SC_JFR_CPU] && k[SC_JFR_WALL] && k[SC_JFR_ALLOC_TLAB] && k[SC_JFR_LOCK] &&
+            k[SC_JFR_PARK]);
+    T_CHECK(!k[SC_JFR_ALLOC_OUTSIDE] && !k[SC_JFR_ALLOC_SAMPLE]);
+    if (!k[SC_JFR_CPU] || !k[SC_JFR_PARK] || !k[SC_JFR_WALL])
         return;
+    /* native method samples are wall time, each worth their own event's period (30 ms) */
+    T_EQ_INT(k[SC_JFR_WALL]->nsamples, 2);
+    T_EQ_INT(k[SC_JFR_WALL]->values[0], 30000000);
+    T_EQ_INT(k[SC_JFR_WALL]->period, 30000000);
     const struct sc_profile *cpu = k[SC_JFR_CPU];
     /* ten samples (one of eleven sleeps), each worth the recording's 20 ms */
     T_EQ_INT(cpu->nsamples, 10);
@@ -89,6 +94,7 @@ static void test_kinds(void)
     o.period_ns = 10000000;
     T_EQ_INT(sc_jfr_decode_kinds(rec, rec_len, &o, NULL, k, err), 0);
     T_EQ_INT(k[SC_JFR_CPU]->values[0], 10000000);
+    T_EQ_INT(k[SC_JFR_WALL]->values[0], 10000000);
     for (int i = 0; i < SC_JFR_NKINDS; i++)
         sc_profile_free(k[i]);
     T_EQ_STR(sc_jfr_kind_profile(SC_JFR_ALLOC_SAMPLE), "heap");
@@ -102,11 +108,12 @@ static void test_one_profile(void)
     char err[SC_ERR_LEN];
     struct sc_profile *p = sc_profile_new();
     T_EQ_INT(sc_jfr_decode(rec, rec_len, NULL, NULL, p, err), 0);
-    T_EQ_INT(p->nsample_types, 7);
+    T_EQ_INT(p->nsample_types, 8);
     T_EQ_INT(sc_profile_sample_index(p, NULL, err), 0);
-    T_CHECK(sc_profile_sample_index(p, "park_delay", err) == 6);
-    T_CHECK(sc_profile_sample_index(p, "delay", err) == 4);
-    T_EQ_INT(p->nsamples, 14);
+    T_CHECK(sc_profile_sample_index(p, "wall", err) == 1);
+    T_CHECK(sc_profile_sample_index(p, "park_delay", err) == 7);
+    T_CHECK(sc_profile_sample_index(p, "delay", err) == 5);
+    T_EQ_INT(p->nsamples, 16);
     sc_profile_free(p);
 }
 
