@@ -20,6 +20,8 @@ static const char usage[] =
     "Input without timestamped samples (folded stacks, most pprof) is refused.\n"
     "\n"
     "options:\n"
+    "  --sample-index NAME  count only the samples with a value of that type (a JFR\n"
+    "                 recording's cpu, alloc_sample_bytes, ...); default: every sample\n"
     "  --rows R       slices per second (default 50, i.e. 20 ms; at most 1000)\n"
     "  --max-cols N   refuse inputs spanning more than N seconds (default 100000)\n"
     "  -o FILE        write to FILE instead of stdout\n"
@@ -28,14 +30,12 @@ static const char usage[] =
 int cmd_heatmap(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"rows", required_argument, 0, 'r'},
-        {"max-cols", required_argument, 0, 'm'},
-        {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
+        {"rows", required_argument, 0, 'r'},     {"sample-index", required_argument, 0, 's'},
+        {"max-cols", required_argument, 0, 'm'}, {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
     uint32_t rows = SC_HEATMAP_DEFAULT_ROWS, max_cols = 0;
-    const char *outpath = NULL;
+    const char *outpath = NULL, *index = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -56,6 +56,9 @@ int cmd_heatmap(int argc, char **argv)
                                  SC_HEATMAP_MAX_COLS);
             max_cols = (uint32_t)v;
             break;
+        case 's':
+            index = optarg;
+            break;
         case 'o':
             outpath = optarg;
             break;
@@ -75,7 +78,27 @@ int cmd_heatmap(int argc, char **argv)
         return cli_error("%s", err);
     struct sc_heatmap h;
     uint32_t nsamples = sc_profile_nsamples(p);
-    int rc = sc_heatmap_from_profile(p, rows, max_cols, &h, err);
+    int rc;
+    if (index) {
+        /* a recording of several kinds side by side (JFR): one kind's samples, those with
+         * a value in that column */
+        int vi = sc_profile_sample_index(p, index, err);
+        rc = vi < 0 ? vi : sc_heatmap_init(&h, rows, max_cols, err);
+        if (vi < 0)
+            memset(&h, 0, sizeof h);
+        nsamples = 0;
+        for (uint32_t si = 0; !rc && si < p->nsamples; si++) {
+            if (p->values[(size_t)si * p->nsample_types + (uint32_t)vi] == 0)
+                continue;
+            nsamples++;
+            if (p->samples[si].time_ns)
+                rc = sc_heatmap_add(&h, p->samples[si].time_ns, sc_heatmap_sample_idle(p, si));
+        }
+        if (!rc)
+            rc = sc_heatmap_finish(&h, err);
+    } else {
+        rc = sc_heatmap_from_profile(p, rows, max_cols, &h, err);
+    }
     sc_profile_free(p);
     /* an empty map would say "nothing ran", where nothing was known */
     if (!rc && h.samples == 0 && nsamples)

@@ -8,7 +8,8 @@
 # counts and sums. A synthetic recording in async-profiler's shape (two chunks with their own
 # ids and tick rates, Latin-1, UTF-16 and pooled strings, an event type scorch skips, a
 # sleeping sample, a lambda class) gives exactly the folded stacks tests/e2e/jfr_synth.py
-# says for every sample type; `flamegraph` and `convert --to pprof` read it too; a truncated
+# says for every sample type; `heatmap --sample-index` maps one kind's samples at their
+# times; `flamegraph` and `convert --to pprof` read it too; a truncated
 # recording fails with a reason.
 # ctest-timeout: 90
 set -u
@@ -33,6 +34,17 @@ gzip -c "$tmp/synth.jfr" >"$tmp/synth.jfr.gz"
 cmp -s "$tmp/want.cpu" "$tmp/got.gz" || fail "the default sample type is not cpu"
 "$SCORCH" flamegraph "$tmp/synth.jfr" >"$tmp/f.svg" || fail "flamegraph"
 grep -q 'Foo$$Lambda_.run' "$tmp/f.svg" || fail "flame graph without the lambda frame"
+# the heatmap of one kind: its samples at their times (ten CPU samples over two chunks 2 s
+# apart; two native method samples)
+for t in cpu:10:3 wall:2:1; do
+    "$SCORCH" heatmap --sample-index "${t%%:*}" "$tmp/synth.jfr" >"$tmp/heat" || fail "heatmap $t"
+    $py - "$tmp/heat" "$t" <<'EOF' || fail "heatmap $t: $(cat "$tmp/heat")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+_, n, cols = sys.argv[2].split(":")
+sys.exit(0 if sum(map(sum, h["values"])) == int(n) and h["cols"] == int(cols) else 1)
+EOF
+done
 "$SCORCH" convert --to pprof "$tmp/synth.jfr" -o "$tmp/s.pb.gz" || fail "convert --to pprof"
 "$SCORCH" convert --to folded "$tmp/s.pb.gz" -o "$tmp/got.pb" || fail "re-read pprof"
 cmp -s "$tmp/want.cpu" "$tmp/got.pb" || fail "pprof round trip differs"
