@@ -22,8 +22,8 @@ e2e_tmp
 
 # ---- the synthetic recording: exact ----
 $py "$SCORCH_SRC/tests/e2e/jfr_synth.py" "$tmp" || fail "jfr_synth.py"
-for t in cpu wall alloc_in_new_tlab_objects alloc_in_new_tlab_bytes contentions delay \
-    park_contentions park_delay; do
+for t in cpu wall alloc_in_new_tlab_objects alloc_in_new_tlab_bytes alloc_outside_tlab_objects \
+    alloc_outside_tlab_bytes contentions delay park_contentions park_delay; do
     "$SCORCH" convert --to folded --sample-index "$t" "$tmp/synth.jfr" -o "$tmp/got.$t" ||
         fail "convert --sample-index $t"
     cmp -s "$tmp/want.$t" "$tmp/got.$t" ||

@@ -28,7 +28,7 @@ q="name=synth%7Benv%3Dtest%7D&format=jfr&spyName=javaspy&sampleRate=100&from=$((
 curl -s -o "$tmp/resp" -w '%{http_code}' -F "jfr=@$tmp/synth.jfr.gz" \
     -F "labels=@$tmp/labels.pb.gz" "$url/ingest?$q" >"$tmp/code" || fail "push"
 [ "$(cat "$tmp/code")" = 200 ] || fail "push: $(cat "$tmp/code") $(cat "$tmp/resp")"
-grep -q '"samples":16,"profile":"cpu,wall,heap,mutex,block"' "$tmp/resp" ||
+grep -q '"samples":17,"profile":"cpu,wall,heap,mutex,block"' "$tmp/resp" ||
     fail "push answered $(cat "$tmp/resp")"
 
 r() { # query type [format]
@@ -48,6 +48,8 @@ printf 'flat\tcum\tfunction\n20000000\t20000000\tApp.leaf\n0\t20000000\tApp.main
 expect '{service_name="synth"}' wall:wall "$tmp/w.wall"
 printf 'flat\tcum\tfunction\n4000\t4000\tApp.othér\n0\t4000\tApp.main\n' >"$tmp/w.tlab"
 expect '{service_name="synth"}' heap:alloc_in_new_tlab_bytes "$tmp/w.tlab"
+printf 'flat\tcum\tfunction\n70000\t70000\tFoo$$Lambda_.run\n0\t70000\tApp.main\n' >"$tmp/w.outside"
+expect '{service_name="synth"}' heap:alloc_outside_tlab_bytes "$tmp/w.outside"
 printf 'flat\tcum\tfunction\n5000\t5000\tApp.leaf\n0\t5000\tApp.main\n0\t5000\tApp.mid\n' >"$tmp/w.mutex"
 expect '{service_name="synth"}' mutex:delay "$tmp/w.mutex"
 printf 'flat\tcum\tfunction\n2000000\t2000000\tApp.othér\n0\t2000000\tApp.main\n' >"$tmp/w.block"

@@ -61,7 +61,7 @@ def event(type_id, body):
 # type ids
 LONG, INT, BOOL, STRING = 20, 21, 22, 23
 SYMBOL, CLASS, METHOD, FRAME, TRACE, STATE, THREAD, PAIR = 30, 31, 32, 33, 34, 35, 36, 37
-EXEC, TLAB, MONITOR, PARK, SETTING, CUSTOM, NATIVE = 101, 102, 103, 104, 105, 106, 107
+EXEC, TLAB, MONITOR, PARK, SETTING, CUSTOM, NATIVE, OUTSIDE = 101, 102, 103, 104, 105, 106, 107, 108
 
 CLASSES = [
     (LONG, "long", []), (INT, "int", []), (BOOL, "boolean", []), (STRING, "java.lang.String", []),
@@ -93,6 +93,9 @@ CLASSES = [
                                     ("name", STRING, 0, 0), ("value", STRING, 0, 0)]),
     (NATIVE, "jdk.NativeMethodSample", [("startTime", LONG, 0, 0), ("sampledThread", THREAD, 1, 0),
                                         ("stackTrace", TRACE, 1, 0), ("state", STATE, 1, 0)]),
+    (OUTSIDE, "jdk.ObjectAllocationOutsideTLAB", [("startTime", LONG, 0, 0), ("eventThread", THREAD, 1, 0),
+                                                  ("stackTrace", TRACE, 1, 0), ("objectClass", CLASS, 1, 0),
+                                                  ("allocationSize", LONG, 0, 0), ("contextId", LONG, 0, 0)]),
     (CUSTOM, "my.Custom", [("startTime", LONG, 0, 0), ("pairs", PAIR, 0, 1), ("note", STRING, 0, 0)]),
 ]
 
@@ -199,6 +202,9 @@ def chunk(base, start_ns, tps, samples, settings, custom):
         tr = traces[tuple(stack)]
         if typ == "exec":
             evs += event(EXEC, varint(t) + varint(1) + varint(tr) + varint(extra or 1) + varint(ctx))
+        elif typ == "outside":
+            evs += event(OUTSIDE, varint(t) + varint(1) + varint(tr) + varint(classes["App"]) + varint(extra) +
+                         varint(ctx))
         elif typ == "native":
             evs += event(NATIVE, varint(t) + varint(1) + varint(tr) + varint(1))
         elif typ == "tlab":
@@ -229,7 +235,8 @@ def main():
     s3 = [("Foo$$Lambda$14/0x0000000800c03000", "run", -1), main_]
     c1 = [("exec", s1, 1, 100, 1)] * 3 + [("exec", s2, 2, 200, 1)] * 2 + [("exec", s3, 0, 300, 1),
                                                                          ("exec", s1, 1, 400, 2)]
-    c1 += [("tlab", s2, 2, 500, 1000), ("tlab", s2, 0, 600, 3000), ("monitor", s1, 1, 700, 5000)]
+    c1 += [("tlab", s2, 2, 500, 1000), ("tlab", s2, 0, 600, 3000), ("monitor", s1, 1, 700, 5000),
+           ("outside", s3, 0, 800, 70000)]
     c2 = [("exec", s1, 1, 100, 1)] * 4 + [("park", s2, 0, 200, 2000)] + [("native", s1, 0, 300, 0)] * 2
     data = chunk(100, start, 1000000000, c1, [(EXEC, "period", "20 ms"), (NATIVE, "period", "30 ms")], True)
     data += chunk(5000, start + 2 * 1000000000, 1000000, c2, [], False)
@@ -269,6 +276,8 @@ def main():
         "wall": ["App.main;App.mid;App.leaf 60000000"],
         "alloc_in_new_tlab_objects": ["App.main;App.othér 2"],
         "alloc_in_new_tlab_bytes": ["App.main;App.othér 4000"],
+        "alloc_outside_tlab_objects": ["App.main;Foo$$Lambda_.run 1"],
+        "alloc_outside_tlab_bytes": ["App.main;Foo$$Lambda_.run 70000"],
         "contentions": ["App.main;App.mid;App.leaf 1"],
         "delay": ["App.main;App.mid;App.leaf 5000"],
         "park_contentions": ["App.main;App.othér 1"],

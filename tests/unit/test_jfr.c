@@ -53,9 +53,9 @@ static void test_kinds(void)
     struct sc_profile *k[SC_JFR_NKINDS];
     struct sc_jfr_opts o = {0, labels, labels_len};
     T_EQ_INT(sc_jfr_decode_kinds(rec, rec_len, &o, NULL, k, err), 0);
-    T_CHECK(k[SC_JFR_CPU] && k[SC_JFR_WALL] && k[SC_JFR_ALLOC_TLAB] && k[SC_JFR_LOCK] &&
-            k[SC_JFR_PARK]);
-    T_CHECK(!k[SC_JFR_ALLOC_OUTSIDE] && !k[SC_JFR_ALLOC_SAMPLE]);
+    T_CHECK(k[SC_JFR_CPU] && k[SC_JFR_WALL] && k[SC_JFR_ALLOC_TLAB] && k[SC_JFR_ALLOC_OUTSIDE] &&
+            k[SC_JFR_LOCK] && k[SC_JFR_PARK]);
+    T_CHECK(!k[SC_JFR_ALLOC_SAMPLE]);
     if (!k[SC_JFR_CPU] || !k[SC_JFR_PARK] || !k[SC_JFR_WALL])
         return;
     /* native method samples are wall time, each worth their own event's period (30 ms) */
@@ -88,6 +88,7 @@ static void test_kinds(void)
     T_EQ_INT(park->values[0], 1);
     T_EQ_INT(park->values[1], 2000000);
     T_EQ_INT(k[SC_JFR_LOCK]->values[1], 5000);
+    T_EQ_INT(k[SC_JFR_ALLOC_OUTSIDE]->values[1], 70000); /* allocationSize, not tlabSize */
     /* a push's sampleRate decides a CPU sample's worth */
     for (int i = 0; i < SC_JFR_NKINDS; i++)
         sc_profile_free(k[i]);
@@ -108,12 +109,13 @@ static void test_one_profile(void)
     char err[SC_ERR_LEN];
     struct sc_profile *p = sc_profile_new();
     T_EQ_INT(sc_jfr_decode(rec, rec_len, NULL, NULL, p, err), 0);
-    T_EQ_INT(p->nsample_types, 8);
+    T_EQ_INT(p->nsample_types, 10);
     T_EQ_INT(sc_profile_sample_index(p, NULL, err), 0);
     T_CHECK(sc_profile_sample_index(p, "wall", err) == 1);
-    T_CHECK(sc_profile_sample_index(p, "park_delay", err) == 7);
-    T_CHECK(sc_profile_sample_index(p, "delay", err) == 5);
-    T_EQ_INT(p->nsamples, 16);
+    T_CHECK(sc_profile_sample_index(p, "alloc_outside_tlab_bytes", err) == 5);
+    T_CHECK(sc_profile_sample_index(p, "park_delay", err) == 9);
+    T_CHECK(sc_profile_sample_index(p, "delay", err) == 7);
+    T_EQ_INT(p->nsamples, 17);
     sc_profile_free(p);
 }
 
