@@ -325,7 +325,7 @@ int sc_load(const char *path, const struct sc_decode_opts *o, struct sc_profile 
         rc = sc_errf(err, SC_EFORMAT, "profile has no sample types");
     /* as go tool pprof: symbolize, then drop the frames the profile says are the
      * profiler's or the allocator's */
-    if (!rc && f == SC_FMT_LEGACY && symbolize)
+    if (!rc && (f == SC_FMT_LEGACY || f == SC_FMT_PPROF) && symbolize)
         rc = symbolize(*out, err);
     if (!rc && f == SC_FMT_LEGACY)
         rc = sc_legacy_prune(*out, err);

@@ -76,8 +76,9 @@ enum sc_format sc_detect_format(const void *buf, size_t n);
 int sc_decode(struct sc_input *in, const struct sc_decode_opts *o, struct sc_profile **out,
               char *err);
 
-/* How sc_load names the addresses of a legacy profile (locations without lines in mappings
- * of the binaries that ran), as go tool pprof symbolizes with the binaries on the machine.
+/* How sc_load names the addresses of a legacy or pprof profile (locations without lines in
+ * mappings of the binaries that ran, which say they have no functions), as go tool pprof
+ * symbolizes with the binaries on the machine.
  * Set once by the program before it reads files (the CLI sets collect's); unset, the
  * addresses stay unnamed (pprof's "[binary]"). 0 or SC_E* with detail in err. */
 typedef int (*sc_symbolize_fn)(struct sc_profile *p, char *err);

@@ -7,6 +7,7 @@ legacy_gen.py cpu BINARY OUTDIR   gperftools CPU profiles of BINARY's functions 
 legacy_gen.py text BINARY OUTDIR  contention, mutex, threadz, goroutine, heap (Go's, heapz_v2,
                                   growthz) text profiles on BINARY's functions,
                                   Java's heapz and contentionz
+legacy_gen.py rawpprof BINARY OUT a pprof of BINARY's addresses, not symbolized
 legacy_gen.py names OUT           a pprof whose functions have C++, Rust, Go and Java names,
                                   each its own system name, as pprof-rs and others write them
 """
@@ -182,10 +183,33 @@ def names(out):
     open(out, "wb").write(gzip.compress(body))
 
 
+def rawpprof(binary, out):
+    """A pprof of addresses only, in a mapping of BINARY that has no functions yet: pprof
+    symbolizes it from the binary, as it does a legacy profile."""
+    strings = ["", "samples", "count", binary]
+    body = field(1, uint(1, 1) + uint(2, 2))
+    body += field(3, uint(1, 1) + uint(2, BASE + 0x1000) + uint(3, BASE + 0x2000) +
+                  uint(4, 0x1000) + uint(5, 3))
+    addrs = {}
+    for count, pcs in stacks(binary):
+        ids = []
+        for pc in pcs:
+            if pc not in addrs:
+                addrs[pc] = len(addrs) + 1
+                body += field(4, uint(1, addrs[pc]) + uint(2, 1) + uint(3, pc))
+            ids.append(addrs[pc])
+        body += field(2, field(1, b"".join(varint(x) for x in ids)) + field(2, varint(count)))
+    for s in strings:
+        body += field(6, s.encode())
+    open(out, "wb").write(gzip.compress(body))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "cpu":
         cpu(sys.argv[2], sys.argv[3])
     elif sys.argv[1] == "text":
         text(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "rawpprof":
+        rawpprof(sys.argv[2], sys.argv[3])
     else:
         names(sys.argv[2])

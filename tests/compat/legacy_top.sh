@@ -8,7 +8,8 @@
 #   written here on the C program's functions, and Java's CPU, heapz and contentionz
 #   profiles (tests/compat/legacy_gen.py);
 # - a pprof whose functions carry C++, Rust, Go and Java names as their own system names,
-#   which pprof shortens (and `convert --to pprof` of a legacy profile, read back by pprof);
+#   which pprof shortens, and a pprof of addresses that pprof symbolizes from the binary (and
+#   `convert --to pprof` of a legacy profile, read back by pprof);
 # and `callgraph --format dot` equals `go tool pprof -dot` on some of them.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
@@ -88,7 +89,8 @@ ls "$tmp"/prog.*.heap "$tmp"/cxx.*.heap >/dev/null 2>&1 || fail "tcmalloc wrote 
 mkdir "$tmp/gen"
 python3 "$SCORCH_SRC/tests/compat/legacy_gen.py" cpu "$tmp/prog" "$tmp/gen" &&
     python3 "$SCORCH_SRC/tests/compat/legacy_gen.py" text "$tmp/prog" "$tmp/gen" &&
-    python3 "$SCORCH_SRC/tests/compat/legacy_gen.py" names "$tmp/gen/names.pb.gz" ||
+    python3 "$SCORCH_SRC/tests/compat/legacy_gen.py" names "$tmp/gen/names.pb.gz" &&
+    python3 "$SCORCH_SRC/tests/compat/legacy_gen.py" rawpprof "$tmp/prog" "$tmp/gen/raw.pb.gz" ||
     fail "cannot write the profiles"
 
 cases=0
@@ -113,7 +115,7 @@ for f in "$tmp"/prog.prof "$tmp"/cxx.prof "$tmp"/*.heap "$tmp"/gen/*; do
         named=$((named + 1))
 done
 [ "$cases" -ge 40 ] || fail "expected at least 40 file/type cases, ran $cases"
-[ "$named" -ge 15 ] || fail "only $named profiles had named functions"
+[ "$named" -ge 16 ] || fail "only $named profiles had named functions"
 
 # the shortened names are pprof's: a few spelled out, so a pprof that stopped shortening
 # would not pass unnoticed
