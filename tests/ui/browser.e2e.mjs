@@ -1011,6 +1011,14 @@ test("the heatmap's Compare link lands in a working diff view", async () => {
     await drag(cellPoint(hm, 2, 20), cellPoint(hm, 2, 40), { shift: true });
     const cmp = page.getByTestId("heatmap-compare");
     await cmp.waitFor();
+    // what the heatmap's request left: its state, and the page's measures of it
+    assert.equal(await page.locator(".heatmap-panel").getAttribute("data-state"), "ready");
+    const m = await page.evaluate(() => {
+        const d = performance.getEntriesByName("scorch:heatmap:draw");
+        return { draws: d.length, cols: d[0]?.detail?.cols, fetches: performance.getEntriesByName("scorch:heatmap:fetch").length };
+    });
+    assert.deepEqual([m.draws, m.fetches], [1, 1]);
+    assert.ok(m.cols >= hm.cols, JSON.stringify(m));
     const t = Date.now() - 1;
     await cmp.click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "diff");

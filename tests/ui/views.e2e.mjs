@@ -1,7 +1,8 @@
 // views.e2e.mjs - the page's views in headless Chromium against the server and data of
 // tests/e2e/ui_browser.sh (services "app", "goprog", "synth", "cmp"): where the page opens
 // without a query and the service picker, the root frame's total, the completion list after
-// Enter, auto-refresh, the targets page leaving nothing behind, the heatmap's axis, fit and
+// Enter, auto-refresh, Back aborting a request under way (its late answer draws nothing), the
+// targets page leaving nothing behind, the heatmap's axis, fit and
 // colour scale, its Zoom in and its URL, a single profile's exports and every export's file
 // name, times with milliseconds in the range inputs. Pushes a long sparse perf capture of
 // its own (service "hmlong"). Screenshots go to $ARTIFACTS (v01-...).
@@ -377,6 +378,48 @@ test("a single profile's zoom fetches the frame's subtree at full detail", async
     assert.deepEqual(reqs.map((u) => u.pathname), ["/api/v1/profile"]);
     assert.equal(reqs[0].searchParams.get("focus"), "^regexp\\.\\(\\*machine\\)\\.match$");
     assert.match(await page.getByTestId("detail-note").textContent(), /subtree (at full|in more) detail/);
+});
+
+test("navigation aborts the request under way; its late answer never lands over the newer one", async () => {
+    await open({ query: GOPROG, type: "cpu:cpu", from: "now-1h", until: "now" });
+    const fg = page.getByTestId("flamegraph");
+    const total = await fg.getAttribute("data-total");
+    assert.equal(await fg.getAttribute("data-state"), "ready");
+    // the page's measures of its last flame graph request: one of each, this one's
+    const m = await page.evaluate(() => ({
+        fetch: performance.getEntriesByName("scorch:flame:fetch").length,
+        draw: performance.getEntriesByName("scorch:flame:draw").map((e) => e.detail.nodes),
+    }));
+    assert.deepEqual(m, { fetch: 1, draw: [+(await fg.getAttribute("data-nodes"))] });
+    // app's flame graph is held back by the test until goprog's is shown again
+    const held = [], aborted = [];
+    const isApp = (u) => u.pathname.endsWith("/api/v1/render") && u.searchParams.get("query") === APP;
+    const hold = (route) => { held.push(route); };
+    await page.route((u) => isApp(u), hold);
+    const onFailed = (r) => { if (isApp(new URL(r.url()))) aborted.push(r.failure()?.errorText); };
+    page.on("requestfailed", onFailed);
+    try {
+        await page.evaluate((query) => window.scorch.store.set({ query }), APP);
+        await until("app's request under way", () => held.length, (n) => n === 1);
+        assert.equal(await fg.getAttribute("data-state"), "loading");
+        assert.ok(await page.locator(".split.loading").count(), "the loading marks show");
+        // Back: goprog again, while app's answer is still to come
+        const t = Date.now() - 1;
+        await page.goBack();
+        await loaded(t);
+        assert.equal(params().get("query"), GOPROG);
+        await until("app's request aborted", () => aborted.length, (n) => n === 1);
+        // app's answer, late: the page dropped the request, nothing of it is drawn
+        const late = await held[0].fetch();
+        await held[0].fulfill({ response: late }).catch(() => {});
+        await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+        assert.equal(await fg.getAttribute("data-total"), total);
+        assert.equal(await fg.getAttribute("data-state"), "ready");
+        assert.equal(await page.locator(".split.loading").count(), 0);
+    } finally {
+        page.off("requestfailed", onFailed);
+        await page.unroute((u) => isApp(u), hold);
+    }
 });
 
 // last: the page's clock is a fake one from here on (it runs, and jumps when told)

@@ -11,7 +11,8 @@ import {
     clickPatch, cssTransform, drawnInfo, drawnSummary, fitTransform, legendCounts, nodeName,
     nodeValues, nodecountChoices, panBy, zoomAt,
 } from "./callgraph-model.mjs";
-import { errorText, message, renderFilters } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
+import { renderFilters } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
 
 const KEYS = ["query", "type", "from", "until", "sel_from", "sel_until", "focus", "ignore",
@@ -19,7 +20,7 @@ const KEYS = ["query", "type", "from", "until", "sel_from", "sel_until", "focus"
 
 export function createCallgraphView(root, ctx) {
     const { store, api } = ctx;
-    let state = null, ctl = null, svg = null, t = { k: 1, x: 0, y: 0 }, size = { w: 0, h: 0 };
+    let state = null, svg = null, t = { k: 1, x: 0, y: 0 }, size = { w: 0, h: 0 };
     let whole = false; // the whole graph asked, past the layout budget (fit=0), until the query changes
     const count = h("select", { "aria-label": "nodes", dataset: { testid: "nodecount" },
                                 title: "how many functions the graph keeps (pprof's nodecount)",
@@ -167,14 +168,11 @@ export function createCallgraphView(root, ctx) {
         panel.querySelector('[data-testid="callgraph-svg"]').href = apiUrl("api/v1/callgraph", params(st));
     }
 
-    async function load(st) {
-        if (ctl) ctl.abort();
-        const ac = (ctl = new AbortController());
-        panel.classList.add("loading");
-        message(msg, "loading", "Laying out the graph…");
-        try {
-            const text = await api.text("api/v1/callgraph", params(st), { signal: ac.signal });
-            if (ac.signal.aborted) return;
+    const loader = createLoader({ name: "callgraph", busy: panel, stamp: box, messages: [msg],
+                                  loadingText: "Laying out the graph…", queryErrors: ctx.onQueryError });
+
+    function load(st) {
+        loader.run((signal) => api.text("api/v1/callgraph", params(st), { signal }), (text) => {
             const doc = new DOMParser().parseFromString(text, "image/svg+xml");
             const el = doc.documentElement;
             if (!el || el.nodeName !== "svg") throw new Error("the server's SVG does not parse");
@@ -192,18 +190,12 @@ export function createCallgraphView(root, ctx) {
             fit();
             const empty = !nodes;
             message(msg, empty ? "empty" : null, empty ? [h("b", null, "No samples for this query in this time range.")] : null);
-            ctx.onQueryError("");
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            replace(stage);
-            message(msg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                panel.classList.remove("loading");
-                box.dataset.loaded = String(Date.now());
-            }
-        }
+            return { state: empty ? "empty" : "ready", detail: { nodes } };
+        }, {
+            fail: () => {
+                replace(stage);
+            },
+        });
     }
 
     function update(st, prev, how) {
@@ -226,7 +218,7 @@ export function createCallgraphView(root, ctx) {
         element: view,
         transform: () => t,
         destroy() {
-            if (ctl) ctl.abort();
+            loader.abort();
             window.removeEventListener("mousemove", onDrag);
             window.removeEventListener("mouseup", onUp);
             hideTooltip();

@@ -14,7 +14,7 @@ import {
 import { rangeText } from "./diff-model.mjs";
 import { h, hideTooltip, replace, showTooltip } from "./dom.mjs";
 import { formatDateTime, formatDuration, formatMetric } from "./format.mjs";
-import { errorText, message } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
 import { changed, KINDS, kindList, kindText } from "./state.mjs";
 import { bucketAt, markerText } from "./timeline-model.mjs";
 import { MARKER_COLOR } from "./timeline.mjs";
@@ -26,7 +26,7 @@ const KIND_LABEL = { step: "Step", trend: "Trend", new: "New", gone: "Gone" };
 
 export function createChangesView(root, ctx) {
     const { store, api } = ctx;
-    let state = null, doc = null, ctl = null;
+    let state = null, doc = null;
 
     const el = {};
     el.groupBy = h("select", { "aria-label": "group by", dataset: { testid: "changes-group-by" },
@@ -247,29 +247,19 @@ export function createChangesView(root, ctx) {
                     `(per ${st.group_by || CHANGES_GROUP}). Widen the time range, or raise the level (q < 0.1).`)]);
     }
 
-    async function load(st) {
-        if (ctl) ctl.abort();
-        const ac = (ctl = new AbortController());
-        el.body.classList.add("loading");
-        message(el.msg, "loading", "Loading…");
-        try {
-            const d = await api.json("api/v1/changes", changesParams(st), { signal: ac.signal });
-            if (ac.signal.aborted) return;
+    const loader = createLoader({ name: "changes", busy: el.body, messages: [el.msg],
+                                  queryErrors: ctx.onQueryError });
+
+    function load(st) {
+        loader.run((signal) => api.json("api/v1/changes", changesParams(st), { signal }), (d) => {
             doc = d;
-            ctx.onQueryError("");
             render(state);
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            doc = null;
-            render(state);
-            message(el.msg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                el.body.classList.remove("loading");
-                el.body.dataset.loaded = String(Date.now());
-            }
-        }
+        }, {
+            fail: () => {
+                doc = null;
+                render(state);
+            },
+        });
     }
 
     function update(st, prev, how) {
@@ -294,7 +284,7 @@ export function createChangesView(root, ctx) {
         element: el.view,
         data: () => doc,
         destroy() {
-            if (ctl) ctl.abort();
+            loader.abort();
             hideTooltip();
             el.view.remove();
         },

@@ -20,9 +20,8 @@ import { h, replace } from "./dom.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
 import { modelFromJSON, truncated } from "./flame-model.mjs";
 import { formatMetric, formatPercent, formatValue, metricView } from "./format.mjs";
-import {
-    errorText, flameKeys, markSegment, message, renderFilters, searchInput, segmented,
-} from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
+import { flameKeys, markSegment, renderFilters, searchInput, segmented } from "./profile-area.mjs";
 import { addAlternative, exactName, exactRegex, withoutMatcher } from "./selector.mjs";
 import { changed } from "./state.mjs";
 import { displayTime } from "./timespec.mjs";
@@ -51,7 +50,7 @@ function byFunction(m, id) {
 export function createDiffView(root, ctx) {
     const { store, api } = ctx;
     const el = {};
-    let state = null, ctl = null;
+    let state = null;
     let tree = null, flameDoc = null, jsonDoc = null, rows = new Map();
     let normalized = null; // what the shown data is
     let guess = true; // the default normalisation to ask for before the totals are known
@@ -492,44 +491,51 @@ export function createDiffView(root, ctx) {
             replace(el.note, h("span", { class: "warn-text" }, text()[0].textContent));
     }
 
-    async function load(st) {
-        if (ctl) ctl.abort();
-        const ac = (ctl = new AbortController());
-        el.body.classList.add("loading");
-        message(el.graphMsg, "loading", "Loading…");
-        message(el.tableMsg, "loading", "Loading…");
+    // the server names the parameter of a 400: a base side's error belongs to the base's inputs
+    const loader = createLoader({
+        name: "diff", busy: el.body, stamp: el.graph, messages: [el.graphMsg, el.tableMsg],
+        queryErrors: (m) => {
+            if (/^'base_/.test(m)) baseError(m);
+            else ctx.onQueryError(m);
+            if (!m) baseError("");
+        },
+    });
+
+    // Both answers of the diff (flame and json), asked together.
+    async function fetchDiff(st, signal) {
         let norm = normalizeOf(st, guess);
-        try {
-            let docs;
-            for (let attempt = 0; ; attempt++) {
-                // the default normalisation follows the totals, which come with the answers:
-                // a wrong guess stops both requests and asks again with the rule's answer
-                const check = (doc) => {
-                    if (st.normalize === "" && attempt === 0) {
-                        const a = autoNormalize(rawBaseTotal(doc), doc.total);
-                        if (a !== norm) throw new Redo(a);
-                    }
-                    return doc;
-                };
-                const run = new AbortController();
-                const stop = () => run.abort();
-                ac.signal.addEventListener("abort", stop);
-                try {
-                    const opts = { signal: run.signal };
-                    docs = await Promise.all([
-                        api.json("api/v1/diff", diffParams(st, "flame", norm), opts).then(check),
-                        api.json("api/v1/diff", diffParams(st, "json", norm), opts).then(check),
-                    ]);
-                    break;
-                } catch (err) {
-                    if (!(err instanceof Redo)) throw err;
-                    run.abort();
-                    norm = guess = err.normalize;
-                } finally {
-                    ac.signal.removeEventListener("abort", stop);
+        for (let attempt = 0; ; attempt++) {
+            // the default normalisation follows the totals, which come with the answers:
+            // a wrong guess stops both requests and asks again with the rule's answer
+            const check = (doc) => {
+                if (st.normalize === "" && attempt === 0) {
+                    const a = autoNormalize(rawBaseTotal(doc), doc.total);
+                    if (a !== norm) throw new Redo(a);
                 }
+                return doc;
+            };
+            const run = new AbortController();
+            const stop = () => run.abort();
+            signal.addEventListener("abort", stop);
+            try {
+                const opts = { signal: run.signal };
+                const docs = await Promise.all([
+                    api.json("api/v1/diff", diffParams(st, "flame", norm), opts).then(check),
+                    api.json("api/v1/diff", diffParams(st, "json", norm), opts).then(check),
+                ]);
+                return { docs, norm };
+            } catch (err) {
+                if (!(err instanceof Redo)) throw err;
+                run.abort();
+                norm = guess = err.normalize;
+            } finally {
+                signal.removeEventListener("abort", stop);
             }
-            if (ac.signal.aborted) return;
+        }
+    }
+
+    function load(st) {
+        loader.run((signal) => fetchDiff(st, signal), ({ docs, norm }) => {
             [flameDoc, jsonDoc] = docs;
             if (st.normalize === "") guess = norm;
             normalized = !!flameDoc.normalized;
@@ -544,27 +550,18 @@ export function createDiffView(root, ctx) {
             replace(el.legend, legend(st, jsonDoc));
             el.graph.dataset.normalized = normalized ? "1" : "0";
             el.graph.dataset.method = jsonDoc.method || "";
-            ctx.onQueryError("");
-            baseError("");
-        } catch (err) {
-            if (err.name === "AbortError" || ac.signal.aborted) return;
-            tree = flameDoc = jsonDoc = null;
-            rows = new Map();
-            draw(st, true);
-            table.setData(null);
-            message(el.graphMsg, "error", errorText(err));
-            message(el.tableMsg, "error", errorText(err));
-            // the server names the parameter: a base side's error belongs to the base's inputs
-            if (err.status === 400 && /^'base_/.test(err.message)) baseError(err.message);
-            else if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                el.body.classList.remove("loading");
-                el.graph.dataset.loaded = String(Date.now());
-            }
             renderSummary(state);
             renderControls(state);
-        }
+        }, {
+            fail: () => {
+                tree = flameDoc = jsonDoc = null;
+                rows = new Map();
+                draw(st, true);
+                table.setData(null);
+                renderSummary(state);
+                renderControls(state);
+            },
+        });
     }
 
     // ---- state -> view ----
@@ -629,7 +626,7 @@ export function createDiffView(root, ctx) {
         data: () => ({ flame: flameDoc, json: jsonDoc, normalized }),
         destroy() {
             document.removeEventListener("keydown", onKey);
-            if (ctl) ctl.abort();
+            loader.abort();
             main.close();
             el.view.remove();
         },

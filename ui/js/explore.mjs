@@ -12,7 +12,8 @@ import { compareWithPatch, defaultLabelPair, labelSidesPatch, rangesPatch } from
 import { h, replace } from "./dom.mjs";
 import { formatDateTime, formatDuration } from "./format.mjs";
 import { createFunctionPanel, revealFunction } from "./fn-over-time.mjs";
-import { createProfileArea, errorText, message } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
+import { createProfileArea } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
 import { Timeline } from "./timeline.mjs";
 import { openProfileAt } from "./single.mjs";
@@ -36,7 +37,6 @@ export function createExplore(root, ctx) {
     const { store, api } = ctx;
     const el = {};
     let state = null;
-    let tlCtl = null, mkCtl = null;
     let markersMissing = false; // the server has no /api/v1/markers: asked once a page
     let second = null; // the shift-brushed range to compare the selection with
 
@@ -86,17 +86,15 @@ export function createExplore(root, ctx) {
     }
 
     // ---- fetching ----
+    // the timeline: a 400's message goes to the query bar (the flame graph's answer clears it)
+    const tlLoader = createLoader({ name: "timeline", busy: el.timeline, messages: [el.tlMsg],
+                                    queryErrors: (m) => m && ctx.onQueryError(m) });
+    // the markers only annotate: no loading marks, no messages
+    const mkLoader = createLoader({ name: "markers", stamp: null });
+
     // quiet: no loading marks (the auto-refresh: the lines stay until the new ones are there)
-    async function loadTimeline(st, quiet = false) {
-        if (tlCtl) tlCtl.abort();
-        const ac = (tlCtl = new AbortController());
-        if (!quiet) {
-            el.timeline.classList.add("loading");
-            message(el.tlMsg, "loading", "Loading…");
-        }
-        try {
-            const data = await api.json("api/v1/timeline", timelineParams(st), { signal: ac.signal });
-            if (ac.signal.aborted) return;
+    function loadTimeline(st, quiet = false) {
+        tlLoader.run((signal) => api.json("api/v1/timeline", timelineParams(st), { signal }), (data) => {
             const t = typeInfo(st.type);
             timeline.setData(data, t ? t.unit : "");
             timeline.setSelection(selection(st));
@@ -104,36 +102,38 @@ export function createExplore(root, ctx) {
             const empty = !data.series.length || data.series.every((s) => s.values.every((v) => !v));
             message(el.tlMsg, empty ? "empty" : null, empty ? emptyText(ctx.types, st, "profiles") : null);
             renderLabelCompare(st);
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            timeline.setData(null);
-            renderLabelCompare(st);
-            message(el.tlMsg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (tlCtl === ac) el.timeline.classList.remove("loading");
-        }
+            return { state: empty ? "empty" : "ready" };
+        }, {
+            quiet,
+            fail: () => {
+                timeline.setData(null);
+                renderLabelCompare(st);
+            },
+        });
     }
 
     // The markers of label value changes (a new version) on the timeline and the functions'
     // charts. They only annotate: a failure leaves them out, and a server without the
     // endpoint is not asked again.
-    async function loadMarkers(st) {
-        if (mkCtl) mkCtl.abort();
-        if (markersMissing) return;
-        const ac = (mkCtl = new AbortController());
-        let ms = [];
-        try {
-            const d = await api.json("api/v1/markers", markersParams(st), { signal: ac.signal });
-            if (ac.signal.aborted) return;
-            ms = (d && d.markers) || [];
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            if (err.status === 404) markersMissing = true;
+    function loadMarkers(st) {
+        if (markersMissing) {
+            mkLoader.abort();
+            return;
         }
-        timeline.setMarkers(ms);
-        fns.setMarkers(ms);
-        el.timeline.dataset.markers = String(ms.length);
+        const show = (ms) => {
+            timeline.setMarkers(ms);
+            fns.setMarkers(ms);
+            el.timeline.dataset.markers = String(ms.length);
+        };
+        mkLoader.run((signal) => api.json("api/v1/markers", markersParams(st), { signal }),
+            (d) => show((d && d.markers) || []), {
+                quiet: true,
+                fail: (err) => {
+                    if (err.status === 404) markersMissing = true;
+                    show([]);
+                    return true;
+                },
+            });
     }
 
     // one request for the flame graph and the table: one merge on the server
@@ -252,8 +252,8 @@ export function createExplore(root, ctx) {
         timeline,
         functions: fns,
         destroy() {
-            if (tlCtl) tlCtl.abort();
-            if (mkCtl) mkCtl.abort();
+            tlLoader.abort();
+            mkLoader.abort();
             fns.destroy();
             area.destroy();
             el.view.remove();

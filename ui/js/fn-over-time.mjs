@@ -6,7 +6,8 @@
 
 import { functionParams } from "./api.mjs";
 import { h } from "./dom.mjs";
-import { errorText, markSegment, message, segmented } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
+import { markSegment, segmented } from "./profile-area.mjs";
 import { exactName, exactRegex } from "./selector.mjs";
 import { changed, functionList, removeFunction } from "./state.mjs";
 import { labelsKey } from "./timeline-model.mjs";
@@ -71,7 +72,7 @@ export function createFunctionPanel(ctx, opts = {}) {
     let markers = [], selection = null;
     let colors = new Map(); // the timeline's colour of each line (labelsKey), so that a series
     // has one colour in every chart
-    const charts = new Map(); // name -> {row, timeline, msg, note, ctl}
+    const charts = new Map(); // name -> {row, timeline, msg, note, loader}
     const run = limiter(IN_FLIGHT);
 
     const value = segmented(store, "fnvalue", [
@@ -103,25 +104,18 @@ export function createFunctionPanel(ctx, opts = {}) {
         const timeline = new Timeline(host, { height: 110, label: "over time: " + name,
                                               colorOf: (l) => colors.get(labelsKey(l.labels)),
                                               onSelect: (r) => opts.onSelect && opts.onSelect(r) });
-        return { name, row, timeline, msg, note, ctl: null, data: null, unit: "" };
+        const loader = createLoader({ name: "function", busy: row, messages: [msg] });
+        return { name, row, timeline, msg, note, loader, data: null, unit: "" };
     }
 
     // quiet: the auto-refresh, without loading marks
-    async function load(c, st, quiet) {
-        if (c.ctl) c.ctl.abort();
-        const ac = (c.ctl = new AbortController());
-        if (!quiet) {
-            c.row.classList.add("loading");
-            message(c.msg, "loading", "Loading…");
-        }
-        try {
-            const data = await run(() => api.json("api/v1/timeline", functionParams(st, c.name), { signal: ac.signal }));
-            if (ac.signal.aborted) return;
+    function load(c, st, quiet) {
+        c.loader.run((signal) => run(() => api.json("api/v1/timeline", functionParams(st, c.name), { signal })), (data) => {
             if (!isFunctionAnswer(data, c.name)) {
                 c.timeline.setData(null);
                 message(c.msg, "error", [h("b", null, "This server does not draw functions over time."),
                     h("p", null, "Its /api/v1/timeline has no function parameter: upgrade scorch.")]);
-                return;
+                return { state: "error" };
             }
             const t = ctx.types().find((x) => x.id === st.type);
             c.data = data;
@@ -135,16 +129,13 @@ export function createFunctionPanel(ctx, opts = {}) {
             message(c.msg, what === "none" ? "empty" : null, what === "none"
                 ? [h("b", null, "No profiles in this range."), h("p", null, "Widen the time range or loosen the selector.")]
                 : null);
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            c.timeline.setData(null);
-            message(c.msg, "error", errorText(err));
-        } finally {
-            if (c.ctl === ac) {
-                c.row.classList.remove("loading");
-                c.row.dataset.loaded = String(Date.now());
-            }
-        }
+            return { state: what === "none" ? "empty" : "ready" };
+        }, {
+            quiet,
+            fail: () => {
+                c.timeline.setData(null);
+            },
+        });
     }
 
     // Brings the panel in line with st: charts added, removed and reordered as fn says,
@@ -156,7 +147,7 @@ export function createFunctionPanel(ctx, opts = {}) {
         root.hidden = !names.length || !st.type;
         for (const [name, c] of charts) {
             if (names.includes(name)) continue;
-            if (c.ctl) c.ctl.abort();
+            c.loader.abort();
             c.row.remove();
             charts.delete(name);
         }
@@ -197,7 +188,7 @@ export function createFunctionPanel(ctx, opts = {}) {
         chart: (name) => charts.get(name) || null,
         names: () => [...charts.keys()],
         destroy() {
-            for (const c of charts.values()) if (c.ctl) c.ctl.abort();
+            for (const c of charts.values()) c.loader.abort();
             root.remove();
         },
     };

@@ -121,14 +121,20 @@ export function spanCells(grid, fromMs, untilMs) {
     return out;
 }
 
-// The diff view of two spans (the first selection is the base): its query string.
-export function compareSearch(state, baseMs, newMs) {
-    return stateToSearch({
+// The diff view of two spans (the first selection is the base): the whole state, as a
+// patch of the store (nothing of the heatmap's own state goes along).
+export function comparePatch(state, baseMs, newMs) {
+    return {
         ...DEFAULTS, view: "diff", type: state.type, query: state.query,
         base_query: state.query, base_from: msToSeconds(baseMs[0]), base_until: msToSeconds(baseMs[1]),
         from: msToSeconds(newMs[0]), until: msToSeconds(newMs[1]),
         focus: state.focus, ignore: state.ignore, hide: state.hide,
-    });
+    };
+}
+
+// The same as a query string (the Compare link's href).
+export function compareSearch(state, baseMs, newMs) {
+    return stateToSearch(comparePatch(state, baseMs, newMs));
 }
 
 // The colour scale of counts up to max as a CSS gradient (left: one sample, right: max),

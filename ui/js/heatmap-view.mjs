@@ -8,7 +8,8 @@ import { h, replace } from "./dom.mjs";
 import { formatDateTime } from "./format.mjs";
 import { Heatmap } from "./heatmap.mjs";
 import { compareSearch, msToSeconds, secondsToMs, zoomPatch } from "./heatmap-model.mjs";
-import { createProfileArea, errorText, message } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
+import { createProfileArea } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
 
 const MAP_KEYS = ["query", "type", "from", "until", "rows"];
@@ -27,7 +28,7 @@ export function spanText(sp) {
 
 export function createHeatmapView(root, ctx) {
     const { store, api } = ctx;
-    let state = null, ctl = null, second = null;
+    let state = null, second = null;
     const rowsSel = h("select", { "aria-label": "rows", title: "slices per second",
                                   onchange: () => store.set({ rows: rowsSel.value === "50" ? "" : rowsSel.value }) },
         [["25", "40 ms rows"], ["50", "20 ms rows"], ["100", "10 ms rows"], ["200", "5 ms rows"]]
@@ -104,42 +105,31 @@ export function createHeatmapView(root, ctx) {
         area.element.hidden = !first;
     }
 
+    // The measures: "scorch:heatmap:fetch", "scorch:heatmap:draw" (detail: cols and rows
+    // of the answer, paintMs: the canvas's draw).
+    const mapLoader = createLoader({ name: "heatmap", busy: panel, messages: [mapMsg],
+                                     queryErrors: ctx.onQueryError });
+
     // quiet: no loading marks (the auto-refresh)
-    async function loadMap(st, quiet = false) {
-        if (ctl) ctl.abort();
-        const ac = (ctl = new AbortController());
-        if (!quiet) {
-            panel.classList.add("loading");
-            message(mapMsg, "loading", "Loading…");
-        }
-        const t0 = performance.now();
-        try {
-            const doc = await api.json("api/v1/heatmap", { query: st.query, type: st.type, from: st.from,
-                                                           until: st.until, rows: st.rows },
-                                       { signal: ac.signal });
-            if (ac.signal.aborted) return;
-            const t1 = performance.now();
+    function loadMap(st, quiet = false) {
+        mapLoader.run((signal) => api.json("api/v1/heatmap", { query: st.query, type: st.type, from: st.from,
+                                                                 until: st.until, rows: st.rows }, { signal }),
+        (doc) => {
             map.setData(doc, st.row0 || "bottom");
-            window.__scorchHeatmapTiming = { fetchMs: t1 - t0, drawMs: map.lastDrawMs,
-                                             cols: doc.cols, rows: doc.rows };
             message(mapMsg, doc.cols ? null : "empty", doc.cols ? null : [
                 h("b", null, "No timestamped samples for ", h("code", null, st.query || "{}"),
                   " in this time range."),
                 h("p", null, "The heatmap needs samples with their own times: perf script " +
                   "pushes (format=perf_script) and scorch record. pprof profiles have none; " +
                   "pick a perf type (e.g. cpu:cpu-clock) or widen the range.")]);
-            ctx.onQueryError("");
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            map.setData(null);
-            message(mapMsg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                panel.classList.remove("loading");
-                panel.dataset.loaded = String(Date.now());
-            }
-        }
+            return { state: doc.cols ? "ready" : "empty",
+                     detail: { cols: doc.cols, rows: doc.rows, paintMs: map.lastDrawMs } };
+        }, {
+            quiet,
+            fail: () => {
+                map.setData(null);
+            },
+        });
     }
 
     const fetcher = {
@@ -175,7 +165,7 @@ export function createHeatmapView(root, ctx) {
         flame: area.flame,
         heatmap: map,
         destroy() {
-            if (ctl) ctl.abort();
+            mapLoader.abort();
             map.destroy();
             area.destroy();
             view.remove();

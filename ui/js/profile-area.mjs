@@ -7,6 +7,7 @@
 
 import { apiUrl, exportFileName, exportTitle } from "./api.mjs";
 import { h, replace } from "./dom.mjs";
+import { createLoader, message } from "./loader.mjs";
 import { FlamePanel } from "./flame-panel.mjs";
 import { detailFocus, modelFromJSON, truncated } from "./flame-model.mjs";
 import { formatPercent, formatValue } from "./format.mjs";
@@ -20,31 +21,6 @@ const EXPORTS = [
     { format: "svg", label: "SVG", title: "standalone interactive SVG flame graph" },
     { format: "speedscope", label: "speedscope", title: "speedscope JSON (speedscope.app)" },
 ];
-
-// Messages of the panels: what happened and what to do.
-export function errorText(err) {
-    if (err.status === 401)
-        return [h("b", null, "This server needs an API token."), h("p", null,
-            "Enter it with the Token button at the top right.")];
-    if (err.status === 0)
-        return [h("b", null, "Cannot reach the scorch server."), h("p", null,
-            "Check that it runs, then press Refresh.")];
-    const hint = err.status === 400
-        ? "Fix the query above (label selector, time range or filters) and run it again."
-        : "The server failed on this query; its log may say more.";
-    return [h("b", null, err.message), h("p", null, hint)];
-}
-
-export function message(box, kind, content) {
-    if (!kind) {
-        box.hidden = true;
-        box.className = "panel-msg";
-        return;
-    }
-    box.className = "panel-msg " + kind;
-    replace(box, content);
-    box.hidden = false;
-}
 
 // The filter chips (focus, ignore, hide) of a state into el; removing one sets it to "".
 export function renderFilters(el, st, store) {
@@ -120,7 +96,7 @@ export function createProfileArea(ctx, opts = {}) {
     const { store, api } = ctx;
     const el = {};
     let state = null, model = null, base = null; // base: the model before a detail fetch
-    let ctl = null, detailCtl = null, fetcher = null;
+    let fetcher = null;
 
     el.search = searchInput(store);
     el.share = h("span", { class: "share", dataset: { testid: "search-share" }, "aria-live": "polite" });
@@ -155,6 +131,10 @@ export function createProfileArea(ctx, opts = {}) {
     el.flamePanel = h("section", { class: "panel flame-panel", dataset: { testid: "flamegraph" } });
     el.split = h("div", { class: "split" }, el.tablePanel, el.flamePanel);
     el.root = h("div", { class: "profile-area" }, el.toolbar, el.filters, el.note, el.split);
+    // the profile, and a zoomed frame's subtree at full detail (marked on the same panels)
+    const main = createLoader({ name: "flame", busy: el.split, stamp: el.flamePanel,
+                                messages: [el.flameMsg, el.tableMsg], queryErrors: ctx.onQueryError });
+    const detail = createLoader({ name: "flame-detail", busy: el.split, stamp: el.flamePanel });
 
     const maxHeight = () => Math.max(240, window.innerHeight - 120);
     const panel = new FlamePanel(el.flamePanel, {
@@ -235,9 +215,8 @@ export function createProfileArea(ctx, opts = {}) {
     // A truncated graph zoomed into a frame: the frame's subtree again at full detail
     // (a focus on the frame's function keeps every stack through its path, and drops
     // the rest that competed for maxNodes); back to the whole graph without a zoom.
-    async function loadDetail(st) {
-        if (detailCtl) detailCtl.abort();
-        detailCtl = null;
+    function loadDetail(st) {
+        detail.abort();
         const focus = base && base.truncated && !st.focus ? detailFocus(st.zoom) : "";
         if (!focus) {
             if (model !== base && base) show(base, st);
@@ -245,46 +224,32 @@ export function createProfileArea(ctx, opts = {}) {
             renderNote(st);
             return;
         }
-        const ac = (detailCtl = new AbortController());
-        el.split.classList.add("loading");
-        try {
-            const doc = fetcher.focused ? await fetcher.focused(st, focus, ac.signal)
-                : await api.json("api/v1/render", { ...fetcher.params(st), format: "json", focus,
-                                                    maxNodes: st.maxNodes }, { signal: ac.signal });
-            if (ac.signal.aborted) return;
+        detail.run((signal) => fetcher.focused ? fetcher.focused(st, focus, signal)
+            : api.json("api/v1/render", { ...fetcher.params(st), format: "json", focus,
+                                          maxNodes: st.maxNodes }, { signal }),
+        (doc) => {
             const m = modelFromJSON(doc);
             m.truncated = truncated(m, st.maxNodes);
             show(m, st);
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            panel.apply(st); // the truncated graph stays; the note says nothing new
-        } finally {
-            if (detailCtl === ac) {
-                el.split.classList.remove("loading");
-                el.flamePanel.dataset.loaded = String(Date.now());
-            }
-        }
+            return { detail: { nodes: m.n, paintMs: panel.fg.lastDrawMs } };
+        }, {
+            fail: () => {
+                panel.apply(st); // the truncated graph stays; the note says nothing new
+                return true;
+            },
+        });
     }
 
     // Fetches and shows: f.load(state, signal) -> a flame document with "top"; the
     // subtree of a zoomed frame at full detail from f.focused(state, focus, signal) -> a
     // flame document, else from render with f.params(state) and the focus. quiet: no
     // loading marks (the auto-refresh: what is shown stays until the new data is there).
-    async function load(st, f, { quiet = false } = {}) {
+    // The measures: "scorch:flame:fetch", "scorch:flame:draw" (detail: nodes, and paintMs,
+    // the canvas's first draw).
+    function load(st, f, { quiet = false } = {}) {
         fetcher = f;
-        if (ctl) ctl.abort();
-        if (detailCtl) detailCtl.abort();
-        const ac = (ctl = new AbortController());
-        if (!quiet) {
-            el.split.classList.add("loading");
-            message(el.flameMsg, "loading", "Loading…");
-            message(el.tableMsg, "loading", "Loading…");
-        }
-        const t0 = performance.now();
-        try {
-            const doc = await f.load(st, ac.signal);
-            if (ac.signal.aborted) return;
-            const t1 = performance.now();
+        detail.abort();
+        return main.run((signal) => f.load(st, signal), (doc) => {
             const m = modelFromJSON(doc);
             m.truncated = truncated(m, st.maxNodes);
             base = m;
@@ -297,25 +262,17 @@ export function createProfileArea(ctx, opts = {}) {
                 message(el.flameMsg, null);
                 message(el.tableMsg, null);
             }
-            ctx.onQueryError("");
-            // for the benchmark and the curious: what the last load cost
-            window.__scorchTiming = { fetchMs: t1 - t0, renderMs: performance.now() - t1,
-                                      nodes: m.n, drawMs: panel.fg.lastDrawMs };
+            const paintMs = panel.fg.lastDrawMs;
             if (st.zoom && m.truncated) loadDetail(st);
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            base = null;
-            show(null, st);
-            table.setData(null);
-            message(el.flameMsg, "error", errorText(err));
-            message(el.tableMsg, "error", errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                el.split.classList.remove("loading");
-                el.flamePanel.dataset.loaded = String(Date.now());
-            }
-        }
+            return { state: empty ? "empty" : "ready", detail: { nodes: m.n, paintMs } };
+        }, {
+            quiet,
+            fail: () => {
+                base = null;
+                show(null, st);
+                table.setData(null);
+            },
+        });
     }
 
     // Brings toolbar, table and graph in line with st (no fetch).
@@ -354,8 +311,8 @@ export function createProfileArea(ctx, opts = {}) {
     }
 
     function clear(content) {
-        if (ctl) ctl.abort();
-        if (detailCtl) detailCtl.abort();
+        main.abort();
+        detail.abort();
         base = null;
         show(null, state || {});
         table.setData(null);
@@ -376,8 +333,8 @@ export function createProfileArea(ctx, opts = {}) {
         model: () => model,
         destroy() {
             document.removeEventListener("keydown", onKey);
-            if (ctl) ctl.abort();
-            if (detailCtl) detailCtl.abort();
+            main.abort();
+            detail.abort();
             panel.close();
             el.root.remove();
         },

@@ -6,7 +6,7 @@
 
 import { h, replace } from "./dom.mjs";
 import { formatPercent, formatValue } from "./format.mjs";
-import { errorText, message } from "./profile-area.mjs";
+import { createLoader, message } from "./loader.mjs";
 import { changed } from "./state.mjs";
 
 const KEYS = ["query", "type", "from", "until", "sel_from", "sel_until", "focus", "ignore",
@@ -41,7 +41,6 @@ function heatColor(f) {
 
 export function createSourceView(root, ctx) {
     const { store, api } = ctx;
-    let ctl = null;
     const title = h("span", { class: "src-title" });
     const body = h("div", { class: "src-body" });
     const msg = h("div", { class: "panel-msg", hidden: true });
@@ -88,34 +87,26 @@ export function createSourceView(root, ctx) {
                 h("tbody", null, rows)));
     }
 
-    async function load(st) {
-        if (ctl) ctl.abort();
-        const ac = (ctl = new AbortController());
-        panel.classList.add("loading");
-        message(msg, "loading", "Loading…");
-        try {
-            const doc = await api.json("api/v1/source", params(st), { signal: ac.signal });
-            if (ac.signal.aborted) return;
+    const loader = createLoader({ name: "source", busy: panel, messages: [msg],
+                                  queryErrors: ctx.onQueryError });
+
+    function load(st) {
+        loader.run((signal) => api.json("api/v1/source", params(st), { signal }), (doc) => {
             replace(body, (doc.functions || []).map((fn) => routine(doc, fn)),
                 doc.truncated ? h("p", { class: "hint" }, "More functions match; the first 20 are shown.") : null);
             message(msg, null);
             // the hottest line of the first routine in the middle of the view
             const hot = body.querySelector("tr.hottest");
             if (hot) hot.scrollIntoView({ block: "center" });
-            ctx.onQueryError("");
-        } catch (err) {
-            if (err.name === "AbortError") return;
-            replace(body);
-            const nf = err.status === 404;
-            message(msg, nf ? "empty" : "error", nf ? [h("b", null, err.message),
-                h("p", null, "The function has no samples for this query and time range.")] : errorText(err));
-            if (err.status === 400) ctx.onQueryError(err.message);
-        } finally {
-            if (ctl === ac) {
-                panel.classList.remove("loading");
-                panel.dataset.loaded = String(Date.now());
-            }
-        }
+        }, {
+            fail: (err) => {
+                replace(body);
+                if (err.status !== 404) return false;
+                message(msg, "empty", [h("b", null, err.message),
+                    h("p", null, "The function has no samples for this query and time range.")]);
+                return true;
+            },
+        });
     }
 
     function update(st, prev, how) {
@@ -134,7 +125,7 @@ export function createSourceView(root, ctx) {
         update,
         element: view,
         destroy() {
-            if (ctl) ctl.abort();
+            loader.abort();
             view.remove();
         },
     };

@@ -4,6 +4,7 @@
 
 import { h, replace } from "./dom.mjs";
 import { formatDuration } from "./format.mjs";
+import { createLoader } from "./loader.mjs";
 
 const REFRESH_MS = 5000;
 const TYPE_OF = { // the profile type a scraped profile's rows open in explore
@@ -71,7 +72,7 @@ export function createTargets(root, ctx) {
     const panel = h("section", { class: "panel targets-panel", dataset: { testid: "targets" } },
         h("div", { class: "panel-head" }, h("h2", null, "Scrape targets"), stamp), body);
     root.append(panel);
-    let timer = 0, ctl = null, dead = false;
+    let timer = 0, dead = false;
 
     const row = (g, t, now) => h("tr", { class: "health-" + t.health, dataset: { profile: t.profile } },
         h("td", null, h("a", {
@@ -119,17 +120,19 @@ export function createTargets(root, ctx) {
                 h("tbody", null, g.tasks.map((t) => row(g, t, now)))))));
     }
 
+    // refreshed quietly: the table stays until the next answer
+    const loader = createLoader({ name: "targets", stamp: panel });
+
     async function load() {
         clearTimeout(timer);
-        if (ctl) ctl.abort();
-        ctl = new AbortController();
-        try {
-            draw(await api.json("api/v1/targets", {}, { signal: ctl.signal }));
-        } catch (e) {
-            if (e.name === "AbortError") return;
-            replace(body, h("div", { class: "targets-msg error" }, "Cannot load targets: " + e.message));
-        }
-        if (!dead) timer = setTimeout(load, REFRESH_MS);
+        const shown = await loader.run((signal) => api.json("api/v1/targets", {}, { signal }), draw, {
+            quiet: true,
+            fail: (e) => {
+                replace(body, h("div", { class: "targets-msg error" }, "Cannot load targets: " + e.message));
+                return true;
+            },
+        });
+        if (shown && !dead) timer = setTimeout(load, REFRESH_MS);
     }
 
     return {
@@ -139,7 +142,7 @@ export function createTargets(root, ctx) {
         destroy() {
             dead = true;
             clearTimeout(timer);
-            if (ctl) ctl.abort();
+            loader.abort();
             panel.remove();
         },
     };
