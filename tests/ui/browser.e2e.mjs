@@ -1019,10 +1019,22 @@ test("the heatmap's Compare link lands in a working diff view", async () => {
     });
     assert.deepEqual([m.draws, m.fetches], [1, 1]);
     assert.ok(m.cols >= hm.cols, JSON.stringify(m));
+    // the diff view through the page's own history: no page load (a page load would lose
+    // this window's marker)
+    await page.evaluate(() => { window.loadedOnce = "heatmap"; });
     const t = Date.now() - 1;
     await cmp.click();
     await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "diff");
     await diffLoaded(t);
+    assert.equal(await page.evaluate(() => window.loadedOnce), "heatmap", "the Compare link reloaded the page");
+    // and Back is the heatmap again, with its selection
+    await page.goBack();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "heatmap");
+    assert.equal(params().get("sel_until") !== null, true);
+    await page.goForward();
+    await page.waitForFunction(() => new URL(location.href).searchParams.get("view") === "diff");
+    await diffLoaded(t);
+    assert.equal(await page.evaluate(() => window.loadedOnce), "heatmap");
     assert.match(params().get("base_from"), /^\d+\.000$/);
     assert.match(params().get("base_until"), /^\d+\.200$/);
     assert.match(params().get("until"), /^\d+\.820$/);

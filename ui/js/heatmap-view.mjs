@@ -7,7 +7,7 @@ import { flameParams, overTimePatch, renderParams, sourcePatch } from "./api.mjs
 import { h, replace } from "./dom.mjs";
 import { formatDateTime } from "./format.mjs";
 import { Heatmap } from "./heatmap.mjs";
-import { compareSearch, msToSeconds, secondsToMs, zoomPatch } from "./heatmap-model.mjs";
+import { comparePatch, compareSearch, msToSeconds, secondsToMs, zoomPatch } from "./heatmap-model.mjs";
 import { createLoader, message } from "./loader.mjs";
 import { createProfileArea } from "./profile-area.mjs";
 import { changed } from "./state.mjs";
@@ -82,8 +82,8 @@ export function createHeatmapView(root, ctx) {
                                 href: compareSearch(st, first, second),
                                 title: "the diff view of the two spans (the first is the base)",
                                 onclick: (e) => {
-                                    e.preventDefault();
-                                    window.location.assign(compareSearch(st, first, second));
+                                    e.preventDefault(); // the store's history entry, no page load
+                                    store.set(comparePatch(st, first, second));
                                 } }, "Compare"));
         }
         if (first) {
