@@ -21,6 +21,14 @@ test("sniffing raw bytes", () => {
     assert.equal(sniffFormat(enc(PERF)), "perf_script");
     assert.equal(sniffFormat(enc("app 99 123.456: cpu-clock:\n")), "perf_script");
     assert.equal(sniffFormat(enc("PERFILE2\x68\0\0\0\0\0\0\0")), "perf_data");
+    assert.equal(sniffFormat(new Uint8Array([0x46, 0x4c, 0x52, 0, 0, 2, 0, 1])), "jfr");
+    assert.equal(sniffFormat(enc("heap profile:   1:   2 [   3:   4] @ heapprofile\n")), "legacy");
+    assert.equal(sniffFormat(enc("# a comment\n--- contention:\ncycles/second=1000\n")), "legacy");
+    assert.equal(sniffFormat(enc("goroutine profile: total 4\n1 @ 0x1 0x2\n")), "legacy");
+    const gperf = new Uint8Array(40);
+    gperf[8] = 3;
+    gperf[24] = 100;
+    assert.equal(sniffFormat(gperf), "legacy");
     assert.equal(sniffFormat(enc(FOLDED)), "folded");
     assert.equal(sniffFormat(enc("")), "folded");
     assert.equal(sniffFormat(PPROF), "pprof");

@@ -1,5 +1,5 @@
 // upload-format.mjs - which /ingest format a dropped file is (pprof, perf_script, folded,
-// cpuprofile, speedscope),
+// cpuprofile, speedscope, perf_data, jfr, legacy),
 // from its name and its first bytes, and the label-safe name it is stored under.
 
 const PPROF_NAME = /\.(pb|pprof|prof|pb\.gz|pprof\.gz|prof\.gz)$/i;
@@ -17,6 +17,14 @@ export function sniffFormat(b) {
     const n = Math.min(b.length, SNIFF);
     // perf.data: its magic (the server names its code by no file of its own)
     if (b.length >= 8 && String.fromCharCode(...b.subarray(0, 8)) === "PERFILE2") return "perf_data";
+    // gperftools' binary CPU profile: header words 0, 3, 0 (64- or 32-bit, little-endian)
+    const w64 = b.length >= 24 && b.subarray(0, 8).every((x) => x === 0) && b[8] === 3 &&
+        b.subarray(9, 24).every((x) => x === 0);
+    const w32 = b.length >= 12 && b.subarray(0, 4).every((x) => x === 0) && b[4] === 3 &&
+        b.subarray(5, 12).every((x) => x === 0);
+    if (w64 || w32) return "legacy";
+    // JFR: the chunk magic "FLR\0"
+    if (b.length >= 4 && b[0] === 0x46 && b[1] === 0x4c && b[2] === 0x52 && b[3] === 0) return "jfr";
     let bad = 0;
     for (let i = 0; i < n; i++) {
         const c = b[i];
@@ -31,6 +39,11 @@ export function sniffFormat(b) {
             (text.includes('"shared"') && text.includes('"profiles"'))) return "speedscope";
         return "cpuprofile";
     }
+    // legacy text profiles (gperftools, tcmalloc, Go's debug=1), by their first line as the
+    // server's legacy row detects them
+    const first = text.split("\n").find((l) => l.trim() && !l.trim().startsWith("#")) || "";
+    if (/^\s*(heap profile:|--- contention|--- mutex:|--- threadz |--- Thread |--- heapz 1 ---)/.test(first) ||
+        /^\s*\S+ profile: total \d+\s*$/.test(first)) return "legacy";
     const lines = text.split("\n", 400);
     for (const l of lines) {
         // "\t  4f2a10 runtime.mallocgc+0x1f (/usr/bin/app)" or a sample header
