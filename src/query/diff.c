@@ -2,6 +2,7 @@
 #include "query/diff.h"
 #include "formats/top.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "query/flame.h"
 
 #include <math.h>
@@ -159,12 +160,12 @@ void sc_diff_attach(struct sc_diff *d, const struct sc_cmp *c)
     d->cmp = c;
 }
 
-/* A statistic: JSON says NaN and infinities as null; TSV leaves NaN empty, "inf" for new. */
-static void put_stat(struct sc_buf *out, double v, int json)
+/* A statistic in TSV: NaN left empty, "inf" for new (JSON says both as null). */
+static void put_stat(struct sc_buf *out, double v)
 {
-    if (!json && isinf(v))
+    if (isinf(v))
         sc_buf_puts(out, v > 0 ? "inf" : "-inf");
-    else if (json || !isnan(v))
+    else if (!isnan(v))
         sc_buf_put_num(out, v);
 }
 
@@ -243,7 +244,7 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
                 sc_buf_puts(out, v[0] ? "\t1" : "\t0");
                 for (int k = 1; k < NSTATS; k++) {
                     sc_buf_putc(out, '\t');
-                    put_stat(out, v[k], 0);
+                    put_stat(out, v[k]);
                 }
                 sc_buf_printf(out, "\t%s\t%s", sc_cmp_status(st), sum.metric_unit);
             }
@@ -251,68 +252,59 @@ void sc_diff_write(const struct sc_diff *d, enum sc_diff_format f, uint32_t limi
         }
         return;
     }
-    sc_buf_puts(out, "{\"sample_type\":\"");
-    sc_buf_put_json_str(out, d->sample_type.ptr, d->sample_type.len);
-    sc_buf_puts(out, "\",\"unit\":\"");
-    sc_buf_put_json_str(out, d->unit.ptr, d->unit.len);
-    sc_buf_puts(out, "\",\"base_total\":");
-    sc_buf_put_i64(out, d->base_total);
-    sc_buf_puts(out, ",\"total\":");
-    sc_buf_put_i64(out, d->total);
-    char num[40];
-    snprintf(num, sizeof num, "%.17g", isfinite(d->base_scale) ? d->base_scale : 1.0);
-    sc_buf_printf(out, ",\"normalized\":%s,\"base_scale\":%s,", d->normalized ? "true" : "false",
-                  num);
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_json_obj_begin(&j);
+    sc_json_kv_strn(&j, "sample_type", d->sample_type.ptr, d->sample_type.len);
+    sc_json_kv_strn(&j, "unit", d->unit.ptr, d->unit.len);
+    sc_json_kv_i64(&j, "base_total", d->base_total);
+    sc_json_kv_i64(&j, "total", d->total);
+    sc_json_kv_bool(&j, "normalized", d->normalized);
+    sc_json_key(&j, "base_scale");
+    sc_json_num_g(&j, isfinite(d->base_scale) ? d->base_scale : 1.0, 17);
     if (d->empty) {
-        sc_buf_printf(out, "\"empty\":\"%s\",\"empty_text\":\"",
-                      d->empty == 1   ? "base"
-                      : d->empty == 2 ? "new"
-                                      : "both");
-        if (d->empty_text)
-            sc_buf_put_json_str(out, d->empty_text, strlen(d->empty_text));
-        sc_buf_puts(out, "\",");
+        sc_json_kv_str(&j, "empty", d->empty == 1 ? "base" : d->empty == 2 ? "new" : "both");
+        sc_json_kv_str(&j, "empty_text", d->empty_text ? d->empty_text : "");
     }
     if (d->cmp) {
-        sc_buf_printf(out,
-                      "\"base_profiles\":%u,\"profiles\":%u,\"method\":\"%s\","
-                      "\"method_text\":\"%s\",\"metric\":\"%s\",\"metric_unit\":\"",
-                      (unsigned)sum.base_n, (unsigned)sum.n, sc_cmp_method_name(sum.method),
-                      sc_cmp_method_text(sum.method), sum.metric);
-        sc_buf_put_json_str(out, sum.metric_unit, strlen(sum.metric_unit));
-        sc_buf_puts(out, "\",\"q\":");
-        put_stat(out, sum.level, 1);
-        sc_buf_printf(out, ",\"tested\":%u,\"grew\":%u,\"shrank\":%u,\"new\":%u,\"gone\":%u,",
-                      (unsigned)sum.tested, (unsigned)sum.grew, (unsigned)sum.shrank,
-                      (unsigned)sum.fresh, (unsigned)sum.gone);
+        sc_json_kv_u64(&j, "base_profiles", sum.base_n);
+        sc_json_kv_u64(&j, "profiles", sum.n);
+        sc_json_kv_str(&j, "method", sc_cmp_method_name(sum.method));
+        sc_json_kv_str(&j, "method_text", sc_cmp_method_text(sum.method));
+        sc_json_kv_str(&j, "metric", sum.metric);
+        sc_json_kv_str(&j, "metric_unit", sum.metric_unit);
+        sc_json_kv_num(&j, "q", sum.level);
+        sc_json_kv_u64(&j, "tested", sum.tested);
+        sc_json_kv_u64(&j, "grew", sum.grew);
+        sc_json_kv_u64(&j, "shrank", sum.shrank);
+        sc_json_kv_u64(&j, "new", sum.fresh);
+        sc_json_kv_u64(&j, "gone", sum.gone);
     }
-    sc_buf_puts(out, "\"rows\":[");
+    sc_json_key(&j, "rows");
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < n; i++) {
         const struct sc_diff_row *r = &d->rows[i];
-        sc_buf_puts(out, i ? ",{\"function\":\"" : "{\"function\":\"");
-        sc_buf_put_json_str(out, r->name.ptr, r->name.len);
-        sc_buf_puts(out, "\",\"base_flat\":");
-        sc_buf_put_i64(out, r->base_flat);
-        sc_buf_puts(out, ",\"flat\":");
-        sc_buf_put_i64(out, r->flat);
-        sc_buf_puts(out, ",\"base_cum\":");
-        sc_buf_put_i64(out, r->base_cum);
-        sc_buf_puts(out, ",\"cum\":");
-        sc_buf_put_i64(out, r->cum);
+        sc_json_obj_begin(&j);
+        sc_json_kv_strn(&j, "function", r->name.ptr, r->name.len);
+        sc_json_kv_i64(&j, "base_flat", r->base_flat);
+        sc_json_kv_i64(&j, "flat", r->flat);
+        sc_json_kv_i64(&j, "base_cum", r->base_cum);
+        sc_json_kv_i64(&j, "cum", r->cum);
         if (d->cmp) {
             const struct sc_cmp_stat *st = sc_cmp_lookup(d->cmp, r->name.ptr, r->name.len);
             double v[NSTATS];
             stat_values(st, v);
-            sc_buf_puts(out, v[0] ? ",\"significant\":true" : ",\"significant\":false");
-            for (int k = 1; k < NSTATS; k++) {
-                sc_buf_printf(out, ",\"%s\":", stat_names[k]);
-                put_stat(out, v[k], 1);
-            }
-            sc_buf_printf(out, ",\"direction\":%d,\"status\":\"%s\"", st ? st->direction : 0,
-                          sc_cmp_status(st));
+            sc_json_kv_bool(&j, "significant", v[0] != 0);
+            for (int k = 1; k < NSTATS; k++)
+                sc_json_kv_num(&j, stat_names[k], v[k]);
+            sc_json_kv_i64(&j, "direction", st ? st->direction : 0);
+            sc_json_kv_str(&j, "status", sc_cmp_status(st));
         }
-        sc_buf_putc(out, '}');
+        sc_json_obj_end(&j);
     }
-    sc_buf_puts(out, "]}\n");
+    sc_json_arr_end(&j);
+    sc_json_obj_end(&j);
+    sc_buf_putc(out, '\n');
 }
 
 /* ---- per stack ---- */

@@ -15,6 +15,7 @@
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "model/labels.h"
 
 #include <math.h>
@@ -439,50 +440,45 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
 
 /* ---- JSON ---- */
 
-static void put_group(struct sc_buf *o, const char *group, const char *key)
+static void put_group(struct sc_json *j, const char *group, const char *key)
 {
-    sc_buf_puts(o, "{");
-    if (group && key) {
-        sc_buf_putc(o, '"');
-        sc_buf_put_json_str(o, group, strlen(group));
-        sc_buf_puts(o, "\":\"");
-        sc_buf_put_json_str(o, key, strlen(key));
-        sc_buf_putc(o, '"');
-    }
-    sc_buf_puts(o, "}");
+    sc_json_obj_begin(j);
+    if (group && key)
+        sc_json_kv_str(j, group, key);
+    sc_json_obj_end(j);
 }
 
-static void put_field(struct sc_buf *o, const char *name, double v)
+static void put_field(struct sc_json *j, const char *name, double v)
 {
     if (isnan(v) || isinf(v))
         return; /* does not apply to this kind */
-    sc_buf_printf(o, ",\"%s\":", name);
-    sc_buf_put_num(o, v);
+    sc_json_kv_num(j, name, v);
 }
 
-static void put_marker(struct sc_buf *o, const char *group, const struct sc_marker *m)
+static void put_marker(struct sc_json *j, const char *group, const struct sc_marker *m)
 {
-    sc_buf_puts(o, "{\"labels\":");
-    put_group(o, group, m->key);
-    sc_buf_puts(o, ",\"label\":\"");
-    sc_buf_put_json_str(o, m->label, strlen(m->label));
-    sc_buf_puts(o, "\",\"value\":\"");
-    sc_buf_put_json_str(o, m->value, strlen(m->value));
-    sc_buf_puts(o, "\",\"at\":");
-    sc_buf_put_num(o, (double)m->at_ns / 1e9);
-    sc_buf_putc(o, '}');
+    sc_json_obj_begin(j);
+    sc_json_key(j, "labels");
+    put_group(j, group, m->key);
+    sc_json_kv_str(j, "label", m->label);
+    sc_json_kv_str(j, "value", m->value);
+    sc_json_kv_num(j, "at", (double)m->at_ns / 1e9);
+    sc_json_obj_end(j);
 }
 
 void sc_markers_write_json(const char *group_by, const struct sc_marker *m, uint32_t n,
                            struct sc_buf *o)
 {
-    sc_buf_puts(o, "{\"markers\":[");
-    for (uint32_t i = 0; i < n; i++) {
-        if (i)
-            sc_buf_putc(o, ',');
-        put_marker(o, group_by && *group_by ? group_by : "service_name", &m[i]);
-    }
-    sc_buf_puts(o, "]}\n");
+    struct sc_json j;
+    sc_json_init(&j, o);
+    sc_json_obj_begin(&j);
+    sc_json_key(&j, "markers");
+    sc_json_arr_begin(&j);
+    for (uint32_t i = 0; i < n; i++)
+        put_marker(&j, group_by && *group_by ? group_by : "service_name", &m[i]);
+    sc_json_arr_end(&j);
+    sc_json_obj_end(&j);
+    sc_buf_putc(o, '\n');
 }
 
 /* The marker of c's group nearest c's time, within MARKER_NEAR_STEPS steps, or NULL. */
@@ -504,67 +500,69 @@ static const struct sc_marker *near_marker(const struct sc_watch *w, const struc
 void sc_watch_write_json(const struct sc_watch *w, struct sc_buf *o)
 {
     const struct sc_fnseries *f = &w->fs;
-    sc_buf_puts(o, "{\"changes\":[");
+    struct sc_json j;
+    sc_json_init(&j, o);
+    sc_json_obj_begin(&j);
+    sc_json_key(&j, "changes");
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < w->nchanges; i++) {
         const struct sc_change *c = &w->changes[i];
-        sc_buf_puts(o, i ? ",{\"labels\":" : "{\"labels\":");
-        put_group(o, f->group, c->group < f->ngroups ? f->keys[c->group] : NULL);
-        const char *fn = c->function < f->nfuncs ? f->names[c->function] : "";
-        sc_buf_puts(o, ",\"function\":\"");
-        sc_buf_put_json_str(o, fn, strlen(fn));
-        sc_buf_printf(o, "\",\"kind\":\"%s\"", sc_change_kind_name(c->kind));
+        sc_json_obj_begin(&j);
+        sc_json_key(&j, "labels");
+        put_group(&j, f->group, c->group < f->ngroups ? f->keys[c->group] : NULL);
+        sc_json_kv_str(&j, "function", c->function < f->nfuncs ? f->names[c->function] : "");
+        sc_json_kv_str(&j, "kind", sc_change_kind_name(c->kind));
         if (c->at_ns)
-            put_field(o, "at", (double)c->at_ns / 1e9);
-        put_field(o, "before", c->before);
-        put_field(o, "after", c->after);
-        put_field(o, "change_pct", c->change_pct);
+            put_field(&j, "at", (double)c->at_ns / 1e9);
+        put_field(&j, "before", c->before);
+        put_field(&j, "after", c->after);
+        put_field(&j, "change_pct", c->change_pct);
         if (!isnan(c->lo) && !isnan(c->hi) && !isinf(c->lo) && !isinf(c->hi)) {
-            sc_buf_puts(o, ",\"interval\":[");
-            sc_buf_put_num(o, c->lo);
-            sc_buf_putc(o, ',');
-            sc_buf_put_num(o, c->hi);
-            sc_buf_putc(o, ']');
+            sc_json_key(&j, "interval");
+            sc_json_arr_begin(&j);
+            sc_json_num(&j, c->lo);
+            sc_json_num(&j, c->hi);
+            sc_json_arr_end(&j);
         }
-        put_field(o, "slope_per_hour", c->slope_per_hour);
-        sc_buf_puts(o, ",\"unit\":\"");
-        sc_buf_put_json_str(o, f->unit, strlen(f->unit));
-        sc_buf_putc(o, '"');
-        put_field(o, "q", c->q);
+        put_field(&j, "slope_per_hour", c->slope_per_hour);
+        sc_json_kv_str(&j, "unit", f->unit);
+        put_field(&j, "q", c->q);
         const struct sc_marker *m = c->kind == SC_CHANGE_STEP ? near_marker(w, c) : NULL;
         if (m) {
-            sc_buf_puts(o, ",\"marker\":");
-            put_marker(o, f->group, m);
+            sc_json_key(&j, "marker");
+            put_marker(&j, f->group, m);
         }
         /* the function over the range, for a sparkline */
-        sc_buf_puts(o, ",\"timestamps\":[");
-        for (uint32_t k = 0; k < f->nsteps; k++) {
-            if (k)
-                sc_buf_putc(o, ',');
-            sc_buf_put_i64(o, (f->from + (int64_t)k * f->step) / SC_NS_PER_S);
-        }
-        sc_buf_puts(o, "],\"values\":[");
+        sc_json_key(&j, "timestamps");
+        sc_json_arr_begin(&j);
+        for (uint32_t k = 0; k < f->nsteps; k++)
+            sc_json_i64(&j, (f->from + (int64_t)k * f->step) / SC_NS_PER_S);
+        sc_json_arr_end(&j);
+        sc_json_key(&j, "values");
+        sc_json_arr_begin(&j);
         const double *v = f->self + ((size_t)c->group * f->nfuncs + c->function) * f->nsteps;
-        for (uint32_t k = 0; k < f->nsteps; k++) {
-            if (k)
-                sc_buf_putc(o, ',');
-            sc_buf_put_num(o, v[k]);
-        }
-        sc_buf_puts(o, "]}");
+        for (uint32_t k = 0; k < f->nsteps; k++)
+            sc_json_num(&j, v[k]);
+        sc_json_arr_end(&j);
+        sc_json_obj_end(&j);
     }
-    sc_buf_puts(o, "],\"markers\":[");
-    for (uint32_t i = 0; i < w->nmarkers; i++) {
-        if (i)
-            sc_buf_putc(o, ',');
-        put_marker(o, f->group, &w->markers[i]);
-    }
-    sc_buf_printf(o, "],\"step\":%lld,\"unit\":\"", (long long)(f->step / SC_NS_PER_S));
-    sc_buf_put_json_str(o, f->unit, strlen(f->unit));
-    sc_buf_printf(o, "\",\"aggregation\":\"%s\",\"groups\":%u,\"functions\":%u,\"level\":",
-                  sc_metric_name(f->metric), f->ngroups, f->nfuncs);
-    sc_buf_put_num(o, w->level);
-    sc_buf_puts(o, ",\"method\":\"each function's self value per step, in the timeline's "
-                   "unit, the steps its replicates; steps, trends, new and gone functions "
-                   "tested against the spread between steps; false discovery rate controlled "
-                   "over every function and group tested (Benjamini-Hochberg); see "
-                   "docs/changes.md\"}\n");
+    sc_json_arr_end(&j);
+    sc_json_key(&j, "markers");
+    sc_json_arr_begin(&j);
+    for (uint32_t i = 0; i < w->nmarkers; i++)
+        put_marker(&j, f->group, &w->markers[i]);
+    sc_json_arr_end(&j);
+    sc_json_kv_i64(&j, "step", f->step / SC_NS_PER_S);
+    sc_json_kv_str(&j, "unit", f->unit);
+    sc_json_kv_str(&j, "aggregation", sc_metric_name(f->metric));
+    sc_json_kv_u64(&j, "groups", f->ngroups);
+    sc_json_kv_u64(&j, "functions", f->nfuncs);
+    sc_json_kv_num(&j, "level", w->level);
+    sc_json_kv_str(&j, "method",
+                   "each function's self value per step, in the timeline's unit, the steps its "
+                   "replicates; steps, trends, new and gone functions tested against the spread "
+                   "between steps; false discovery rate controlled over every function and group "
+                   "tested (Benjamini-Hochberg); see docs/changes.md");
+    sc_json_obj_end(&j);
+    sc_buf_putc(o, '\n');
 }
