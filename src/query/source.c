@@ -1,6 +1,7 @@
 /* source.c - per-line flat/cum of functions with their source text (go tool pprof -list). */
 #include "query/source.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "model/units.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -784,60 +785,51 @@ void sc_source_write_text(const struct sc_profile *p, int vi, const struct sc_so
     }
 }
 
-static void put_json_s(struct sc_buf *out, struct sc_str s)
+static void put_json_s(struct sc_json *j, const char *key, struct sc_str s)
 {
-    sc_buf_putc(out, '"');
-    sc_buf_put_json_str(out, s.ptr ? s.ptr : "", s.len);
-    sc_buf_putc(out, '"');
+    sc_json_kv_strn(j, key, s.ptr ? s.ptr : "", s.ptr ? s.len : 0);
 }
 
 void sc_source_write_json(const struct sc_profile *p, int vi, const struct sc_source *s,
                           struct sc_buf *out)
 {
-    sc_buf_puts(out, "{\"sample_type\":");
-    put_json_s(out, sc_profile_str(p, p->sample_types[vi].type));
-    sc_buf_puts(out, ",\"unit\":");
-    put_json_s(out, sc_profile_str(p, p->sample_types[vi].unit));
-    sc_buf_puts(out, ",\"total\":");
-    sc_buf_put_i64(out, s->total);
-    sc_buf_puts(out, s->truncated ? ",\"truncated\":true" : ",\"truncated\":false");
-    sc_buf_puts(out, ",\"functions\":[");
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_json_obj_begin(&j);
+    put_json_s(&j, "sample_type", sc_profile_str(p, p->sample_types[vi].type));
+    put_json_s(&j, "unit", sc_profile_str(p, p->sample_types[vi].unit));
+    sc_json_kv_i64(&j, "total", s->total);
+    sc_json_kv_bool(&j, "truncated", s->truncated);
+    sc_json_key(&j, "functions");
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < s->n; i++) {
         const struct sc_source_routine *r = &s->routines[i];
-        sc_buf_puts(out, i ? ",{\"name\":" : "{\"name\":");
-        put_json_s(out, r->name);
-        sc_buf_puts(out, ",\"file\":");
-        put_json_s(out, r->file);
-        sc_buf_puts(out, ",\"start_line\":");
-        sc_buf_put_i64(out, r->start_line);
-        sc_buf_puts(out, ",\"flat\":");
-        sc_buf_put_i64(out, r->flat);
-        sc_buf_puts(out, ",\"cum\":");
-        sc_buf_put_i64(out, r->cum);
-        sc_buf_puts(out, ",\"lines_cum\":");
-        sc_buf_put_i64(out, r->lines_cum);
-        sc_buf_puts(out, r->has_text ? ",\"source\":true" : ",\"source\":false");
-        if (!r->has_text && r->error) {
-            sc_buf_puts(out, ",\"error\":\"");
-            sc_buf_put_json_str(out, r->error, strlen(r->error));
-            sc_buf_putc(out, '"');
+        sc_json_obj_begin(&j);
+        put_json_s(&j, "name", r->name);
+        put_json_s(&j, "file", r->file);
+        sc_json_kv_i64(&j, "start_line", r->start_line);
+        sc_json_kv_i64(&j, "flat", r->flat);
+        sc_json_kv_i64(&j, "cum", r->cum);
+        sc_json_kv_i64(&j, "lines_cum", r->lines_cum);
+        sc_json_kv_bool(&j, "source", r->has_text);
+        if (!r->has_text && r->error)
+            sc_json_kv_str(&j, "error", r->error);
+        sc_json_key(&j, "lines");
+        sc_json_arr_begin(&j);
+        for (uint32_t k = 0; k < r->nlines; k++) {
+            const struct sc_source_line *l = &r->lines[k];
+            sc_json_obj_begin(&j);
+            sc_json_kv_i64(&j, "line", l->line);
+            sc_json_kv_i64(&j, "flat", l->flat);
+            sc_json_kv_i64(&j, "cum", l->cum);
+            if (l->text.ptr)
+                put_json_s(&j, "text", l->text);
+            sc_json_obj_end(&j);
         }
-        sc_buf_puts(out, ",\"lines\":[");
-        for (uint32_t j = 0; j < r->nlines; j++) {
-            const struct sc_source_line *l = &r->lines[j];
-            sc_buf_puts(out, j ? ",{\"line\":" : "{\"line\":");
-            sc_buf_put_i64(out, l->line);
-            sc_buf_puts(out, ",\"flat\":");
-            sc_buf_put_i64(out, l->flat);
-            sc_buf_puts(out, ",\"cum\":");
-            sc_buf_put_i64(out, l->cum);
-            if (l->text.ptr) {
-                sc_buf_puts(out, ",\"text\":");
-                put_json_s(out, l->text);
-            }
-            sc_buf_putc(out, '}');
-        }
-        sc_buf_puts(out, "]}");
+        sc_json_arr_end(&j);
+        sc_json_obj_end(&j);
     }
-    sc_buf_puts(out, "]}\n");
+    sc_json_arr_end(&j);
+    sc_json_obj_end(&j);
+    sc_buf_putc(out, '\n');
 }

@@ -9,6 +9,7 @@
 
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "model/timespec.h"
 #include "query/plan.h"
 #include "query/watch.h"
@@ -193,17 +194,10 @@ int sc_rules_eval_alert(struct sc_rules *rs, struct rule *r, int64_t t, char *er
 
 /* ---- JSON ---- */
 
-static void put_str(struct sc_buf *b, const char *s)
-{
-    sc_buf_putc(b, '"');
-    sc_buf_put_json_str(b, s, strlen(s));
-    sc_buf_putc(b, '"');
-}
-
-static void put_time(struct sc_buf *b, int64_t t)
+static void put_time(struct sc_json *j, const char *key, int64_t t)
 {
     char tb[48];
-    put_str(b, sc_time_format(t, tb, sizeof tb));
+    sc_json_kv_str(j, key, sc_time_format(t, tb, sizeof tb));
 }
 
 /* A value for people: CPU time per second as cores, the rest with its unit. */
@@ -321,79 +315,70 @@ static void put_texts(const struct sc_alert_ctx *x, const struct sc_alert *a, st
     sc_buf_release(&where);
 }
 
-void sc_alert_json(const struct sc_alert_ctx *x, const struct sc_alert *a, int status,
-                   struct sc_buf *out)
+static void put_alert(const struct sc_alert_ctx *x, const struct sc_alert *a, int status,
+                      struct sc_json *j)
 {
     const struct sc_rule *r = x->rule;
     int resolved = a->state == SC_ALERT_RESOLVED;
-    sc_buf_putc(out, '{');
-    if (status) {
-        sc_buf_puts(out, "\"status\":");
-        put_str(out, resolved ? "resolved" : "firing");
-        sc_buf_putc(out, ',');
-    }
+    sc_json_obj_begin(j);
+    if (status)
+        sc_json_kv_str(j, "status", resolved ? "resolved" : "firing");
     /* labels: the rule's name, the group's, function, kind, then the configured ones */
-    sc_buf_puts(out, "\"labels\":{\"alertname\":");
-    put_str(out, r->name);
+    sc_json_key(j, "labels");
+    sc_json_obj_begin(j);
+    sc_json_kv_str(j, "alertname", r->name);
     struct sc_labels gl;
     sc_labels_init(&gl);
     char err[SC_ERR_LEN];
     if (sc_rules_group_labels(r->group_by, a->group, &gl, err) == 0)
         for (uint32_t i = 0; i < gl.n; i++) {
-            sc_buf_putc(out, ',');
-            sc_buf_putc(out, '"');
-            sc_buf_put_json_str(out, gl.v[i].name.ptr, gl.v[i].name.len);
-            sc_buf_puts(out, "\":\"");
-            sc_buf_put_json_str(out, gl.v[i].value.ptr, gl.v[i].value.len);
-            sc_buf_putc(out, '"');
+            sc_json_keyn(j, gl.v[i].name.ptr, gl.v[i].name.len);
+            sc_json_strn(j, gl.v[i].value.ptr, gl.v[i].value.len);
         }
     sc_labels_release(&gl);
-    sc_buf_puts(out, ",\"function\":");
-    put_str(out, a->function);
-    sc_buf_puts(out, ",\"kind\":");
-    put_str(out, sc_change_kind_name(a->c.kind));
-    for (uint32_t i = 0; i < r->nlabels; i++) {
-        sc_buf_putc(out, ',');
-        put_str(out, r->label_names[i]);
-        sc_buf_putc(out, ':');
-        put_str(out, r->label_values[i]);
-    }
+    sc_json_kv_str(j, "function", a->function);
+    sc_json_kv_str(j, "kind", sc_change_kind_name(a->c.kind));
+    for (uint32_t i = 0; i < r->nlabels; i++)
+        sc_json_kv_str(j, r->label_names[i], r->label_values[i]);
+    sc_json_obj_end(j);
     struct sc_buf sum = SC_BUF_INIT, desc = SC_BUF_INIT, url = SC_BUF_INIT;
     put_texts(x, a, &sum, &desc);
     sc_alert_diff_url(x, a, &url);
-    sc_buf_puts(out, "},\"annotations\":{\"summary\":");
-    put_str(out, sum.data ? sum.data : "");
-    sc_buf_puts(out, ",\"description\":");
-    put_str(out, desc.data ? desc.data : "");
-    sc_buf_puts(out, ",\"diff_url\":");
-    put_str(out, url.data ? url.data : "");
-    /* the numbers themselves, for receivers that compute */
+    sc_json_key(j, "annotations");
+    sc_json_obj_begin(j);
+    sc_json_kv_str(j, "summary", sum.data ? sum.data : "");
+    sc_json_kv_str(j, "description", desc.data ? desc.data : "");
+    sc_json_kv_str(j, "diff_url", url.data ? url.data : "");
+    /* the numbers themselves, for receivers that compute; Alertmanager's annotations are
+     * strings */
     char num[64];
-    sc_buf_puts(out, ",\"unit\":");
-    put_str(out, a->unit);
+    sc_json_kv_str(j, "unit", a->unit);
     static const char *const nums[] = {"before", "after", "change_pct"};
     const double vals[] = {a->c.before, a->c.after, a->c.change_pct};
     for (int i = 0; i < 3; i++) {
         if (!isfinite(vals[i]))
             continue;
         snprintf(num, sizeof num, "%.6g", vals[i]);
-        sc_buf_printf(out, ",\"%s\":", nums[i]);
-        put_str(out, num);
+        sc_json_kv_str(j, nums[i], num);
     }
-    if (a->c.at_ns) {
-        sc_buf_puts(out, ",\"changed_at\":");
-        put_time(out, a->c.at_ns);
-    }
-    sc_buf_puts(out, "},\"startsAt\":");
-    put_time(out, a->since_ns);
-    sc_buf_puts(out, ",\"endsAt\":");
-    put_time(out, resolved ? x->t_ns : x->ends_ns);
-    sc_buf_puts(out, ",\"generatorURL\":");
-    put_str(out, url.data ? url.data : "");
-    sc_buf_putc(out, '}');
+    if (a->c.at_ns)
+        put_time(j, "changed_at", a->c.at_ns);
+    sc_json_obj_end(j);
+    put_time(j, "startsAt", a->since_ns);
+    put_time(j, "endsAt", resolved ? x->t_ns : x->ends_ns);
+    sc_json_kv_str(j, "generatorURL", url.data ? url.data : "");
+    sc_json_obj_end(j);
     sc_buf_release(&sum);
     sc_buf_release(&desc);
     sc_buf_release(&url);
+}
+
+void sc_alert_json(const struct sc_alert_ctx *x, const struct sc_alert *a, int status,
+                   struct sc_buf *out)
+{
+    struct sc_json j;
+    sc_json_init(&j, out);
+    put_alert(x, a, status, &j);
 }
 
 /* ---- the round's notifications ---- */
@@ -421,6 +406,10 @@ void sc_rules_send_alerts(struct sc_rules *rs, int64_t t)
     /* endsAt: four intervals ahead, at least a minute, so a late round does not resolve */
     int64_t ahead = 4 * (rs->interval_ns > 15 * SC_NS_PER_S ? rs->interval_ns : 15 * SC_NS_PER_S);
     struct sc_buf am = SC_BUF_INIT, fired = SC_BUF_INIT, resolved = SC_BUF_INIT;
+    struct sc_json jam, jfired, jres;
+    sc_json_init(&jam, &am);
+    sc_json_init(&jfired, &fired);
+    sc_json_init(&jres, &resolved);
     uint32_t nam = 0, nfired = 0, nres = 0;
     for (uint32_t i = 0; i < rs->n; i++) {
         struct rule *r = &rs->rules[i];
@@ -432,35 +421,44 @@ void sc_rules_send_alerts(struct sc_rules *rs, int64_t t)
             if (a->state == SC_ALERT_PENDING)
                 continue;
             /* Alertmanager: every firing alert each round, a resolved one once */
-            sc_buf_puts(&am, nam++ ? "," : "[");
-            sc_alert_json(&x, a, 0, &am);
+            if (!nam++)
+                sc_json_arr_begin(&jam);
+            put_alert(&x, a, 0, &jam);
             /* webhooks: changes of state only */
             if (a->state == SC_ALERT_RESOLVED) {
-                sc_buf_putc(&resolved, nres++ ? ',' : '[');
-                sc_alert_json(&x, a, 1, &resolved);
+                if (!nres++)
+                    sc_json_arr_begin(&jres);
+                put_alert(&x, a, 1, &jres);
             } else if (a->fired) {
-                sc_buf_putc(&fired, nfired++ ? ',' : '[');
-                sc_alert_json(&x, a, 1, &fired);
+                if (!nfired++)
+                    sc_json_arr_begin(&jfired);
+                put_alert(&x, a, 1, &jfired);
             }
         }
     }
     if (nam) {
-        sc_buf_putc(&am, ']');
+        sc_json_arr_end(&jam);
         queue_all(rs, SC_TO_ALERTMANAGER, rs->alertmanagers, rs->nalertmanagers, &am);
     }
-    struct sc_buf *docs[2] = {&fired, &resolved};
+    struct sc_json *lists[2] = {&jfired, &jres};
     uint32_t counts[2] = {nfired, nres};
     for (int d = 0; d < 2; d++) {
         if (!counts[d])
             continue;
+        sc_json_arr_end(lists[d]);
         struct sc_buf doc = SC_BUF_INIT;
-        sc_buf_printf(&doc, "{\"version\":\"4\",\"status\":\"%s\",\"receiver\":\"scorch\",",
-                      d ? "resolved" : "firing");
-        sc_buf_puts(&doc, "\"externalURL\":");
-        put_str(&doc, rs->external_url);
-        sc_buf_puts(&doc, ",\"alerts\":");
-        sc_buf_append(&doc, docs[d]->data, docs[d]->len);
-        sc_buf_puts(&doc, "]}");
+        struct sc_json j;
+        sc_json_init(&j, &doc);
+        sc_json_obj_begin(&j);
+        sc_json_kv_str(&j, "version", "4");
+        sc_json_kv_str(&j, "status", d ? "resolved" : "firing");
+        sc_json_kv_str(&j, "receiver", "scorch");
+        sc_json_kv_str(&j, "externalURL", rs->external_url);
+        sc_json_key(&j, "alerts");
+        sc_json_raw(&j, lists[d]->b->data, lists[d]->b->len);
+        sc_json_obj_end(&j);
+        /* a list that ran out of memory is not whole: queue_all sees it through doc */
+        doc.oom |= lists[d]->b->oom;
         queue_all(rs, SC_TO_WEBHOOK, rs->webhooks, rs->nwebhooks, &doc);
         sc_buf_release(&doc);
     }
