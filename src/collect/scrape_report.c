@@ -1,6 +1,7 @@
 /* scrape_report.c - the scraper's health (JSON, metrics, stats) and its sinks. */
 #include "collect/scrape_int.h"
 #include "ingest/ingest.h"
+#include "model/json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,25 +12,21 @@ const double sc_scrape_lag_bounds[SC_SCRAPE_LAG_BUCKETS] = {0.001, 0.005, 0.01, 
 
 /* ---- health, metrics, stats ---- */
 
-static void put_time(struct sc_buf *b, int64_t ns)
+/* An RFC 3339 time to the millisecond, or null for none yet. */
+static void put_time(struct sc_json *j, const char *key, int64_t ns)
 {
+    sc_json_key(j, key);
     if (!ns) {
-        sc_buf_puts(b, "null");
+        sc_json_null(j);
         return;
     }
     time_t t = (time_t)(ns / SC_NS_PER_S);
     struct tm tm;
     gmtime_r(&t, &tm);
-    char s[64];
+    char s[64], z[80];
     strftime(s, sizeof s, "%Y-%m-%dT%H:%M:%S", &tm);
-    sc_buf_printf(b, "\"%s.%03dZ\"", s, (int)(ns % SC_NS_PER_S / 1000000));
-}
-
-static void put_jstr(struct sc_buf *b, const char *s)
-{
-    sc_buf_putc(b, '"');
-    sc_buf_put_json_str(b, s, strlen(s));
-    sc_buf_putc(b, '"');
+    snprintf(z, sizeof z, "%s.%03dZ", s, (int)(ns % SC_NS_PER_S / 1000000));
+    sc_json_str(j, z);
 }
 
 static const char *mode_name(int m)
@@ -49,51 +46,54 @@ static const char *mode_name(int m)
 void sc_scraper_targets_json(struct sc_scraper *s, struct sc_buf *out)
 {
     pthread_mutex_lock(&s->health_mu);
-    sc_buf_putc(out, '[');
+    /* a target a line, for people and line tools reading it */
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
         const struct task *tk = &s->gen->tasks[i];
         const struct tstate *st = tk->st;
         int mode = atomic_load(&st->mode), asked;
         char *url = sc_scrape_task_url(tk->t, st->kind, mode, &asked);
-        sc_buf_puts(out, i ? ",\n{\"job\":" : "\n{\"job\":");
-        put_jstr(out, tk->t->job);
-        sc_buf_puts(out, ",\"instance\":");
-        put_jstr(out, tk->t->instance);
-        sc_buf_puts(out, ",\"profile\":");
-        put_jstr(out, sc_scrape_kinds[st->kind].name);
-        sc_buf_puts(out, ",\"url\":");
-        put_jstr(out, url ? url : "");
+        sc_json_newline(&j);
+        sc_json_obj_begin(&j);
+        sc_json_kv_str(&j, "job", tk->t->job);
+        sc_json_kv_str(&j, "instance", tk->t->instance);
+        sc_json_kv_str(&j, "profile", sc_scrape_kinds[st->kind].name);
+        sc_json_kv_str(&j, "url", url ? url : "");
         free(url);
-        sc_buf_puts(out, ",\"labels\":{");
+        sc_json_key(&j, "labels");
+        sc_json_obj_begin(&j);
         for (uint32_t k = 0; k < tk->t->labels.n; k++) {
             const struct sc_label_pair *lp = &tk->t->labels.v[k];
-            sc_buf_puts(out, k ? ",\"" : "\"");
-            sc_buf_put_json_str(out, lp->name.ptr, lp->name.len);
-            sc_buf_puts(out, "\":\"");
-            sc_buf_put_json_str(out, lp->value.ptr, lp->value.len);
-            sc_buf_putc(out, '"');
+            sc_json_keyn(&j, lp->name.ptr, lp->name.len);
+            sc_json_strn(&j, lp->value.ptr, lp->value.len);
         }
-        sc_buf_printf(out, "},\"health\":\"%s\",\"last_scrape\":",
-                      st->health == HEALTH_UP     ? "up"
-                      : st->health == HEALTH_DOWN ? "down"
-                                                  : "unknown");
-        put_time(out, st->last_wall_ns);
-        sc_buf_printf(
-            out, ",\"last_scrape_duration_seconds\":%.6f,\"last_error\":", st->last_dur_ns / 1e9);
-        put_jstr(out, st->last_error);
-        sc_buf_puts(out, ",\"next_due\":");
-        put_time(out, st->next_due_wall_ns);
-        sc_buf_printf(out,
-                      ",\"interval_seconds\":%g,\"delta\":\"%s\",\"samples\":%u,"
-                      "\"scrapes\":%llu,\"errors\":%llu,\"skipped\":%llu,\"profiles\":%llu,"
-                      "\"restarts\":%llu}",
-                      tk->t->interval_ns / 1e9, mode_name(mode), (unsigned)st->last_samples,
-                      (unsigned long long)st->scrapes, (unsigned long long)st->errors,
-                      (unsigned long long)st->skipped, (unsigned long long)st->profiles,
-                      (unsigned long long)st->restarts);
+        sc_json_obj_end(&j);
+        sc_json_kv_str(&j, "health",
+                       st->health == HEALTH_UP     ? "up"
+                       : st->health == HEALTH_DOWN ? "down"
+                                                   : "unknown");
+        put_time(&j, "last_scrape", st->last_wall_ns);
+        sc_json_key(&j, "last_scrape_duration_seconds");
+        sc_json_num_fixed(&j, st->last_dur_ns / 1e9, 6);
+        sc_json_kv_str(&j, "last_error", st->last_error);
+        put_time(&j, "next_due", st->next_due_wall_ns);
+        sc_json_key(&j, "interval_seconds");
+        sc_json_num_g(&j, tk->t->interval_ns / 1e9, 6);
+        sc_json_kv_str(&j, "delta", mode_name(mode));
+        sc_json_kv_u64(&j, "samples", st->last_samples);
+        sc_json_kv_u64(&j, "scrapes", st->scrapes);
+        sc_json_kv_u64(&j, "errors", st->errors);
+        sc_json_kv_u64(&j, "skipped", st->skipped);
+        sc_json_kv_u64(&j, "profiles", st->profiles);
+        sc_json_kv_u64(&j, "restarts", st->restarts);
+        sc_json_obj_end(&j);
     }
     pthread_mutex_unlock(&s->health_mu);
-    sc_buf_puts(out, "\n]\n");
+    sc_json_newline(&j);
+    sc_json_arr_end(&j);
+    sc_buf_putc(out, '\n');
 }
 
 static int64_t thread_cpu(clockid_t c)

@@ -1,6 +1,7 @@
 /* flame.c - the two-sided stack tree and its flame graph JSON (format in flame.h). */
 #include "query/flame.h"
 #include "model/error.h"
+#include "model/json.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -454,30 +455,33 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     if (!x || !level || !name_out || !name_list || plan(&L, o->max_nodes))
         goto out;
 
-    sc_buf_puts(out, "{\"version\":1,");
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_json_obj_begin(&j);
+    sc_json_kv_i64(&j, "version", 1);
     if (o->diff)
-        sc_buf_puts(out, "\"diff\":true,");
-    sc_buf_puts(out, "\"sample_type\":\"");
-    sc_buf_put_json_str(out, o->sample_type.ptr, o->sample_type.len);
-    sc_buf_puts(out, "\",\"unit\":\"");
-    sc_buf_put_json_str(out, o->unit.ptr, o->unit.len);
-    sc_buf_puts(out, "\",\"total\":");
-    sc_buf_put_i64(out, t->nodes[0].total[1]);
+        sc_json_kv_bool(&j, "diff", 1);
+    sc_json_kv_strn(&j, "sample_type", o->sample_type.ptr, o->sample_type.len);
+    sc_json_kv_strn(&j, "unit", o->unit.ptr, o->unit.len);
+    sc_json_kv_i64(&j, "total", t->nodes[0].total[1]);
     if (o->diff) {
-        sc_buf_puts(out, ",\"base_total\":");
-        sc_buf_put_i64(out, t->nodes[0].total[0]);
-        sc_buf_puts(out, o->normalized ? ",\"normalized\":true" : ",\"normalized\":false");
-        char num[40];
-        snprintf(num, sizeof num, "%.17g", isfinite(o->base_scale) ? o->base_scale : 1.0);
-        sc_buf_printf(out, ",\"base_scale\":%s", num);
+        sc_json_kv_i64(&j, "base_total", t->nodes[0].total[0]);
+        sc_json_kv_bool(&j, "normalized", o->normalized);
+        sc_json_key(&j, "base_scale");
+        sc_json_num_g(&j, isfinite(o->base_scale) ? o->base_scale : 1.0, 17);
         if (o->cmp) {
             struct sc_cmp_summary sum;
             sc_cmp_summarize(o->cmp, &sum);
-            snprintf(num, sizeof num, "%.6g", sum.level);
-            sc_buf_printf(out,
-                          ",\"fields\":[\"x\",\"total\",\"self\",\"base_total\",\"base_self\","
-                          "\"name\",\"change\"],\"q\":%s,\"method\":\"%s\"",
-                          num, sc_cmp_method_name(sum.method));
+            static const char *const fields[] = {"x",         "total", "self",  "base_total",
+                                                 "base_self", "name",  "change"};
+            sc_json_key(&j, "fields");
+            sc_json_arr_begin(&j);
+            for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
+                sc_json_str(&j, fields[i]);
+            sc_json_arr_end(&j);
+            sc_json_key(&j, "q");
+            sc_json_num_g(&j, sum.level, 6);
+            sc_json_kv_str(&j, "method", sc_cmp_method_name(sum.method));
         }
     }
 
@@ -544,18 +548,19 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
         start = end;
     }
     sc_buf_putc(&lv, ']');
-    sc_buf_puts(out, ",\"max_self\":");
-    sc_buf_put_i64(out, max_self);
-    sc_buf_puts(out, ",\"names\":[");
+    sc_json_kv_i64(&j, "max_self", max_self);
+    sc_json_key(&j, "names");
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < nnames; i++) {
         struct sc_str s = t->names.v[name_list[i]];
-        sc_buf_puts(out, i ? ",\"" : "\"");
-        sc_buf_put_json_str(out, s.ptr, s.len);
-        sc_buf_putc(out, '"');
+        sc_json_strn(&j, s.ptr, s.len);
     }
-    sc_buf_puts(out, "],\"levels\":");
-    sc_buf_append(out, lv.data, lv.len);
-    sc_buf_puts(out, "}\n");
+    sc_json_arr_end(&j);
+    /* the levels, the bulk of a large answer, were written straight to memory above */
+    sc_json_key(&j, "levels");
+    sc_json_raw(&j, lv.data, lv.len);
+    sc_json_obj_end(&j);
+    sc_buf_putc(out, '\n');
     rc = lv.oom || out->oom ? SC_ENOMEM : 0;
 out:
     sc_buf_release(&lv);
