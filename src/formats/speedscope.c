@@ -4,6 +4,7 @@
 #include "model/arena.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/json.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -125,68 +126,6 @@ static int location_frames(struct writer *w, uint32_t li)
     return 0;
 }
 
-/* Length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or code
- * points past U+10FFFF) at s, or 0 when s does not start one. s[0] >= 0x80. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0];
-    size_t len;
-    unsigned lo = 0x80, hi = 0xbf; /* allowed range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return len;
-}
-
-/* A JSON string with quotes. Names come from files users hand us (C++ symbols, paths in
- * any encoding), so every byte that is not part of well-formed UTF-8 becomes U+FFFD: a
- * JSON parser must reject invalid UTF-8, and one bad symbol should not cost the file. */
-static void put_str(struct sc_buf *b, const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0, start = 0;
-    sc_buf_putc(b, '"');
-    while (i < n) {
-        unsigned c = u[i];
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-            i++;
-            continue;
-        }
-        size_t k = c >= 0x80 ? utf8_seq(u + i, n - i) : 0;
-        if (k) {
-            i += k;
-            continue;
-        }
-        sc_buf_append(b, s + start, i - start);
-        if (c < 0x80)
-            sc_buf_put_json_str(b, s + i, 1);
-        else
-            sc_buf_append(b, "\xef\xbf\xbd", 3);
-        start = ++i;
-    }
-    sc_buf_append(b, s + start, n - start);
-    sc_buf_putc(b, '"');
-}
-
 static const char *unit_of(struct sc_str u)
 {
     static const struct {
@@ -306,32 +245,48 @@ int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, st
         goto done;
     }
 
-    sc_buf_puts(out, "{\"$schema\":\"" SCHEMA_URL "\",\n\"exporter\":\"scorch\",\n");
+    /* Names come from files users hand us (C++ symbols, paths in any encoding): the
+     * writer's escaper turns every byte that is not well-formed UTF-8 into U+FFFD, since a
+     * JSON parser must reject invalid UTF-8 and one bad symbol should not cost the file. A
+     * frame a line and a profile's parts on lines of their own keep the file greppable. */
+    struct sc_json jw;
+    sc_json_init(&jw, out);
+    sc_json_obj_begin(&jw);
+    sc_json_kv_str(&jw, "$schema", SCHEMA_URL);
+    sc_json_newline(&jw);
+    sc_json_kv_str(&jw, "exporter", "scorch");
+    sc_json_newline(&jw);
     if (name) {
-        sc_buf_puts(out, "\"name\":");
-        put_str(out, name, strlen(name));
-        sc_buf_puts(out, ",\n");
+        sc_json_kv_str(&jw, "name", name);
+        sc_json_newline(&jw);
     }
-    sc_buf_printf(out, "\"activeProfileIndex\":%d,\n\"shared\":{\"frames\":[", vi);
+    sc_json_kv_i64(&jw, "activeProfileIndex", vi);
+    sc_json_newline(&jw);
+    sc_json_key(&jw, "shared");
+    sc_json_obj_begin(&jw);
+    sc_json_key(&jw, "frames");
+    sc_json_arr_begin(&jw);
     for (uint32_t i = 0; i < w.nframes; i++) {
         const struct frame *f = &w.frames[i];
-        sc_buf_puts(out, i ? ",\n{\"name\":" : "\n{\"name\":");
-        put_str(out, f->name.ptr, f->name.len);
-        if (f->file.len) {
-            sc_buf_puts(out, ",\"file\":");
-            put_str(out, f->file.ptr, f->file.len);
-        }
-        if (f->line) {
-            sc_buf_puts(out, ",\"line\":");
-            sc_buf_put_i64(out, f->line);
-        }
-        sc_buf_putc(out, '}');
+        sc_json_newline(&jw);
+        sc_json_obj_begin(&jw);
+        sc_json_kv_strn(&jw, "name", f->name.ptr, f->name.len);
+        if (f->file.len)
+            sc_json_kv_strn(&jw, "file", f->file.ptr, f->file.len);
+        if (f->line)
+            sc_json_kv_i64(&jw, "line", f->line);
+        sc_json_obj_end(&jw);
     }
-    sc_buf_puts(out, "]},\n\"profiles\":[");
+    sc_json_arr_end(&jw);
+    sc_json_obj_end(&jw);
+    sc_json_newline(&jw);
+    sc_json_key(&jw, "profiles");
+    sc_json_arr_begin(&jw);
     for (uint32_t t = 0; t < nt; t++) {
         struct sc_str type = sc_profile_str(p, p->sample_types[t].type);
-        sc_buf_puts(out, t ? ",\n" : "\n");
-        sc_buf_puts(out, "{\"type\":\"sampled\",\"name\":");
+        sc_json_newline(&jw);
+        sc_json_obj_begin(&jw);
+        sc_json_kv_str(&jw, "type", "sampled");
         if (name && *name) {
             /* "<name> (<type>)", escaped as one string */
             struct sc_buf nm = SC_BUF_INIT;
@@ -342,43 +297,42 @@ int sc_speedscope_write(const struct sc_profile *p, int vi, const char *name, st
             if (nm.oom)
                 out->oom = 1;
             else
-                put_str(out, nm.data, nm.len);
+                sc_json_kv_strn(&jw, "name", nm.data, nm.len);
             sc_buf_release(&nm);
         } else {
-            put_str(out, type.ptr, type.len);
+            sc_json_kv_strn(&jw, "name", type.ptr, type.len);
         }
-        sc_buf_printf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":",
-                      unit_of(sc_profile_str(p, p->sample_types[t].unit)));
+        sc_json_kv_str(&jw, "unit", unit_of(sc_profile_str(p, p->sample_types[t].unit)));
+        sc_json_kv_i64(&jw, "startValue", 0);
         int64_t total = 0;
         for (uint32_t k = 0; k < ns; k++)
             total = sc_add_sat(total, p->values[(size_t)ord[k].i * nt + t]);
-        sc_buf_put_i64(out, total);
-        sc_buf_puts(out, ",\n\"samples\":[");
-        int first = 1;
+        sc_json_kv_i64(&jw, "endValue", total);
+        sc_json_newline(&jw);
+        sc_json_key(&jw, "samples");
+        sc_json_arr_begin(&jw);
         for (uint32_t k = 0; k < ns; k++) {
             if (p->values[(size_t)ord[k].i * nt + t] == 0)
                 continue;
-            if (!first)
-                sc_buf_putc(out, ',');
-            first = 0;
-            /* a sample's text ends at its ']' */
+            /* a sample's text, rendered once above, ends at its ']' */
             const char *s = text.data + text_off[k];
-            sc_buf_append(out, s, (size_t)(strchr(s, ']') - s) + 1);
+            sc_json_raw(&jw, s, (size_t)(strchr(s, ']') - s) + 1);
         }
-        sc_buf_puts(out, "],\n\"weights\":[");
-        first = 1;
+        sc_json_arr_end(&jw);
+        sc_json_newline(&jw);
+        sc_json_key(&jw, "weights");
+        sc_json_arr_begin(&jw);
         for (uint32_t k = 0; k < ns; k++) {
             int64_t v = p->values[(size_t)ord[k].i * nt + t];
-            if (v == 0)
-                continue;
-            if (!first)
-                sc_buf_putc(out, ',');
-            first = 0;
-            sc_buf_put_i64(out, v);
+            if (v != 0)
+                sc_json_i64(&jw, v);
         }
-        sc_buf_puts(out, "]}");
+        sc_json_arr_end(&jw);
+        sc_json_obj_end(&jw);
     }
-    sc_buf_puts(out, "]}\n");
+    sc_json_arr_end(&jw);
+    sc_json_obj_end(&jw);
+    sc_buf_putc(out, '\n');
     if (out->oom)
         rc = SC_ENOMEM;
 

@@ -311,18 +311,19 @@ static void test_escaping(void)
 static void test_invalid_utf8(void)
 {
     static const char *cases[][2] = {
-        /* valid UTF-8 passes through byte for byte */
+        /* valid UTF-8 passes through byte for byte; any other byte becomes U+FFFD, as an
+         * escape (the one JSON escaper every answer goes through) */
         {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x94\xa5 \xef\xbf\xbf", NULL},
-        {"\xff", "\xef\xbf\xbd"},
-        {"a\x80z", "a\xef\xbf\xbdz"},
-        {"\xc3", "\xef\xbf\xbd"},                                 /* truncated at the end */
-        {"\xe2\x82z", "\xef\xbf\xbd\xef\xbf\xbdz"},               /* truncated mid-string */
-        {"\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd"},                 /* overlong '/' */
-        {"\xe0\x80\xaf", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* overlong, 3 bytes */
-        {"\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* UTF-16 surrogate */
-        {"\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"}, /* > U+10FFFF */
-        {"\xf5\x80", "\xef\xbf\xbd\xef\xbf\xbd"},
-        {"\xfe\xff\"", "\xef\xbf\xbd\xef\xbf\xbd\\\""},
+        {"\xff", "\\ufffd"},
+        {"a\x80z", "a\\ufffdz"},
+        {"\xc3", "\\ufffd"},                                  /* truncated at the end */
+        {"\xe2\x82z", "\\ufffd\\ufffdz"},                     /* truncated mid-string */
+        {"\xc0\xaf", "\\ufffd\\ufffd"},                       /* overlong '/' */
+        {"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},            /* overlong, 3 bytes */
+        {"\xed\xa0\x80", "\\ufffd\\ufffd\\ufffd"},            /* UTF-16 surrogate */
+        {"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* > U+10FFFF */
+        {"\xf5\x80", "\\ufffd\\ufffd"},
+        {"\xfe\xff\"", "\\ufffd\\ufffd\\\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sc_profile *p = sc_profile_new();
