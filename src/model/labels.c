@@ -192,17 +192,21 @@ int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
     return found;
 }
 
+void sc_labels_json(const struct sc_labels *l, struct sc_json *j)
+{
+    sc_json_obj_begin(j);
+    for (uint32_t k = 0; k < l->n; k++) {
+        sc_json_keyn(j, l->v[k].name.ptr, l->v[k].name.len);
+        sc_json_strn(j, l->v[k].value.ptr, l->v[k].value.len);
+    }
+    sc_json_obj_end(j);
+}
+
 void sc_labels_write_json(const struct sc_labels *l, struct sc_buf *out)
 {
-    sc_buf_putc(out, '{');
-    for (uint32_t k = 0; k < l->n; k++) {
-        sc_buf_puts(out, k ? ",\"" : "\"");
-        sc_buf_put_json_str(out, l->v[k].name.ptr, l->v[k].name.len);
-        sc_buf_puts(out, "\":\"");
-        sc_buf_put_json_str(out, l->v[k].value.ptr, l->v[k].value.len);
-        sc_buf_putc(out, '"');
-    }
-    sc_buf_putc(out, '}');
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_labels_json(l, &j);
 }
 
 void sc_labels_format(const struct sc_labels *l, struct sc_buf *out)

@@ -7,6 +7,7 @@
 
 #include "model/arena.h"
 #include "model/buf.h"
+#include "model/json.h"
 #include "model/profile.h"
 
 /* ---- label sets ----
@@ -58,8 +59,10 @@ int sc_labels_get(const struct sc_labels *l, const char *name, size_t name_len,
  * store uses this text as a series' identity: never change it. */
 void sc_labels_format(const struct sc_labels *l, struct sc_buf *out);
 
-/* Appends the set as a JSON object {"name":"value",...}, sorted by name. */
+/* Appends the set as a JSON object {"name":"value",...}, sorted by name: alone, or as the
+ * next value of a JSON writer. */
 void sc_labels_write_json(const struct sc_labels *l, struct sc_buf *out);
+void sc_labels_json(const struct sc_labels *l, struct sc_json *j);
 
 /* The quoting the canonical text uses, for other writers of the same syntax (selectors). */
 void sc_labels_put_name(struct sc_buf *out, struct sc_str name);

@@ -545,14 +545,7 @@ void sc_fnseries_write_json(const struct sc_fnseries *f, uint32_t fi, int self,
     t.values = line;
     t.metric = f->metric;
     memcpy(t.unit, f->unit, sizeof t.unit);
-    struct sc_buf fields = SC_BUF_INIT;
-    sc_buf_puts(&fields, "\"function\":\"");
-    sc_buf_put_json_str(&fields, f->names[fi], strlen(f->names[fi]));
-    sc_buf_printf(&fields, "\",\"value\":\"%s\",", self ? "self" : "total");
-    if (fields.oom)
-        out->oom = 1;
-    else
-        sc_timeline_write_json_with(&t, s, fields.data, out);
-    sc_buf_release(&fields);
+    const char *fields[] = {"function", f->names[fi], "value", self ? "self" : "total", NULL};
+    sc_timeline_write_json_with(&t, s, fields, out);
     free(line);
 }

@@ -3,6 +3,7 @@
 #include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/json.h"
 #include "model/merge.h"
 #include "model/timespec.h"
 #include "query/regex.h"
@@ -405,13 +406,13 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
     return 0;
 }
 
-static void put_labels(struct sc_buf *o, const char *canon)
+static void put_labels(struct sc_json *j, const char *canon)
 {
     struct sc_labels l;
     sc_labels_init(&l);
     char err[SC_ERR_LEN];
     sc_labels_parse(canon, &l, err);
-    sc_labels_write_json(&l, o);
+    sc_labels_json(&l, j);
     sc_labels_release(&l);
 }
 
@@ -422,43 +423,53 @@ void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selecti
 }
 
 void sc_timeline_write_json_with(const struct sc_timeline *t, const struct sc_selection *s,
-                                 const char *fields, struct sc_buf *o)
+                                 const char *const *fields, struct sc_buf *o)
 {
-    sc_buf_puts(o, "{\"timestamps\":[");
-    for (uint32_t k = 0; k < t->nsteps; k++) {
-        if (k)
-            sc_buf_putc(o, ',');
-        sc_buf_put_i64(o, (t->from + (int64_t)k * t->step) / SC_NS_PER_S);
-    }
-    sc_buf_printf(o, "],\"step\":%lld,\"unit\":\"", (long long)(t->step / SC_NS_PER_S));
-    sc_buf_put_json_str(o, t->unit, strlen(t->unit));
-    sc_buf_printf(o, "\",\"aggregation\":\"%s\",", sc_metric_name(t->metric));
-    if (fields)
-        sc_buf_puts(o, fields);
-    sc_buf_puts(o, "\"series\":[");
-    for (uint32_t j = 0; j < t->nlines; j++) {
-        sc_buf_puts(o, j ? ",{\"labels\":" : "{\"labels\":");
+    struct sc_json j;
+    sc_json_init(&j, o);
+    sc_json_obj_begin(&j);
+    sc_json_key(&j, "timestamps");
+    sc_json_arr_begin(&j);
+    for (uint32_t k = 0; k < t->nsteps; k++)
+        sc_json_i64(&j, (t->from + (int64_t)k * t->step) / SC_NS_PER_S);
+    sc_json_arr_end(&j);
+    sc_json_kv_i64(&j, "step", t->step / SC_NS_PER_S);
+    sc_json_kv_str(&j, "unit", t->unit);
+    sc_json_kv_str(&j, "aggregation", sc_metric_name(t->metric));
+    for (size_t i = 0; fields && fields[i]; i += 2)
+        sc_json_kv_str(&j, fields[i], fields[i + 1]);
+    sc_json_key(&j, "series");
+    sc_json_arr_begin(&j);
+    for (uint32_t l = 0; l < t->nlines; l++) {
+        sc_json_obj_begin(&j);
+        sc_json_key(&j, "labels");
         if (t->group) {
-            sc_buf_puts(o, "{\"");
-            sc_buf_put_json_str(o, t->group, strlen(t->group));
-            sc_buf_puts(o, "\":\"");
-            sc_buf_put_json_str(o, t->keys[j], strlen(t->keys[j]));
-            sc_buf_puts(o, "\"}");
+            sc_json_obj_begin(&j);
+            sc_json_kv_str(&j, t->group, t->keys[l]);
+            sc_json_obj_end(&j);
         } else {
-            put_labels(o, s->labels[j]);
+            put_labels(&j, s->labels[l]);
         }
-        sc_buf_puts(o, ",\"values\":[");
-        for (uint32_t k = 0; k < t->nsteps; k++) {
-            if (k)
-                sc_buf_putc(o, ',');
-            sc_buf_put_num(o, t->values[(size_t)j * t->nsteps + k]);
-        }
-        sc_buf_puts(o, "]}");
+        sc_json_key(&j, "values");
+        sc_json_arr_begin(&j);
+        for (uint32_t k = 0; k < t->nsteps; k++)
+            sc_json_num(&j, t->values[(size_t)l * t->nsteps + k]);
+        sc_json_arr_end(&j);
+        sc_json_obj_end(&j);
     }
-    sc_buf_puts(o, "]}\n");
+    sc_json_arr_end(&j);
+    sc_json_obj_end(&j);
+    sc_buf_putc(o, '\n');
 }
 
 void sc_plan_put_labels(struct sc_buf *o, const char *canon)
 {
-    put_labels(o, canon);
+    struct sc_json j;
+    sc_json_init(&j, o);
+    put_labels(&j, canon);
+}
+
+void sc_plan_labels_json(struct sc_json *j, const char *canon)
+{
+    put_labels(j, canon);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "formats/input.h"
+#include "model/json.h"
 #include "model/profile.h"
 #include "query/compare.h"
 #include "query/filter.h"
@@ -109,10 +110,10 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
  * "values":[...]},...]}: a step without a profile is null */
 void sc_timeline_write_json(const struct sc_timeline *t, const struct sc_selection *s,
                             struct sc_buf *out);
-/* The same with fields (JSON members, each followed by a comma: "\"function\":\"f\",")
- * before "series"; NULL: none. */
+/* The same with string members before "series": fields holds their keys and values in
+ * turn, ended by NULL ({"function", "f", NULL}); NULL: none. */
 void sc_timeline_write_json_with(const struct sc_timeline *t, const struct sc_selection *s,
-                                 const char *fields, struct sc_buf *out);
+                                 const char *const *fields, struct sc_buf *out);
 void sc_timeline_release(struct sc_timeline *t);
 
 /* The lines of a timeline grouped by label `group`: line_of[i] is series i's line, keys[j]
@@ -123,5 +124,7 @@ int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *lin
 
 /* A series' canonical labels ({a="x"}) as a JSON object, for listings. */
 void sc_plan_put_labels(struct sc_buf *o, const char *canon);
+/* The same as the next value of a JSON writer. */
+void sc_plan_labels_json(struct sc_json *j, const char *canon);
 
 #endif
