@@ -10,6 +10,7 @@
 #include "model/error.h"
 #include "model/setting.h"
 #include "model/hash.h"
+#include "model/json.h"
 #include "model/timespec.h"
 #include "query/callgraph.h"
 #include "query/diff.h"
@@ -73,59 +74,66 @@ int sc_api_ingest(struct sc_req *r, struct sc_resp *w)
     atomic_fetch_add(&srv->metrics.ingest_ok, 1);
     atomic_fetch_add(&srv->metrics.ingest_bytes, body->len);
     atomic_fetch_add(&srv->metrics.ingest_samples, res.samples);
-    sc_buf_printf(&w->body, "{\"samples\":%u,\"profile\":\"", (unsigned)res.samples);
-    sc_buf_put_json_str(&w->body, res.profile, strlen(res.profile));
-    sc_buf_printf(&w->body, "\",\"series\":%u", (unsigned)res.series);
-    if (res.dropped[0]) {
-        sc_buf_puts(&w->body, ",\"dropped_labels\":\"");
-        sc_buf_put_json_str(&w->body, res.dropped, strlen(res.dropped));
-        sc_buf_puts(&w->body, "\"");
-    }
-    sc_buf_puts(&w->body, "}\n");
+    struct sc_json j;
+    sc_json_init(&j, &w->body);
+    sc_json_obj_begin(&j);
+    sc_json_kv_u64(&j, "samples", res.samples);
+    sc_json_kv_str(&j, "profile", res.profile);
+    sc_json_kv_u64(&j, "series", res.series);
+    if (res.dropped[0])
+        sc_json_kv_str(&j, "dropped_labels", res.dropped);
+    sc_json_obj_end(&j);
+    sc_buf_putc(&w->body, '\n');
     return 0;
 }
 
 /* ---- listings ---- */
 
+/* A listing: a JSON array the store's callbacks add to. */
 struct list_ctx {
-    struct sc_buf *out;
-    int n;
+    struct sc_json j;
 };
+
+static void list_begin(struct list_ctx *c, struct sc_buf *out)
+{
+    sc_json_init(&c->j, out);
+    sc_json_arr_begin(&c->j);
+}
+
+static void list_end(struct list_ctx *c)
+{
+    sc_json_arr_end(&c->j);
+    sc_buf_putc(c->j.b, '\n');
+}
 
 static int put_type(void *ctx, const struct sc_store_type *t)
 {
-    struct list_ctx *c = ctx;
-    struct sc_buf *o = c->out;
-    sc_buf_puts(o, c->n++ ? ",{\"id\":\"" : "{\"id\":\"");
-    sc_buf_put_json_str(o, t->id, strlen(t->id));
-    sc_buf_puts(o, "\",\"profile\":\"");
-    sc_buf_put_json_str(o, t->profile, strlen(t->profile));
-    sc_buf_puts(o, "\",\"sample_type\":\"");
-    sc_buf_put_json_str(o, t->sample_type, strlen(t->sample_type));
-    sc_buf_puts(o, "\",\"unit\":\"");
-    sc_buf_put_json_str(o, t->unit, strlen(t->unit));
-    sc_buf_printf(o, "\",\"aggregation\":\"%s\"}", t->gauge ? "average" : "sum");
+    struct sc_json *j = &((struct list_ctx *)ctx)->j;
+    sc_json_obj_begin(j);
+    sc_json_kv_str(j, "id", t->id);
+    sc_json_kv_str(j, "profile", t->profile);
+    sc_json_kv_str(j, "sample_type", t->sample_type);
+    sc_json_kv_str(j, "unit", t->unit);
+    sc_json_kv_str(j, "aggregation", t->gauge ? "average" : "sum");
+    sc_json_obj_end(j);
     return 0;
 }
 
 static int put_str(void *ctx, const char *s)
 {
-    struct list_ctx *c = ctx;
-    sc_buf_puts(c->out, c->n++ ? ",\"" : "\"");
-    sc_buf_put_json_str(c->out, s, strlen(s));
-    sc_buf_putc(c->out, '"');
+    sc_json_str(&((struct list_ctx *)ctx)->j, s);
     return 0;
 }
 
 int sc_api_labels(struct sc_req *r, struct sc_resp *w)
 {
     char err[SC_ERR_LEN] = "";
-    struct list_ctx c = {&w->body, 0};
-    sc_buf_putc(&w->body, '[');
+    struct list_ctx c;
+    list_begin(&c, &w->body);
     int rc = sc_store_label_names(r->srv->store, r->tenant, put_str, &c, err);
     if (rc)
         return sc_resp_code(w, rc, err);
-    sc_buf_puts(&w->body, "]\n");
+    list_end(&c);
     return 0;
 }
 
@@ -135,12 +143,12 @@ int sc_api_label_values(struct sc_req *r, struct sc_resp *w)
     if (!name || !*name)
         return sc_resp_error(w, 400, "missing 'name' (a label name)");
     char err[SC_ERR_LEN] = "";
-    struct list_ctx c = {&w->body, 0};
-    sc_buf_putc(&w->body, '[');
+    struct list_ctx c;
+    list_begin(&c, &w->body);
     int rc = sc_store_label_values(r->srv->store, r->tenant, name, put_str, &c, err);
     if (rc)
         return sc_resp_code(w, rc, err);
-    sc_buf_puts(&w->body, "]\n");
+    list_end(&c);
     return 0;
 }
 
@@ -791,14 +799,17 @@ int sc_api_series(struct sc_req *r, struct sc_resp *w)
         sc_selection_release(&s);
         return 0;
     }
-    struct sc_buf *o = &w->body;
-    sc_buf_putc(o, '[');
+    struct sc_json j;
+    sc_json_init(&j, &w->body);
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < s.n; i++) {
-        sc_buf_puts(o, i ? ",{\"labels\":" : "{\"labels\":");
-        sc_plan_put_labels(o, s.labels[i]);
-        sc_buf_putc(o, '}');
+        sc_json_obj_begin(&j);
+        sc_json_key(&j, "labels");
+        sc_plan_labels_json(&j, s.labels[i]);
+        sc_json_obj_end(&j);
     }
-    sc_buf_puts(o, "]\n");
+    sc_json_arr_end(&j);
+    sc_buf_putc(&w->body, '\n');
     sc_selection_release(&s);
     return 0;
 }
@@ -808,7 +819,7 @@ struct types_ctx {
     struct sc_req *r;
     const struct sc_selector *selector;
     int64_t from, until;
-    struct list_ctx out;
+    struct list_ctx *out;
     int found, rc;
     char *err;
 };
@@ -834,14 +845,15 @@ static int put_type_if_selected(void *ctx, const struct sc_store_type *t)
                                  match_selector, found_one, c, c->err);
     if (c->rc)
         return 1;
-    return c->found ? put_type(&c->out, t) : 0;
+    return c->found ? put_type(c->out, t) : 0;
 }
 
 int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
 {
     char err[SC_ERR_LEN] = "";
     const char *query = sc_req_arg(r, "query");
-    sc_buf_putc(&w->body, '[');
+    struct list_ctx out;
+    list_begin(&out, &w->body);
     int rc;
     if (query && *query) {
         /* over all time unless from/until say otherwise */
@@ -852,7 +864,7 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
             sc_selection_release(&s);
             return rc == SC_ELIMIT ? sc_resp_limit(w, "%s", err) : sc_resp_error(w, 400, "%s", err);
         }
-        struct types_ctx c = {r, s.selector, INT64_MIN, INT64_MAX, {&w->body, 0}, 0, 0, err};
+        struct types_ctx c = {r, s.selector, INT64_MIN, INT64_MAX, &out, 0, 0, err};
         if (sc_req_arg(r, "from") || sc_req_arg(r, "until")) {
             c.from = s.from;
             c.until = s.until;
@@ -862,12 +874,11 @@ int sc_api_profile_types(struct sc_req *r, struct sc_resp *w)
             rc = c.rc;
         sc_selection_release(&s);
     } else {
-        struct list_ctx c = {&w->body, 0};
-        rc = sc_store_types(r->srv->store, r->tenant, put_type, &c, err);
+        rc = sc_store_types(r->srv->store, r->tenant, put_type, &out, err);
     }
     if (rc)
         return sc_resp_code(w, rc, err);
-    sc_buf_puts(&w->body, "]\n");
+    list_end(&out);
     return 0;
 }
 
