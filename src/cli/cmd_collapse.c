@@ -36,7 +36,8 @@ static const char help_perf[] =
     "  --event-filter EVENT   keep samples of EVENT, as perf names it in each sample\n"
     "                         header (e.g. cycles, cpu-clock:pppH); by default only the\n"
     "                         first event seen is kept\n"
-    "  --threads N            parse with N threads (default: one per CPU for big inputs)\n"
+    "  --threads N            parse with N threads, 1 to 16 (default: one per CPU for big\n"
+    "                         inputs)\n"
     "  -h, --help             this text\n"
     "\n"
     "Counts are summed periods (1 per sample when perf printed no period). As with the Perl\n"
@@ -106,11 +107,11 @@ static int collapse_perf(int argc, char **argv)
             o.as_script = 0;
             break;
         case OPT_THREADS: {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 1 || n > 64)
-                return cli_usage(cmd, "--threads wants a number from 1 to 64, not '%s'", optarg);
-            o.threads = (int)n;
+            struct sc_set_value v;
+            int rc = cli_setting(cmd, SC_SET_COLLAPSE_THREADS, "--threads", optarg, &v);
+            if (rc)
+                return rc;
+            o.threads = (int)v.i;
             break;
         }
         case OPT_UNSUPPORTED:

@@ -47,7 +47,7 @@
 
 #define MAX_LINE ((size_t)1 << 20)
 #define MIN_CHUNK ((size_t)512 << 10) /* below this a thread costs more than it saves */
-#define MAX_THREADS 16
+#define MAX_THREADS SC_PERF_MAX_THREADS
 
 /* Character classes, as a table the hot loops index. TIDY marks what the symbol tidying
  * looks for. */

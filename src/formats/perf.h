@@ -2,6 +2,10 @@
 #ifndef SC_PERF_H
 #define SC_PERF_H
 
+/* Decoder threads at most (settings.def's COLLAPSE_THREADS bound says the same; a test
+ * keeps them equal). */
+#define SC_PERF_MAX_THREADS 16
+
 #include <stddef.h>
 #include <stdint.h>
 

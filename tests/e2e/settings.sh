@@ -25,8 +25,9 @@ rows=$(printf '%s\n' "$got" | sed 1,2d | wc -l)
 # every flag of the table is documented by a command that takes it
 for flag in $(printf '%s\n' "$got" | sed 1,2d | awk -F'|' '{print $3}' | tr -d '` ' | grep -- '^--'); do
     found=""
-    for cmd in server agent record; do
-        "$SCORCH" "$cmd" --help 2>&1 | grep -q -- "$flag" && found=$cmd && break
+    for cmd in server agent record collapse_perf; do
+        # shellcheck disable=SC2046
+        "$SCORCH" $(echo "$cmd" | tr _ ' ') --help 2>&1 | grep -q -- "$flag" && found=$cmd && break
     done
     [ -n "$found" ] || fail "flag $flag of the settings table is in no command's --help"
 done
@@ -44,4 +45,7 @@ printf 'storage: {retention: soon}\n' >"$tmp/bad.yaml"
 out=$("$SCORCH" server --config "$tmp/bad.yaml" --data "$tmp/d" 2>&1) && fail "retention: soon accepted"
 printf '%s' "$out" | grep -q "'storage.retention' must be a duration above 0 (like 30d), not 'soon'" ||
     fail "storage.retention soon: $out"
+out=$("$SCORCH" collapse perf --threads 17 /dev/null 2>&1) && fail "--threads 17 accepted"
+printf '%s' "$out" | grep -q "'--threads' must be a count from 1 to 16, not '17'" ||
+    fail "--threads 17: $out"
 echo "ok: $rows settings, docs/config.md agrees, flags and keys read through the table"

@@ -3,6 +3,7 @@
 #include "t.h"
 
 #include "model/error.h"
+#include "formats/perf.h"
 #include "model/setting.h"
 #include "server/config.h"
 
@@ -166,6 +167,8 @@ static void test_values(void)
     T_EQ_INT(sc_setting_default_i(SC_SET_SERVER_MAX_QUERIES), 4);
     T_EQ_INT(sc_setting_default_i(SC_SET_STORAGE_CACHE_MEMORY), 64LL << 20);
     T_EQ_INT(sc_setting_default_i(SC_SET_RECORD_FREQUENCY), 99);
+    /* a bound the code also uses as an array size */
+    T_EQ_INT(sc_setting(SC_SET_COLLAPSE_THREADS)->max, SC_PERF_MAX_THREADS);
 }
 
 static void test_config_lands(void)
