@@ -36,6 +36,7 @@
 #include "formats/otlp_int.h"
 #include "formats/pbjson.h"
 #include "model/error.h"
+#include "model/json.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -277,18 +278,21 @@ void sc_otlp_put_response(struct sc_buf *out, int json, int64_t rejected, const 
 {
     int partial = rejected || (msg && *msg);
     if (json) {
-        sc_buf_puts(out, "{");
+        /* proto3's JSON mapping writes an int64 as a string */
+        char n[24];
+        snprintf(n, sizeof n, "%lld", (long long)rejected);
+        struct sc_json j;
+        sc_json_init(&j, out);
+        sc_json_obj_begin(&j);
         if (partial) {
-            sc_buf_printf(out, "\"partialSuccess\":{\"rejectedProfiles\":\"%lld\"",
-                          (long long)rejected);
-            if (msg && *msg) {
-                sc_buf_puts(out, ",\"errorMessage\":\"");
-                sc_buf_put_json_str(out, msg, strlen(msg));
-                sc_buf_putc(out, '"');
-            }
-            sc_buf_putc(out, '}');
+            sc_json_key(&j, "partialSuccess");
+            sc_json_obj_begin(&j);
+            sc_json_kv_str(&j, "rejectedProfiles", n);
+            if (msg && *msg)
+                sc_json_kv_str(&j, "errorMessage", msg);
+            sc_json_obj_end(&j);
         }
-        sc_buf_puts(out, "}");
+        sc_json_obj_end(&j);
         return;
     }
     if (!partial)

@@ -2,6 +2,7 @@
 #include "query/heatmap.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/json.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -251,20 +252,32 @@ static void put_seconds(struct sc_buf *out, int64_t ns)
 
 void sc_heatmap_write_json(const struct sc_heatmap *h, struct sc_buf *out)
 {
-    sc_buf_puts(out, "{\"start\":");
-    put_seconds(out, h->start_ns);
-    sc_buf_printf(out, ",\"rows\":%u,\"cols\":%u,\"values\":[", h->rows, h->cols);
+    /* start in exact decimal seconds (to the nanosecond), not ten significant digits */
+    struct sc_buf start = SC_BUF_INIT;
+    put_seconds(&start, h->start_ns);
+    struct sc_json j;
+    sc_json_init(&j, out);
+    sc_json_obj_begin(&j);
+    sc_json_key(&j, "start");
+    if (start.oom)
+        out->oom = 1;
+    else
+        sc_json_raw(&j, start.data, start.len);
+    sc_buf_release(&start);
+    sc_json_kv_u64(&j, "rows", h->rows);
+    sc_json_kv_u64(&j, "cols", h->cols);
+    sc_json_key(&j, "values");
+    sc_json_arr_begin(&j);
     for (uint32_t c = 0; c < h->cols; c++) {
-        sc_buf_puts(out, c ? ",[" : "[");
+        sc_json_arr_begin(&j);
         const uint32_t *col = h->values + (size_t)c * h->rows;
-        for (uint32_t r = 0; r < h->rows; r++) {
-            if (r)
-                sc_buf_putc(out, ',');
-            sc_buf_put_u64(out, col[r]);
-        }
-        sc_buf_putc(out, ']');
+        for (uint32_t r = 0; r < h->rows; r++)
+            sc_json_u64(&j, col[r]);
+        sc_json_arr_end(&j);
     }
-    sc_buf_puts(out, "]}\n");
+    sc_json_arr_end(&j);
+    sc_json_obj_end(&j);
+    sc_buf_putc(out, '\n');
 }
 
 /* The first nanosecond offset within a second that falls in row r: the smallest o with

@@ -3,6 +3,7 @@
 #include "formats/protowire.h"
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
@@ -142,11 +143,14 @@ static int connect_error(struct sc_resp *w, int rc, const char *msg)
                                           : "invalid_argument";
     const char *m = msg && *msg ? msg : sc_strerror(rc);
     w->body.len = 0;
-    sc_buf_printf(&w->body, "{\"code\":\"%s\",\"message\":\"", code);
-    sc_buf_put_json_str(&w->body, m, strlen(m));
-    sc_buf_puts(&w->body, "\",\"error\":\"");
-    sc_buf_put_json_str(&w->body, m, strlen(m));
-    sc_buf_puts(&w->body, "\"}\n");
+    struct sc_json j;
+    sc_json_init(&j, &w->body);
+    sc_json_obj_begin(&j);
+    sc_json_kv_str(&j, "code", code);
+    sc_json_kv_str(&j, "message", m);
+    sc_json_kv_str(&j, "error", m);
+    sc_json_obj_end(&j);
+    sc_buf_putc(&w->body, '\n');
     w->content_type = "application/json";
     return 0;
 }

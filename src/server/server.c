@@ -1,6 +1,7 @@
 /* server.c - libmicrohttpd glue: requests, bodies and limits, auth, routes, lifecycle. */
 #include "server/server_int.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "model/setting.h"
 #include "model/clock.h"
 #include "server/assets.h"
@@ -104,9 +105,12 @@ int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
     w->status = status;
     w->content_type = "application/json";
     w->body.len = 0;
-    sc_buf_puts(&w->body, "{\"error\":\"");
-    sc_buf_put_json_str(&w->body, msg, strlen(msg));
-    sc_buf_puts(&w->body, "\"}\n");
+    struct sc_json j;
+    sc_json_init(&j, &w->body);
+    sc_json_obj_begin(&j);
+    sc_json_kv_str(&j, "error", msg);
+    sc_json_obj_end(&j);
+    sc_buf_putc(&w->body, '\n');
     return 0;
 }
 
