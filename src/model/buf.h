@@ -33,7 +33,8 @@ void sc_buf_put_i64(struct sc_buf *b, int64_t v);
  * says them) as null. */
 void sc_buf_put_num(struct sc_buf *b, double v);
 void sc_buf_put_u64(struct sc_buf *b, uint64_t v);
-/* Appends s as the body of a JSON string (no quotes), escaping as RFC 8259 requires. */
+/* Appends s as the body of a JSON string (no quotes), escaping as RFC 8259 requires: the
+ * escaper of model/json.h's writer, through which answers write their JSON. */
 void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);
 /* The length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or
  * code points past U+10FFFF) at s, 1..4, or 0 when the bytes there do not form one. */
