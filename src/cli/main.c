@@ -3,6 +3,8 @@
 #include "collect/localsym.h"
 #include "formats/input.h"
 #include "formats/format.h"
+#include "model/error.h"
+#include "model/log.h"
 #include "query/layout.h"
 
 #include <signal.h>
@@ -51,8 +53,15 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     /* the server's call-graph layout worker (query/layout.h), not for people */
-    if (argc == 2 && !strcmp(argv[1], "__layout"))
-        return sc_layout_worker_main();
+    if (argc == 2 && !strcmp(argv[1], "__layout")) {
+        char err[SC_ERR_LEN] = "";
+        int status = sc_layout_worker(0, 1, err);
+        if (status)
+            fprintf(stderr, "scorch: %s\n", err);
+        return status;
+    }
+    /* what the layers below report on their own threads (model/log.h) goes to stderr */
+    sc_log_set(cli_log_line, NULL);
     /* Output to a closed pipe should end us quietly with an error, not a signal. */
     signal(SIGPIPE, SIG_IGN);
     /* files name their addresses from the binaries here, as go tool pprof does */

@@ -3,6 +3,7 @@
 #include "formats/pprof.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/log.h"
 #include "server/config.h"
 
 #include <pthread.h>
@@ -120,8 +121,7 @@ static int bg_sink(void *ctx, const struct sc_profile *p, int64_t from, int64_t 
     int rc = sc_record_deliver(p, from, until, b->service, &b->labels, b->sink, b->sink_ctx, err);
     if (rc) {
         /* a store that refuses one profile should not end the sampling */
-        fprintf(stderr, "scorch: record: %s\n", err);
-        fflush(stderr);
+        sc_logf("record: %s", err);
     }
     return 0;
 }
@@ -133,8 +133,7 @@ static void *bg_main(void *arg)
     char err[SC_ERR_LEN] = "";
     struct sc_record_run run = {b->interval_ns, 0, bg_should_stop, b, bg_sink, b, 0};
     if (sc_record_run(b->r, &run, err)) {
-        fprintf(stderr, "scorch: record: %s\n", err);
-        fflush(stderr);
+        sc_logf("record: %s", err);
     }
     return NULL;
 }

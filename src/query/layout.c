@@ -187,27 +187,21 @@ int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, s
     return rc;
 }
 
-int sc_layout_worker_main(void)
+int sc_layout_worker(int in, int out, char *err)
 {
     struct sc_buf dot = SC_BUF_INIT, svg = SC_BUF_INIT;
     char chunk[65536];
     ssize_t n;
-    while ((n = read(0, chunk, sizeof chunk)) > 0 && dot.len + (size_t)n <= MAX_DOT)
+    while ((n = read(in, chunk, sizeof chunk)) > 0 && dot.len + (size_t)n <= MAX_DOT)
         sc_buf_append(&dot, chunk, (size_t)n);
-    char err[SC_ERR_LEN] = "";
     int rc = n != 0 ? sc_errf(err, SC_ELIMIT, "the graph is too large") : 0;
     if (!rc)
         rc = sc_callgraph_render_svg(dot.data ? dot.data : "", dot.len, &svg, err);
-    if (!rc) {
-        size_t off = 0;
-        while (off < svg.len) {
-            ssize_t k = write(1, svg.data + off, svg.len - off);
-            if (k <= 0)
-                break;
-            off += (size_t)k;
-        }
-    } else {
-        fprintf(stderr, "scorch: %s\n", err);
+    for (size_t off = 0; !rc && off < svg.len;) {
+        ssize_t k = write(out, svg.data + off, svg.len - off);
+        if (k <= 0)
+            break;
+        off += (size_t)k;
     }
     sc_buf_release(&dot);
     sc_buf_release(&svg);

@@ -30,8 +30,9 @@ struct sc_layout_opts {
 int sc_layout_svg(const char *dot, size_t len, const struct sc_layout_opts *o, struct sc_buf *out,
                   char *err);
 
-/* The worker's side (`scorch __layout`): DOT from stdin, SVG to stdout, one error line
- * on stderr. Returns the process's exit status. */
-int sc_layout_worker_main(void);
+/* The worker's side (`scorch __layout`): DOT from in, SVG to out. Returns the process's
+ * exit status; when it is not 0, err says why and the caller prints it on stderr as one
+ * line, `scorch: ERR`, which is what sc_layout_svg reports. */
+int sc_layout_worker(int in, int out, char *err);
 
 #endif

@@ -37,6 +37,7 @@
 #include "model/budget.h"
 #include "model/error.h"
 #include "model/clock.h"
+#include "model/log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -695,8 +696,8 @@ static size_t install_slab(uint64_t bytes)
     slab_tried = 1;
     int hdr = 0;
     if (sqlite3_config(SQLITE_CONFIG_PCACHE_HDRSZ, &hdr) != SQLITE_OK || hdr <= 0) {
-        fprintf(stderr, "scorch: SQLite's page caches stay on the heap (SQLite had started "
-                        "before the store opened)\n");
+        sc_logf("SQLite's page caches stay on the heap (SQLite had started before the store "
+                "opened)");
         pthread_mutex_unlock(&slab_mu);
         return 0;
     }
@@ -706,14 +707,12 @@ static size_t install_slab(uint64_t bytes)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)
                 : MAP_FAILED;
     if (p == MAP_FAILED) {
-        fprintf(stderr,
-                "scorch: SQLite's page caches stay on the heap (cannot map %llu "
-                "bytes for them)\n",
+        sc_logf("SQLite's page caches stay on the heap (cannot map %llu bytes for them)",
                 (unsigned long long)bytes);
     } else if (sqlite3_config(SQLITE_CONFIG_PAGECACHE, p, (int)slot, (int)n) != SQLITE_OK) {
         munmap(p, n * slot);
-        fprintf(stderr, "scorch: SQLite's page caches stay on the heap (SQLite had started "
-                        "before the store opened)\n");
+        sc_logf("SQLite's page caches stay on the heap (SQLite had started before the store "
+                "opened)");
     } else {
         slab_bytes = n * slot;
         slab_slot = slot;
@@ -798,7 +797,7 @@ int sc_sqlite_open(const struct sc_store_opts *o, struct sc_store **out, char *e
      * SQLite's checkpoints in the commits */
     char ck_err[SC_ERR_LEN];
     if (o->background && sq_ckpt_start(s, ck_err))
-        fprintf(stderr, "scorch: %s; checkpoints stay in the commits\n", ck_err);
+        sc_logf("%s; checkpoints stay in the commits", ck_err);
     rc = open_tables(s, err);
     if (rc && rc != SC_ENOSPACE && disk_full(dir))
         rc = sc_errwrap(err, SC_ENOSPACE, "the disk is full");

@@ -7,6 +7,7 @@
 #include "model/clock.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/log.h"
 #include "model/merge.h"
 #include "model/profile.h"
 #include "model/units.h"
@@ -281,6 +282,46 @@ static void test_cond_mono(void)
     pthread_cond_destroy(&cv);
 }
 
+/* The log sink: silent until one is installed, then every message once, formatted and
+ * truncated to SC_LOG_LEN; the previous sink comes back with sc_log_set. */
+struct log_seen {
+    int n;
+    char last[SC_LOG_LEN + 8];
+};
+
+static void log_into(void *ctx, const char *msg)
+{
+    struct log_seen *s = ctx;
+    s->n++;
+    snprintf(s->last, sizeof s->last, "%s", msg);
+}
+
+static void test_log(void)
+{
+    void *was_ctx;
+    sc_log_fn was = sc_log_get(&was_ctx);
+    sc_log_set(NULL, NULL);
+    sc_logf("dropped %d", 1); /* no sink: nothing happens */
+    struct log_seen seen = {0, ""};
+    sc_log_set(log_into, &seen);
+    void *ctx = NULL;
+    T_CHECK(sc_log_get(&ctx) == log_into && ctx == &seen);
+    sc_logf("record: %s (%d)", "the store refused it", 7);
+    T_EQ_INT(seen.n, 1);
+    T_EQ_STR(seen.last, "record: the store refused it (7)");
+    char big[3 * SC_LOG_LEN];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    sc_logf("%s", big);
+    T_EQ_INT(seen.n, 2);
+    T_EQ_INT(strlen(seen.last), SC_LOG_LEN - 1);
+    sc_log_set(NULL, &seen);
+    sc_logf("dropped %d", 2);
+    T_EQ_INT(seen.n, 2);
+    T_CHECK(sc_log_get(&ctx) == NULL && ctx == NULL);
+    sc_log_set(was, was_ctx);
+}
+
 int main(void)
 {
     T_RUN(test_arena);
@@ -292,5 +333,6 @@ int main(void)
     T_RUN(test_merge);
     T_RUN(test_units);
     T_RUN(test_cond_mono);
+    T_RUN(test_log);
     return t_done();
 }
