@@ -1,5 +1,6 @@
 /* flame.c - the two-sided stack tree and its flame graph JSON (format in flame.h). */
 #include "query/flame.h"
+#include "formats/top.h"
 #include "model/error.h"
 #include "model/json.h"
 
@@ -559,6 +560,8 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
     /* the levels, the bulk of a large answer, were written straight to memory above */
     sc_json_key(&j, "levels");
     sc_json_raw(&j, lv.data, lv.len);
+    if (o->members)
+        o->members(o->members_ctx, &j);
     sc_json_obj_end(&j);
     sc_buf_putc(out, '\n');
     rc = lv.oom || out->oom ? SC_ENOMEM : 0;
@@ -587,19 +590,60 @@ static struct sc_str type_str(const struct sc_profile *p, int vi, int unit)
 int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct sc_buf *out,
                   char *err)
 {
+    return sc_flame_json_with(p, vi, max_nodes, NULL, out, err);
+}
+
+/* The members sc_flame_json_with adds: the top table, then the caller's. */
+struct extra_ctx {
+    const struct sc_flame_extra *x;
+    const struct sc_buf *top; /* the top table's JSON document, or NULL */
+};
+
+static void put_extra(void *ctx, struct sc_json *j)
+{
+    const struct extra_ctx *e = ctx;
+    if (e->top) {
+        /* a JSON document of its own, ending in a newline: the member's value without it */
+        size_t n = e->top->len;
+        if (n && e->top->data[n - 1] == '\n')
+            n--;
+        sc_json_key(j, "top");
+        sc_json_raw(j, e->top->data, n);
+    }
+    if (e->x && e->x->members)
+        e->x->members(e->x->ctx, j);
+}
+
+int sc_flame_json_with(const struct sc_profile *p, int vi, uint32_t max_nodes,
+                       const struct sc_flame_extra *x, struct sc_buf *out, char *err)
+{
     if (vi < 0 || (uint32_t)vi >= p->nsample_types)
         return sc_errf(err, SC_EINVAL, "sample index %d out of range", vi);
     struct sc_flame_tree t;
+    struct sc_buf top = SC_BUF_INIT;
     int rc = sc_flame_tree_init(&t);
     if (rc == 0)
         rc = sc_flame_tree_add(&t, p, vi, 1, err);
+    if (rc == 0 && x && x->top) {
+        struct sc_top tt;
+        rc = sc_top_compute(p, vi, &tt, err);
+        if (!rc) {
+            struct sc_top_opts to = {.format = SC_TOP_JSON};
+            sc_top_write(p, vi, &tt, &to, &top);
+            if (top.oom)
+                rc = SC_ENOMEM;
+        }
+        sc_top_release(&tt);
+    }
     if (rc == 0) {
         sc_flame_tree_done(&t);
+        struct extra_ctx e = {x, x && x->top ? &top : NULL};
         struct sc_flame_json_opts o = {
-            type_str(p, vi, 0), type_str(p, vi, 1), max_nodes, 0, 0, 1, NULL};
+            type_str(p, vi, 0), type_str(p, vi, 1), max_nodes, 0, 0, 1, NULL, put_extra, &e};
         rc = sc_flame_tree_json(&t, &o, out);
     }
     sc_flame_tree_release(&t);
+    sc_buf_release(&top);
     if (rc && (!err || !err[0]))
         sc_errf(err, rc, "%s", sc_strerror(rc));
     return rc;
@@ -632,7 +676,8 @@ int sc_flame_diff_json(const struct sc_profile *base, int base_vi, const struct 
         scaled = 1;
     }
     if (rc == 0) {
-        struct sc_flame_json_opts o = {type_str(p, vi, 0), nu, max_nodes, 1, scaled, f, cmp};
+        struct sc_flame_json_opts o = {
+            type_str(p, vi, 0), nu, max_nodes, 1, scaled, f, cmp, NULL, NULL};
         rc = sc_flame_tree_json(&t, &o, out);
     }
     sc_flame_tree_release(&t);

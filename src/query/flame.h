@@ -10,6 +10,8 @@
 #include "model/profile.h"
 #include "query/compare.h"
 
+struct sc_json;
+
 /* ---- the JSON format, version 1 (docs/api-flamegraph.md says the same with examples) ----
  *
  * One profile:
@@ -98,6 +100,10 @@ struct sc_flame_json_opts {
     int normalized;           /* diff: written as "normalized" */
     double base_scale;        /* diff: written as "base_scale" */
     const struct sc_cmp *cmp; /* diff: a finished comparison; adds each node's "change" */
+    /* NULL, or writes members of the caller's (keys and values) through the graph's own
+     * writer, after the graph's members and before the object closes */
+    void (*members)(void *ctx, struct sc_json *j);
+    void *members_ctx;
 };
 int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json_opts *o,
                        struct sc_buf *out);
@@ -105,6 +111,17 @@ int sc_flame_tree_json(const struct sc_flame_tree *t, const struct sc_flame_json
 /* The flame graph JSON of p's value column vi. 0 or SC_E* with detail in err. */
 int sc_flame_json(const struct sc_profile *p, int vi, uint32_t max_nodes, struct sc_buf *out,
                   char *err);
+
+/* What sc_flame_json_with adds to the flame graph object, after its own members. */
+struct sc_flame_extra {
+    int top; /* "top": the same column's top table (formats/top.h's JSON) */
+    /* NULL, or writes more members (keys and values) through j, after "top" */
+    void (*members)(void *ctx, struct sc_json *j);
+    void *ctx;
+};
+/* sc_flame_json with x's members in the same object (x may be NULL). 0 or SC_E*. */
+int sc_flame_json_with(const struct sc_profile *p, int vi, uint32_t max_nodes,
+                       const struct sc_flame_extra *x, struct sc_buf *out, char *err);
 
 /* The diff flame graph JSON of base (column base_vi) against p (column vi); the sample
  * type and unit written are p's. normalize: scale base as described above (not when

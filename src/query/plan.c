@@ -6,6 +6,7 @@
 #include "model/json.h"
 #include "model/merge.h"
 #include "model/timespec.h"
+#include "query/flame.h"
 #include "query/regex.h"
 #include "query/replicates.h"
 
@@ -472,4 +473,112 @@ void sc_plan_put_labels(struct sc_buf *o, const char *canon)
 void sc_plan_labels_json(struct sc_json *j, const char *canon)
 {
     put_labels(j, canon);
+}
+
+void sc_plan_put_series(struct sc_buf *o, const char *canon)
+{
+    sc_buf_puts(o, "\"labels\":");
+    sc_plan_put_labels(o, canon);
+    sc_buf_puts(o, ",\"series\":\"");
+    sc_buf_put_json_str(o, canon, strlen(canon));
+    sc_buf_putc(o, '"');
+}
+
+/* The text of sc_plan_put_seconds in d; its length. */
+static size_t seconds_text(int64_t ns, char d[48])
+{
+    int64_t sec = ns / SC_NS_PER_S, frac = ns % SC_NS_PER_S;
+    if (frac < 0) {
+        sec--;
+        frac += SC_NS_PER_S;
+    }
+    int n = snprintf(d, 48, "%lld.%09lld", (long long)sec, (long long)frac);
+    while (d[n - 1] == '0')
+        n--;
+    if (d[n - 1] == '.')
+        n--;
+    return (size_t)n;
+}
+
+void sc_plan_put_seconds(struct sc_buf *o, int64_t ns)
+{
+    char d[48];
+    sc_buf_append(o, d, seconds_text(ns, d));
+}
+
+/* ---- one stored profile ---- */
+
+struct one_series {
+    const char *want;
+    uint64_t id;
+    int found;
+};
+
+static int is_wanted(void *ctx, const char *labels)
+{
+    return !strcmp(labels, ((struct one_series *)ctx)->want);
+}
+
+static int found_series(void *ctx, const struct sc_store_series *se)
+{
+    struct one_series *f = ctx;
+    f->id = se->id;
+    f->found = 1;
+    return 1;
+}
+
+int sc_plan_profile(struct sc_store *st, const struct sc_profile_ref *ref,
+                    const struct sc_filter_opts *fo, struct sc_profile **out, char *err)
+{
+    *out = NULL;
+    struct one_series f = {ref->series, 0, 0};
+    int rc = sc_store_series_find(st, ref->tenant, ref->type, INT64_MIN, INT64_MAX, is_wanted,
+                                  found_series, &f, err);
+    if (!rc && !f.found)
+        rc = sc_errf(err, SC_ENOTFOUND, "no series %.200s with %.64s profiles", ref->series,
+                     ref->type);
+    struct sc_profile *p = NULL;
+    if (!rc)
+        rc = sc_store_profile_read(st, f.id, ref->type, ref->time_ns, &p, err);
+    if (!rc && fo && (fo->focus || fo->ignore || fo->hide || fo->show))
+        rc = sc_profile_filter(p, fo, NULL, err);
+    if (rc) {
+        sc_profile_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+/* The profile view's own member, after the flame graph's. */
+static void put_profile_ref(void *ctx, struct sc_json *j)
+{
+    const struct sc_profile_ref *ref = ctx;
+    char d[48];
+    sc_json_key(j, "profile");
+    sc_json_obj_begin(j);
+    sc_json_key(j, "labels");
+    put_labels(j, ref->series);
+    sc_json_kv_str(j, "series", ref->series);
+    sc_json_key(j, "time");
+    sc_json_raw(j, d, seconds_text(ref->time_ns, d));
+    snprintf(d, sizeof d, "%lld", (long long)ref->time_ns);
+    sc_json_kv_str(j, "time_ns", d);
+    sc_json_obj_end(j);
+}
+
+int sc_plan_profile_json(struct sc_store *st, const struct sc_profile_ref *ref,
+                         const struct sc_filter_opts *fo, uint32_t max_nodes, int top,
+                         struct sc_buf *out, char *err)
+{
+    struct sc_profile *p;
+    int rc = sc_plan_profile(st, ref, fo, &p, err);
+    if (rc)
+        return rc;
+    struct sc_flame_extra x = {top, put_profile_ref, (void *)ref};
+    rc = sc_flame_json_with(p, 0, max_nodes, &x, out, err);
+    sc_profile_free(p);
+    if (!rc && out->oom)
+        rc = sc_errf(err, SC_ENOMEM, "out of memory");
+    return rc;
 }

@@ -126,5 +126,28 @@ int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *lin
 void sc_plan_put_labels(struct sc_buf *o, const char *canon);
 /* The same as the next value of a JSON writer. */
 void sc_plan_labels_json(struct sc_json *j, const char *canon);
+/* The members "labels":{...},"series":"{a=\"x\"}" of a series, for listings. */
+void sc_plan_put_series(struct sc_buf *o, const char *canon);
+/* A time as Unix seconds with up to nine exact decimals (floored: -1.5 s is -2.5). */
+void sc_plan_put_seconds(struct sc_buf *o, int64_t ns);
+
+/* ---- one stored profile ---- */
+
+/* Which one: the tenant's series whose canonical labels are `series` (sc_labels_format),
+ * its profile of `type` at time_ns. */
+struct sc_profile_ref {
+    const char *tenant, *type, *series;
+    int64_t time_ns;
+};
+/* Reads the profile ref names and applies fo (NULL: none): *out is the caller's
+ * (sc_profile_free). 0, SC_ENOTFOUND (no such series or profile) or SC_E*. */
+int sc_plan_profile(struct sc_store *st, const struct sc_profile_ref *ref,
+                    const struct sc_filter_opts *fo, struct sc_profile **out, char *err);
+/* That profile as the UI's profile view shows it: its flame graph JSON (its first value
+ * column, at most max_nodes nodes), with the top table when top, and "profile":{"labels",
+ * "series","time","time_ns"} saying which one it is. 0 or SC_E* as sc_plan_profile. */
+int sc_plan_profile_json(struct sc_store *st, const struct sc_profile_ref *ref,
+                         const struct sc_filter_opts *fo, uint32_t max_nodes, int top,
+                         struct sc_buf *out, char *err);
 
 #endif

@@ -10,7 +10,11 @@
 #include "formats/input.h"
 #include "model/error.h"
 #include "model/setting.h"
+#include "formats/top.h"
+#include "model/json.h"
 #include "query/flame.h"
+#include "query/plan.h"
+#include "store/store.h"
 
 static struct sc_profile *folded(const char *text)
 {
@@ -236,7 +240,8 @@ static void test_real(void)
             t_tree * 1e3, t_all * 1e3);
     T_CHECK(t.n > 1000000);
     struct sc_flame_json_opts o = {
-        {"x", 1}, {"y", 1}, (uint32_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES), 0, 0, 1, NULL};
+        {"x", 1}, {"y", 1}, (uint32_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES), 0, 0, 1, NULL,
+        NULL,     NULL};
     t0 = now_s();
     a.len = 0;
     T_EQ_INT(sc_flame_tree_json(&t, &o, &a), 0);
@@ -282,6 +287,105 @@ static void test_real(void)
 }
 
 /* Helper mode for the shell test. */
+/* sc_flame_json_with: the top table and the caller's members inside the flame object, as
+ * the server answers top=1 (the same bytes as the object and the top document joined). */
+static void put_mine(void *ctx, struct sc_json *j)
+{
+    sc_json_kv_i64(j, "mine", *(int *)ctx);
+}
+
+static void test_extra(void)
+{
+    struct sc_profile *p = folded("main;a 3\nmain;b 1\n");
+    T_CHECK(p != NULL);
+    if (!p)
+        return;
+    char err[SC_ERR_LEN] = "";
+    int mine = 7;
+    struct sc_flame_extra x = {1, put_mine, &mine};
+    struct sc_buf got = SC_BUF_INIT, flame = SC_BUF_INIT, top = SC_BUF_INIT;
+    T_EQ_INT(sc_flame_json_with(p, 0, 0, &x, &got, err), 0);
+    T_EQ_INT(sc_flame_json(p, 0, 0, &flame, err), 0);
+    struct sc_top t;
+    T_EQ_INT(sc_top_compute(p, 0, &t, err), 0);
+    struct sc_top_opts to = {.format = SC_TOP_JSON};
+    sc_top_write(p, 0, &t, &to, &top);
+    sc_top_release(&t);
+    struct sc_buf want = SC_BUF_INIT;
+    sc_buf_append(&want, flame.data, flame.len - 2); /* without "}\n" */
+    sc_buf_puts(&want, ",\"top\":");
+    sc_buf_append(&want, top.data, top.len - 1); /* without "\n" */
+    sc_buf_puts(&want, ",\"mine\":7}\n");
+    T_EQ_MEM(got.data, got.len, want.len ? (sc_buf_putc(&want, 0), want.data) : "");
+    sc_buf_putc(&got, 0);
+    T_CHECK(strstr(got.data,
+                   ",\"top\":{\"sample_type\":\"samples\",\"unit\":\"count\","
+                   "\"total\":4,\"rows\":[{\"function\":\"a\",\"flat\":3,\"cum\":3}") != NULL);
+    /* without top: the members alone; no extra: sc_flame_json's bytes */
+    x.top = 0;
+    got.len = 0;
+    T_EQ_INT(sc_flame_json_with(p, 0, 0, &x, &got, err), 0);
+    T_CHECK(got.len == flame.len + 9 && !memcmp(got.data + flame.len - 2, ",\"mine\":7}\n", 11));
+    got.len = 0;
+    T_EQ_INT(sc_flame_json_with(p, 0, 0, NULL, &got, err), 0);
+    T_EQ_MEM(got.data, got.len, (sc_buf_putc(&flame, 0), flame.data));
+    T_EQ_INT(sc_flame_json_with(p, 3, 0, &x, &got, err), SC_EINVAL);
+    sc_buf_release(&got);
+    sc_buf_release(&flame);
+    sc_buf_release(&top);
+    sc_buf_release(&want);
+    sc_profile_free(p);
+}
+
+/* sc_plan_profile_json: one stored profile found by its series and time, its flame graph
+ * saying which profile it is; a series that is not there is SC_ENOTFOUND. */
+static void test_profile_view(void)
+{
+    char tmp[] = "/tmp/scorch-test-flame-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        T_CHECK(0);
+        return;
+    }
+    struct sc_store_opts o;
+    sc_store_opts_init(&o);
+    o.dir = tmp;
+    o.background = 0;
+    o.durable = 0;
+    o.retention_ns = 0;
+    struct sc_store *st = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_store_open(&o, &st, err), 0);
+    struct sc_profile *p = folded("main;a 3\nmain;b 1\n");
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "service_name", 12, "a", 1);
+    const int64_t at = 1700000000500000000LL; /* 1700000000.5 s */
+    struct sc_store_write w = {NULL, &l, "cpu", at, 10000000000LL, p, 0};
+    T_EQ_INT(st && p ? sc_store_write(st, &w, err) : SC_ENOMEM, 0);
+    struct sc_buf out = SC_BUF_INIT, flame = SC_BUF_INIT;
+    struct sc_profile_ref ref = {NULL, "cpu:samples", "{service_name=\"a\"}", at};
+    struct sc_filter_opts fo = {NULL, "b", NULL, NULL}; /* ignore: stacks through b go */
+    T_EQ_INT(st ? sc_plan_profile_json(st, &ref, &fo, 0, 0, &out, err) : SC_ENOMEM, 0);
+    sc_buf_putc(&out, 0);
+    struct sc_profile *only_a = folded("main;a 3\n");
+    T_EQ_INT(only_a ? sc_flame_json(only_a, 0, 0, &flame, err) : SC_ENOMEM, 0);
+    const char *tail = ",\"profile\":{\"labels\":{\"service_name\":\"a\"},\"series\":"
+                       "\"{service_name=\\\"a\\\"}\",\"time\":1700000000.5,"
+                       "\"time_ns\":\"1700000000500000000\"}}\n";
+    T_CHECK(out.len > flame.len && flame.len > 2 && !memcmp(out.data, flame.data, flame.len - 2));
+    T_EQ_STR(out.len > flame.len ? out.data + flame.len - 2 : "", tail);
+    ref.series = "{service_name=\"b\"}";
+    T_EQ_INT(st ? sc_plan_profile_json(st, &ref, NULL, 0, 0, &out, err) : 0, SC_ENOTFOUND);
+    T_EQ_STR(err, "no series {service_name=\"b\"} with cpu:samples profiles");
+    sc_buf_release(&out);
+    sc_buf_release(&flame);
+    sc_profile_free(only_a);
+    sc_profile_free(p);
+    sc_labels_release(&l);
+    sc_store_close(st);
+    t_rmrf(tmp);
+}
+
 static int tool(int argc, char **argv)
 {
     char err[SC_ERR_LEN];
@@ -323,5 +427,7 @@ int main(int argc, char **argv)
     T_RUN(test_inline_and_addresses);
     T_RUN(test_diff);
     T_RUN(test_real);
+    T_RUN(test_extra);
+    T_RUN(test_profile_view);
     return t_done();
 }
