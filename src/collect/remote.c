@@ -4,6 +4,7 @@
 #include "formats/input.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/prom.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -433,31 +434,33 @@ void sc_remote_metrics(struct sc_remote *r, struct sc_buf *out)
 {
     struct sc_remote_stats st;
     sc_remote_stats(r, &st);
-    sc_buf_printf(out,
-                  "# HELP scorch_agent_queue_entries Profiles waiting in the on-disk queue.\n"
-                  "# TYPE scorch_agent_queue_entries gauge\nscorch_agent_queue_entries %llu\n"
-                  "# HELP scorch_agent_queue_bytes Bytes of the on-disk queue.\n"
-                  "# TYPE scorch_agent_queue_bytes gauge\nscorch_agent_queue_bytes %llu\n"
-                  "# HELP scorch_agent_queue_max_bytes The queue's limit.\n"
-                  "# TYPE scorch_agent_queue_max_bytes gauge\nscorch_agent_queue_max_bytes %llu\n"
-                  "# HELP scorch_agent_queued_total Profiles written to the queue.\n"
-                  "# TYPE scorch_agent_queued_total counter\nscorch_agent_queued_total %llu\n"
-                  "# HELP scorch_agent_sent_total Profiles the server accepted.\n"
-                  "# TYPE scorch_agent_sent_total counter\nscorch_agent_sent_total %llu\n"
-                  "# HELP scorch_agent_retries_total Pushes that failed and will be retried.\n"
-                  "# TYPE scorch_agent_retries_total counter\nscorch_agent_retries_total %llu\n"
-                  "# HELP scorch_agent_dropped_total Profiles given up, by reason.\n"
-                  "# TYPE scorch_agent_dropped_total counter\n"
-                  "scorch_agent_dropped_total{reason=\"queue_full\"} %llu\n"
-                  "scorch_agent_dropped_total{reason=\"rejected\"} %llu\n"
-                  "scorch_agent_dropped_total{reason=\"corrupt\"} %llu\n"
-                  "scorch_agent_dropped_total{reason=\"too_large\"} %llu\n"
-                  "# HELP scorch_agent_backoff_seconds The current retry backoff (0: none).\n"
-                  "# TYPE scorch_agent_backoff_seconds gauge\nscorch_agent_backoff_seconds %.3f\n",
-                  (unsigned long long)st.queue_entries, (unsigned long long)st.queue_bytes,
-                  (unsigned long long)st.queue_max_bytes, (unsigned long long)st.queued,
-                  (unsigned long long)st.sent, (unsigned long long)st.retries,
-                  (unsigned long long)st.evicted, (unsigned long long)st.rejected,
-                  (unsigned long long)st.corrupt, (unsigned long long)st.too_large,
-                  st.backoff_seconds);
+    static const struct {
+        const char *name;
+        enum sc_prom_type type;
+        const char *help;
+    } m[] = {
+        {"scorch_agent_queue_entries", SC_PROM_GAUGE, "Profiles waiting in the on-disk queue."},
+        {"scorch_agent_queue_bytes", SC_PROM_GAUGE, "Bytes of the on-disk queue."},
+        {"scorch_agent_queue_max_bytes", SC_PROM_GAUGE, "The queue's limit."},
+        {"scorch_agent_queued_total", SC_PROM_COUNTER, "Profiles written to the queue."},
+        {"scorch_agent_sent_total", SC_PROM_COUNTER, "Profiles the server accepted."},
+        {"scorch_agent_retries_total", SC_PROM_COUNTER, "Pushes that failed and will be retried."},
+    };
+    uint64_t v[] = {st.queue_entries, st.queue_bytes, st.queue_max_bytes,
+                    st.queued,        st.sent,        st.retries};
+    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
+        sc_prom_family(out, m[k].name, m[k].type, m[k].help);
+        sc_prom_sample(out, m[k].name, NULL, "%llu", (unsigned long long)v[k]);
+    }
+    static const char *const reasons[4] = {"queue_full", "rejected", "corrupt", "too_large"};
+    uint64_t dropped[4] = {st.evicted, st.rejected, st.corrupt, st.too_large};
+    sc_prom_family(out, "scorch_agent_dropped_total", SC_PROM_COUNTER,
+                   "Profiles given up, by reason.");
+    for (int i = 0; i < 4; i++)
+        sc_prom_sample(out, "scorch_agent_dropped_total",
+                       (const char *[]){"reason", reasons[i], NULL}, "%llu",
+                       (unsigned long long)dropped[i]);
+    sc_prom_family(out, "scorch_agent_backoff_seconds", SC_PROM_GAUGE,
+                   "The current retry backoff (0: none).");
+    sc_prom_sample(out, "scorch_agent_backoff_seconds", NULL, "%.3f", st.backoff_seconds);
 }

@@ -2,6 +2,7 @@
 #include "collect/scrape_int.h"
 #include "ingest/ingest.h"
 #include "model/json.h"
+#include "model/prom.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,44 +131,45 @@ void sc_scraper_stats(struct sc_scraper *s, struct sc_scraper_stats *st)
 void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
 {
     static const struct {
-        const char *name, *type, *help;
+        const char *name;
+        enum sc_prom_type type;
+        const char *help;
     } m[] = {
-        {"scorch_scrape_up", "gauge", "1 when the last scrape of the target's profile worked."},
-        {"scorch_scrape_duration_seconds", "gauge", "How long the last scrape took."},
-        {"scorch_scrape_samples", "gauge", "Samples in the last profile stored."},
-        {"scorch_scrape_bytes", "gauge", "Bytes of the last response."},
-        {"scorch_scrapes_total", "counter", "Scrapes finished."},
-        {"scorch_scrape_errors_total", "counter", "Scrapes that failed."},
-        {"scorch_scrape_skipped_total", "counter",
+        {"scorch_scrape_up", SC_PROM_GAUGE,
+         "1 when the last scrape of the target's profile worked."},
+        {"scorch_scrape_duration_seconds", SC_PROM_GAUGE, "How long the last scrape took."},
+        {"scorch_scrape_samples", SC_PROM_GAUGE, "Samples in the last profile stored."},
+        {"scorch_scrape_bytes", SC_PROM_GAUGE, "Bytes of the last response."},
+        {"scorch_scrapes_total", SC_PROM_COUNTER, "Scrapes finished."},
+        {"scorch_scrape_errors_total", SC_PROM_COUNTER, "Scrapes that failed."},
+        {"scorch_scrape_skipped_total", SC_PROM_COUNTER,
          "Slots skipped because the previous scrape still ran."},
-        {"scorch_scrape_profiles_total", "counter", "Profiles handed on to be stored."},
-        {"scorch_scrape_restarts_total", "counter",
+        {"scorch_scrape_profiles_total", SC_PROM_COUNTER, "Profiles handed on to be stored."},
+        {"scorch_scrape_restarts_total", SC_PROM_COUNTER,
          "Cumulative counters that went down (target restarts): new baselines."},
     };
     pthread_mutex_lock(&s->health_mu);
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++) {
-        sc_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", m[k].name, m[k].help, m[k].name,
-                      m[k].type);
+        sc_prom_family(out, m[k].name, m[k].type, m[k].help);
         for (uint32_t i = 0; s->gen && i < s->gen->n; i++) {
             const struct task *tk = &s->gen->tasks[i];
             const struct tstate *st = tk->st;
-            sc_buf_printf(out, "%s{job=\"", m[k].name);
-            sc_buf_put_prom_label(out, tk->t->job, strlen(tk->t->job));
-            sc_buf_puts(out, "\",instance=\"");
-            sc_buf_put_prom_label(out, tk->t->instance, strlen(tk->t->instance));
-            sc_buf_printf(out, "\",profile=\"%s\"} ", sc_scrape_kinds[st->kind].name);
+            const char *l[] = {"job",      tk->t->job,
+                               "instance", tk->t->instance,
+                               "profile",  sc_scrape_kinds[st->kind].name,
+                               NULL};
             switch (k) {
             case 0:
-                sc_buf_puts(out, st->health == HEALTH_UP ? "1\n" : "0\n");
+                sc_prom_sample(out, m[k].name, l, "%d", st->health == HEALTH_UP);
                 break;
             case 1:
-                sc_buf_printf(out, "%.6f\n", st->last_dur_ns / 1e9);
+                sc_prom_sample(out, m[k].name, l, "%.6f", st->last_dur_ns / 1e9);
                 break;
             case 2:
-                sc_buf_printf(out, "%u\n", (unsigned)st->last_samples);
+                sc_prom_sample(out, m[k].name, l, "%u", (unsigned)st->last_samples);
                 break;
             case 3:
-                sc_buf_printf(out, "%llu\n", (unsigned long long)st->last_bytes);
+                sc_prom_sample(out, m[k].name, l, "%llu", (unsigned long long)st->last_bytes);
                 break;
             default: {
                 uint64_t v = k == 4   ? st->scrapes
@@ -175,7 +177,7 @@ void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
                              : k == 6 ? st->skipped
                              : k == 7 ? st->profiles
                                       : st->restarts;
-                sc_buf_printf(out, "%llu\n", (unsigned long long)v);
+                sc_prom_sample(out, m[k].name, l, "%llu", (unsigned long long)v);
             }
             }
         }
@@ -184,39 +186,31 @@ void sc_scraper_metrics(struct sc_scraper *s, struct sc_buf *out)
     pthread_mutex_unlock(&s->health_mu);
     struct sc_scraper_stats st;
     sc_scraper_stats(s, &st);
-    sc_buf_printf(out,
-                  "# HELP scorch_scrape_tasks Scrape tasks (target x profile type).\n"
-                  "# TYPE scorch_scrape_tasks gauge\nscorch_scrape_tasks %u\n",
-                  (unsigned)ntasks);
-    sc_buf_puts(out, "# HELP scorch_scrape_schedule_lag_seconds How late requests started "
-                     "against their slot on the schedule.\n"
-                     "# TYPE scorch_scrape_schedule_lag_seconds histogram\n");
-    uint64_t cum = 0;
-    for (int i = 0; i < SC_SCRAPE_LAG_BUCKETS; i++) {
-        cum += st.lag_buckets[i];
-        if (i == SC_SCRAPE_LAG_BUCKETS - 1)
-            sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_bucket{le=\"+Inf\"} %llu\n",
-                          (unsigned long long)cum);
-        else
-            sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_bucket{le=\"%g\"} %llu\n",
-                          sc_scrape_lag_bounds[i], (unsigned long long)cum);
-    }
-    sc_buf_printf(out, "scorch_scrape_schedule_lag_seconds_count %llu\n",
-                  (unsigned long long)st.lag_count);
-    sc_buf_printf(out,
-                  "# HELP scorch_scrape_schedule_lag_max_seconds The latest start seen.\n"
-                  "# TYPE scorch_scrape_schedule_lag_max_seconds gauge\n"
-                  "scorch_scrape_schedule_lag_max_seconds %.6f\n"
-                  "# HELP scorch_scrape_cpu_seconds_total CPU time of the scraper's threads.\n"
-                  "# TYPE scorch_scrape_cpu_seconds_total counter\n"
-                  "scorch_scrape_cpu_seconds_total{thread=\"scrape\"} %.6f\n"
-                  "scorch_scrape_cpu_seconds_total{thread=\"workers\"} %.6f\n"
-                  "# HELP scorch_scrape_backlog_dropped_total Scraped profiles dropped because "
-                  "the workers were behind.\n"
-                  "# TYPE scorch_scrape_backlog_dropped_total counter\n"
-                  "scorch_scrape_backlog_dropped_total %llu\n",
-                  st.lag_max_ns / 1e9, st.scraper_cpu_ns / 1e9, st.workers_cpu_ns / 1e9,
-                  (unsigned long long)st.backlog_dropped);
+    sc_prom_family(out, "scorch_scrape_tasks", SC_PROM_GAUGE,
+                   "Scrape tasks (target x profile type).");
+    sc_prom_sample(out, "scorch_scrape_tasks", NULL, "%u", (unsigned)ntasks);
+    /* the last bucket is the +Inf one */
+    uint64_t inf = 0;
+    for (int i = 0; i < SC_SCRAPE_LAG_BUCKETS; i++)
+        inf += st.lag_buckets[i];
+    sc_prom_histogram(out, "scorch_scrape_schedule_lag_seconds",
+                      "How late requests started against their slot on the schedule.",
+                      sc_scrape_lag_bounds, st.lag_buckets, SC_SCRAPE_LAG_BUCKETS - 1, inf, NULL,
+                      st.lag_count);
+    sc_prom_family(out, "scorch_scrape_schedule_lag_max_seconds", SC_PROM_GAUGE,
+                   "The latest start seen.");
+    sc_prom_sample(out, "scorch_scrape_schedule_lag_max_seconds", NULL, "%.6f",
+                   st.lag_max_ns / 1e9);
+    sc_prom_family(out, "scorch_scrape_cpu_seconds_total", SC_PROM_COUNTER,
+                   "CPU time of the scraper's threads.");
+    sc_prom_sample(out, "scorch_scrape_cpu_seconds_total",
+                   (const char *[]){"thread", "scrape", NULL}, "%.6f", st.scraper_cpu_ns / 1e9);
+    sc_prom_sample(out, "scorch_scrape_cpu_seconds_total",
+                   (const char *[]){"thread", "workers", NULL}, "%.6f", st.workers_cpu_ns / 1e9);
+    sc_prom_family(out, "scorch_scrape_backlog_dropped_total", SC_PROM_COUNTER,
+                   "Scraped profiles dropped because the workers were behind.");
+    sc_prom_sample(out, "scorch_scrape_backlog_dropped_total", NULL, "%llu",
+                   (unsigned long long)st.backlog_dropped);
 }
 
 /* ---- sinks ---- */

@@ -181,27 +181,6 @@ void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n)
     sc_buf_append(b, s + start, n - start);
 }
 
-void sc_buf_put_prom_label(struct sc_buf *b, const char *s, size_t n)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        unsigned char c = p[i];
-        size_t len = c < 0x80 ? 1 : sc_utf8_seq(p + i, n - i);
-        if (c == '\\' || c == '"') {
-            sc_buf_putc(b, '\\');
-            sc_buf_putc(b, (char)c);
-        } else if (c == '\n') {
-            sc_buf_append(b, "\\n", 2);
-        } else if (!len) {
-            sc_buf_append(b, "\xef\xbf\xbd", 3);
-            len = 1;
-        } else {
-            sc_buf_append(b, s + i, len);
-        }
-        i += len;
-    }
-}
-
 void sc_buf_put_url(struct sc_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";

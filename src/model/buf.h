@@ -39,9 +39,6 @@ void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);
 /* The length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or
  * code points past U+10FFFF) at s, 1..4, or 0 when the bytes there do not form one. */
 size_t sc_utf8_seq(const unsigned char *s, size_t n);
-/* Appends s as the inside of a label value in Prometheus's text format: \\, \" and \n
- * escaped, bytes that are not UTF-8 as U+FFFD (one invalid byte fails a whole scrape). */
-void sc_buf_put_prom_label(struct sc_buf *b, const char *s, size_t n);
 /* Appends s percent-encoded for a URL's query (RFC 3986: all but the unreserved
  * characters A-Z a-z 0-9 - _ . ~). */
 void sc_buf_put_url(struct sc_buf *b, const char *s, size_t n);

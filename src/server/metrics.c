@@ -1,5 +1,6 @@
 /* metrics.c - /metrics in Prometheus text format: ingest, errors, latency, the store. */
 #include "model/budget.h"
+#include "model/prom.h"
 #include "server/server_int.h"
 
 #include <stdio.h>
@@ -31,22 +32,25 @@ void sc_metrics_query_end(struct sc_metrics *m, int64_t peak, int stopped)
 static void histogram(struct sc_buf *out, const char *name, const char *help,
                       struct sc_histogram *h)
 {
-    sc_buf_printf(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
-    uint64_t cum = 0;
-    for (int i = 0; i < SC_METRIC_BUCKETS; i++) {
-        cum += atomic_load(&h->buckets[i]);
-        sc_buf_printf(out, "%s_bucket{le=\"%g\"} %llu\n", name, bounds[i], (unsigned long long)cum);
-    }
+    uint64_t n[SC_METRIC_BUCKETS];
+    for (int i = 0; i < SC_METRIC_BUCKETS; i++)
+        n[i] = atomic_load(&h->buckets[i]);
     uint64_t count = atomic_load(&h->count);
-    sc_buf_printf(out, "%s_bucket{le=\"+Inf\"} %llu\n", name, (unsigned long long)count);
-    sc_buf_printf(out, "%s_sum %.6f\n%s_count %llu\n", name, atomic_load(&h->sum_us) / 1e6, name,
-                  (unsigned long long)count);
+    double sum = (double)atomic_load(&h->sum_us) / 1e6;
+    sc_prom_histogram(out, name, help, bounds, n, SC_METRIC_BUCKETS, count, &sum, count);
 }
 
+/* A family of one sample without labels. */
 static void counter(struct sc_buf *out, const char *name, const char *help, uint64_t v)
 {
-    sc_buf_printf(out, "# HELP %s %s\n# TYPE %s counter\n%s %llu\n", name, help, name, name,
-                  (unsigned long long)v);
+    sc_prom_family(out, name, SC_PROM_COUNTER, help);
+    sc_prom_sample(out, name, NULL, "%llu", (unsigned long long)v);
+}
+
+static void gauge(struct sc_buf *out, const char *name, const char *help, uint64_t v)
+{
+    sc_prom_family(out, name, SC_PROM_GAUGE, help);
+    sc_prom_sample(out, name, NULL, "%llu", (unsigned long long)v);
 }
 
 void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
@@ -63,35 +67,31 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
     static const char *const reasons[SC_NREASONS] = {"bad_request", "format",      "limit",
                                                      "auth",        "unsupported", "internal",
                                                      "not_found",   "busy",        "storage"};
-    sc_buf_puts(out, "# HELP scorch_http_errors_total Requests refused, by reason.\n"
-                     "# TYPE scorch_http_errors_total counter\n");
+    sc_prom_family(out, "scorch_http_errors_total", SC_PROM_COUNTER,
+                   "Requests refused, by reason.");
     for (int i = 0; i < SC_NREASONS; i++)
-        sc_buf_printf(out, "scorch_http_errors_total{reason=\"%s\"} %llu\n", reasons[i],
-                      (unsigned long long)atomic_load(&m->errors[i]));
+        sc_prom_sample(out, "scorch_http_errors_total",
+                       (const char *[]){"reason", reasons[i], NULL}, "%llu",
+                       (unsigned long long)atomic_load(&m->errors[i]));
     pthread_mutex_lock(&srv->admit_mu);
     uint64_t admitted = srv->admitted;
     pthread_mutex_unlock(&srv->admit_mu);
-    sc_buf_printf(out,
-                  "# HELP scorch_http_body_bytes Request body bytes being received.\n"
-                  "# TYPE scorch_http_body_bytes gauge\nscorch_http_body_bytes %llu\n"
-                  "# HELP scorch_ingest_admitted_bytes Worst-case memory of the pushes being "
-                  "decoded.\n"
-                  "# TYPE scorch_ingest_admitted_bytes gauge\nscorch_ingest_admitted_bytes %llu\n",
-                  (unsigned long long)atomic_load(&srv->body_bytes), (unsigned long long)admitted);
-    sc_buf_printf(out,
-                  "# HELP scorch_query_memory_peak_bytes The most memory one heavy query held "
-                  "(its budget is server.query_memory).\n"
-                  "# TYPE scorch_query_memory_peak_bytes gauge\nscorch_query_memory_peak_bytes "
-                  "%lld\n",
-                  (long long)atomic_load(&m->query_memory_peak));
-    sc_buf_printf(out,
-                  "# HELP scorch_query_stopped_total Heavy queries stopped before their end: past "
-                  "server.query_timeout, or their client gone.\n"
-                  "# TYPE scorch_query_stopped_total counter\n"
-                  "scorch_query_stopped_total{reason=\"timeout\"} %llu\n"
-                  "scorch_query_stopped_total{reason=\"client_gone\"} %llu\n",
-                  (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_TIME]),
-                  (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_GONE]));
+    gauge(out, "scorch_http_body_bytes", "Request body bytes being received.",
+          atomic_load(&srv->body_bytes));
+    gauge(out, "scorch_ingest_admitted_bytes", "Worst-case memory of the pushes being decoded.",
+          admitted);
+    sc_prom_family(out, "scorch_query_memory_peak_bytes", SC_PROM_GAUGE,
+                   "The most memory one heavy query held (its budget is server.query_memory).");
+    sc_prom_sample(out, "scorch_query_memory_peak_bytes", NULL, "%lld",
+                   (long long)atomic_load(&m->query_memory_peak));
+    sc_prom_family(out, "scorch_query_stopped_total", SC_PROM_COUNTER,
+                   "Heavy queries stopped before their end: past server.query_timeout, or their "
+                   "client gone.");
+    sc_prom_sample(out, "scorch_query_stopped_total", (const char *[]){"reason", "timeout", NULL},
+                   "%llu", (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_TIME]));
+    sc_prom_sample(out, "scorch_query_stopped_total",
+                   (const char *[]){"reason", "client_gone", NULL}, "%llu",
+                   (unsigned long long)atomic_load(&m->query_stopped[SC_BUDGET_GONE]));
     histogram(out, "scorch_query_duration_seconds", "Latency of query API requests.", &m->query);
     histogram(out, "scorch_ingest_duration_seconds", "Latency of /ingest requests.", &m->ingest);
     /* store statistics cost a few queries: refreshed at most every 5 s */
@@ -104,37 +104,26 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
     }
     struct sc_store_stats st = srv->stats;
     pthread_mutex_unlock(&srv->stats_mu);
-    sc_buf_printf(out,
-                  "# HELP scorch_store_bytes Bytes the store takes on disk.\n"
-                  "# TYPE scorch_store_bytes gauge\nscorch_store_bytes %llu\n"
-                  "# HELP scorch_store_profiles Profiles in the store.\n"
-                  "# TYPE scorch_store_profiles gauge\nscorch_store_profiles %llu\n"
-                  "# HELP scorch_store_series Series in the store.\n"
-                  "# TYPE scorch_store_series gauge\nscorch_store_series %llu\n"
-                  "# HELP scorch_store_stacks Distinct stacks in the store.\n"
-                  "# TYPE scorch_store_stacks gauge\nscorch_store_stacks %llu\n"
-                  "# HELP scorch_store_read_only 1 while the store is read-only (its disk "
-                  "was full when it opened; 0 once it is writable again).\n"
-                  "# TYPE scorch_store_read_only gauge\nscorch_store_read_only %d\n"
-                  "# HELP scorch_store_background_errors_total Rounds of the store's background "
-                  "work (compaction, retention, reopening for writing) that hit an error; "
-                  "stderr says which.\n"
-                  "# TYPE scorch_store_background_errors_total counter\n"
-                  "scorch_store_background_errors_total %llu\n",
-                  (unsigned long long)st.bytes_on_disk, (unsigned long long)st.profiles,
-                  (unsigned long long)st.series, (unsigned long long)st.stacks,
-                  sc_store_read_only(srv->store) != NULL,
-                  (unsigned long long)sc_store_bg_errors(srv->store, NULL, 0));
+    gauge(out, "scorch_store_bytes", "Bytes the store takes on disk.", st.bytes_on_disk);
+    gauge(out, "scorch_store_profiles", "Profiles in the store.", st.profiles);
+    gauge(out, "scorch_store_series", "Series in the store.", st.series);
+    gauge(out, "scorch_store_stacks", "Distinct stacks in the store.", st.stacks);
+    gauge(out, "scorch_store_read_only",
+          "1 while the store is read-only (its disk was full when it opened; 0 once it is "
+          "writable again).",
+          sc_store_read_only(srv->store) != NULL);
+    counter(out, "scorch_store_background_errors_total",
+            "Rounds of the store's background work (compaction, retention, reopening for "
+            "writing) that hit an error; stderr says which.",
+            sc_store_bg_errors(srv->store, NULL, 0));
     struct sc_sqlite_memory sm;
     sc_store_sqlite_memory(&sm);
-    sc_buf_printf(out,
-                  "# HELP scorch_sqlite_memory_bytes What SQLite holds: its heap, the slab "
-                  "reserved for its page caches (storage.cache_memory), the slab's part in "
-                  "use.\n"
-                  "# TYPE scorch_sqlite_memory_bytes gauge\n"
-                  "scorch_sqlite_memory_bytes{part=\"heap\"} %llu\n"
-                  "scorch_sqlite_memory_bytes{part=\"page_cache_slab\"} %llu\n"
-                  "scorch_sqlite_memory_bytes{part=\"page_cache_used\"} %llu\n",
-                  (unsigned long long)sm.heap, (unsigned long long)sm.slab,
-                  (unsigned long long)sm.slab_used);
+    static const char *const parts[3] = {"heap", "page_cache_slab", "page_cache_used"};
+    uint64_t bytes[3] = {sm.heap, sm.slab, sm.slab_used};
+    sc_prom_family(out, "scorch_sqlite_memory_bytes", SC_PROM_GAUGE,
+                   "What SQLite holds: its heap, the slab reserved for its page caches "
+                   "(storage.cache_memory), the slab's part in use.");
+    for (int i = 0; i < 3; i++)
+        sc_prom_sample(out, "scorch_sqlite_memory_bytes", (const char *[]){"part", parts[i], NULL},
+                       "%llu", (unsigned long long)bytes[i]);
 }

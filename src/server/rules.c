@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collect/scrape.h"
+#include "model/prom.h"
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
@@ -242,19 +243,6 @@ int sc_rules_group_labels(const char *group_by, const char *key, struct sc_label
     return rc;
 }
 
-/* HELP text: backslashes and line ends escaped, as the format wants. */
-static void put_help(struct sc_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\\')
-            sc_buf_puts(b, "\\\\");
-        else if (*s == '\n')
-            sc_buf_puts(b, "\\n");
-        else
-            sc_buf_putc(b, *s);
-    }
-}
-
 static void put_duration(struct sc_buf *b, int64_t ns)
 {
     int64_t s = ns / SC_NS_PER_S;
@@ -286,28 +274,22 @@ static int record_text(const struct rule *r, const struct sc_fnseries *fs, struc
     sc_buf_puts(&help, " over ");
     put_duration(&help, r->cfg.range_ns);
     sc_buf_printf(&help, ", in %s", fs->unit[0] ? fs->unit : "the type's unit");
-    sc_buf_printf(out, "# HELP %s ", name);
-    put_help(out, help.data ? help.data : "");
-    sc_buf_printf(out, "\n# TYPE %s gauge\n", name);
+    sc_prom_family(out, name, SC_PROM_GAUGE, help.data ? help.data : "");
     sc_buf_release(&help);
     int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         struct sc_labels l;
         sc_labels_init(&l);
         rc = sc_rules_group_labels(r->cfg.group_by, fs->keys[v[i].group], &l, err);
-        sc_buf_puts(out, name);
-        sc_buf_putc(out, '{');
-        for (uint32_t k = 0; rc == 0 && k < l.n; k++) {
-            sc_buf_append(out, l.v[k].name.ptr, l.v[k].name.len);
-            sc_buf_puts(out, "=\"");
-            sc_buf_put_prom_label(out, l.v[k].value.ptr, l.v[k].value.len);
-            sc_buf_puts(out, "\",");
-        }
+        int nl;
+        sc_prom_begin(out, name, &nl);
+        for (uint32_t k = 0; rc == 0 && k < l.n; k++)
+            sc_prom_label(out, &nl, l.v[k].name.ptr, l.v[k].name.len, l.v[k].value.ptr,
+                          l.v[k].value.len);
         const char *fn = fs->names[v[i].func];
-        sc_buf_puts(out, "function=\"");
-        sc_buf_put_prom_label(out, fn, strlen(fn));
+        sc_prom_label(out, &nl, "function", 8, fn, strlen(fn));
         /* %.17g: the double itself, so a reader gets the value the timeline says */
-        sc_buf_printf(out, "\"} %.17g\n", v[i].v);
+        sc_prom_value(out, nl, "%.17g", v[i].v);
         sc_labels_release(&l);
     }
     if (rc == 0 && out->oom)
@@ -569,98 +551,87 @@ void sc_rules_stop_free(struct sc_rules *rs)
 
 /* ---- /metrics ---- */
 
-static void put_rule_label(struct sc_buf *out, const struct rule *r)
+/* A rule's own samples' labels, rule and kind, in l (5 entries). */
+static const char *const *rule_labels(const struct rule *r, const char *l[5])
 {
-    sc_buf_puts(out, "{rule=\"");
-    sc_buf_put_prom_label(out, r->cfg.name, strlen(r->cfg.name));
-    sc_buf_printf(out, "\",kind=\"%s\"}", r->cfg.kind == SC_RULE_RECORD ? "record" : "alert");
+    l[0] = "rule";
+    l[1] = r->cfg.name;
+    l[2] = "kind";
+    l[3] = r->cfg.kind == SC_RULE_RECORD ? "record" : "alert";
+    l[4] = NULL;
+    return l;
 }
 
 void sc_rules_metrics(struct sc_rules *rs, struct sc_buf *out)
 {
     static const char *const kinds[2] = {"record", "alert"};
+    const char *l[5];
     pthread_mutex_lock(&rs->mu);
     for (uint32_t i = 0; i < rs->n; i++)
         if (rs->rules[i].text)
             sc_buf_puts(out, rs->rules[i].text);
-    sc_buf_puts(out, "# HELP scorch_rule_evaluations_total Evaluations of rules, by kind.\n"
-                     "# TYPE scorch_rule_evaluations_total counter\n");
+    sc_prom_family(out, "scorch_rule_evaluations_total", SC_PROM_COUNTER,
+                   "Evaluations of rules, by kind.");
     for (int k = 0; k < 2; k++)
-        sc_buf_printf(out, "scorch_rule_evaluations_total{kind=\"%s\"} %llu\n", kinds[k],
-                      (unsigned long long)rs->evals[k]);
-    sc_buf_puts(out, "# HELP scorch_rule_evaluation_failures_total Evaluations that failed "
-                     "(the log says why), by kind.\n"
-                     "# TYPE scorch_rule_evaluation_failures_total counter\n");
+        sc_prom_sample(out, "scorch_rule_evaluations_total",
+                       (const char *[]){"kind", kinds[k], NULL}, "%llu",
+                       (unsigned long long)rs->evals[k]);
+    sc_prom_family(out, "scorch_rule_evaluation_failures_total", SC_PROM_COUNTER,
+                   "Evaluations that failed (the log says why), by kind.");
     for (int k = 0; k < 2; k++)
-        sc_buf_printf(out, "scorch_rule_evaluation_failures_total{kind=\"%s\"} %llu\n", kinds[k],
-                      (unsigned long long)rs->failures[k]);
-    sc_buf_puts(out, "# HELP scorch_rule_evaluation_seconds_total Time spent evaluating rules, "
-                     "by kind.\n"
-                     "# TYPE scorch_rule_evaluation_seconds_total counter\n");
+        sc_prom_sample(out, "scorch_rule_evaluation_failures_total",
+                       (const char *[]){"kind", kinds[k], NULL}, "%llu",
+                       (unsigned long long)rs->failures[k]);
+    sc_prom_family(out, "scorch_rule_evaluation_seconds_total", SC_PROM_COUNTER,
+                   "Time spent evaluating rules, by kind.");
     for (int k = 0; k < 2; k++)
-        sc_buf_printf(out, "scorch_rule_evaluation_seconds_total{kind=\"%s\"} %.6f\n", kinds[k],
-                      rs->seconds[k]);
-    sc_buf_printf(out,
-                  "# HELP scorch_rule_skipped_rounds_total Evaluation times skipped because the "
-                  "round before ran past them.\n"
-                  "# TYPE scorch_rule_skipped_rounds_total counter\n"
-                  "scorch_rule_skipped_rounds_total %llu\n",
-                  (unsigned long long)rs->skipped);
-    sc_buf_puts(out, "# HELP scorch_rule_last_evaluation_timestamp_seconds The time a rule's last "
-                     "evaluation is of (its window ends there).\n"
-                     "# TYPE scorch_rule_last_evaluation_timestamp_seconds gauge\n");
-    for (uint32_t i = 0; i < rs->n; i++) {
-        sc_buf_puts(out, "scorch_rule_last_evaluation_timestamp_seconds");
-        put_rule_label(out, &rs->rules[i]);
-        sc_buf_printf(out, " %.3f\n", (double)rs->rules[i].last_t / 1e9);
-    }
-    sc_buf_puts(out, "# HELP scorch_rule_last_evaluation_seconds What a rule's last evaluation "
-                     "took.\n"
-                     "# TYPE scorch_rule_last_evaluation_seconds gauge\n");
-    for (uint32_t i = 0; i < rs->n; i++) {
-        sc_buf_puts(out, "scorch_rule_last_evaluation_seconds");
-        put_rule_label(out, &rs->rules[i]);
-        sc_buf_printf(out, " %.6f\n", rs->rules[i].last_secs);
-    }
-    sc_buf_puts(out, "# HELP scorch_rule_health 1 when a rule's last evaluation succeeded.\n"
-                     "# TYPE scorch_rule_health gauge\n");
-    for (uint32_t i = 0; i < rs->n; i++) {
-        sc_buf_puts(out, "scorch_rule_health");
-        put_rule_label(out, &rs->rules[i]);
-        sc_buf_printf(out, " %d\n", rs->rules[i].last_ok);
-    }
-    sc_buf_puts(out, "# HELP scorch_rule_series Series a record rule exports.\n"
-                     "# TYPE scorch_rule_series gauge\n"
-                     "# HELP scorch_rule_series_dropped Series a record rule's last evaluation "
-                     "left out over its limit.\n"
-                     "# TYPE scorch_rule_series_dropped gauge\n");
+        sc_prom_sample(out, "scorch_rule_evaluation_seconds_total",
+                       (const char *[]){"kind", kinds[k], NULL}, "%.6f", rs->seconds[k]);
+    sc_prom_family(out, "scorch_rule_skipped_rounds_total", SC_PROM_COUNTER,
+                   "Evaluation times skipped because the round before ran past them.");
+    sc_prom_sample(out, "scorch_rule_skipped_rounds_total", NULL, "%llu",
+                   (unsigned long long)rs->skipped);
+    sc_prom_family(out, "scorch_rule_last_evaluation_timestamp_seconds", SC_PROM_GAUGE,
+                   "The time a rule's last evaluation is of (its window ends there).");
+    for (uint32_t i = 0; i < rs->n; i++)
+        sc_prom_sample(out, "scorch_rule_last_evaluation_timestamp_seconds",
+                       rule_labels(&rs->rules[i], l), "%.3f", (double)rs->rules[i].last_t / 1e9);
+    sc_prom_family(out, "scorch_rule_last_evaluation_seconds", SC_PROM_GAUGE,
+                   "What a rule's last evaluation took.");
+    for (uint32_t i = 0; i < rs->n; i++)
+        sc_prom_sample(out, "scorch_rule_last_evaluation_seconds", rule_labels(&rs->rules[i], l),
+                       "%.6f", rs->rules[i].last_secs);
+    sc_prom_family(out, "scorch_rule_health", SC_PROM_GAUGE,
+                   "1 when a rule's last evaluation succeeded.");
+    for (uint32_t i = 0; i < rs->n; i++)
+        sc_prom_sample(out, "scorch_rule_health", rule_labels(&rs->rules[i], l), "%d",
+                       rs->rules[i].last_ok);
+    sc_prom_family(out, "scorch_rule_series", SC_PROM_GAUGE, "Series a record rule exports.");
+    sc_prom_family(out, "scorch_rule_series_dropped", SC_PROM_GAUGE,
+                   "Series a record rule's last evaluation left out over its limit.");
     for (uint32_t i = 0; i < rs->n; i++) {
         const struct rule *r = &rs->rules[i];
         if (r->cfg.kind != SC_RULE_RECORD)
             continue;
-        sc_buf_puts(out, "scorch_rule_series");
-        put_rule_label(out, r);
-        sc_buf_printf(out, " %u\nscorch_rule_series_dropped", (unsigned)r->series);
-        put_rule_label(out, r);
-        sc_buf_printf(out, " %u\n", (unsigned)r->dropped);
+        sc_prom_sample(out, "scorch_rule_series", rule_labels(r, l), "%u", (unsigned)r->series);
+        sc_prom_sample(out, "scorch_rule_series_dropped", rule_labels(r, l), "%u",
+                       (unsigned)r->dropped);
     }
-    sc_buf_puts(out, "# HELP scorch_alerts Alerts of an alert rule, by state.\n"
-                     "# TYPE scorch_alerts gauge\n"
-                     "# HELP scorch_alert_findings_dropped Findings an alert rule's last "
-                     "evaluation left out over its limit.\n"
-                     "# TYPE scorch_alert_findings_dropped gauge\n");
+    sc_prom_family(out, "scorch_alerts", SC_PROM_GAUGE, "Alerts of an alert rule, by state.");
+    sc_prom_family(out, "scorch_alert_findings_dropped", SC_PROM_GAUGE,
+                   "Findings an alert rule's last evaluation left out over its limit.");
     for (uint32_t i = 0; i < rs->n; i++) {
         const struct rule *r = &rs->rules[i];
         if (r->cfg.kind != SC_RULE_ALERT)
             continue;
-        sc_buf_puts(out, "scorch_alerts{rule=\"");
-        sc_buf_put_prom_label(out, r->cfg.name, strlen(r->cfg.name));
-        sc_buf_printf(out, "\",state=\"pending\"} %u\nscorch_alerts{rule=\"", (unsigned)r->pending);
-        sc_buf_put_prom_label(out, r->cfg.name, strlen(r->cfg.name));
-        sc_buf_printf(out, "\",state=\"firing\"} %u\nscorch_alert_findings_dropped",
-                      (unsigned)r->firing);
-        put_rule_label(out, r);
-        sc_buf_printf(out, " %u\n", (unsigned)r->dropped);
+        sc_prom_sample(out, "scorch_alerts",
+                       (const char *[]){"rule", r->cfg.name, "state", "pending", NULL}, "%u",
+                       (unsigned)r->pending);
+        sc_prom_sample(out, "scorch_alerts",
+                       (const char *[]){"rule", r->cfg.name, "state", "firing", NULL}, "%u",
+                       (unsigned)r->firing);
+        sc_prom_sample(out, "scorch_alert_findings_dropped", rule_labels(r, l), "%u",
+                       (unsigned)r->dropped);
     }
     pthread_mutex_unlock(&rs->mu);
     sc_rules_notify_metrics(rs, out);

@@ -13,6 +13,7 @@
 #include "collect/scrape.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/prom.h"
 
 static void note_free(struct sc_note *n)
 {
@@ -169,26 +170,24 @@ void sc_rules_notify_metrics(struct sc_rules *r, struct sc_buf *out)
     pthread_mutex_lock(&r->qmu);
     uint32_t qlen = r->qlen;
     pthread_mutex_unlock(&r->qmu);
-    sc_buf_puts(out, "# HELP scorch_alert_notifications_total Notifications a receiver took "
-                     "(2xx), by receiver kind.\n"
-                     "# TYPE scorch_alert_notifications_total counter\n");
+    sc_prom_family(out, "scorch_alert_notifications_total", SC_PROM_COUNTER,
+                   "Notifications a receiver took (2xx), by receiver kind.");
     for (int i = 0; i < SC_NTO; i++)
-        sc_buf_printf(out, "scorch_alert_notifications_total{to=\"%s\"} %llu\n", names[i],
-                      (unsigned long long)atomic_load(&r->sent[i]));
-    sc_buf_puts(out, "# HELP scorch_alert_notification_failures_total Notifications that "
-                     "failed (no answer within alerting.timeout, or not 2xx; the log says "
-                     "why), by receiver kind.\n"
-                     "# TYPE scorch_alert_notification_failures_total counter\n");
+        sc_prom_sample(out, "scorch_alert_notifications_total",
+                       (const char *[]){"to", names[i], NULL}, "%llu",
+                       (unsigned long long)atomic_load(&r->sent[i]));
+    sc_prom_family(out, "scorch_alert_notification_failures_total", SC_PROM_COUNTER,
+                   "Notifications that failed (no answer within alerting.timeout, or not 2xx; "
+                   "the log says why), by receiver kind.");
     for (int i = 0; i < SC_NTO; i++)
-        sc_buf_printf(out, "scorch_alert_notification_failures_total{to=\"%s\"} %llu\n", names[i],
-                      (unsigned long long)atomic_load(&r->failed[i]));
-    sc_buf_printf(out,
-                  "# HELP scorch_alert_notifications_dropped_total Notifications dropped "
-                  "unsent: the queue was full.\n"
-                  "# TYPE scorch_alert_notifications_dropped_total counter\n"
-                  "scorch_alert_notifications_dropped_total %llu\n"
-                  "# HELP scorch_alert_notifications_queued Notifications waiting to be sent.\n"
-                  "# TYPE scorch_alert_notifications_queued gauge\n"
-                  "scorch_alert_notifications_queued %u\n",
-                  (unsigned long long)atomic_load(&r->dropped), (unsigned)qlen);
+        sc_prom_sample(out, "scorch_alert_notification_failures_total",
+                       (const char *[]){"to", names[i], NULL}, "%llu",
+                       (unsigned long long)atomic_load(&r->failed[i]));
+    sc_prom_family(out, "scorch_alert_notifications_dropped_total", SC_PROM_COUNTER,
+                   "Notifications dropped unsent: the queue was full.");
+    sc_prom_sample(out, "scorch_alert_notifications_dropped_total", NULL, "%llu",
+                   (unsigned long long)atomic_load(&r->dropped));
+    sc_prom_family(out, "scorch_alert_notifications_queued", SC_PROM_GAUGE,
+                   "Notifications waiting to be sent.");
+    sc_prom_sample(out, "scorch_alert_notifications_queued", NULL, "%u", (unsigned)qlen);
 }

@@ -9,6 +9,7 @@
 #include "model/hash.h"
 #include "model/log.h"
 #include "model/merge.h"
+#include "model/prom.h"
 #include "model/profile.h"
 #include "model/units.h"
 
@@ -322,6 +323,41 @@ static void test_log(void)
     sc_log_set(was, was_ctx);
 }
 
+/* The exposition writer: HELP escapes backslash and line end, label values also the double
+ * quote and bad UTF-8; a histogram's buckets cumulate. */
+static void test_prom(void)
+{
+    struct sc_buf b = SC_BUF_INIT;
+    sc_prom_family(&b, "x_total", SC_PROM_COUNTER, "a \\ b\nc \"q\"");
+    sc_prom_sample(&b, "x_total", NULL, "%d", 3);
+    sc_prom_sample(&b, "x_total", (const char *[]){"k", "v\"\\\n\xff", "j", "", NULL}, "%.3f", 0.5);
+    int n;
+    sc_prom_begin(&b, "y", &n);
+    sc_prom_label(&b, &n, "ab", 1, "cd", 1);
+    sc_prom_value(&b, n, "%u", 7u);
+    sc_prom_begin(&b, "z", &n);
+    sc_prom_value(&b, n, "%s", "1e3");
+    sc_buf_putc(&b, 0);
+    T_EQ_STR(b.data, "# HELP x_total a \\\\ b\\nc \"q\"\n# TYPE x_total counter\n"
+                     "x_total 3\n"
+                     "x_total{k=\"v\\\"\\\\\\n\xef\xbf\xbd\",j=\"\"} 0.500\n"
+                     "y{a=\"c\"} 7\nz 1e3\n");
+    b.len = 0;
+    const double le[2] = {0.5, 2};
+    const uint64_t cnt[2] = {1, 2};
+    const double sum = 1.25;
+    sc_prom_histogram(&b, "h_seconds", "H.", le, cnt, 2, 4, &sum, 5);
+    sc_prom_histogram(&b, "g", "G.", le, cnt, 1, 3, NULL, 3);
+    sc_buf_putc(&b, 0);
+    T_EQ_STR(b.data, "# HELP h_seconds H.\n# TYPE h_seconds histogram\n"
+                     "h_seconds_bucket{le=\"0.5\"} 1\nh_seconds_bucket{le=\"2\"} 3\n"
+                     "h_seconds_bucket{le=\"+Inf\"} 4\nh_seconds_sum 1.250000\n"
+                     "h_seconds_count 5\n"
+                     "# HELP g G.\n# TYPE g histogram\ng_bucket{le=\"0.5\"} 1\n"
+                     "g_bucket{le=\"+Inf\"} 3\ng_count 3\n");
+    sc_buf_release(&b);
+}
+
 int main(void)
 {
     T_RUN(test_arena);
@@ -334,5 +370,6 @@ int main(void)
     T_RUN(test_units);
     T_RUN(test_cond_mono);
     T_RUN(test_log);
+    T_RUN(test_prom);
     return t_done();
 }

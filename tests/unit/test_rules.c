@@ -8,6 +8,7 @@
 
 #include "ingest/ingest.h"
 #include "model/error.h"
+#include "model/prom.h"
 #include "server/config.h"
 #include "server/rules_int.h"
 #include "t.h"
@@ -359,7 +360,7 @@ static void test_exposition(void)
     struct sc_buf b = SC_BUF_INIT;
     const char v[] = "a\\b\"c\nd\xff"
                      "e\xc3\xa9";
-    sc_buf_put_prom_label(&b, v, sizeof v - 1);
+    sc_prom_put_label_value(&b, v, sizeof v - 1);
     T_EQ_MEM(b.data, b.len,
              "a\\\\b\\\"c\\nd\xef\xbf\xbd"
              "e\xc3\xa9");
