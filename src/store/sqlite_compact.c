@@ -3,12 +3,24 @@
 #include "model/clock.h"
 #include "model/error.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 /* ---- compaction and retention ---- */
+
+/* Binds v[0..n-1] to parameters 1..n: SQLITE_OK, or the first failure's code. */
+static int bind_ints(sqlite3_stmt *st, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int code = sqlite3_bind_int64(st, i + 1, v[i]);
+        if (code != SQLITE_OK)
+            return code;
+    }
+    return SQLITE_OK;
+}
 
 /* Recomputes one rollup from the level below; wdb_mu held, inside a transaction. A block
  * below that cannot be read (damaged since it was written) is counted in *bad and said in
@@ -37,15 +49,12 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         return sq_err(err, db, "compacting");
     /* an hour from its ten minutes, a day from its hours */
     int64_t lower = res == SC_ROLLUP_DAY ? SC_ROLLUP_HOUR : SC_ROLLUP_SHORT;
-    sqlite3_bind_int64(st, 1, series);
-    sqlite3_bind_int64(st, 2, kind);
-    if (res == SC_ROLLUP_SHORT) {
-        sqlite3_bind_int64(st, 3, bucket * SC_NS_PER_S);
-        sqlite3_bind_int64(st, 4, (bucket + res) * SC_NS_PER_S);
-    } else {
-        sqlite3_bind_int64(st, 3, lower);
-        sqlite3_bind_int64(st, 4, bucket);
-        sqlite3_bind_int64(st, 5, bucket + res);
+    int64_t raw[4] = {series, kind, bucket * SC_NS_PER_S, (bucket + res) * SC_NS_PER_S};
+    int64_t rolled[5] = {series, kind, lower, bucket, bucket + res};
+    if ((res == SC_ROLLUP_SHORT ? bind_ints(st, raw, 4) : bind_ints(st, rolled, 5)) != SQLITE_OK) {
+        rc = sq_err(err, db, "compacting: reading the level below");
+        sqlite3_finalize(st);
+        return rc;
     }
     struct sc_block all = {.format = SC_BLOCK_AGG};
     uint32_t cap = 0, ncols = 0;
@@ -54,7 +63,8 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
     struct sc_captures caps = {0};
     rc = 0;
     int deferred = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+    /* a step that fails ends the loop with rc set: no rollup is made of a part of it */
+    while (rc == 0 && sq_step(st, &rc, "compacting: reading the level below", err) == SQLITE_ROW) {
         struct sc_block b;
         char why[SC_ERR_LEN];
         rc =
@@ -128,18 +138,17 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         sc_block_release(&all);
         return 1;
     }
+    int64_t key[4] = {series, kind, res, bucket};
     if (rc == 0 && caps.n == 0) {
-        /* nothing left (retention): no rollup row */
+        /* nothing left (retention): no rollup row. A failure fails the batch, which is
+         * rolled back and tried again: the bucket stays dirty, its stale rollup is not
+         * left behind as if rebuilt. */
         if (sqlite3_prepare_v2(db,
                                "DELETE FROM rollups WHERE series_id=? AND kind_id=? AND res=? AND "
                                "bucket=?",
-                               -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, series);
-            sqlite3_bind_int64(st, 2, kind);
-            sqlite3_bind_int64(st, 3, res);
-            sqlite3_bind_int64(st, 4, bucket);
-            sqlite3_step(st);
-        }
+                               -1, &st, NULL) != SQLITE_OK ||
+            bind_ints(st, key, 4) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+            rc = sq_err(err, db, "compacting: deleting an emptied rollup");
     } else if (rc == 0) {
         /* row-major to column-major, then sort and sum */
         int64_t *cm = malloc(((size_t)all.n * ncols + 1) * sizeof *cm);
@@ -163,22 +172,21 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
                 t = sc_add_sat(t, all.values[(size_t)c * all.n + r]);
             sc_put_uvarint(&tot, sc_zigzag(t));
         }
+        if (rc == 0 && (tot.oom || enc.oom))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        if (rc == 0 && (tot.len > INT_MAX || enc.len > INT_MAX))
+            rc = sc_errf(err, SC_ELIMIT, "a rollup of %zu bytes is too large to write", enc.len);
         if (rc == 0 &&
-            sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO rollups VALUES(?,?,?,?,?,?,?,?)", -1,
-                               &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, series);
-            sqlite3_bind_int64(st, 2, kind);
-            sqlite3_bind_int64(st, 3, res);
-            sqlite3_bind_int64(st, 4, bucket);
-            sqlite3_bind_int64(st, 5, caps.n);
-            sqlite3_bind_blob(st, 6, tot.data ? tot.data : "", (int)tot.len, SQLITE_STATIC);
-            sqlite3_bind_blob(st, 7, enc.data ? enc.data : "", (int)enc.len, SQLITE_STATIC);
-            sqlite3_bind_int64(st, 8, caps.covered_ns);
-            if (sqlite3_step(st) != SQLITE_DONE)
-                rc = sq_err(err, db, "writing a rollup");
-        } else if (rc == 0) {
-            rc = sq_err(err, db, "writing a rollup");
-        }
+            (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO rollups VALUES(?,?,?,?,?,?,?,?)", -1,
+                                &st, NULL) != SQLITE_OK ||
+             bind_ints(st, key, 4) != SQLITE_OK || sqlite3_bind_int64(st, 5, caps.n) != SQLITE_OK ||
+             sqlite3_bind_blob(st, 6, tot.data ? tot.data : "", (int)tot.len, SQLITE_STATIC) !=
+                 SQLITE_OK ||
+             sqlite3_bind_blob(st, 7, enc.data ? enc.data : "", (int)enc.len, SQLITE_STATIC) !=
+                 SQLITE_OK ||
+             sqlite3_bind_int64(st, 8, caps.covered_ns) != SQLITE_OK ||
+             sqlite3_step(st) != SQLITE_DONE))
+            rc = sq_err(err, db, "compacting: writing a rollup");
         sc_buf_release(&enc);
         sc_buf_release(&tot);
     }
@@ -212,22 +220,20 @@ int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t sl
     int rc = sq_exec(db, "BEGIN IMMEDIATE", err);
     if (rc == 0 && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         rc = sq_err(err, db, "compacting");
+    int64_t args[4] = {res, cutoff, lower, res};
+    if (rc == 0 && bind_ints(st, args, res == SC_ROLLUP_SHORT ? 2 : 4) != SQLITE_OK)
+        rc = sq_err(err, db, "compacting");
     if (rc == 0) {
-        sqlite3_bind_int64(st, 1, res);
-        sqlite3_bind_int64(st, 2, cutoff);
-        if (res != SC_ROLLUP_SHORT) {
-            sqlite3_bind_int64(st, 3, lower);
-            sqlite3_bind_int64(st, 4, res);
-        }
-        while (nrows < BATCH && sqlite3_step(st) == SQLITE_ROW) {
+        while (nrows < BATCH &&
+               sq_step(st, &rc, "compacting: finding dirty buckets", err) == SQLITE_ROW) {
             rows[nrows][0] = sqlite3_column_int64(st, 0);
             rows[nrows][1] = sqlite3_column_int64(st, 1);
             rows[nrows][2] = sqlite3_column_int64(st, 2);
             nrows++;
         }
-        sqlite3_finalize(st);
-        st = NULL;
     }
+    sqlite3_finalize(st);
+    st = NULL;
     if (rc == 0 && sqlite3_prepare_v2(db,
                                       "DELETE FROM dirty WHERE series_id=? AND kind_id=? AND "
                                       "res=? AND bucket=?",
@@ -246,19 +252,17 @@ int sq_compact_batch(struct sq_store *s, int64_t res, int64_t cutoff, int64_t sl
         }
         if (rc)
             break;
-        sqlite3_bind_int64(st, 1, row[0]);
-        sqlite3_bind_int64(st, 2, row[1]);
-        sqlite3_bind_int64(st, 3, res);
-        sqlite3_bind_int64(st, 4, row[2]);
-        if (sqlite3_step(st) != SQLITE_DONE)
-            rc = sq_err(err, db, "compacting");
-        sqlite3_reset(st);
+        int64_t key[4] = {row[0], row[1], res, row[2]};
+        if (bind_ints(st, key, 4) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE)
+            rc = sq_err(err, db, "compacting: clearing a dirty bucket");
+        sqlite3_reset(st); /* its code is the step's, handled just above */
     }
     sqlite3_finalize(st);
     if (rc == 0)
         rc = sq_exec(db, "COMMIT", err);
-    else
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    else /* the first failure is the one reported; one that ended the transaction already
+            leaves ROLLBACK nothing to do, and its error says only that */
+        (void)sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     if (rc == 0) /* counted once it is done: a rolled-back batch meets them again */
         s->bad_blocks += bad;
     *held_ns = sc_mono_ns() - start;
@@ -278,10 +282,12 @@ static int64_t run1(struct sq_store *s, const char *sql, int64_t v, char *err)
     if (sqlite3_prepare_v2(s->wdb, sql, -1, &st, NULL) != SQLITE_OK) {
         changed = sq_err(err, s->wdb, "applying retention");
     } else {
-        for (int i = 1; i <= sqlite3_bind_parameter_count(st); i++)
-            sqlite3_bind_int64(st, i, v);
-        changed = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->wdb)
-                                                  : sq_err(err, s->wdb, "applying retention");
+        int code = SQLITE_OK;
+        for (int i = 1; code == SQLITE_OK && i <= sqlite3_bind_parameter_count(st); i++)
+            code = sqlite3_bind_int64(st, i, v);
+        changed = code == SQLITE_OK && sqlite3_step(st) == SQLITE_DONE
+                      ? sqlite3_changes(s->wdb)
+                      : sq_err(err, s->wdb, "applying retention");
         sqlite3_finalize(st);
     }
     pthread_mutex_unlock(&s->wdb_mu);
@@ -408,8 +414,12 @@ static int mark_committed(struct gc *g, sqlite3 *db, uint32_t lo, uint32_t hi, c
     if (sqlite3_prepare_v2(db, "SELECT frames FROM stacks WHERE id >= ? AND id < ?", -1, &st,
                            NULL) != SQLITE_OK)
         return sq_err(err, db, "collecting frames");
-    sqlite3_bind_int64(st, 1, lo);
-    sqlite3_bind_int64(st, 2, hi);
+    int64_t range[2] = {lo, hi};
+    if (bind_ints(st, range, 2) != SQLITE_OK) {
+        int rc = sq_err(err, db, "collecting frames");
+        sqlite3_finalize(st);
+        return rc;
+    }
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         const uint8_t *p = sqlite3_column_blob(st, 0);
@@ -467,8 +477,8 @@ static int gc_steps(struct gc *g, int (*before)(struct gc *, char *),
             int64_t tc = sc_mono_ns();
             if (rc == 0)
                 rc = sq_exec(s->wdb, "COMMIT", err);
-            if (rc)
-                sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
+            if (rc) /* its own failure says nothing more (as in sq_compact_batch) */
+                (void)sqlite3_exec(s->wdb, "ROLLBACK", NULL, NULL, NULL);
             else if (n > 0)
                 g->commit_row_ns = (sc_mono_ns() - tc) / n + 1;
         }
@@ -500,13 +510,11 @@ static int64_t gc_run(struct sq_store *s, const char *sql, int64_t a, int64_t b,
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->wdb, sql, -1, &st, NULL) != SQLITE_OK)
         return sq_err(err, s->wdb, "collecting garbage");
+    int64_t v[2] = {a, b};
     int np = sqlite3_bind_parameter_count(st);
-    if (np > 0)
-        sqlite3_bind_int64(st, 1, a);
-    if (np > 1)
-        sqlite3_bind_int64(st, 2, b);
-    int64_t n = sqlite3_step(st) == SQLITE_DONE ? sqlite3_changes(s->wdb)
-                                                : sq_err(err, s->wdb, "collecting garbage");
+    int64_t n = bind_ints(st, v, np < 2 ? np : 2) == SQLITE_OK && sqlite3_step(st) == SQLITE_DONE
+                    ? sqlite3_changes(s->wdb)
+                    : sq_err(err, s->wdb, "collecting garbage");
     sqlite3_finalize(st);
     return n;
 }
@@ -658,12 +666,16 @@ static int vacuum(struct sq_store *s, struct sc_store_bg *bg, char *err)
         int64_t start = sc_mono_ns();
         sqlite3_stmt *st;
         int64_t freelist = 0;
-        if (sqlite3_prepare_v2(s->wdb, "PRAGMA freelist_count", -1, &st, NULL) == SQLITE_OK) {
-            if (sqlite3_step(st) == SQLITE_ROW)
+        int rc = 0;
+        if (sqlite3_prepare_v2(s->wdb, "PRAGMA freelist_count", -1, &st, NULL) != SQLITE_OK) {
+            rc = sq_err(err, s->wdb, "vacuuming: reading the free pages' count");
+        } else {
+            if (sq_step(st, &rc, "vacuuming: reading the free pages' count", err) == SQLITE_ROW)
                 freelist = sqlite3_column_int64(st, 0);
             sqlite3_finalize(st);
         }
-        int rc = freelist > 0 ? sq_exec(s->wdb, "PRAGMA incremental_vacuum(1024)", err) : 0;
+        if (rc == 0 && freelist > 0)
+            rc = sq_exec(s->wdb, "PRAGMA incremental_vacuum(1024)", err);
         int64_t held = sc_mono_ns() - start;
         pthread_mutex_unlock(&s->wdb_mu);
         if (rc || freelist == 0)

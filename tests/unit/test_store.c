@@ -1278,6 +1278,57 @@ static void test_bg_errors(void)
     T_EQ_INT(db_count(sdir, "SELECT sum(nprofiles) FROM rollups"), 3);
 }
 
+/* What compaction calls is checked: a rollup whose profiles retention took all of is
+ * deleted, and a DELETE that fails (here a trigger refuses it) fails the round with
+ * SQLite's reason instead of leaving the stale rollup behind as if rebuilt. */
+static void test_compact_checks(void)
+{
+    char sdir[512], err[SC_ERR_LEN] = "";
+    struct sc_store_opts o;
+    struct sc_store *s = open_named("compactchk", sdir, sizeof sdir, &o);
+    if (!s)
+        return;
+    const int64_t b = 1700000400LL; /* a ten-minute bucket's start, s */
+    struct sc_profile *p = folded("main;work 1\n");
+    T_EQ_INT(write_profile(s, "svc", "cpu", (b + 60) * NS, p), 0);
+    T_EQ_INT(sc_store_compact(s, (b + 3600) * NS, 1, err), 0);
+    sc_store_close(s);
+    sc_profile_free(p);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 600"), 1);
+    char path[600];
+    snprintf(path, sizeof path, "%s/scorch.db", sdir);
+    sqlite3 *db = NULL;
+    T_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db,
+                          "CREATE TRIGGER keep BEFORE DELETE ON rollups WHEN OLD.res = 600 "
+                          "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END",
+                          NULL, NULL, NULL),
+             SQLITE_OK);
+    sqlite3_close(db);
+    /* a day's retention as of b + 300 s + a day: the profile goes, the ten-minute rollup
+     * straddles the cutoff, and nothing is left for it */
+    o.retention_ns = 86400 * NS;
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++)
+        rc = sc_store_compact(s, (b + 300 + 86400) * NS, 1, err);
+    T_CHECK(rc != 0);
+    T_CHECK(strstr(err, "deleting an emptied rollup") && strstr(err, "refused by the test"));
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM dirty WHERE res = 600"), 1);
+    T_EQ_INT(sqlite3_open(path, &db), SQLITE_OK);
+    T_EQ_INT(sqlite3_exec(db, "DROP TRIGGER keep", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    T_EQ_INT(sc_store_open(&o, &s, err), 0);
+    if (!s)
+        return;
+    T_EQ_INT(sc_store_compact(s, (b + 300 + 86400) * NS, 1, err), 0);
+    sc_store_close(s);
+    T_EQ_INT(db_count(sdir, "SELECT count(*) FROM rollups WHERE res = 600"), 0);
+}
+
 /* A query started while a read-only store drains its readers (sq_reopen). */
 struct drain_query {
     struct sc_store *s;
@@ -1511,6 +1562,7 @@ int main(void)
     T_RUN(test_compact_slice);
     T_RUN(test_retention_stopped);
     T_RUN(test_bg_errors);
+    T_RUN(test_compact_checks);
     T_RUN(test_reopen_drain);
     T_RUN(test_wal_restart);
     rm_rf(tmpdir);
