@@ -37,6 +37,58 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The field numbers of the table above, one enum per message. Profile: */
+enum {
+    PB_PROFILE_SAMPLE_TYPE = 1,
+    PB_PROFILE_SAMPLE = 2,
+    PB_PROFILE_MAPPING = 3,
+    PB_PROFILE_LOCATION = 4,
+    PB_PROFILE_FUNCTION = 5,
+    PB_PROFILE_STRING_TABLE = 6,
+    PB_PROFILE_DROP_FRAMES = 7,
+    PB_PROFILE_KEEP_FRAMES = 8,
+    PB_PROFILE_TIME_NANOS = 9,
+    PB_PROFILE_DURATION_NANOS = 10,
+    PB_PROFILE_PERIOD_TYPE = 11,
+    PB_PROFILE_PERIOD = 12,
+    PB_PROFILE_COMMENT = 13,
+    PB_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+    PB_PROFILE_LAST = PB_PROFILE_DEFAULT_SAMPLE_TYPE /* the highest field number known */
+};
+enum { PB_VALUE_TYPE_TYPE = 1, PB_VALUE_TYPE_UNIT = 2 };
+enum { PB_SAMPLE_LOCATION_ID = 1, PB_SAMPLE_VALUE = 2, PB_SAMPLE_LABEL = 3 };
+enum { PB_LABEL_KEY = 1, PB_LABEL_STR = 2, PB_LABEL_NUM = 3, PB_LABEL_NUM_UNIT = 4 };
+/* Mapping: */
+enum {
+    PB_MAPPING_ID = 1,
+    PB_MAPPING_MEMORY_START = 2,
+    PB_MAPPING_MEMORY_LIMIT = 3,
+    PB_MAPPING_FILE_OFFSET = 4,
+    PB_MAPPING_FILENAME = 5,
+    PB_MAPPING_BUILD_ID = 6,
+    PB_MAPPING_HAS_FUNCTIONS = 7,
+    PB_MAPPING_HAS_FILENAMES = 8,
+    PB_MAPPING_HAS_LINE_NUMBERS = 9,
+    PB_MAPPING_HAS_INLINE_FRAMES = 10
+};
+/* Location: */
+enum {
+    PB_LOCATION_ID = 1,
+    PB_LOCATION_MAPPING_ID = 2,
+    PB_LOCATION_ADDRESS = 3,
+    PB_LOCATION_LINE = 4,
+    PB_LOCATION_IS_FOLDED = 5
+};
+enum { PB_LINE_FUNCTION_ID = 1, PB_LINE_LINE = 2, PB_LINE_COLUMN = 3 };
+/* Function: */
+enum {
+    PB_FUNCTION_ID = 1,
+    PB_FUNCTION_NAME = 2,
+    PB_FUNCTION_SYSTEM_NAME = 3,
+    PB_FUNCTION_FILENAME = 4,
+    PB_FUNCTION_START_LINE = 5
+};
+
 /* Id -> index resolution: a dense array when ids are small (pprof writers number them
  * 1..n), a hash map otherwise. */
 struct idmap {
@@ -128,14 +180,17 @@ static int is_time_key(const uint8_t *s, size_t n)
            (n == 16 && !memcmp(s, "end_timestamp_ns", 16));
 }
 
-/* Reads the id (field 1) of a mapping, location or function message. */
+/* Reads the id of a mapping, location or function message (the same field in each). */
+_Static_assert((int)PB_MAPPING_ID == (int)PB_LOCATION_ID &&
+                   (int)PB_LOCATION_ID == (int)PB_FUNCTION_ID,
+               "peek_id reads one field number for the three");
 static int peek_id(struct sc_pb_rd r, uint64_t *id)
 {
     struct sc_pb_field f;
     int k;
     *id = 0;
     while ((k = sc_pb_next(&r, &f)) > 0)
-        if (f.num == 1 && f.wt == SC_WT_VARINT)
+        if (f.num == PB_MAPPING_ID && f.wt == SC_WT_VARINT)
             *id = f.v;
     return k;
 }
@@ -146,11 +201,11 @@ static int has_str_label(struct sc_pb_rd r)
 {
     struct sc_pb_field f, g;
     while (sc_pb_next(&r, &f) > 0) {
-        if (f.num != 3 || f.wt != SC_WT_LEN)
+        if (f.num != PB_SAMPLE_LABEL || f.wt != SC_WT_LEN)
             continue;
         struct sc_pb_rd l = f.payload;
         while (sc_pb_next(&l, &g) > 0)
-            if (g.num == 2 && g.wt == SC_WT_VARINT && g.v != 0)
+            if (g.num == PB_LABEL_STR && g.wt == SC_WT_VARINT && g.v != 0)
                 return 1;
     }
     return 0;
@@ -164,8 +219,8 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
     uint32_t last = 0;
     memset(c, 0, sizeof *c);
     for (; (k = sc_pb_next(&r, &f)) > 0; at = r.p, last = f.num) {
-        if (f.num == 2 || f.num == 4) {
-            struct span *sp = f.num == 2 ? &c->sample_span : &c->location_span;
+        if (f.num == PB_PROFILE_SAMPLE || f.num == PB_PROFILE_LOCATION) {
+            struct span *sp = f.num == PB_PROFILE_SAMPLE ? &c->sample_span : &c->location_span;
             if (!sp->start)
                 sp->start = at;
             else if (last != f.num)
@@ -173,10 +228,10 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
             sp->end = r.p;
         }
         switch (f.num) {
-        case 1:
+        case PB_PROFILE_SAMPLE_TYPE:
             c->sample_types++;
             break;
-        case 2: {
+        case PB_PROFILE_SAMPLE: {
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "sample is not a message");
             c->samples++;
@@ -196,11 +251,11 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
             uint64_t here = 0;
             while ((j = sc_pb_next(&s, &g)) > 0) {
                 uint64_t n = g.wt == SC_WT_LEN ? sc_pb_packed_count(&g.payload) : 1;
-                if (g.num == 1)
+                if (g.num == PB_SAMPLE_LOCATION_ID)
                     here += n;
-                else if (g.num == 2)
+                else if (g.num == PB_SAMPLE_VALUE)
                     c->sample_values += n;
-                else if (g.num == 3)
+                else if (g.num == PB_SAMPLE_LABEL)
                     c->labels++;
             }
             if (j < 0)
@@ -210,22 +265,22 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                 c->max_sample_locs = here;
             break;
         }
-        case 3:
-        case 4:
-        case 5: {
+        case PB_PROFILE_MAPPING:
+        case PB_PROFILE_LOCATION:
+        case PB_PROFILE_FUNCTION: {
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "field %u is not a message", (unsigned)f.num);
             uint64_t id;
             if (peek_id(f.payload, &id) < 0)
                 return BAD(d, "truncated %s",
-                           f.num == 3   ? "mapping"
-                           : f.num == 4 ? "location"
-                                        : "function");
-            if (f.num == 3) {
+                           f.num == PB_PROFILE_MAPPING    ? "mapping"
+                           : f.num == PB_PROFILE_LOCATION ? "location"
+                                                          : "function");
+            if (f.num == PB_PROFILE_MAPPING) {
                 c->mappings++;
                 if (id > c->max_mapping_id)
                     c->max_mapping_id = id;
-            } else if (f.num == 5) {
+            } else if (f.num == PB_PROFILE_FUNCTION) {
                 c->functions++;
                 if (id > c->max_function_id)
                     c->max_function_id = id;
@@ -237,7 +292,7 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                 struct sc_pb_field g;
                 uint64_t here = 0;
                 while (sc_pb_next(&l, &g) > 0)
-                    here += g.num == 4;
+                    here += g.num == PB_LOCATION_LINE;
                 /* each line is a frame of every sample on the location */
                 if (sc_limits_lines(d->lim, id, here, d->err))
                     return SC_ELIMIT;
@@ -247,7 +302,7 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
             }
             break;
         }
-        case 6:
+        case PB_PROFILE_STRING_TABLE:
             if (f.wt == SC_WT_LEN && (uint64_t)(f.payload.end - f.payload.p) > d->lim->max_string) {
                 char what[48];
                 snprintf(what, sizeof what, "string %llu", (unsigned long long)c->strings);
@@ -259,7 +314,7 @@ static int count_pass(struct dec *d, struct sc_pb_rd r, struct counts *c)
                 is_time_key(f.payload.p, (size_t)(f.payload.end - f.payload.p)))
                 c->time_keys = 1;
             break;
-        case 13:
+        case PB_PROFILE_COMMENT:
             c->comments += f.wt == SC_WT_LEN ? sc_pb_packed_count(&f.payload) : 1;
             break;
         default:
@@ -290,9 +345,9 @@ static int dec_value_type(struct dec *d, struct sc_pb_rd r, struct sc_value_type
         if (f.wt != SC_WT_VARINT)
             continue;
         int rc = 0;
-        if (f.num == 1)
+        if (f.num == PB_VALUE_TYPE_TYPE)
             rc = str_index(d, f.v, &vt->type);
-        else if (f.num == 2)
+        else if (f.num == PB_VALUE_TYPE_UNIT)
             rc = str_index(d, f.v, &vt->unit);
         if (rc)
             return rc;
@@ -311,19 +366,19 @@ static int dec_function(struct dec *d, struct sc_pb_rd r)
         if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
-        case 1:
+        case PB_FUNCTION_ID:
             fn->id = f.v;
             break;
-        case 2:
+        case PB_FUNCTION_NAME:
             rc = str_index(d, f.v, &fn->name);
             break;
-        case 3:
+        case PB_FUNCTION_SYSTEM_NAME:
             rc = str_index(d, f.v, &fn->system_name);
             break;
-        case 4:
+        case PB_FUNCTION_FILENAME:
             rc = str_index(d, f.v, &fn->filename);
             break;
-        case 5:
+        case PB_FUNCTION_START_LINE:
             fn->start_line = (int64_t)f.v;
             break;
         }
@@ -353,34 +408,34 @@ static int dec_mapping(struct dec *d, struct sc_pb_rd r)
         if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
-        case 1:
+        case PB_MAPPING_ID:
             m->id = f.v;
             break;
-        case 2:
+        case PB_MAPPING_MEMORY_START:
             m->start = f.v;
             break;
-        case 3:
+        case PB_MAPPING_MEMORY_LIMIT:
             m->limit = f.v;
             break;
-        case 4:
+        case PB_MAPPING_FILE_OFFSET:
             m->offset = f.v;
             break;
-        case 5:
+        case PB_MAPPING_FILENAME:
             rc = str_index(d, f.v, &m->filename);
             break;
-        case 6:
+        case PB_MAPPING_BUILD_ID:
             rc = str_index(d, f.v, &m->build_id);
             break;
-        case 7:
+        case PB_MAPPING_HAS_FUNCTIONS:
             m->has_functions = f.v != 0;
             break;
-        case 8:
+        case PB_MAPPING_HAS_FILENAMES:
             m->has_filenames = f.v != 0;
             break;
-        case 9:
+        case PB_MAPPING_HAS_LINE_NUMBERS:
             m->has_line_numbers = f.v != 0;
             break;
-        case 10:
+        case PB_MAPPING_HAS_INLINE_FRAMES:
             m->has_inline_frames = f.v != 0;
             break;
         }
@@ -407,16 +462,16 @@ static int dec_line(struct dec *d, struct sc_pb_rd r, struct sc_line *ln)
     while ((k = sc_pb_next(&r, &f)) > 0) {
         if (f.wt != SC_WT_VARINT)
             continue;
-        if (f.num == 1) {
+        if (f.num == PB_LINE_FUNCTION_ID) {
             if (f.v) {
                 ln->function = idmap_get(&d->fn_ids, f.v);
                 if (!ln->function)
                     return BAD(d, "line refers to unknown function id %llu",
                                (unsigned long long)f.v);
             }
-        } else if (f.num == 2) {
+        } else if (f.num == PB_LINE_LINE) {
             ln->line = (int64_t)f.v;
-        } else if (f.num == 3) {
+        } else if (f.num == PB_LINE_COLUMN) {
             ln->column = (int64_t)f.v;
         }
     }
@@ -432,7 +487,7 @@ static int dec_location(struct dec *d, struct sc_pb_rd r)
     struct sc_pb_field f;
     int k, rc;
     while ((k = sc_pb_next(&r, &f)) > 0) {
-        if (f.num == 4 && f.wt == SC_WT_LEN) {
+        if (f.num == PB_LOCATION_LINE && f.wt == SC_WT_LEN) {
             rc = dec_line(d, f.payload, &p->lines[p->nlines]);
             if (rc)
                 return rc;
@@ -443,10 +498,10 @@ static int dec_location(struct dec *d, struct sc_pb_rd r)
         if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
-        case 1:
+        case PB_LOCATION_ID:
             l->id = f.v;
             break;
-        case 2:
+        case PB_LOCATION_MAPPING_ID:
             if (f.v) {
                 l->mapping = idmap_get(&d->map_ids, f.v);
                 if (!l->mapping)
@@ -456,10 +511,10 @@ static int dec_location(struct dec *d, struct sc_pb_rd r)
                 l->mapping = 0;
             }
             break;
-        case 3:
+        case PB_LOCATION_ADDRESS:
             l->address = f.v;
             break;
-        case 5:
+        case PB_LOCATION_IS_FOLDED:
             l->is_folded = f.v != 0;
             break;
         }
@@ -485,16 +540,16 @@ static int dec_label(struct dec *d, struct sc_pb_rd r, struct sc_label *lb)
         if (f.wt != SC_WT_VARINT)
             continue;
         switch (f.num) {
-        case 1:
+        case PB_LABEL_KEY:
             rc = str_index(d, f.v, &lb->key);
             break;
-        case 2:
+        case PB_LABEL_STR:
             rc = str_index(d, f.v, &lb->str);
             break;
-        case 3:
+        case PB_LABEL_NUM:
             lb->num = (int64_t)f.v;
             break;
-        case 4:
+        case PB_LABEL_NUM_UNIT:
             rc = str_index(d, f.v, &lb->num_unit);
             break;
         }
@@ -536,7 +591,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
     struct sc_pb_field f;
     int k, rc;
     while ((k = sc_pb_next(&r, &f)) > 0) {
-        if (f.num == 1 && f.wt == SC_WT_LEN && d->loc_ids.use_dense) {
+        if (f.num == PB_SAMPLE_LOCATION_ID && f.wt == SC_WT_LEN && d->loc_ids.use_dense) {
             /* the common case, packed ids numbered densely: a tight loop with 1- and
              * 2-byte varints inline (profiles are mostly made of these ids) */
             const uint8_t *p = f.payload.p, *e = f.payload.end;
@@ -567,7 +622,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
             continue;
         }
         switch (f.num) {
-        case 1:
+        case PB_SAMPLE_LOCATION_ID:
             SC_PB_FOR_EACH_VARINT(
                 &f, id,
                 {
@@ -582,7 +637,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
                 },
                 return BAD(d, "bad sample location ids"));
             break;
-        case 2:
+        case PB_SAMPLE_VALUE:
             SC_PB_FOR_EACH_VARINT(
                 &f, v,
                 {
@@ -593,7 +648,7 @@ static int dec_sample(struct dec *d, struct sc_pb_rd r, uint32_t index, struct s
                 },
                 return BAD(d, "bad sample values"));
             break;
-        case 3:
+        case PB_SAMPLE_LABEL:
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "label is not a message");
             if (!o->labels)
@@ -675,7 +730,7 @@ static int walk_samples(struct dec *d, struct sc_pb_rd r, uint64_t lo, uint64_t 
     struct sc_pb_field f;
     uint64_t i = 0;
     while (i < hi && sc_pb_next(&r, &f) > 0) {
-        if (f.num != 2)
+        if (f.num != PB_PROFILE_SAMPLE)
             continue;
         if (i++ < lo)
             continue;
@@ -804,50 +859,50 @@ static int decode(struct dec *d, const void *buf, size_t n)
         if (sc_pb_next(&r, &f) <= 0)
             break;
         switch (f.num) {
-        case 1:
+        case PB_PROFILE_SAMPLE_TYPE:
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "sample type is not a message");
             rc = dec_value_type(d, f.payload, &p->sample_types[p->nsample_types++]);
             break;
-        case 3:
+        case PB_PROFILE_MAPPING:
             rc = dec_mapping(d, f.payload);
             break;
-        case 5:
+        case PB_PROFILE_FUNCTION:
             rc = dec_function(d, f.payload);
             break;
-        case 6:
+        case PB_PROFILE_STRING_TABLE:
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "string is not bytes");
             p->strings.v[p->strings.n].ptr = (const char *)f.payload.p;
             p->strings.v[p->strings.n].len = (uint32_t)(f.payload.end - f.payload.p);
             p->strings.n++;
             break;
-        case 7:
+        case PB_PROFILE_DROP_FRAMES:
             if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->drop_frames);
             break;
-        case 8:
+        case PB_PROFILE_KEEP_FRAMES:
             if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->keep_frames);
             break;
-        case 9:
+        case PB_PROFILE_TIME_NANOS:
             if (f.wt == SC_WT_VARINT)
                 p->time_nanos = (int64_t)f.v;
             break;
-        case 10:
+        case PB_PROFILE_DURATION_NANOS:
             if (f.wt == SC_WT_VARINT)
                 p->duration_nanos = (int64_t)f.v;
             break;
-        case 11:
+        case PB_PROFILE_PERIOD_TYPE:
             if (f.wt != SC_WT_LEN)
                 return BAD(d, "period type is not a message");
             rc = dec_value_type(d, f.payload, &p->period_type);
             break;
-        case 12:
+        case PB_PROFILE_PERIOD:
             if (f.wt == SC_WT_VARINT)
                 p->period = (int64_t)f.v;
             break;
-        case 13:
+        case PB_PROFILE_COMMENT:
             SC_PB_FOR_EACH_VARINT(
                 &f, v,
                 {
@@ -857,7 +912,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
                 },
                 return BAD(d, "bad comment list"));
             break;
-        case 14:
+        case PB_PROFILE_DEFAULT_SAMPLE_TYPE:
             if (f.wt == SC_WT_VARINT)
                 rc = str_index(d, f.v, &p->default_sample_type);
             break;
@@ -877,7 +932,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
     /* sweep 2: locations (functions and mappings are known now) */
     r = span_rd(&c.location_span);
     while (sc_pb_next(&r, &f) > 0)
-        if (f.num == 4 && (rc = dec_location(d, f.payload)))
+        if (f.num == PB_PROFILE_LOCATION && (rc = dec_location(d, f.payload)))
             return rc;
 
     /* sweep 3: samples, unless they stay in the buffer; lazy samples are checked when a
@@ -893,7 +948,7 @@ static int decode(struct dec *d, const void *buf, size_t n)
     d->samples = span_rd(&c.sample_span);
     r = d->samples;
     while (!d->lazy && sc_pb_next(&r, &f) > 0)
-        if (f.num == 2 && (rc = store_sample(d, f.payload)))
+        if (f.num == PB_PROFILE_SAMPLE && (rc = store_sample(d, f.payload)))
             return rc;
 
     return sc_profile_validate(p, d->err) ? SC_EFORMAT : 0;
@@ -1005,13 +1060,14 @@ int sc_pprof_looks_valid(const void *buf, size_t n)
      * with a clear error rather than as "unrecognized format". Unknown field numbers (from
      * newer writers) pass with any wire type. */
     for (int fields = 0; fields < 4096 && (k = sc_pb_next(&r, &f)) > 0; fields++) {
-        if (f.num > 14)
+        if (f.num > PB_PROFILE_LAST)
             continue;
         /* message and string fields are LEN; scalars varint (or packed comments) */
-        int want_len = f.num <= 6 || f.num == 11;
+        int want_len = f.num <= PB_PROFILE_STRING_TABLE || f.num == PB_PROFILE_PERIOD_TYPE;
         if (want_len && f.wt != SC_WT_LEN)
             return 0;
-        if (!want_len && f.wt != SC_WT_VARINT && !(f.num == 13 && f.wt == SC_WT_LEN))
+        if (!want_len && f.wt != SC_WT_VARINT &&
+            !(f.num == PB_PROFILE_COMMENT && f.wt == SC_WT_LEN))
             return 0;
         known++;
     }
@@ -1026,8 +1082,8 @@ static void put_value_type(struct sc_buf *b, struct sc_buf *tmp, uint32_t num,
                            const struct sc_value_type *vt)
 {
     tmp->len = 0;
-    sc_pb_put_uint(tmp, 1, vt->type);
-    sc_pb_put_uint(tmp, 2, vt->unit);
+    sc_pb_put_uint(tmp, PB_VALUE_TYPE_TYPE, vt->type);
+    sc_pb_put_uint(tmp, PB_VALUE_TYPE_UNIT, vt->unit);
     sc_pb_put_msg(b, num, tmp);
 }
 
@@ -1065,7 +1121,7 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
 {
     struct sc_buf tmp = SC_BUF_INIT, inner = SC_BUF_INIT;
     for (uint32_t i = 0; i < p->nsample_types; i++)
-        put_value_type(b, &tmp, 1, &p->sample_types[i]);
+        put_value_type(b, &tmp, PB_PROFILE_SAMPLE_TYPE, &p->sample_types[i]);
     struct time_strings ts;
     find_time_strings(p, &ts);
 
@@ -1080,7 +1136,7 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
             size_t len = 0;
             for (uint32_t j = 0; j < s->nlocs; j++)
                 len += (size_t)sc_pb_varint_len((uint64_t)locs[j] + 1);
-            sc_pb_put_tag(&tmp, 1, SC_WT_LEN);
+            sc_pb_put_tag(&tmp, PB_SAMPLE_LOCATION_ID, SC_WT_LEN);
             sc_pb_put_varint(&tmp, len);
             for (uint32_t j = 0; j < s->nlocs; j++)
                 sc_pb_put_varint(&tmp, (uint64_t)locs[j] + 1);
@@ -1089,7 +1145,7 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
             size_t len = 0;
             for (uint32_t j = 0; j < nt; j++)
                 len += (size_t)sc_pb_varint_len((uint64_t)vals[j]);
-            sc_pb_put_tag(&tmp, 2, SC_WT_LEN);
+            sc_pb_put_tag(&tmp, PB_SAMPLE_VALUE, SC_WT_LEN);
             sc_pb_put_varint(&tmp, len);
             for (uint32_t j = 0; j < nt; j++)
                 sc_pb_put_varint(&tmp, (uint64_t)vals[j]);
@@ -1099,87 +1155,87 @@ int sc_pprof_encode(const struct sc_profile *p, struct sc_buf *b)
             if (s->time_ns && lb->key == ts.key && !lb->str)
                 continue; /* the time goes below, once */
             inner.len = 0;
-            sc_pb_put_uint(&inner, 1, lb->key);
-            sc_pb_put_uint(&inner, 2, lb->str);
-            sc_pb_put_uint(&inner, 3, (uint64_t)lb->num);
-            sc_pb_put_uint(&inner, 4, lb->num_unit);
-            sc_pb_put_msg(&tmp, 3, &inner);
+            sc_pb_put_uint(&inner, PB_LABEL_KEY, lb->key);
+            sc_pb_put_uint(&inner, PB_LABEL_STR, lb->str);
+            sc_pb_put_uint(&inner, PB_LABEL_NUM, (uint64_t)lb->num);
+            sc_pb_put_uint(&inner, PB_LABEL_NUM_UNIT, lb->num_unit);
+            sc_pb_put_msg(&tmp, PB_SAMPLE_LABEL, &inner);
         }
         if (s->time_ns) {
             inner.len = 0;
-            sc_pb_put_uint(&inner, 1, ts.key);
-            sc_pb_put_uint(&inner, 3, (uint64_t)s->time_ns);
-            sc_pb_put_uint(&inner, 4, ts.unit);
-            sc_pb_put_msg(&tmp, 3, &inner);
+            sc_pb_put_uint(&inner, PB_LABEL_KEY, ts.key);
+            sc_pb_put_uint(&inner, PB_LABEL_NUM, (uint64_t)s->time_ns);
+            sc_pb_put_uint(&inner, PB_LABEL_NUM_UNIT, ts.unit);
+            sc_pb_put_msg(&tmp, PB_SAMPLE_LABEL, &inner);
         }
-        sc_pb_put_msg(b, 2, &tmp);
+        sc_pb_put_msg(b, PB_PROFILE_SAMPLE, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nmappings; i++) {
         const struct sc_mapping *m = &p->mappings[i];
         tmp.len = 0;
-        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
-        sc_pb_put_uint(&tmp, 2, m->start);
-        sc_pb_put_uint(&tmp, 3, m->limit);
-        sc_pb_put_uint(&tmp, 4, m->offset);
-        sc_pb_put_uint(&tmp, 5, m->filename);
-        sc_pb_put_uint(&tmp, 6, m->build_id);
-        sc_pb_put_uint(&tmp, 7, m->has_functions);
-        sc_pb_put_uint(&tmp, 8, m->has_filenames);
-        sc_pb_put_uint(&tmp, 9, m->has_line_numbers);
-        sc_pb_put_uint(&tmp, 10, m->has_inline_frames);
-        sc_pb_put_msg(b, 3, &tmp);
+        sc_pb_put_uint(&tmp, PB_MAPPING_ID, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, PB_MAPPING_MEMORY_START, m->start);
+        sc_pb_put_uint(&tmp, PB_MAPPING_MEMORY_LIMIT, m->limit);
+        sc_pb_put_uint(&tmp, PB_MAPPING_FILE_OFFSET, m->offset);
+        sc_pb_put_uint(&tmp, PB_MAPPING_FILENAME, m->filename);
+        sc_pb_put_uint(&tmp, PB_MAPPING_BUILD_ID, m->build_id);
+        sc_pb_put_uint(&tmp, PB_MAPPING_HAS_FUNCTIONS, m->has_functions);
+        sc_pb_put_uint(&tmp, PB_MAPPING_HAS_FILENAMES, m->has_filenames);
+        sc_pb_put_uint(&tmp, PB_MAPPING_HAS_LINE_NUMBERS, m->has_line_numbers);
+        sc_pb_put_uint(&tmp, PB_MAPPING_HAS_INLINE_FRAMES, m->has_inline_frames);
+        sc_pb_put_msg(b, PB_PROFILE_MAPPING, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nlocations; i++) {
         const struct sc_location *l = &p->locations[i];
         tmp.len = 0;
-        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
-        sc_pb_put_uint(&tmp, 2, l->mapping);
-        sc_pb_put_uint(&tmp, 3, l->address);
+        sc_pb_put_uint(&tmp, PB_LOCATION_ID, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, PB_LOCATION_MAPPING_ID, l->mapping);
+        sc_pb_put_uint(&tmp, PB_LOCATION_ADDRESS, l->address);
         const struct sc_line *lines = sc_location_lines(p, l);
         for (uint32_t j = 0; j < l->nlines; j++) {
             inner.len = 0;
-            sc_pb_put_uint(&inner, 1, lines[j].function);
-            sc_pb_put_uint(&inner, 2, (uint64_t)lines[j].line);
-            sc_pb_put_uint(&inner, 3, (uint64_t)lines[j].column);
-            sc_pb_put_msg(&tmp, 4, &inner);
+            sc_pb_put_uint(&inner, PB_LINE_FUNCTION_ID, lines[j].function);
+            sc_pb_put_uint(&inner, PB_LINE_LINE, (uint64_t)lines[j].line);
+            sc_pb_put_uint(&inner, PB_LINE_COLUMN, (uint64_t)lines[j].column);
+            sc_pb_put_msg(&tmp, PB_LOCATION_LINE, &inner);
         }
-        sc_pb_put_uint(&tmp, 5, l->is_folded);
-        sc_pb_put_msg(b, 4, &tmp);
+        sc_pb_put_uint(&tmp, PB_LOCATION_IS_FOLDED, l->is_folded);
+        sc_pb_put_msg(b, PB_PROFILE_LOCATION, &tmp);
     }
 
     for (uint32_t i = 0; i < p->nfunctions; i++) {
         const struct sc_function *fn = &p->functions[i];
         tmp.len = 0;
-        sc_pb_put_uint(&tmp, 1, (uint64_t)i + 1);
-        sc_pb_put_uint(&tmp, 2, fn->name);
-        sc_pb_put_uint(&tmp, 3, fn->system_name);
-        sc_pb_put_uint(&tmp, 4, fn->filename);
-        sc_pb_put_uint(&tmp, 5, (uint64_t)fn->start_line);
-        sc_pb_put_msg(b, 5, &tmp);
+        sc_pb_put_uint(&tmp, PB_FUNCTION_ID, (uint64_t)i + 1);
+        sc_pb_put_uint(&tmp, PB_FUNCTION_NAME, fn->name);
+        sc_pb_put_uint(&tmp, PB_FUNCTION_SYSTEM_NAME, fn->system_name);
+        sc_pb_put_uint(&tmp, PB_FUNCTION_FILENAME, fn->filename);
+        sc_pb_put_uint(&tmp, PB_FUNCTION_START_LINE, (uint64_t)fn->start_line);
+        sc_pb_put_msg(b, PB_PROFILE_FUNCTION, &tmp);
     }
 
     for (uint32_t i = 0; i < p->strings.n; i++) {
         struct sc_str s = p->strings.v[i];
-        sc_pb_put_bytes(b, 6, s.ptr, s.len);
+        sc_pb_put_bytes(b, PB_PROFILE_STRING_TABLE, s.ptr, s.len);
     }
     if (ts.extra_key)
-        sc_pb_put_bytes(b, 6, "timestamp_ns", 12);
+        sc_pb_put_bytes(b, PB_PROFILE_STRING_TABLE, "timestamp_ns", 12);
     if (ts.extra_unit)
-        sc_pb_put_bytes(b, 6, "nanoseconds", 11);
-    sc_pb_put_uint(b, 7, p->drop_frames);
-    sc_pb_put_uint(b, 8, p->keep_frames);
-    sc_pb_put_uint(b, 9, (uint64_t)p->time_nanos);
-    sc_pb_put_uint(b, 10, (uint64_t)p->duration_nanos);
+        sc_pb_put_bytes(b, PB_PROFILE_STRING_TABLE, "nanoseconds", 11);
+    sc_pb_put_uint(b, PB_PROFILE_DROP_FRAMES, p->drop_frames);
+    sc_pb_put_uint(b, PB_PROFILE_KEEP_FRAMES, p->keep_frames);
+    sc_pb_put_uint(b, PB_PROFILE_TIME_NANOS, (uint64_t)p->time_nanos);
+    sc_pb_put_uint(b, PB_PROFILE_DURATION_NANOS, (uint64_t)p->duration_nanos);
     if (p->period_type.type || p->period_type.unit)
-        put_value_type(b, &tmp, 11, &p->period_type);
-    sc_pb_put_uint(b, 12, (uint64_t)p->period);
+        put_value_type(b, &tmp, PB_PROFILE_PERIOD_TYPE, &p->period_type);
+    sc_pb_put_uint(b, PB_PROFILE_PERIOD, (uint64_t)p->period);
     for (uint32_t i = 0; i < p->ncomments; i++) {
-        sc_pb_put_tag(b, 13, SC_WT_VARINT);
+        sc_pb_put_tag(b, PB_PROFILE_COMMENT, SC_WT_VARINT);
         sc_pb_put_varint(b, p->comments[i]);
     }
-    sc_pb_put_uint(b, 14, p->default_sample_type);
+    sc_pb_put_uint(b, PB_PROFILE_DEFAULT_SAMPLE_TYPE, p->default_sample_type);
 
     int oom = tmp.oom || inner.oom || b->oom;
     sc_buf_release(&tmp);
