@@ -114,15 +114,9 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
         for (;;) {
             const char *semi = memchr(f, ';', (size_t)(stack_end - f));
             const char *fe = semi ? semi : stack_end;
-            if (nf == cap) {
-                uint32_t ncap = cap ? cap * 2 : 64;
-                uint32_t *nfr = realloc(frames, ncap * sizeof *nfr);
-                if (!nfr) {
-                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                    goto out;
-                }
-                frames = nfr;
-                cap = ncap;
+            if (sc_grow_array(&frames, &cap, (uint64_t)nf + 1, sizeof *frames)) {
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                goto out;
             }
             if ((size_t)(fe - f) > lim->max_string) {
                 char what[64];

@@ -168,14 +168,8 @@ int sc_labels_set(struct sc_labels *l, const char *name, size_t name_len, const 
     char *nm = sc_arena_strndup(&l->arena, name, name_len);
     if (!nm)
         return SC_ENOMEM;
-    if (l->n == l->cap) {
-        uint32_t ncap = l->cap ? l->cap * 2 : 8;
-        struct sc_label_pair *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return SC_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (sc_grow_array(&l->v, &l->cap, (uint64_t)l->n + 1, sizeof *l->v))
+        return SC_ENOMEM;
     memmove(&l->v[at + 1], &l->v[at], (l->n - at) * sizeof *l->v);
     l->v[at].name = (struct sc_str){nm, (uint32_t)name_len};
     l->v[at].value = (struct sc_str){v, (uint32_t)value_len};

@@ -1,5 +1,6 @@
 /* stackwalk.c - a profile's samples as frame names, root first, one name per function. */
 #include "model/stackwalk.h"
+#include "model/buf.h"
 #include "model/error.h"
 
 #include <stdlib.h>
@@ -64,18 +65,9 @@ int64_t sc_stackwalk_sample(struct sc_stackwalk *w, uint32_t si)
         /* 64-bit: a deep sample of locations with many inlined lines can pass 2^32 frames,
          * and a wrapped count would under-size the array */
         uint64_t need = (uint64_t)n + (l->nlines ? l->nlines : 1);
-        if (need > w->cap) {
-            if (need > UINT32_MAX / 8)
-                return SC_ELIMIT;
-            uint32_t ncap = w->cap;
-            while (ncap < need)
-                ncap *= 2;
-            uint32_t *f = realloc(w->frames, (size_t)ncap * sizeof *f);
-            if (!f)
-                return SC_ENOMEM;
-            w->frames = f;
-            w->cap = ncap;
-        }
+        int rc = sc_grow_array(&w->frames, &w->cap, need, sizeof *w->frames);
+        if (rc)
+            return rc;
         if (l->nlines == 0) {
             int64_t id = addr_name(w, li);
             if (id < 0)
