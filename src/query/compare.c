@@ -1,7 +1,7 @@
 /* compare.c - the noise-aware comparison: per-function means over replicates, Welch's
  * t-test, Benjamini-Hochberg. The method is described in docs/compare.md. */
 #include "query/compare.h"
-#include "formats/top.h"
+#include "query/functions.h"
 #include "model/error.h"
 #include "query/stats.h"
 

@@ -1,6 +1,6 @@
 /* diff.c - per-function and per-stack comparison of two profiles. */
 #include "query/diff.h"
-#include "formats/top.h"
+#include "query/functions.h"
 #include "model/error.h"
 #include "model/json.h"
 #include "query/flame.h"

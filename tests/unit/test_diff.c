@@ -6,7 +6,7 @@
 
 #include "formats/folded.h"
 #include "formats/input.h"
-#include "formats/top.h"
+#include "query/functions.h"
 #include "model/error.h"
 #include "query/diff.h"
 

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "formats/input.h"
-#include "formats/top.h"
+#include "query/functions.h"
 #include "model/error.h"
 #include "model/merge.h"
 #include "query/filter.h"
