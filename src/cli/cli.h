@@ -33,7 +33,7 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Writes b to path (NULL or "-" = stdout). Returns 0, or prints an error and returns 1. */
 int cli_write(const char *path, const struct sc_buf *b);
-/* The log sink (model/log.h, struct sc_remote_opts.log): "scorch: <line>" on stderr, flushed. */
+/* The log sink (model/log.h) main installs: "scorch: <line>" on stderr, flushed. */
 void cli_log_line(void *ctx, const char *line);
 /* Prints help text on stdout and returns 0. */
 int cli_help(const char *text);

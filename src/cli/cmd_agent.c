@@ -261,7 +261,6 @@ int cmd_agent(int argc, char **argv)
             .max_backoff_ns = cf.remote_max_backoff_ns,
             .timeout_ns = cf.remote_timeout_ns,
             .verbose = verbose,
-            .log = cli_log_line,
         };
         rc = sc_remote_new(&ro, &a.remote, err);
         free(qdir);

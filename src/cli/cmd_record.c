@@ -448,11 +448,8 @@ int cmd_record(int argc, char **argv)
     struct sc_recorder *r = NULL;
     rc = sc_recorder_open(&ro, &r, err);
     if (!rc && push) {
-        struct sc_remote_opts o = {.url = push,
-                                   .token = token,
-                                   .queue_dir = queue_dir,
-                                   .verbose = verbose,
-                                   .log = cli_log_line};
+        struct sc_remote_opts o = {
+            .url = push, .token = token, .queue_dir = queue_dir, .verbose = verbose};
         rc = sc_remote_new(&o, &cl.remote, err);
         if (!rc)
             rc = sc_remote_start(cl.remote, err);

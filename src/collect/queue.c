@@ -3,6 +3,7 @@
 #include "model/error.h"
 #include "model/clock.h"
 #include "model/hash.h"
+#include "model/log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,8 +40,6 @@ struct sc_queue {
     uint64_t next_seq;
     uint64_t taken, pushed, evicted, evicted_bytes, corrupt, unfinished;
     unsigned wake; /* bumped by sc_queue_wake */
-    void (*log)(void *ctx, const char *line);
-    void *log_ctx;
 };
 
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -407,13 +406,9 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
                 pthread_mutex_unlock(&q->mu);
                 return sc_errf(err, SC_ENOMEM, "out of memory reading a queue entry");
             }
-            if (q->log) {
-                char path[4200], line[4400];
-                entry_path(q, seq, path, sizeof path);
-                snprintf(line, sizeof line, "queue entry '%s' is damaged (%s): dropped it", path,
-                         why);
-                q->log(q->log_ctx, line);
-            }
+            char path[4200];
+            entry_path(q, seq, path, sizeof path);
+            sc_logf("queue entry '%s' is damaged (%s): dropped it", path, why);
             int k = find(q, seq);
             if (k >= 0) {
                 q->taken--;
@@ -451,14 +446,6 @@ void sc_queue_putback(struct sc_queue *q, uint64_t seq)
         q->taken--;
         pthread_cond_signal(&q->cv);
     }
-    pthread_mutex_unlock(&q->mu);
-}
-
-void sc_queue_set_log(struct sc_queue *q, void (*log)(void *ctx, const char *line), void *ctx)
-{
-    pthread_mutex_lock(&q->mu);
-    q->log = log;
-    q->log_ctx = ctx;
     pthread_mutex_unlock(&q->mu);
 }
 

@@ -21,7 +21,7 @@
  *   20+M       B     body (the agent: the gzipped pprof)
  *   20+M+B     8     sc_hash64 of bytes [0, 20+M+B), little-endian
  *
- * A file that does not check out is removed, counted as corrupt and logged (sc_queue_set_log):
+ * A file that does not check out is removed, counted as corrupt and logged (model/log.h):
  * a torn or damaged file never stops the entries after it. The queue's bytes (file
  * sizes) stay under max_bytes: a push that would pass it first removes the oldest entries
  * nobody is sending (counted as evicted). A lock file (.lock, flock) keeps a second process
@@ -55,9 +55,6 @@ int sc_queue_take(struct sc_queue *q, int64_t wait_ns, struct sc_queue_entry *e,
 void sc_queue_done(struct sc_queue *q, uint64_t seq);
 /* A taken entry goes back, to be taken again (it keeps its place: oldest first). */
 void sc_queue_putback(struct sc_queue *q, uint64_t seq);
-/* Where the queue says which entry it dropped as damaged, and why (one line, no newline;
- * called from sc_queue_take's thread). NULL: nowhere. */
-void sc_queue_set_log(struct sc_queue *q, void (*log)(void *ctx, const char *line), void *ctx);
 /* Wakes every sc_queue_take that waits. */
 void sc_queue_wake(struct sc_queue *q);
 

@@ -4,6 +4,7 @@
 #include "formats/input.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/log.h"
 #include "model/prom.h"
 
 #include <curl/curl.h>
@@ -33,19 +34,6 @@ struct sc_remote {
     uint32_t nth;
     atomic_ullong queued, sent, retries, rejected, too_large;
 };
-
-static void logf_(struct sc_remote *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void logf_(struct sc_remote *r, const char *fmt, ...)
-{
-    if (!r->o.log)
-        return;
-    char line[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    r->o.log(r->o.log_ctx, line);
-}
 
 int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *err)
 {
@@ -79,15 +67,14 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
         sc_remote_stop_free(r, 0);
         return rc;
     }
-    sc_queue_set_log(r->q, r->o.log, r->o.log_ctx);
     struct sc_queue_stats qs;
     sc_queue_stats(r->q, &qs);
     if (qs.unfinished)
-        logf_(r, "queue '%s': removed %llu unfinished writes (tmp-*) a crash left", o->queue_dir,
-              (unsigned long long)qs.unfinished);
+        sc_logf("queue '%s': removed %llu unfinished writes (tmp-*) a crash left", o->queue_dir,
+                (unsigned long long)qs.unfinished);
     if (qs.entries)
-        logf_(r, "queue '%s' holds %llu profiles (%llu bytes) from before: sending them first",
-              o->queue_dir, (unsigned long long)qs.entries, (unsigned long long)qs.bytes);
+        sc_logf("queue '%s' holds %llu profiles (%llu bytes) from before: sending them first",
+                o->queue_dir, (unsigned long long)qs.entries, (unsigned long long)qs.bytes);
     r->o.queue_dir = NULL; /* not kept */
     r->o.url = r->o.token = NULL;
     *out = r;
@@ -130,11 +117,10 @@ int sc_remote_sink(void *remote, const struct sc_scraped *p, char *err)
         /* after sc_queue_push: the entry is on disk (fsync'd, renamed, directory fsync'd),
          * so this line is the proof of what a crash cannot lose (tests/e2e/agent_crash.py) */
         if (r->o.verbose)
-            logf_(r,
-                  "queued job=%s instance=%s profile=%s from=%lld until=%lld samples=%u "
-                  "bytes=%zu%s",
-                  p->job, p->instance, p->profile, (long long)p->from_ns, (long long)p->until_ns,
-                  (unsigned)p->samples, body.len, p->restart ? " restart=1" : "");
+            sc_logf("queued job=%s instance=%s profile=%s from=%lld until=%lld samples=%u "
+                    "bytes=%zu%s",
+                    p->job, p->instance, p->profile, (long long)p->from_ns, (long long)p->until_ns,
+                    (unsigned)p->samples, body.len, p->restart ? " restart=1" : "");
     }
     sc_buf_release(&meta);
     sc_buf_release(&body);
@@ -308,18 +294,18 @@ static void *sender_main(void *arg)
             atomic_fetch_add(&r->sent, 1);
             pthread_mutex_lock(&r->mu);
             if (r->failing)
-                logf_(r, "remote write works again");
+                sc_logf("remote write works again");
             r->failing = 0;
             r->backoff_ns = 0;
             pthread_mutex_unlock(&r->mu);
             if (r->o.verbose)
-                logf_(r, "sent %s", en.meta.data ? en.meta.data : "");
+                sc_logf("sent %s", en.meta.data ? en.meta.data : "");
         } else if (cc == 0 && status >= 400 && status < 500 && status != 408 && status != 429) {
             /* the server will never take it: retrying would block the queue for good */
             sc_queue_done(r->q, en.seq);
             atomic_fetch_add(&r->rejected, 1);
-            logf_(r, "remote write rejected a profile, dropped it: HTTP %ld: %s (%s)", status, ex,
-                  en.meta.data ? en.meta.data : "");
+            sc_logf("remote write rejected a profile, dropped it: HTTP %ld: %s (%s)", status, ex,
+                    en.meta.data ? en.meta.data : "");
         } else {
             sc_queue_putback(r->q, en.seq);
             atomic_fetch_add(&r->retries, 1);
@@ -340,9 +326,9 @@ static void *sender_main(void *arg)
             }
             if (!r->failing && !atomic_load(&r->abort_io)) {
                 if (cc)
-                    logf_(r, "remote write failed, will retry: %s", errbuf);
+                    sc_logf("remote write failed, will retry: %s", errbuf);
                 else
-                    logf_(r, "remote write failed, will retry: HTTP %ld: %s", status, ex);
+                    sc_logf("remote write failed, will retry: HTTP %ld: %s", status, ex);
             }
             r->failing = 1;
             pthread_mutex_unlock(&r->mu);
@@ -399,8 +385,8 @@ void sc_remote_stop_free(struct sc_remote *r, int64_t flush_ns)
         struct sc_queue_stats qs;
         sc_queue_stats(r->q, &qs);
         if (qs.entries)
-            logf_(r, "%llu profiles stay queued (%llu bytes) for the next start",
-                  (unsigned long long)qs.entries, (unsigned long long)qs.bytes);
+            sc_logf("%llu profiles stay queued (%llu bytes) for the next start",
+                    (unsigned long long)qs.entries, (unsigned long long)qs.bytes);
     }
     sc_queue_close(r->q);
     free(r->url);

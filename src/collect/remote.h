@@ -30,10 +30,6 @@ struct sc_remote_opts {
     int64_t timeout_ns;       /* per push, 0: 30 s */
     uint32_t senders;         /* concurrent pushes, 0: 2 */
     int verbose;              /* log every queued and sent profile, not only problems */
-    /* where log lines go (one line, no newline); NULL: nowhere. May be called from any
-     * thread. */
-    void (*log)(void *ctx, const char *line);
-    void *log_ctx;
 };
 
 /* Opens the queue (what a previous run left is sent first). 0 or SC_E*. */

@@ -19,8 +19,9 @@ void sc_log_set(sc_log_fn fn, void *ctx);
  * it back afterwards. */
 sc_log_fn sc_log_get(void **ctx);
 
-/* Formats one message (truncated past SC_LOG_LEN bytes) and hands it to the sink. */
-#define SC_LOG_LEN 1024
+/* Formats one message (truncated past SC_LOG_LEN bytes: room for a path of PATH_MAX and
+ * what is said of it) and hands it to the sink. */
+#define SC_LOG_LEN 4608
 void sc_logf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

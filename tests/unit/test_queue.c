@@ -3,6 +3,7 @@
 
 #include "collect/queue.h"
 #include "model/error.h"
+#include "model/log.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -172,7 +173,9 @@ static void test_corrupt(void)
     }
     T_EQ_INT(truncate(names[2], 30), 0); /* a header, half a body */
     T_EQ_INT(sc_queue_open(dir, 1 << 20, &q, err), 0);
-    sc_queue_set_log(q, log_line, NULL);
+    void *was_ctx;
+    sc_log_fn was = sc_log_get(&was_ctx);
+    sc_log_set(log_line, NULL);
     uint64_t s;
     T_EQ_STR(take(q, &s), "good1");
     sc_queue_done(q, s);
@@ -186,6 +189,7 @@ static void test_corrupt(void)
     T_EQ_INT(nlogged, 2);
     T_CHECK(strstr(logged[0], names[1]) && strstr(logged[0], "checksum mismatch"));
     T_CHECK(strstr(logged[1], names[2]) && strstr(logged[1], "truncated"));
+    sc_log_set(was, was_ctx);
     sc_queue_close(q);
 }
 
