@@ -25,6 +25,7 @@
  * as that thread). The sched_switch samples are in record_offcpu.c.
  */
 #include "collect/record_int.h"
+#include "model/bytes.h"
 #include "model/error.h"
 
 #include <linux/perf_event.h>
@@ -35,29 +36,15 @@
 #define SAMPLE_ID_LEN 24
 #define KERNEL_START 0xffff800000000000ULL /* x86-64 and arm64: the kernel's half */
 
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
 int64_t sc_rec_time(const uint8_t *rec, size_t len)
 {
     if (len < 8)
         return 0;
-    uint32_t type = rd32(rec);
+    uint32_t type = sc_rd32(rec);
     if (type == PERF_RECORD_SAMPLE)
-        return len >= 32 ? (int64_t)rd64(rec + 24) : 0;
+        return len >= 32 ? (int64_t)sc_rd64(rec + 24) : 0;
     if (len >= 8 + SAMPLE_ID_LEN)
-        return (int64_t)rd64(rec + len - 16);
+        return (int64_t)sc_rd64(rec + len - 16);
     return 0;
 }
 
@@ -401,7 +388,7 @@ static void on_comm(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t 
 {
     if (n < 8 + SAMPLE_ID_LEN)
         return;
-    int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 4);
+    int32_t pid = (int32_t)sc_rd32(b), tid = (int32_t)sc_rd32(b + 4);
     struct rec_task *t = task_get(r, pid, tid, 1);
     if (!t)
         return;
@@ -425,14 +412,14 @@ static void on_mmap2(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t
 {
     if (n < 64 + SAMPLE_ID_LEN)
         return;
-    int32_t pid = (int32_t)rd32(b);
-    uint64_t addr = rd64(b + 8), len = rd64(b + 16), pgoff = rd64(b + 24);
+    int32_t pid = (int32_t)sc_rd32(b);
+    uint64_t addr = sc_rd64(b + 8), len = sc_rd64(b + 16), pgoff = sc_rd64(b + 24);
     uint64_t dev = 0, ino = 0;
     if (!(misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-        dev = (uint64_t)rd32(b + 32) << 32 | rd32(b + 36);
-        ino = rd64(b + 40);
+        dev = (uint64_t)sc_rd32(b + 32) << 32 | sc_rd32(b + 36);
+        ino = sc_rd64(b + 40);
     }
-    uint32_t prot = rd32(b + 56);
+    uint32_t prot = sc_rd32(b + 56);
     if (!(prot & 4 /* PROT_EXEC */) || pid <= 0 || len == 0 || addr + len < addr)
         return;
     const char *path = (const char *)b + 64;
@@ -449,8 +436,8 @@ static void on_fork(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
     if (n < 24)
         return;
-    int32_t pid = (int32_t)rd32(b), ppid = (int32_t)rd32(b + 4);
-    int32_t tid = (int32_t)rd32(b + 8), ptid = (int32_t)rd32(b + 12);
+    int32_t pid = (int32_t)sc_rd32(b), ppid = (int32_t)sc_rd32(b + 4);
+    int32_t tid = (int32_t)sc_rd32(b + 8), ptid = (int32_t)sc_rd32(b + 12);
     sc_map64_upsert(&r->forked, (uint32_t)tid, 0, NULL);
     char comm[16] = "";
     uint32_t *ps = sc_map64_get(&r->task_index, (uint32_t)ptid);
@@ -490,7 +477,7 @@ static void on_exit_record(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
     if (n < 24)
         return;
-    int32_t pid = (int32_t)rd32(b), tid = (int32_t)rd32(b + 8);
+    int32_t pid = (int32_t)sc_rd32(b), tid = (int32_t)sc_rd32(b + 8);
     sc_rec_offcpu_exit(r, tid);
     uint32_t *ts = sc_map64_get(&r->task_index, (uint32_t)tid);
     if (ts && *ts < r->ntasks && !r->tasks[*ts].dead) {
@@ -631,22 +618,22 @@ struct user_stack {
 static int user_stack(const uint8_t *p, size_t n, struct user_stack *u)
 {
     const struct rec_arch *a = sc_rec_unwind_arch();
-    if (!a || n < 8 || rd64(p) != PERF_SAMPLE_REGS_ABI_64)
+    if (!a || n < 8 || sc_rd64(p) != PERF_SAMPLE_REGS_ABI_64)
         return 0;
     size_t rb = 8 + 8 * (size_t)a->nregs;
     if (n < rb + 8)
         return 0;
     memset(u, 0, sizeof *u);
     const uint8_t *v = p + 8;
-    u->regs.pc = rd64(v + 8 * (size_t)a->pc);
-    u->regs.sp = rd64(v + 8 * (size_t)a->sp);
-    u->regs.fp = rd64(v + 8 * (size_t)a->fp);
+    u->regs.pc = sc_rd64(v + 8 * (size_t)a->pc);
+    u->regs.sp = sc_rd64(v + 8 * (size_t)a->sp);
+    u->regs.fp = sc_rd64(v + 8 * (size_t)a->fp);
     if (a->lr != UINT32_MAX)
-        u->regs.lr = rd64(v + 8 * (size_t)a->lr);
-    uint64_t size = rd64(p + rb);
+        u->regs.lr = sc_rd64(v + 8 * (size_t)a->lr);
+    uint64_t size = sc_rd64(p + rb);
     if (size > n - rb - 8 || n - rb - 8 - size < 8)
         return size == 0; /* registers, no stack (the walk stops at its first read) */
-    uint64_t dyn = rd64(p + rb + 8 + size);
+    uint64_t dyn = sc_rd64(p + rb + 8 + size);
     u->data = p + rb + 8;
     u->len = dyn < size ? (size_t)dyn : (size_t)size;
     return 1;
@@ -742,7 +729,7 @@ int sc_rec_stack_of(struct sc_recorder *r, int32_t pid, const uint8_t *ips, uint
     int first = 1;
     /* kernel frames as they are; the kernel's user frames for user_frames */
     for (uint64_t i = 0; i < nr && nlocs < MAX_FRAMES; i++) {
-        uint64_t ip = rd64(ips + 8 * i);
+        uint64_t ip = sc_rd64(ips + 8 * i);
         if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
             ctx = ip;
             first = 1;
@@ -832,9 +819,9 @@ static int on_sample(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
     if (n < 48)
         return 1;
-    int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
-    int64_t time = (int64_t)rd64(b + 16);
-    uint64_t period = rd64(b + 32), nr = rd64(b + 40);
+    int32_t pid = (int32_t)sc_rd32(b + 8), tid = (int32_t)sc_rd32(b + 12);
+    int64_t time = (int64_t)sc_rd64(b + 16);
+    uint64_t period = sc_rd64(b + 32), nr = sc_rd64(b + 40);
     if (nr > (n - 48) / 8)
         return 1;
     const uint8_t *ips = b + 48;
@@ -854,7 +841,7 @@ static int on_switch(struct sc_recorder *r, const uint8_t *b, size_t n, uint16_t
     if (n < SAMPLE_ID_LEN || (misc & PERF_RECORD_MISC_SWITCH_OUT))
         return 0;
     const uint8_t *id = b + n - SAMPLE_ID_LEN;
-    return sc_rec_switch_in(r, (int32_t)rd32(id + 4), (int64_t)rd64(id + 8));
+    return sc_rec_switch_in(r, (int32_t)sc_rd32(id + 4), (int64_t)sc_rd64(id + 8));
 }
 
 int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len)
@@ -864,7 +851,7 @@ int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len)
         r->st.bad_records++;
         return 0;
     }
-    uint32_t type = rd32(p);
+    uint32_t type = sc_rd32(p);
     uint16_t misc, size;
     memcpy(&misc, p + 4, 2);
     memcpy(&size, p + 6, 2);
@@ -890,7 +877,7 @@ int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len)
             }
         } else if ((type == PERF_RECORD_LOST && n >= 16) ||
                    (type == PERF_RECORD_LOST_SAMPLES && n >= 8)) {
-            uint64_t lost = rd64(type == PERF_RECORD_LOST ? b + 8 : b);
+            uint64_t lost = sc_rd64(type == PERF_RECORD_LOST ? b + 8 : b);
             r->st.offcpu_lost += lost;
             r->win_switch_lost += lost;
         }
@@ -922,14 +909,14 @@ int sc_rec_feed(struct sc_recorder *r, int kind, const void *rec, size_t len)
         break;
     case PERF_RECORD_LOST:
         if (n >= 16) {
-            r->st.lost += rd64(b + 8);
-            r->win_lost += rd64(b + 8);
+            r->st.lost += sc_rd64(b + 8);
+            r->win_lost += sc_rd64(b + 8);
         }
         break;
     case PERF_RECORD_LOST_SAMPLES:
         if (n >= 8) {
-            r->st.lost += rd64(b);
-            r->win_lost += rd64(b);
+            r->st.lost += sc_rd64(b);
+            r->win_lost += sc_rd64(b);
         }
         break;
     default:

@@ -24,6 +24,7 @@
  * goes when the thread returns, exits, or switches out again without a return seen (lost
  * records), and all of them when the location cache is dropped. */
 #include "collect/record_int.h"
+#include "model/bytes.h"
 #include "model/error.h"
 
 #include <errno.h>
@@ -37,20 +38,6 @@
 /* prev_state's bits, as the tracepoint reports them (the kernel's TASK_REPORT bits) */
 #define STATE_BLOCKED 0x03u /* S, D */
 #define STATE_SKIPPED 0xfcu /* T, t, X, Z, P, I */
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 /* ---- the tracepoint ---- */
 
@@ -190,20 +177,20 @@ int sc_rec_switch_out(struct sc_recorder *r, const uint8_t *b, size_t n)
 {
     if (n < 48)
         return 1;
-    int32_t pid = (int32_t)rd32(b + 8), tid = (int32_t)rd32(b + 12);
-    int64_t time = (int64_t)rd64(b + 16);
-    uint64_t nr = rd64(b + 40);
+    int32_t pid = (int32_t)sc_rd32(b + 8), tid = (int32_t)sc_rd32(b + 12);
+    int64_t time = (int64_t)sc_rd64(b + 16);
+    uint64_t nr = sc_rd64(b + 40);
     if (nr > (n - 48) / 8)
         return 1;
     const uint8_t *ips = b + 48, *raw = ips + 8 * nr;
     size_t left = n - 48 - 8 * nr;
     if (left < 4)
         return 1;
-    uint32_t raw_size = rd32(raw);
+    uint32_t raw_size = sc_rd32(raw);
     if (raw_size > left - 4 || r->tp_state_off + r->tp_state_sz > raw_size)
         return 1;
-    uint64_t state =
-        r->tp_state_sz == 8 ? rd64(raw + 4 + r->tp_state_off) : rd32(raw + 4 + r->tp_state_off);
+    uint64_t state = r->tp_state_sz == 8 ? sc_rd64(raw + 4 + r->tp_state_off)
+                                         : sc_rd32(raw + 4 + r->tp_state_off);
     r->st.switches++;
     if (tid == 0 || (!(state & STATE_BLOCKED) && (state & STATE_SKIPPED)))
         return 0; /* the idle task (when the filter is missing), or not waiting for anything */

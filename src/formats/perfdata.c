@@ -5,6 +5,7 @@
 #include "formats/perf.h"
 #include "model/budget.h"
 #include "model/buf.h"
+#include "model/bytes.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -119,20 +120,6 @@ enum { FEAT_BUILD_ID = 2, FEAT_EVENT_DESC = 12 };
  * before it costs quadratic time or memory (a mapping's insertion is linear in them). */
 #define MAX_PROC_MAPS (1u << 14)
 #define MAX_MAPS (1u << 22)
-
-static uint32_t rd32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
 
 struct attr {
     uint32_t type, size;
@@ -279,8 +266,8 @@ int sc_perfdata_detect(const void *buf, size_t n)
 /* A section {offset, size} at off, checked against the file. */
 static int section(struct dec *d, size_t at, const char *what, uint64_t *off, uint64_t *size)
 {
-    *off = rd64(d->buf + at);
-    *size = rd64(d->buf + at + 8);
+    *off = sc_rd64(d->buf + at);
+    *size = sc_rd64(d->buf + at + 8);
     if (*off > d->n || *size > d->n - *off)
         return sc_errf(d->err, SC_EFORMAT,
                        "perf.data: the %s section (%llu bytes at %llu) is past the end of the file "
@@ -318,27 +305,27 @@ static void parse_attr(const uint8_t *b, size_t avail, struct attr *a)
 {
     uint8_t tmp[136];
     memset(tmp, 0, sizeof tmp);
-    uint32_t sz = avail >= 8 ? rd32(b + 4) : 0;
+    uint32_t sz = avail >= 8 ? sc_rd32(b + 4) : 0;
     if (sz > avail)
         sz = (uint32_t)avail;
     if (sz == 0)
         sz = avail < 64 ? (uint32_t)avail : 64; /* PERF_ATTR_SIZE_VER0 */
     memcpy(tmp, b, sz < sizeof tmp ? sz : sizeof tmp);
     memset(a, 0, sizeof *a);
-    a->type = rd32(tmp);
+    a->type = sc_rd32(tmp);
     a->size = sz;
-    a->config = rd64(tmp + 8);
-    a->period = rd64(tmp + 16);
-    a->sample_type = rd64(tmp + 24);
-    a->read_format = rd64(tmp + 32);
-    a->flags = rd64(tmp + 40);
-    a->branch_type = rd64(tmp + 72);
-    a->regs_user = rd64(tmp + 80);
+    a->config = sc_rd64(tmp + 8);
+    a->period = sc_rd64(tmp + 16);
+    a->sample_type = sc_rd64(tmp + 24);
+    a->read_format = sc_rd64(tmp + 32);
+    a->flags = sc_rd64(tmp + 40);
+    a->branch_type = sc_rd64(tmp + 72);
+    a->regs_user = sc_rd64(tmp + 80);
 }
 
 static int read_attrs(struct dec *d)
 {
-    uint64_t asz = rd64(d->buf + 16), off, size;
+    uint64_t asz = sc_rd64(d->buf + 16), off, size;
     int rc = section(d, 24, "attrs", &off, &size);
     if (rc)
         return rc;
@@ -366,7 +353,7 @@ static int read_attrs(struct dec *d)
             return rc;
         for (uint64_t k = 0; k + 8 <= isz; k += 8) {
             int added;
-            uint32_t *v = sc_map64_upsert(&d->ids, rd64(d->buf + ioff + k), i, &added);
+            uint32_t *v = sc_map64_upsert(&d->ids, sc_rd64(d->buf + ioff + k), i, &added);
             if (!v)
                 return oom(d);
         }
@@ -380,13 +367,13 @@ static void event_desc(struct dec *d, uint64_t off, uint64_t size)
     const uint8_t *b = d->buf + off, *e = b + size;
     if (size < 8)
         return;
-    uint32_t nr = rd32(b), asz = rd32(b + 4);
+    uint32_t nr = sc_rd32(b), asz = sc_rd32(b + 4);
     b += 8;
     for (uint32_t i = 0; i < nr && i < d->nattrs; i++) {
         if ((size_t)(e - b) < (size_t)asz + 8)
             return;
         b += asz;
-        uint32_t nids = rd32(b), len = rd32(b + 4);
+        uint32_t nids = sc_rd32(b), len = sc_rd32(b + 4);
         b += 8;
         if (len > (size_t)(e - b))
             return;
@@ -407,8 +394,8 @@ static int build_ids(struct dec *d, uint64_t off, uint64_t size)
 {
     const uint8_t *b = d->buf + off, *e = b + size;
     while ((size_t)(e - b) >= 8 + 4 + 24) {
-        uint16_t misc = (uint16_t)(rd32(b + 4) & 0xffff);
-        uint16_t rs = (uint16_t)(rd32(b + 4) >> 16);
+        uint16_t misc = (uint16_t)(sc_rd32(b + 4) & 0xffff);
+        uint16_t rs = (uint16_t)(sc_rd32(b + 4) >> 16);
         if (rs < 8 + 4 + 24 || rs > (size_t)(e - b))
             break;
         const uint8_t *id = b + 12;
@@ -442,12 +429,12 @@ static int read_features(struct dec *d, uint64_t data_end)
 {
     uint64_t at = data_end;
     for (int bit = 0; bit < 256; bit++) {
-        uint64_t word = rd64(d->buf + 72 + (size_t)(bit / 64) * 8);
+        uint64_t word = sc_rd64(d->buf + 72 + (size_t)(bit / 64) * 8);
         if (!(word >> (bit % 64) & 1))
             continue;
         if (at > d->n || d->n - at < 16)
             return 0; /* no table: names and build ids are then unknown, as for perf */
-        uint64_t off = rd64(d->buf + at), size = rd64(d->buf + at + 8);
+        uint64_t off = sc_rd64(d->buf + at), size = sc_rd64(d->buf + at + 8);
         at += 16;
         if (off > d->n || size > d->n - off)
             continue;
@@ -472,7 +459,7 @@ static int64_t id_time(const struct dec *d, const uint8_t *r, size_t rs)
         return -1;
     const struct attr *a = &d->attrs[0];
     if (d->nattrs > 1 && (a->sample_type & S_IDENTIFIER) && rs >= 16) {
-        uint32_t *v = sc_map64_get(&d->ids, rd64(r + rs - 8));
+        uint32_t *v = sc_map64_get(&d->ids, sc_rd64(r + rs - 8));
         if (v)
             a = &d->attrs[*v];
     }
@@ -483,7 +470,7 @@ static int64_t id_time(const struct dec *d, const uint8_t *r, size_t rs)
         8 + 8 * (size_t)(!!(t & S_ID) + !!(t & S_STREAM_ID) + !!(t & S_CPU) + !!(t & S_IDENTIFIER));
     if (rs < 8 + back)
         return -1;
-    return (int64_t)rd64(r + rs - back);
+    return (int64_t)sc_rd64(r + rs - back);
 }
 
 /* The attr of a sample. */
@@ -498,7 +485,7 @@ static const struct attr *sample_attr(const struct dec *d, const uint8_t *r, siz
     if (a0->sample_type & S_IDENTIFIER) {
         if (rs < 16)
             return NULL;
-        id = rd64(r + 8);
+        id = sc_rd64(r + 8);
     } else if (a0->sample_type & S_ID) {
         /* ID after IP, TID, TIME, ADDR (perf needs them alike in all events then) */
         uint64_t t = a0->sample_type;
@@ -506,7 +493,7 @@ static const struct attr *sample_attr(const struct dec *d, const uint8_t *r, siz
             8 + 8 * (size_t)(!!(t & S_IP) + !!(t & S_TID) + !!(t & S_TIME) + !!(t & S_ADDR));
         if (rs < at + 8)
             return NULL;
-        id = rd64(r + at);
+        id = sc_rd64(r + at);
     } else {
         return a0;
     }
@@ -542,8 +529,8 @@ static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out,
             break;
         }
         const uint8_t *r = d->buf + at;
-        uint32_t type = rd32(r);
-        size_t rs = rd32(r + 4) >> 16;
+        uint32_t type = sc_rd32(r);
+        size_t rs = sc_rd32(r + 4) >> 16;
         if (rs < 8 || rs > end - at) {
             rc = sc_errf(d->err, SC_EFORMAT, "perf.data: the record at offset %llu (%zu bytes) %s",
                          (unsigned long long)at, rs,
@@ -564,10 +551,10 @@ static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out,
                         8 + 8 * (size_t)(!!(a->sample_type & S_IDENTIFIER) +
                                          !!(a->sample_type & S_IP) + !!(a->sample_type & S_TID));
                     if (rs >= k + 8)
-                        t = (int64_t)rd64(r + k);
+                        t = (int64_t)sc_rd64(r + k);
                 }
             } else if (type == R_FORK || type == R_EXIT) {
-                t = rs >= 32 ? (int64_t)rd64(r + 24) : -1;
+                t = rs >= 32 ? (int64_t)sc_rd64(r + 24) : -1;
             } else {
                 t = id_time(d, r, rs);
             }
@@ -792,21 +779,21 @@ static const char *binary_of(struct dec *d, const char *path, size_t *len)
 
 static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
 {
-    uint16_t misc = (uint16_t)(rd32(r + 4) & 0xffff);
+    uint16_t misc = (uint16_t)(sc_rd32(r + 4) & 0xffff);
     size_t fixed = v2 ? 72 : 40;
     if (rs < fixed + 1)
         return 0;
     int mode = misc & MISC_CPUMODE;
     if (mode != MODE_USER || (misc & MISC_MMAP_DATA))
         return 0; /* the kernel's and its modules' maps: kallsyms names them */
-    if (v2 && !(rd32(r + 64) & 4 /* PROT_EXEC */))
+    if (v2 && !(sc_rd32(r + 64) & 4 /* PROT_EXEC */))
         return 0;
-    int32_t pid = (int32_t)rd32(r + 8);
-    uint64_t start = rd64(r + 16), len = rd64(r + 24), pgoff = rd64(r + 32);
+    int32_t pid = (int32_t)sc_rd32(r + 8);
+    uint64_t start = sc_rd64(r + 16), len = sc_rd64(r + 24), pgoff = sc_rd64(r + 32);
     uint64_t dev = 0, ino = 0;
     if (v2 && !(misc & MISC_MMAP_BUILD_ID)) {
-        dev = (uint64_t)rd32(r + 40) << 32 | rd32(r + 44);
-        ino = rd64(r + 48);
+        dev = (uint64_t)sc_rd32(r + 40) << 32 | sc_rd32(r + 44);
+        ino = sc_rd64(r + 48);
     }
     const char *fn = (const char *)r + fixed;
     size_t fl = strnlen(fn, rs - fixed);
@@ -862,7 +849,7 @@ static int on_comm(struct dec *d, const uint8_t *r, size_t rs)
 {
     if (rs < 17)
         return 0;
-    int32_t pid = (int32_t)rd32(r + 8), tid = (int32_t)rd32(r + 12);
+    int32_t pid = (int32_t)sc_rd32(r + 8), tid = (int32_t)sc_rd32(r + 12);
     const char *c = (const char *)r + 16;
     struct thread *t = thread_get(d, pid, tid);
     if (!t)
@@ -874,8 +861,8 @@ static int on_fork(struct dec *d, const uint8_t *r, size_t rs)
 {
     if (rs < 32)
         return 0;
-    int32_t pid = (int32_t)rd32(r + 8), ppid = (int32_t)rd32(r + 12);
-    int32_t tid = (int32_t)rd32(r + 16), ptid = (int32_t)rd32(r + 20);
+    int32_t pid = (int32_t)sc_rd32(r + 8), ppid = (int32_t)sc_rd32(r + 12);
+    int32_t tid = (int32_t)sc_rd32(r + 16), ptid = (int32_t)sc_rd32(r + 20);
     struct thread *parent = thread_get(d, ppid, ptid);
     if (!parent)
         return oom(d);
@@ -1190,10 +1177,10 @@ static int unwind_user(struct dec *d, const struct attr *a, const struct proc *p
     if (!reg_index(a->regs_user, bpc, &ipc) || !reg_index(a->regs_user, bsp, &isp) ||
         !reg_index(a->regs_user, bfp, &ifp) || ipc >= nregs || isp >= nregs || ifp >= nregs)
         return 0;
-    struct sc_unwind_regs r = {rd64(regs + 8 * (size_t)ipc), rd64(regs + 8 * (size_t)isp),
-                               rd64(regs + 8 * (size_t)ifp), 0};
+    struct sc_unwind_regs r = {sc_rd64(regs + 8 * (size_t)ipc), sc_rd64(regs + 8 * (size_t)isp),
+                               sc_rd64(regs + 8 * (size_t)ifp), 0};
     if (reg_index(a->regs_user, blr, &ilr) && ilr < nregs)
-        r.lr = rd64(regs + 8 * (size_t)ilr);
+        r.lr = sc_rd64(regs + 8 * (size_t)ilr);
     if (!d->uw && !d->o->no_local_files && sym_ready(d)) {
         char err[SC_ERR_LEN];
         if (sc_unwind_cache_new(0, NULL, &d->uw, err))
@@ -1245,18 +1232,18 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     }
     if (t & S_IP) {
         NEED(8);
-        f->ip = rd64(r + at);
+        f->ip = sc_rd64(r + at);
         at += 8;
     }
     if (t & S_TID) {
         NEED(8);
-        f->pid = (int32_t)rd32(r + at);
-        f->tid = (int32_t)rd32(r + at + 4);
+        f->pid = (int32_t)sc_rd32(r + at);
+        f->tid = (int32_t)sc_rd32(r + at + 4);
         at += 8;
     }
     if (t & S_TIME) {
         NEED(8);
-        f->time = rd64(r + at);
+        f->time = sc_rd64(r + at);
         at += 8;
     }
     size_t skip = 8 * (size_t)(!!(t & S_ADDR) + !!(t & S_ID) + !!(t & S_STREAM_ID) + !!(t & S_CPU));
@@ -1265,7 +1252,7 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     f->period = 1;
     if (t & S_PERIOD) {
         NEED(8);
-        f->period = rd64(r + at);
+        f->period = sc_rd64(r + at);
         at += 8;
     }
     if (t & S_READ) {
@@ -1274,7 +1261,7 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
         uint64_t times = !!(rf & F_TOTAL_TIME_ENABLED) + !!(rf & F_TOTAL_TIME_RUNNING);
         if (rf & F_GROUP) {
             NEED(8);
-            uint64_t nr = rd64(r + at);
+            uint64_t nr = sc_rd64(r + at);
             if (nr > rs / 8)
                 return 1;
             NEED(8 * (1 + times + nr * per));
@@ -1286,7 +1273,7 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     }
     if (t & S_CALLCHAIN) {
         NEED(8);
-        f->nr = rd64(r + at);
+        f->nr = sc_rd64(r + at);
         at += 8;
         if (f->nr > (rs - at) / 8)
             return 1;
@@ -1295,13 +1282,13 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     }
     if (t & S_RAW) {
         NEED(4);
-        uint32_t k = rd32(r + at);
+        uint32_t k = sc_rd32(r + at);
         NEED(4 + (uint64_t)k);
         at += 4 + (size_t)k;
     }
     if (t & S_BRANCH_STACK) {
         NEED(8);
-        uint64_t nr = rd64(r + at);
+        uint64_t nr = sc_rd64(r + at);
         at += 8;
         if (a->branch_type & (1u << 17)) { /* PERF_SAMPLE_BRANCH_HW_INDEX */
             NEED(8);
@@ -1314,7 +1301,7 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     }
     if (t & S_REGS_USER) {
         NEED(8);
-        uint64_t abi = rd64(r + at);
+        uint64_t abi = sc_rd64(r + at);
         at += 8;
         if (abi) {
             size_t nregs = (size_t)__builtin_popcountll(a->regs_user);
@@ -1326,14 +1313,14 @@ static int parse_sample(const struct attr *a, const uint8_t *r, size_t rs, struc
     }
     if (t & S_STACK_USER) {
         NEED(8);
-        uint64_t size = rd64(r + at);
+        uint64_t size = sc_rd64(r + at);
         at += 8;
         if (size) {
             NEED(size);
             f->stack = r + at;
             at += (size_t)size;
             NEED(8);
-            uint64_t dyn = rd64(r + at);
+            uint64_t dyn = sc_rd64(r + at);
             f->stack_len = dyn < size ? (size_t)dyn : (size_t)size;
         }
     }
@@ -1378,14 +1365,14 @@ static int sample_keys(struct dec *d, const struct attr *a, const uint8_t *r,
 {
     int rc = 0;
     if (!(a->sample_type & S_CALLCHAIN)) {
-        int mode = rd32(r + 4) & MISC_CPUMODE;
+        int mode = sc_rd32(r + 4) & MISC_CPUMODE;
         return name_ip(d, p, mode == MODE_KERNEL || mode == MODE_USER ? mode : 0, f->ip, 0, 0,
                        java);
     }
     int mode = MODE_USER;
     uint32_t kept = 0;
     for (uint64_t i = 0; i < f->nr && kept < MAX_STACK && !rc; i++) {
-        uint64_t ip = rd64(f->chain + 8 * i);
+        uint64_t ip = sc_rd64(f->chain + 8 * i);
         if (ip < CONTEXT_MAX) {
             kept++;
             rc = name_ip(d, p, mode, ip, 1, 0, java);
@@ -1465,7 +1452,7 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
                         (a->sample_type & S_CALLCHAIN) ? 0 : f.ip,
                         f.pid,
                         p ? p->gen : 0,
-                        (uint8_t)(rd32(r + 4) & MISC_CPUMODE),
+                        (uint8_t)(sc_rd32(r + 4) & MISC_CPUMODE),
                         (uint8_t)t->java,
                         0,
                         0};
@@ -1673,8 +1660,8 @@ static int replay(struct dec *d, const struct rec *v, uint64_t n)
         if (rc)
             return rc;
         const uint8_t *r = d->buf + v[i].off;
-        size_t rs = rd32(r + 4) >> 16;
-        switch (rd32(r)) {
+        size_t rs = sc_rd32(r + 4) >> 16;
+        switch (sc_rd32(r)) {
         case R_SAMPLE:
             rc = on_sample(d, r, rs);
             break;
@@ -1740,7 +1727,7 @@ static int decode(struct dec *d)
     if (!memcmp(d->buf, "2ELIFREP", 8))
         return sc_errf(d->err, SC_EUNSUPPORTED,
                        "perf.data of a big-endian machine: read it there with perf script");
-    uint64_t hsz = rd64(d->buf + 8);
+    uint64_t hsz = sc_rd64(d->buf + 8);
     if (hsz == 16)
         return sc_errf(d->err, SC_EUNSUPPORTED,
                        "perf.data written to a pipe (perf record -o -): record to a file, or "
