@@ -194,60 +194,6 @@ static void read_file(const char *path, struct sc_buf *out, size_t max)
     fclose(f);
 }
 
-/* Puts [m->start, m->end) into the sorted, disjoint maps, cutting what it overlaps. */
-static int insert_map(struct rec_proc *p, const struct rec_map *m)
-{
-    if (m->end <= m->start)
-        return 0;
-    /* at most one existing map is split in two: room for two more */
-    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps))
-        return SC_ENOMEM;
-    uint32_t k = 0, n = p->nmaps;
-    struct rec_map right = {0, 0, 0, 0};
-    int have_right = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct rec_map e = p->maps[i];
-        if (e.end <= m->start || e.start >= m->end) {
-            p->maps[k++] = e;
-            continue;
-        }
-        if (e.end > m->end) {
-            right = (struct rec_map){m->end, e.end, e.pgoff + (m->end - e.start), e.dso};
-            have_right = 1;
-        }
-        if (e.start < m->start)
-            p->maps[k++] = (struct rec_map){e.start, m->start, e.pgoff, e.dso};
-    }
-    p->maps[k++] = *m;
-    if (have_right)
-        p->maps[k++] = right;
-    p->nmaps = k;
-    /* insertion keeps it nearly sorted: a simple insertion sort */
-    for (uint32_t i = 1; i < p->nmaps; i++) {
-        struct rec_map x = p->maps[i];
-        uint32_t j = i;
-        while (j > 0 && p->maps[j - 1].start > x.start) {
-            p->maps[j] = p->maps[j - 1];
-            j--;
-        }
-        p->maps[j] = x;
-    }
-    return 0;
-}
-
-static const struct rec_map *find_map(const struct rec_proc *p, uint64_t ip)
-{
-    uint32_t lo = 0, hi = p->nmaps;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p->maps[mid].start <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
-}
-
 /* The path of a mapping without the kernel's " (deleted)" mark. */
 static size_t trim_deleted(const char *path, size_t len)
 {
@@ -266,8 +212,8 @@ static int add_mapping(struct sc_recorder *r, struct rec_proc *p, uint64_t start
     sc_symbolizer_info(r->sym, (uint32_t)dso, &di);
     if (di.kind == SC_DSO_JIT)
         pgoff = start; /* JIT code is named by absolute addresses (perf maps) */
-    struct rec_map m = {start, end, pgoff, (uint32_t)dso};
-    return insert_map(p, &m);
+    struct sc_procmap m = {start, end, pgoff, (uint32_t)dso, 0, NULL, 0};
+    return sc_procmaps_insert(&p->maps, &p->nmaps, &p->cap, &m);
 }
 
 /* /proc/PID/maps: the executable mappings of a process that ran before we looked. */
@@ -647,7 +593,7 @@ struct walk {
 static int walk_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
 {
     struct walk *w = ctx;
-    const struct rec_map *m = find_map(w->proc, pc);
+    const struct sc_procmap *m = sc_procmaps_find(w->proc->maps, w->proc->nmaps, pc);
     if (!m)
         return 0;
     *off = pc - m->start + m->pgoff;
@@ -764,7 +710,7 @@ int sc_rec_stack_of(struct sc_recorder *r, int32_t pid, const uint8_t *ips, uint
     uint32_t nuser = user_frames(r, proc, kuser, nkuser, have_stack ? &us : NULL, user, whole);
     for (uint32_t i = 0; i < nuser && nlocs < MAX_FRAMES; i++) {
         uint64_t ip = user[i], a = i == 0 ? ip : ip - 1;
-        const struct rec_map *m = proc ? find_map(proc, ip) : NULL;
+        const struct sc_procmap *m = proc ? sc_procmaps_find(proc->maps, proc->nmaps, ip) : NULL;
         /* in no executable mapping: nothing that ran (a frame walk gone astray), one
          * [unknown] location for all of them */
         int64_t loc =

@@ -20,6 +20,7 @@
 #ifndef SC_RECORD_INT_H
 #define SC_RECORD_INT_H
 
+#include "collect/procmaps.h"
 #include "collect/record.h"
 #include "collect/unwind.h"
 #include "model/clock.h"
@@ -27,17 +28,11 @@
 
 #include <poll.h>
 
-/* An executable mapping of a process. */
-struct rec_map {
-    uint64_t start, end, pgoff;
-    uint32_t dso;
-};
-
 struct rec_proc {
     int32_t pid;
     uint8_t loaded; /* maps read (/proc) or built from records */
     uint8_t dead;
-    struct rec_map *maps; /* sorted by start, disjoint */
+    struct sc_procmap *maps; /* executable ones: sorted by start, disjoint (procmaps.h) */
     uint32_t nmaps, cap;
 };
 

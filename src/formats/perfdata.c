@@ -1,5 +1,6 @@
 /* perfdata.c - perf.data read directly: the profile `perf script | scorch top` would see. */
 #include "formats/perfdata.h"
+#include "collect/procmaps.h"
 #include "collect/symbols.h"
 #include "collect/unwind.h"
 #include "formats/perf.h"
@@ -132,16 +133,10 @@ struct rec {
     uint64_t off;
 };
 
-struct map {
-    uint64_t start, end, pgoff;
-    uint32_t dso;      /* the symbolizer's id; SC_DSO_ID_UNKNOWN when not to be read */
-    const char *path;  /* the dso as perf script prints it (in the arena) */
-    uint32_t path_len; /* (anonymous memory: /tmp/perf-PID.map) */
-    int jit;           /* addresses are absolute */
-};
-
+/* A mapping's dso is SC_DSO_ID_UNKNOWN when not to be read, its path the dso as perf
+ * script prints it (anonymous memory: /tmp/perf-PID.map). */
 struct proc {
-    struct map *maps; /* sorted, disjoint */
+    struct sc_procmap *maps; /* sorted, disjoint (procmaps.h) */
     uint32_t nmaps, cap;
     uint32_t gen; /* changes with the maps (the stacks cache's key) */
 };
@@ -645,64 +640,18 @@ static int default_comm(struct dec *d, struct thread *t)
     return rc;
 }
 
-/* Puts m into p's sorted, disjoint maps, cutting what it overlaps (perf's
- * maps__fixup_overlappings). */
-static int insert_map(struct proc *p, const struct map *m)
+/* Puts m into p's maps (cutting what it overlaps); a change of the maps is a new gen. */
+static int insert_map(struct proc *p, const struct sc_procmap *m)
 {
     if (m->end <= m->start)
         return 0;
     p->gen++;
-    if (sc_grow_array(&p->maps, &p->cap, (uint64_t)p->nmaps + 2, sizeof *p->maps))
-        return SC_ENOMEM;
-    uint32_t k = 0, n = p->nmaps;
-    struct map right;
-    int have_right = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct map e = p->maps[i];
-        if (e.end <= m->start || e.start >= m->end) {
-            p->maps[k++] = e;
-            continue;
-        }
-        if (e.end > m->end) {
-            right = e;
-            right.pgoff = e.jit ? e.pgoff : e.pgoff + (m->end - e.start);
-            right.start = m->end;
-            have_right = 1;
-        }
-        if (e.start < m->start) {
-            e.end = m->start;
-            p->maps[k++] = e;
-        }
-    }
-    p->maps[k++] = *m;
-    if (have_right)
-        p->maps[k++] = right;
-    p->nmaps = k;
-    for (uint32_t i = 1; i < p->nmaps; i++) {
-        struct map x = p->maps[i];
-        uint32_t j = i;
-        while (j > 0 && p->maps[j - 1].start > x.start) {
-            p->maps[j] = p->maps[j - 1];
-            j--;
-        }
-        p->maps[j] = x;
-    }
-    return 0;
+    return sc_procmaps_insert(&p->maps, &p->nmaps, &p->cap, m);
 }
 
-static const struct map *find_map(const struct proc *p, uint64_t ip)
+static const struct sc_procmap *find_map(const struct proc *p, uint64_t ip)
 {
-    if (!p)
-        return NULL;
-    uint32_t lo = 0, hi = p->nmaps;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (p->maps[mid].start <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo && ip < p->maps[lo - 1].end ? &p->maps[lo - 1] : NULL;
+    return p ? sc_procmaps_find(p->maps, p->nmaps, ip) : NULL;
 }
 
 static int is_anon(const char *s, size_t n)
@@ -800,7 +749,7 @@ static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
     struct proc *p = proc_get(d, pid);
     if (!p)
         return oom(d);
-    struct map m = {start, start + len, pgoff, SC_DSO_ID_UNKNOWN, NULL, 0, 0};
+    struct sc_procmap m = {start, start + len, pgoff, SC_DSO_ID_UNKNOWN, 0, NULL, 0};
     if (len == 0 || start + len < start)
         return 0;
     char anon[40];
@@ -1122,7 +1071,7 @@ static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, i
         return name_addr(d, local ? SC_DSO_ID_KERNEL : SC_DSO_ID_UNKNOWN, ip, ip, kernel_path, 0,
                          java);
     }
-    const struct map *m = mode == MODE_USER ? find_map(p, ip) : NULL;
+    const struct sc_procmap *m = mode == MODE_USER ? find_map(p, ip) : NULL;
     if (!m)
         return name_addr(d, SC_DSO_ID_UNKNOWN, ip, ip, unknown_path, 0, java);
     uint64_t off = m->jit ? ip : ip - m->start + m->pgoff;
@@ -1140,7 +1089,7 @@ struct walk {
 static int walk_find(void *ctx, uint64_t pc, const struct sc_unwind_table **t, uint64_t *off)
 {
     struct walk *w = ctx;
-    const struct map *m = find_map(w->p, pc);
+    const struct sc_procmap *m = find_map(w->p, pc);
     if (!m)
         return 0;
     *off = m->jit ? pc : pc - m->start + m->pgoff;
