@@ -1,6 +1,7 @@
 /* queue.c - entries as fsync'd files in a directory, oldest first, bounded in bytes. */
 #include "collect/queue.h"
 #include "model/error.h"
+#include "model/fileio.h"
 #include "model/clock.h"
 #include "model/hash.h"
 #include "model/log.h"
@@ -59,23 +60,6 @@ static uint64_t get_le(const unsigned char *p, int n)
 static void entry_path(const struct sc_queue *q, uint64_t seq, char *out, size_t n)
 {
     snprintf(out, n, "%s/%016" PRIx64 ".entry", q->dir, seq);
-}
-
-static int mkdir_p(const char *dir)
-{
-    char tmp[4096];
-    if (strlen(dir) >= sizeof tmp)
-        return -1;
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -145,7 +129,7 @@ static void make_room(struct sc_queue *q, uint64_t need)
 
 int sc_queue_open(const char *dir, uint64_t max_bytes, struct sc_queue **out, char *err)
 {
-    if (mkdir_p(dir))
+    if (sc_mkdir_p(dir))
         return sc_errf(err, SC_EIO, "cannot create queue directory '%s': %s", dir, strerror(errno));
     struct sc_queue *q = calloc(1, sizeof *q);
     if (!q || !(q->dir = strdup(dir))) {
@@ -225,21 +209,6 @@ void sc_queue_close(struct sc_queue *q)
     free(q);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void *body, size_t blen,
                   char *err)
 {
@@ -270,8 +239,8 @@ int sc_queue_push(struct sc_queue *q, const void *meta, size_t mlen, const void 
     snprintf(fin, sizeof fin, "%016" PRIx64 ".entry", seq);
     int rc = 0;
     int fd = openat(q->dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, head, HEAD) || write_all(fd, meta, mlen) ||
-        write_all(fd, body, blen) || write_all(fd, tail, TAIL) || fsync(fd)) {
+    if (fd < 0 || sc_write_all(fd, head, HEAD) || sc_write_all(fd, meta, mlen) ||
+        sc_write_all(fd, body, blen) || sc_write_all(fd, tail, TAIL) || fsync(fd)) {
         rc = sc_errf(err, SC_EIO, "cannot write to queue directory '%s': %s", q->dir,
                      strerror(errno));
     }

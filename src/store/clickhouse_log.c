@@ -17,6 +17,7 @@
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/fileio.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,37 +32,6 @@
 #define REC_HEAD 16
 #define BACKOFF_MIN_NS (250LL * 1000000)
 #define BACKOFF_MAX_NS (5LL * SC_NS_PER_S)
-
-static int mkdir_p(const char *dir)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s", dir) >= (int)sizeof tmp)
-        return -1;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 static int read_all(int fd, void *p, size_t n, uint64_t off)
 {
@@ -205,7 +175,7 @@ int ch_log_open(struct ch_store *s, struct ch_shard *sh, const char *dir, char *
     l->dir = strdup(dir);
     if (!l->dir)
         return sc_errf(err, SC_ENOMEM, "out of memory");
-    if (mkdir_p(dir))
+    if (sc_mkdir_p(dir))
         return sc_errf(err, SC_EIO, "cannot create %s: %s", dir, strerror(errno));
     l->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = l->dirfd >= 0 ? opendir(dir) : NULL;
@@ -320,7 +290,7 @@ int ch_log_append(struct ch_store *s, struct ch_shard *sh, const struct ch_pend 
     if (rc == 0) {
         uint64_t off = l->seg_bytes[l->seg - l->first_seg];
         struct ch_rec r = {l->written + rec.len, l->seg, len, off + REC_HEAD, sc_mono_ns()};
-        if (write_all(l->fd, rec.data, rec.len)) {
+        if (sc_write_all(l->fd, rec.data, rec.len)) {
             /* what was written of it is a torn record: later appends cannot follow it */
             l->broken = 1;
             rc = sc_errf(err, SC_EIO, "cannot write the local log of clickhouse shard %u: %s",
