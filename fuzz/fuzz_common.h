@@ -9,6 +9,7 @@
 
 #include "formats/folded.h"
 #include "formats/input.h"
+#include "formats/perf.h"
 #include "formats/pprof.h"
 #include "formats/speedscope.h"
 #include "model/buf.h"
@@ -232,6 +233,21 @@ static inline int fuzz_json_valid(const char *buf, size_t n)
     return j.p == j.end;
 }
 
+/* ---- perf ---- */
+
+/* The stackcollapse-perf.pl options (pid, tid, kernel, jit, addrs) picked by the low five
+ * bits of an input's first byte, the rest zero: the perf script and perf.data targets fuzz
+ * every combination. */
+static inline void fuzz_perf_opts(struct sc_perf_opts *o, uint8_t b)
+{
+    memset(o, 0, sizeof *o);
+    o->pid = b & 1;
+    o->tid = (b >> 1) & 1;
+    o->kernel = (b >> 2) & 1;
+    o->jit = (b >> 3) & 1;
+    o->addrs = (b >> 4) & 1;
+}
+
 /* ---- writers ---- */
 
 /* Renders every writer that takes a profile; what must hold for any decoded profile:
@@ -298,6 +314,42 @@ static inline void fuzz_pprof_roundtrip(const struct sc_profile *p)
     sc_buf_release(&b);
     sc_buf_release(&enc);
     sc_profile_free(q);
+}
+
+/* ---- speedscope round trips ---- */
+
+/* Writes p as speedscope with type vi and reads it back; the profile (freed by the
+ * caller). */
+static inline struct sc_profile *fuzz_speedscope_again(const struct sc_profile *p, int vi)
+{
+    char err[SC_ERR_LEN];
+    struct sc_buf js = SC_BUF_INIT;
+    FUZZ_CHECK(sc_speedscope_write(p, vi, "fuzz", &js, err) == 0);
+    struct sc_profile *q = sc_profile_new();
+    FUZZ_CHECK(q);
+    int rc = sc_speedscope_decode(js.data, js.len, &fuzz_limits, q, err);
+    if (rc) {
+        fprintf(stderr, "reading back the speedscope written failed: %s\n", err);
+        abort();
+    }
+    sc_buf_release(&js);
+    return q;
+}
+
+/* The folded stacks of every type of a and b are the same: a writer and its reader
+ * agree (the fixed point of a second round trip). */
+static inline void fuzz_same_folded(const struct sc_profile *a, const struct sc_profile *b)
+{
+    char err[SC_ERR_LEN];
+    FUZZ_CHECK(a->nsample_types == b->nsample_types);
+    for (uint32_t t = 0; t < a->nsample_types; t++) {
+        struct sc_buf x = SC_BUF_INIT, y = SC_BUF_INIT;
+        FUZZ_CHECK(sc_folded_write(a, (int)t, &x, err) == 0);
+        FUZZ_CHECK(sc_folded_write(b, (int)t, &y, err) == 0);
+        FUZZ_CHECK(x.len == y.len && (x.len == 0 || memcmp(x.data, y.data, x.len) == 0));
+        sc_buf_release(&x);
+        sc_buf_release(&y);
+    }
 }
 
 #endif

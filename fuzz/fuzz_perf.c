@@ -12,12 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     /* the first byte picks stackcollapse-perf.pl's options, so every combination is fuzzed */
     struct sc_perf_opts o;
-    memset(&o, 0, sizeof o);
-    o.pid = data[0] & 1;
-    o.tid = (data[0] >> 1) & 1;
-    o.kernel = (data[0] >> 2) & 1;
-    o.jit = (data[0] >> 3) & 1;
-    o.addrs = (data[0] >> 4) & 1;
+    fuzz_perf_opts(&o, data[0]);
     o.threads = 1 + ((data[0] >> 5) & 1);
     data++;
     size--;

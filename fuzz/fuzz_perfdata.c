@@ -13,12 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the first byte picks stackcollapse-perf.pl's options; no file the input names is read
      * (nor the kernel's symbols), so the walk of user stacks runs on frame pointers */
     struct sc_perf_opts o;
-    memset(&o, 0, sizeof o);
-    o.pid = data[0] & 1;
-    o.tid = (data[0] >> 1) & 1;
-    o.kernel = (data[0] >> 2) & 1;
-    o.jit = (data[0] >> 3) & 1;
-    o.addrs = (data[0] >> 4) & 1;
+    fuzz_perf_opts(&o, data[0]);
     struct sc_perfdata_opts po = {.no_local_files = 1};
     data++;
     size--;
