@@ -1,6 +1,7 @@
 /* test_cpuprofile.c - V8 .cpuprofile and Chrome trace reading: stacks, values, times, the
  * (root) node, hit counts, detection, and the errors of broken files. */
 #include "t.h"
+#include "t_profile.h"
 
 #include "formats/cpuprofile.h"
 #include "formats/folded.h"
@@ -12,25 +13,7 @@ static struct sc_limits lim;
 /* Decodes json; rc in *rc, the profile (free it) or NULL. */
 static struct sc_profile *dec(const char *json, int *rc, char *err)
 {
-    struct sc_profile *p = sc_profile_new();
-    *rc = sc_cpuprofile_decode(json, strlen(json), &lim, p, err);
-    if (*rc) {
-        sc_profile_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-/* folded lines of type t */
-static const char *folded(const struct sc_profile *p, int t)
-{
-    static struct sc_buf out;
-    char err[SC_ERR_LEN];
-    out.len = 0;
-    if (sc_folded_write(p, t, &out, err))
-        return "(error)";
-    sc_buf_putc(&out, 0);
-    return out.data;
+    return t_decode_text(sc_cpuprofile_decode, json, &lim, rc, err);
 }
 
 #define FRAME(name, url, line, col)                                                                \
@@ -67,8 +50,8 @@ static void test_node(void)
      * deltas count 0; an empty name is (anonymous) */
     T_EQ_INT(p->nsample_types, 2);
     T_EQ_INT(sc_profile_sample_index(p, NULL, err), 1);
-    T_EQ_STR(folded(p, 0), "(garbage collector) 1\n(root) 1\nmain 1\nmain;(anonymous) 2\n");
-    T_EQ_STR(folded(p, 1),
+    T_EQ_STR(t_folded(p, 0), "(garbage collector) 1\n(root) 1\nmain 1\nmain;(anonymous) 2\n");
+    T_EQ_STR(t_folded(p, 1),
              "(garbage collector) 1005000\n(root) 500000\nmain 10000\nmain;(anonymous) 1000000\n");
     /* times: startTime plus the deltas so far, in ns */
     T_EQ_INT(p->nsamples, 5);
@@ -106,8 +89,8 @@ static void test_hit_counts(void)
     T_EQ_INT(rc, 0);
     if (!p)
         return;
-    T_EQ_STR(folded(p, 0), "f 3\nf;g 1\n");
-    T_EQ_STR(folded(p, 1), "f 3000000\nf;g 1000000\n");
+    T_EQ_STR(t_folded(p, 0), "f 3\nf;g 1\n");
+    T_EQ_STR(t_folded(p, 1), "f 3000000\nf;g 1000000\n");
     T_EQ_INT(p->samples[0].time_ns, 0);
     sc_profile_free(p);
 }
@@ -133,7 +116,7 @@ static void test_trace(void)
     T_EQ_INT(rc, 0);
     if (!p)
         return;
-    T_EQ_STR(folded(p, 1), "f 200000\nf;g 50000\n");
+    T_EQ_STR(t_folded(p, 1), "f 200000\nf;g 50000\n");
     T_EQ_INT(p->samples[2].time_ns, 750000);
     sc_profile_free(p);
     /* a trace without profile chunks is no profile */

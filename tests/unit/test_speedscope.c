@@ -4,6 +4,7 @@
 #include "formats/speedscope.h"
 #include "model/error.h"
 #include "t.h"
+#include "t_profile.h"
 
 /* ---- building profiles by hand (the builders only make one-line locations) ---- */
 
@@ -362,24 +363,7 @@ static void test_errors(void)
 
 static struct sc_profile *read_json(const char *json, int *rc, char *err)
 {
-    struct sc_profile *p = sc_profile_new();
-    *rc = sc_speedscope_decode(json, strlen(json), &sc_limits_cli, p, err);
-    if (*rc) {
-        sc_profile_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-static const char *folded_of(const struct sc_profile *p, int t)
-{
-    static struct sc_buf out;
-    char err[SC_ERR_LEN];
-    out.len = 0;
-    if (sc_folded_write(p, t, &out, err))
-        return "(error)";
-    sc_buf_putc(&out, 0);
-    return out.data;
+    return t_decode_text(sc_speedscope_decode, json, &sc_limits_cli, rc, err);
 }
 
 /* scorch's own file reads back to the same types, default and folded stacks (inlined
@@ -402,8 +386,8 @@ static void test_read_own(void)
                 T_EQ_MEM(u.ptr, u.len, "count");
                 T_EQ_INT(sc_profile_sample_index(q, NULL, err), vi);
                 for (int k = 0; k < 2; k++) {
-                    char *want = strdup(folded_of(p, k));
-                    T_EQ_STR(folded_of(q, k), want);
+                    char *want = strdup(t_folded(p, k));
+                    T_EQ_STR(t_folded(q, k), want);
                     free(want);
                 }
                 sc_profile_free(q);
@@ -445,8 +429,8 @@ static void test_read_other(void)
     T_EQ_MEM(t0.ptr, t0.len, "time");
     T_EQ_MEM(u0.ptr, u0.len, "nanoseconds");
     T_EQ_INT(sc_profile_sample_index(p, NULL, err), 1); /* activeProfileIndex 2: "none" */
-    T_EQ_STR(folded_of(p, 0), "main 7500000\nmain;work 5000000\nmain;work;idle 1000000\n");
-    T_EQ_STR(folded_of(p, 1), "idle 1\nmain;idle 1\n");
+    T_EQ_STR(t_folded(p, 0), "main 7500000\nmain;work 5000000\nmain;work;idle 1000000\n");
+    T_EQ_STR(t_folded(p, 1), "idle 1\nmain;idle 1\n");
     sc_profile_free(p);
 }
 
