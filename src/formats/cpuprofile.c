@@ -470,19 +470,11 @@ static int read_trace(struct dec *d, const struct sc_pb_rd *root)
     return rc;
 }
 
-/* the first byte that is not JSON whitespace */
-static const char *json_start(const char *s, const char *end)
-{
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
-        s++;
-    return s;
-}
-
 int sc_cpuprofile_detect(const void *buf, size_t n)
 {
     if (!buf)
         return 0;
-    const char *s = json_start(buf, (const char *)buf + n);
+    const char *s = sc_pbjson_skip_ws(buf, (const char *)buf + n);
     size_t left = (size_t)((const char *)buf + n - s);
     if (!left || (*s != '{' && *s != '['))
         return 0;
@@ -510,7 +502,7 @@ int sc_cpuprofile_decode(const void *buf, size_t n, const struct sc_limits *lim,
     memset(&x, 0, sizeof x);
     if (!buf)
         buf = "", n = 0;
-    const char *s = json_start(buf, (const char *)buf + n);
+    const char *s = sc_pbjson_skip_ws(buf, (const char *)buf + n);
     size_t left = (size_t)((const char *)buf + n - s);
     int rc =
         left && *s == '['

@@ -26,10 +26,16 @@ static int bad(struct jx *j, const char *what)
     return sc_errf(j->err, SC_EFORMAT, "bad JSON at offset %zu: %s", (size_t)(j->p - j->s), what);
 }
 
+const char *sc_pbjson_skip_ws(const char *s, const char *end)
+{
+    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+        s++;
+    return s;
+}
+
 static void ws(struct jx *j)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
+    j->p = sc_pbjson_skip_ws(j->p, j->end);
 }
 
 static int take(struct jx *j, char c)

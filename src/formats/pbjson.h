@@ -55,4 +55,8 @@ int sc_pbjson_transcode(const char *text, size_t n, const struct sc_pbj_msg *roo
 int sc_pbjson_transcode_array(const char *text, size_t n, const struct sc_pbj_field *field,
                               uint64_t max_out, struct sc_buf *out, char *err);
 
+/* The first byte of s[0, end) that is not JSON whitespace (RFC 8259: space, tab, LF,
+ * CR); end when there is none. */
+const char *sc_pbjson_skip_ws(const char *s, const char *end);
+
 #endif

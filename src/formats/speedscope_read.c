@@ -349,9 +349,7 @@ int sc_speedscope_detect(const void *buf, size_t n)
 {
     if (!buf)
         return 0;
-    const char *s = buf, *end = s + n;
-    while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
-        s++;
+    const char *end = (const char *)buf + n, *s = sc_pbjson_skip_ws(buf, end);
     if (s == end || *s != '{')
         return 0;
     size_t head = (size_t)(end - s) < 65536 ? (size_t)(end - s) : 65536;
