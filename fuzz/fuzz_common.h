@@ -233,6 +233,33 @@ static inline int fuzz_json_valid(const char *buf, size_t n)
     return j.p == j.end;
 }
 
+/* ---- decoding ---- */
+
+/* A reader that takes bytes (sc_cpuprofile_decode, sc_speedscope_decode). */
+typedef int (*fuzz_decode_fn)(const void *buf, size_t n, const struct sc_limits *lim,
+                              struct sc_profile *p, char *err);
+
+/* Decodes data with decode under fuzz_limits; what must hold for any input: a refusal is
+ * SC_EFORMAT or SC_ELIMIT and says why, a profile decoded is valid. The profile (free it),
+ * NULL when refused. */
+static inline struct sc_profile *fuzz_decode(fuzz_decode_fn decode, const uint8_t *data,
+                                             size_t size)
+{
+    char err[SC_ERR_LEN];
+    struct sc_profile *p = sc_profile_new();
+    FUZZ_CHECK(p);
+    int rc = decode(data, size, &fuzz_limits, p, err);
+    FUZZ_CHECK(rc <= 0);
+    if (rc) {
+        FUZZ_CHECK(rc == SC_EFORMAT || rc == SC_ELIMIT);
+        FUZZ_CHECK(err[0]);
+        sc_profile_free(p);
+        return NULL;
+    }
+    FUZZ_CHECK(sc_profile_validate(p, err) == 0);
+    return p;
+}
+
 /* ---- perf ---- */
 
 /* The stackcollapse-perf.pl options (pid, tid, kernel, jit, addrs) picked by the low five

@@ -7,18 +7,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[SC_ERR_LEN];
-    struct sc_profile *p = sc_profile_new();
-    FUZZ_CHECK(p);
-    int rc = sc_cpuprofile_decode(data, size, &fuzz_limits, p, err);
-    FUZZ_CHECK(rc <= 0);
-    if (rc) {
-        FUZZ_CHECK(rc == SC_EFORMAT || rc == SC_ELIMIT);
-        FUZZ_CHECK(err[0]);
-        sc_profile_free(p);
+    struct sc_profile *p = fuzz_decode(sc_cpuprofile_decode, data, size);
+    if (!p)
         return 0;
-    }
-    FUZZ_CHECK(sc_profile_validate(p, err) == 0);
     FUZZ_CHECK(p->nsample_types == 2);
     fuzz_exercise_writers(p);
     fuzz_pprof_roundtrip(p);
