@@ -810,7 +810,7 @@ static void test_config_record(void)
     T_CHECK(c.record_off_cpu_min_ns < 0);
     sc_config_release(&c);
     const char *bad[] = {
-        "record: {frequency: 0}", "record: {interval: 100ms}",   "record: {pid: -3}",
+        "record: {frequency: 0}", "record: {interval: 50ms}",    "record: {pid: -3}",
         "record: {dwarf: maybe}", "record: {cpus: 2}",           "record: [1, 2]",
         "record: {off_cpu: yes}", "record: {off_cpu_min: -1ms}", "record: {off_cpu_min: 2h}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
