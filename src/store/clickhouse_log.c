@@ -14,6 +14,7 @@
  * (a crash during its write, never acknowledged) is cut off when the log is opened.
  */
 #include "store/clickhouse_int.h"
+#include "model/log.h"
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
@@ -148,9 +149,8 @@ static int replay_segment(struct ch_log *l, uint32_t seg, int last, uint32_t sha
             if (ftruncate(fd, (off_t)off) || fsync(fd))
                 rc = sc_errf(err, SC_EIO, "cannot cut %s: %s", path, strerror(errno));
         } else {
-            fprintf(stderr,
-                    "scorch: clickhouse shard %u: %s is damaged at byte %llu; the %llu bytes "
-                    "after it are left out\n",
+            sc_logf("clickhouse shard %u: %s is damaged at byte %llu; the %llu bytes "
+                    "after it are left out",
                     (unsigned)shard, path, (unsigned long long)off,
                     (unsigned long long)(size - off));
         }
@@ -209,9 +209,8 @@ int ch_log_open(struct ch_store *s, struct ch_shard *sh, const char *dir, char *
     l->synced = l->written;
     sh->inserted = 0;
     if (rc == 0 && l->n > l->head)
-        fprintf(stderr,
-                "scorch: clickhouse shard %u: %u pushes in the local log (%llu bytes) "
-                "to insert\n",
+        sc_logf("clickhouse shard %u: %u pushes in the local log (%llu bytes) "
+                "to insert",
                 (unsigned)sh->index, (unsigned)(l->n - l->head), (unsigned long long)l->bytes);
     return rc;
 }
@@ -444,8 +443,8 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
     for (uint32_t k = 1; rc == SC_EUNAVAIL && k < sh->nreps; k++) {
         unsigned cur = atomic_load(&sh->cur);
         atomic_compare_exchange_strong(&sh->cur, &cur, cur + 1);
-        fprintf(stderr, "scorch: clickhouse shard %u: %s unreachable, inserts go to %s\n",
-                (unsigned)sh->index, sh->reps[cur % sh->nreps].url, ch_ep(sh)->url);
+        sc_logf("clickhouse shard %u: %s unreachable, inserts go to %s", (unsigned)sh->index,
+                sh->reps[cur % sh->nreps].url, ch_ep(sh)->url);
         clear_caches(s, sh); /* the next replica may not have fetched all the stacks yet */
         rc = ch_insert_records(s, sh, bufs, count, &dups, err);
     }
@@ -464,16 +463,15 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
         sh->inserts++;
         sh->duplicates += dups;
         if (sh->down)
-            fprintf(stderr, "scorch: clickhouse shard %u (%s) takes inserts again\n",
-                    (unsigned)sh->index, ch_ep(sh)->url);
+            sc_logf("clickhouse shard %u (%s) takes inserts again", (unsigned)sh->index,
+                    ch_ep(sh)->url);
         sh->down = 0;
         sh->backoff = 0;
         drop_segments(sh);
     } else {
         if (!sh->down || strcmp(sh->down_err, err))
-            fprintf(stderr,
-                    "scorch: clickhouse shard %u (%s): inserts fail, pushes wait in "
-                    "the local log: %s\n",
+            sc_logf("clickhouse shard %u (%s): inserts fail, pushes wait in "
+                    "the local log: %s",
                     (unsigned)sh->index, ch_ep(sh)->url, err);
         sh->insert_errors++;
         sh->down = 1;

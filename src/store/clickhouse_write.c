@@ -2,6 +2,7 @@
  * stacks, frames and series its shard may lack) into its shard's local log, and a batch of
  * records from the log into the shard, each push once. */
 #include "store/clickhouse_int.h"
+#include "model/log.h"
 #include "model/error.h"
 #include "store/prepare.h"
 
@@ -572,8 +573,7 @@ int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_b
         if (view(&payloads[i], &v[m]) == 0)
             m++;
         else /* cannot be: its hash matched; never let one record stop the log */
-            fprintf(stderr, "scorch: clickhouse shard %u: a malformed record left out\n",
-                    (unsigned)sh->index);
+            sc_logf("clickhouse shard %u: a malformed record left out", (unsigned)sh->index);
     }
     int rc = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
