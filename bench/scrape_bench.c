@@ -9,7 +9,7 @@
  * decode, type selection, deltas, encode, sink) and of the whole process. */
 #include "collect/scrape.h"
 #include "model/error.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "store/store.h"
 
 #include <stdatomic.h>

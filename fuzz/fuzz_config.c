@@ -2,7 +2,7 @@
  * rules...). */
 #include "fuzz_common.h"
 
-#include "server/config.h"
+#include "config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 #include "collect/scrape.h"
 #include "model/error.h"
 #include "model/setting.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "store/store.h"
 
 #include <arpa/inet.h>

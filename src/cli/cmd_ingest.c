@@ -4,7 +4,7 @@
 #include "collect/scrape.h"
 #include "formats/input.h"
 #include "model/error.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <curl/curl.h>
 #include <getopt.h>

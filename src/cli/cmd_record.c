@@ -9,7 +9,7 @@
 #include "model/clock.h"
 #include "model/labels.h"
 #include "model/timespec.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <errno.h>
 #include <fcntl.h>

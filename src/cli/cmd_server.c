@@ -2,7 +2,7 @@
 #include "cli/cli.h"
 #include "model/error.h"
 #include "model/setting.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "server/server.h"
 #include "store/store.h"
 

@@ -243,7 +243,7 @@ int sc_record_bg_start(const struct sc_record_opts *o, int64_t interval_ns,
 /* Stops sampling, delivers what the last window holds, frees. NULL is fine. */
 void sc_record_bg_stop(struct sc_record_bg *b);
 
-/* The same from a config's record: section (server/config.h): its frequency, interval,
+/* The same from a config's record: section (config/config.h): its frequency, interval,
  * pid, labels, off_cpu and off_cpu_min; the service is labels' service_name, else as
  * sc_record_service_name. */
 int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, void *sink_ctx,

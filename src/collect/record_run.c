@@ -4,7 +4,7 @@
 #include "model/clock.h"
 #include "model/error.h"
 #include "model/log.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -7,7 +7,7 @@
 
 #include "model/buf.h"
 #include "model/labels.h"
-#include "server/config.h"
+#include "config/config.h"
 
 /* A scraper scrapes every target of every job of a config (struct sc_config, its
  * scrape_configs) for each configured profile type, on a schedule, and hands each profile

@@ -30,6 +30,9 @@ struct sc_labels {
 /* At most this many labels in one set (sc_labels_set fails with SC_ELIMIT beyond). */
 #define SC_LABELS_MAX 256
 
+/* The longest tenant name (X-Scope-OrgID, auth.tenants): one line of 1 to 127 bytes. */
+#define SC_TENANT_MAX 127
+
 /* What a series' labels may be, decided here once and checked wherever labels come in
  * (pushes, scrape configs, OTLP, the store): at most SC_SERIES_LABELS_MAX labels, names of
  * at most SC_LABEL_NAME_MAX bytes matching [a-zA-Z_][a-zA-Z0-9_.-]* (dots and dashes as

@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include "model/buf.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "store/store.h"
 
 struct sc_rules;

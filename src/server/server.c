@@ -7,7 +7,7 @@
 #include "server/assets.h"
 #include "collect/record.h"
 #include "collect/scrape.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "server/grpc.h"
 #include "server/rules.h"
 

@@ -10,9 +10,6 @@
 struct sc_config;
 struct sc_store_opts;
 
-/* The longest tenant name (X-Scope-OrgID, auth.tenants). */
-#define SC_TENANT_MAX 127
-
 struct sc_server_opts {
     const char *listen;      /* "127.0.0.1:4040" (host:port; the host must be an IPv4 address) */
     const char *grpc_listen; /* the OTLP/gRPC listener's host:port (otlp.grpc_listen); NULL: none */

@@ -2,7 +2,7 @@
 #include "t.h"
 
 #include "model/error.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "server/server_int.h"
 
 #include <unistd.h>

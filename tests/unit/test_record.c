@@ -6,7 +6,7 @@
 #include "formats/folded.h"
 #include "formats/pprof.h"
 #include "model/error.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <linux/perf_event.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 #include "ingest/ingest.h"
 #include "model/error.h"
 #include "model/prom.h"
-#include "server/config.h"
+#include "config/config.h"
 #include "server/rules_int.h"
 #include "t.h"
 

@@ -6,7 +6,7 @@
 #include "formats/input.h"
 #include "formats/pprof.h"
 #include "model/error.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <time.h>
 

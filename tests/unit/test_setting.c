@@ -5,7 +5,7 @@
 #include "model/error.h"
 #include "formats/perf.h"
 #include "model/setting.h"
-#include "server/config.h"
+#include "config/config.h"
 
 #include <stdio.h>
 #include <string.h>

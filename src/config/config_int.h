@@ -7,7 +7,7 @@
 #include <yaml.h>
 
 #include "model/setting.h"
-#include "server/config.h"
+#include "config/config.h"
 
 /* One parse: the document, the file's name for messages, the caller's error buffer. */
 struct sc_cfg {

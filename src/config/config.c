@@ -1,7 +1,6 @@
 /* config.c - YAML configuration through libyaml's document API. */
-#include "server/config.h"
-#include "server/config_int.h"
-#include "server/server.h"
+#include "config/config.h"
+#include "config/config_int.h"
 #include "model/error.h"
 #include "model/labels.h"
 #include "model/setting.h"

@@ -5,7 +5,7 @@
 #include "query/changes.h"
 #include "query/regex.h"
 #include "query/selector.h"
-#include "server/config_int.h"
+#include "config/config_int.h"
 
 #include <errno.h>
 #include <math.h>
