@@ -236,20 +236,28 @@ int sc_rec_switch_out(struct sc_recorder *r, const uint8_t *b, size_t n)
 
 /* The span [o->counted, until) of o into the window, when o's whole span so far is long
  * enough; 0 or SC_ENOMEM. */
+/* to - from in ns, 0 when to is not later; exact for any pair of times a hostile ring
+ * holds (the difference of two int64 fits a uint64). */
+static uint64_t span_ns(int64_t from, int64_t to)
+{
+    return to > from ? (uint64_t)to - (uint64_t)from : 0;
+}
+
 static int count_span(struct sc_recorder *r, struct rec_offcpu *o, int64_t until, int last)
 {
     if (until <= o->counted)
         return 0;
-    if (until - o->since < r->offcpu_min) {
+    uint64_t whole = span_ns(o->since, until);
+    if (whole < (uint64_t)r->offcpu_min) {
         if (last) {
             r->st.offcpu_short++;
-            r->st.offcpu_short_ns += (uint64_t)(until - o->since);
+            r->st.offcpu_short_ns += whole;
             r->win_short++;
-            r->win_short_ns += (uint64_t)(until - o->since);
+            r->win_short_ns += whole;
         }
         return 0;
     }
-    uint64_t ns = (uint64_t)(until - o->counted);
+    uint64_t ns = span_ns(o->counted, until);
     int rc = sc_rec_add_sample(r, o->pid, o->tid, o->locs, o->n, o->nkernel, o->whole, until, ns,
                                o->kind);
     if (rc)
@@ -268,7 +276,7 @@ int sc_rec_switch_in(struct sc_recorder *r, int32_t tid, int64_t time)
     if (!o)
         return 0;
     int rc = count_span(r, o, time, 1);
-    if (!rc && time - o->since >= r->offcpu_min)
+    if (!rc && span_ns(o->since, time) >= (uint64_t)r->offcpu_min)
         r->st.offcpu_spans++;
     remove_at(r, (uint32_t)(o - r->off));
     return rc;
