@@ -48,7 +48,7 @@ const struct sc_setting *sc_settings(size_t *n)
 
 /* ---- value parsers ---- */
 
-int sc_parse_count(const char *s, int64_t *out)
+static int parse_count(const char *s, int64_t *out)
 {
     if (!s || !isdigit((unsigned char)*s))
         return -1;
@@ -61,7 +61,7 @@ int sc_parse_count(const char *s, int64_t *out)
     return 0;
 }
 
-int sc_parse_bytes(const char *s, uint64_t *out)
+static int parse_bytes(const char *s, uint64_t *out)
 {
     if (!s || !isdigit((unsigned char)*s))
         return -1;
@@ -98,13 +98,13 @@ int sc_parse_bytes(const char *s, uint64_t *out)
     return -1;
 }
 
-int sc_parse_addr(const char *s, char *host, size_t hostcap, int *port)
+static int parse_addr(const char *s, char *host, size_t hostcap, int *port)
 {
     const char *colon = s ? strrchr(s, ':') : NULL;
     if (!colon || !colon[1] || (size_t)(colon - s) >= hostcap)
         return -1;
     int64_t p;
-    if (sc_parse_count(colon + 1, &p) || p > 65535)
+    if (parse_count(colon + 1, &p) || p > 65535)
         return -1;
     size_t hl = (size_t)(colon - s);
     memcpy(host, s, hl);
@@ -121,7 +121,7 @@ int sc_parse_listen(const char *s, struct sockaddr_in *sa, char *err)
     int port;
     memset(sa, 0, sizeof *sa);
     sa->sin_family = AF_INET;
-    if (sc_parse_addr(s, host, sizeof host, &port) || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
+    if (parse_addr(s, host, sizeof host, &port) || inet_pton(AF_INET, host, &sa->sin_addr) != 1)
         return sc_errf(err, SC_EINVAL,
                        "bad listen address '%.200s' (want host:port with an IPv4 host)",
                        s ? s : "");
@@ -177,8 +177,6 @@ static void put_value(const struct sc_setting *s, char *out, size_t cap, int64_t
         put_duration(out, cap, v);
     else if (s->type == SC_SET_BYTES)
         put_bytes(out, cap, v);
-    else if (s->type == SC_SET_FRACTION)
-        snprintf(out, cap, "%g", (double)v / 1e6);
     else
         snprintf(out, cap, "%" PRId64, v);
 }
@@ -189,7 +187,7 @@ void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap)
         [SC_SET_COUNT] = "a count",
         [SC_SET_BYTES] = "a byte count",
         [SC_SET_DURATION] = "a duration",
-        [SC_SET_FRACTION] = "a number",
+
         [SC_SET_ADDR] = "host:port",
         [SC_SET_BOOL] = "true or false",
         [SC_SET_CHOICE] = "one of",
@@ -239,31 +237,21 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
     char why[SC_ERR_LEN];
     switch (s->type) {
     case SC_SET_COUNT:
-        bad = bad || sc_parse_count(text, &v);
+        bad = bad || parse_count(text, &v);
         break;
     case SC_SET_BYTES: {
         uint64_t b = 0;
-        bad = bad || sc_parse_bytes(text, &b) || b > INT64_MAX;
+        bad = bad || parse_bytes(text, &b) || b > INT64_MAX;
         v = (int64_t)b;
         break;
     }
     case SC_SET_DURATION:
         bad = bad || !*text || sc_duration_parse(text, &v, why) || v < 0;
         break;
-    case SC_SET_FRACTION: {
-        char *end = NULL;
-        double f = bad ? 0 : strtod(text, &end);
-        bad = bad || !*text || *end || f != f;
-        out->f = f;
-        v = (int64_t)(f * 1e6);
-        if (!bad && s->max && f * 1e6 > (double)s->max)
-            bad = 1;
-        break;
-    }
     case SC_SET_ADDR: {
         char host[256];
         int port;
-        bad = bad || sc_parse_addr(text, host, sizeof host, &port);
+        bad = bad || parse_addr(text, host, sizeof host, &port);
         break;
     }
     case SC_SET_BOOL:
@@ -295,7 +283,7 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
         bad = bad || (s->type == SC_SET_PATH && !*text);
         break;
     }
-    if (!bad && s->type != SC_SET_FRACTION && (s->min || s->max))
+    if (!bad && (s->min || s->max))
         bad = v < s->min || (s->max && v > s->max);
     if (bad) {
         char d[160];
@@ -307,23 +295,14 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
                        d, text ? text : "");
     }
     out->i = v;
-    if (s->type != SC_SET_FRACTION)
-        out->f = (double)v;
     return 0;
-}
-
-struct sc_set_value sc_setting_default(enum sc_set_id id)
-{
-    struct sc_set_value v;
-    memset(&v, 0, sizeof v);
-    const struct sc_setting *s = sc_setting(id);
-    char err[SC_ERR_LEN];
-    if (s && s->def && sc_setting_parse(s, s->def, NULL, &v, err))
-        memset(&v, 0, sizeof v); /* a bad default is caught by the settings test */
-    return v;
 }
 
 int64_t sc_setting_default_i(enum sc_set_id id)
 {
-    return sc_setting_default(id).i;
+    const struct sc_setting *s = sc_setting(id);
+    struct sc_set_value v;
+    char err[SC_ERR_LEN];
+    /* a bad default is caught by the settings test; here it reads as 0 */
+    return s && s->def && !sc_setting_parse(s, s->def, NULL, &v, err) ? v.i : 0;
 }

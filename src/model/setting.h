@@ -12,7 +12,6 @@ enum sc_set_type {
     SC_SET_BYTES,    /* a byte count: 512, 64MiB (KiB MiB GiB TiB, K M G T = 1024^n; KB MB GB TB
                         = 1000^n) */
     SC_SET_DURATION, /* nanoseconds, written 500ms, 10s, 1m30s, 2h, 30d (model/timespec.h) */
-    SC_SET_FRACTION, /* a number from min to max (bounds in millionths) */
     SC_SET_ADDR,     /* host:port; an empty host or localhost is 127.0.0.1, :0 picks a port */
     SC_SET_BOOL,     /* true or false */
     SC_SET_CHOICE,   /* one of the row's choices */
@@ -37,11 +36,10 @@ struct sc_setting {
     const char *def, *choices, *doc;
 };
 
-/* A parsed value: i for counts, bytes, durations and booleans (0/1), the index of a choice,
- * f for fractions, s (the text itself, not copied) for the rest. */
+/* A parsed value: i for counts, bytes, durations and booleans (0/1), the index of a choice;
+ * s (the text itself, not copied) for the rest. */
 struct sc_set_value {
     int64_t i;
-    double f;
     const char *s;
 };
 
@@ -56,24 +54,17 @@ const struct sc_setting *sc_settings(size_t *n);
  * parameter as the user wrote it; NULL = the key). */
 int sc_setting_parse(const struct sc_setting *s, const char *text, const char *where,
                      struct sc_set_value *out, char *err);
-/* The row's default parsed (a zero value when it has none). */
-struct sc_set_value sc_setting_default(enum sc_set_id id);
-/* Shorthands for the integer kinds. */
+/* The row's default of the integer kinds, parsed (0 when it has none). */
 int64_t sc_setting_default_i(enum sc_set_id id);
 
 /* What the type and bounds accept, in words ("a duration of at least 1s (like 10s)"). */
 void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap);
 
-/* The value parsers themselves, for text that is not a setting's (0 or -1). */
-int sc_parse_bytes(const char *s, uint64_t *out);
-int sc_parse_count(const char *s, int64_t *out);
-/* host:port as SC_SET_ADDR reads it: host (NUL-terminated, 127.0.0.1 for an empty host or
- * localhost) and port 0..65535. 0 or -1. */
-int sc_parse_addr(const char *s, char *host, size_t hostcap, int *port);
 /* An http:// or https:// URL with something after the scheme, no spaces or control
  * characters, shorter than 2 KiB: 0 or -1. */
 int sc_parse_url(const char *s);
-/* The IPv4 socket address a listen setting names. 0 or SC_EINVAL ("bad listen address 'x'
+/* The IPv4 socket address a listen setting names (host:port; an empty host or localhost
+ * is 127.0.0.1). 0 or SC_EINVAL ("bad listen address 'x'
  * (want host:port with an IPv4 host)"). */
 struct sockaddr_in;
 int sc_parse_listen(const char *s, struct sockaddr_in *sa, char *err);
