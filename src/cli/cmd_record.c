@@ -378,9 +378,6 @@ int cmd_record(int argc, char **argv)
         case OPT_STACK:
             if ((rc = cli_setting("record", SC_SET_RECORD_STACK_SIZE, "--stack-size", optarg, &sv)))
                 return rc;
-            if (sv.i % 8)
-                return cli_usage("record", "'--stack-size' must be a multiple of 8, not '%s'",
-                                 optarg);
             ro.stack_bytes = (uint32_t)sv.i;
             break;
         case OPT_DEBUGINFOD:

@@ -223,7 +223,7 @@ int sc_record_bg_from_config(const struct sc_config *cf, sc_scrape_sink sink, vo
     o.sym.no_dwarf = cf->record_dwarf == -1 ? !cf->record_pid : !cf->record_dwarf;
     o.off_cpu = cf->record_off_cpu;
     o.unwind = (enum sc_record_unwind)cf->record_unwind;
-    o.stack_bytes = cf->record_stack_size & ~7u; /* a multiple of 8; 0: the default */
+    o.stack_bytes = cf->record_stack_size; /* 0: the default */
     o.off_cpu_min_ns = cf->record_off_cpu_min_ns;
     struct sc_labels labels;
     sc_labels_init(&labels);

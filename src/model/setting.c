@@ -27,6 +27,26 @@ static const struct sc_setting table[] = {
 #undef SC_SETTING
 };
 
+/* The steps of settings.def: a value must be a multiple of its row's step. */
+static const struct {
+    enum sc_set_id id;
+    int64_t step;
+} steps[] = {
+#define SC_SETTING(...)
+#define SC_SETTING_STEP(id_, step_) {SC_SET_##id_, (step_)},
+#include "model/settings.def"
+#undef SC_SETTING_STEP
+#undef SC_SETTING
+};
+
+static int64_t step_of(enum sc_set_id id)
+{
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i].id == id)
+            return steps[i].step;
+    return 1;
+}
+
 const struct sc_setting *sc_setting(enum sc_set_id id)
 {
     return (unsigned)id < SC_SET__N ? &table[id] : NULL;
@@ -222,7 +242,10 @@ void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap)
         out[k < cap ? k : cap - 1] = 0;
         return;
     }
-    snprintf(out, cap, "%s%s%s", what[s->type], bounds, like);
+    char step[40] = "";
+    if (step_of(s->id) > 1)
+        snprintf(step, sizeof step, ", a multiple of %lld", (long long)step_of(s->id));
+    snprintf(out, cap, "%s%s%s%s", what[s->type], bounds, step, like);
 }
 
 /* ---- parsing ---- */
@@ -285,6 +308,8 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
     }
     if (!bad && (s->min || s->max))
         bad = v < s->min || (s->max && v > s->max);
+    if (!bad && v % step_of(s->id))
+        bad = 1;
     if (bad) {
         char d[160];
         sc_setting_describe(s, d, sizeof d);

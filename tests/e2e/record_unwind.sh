@@ -80,7 +80,7 @@ sleep 0.3
 "$SCORCH" record -p $p --unwind=dwarf -o x.pb.gz 2>err.txt && fail "--unwind=dwarf was taken"
 grep -q "'--unwind' must be one of auto, fp, cfi, not 'dwarf'" err.txt || fail "--unwind=dwarf: $(cat err.txt)"
 "$SCORCH" record -p $p --stack-size 100 -o x.pb.gz 2>err.txt && fail "--stack-size 100 was taken"
-grep -q "'--stack-size' must be a byte count from 1KiB to 60KiB (like 32768), not '100'" err.txt || fail "--stack-size 100: $(cat err.txt)"
+grep -q "'--stack-size' must be a byte count from 1KiB to 60KiB, a multiple of 8 (like 32768), not '100'" err.txt || fail "--stack-size 100: $(cat err.txt)"
 
 # ---- beside perf record --call-graph dwarf on the same process ----
 if ! command -v perf >/dev/null 2>&1; then

@@ -167,6 +167,18 @@ static void test_values(void)
     T_EQ_INT(sc_setting_default_i(SC_SET_SERVER_MAX_QUERIES), 4);
     T_EQ_INT(sc_setting_default_i(SC_SET_STORAGE_CACHE_MEMORY), 64LL << 20);
     T_EQ_INT(sc_setting_default_i(SC_SET_RECORD_FREQUENCY), 99);
+    /* a step: the same rule and words for the flag and the key */
+    const struct sc_setting *ss = sc_setting(SC_SET_RECORD_STACK_SIZE);
+    T_EQ_INT(sc_setting_parse(ss, "8192", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(ss, "8196", "--stack-size", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--stack-size' must be a byte count from 1KiB to 60KiB, a multiple of 8 "
+                  "(like 32768), not '8196'");
+    const char *y = "record: {stack_size: 8196}\n";
+    struct sc_config c;
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), SC_EINVAL);
+    T_CHECK(strstr(err, "'record.stack_size' must be a byte count from 1KiB to 60KiB, a "
+                        "multiple of 8") != NULL);
+    sc_config_release(&c);
     /* a bound the code also uses as an array size */
     T_EQ_INT(sc_setting(SC_SET_COLLAPSE_THREADS)->max, SC_PERF_MAX_THREADS);
 }
