@@ -217,9 +217,6 @@ int cmd_server(int argc, char **argv)
     o.grpc_listen = grpc_listen ? grpc_listen : cf.otlp_grpc_listen;
     o.durable = !nofsync;
     sc_limits_override(&o.limits, &cf.limits);
-    /* a push as old as what is kept is welcome unless limits.max_age says otherwise */
-    if (!cf.limits.max_age_ns)
-        o.limits.max_age_ns = o.retention_ns;
     if (cf.max_read_blocks)
         o.max_read_blocks = cf.max_read_blocks;
     if (cf.layout_timeout_ns)

@@ -36,8 +36,8 @@ const struct sc_limits sc_limits_server = {
     .max_string = 64u << 10,
     .max_stack_depth = 4096,
     .max_labels = 64,
-    /* the retention's default: the server takes the smaller of the two */
-    .max_age_ns = 30 * DAY,
+    /* 0: the server's retention (server.c), which limits.max_age may only shorten */
+    .max_age_ns = 0,
     /* clock skew and a capture's length, not a profile from the future */
     .max_ahead_ns = 3600 * SC_NS_PER_S,
 };

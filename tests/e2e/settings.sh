@@ -1,7 +1,8 @@
 #!/bin/sh
 # The settings table is what every surface shows: docs/config.md's table is `scorch settings
-# --markdown` and its prose names every key with the table's default, every flag of the table is in its command's --help, and the commands refuse
-# a flag's value with the row's message.
+# --markdown` and its prose names every key with the table's default, every flag of the table
+# is in its command's --help, the commands refuse a flag's value with the row's message, and
+# the retention bounds how old a push may be.
 set -u
 . "$SCORCH_SRC/tests/lib.sh"
 e2e_tmp
@@ -48,4 +49,26 @@ printf '%s' "$out" | grep -q "'storage.retention' must be a duration above 0 (li
 out=$("$SCORCH" collapse perf --threads 17 /dev/null 2>&1) && fail "--threads 17 accepted"
 printf '%s' "$out" | grep -q "'--threads' must be a count from 1 to 16, not '17'" ||
     fail "--threads 17: $out"
+
+# the retention is how old a push may be: a longer one takes older pushes (limits.max_age may
+# only shorten it), the default refuses them
+need_cmd curl curl
+old=$(($(date +%s) - 35 * 86400))
+push_old() { # port -> HTTP status of a push 35 days old
+    curl -s -o "$tmp/push.out" -w '%{http_code}' --data-binary 'main;work 5' \
+        "http://127.0.0.1:$1/ingest?name=old&format=folded&from=$old&until=$((old + 10))"
+}
+set -- $(free_ports 2)
+"$SCORCH" server --data "$tmp/long" --listen "127.0.0.1:$1" --retention 40d --no-fsync \
+    >"$tmp/long.log" 2>&1 &
+pids="$pids $!"
+"$SCORCH" server --data "$tmp/short" --listen "127.0.0.1:$2" --no-fsync >"$tmp/short.log" 2>&1 &
+pids="$pids $!"
+wait_http "http://127.0.0.1:$1/healthz"
+wait_http "http://127.0.0.1:$2/healthz"
+st=$(push_old "$1")
+[ "$st" = 200 ] || fail "--retention 40d refused a push 35 days old: $st $(cat "$tmp/push.out")"
+st=$(push_old "$2")
+[ "$st" != 200 ] && grep -q "limits.max_age" "$tmp/push.out" ||
+    fail "the default retention took a push 35 days old: $st $(cat "$tmp/push.out")"
 echo "ok: $rows settings, docs/config.md agrees, flags and keys read through the table"

@@ -17,6 +17,7 @@
 #include "ingest/ingest.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "store/store.h"
 
 #include <unistd.h>
@@ -588,9 +589,10 @@ static void test_ingest_and_store(void)
         push_proto(&body, 999, pprof.data, pprof.len);
         struct sc_ingest_batch res;
         err[0] = 0;
-        /* the server's limits: a time window (the CLI's has none) */
-        T_CHECK(sc_ingest_push(s, NULL, body.data, body.len, 0, 0, &sc_limits_server, &res, err) <
-                0);
+        /* the server's limits: a time window, the retention's (the CLI's has none) */
+        struct sc_limits lim = sc_limits_server;
+        lim.max_age_ns = sc_setting_default_i(SC_SET_STORAGE_RETENTION);
+        T_CHECK(sc_ingest_push(s, NULL, body.data, body.len, 0, 0, &lim, &res, err) < 0);
         T_CHECK(strstr(err, "1970") != NULL);
         T_EQ_INT(res.stored, 0);
         sc_buf_release(&pprof);
