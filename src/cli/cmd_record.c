@@ -248,11 +248,9 @@ static int add_label(struct sc_labels *l, const char *kv)
     const char *eq = strchr(kv, '=');
     if (!eq || eq == kv || !eq[1])
         return cli_usage("record", "--label wants k=v, not '%s'", kv);
-    if (!sc_label_name_valid(kv, (size_t)(eq - kv)))
-        return cli_usage("record", "bad label name in '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*)", kv);
-    if (strlen(eq + 1) > SC_LABEL_VALUE_MAX)
-        return cli_usage("record", "the value of '%.*s' is longer than %d bytes", (int)(eq - kv),
-                         kv, SC_LABEL_VALUE_MAX);
+    char err[SC_ERR_LEN];
+    if (sc_label_check(kv, (size_t)(eq - kv), strlen(eq + 1), err))
+        return cli_usage("record", "--label: %s", err);
     if (sc_labels_set(l, kv, (size_t)(eq - kv), eq + 1, strlen(eq + 1)))
         return cli_error("out of memory");
     return 0;

@@ -238,14 +238,9 @@ int sc_cfg_label_map(struct sc_cfg *c, yaml_node_t *v, char ***names, char ***va
         const char *ln = sc_cfg_scalar(lk), *lvs = sc_cfg_scalar(lv);
         if (!ln || !lvs || !*ln)
             return sc_cfg_fail(c, lk, "labels must be name: value%s", "");
-        if (!sc_label_name_valid(ln, strlen(ln)))
-            return sc_cfg_fail(
-                c, lk, "bad label name '%s' ([a-zA-Z_][a-zA-Z0-9_.-]*, at most 256 bytes)", ln);
-        char why[128];
-        snprintf(why, sizeof why, "the value of '%.32s' is longer than %d bytes", ln,
-                 SC_LABEL_VALUE_MAX);
-        if (strlen(lvs) > SC_LABEL_VALUE_MAX)
-            return sc_cfg_fail(c, lv, "%s", why);
+        char why[SC_ERR_LEN];
+        if (sc_label_check(ln, strlen(ln), strlen(lvs), why))
+            return sc_cfg_fail(c, lk, "%s", why);
         /* service_name, job and instance come on top */
         snprintf(why, sizeof why, "too many labels (a series has at most %d)",
                  SC_SERIES_LABELS_MAX);

@@ -124,15 +124,9 @@ int sc_ingest_parse_name(const char *name, struct sc_labels *labels, uint32_t ma
             while (ve > v && ve[-1] == ' ')
                 ve--;
         }
-        if ((size_t)(ke - k) > SC_LABEL_NAME_MAX)
-            return sc_errf(err, SC_ELIMIT, "label name '%.32s...' is longer than %d bytes", k,
-                           SC_LABEL_NAME_MAX);
-        if (!sc_label_name_valid(k, (size_t)(ke - k)))
-            return sc_errf(err, SC_EINVAL, "name: bad label name '%.*s'",
-                           (int)(ke - k < 64 ? ke - k : 64), k);
-        if ((size_t)(ve - v) > MAX_LABEL_LEN)
-            return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
-                           (int)(ke - k < 64 ? ke - k : 64), k, MAX_LABEL_LEN);
+        int rc = sc_label_check(k, (size_t)(ke - k), (size_t)(ve - v), err);
+        if (rc)
+            return rc;
         /* the application name is the service name: a label cannot override it */
         if ((size_t)(ke - k) == 12 && !memcmp(k, "service_name", 12))
             continue;
@@ -663,13 +657,9 @@ int sc_ingest_check_labels(const struct sc_labels *l, char *err)
     if (l->n > MAX_LABELS)
         return sc_errf(err, SC_ELIMIT, "%u labels is more than %d", (unsigned)l->n, MAX_LABELS);
     for (uint32_t i = 0; i < l->n; i++) {
-        struct sc_str k = l->v[i].name, v = l->v[i].value;
-        if (!sc_label_name_valid(k.ptr, k.len))
-            return sc_errf(err, SC_EINVAL, "bad label name '%.*s'", (int)(k.len < 64 ? k.len : 64),
-                           k.ptr);
-        if (v.len > MAX_LABEL_LEN)
-            return sc_errf(err, SC_ELIMIT, "label '%.*s' is longer than %d bytes",
-                           (int)(k.len < 64 ? k.len : 64), k.ptr, MAX_LABEL_LEN);
+        int rc = sc_label_check(l->v[i].name.ptr, l->v[i].name.len, l->v[i].value.len, err);
+        if (rc)
+            return rc;
     }
     return 0;
 }

@@ -259,3 +259,18 @@ int sc_labels_is_name_char(unsigned char c)
 {
     return is_name_char(c);
 }
+
+int sc_label_check(const char *name, size_t nlen, size_t vlen, char *err)
+{
+    int show = (int)(nlen < 64 ? nlen : 64);
+    if (nlen > SC_LABEL_NAME_MAX)
+        return sc_errf(err, SC_ELIMIT, "label name '%.*s...' is longer than %d bytes", show, name,
+                       SC_LABEL_NAME_MAX);
+    if (!sc_label_name_valid(name, nlen))
+        return sc_errf(err, SC_EINVAL, "bad label name '%.*s' ([a-zA-Z_][a-zA-Z0-9_.-]*)", show,
+                       name);
+    if (vlen > SC_LABEL_VALUE_MAX)
+        return sc_errf(err, SC_ELIMIT, "the value of label '%.*s' is longer than %d bytes", show,
+                       name, SC_LABEL_VALUE_MAX);
+    return 0;
+}

@@ -41,6 +41,10 @@ struct sc_labels {
 #define SC_LABEL_NAME_MAX 256
 #define SC_LABEL_VALUE_MAX 1024
 int sc_label_name_valid(const char *s, size_t n);
+/* The one check of a series label wherever one comes in (config, flags, pushes): 0, or
+ * SC_EINVAL ("bad label name 'x' ([a-zA-Z_][a-zA-Z0-9_.-]*)") or SC_ELIMIT ("label name
+ * 'x...' is longer than 256 bytes", "the value of label 'x' is longer than 1024 bytes"). */
+int sc_label_check(const char *name, size_t nlen, size_t vlen, char *err);
 
 void sc_labels_init(struct sc_labels *l);
 void sc_labels_release(struct sc_labels *l);

@@ -4,6 +4,7 @@
 #include "model/error.h"
 #include "model/hash.h"
 #include "query/regex.h"
+#include "config/config.h"
 #include "query/selector.h"
 
 static struct sc_labels set_of(const char *text)
@@ -378,6 +379,26 @@ static void test_budget(void)
     sc_selector_free(sel);
 }
 
+/* One label check for the config, the flags and pushes: the same rule and words. */
+static void test_label_check(void)
+{
+    char err[SC_ERR_LEN], big[SC_LABEL_NAME_MAX + 2];
+    T_EQ_INT(sc_label_check("otel.scope-name", 15, SC_LABEL_VALUE_MAX, err), 0);
+    T_EQ_INT(sc_label_check("9x", 2, 1, err), SC_EINVAL);
+    T_EQ_STR(err, "bad label name '9x' ([a-zA-Z_][a-zA-Z0-9_.-]*)");
+    T_EQ_INT(sc_label_check("env", 3, SC_LABEL_VALUE_MAX + 1, err), SC_ELIMIT);
+    T_EQ_STR(err, "the value of label 'env' is longer than 1024 bytes");
+    memset(big, 'a', sizeof big);
+    T_EQ_INT(sc_label_check(big, SC_LABEL_NAME_MAX + 1, 1, err), SC_ELIMIT);
+    T_CHECK(strstr(err, "is longer than 256 bytes") != NULL);
+    /* the config says the same, with its line */
+    struct sc_config c;
+    const char *y = "record: {labels: {9x: a}}\n";
+    T_EQ_INT(sc_config_parse(y, strlen(y), "t.yaml", &c, err), SC_EINVAL);
+    T_EQ_STR(err, "config 't.yaml' line 1: bad label name '9x' ([a-zA-Z_][a-zA-Z0-9_.-]*)");
+    sc_config_release(&c);
+}
+
 int main(void)
 {
     T_RUN(test_budget);
@@ -386,5 +407,6 @@ int main(void)
     T_RUN(test_errors);
     T_RUN(test_matching);
     T_RUN(test_labels);
+    T_RUN(test_label_check);
     return t_done();
 }
