@@ -2,6 +2,7 @@
 #include "collect/scrape_int.h"
 #include "ingest/ingest.h"
 #include "model/hash.h"
+#include "model/setting.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -207,8 +208,10 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     t->interval_ns = j->interval_ns;
-    t->timeout_ns = j->timeout_ns ? j->timeout_ns : 10 * SC_NS_PER_S;
-    t->cpu_seconds = j->cpu_seconds ? j->cpu_seconds : 10;
+    /* a job not from the config (tests, the agent's own) gets the config's defaults */
+    t->timeout_ns = j->timeout_ns ? j->timeout_ns : sc_setting_default_i(SC_SET_SCRAPE_TIMEOUT);
+    t->cpu_seconds = j->cpu_seconds ? j->cpu_seconds
+                                    : sc_setting_default_i(SC_SET_SCRAPE_CPU_SECONDS) / SC_NS_PER_S;
     /* Go runs one CPU profile at a time: keep it inside the interval */
     if (t->cpu_seconds * SC_NS_PER_S >= t->interval_ns)
         t->cpu_seconds =
