@@ -271,5 +271,5 @@ store.subscribe(render);
     }
 })();
 
-// for tests and the console
+// the console handle (docs/ui.md): the store, the fetches, the current view
 window.scorch = { store, api, DEFAULTS, get view() { return current && current.view; } };
