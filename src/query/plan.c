@@ -312,6 +312,90 @@ int sc_plan_timeline_steps(const struct sc_selection *s, int64_t step, int64_t *
     return 0;
 }
 
+struct span {
+    int64_t lo, hi;
+    size_t cell;
+};
+
+static int span_cmp(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Series of one line that take turns within a step (a new version's series starting as the
+ * old one stops) each count for the part of the step they span: summed whole, as series at
+ * once are, the step would count their time twice. A line's spans in a step fall into runs of
+ * overlapping spans (series at once); each series' value is weighted by its run's length over
+ * all runs' lengths. One run, or a run that is a point (captures without a duration, once
+ * each), leaves the values whole. Series in time order of one line are not told from series
+ * at once when their spans overlap (a rolling deploy): those still sum. */
+static int weigh_turns(struct sc_store_cells *c, uint32_t nser, const uint32_t *line_of,
+                       uint32_t nlines)
+{
+    uint32_t *first = calloc((size_t)nlines + 1, sizeof *first);
+    uint32_t *order = malloc((size_t)nser * sizeof *order);
+    struct span *sp = malloc((size_t)nser * sizeof *sp);
+    if (!first || !order || !sp) {
+        free(first);
+        free(order);
+        free(sp);
+        return SC_ENOMEM;
+    }
+    for (uint32_t i = 0; i < nser; i++) /* the series by line: counts, then places */
+        first[line_of[i] + 1]++;
+    for (uint32_t l = 0; l < nlines; l++)
+        first[l + 1] += first[l];
+    for (uint32_t i = 0; i < nser; i++)
+        order[first[line_of[i]]++] = i;
+    for (uint32_t l = nlines; l > 0; l--)
+        first[l] = first[l - 1];
+    first[0] = 0;
+    for (uint32_t l = 0; l < nlines; l++) {
+        if (first[l + 1] - first[l] < 2)
+            continue;
+        for (uint32_t k = 0; k < c->nsteps; k++) {
+            uint32_t n = 0;
+            for (uint32_t j = first[l]; j < first[l + 1]; j++) {
+                size_t cell = (size_t)order[j] * c->nsteps + k;
+                if (c->first_ns[cell] <= c->last_ns[cell] && !isnan(c->value[cell]))
+                    sp[n++] = (struct span){c->first_ns[cell], c->last_ns[cell], cell};
+            }
+            if (n < 2)
+                continue;
+            qsort(sp, n, sizeof *sp, span_cmp);
+            /* runs: sp[a..b) overlap; hi is the run's end */
+            double total = 0;
+            int point = 0;
+            uint32_t runs = 0;
+            for (uint32_t a = 0, b; a < n; a = b) {
+                int64_t hi = sp[a].hi;
+                for (b = a + 1; b < n && sp[b].lo < hi; b++)
+                    if (sp[b].hi > hi)
+                        hi = sp[b].hi;
+                point |= hi == sp[a].lo;
+                total += (double)(hi - sp[a].lo);
+                runs++;
+            }
+            if (runs < 2 || point)
+                continue;
+            for (uint32_t a = 0, b; a < n; a = b) {
+                int64_t hi = sp[a].hi;
+                for (b = a + 1; b < n && sp[b].lo < hi; b++)
+                    if (sp[b].hi > hi)
+                        hi = sp[b].hi;
+                double w = (double)(hi - sp[a].lo) / total;
+                for (uint32_t j = a; j < b; j++)
+                    c->value[sp[j].cell] *= w;
+            }
+        }
+    }
+    free(first);
+    free(order);
+    free(sp);
+    return 0;
+}
+
 int sc_plan_timeline(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step, const char *group_by, struct sc_timeline *t, char *err)
 {
@@ -345,12 +429,19 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
                                    calloc(ncells, sizeof(double)),
                                    calloc(ncells, sizeof(double)),
                                    calloc(ncells, sizeof(int64_t)),
-                                   0};
+                                   0,
+                                   malloc(ncells * sizeof(int64_t)),
+                                   malloc(ncells * sizeof(int64_t))};
     uint32_t *line_of = malloc((nser + 1) * sizeof *line_of);
     t->keys = t->group ? calloc(nser + 1, sizeof *t->keys) : NULL;
-    rc = !cells.value || !cells.covered_ns || !cells.captures || !line_of || (t->group && !t->keys)
+    rc = !cells.value || !cells.covered_ns || !cells.captures || !cells.first_ns ||
+                 !cells.last_ns || !line_of || (t->group && !t->keys)
              ? SC_ENOMEM
              : 0;
+    for (size_t c = 0; rc == 0 && c < ncells; c++) {
+        cells.first_ns[c] = INT64_MAX;
+        cells.last_ns[c] = INT64_MIN;
+    }
     struct sc_store_query q = sc_selection_query(s, tenant);
     q.from_ns = from;
     if (rc == 0 && s->n)
@@ -376,20 +467,25 @@ int sc_plan_timeline_series(struct sc_store *st, const char *tenant, const struc
         for (size_t i = 0; t->values && i < n; i++)
             t->values[i] = NAN;
     }
-    /* a line sums its series' values; a step where none has a profile stays NaN (the
-     * series' own values are kept in cells.value for a caller that wants them) */
+    /* a line sums its series' values, weighted when they take turns; a step where none has
+     * a profile stays NaN (the series' own values, weighted, are kept in cells.value for a
+     * caller that splits the line: fnseries) */
+    for (size_t c = 0; rc == 0 && c < (size_t)s->n * nsteps; c++)
+        cells.value[c] = sc_metric_value(t->metric, cells.value[c], (double)cells.captures[c],
+                                         cells.covered_ns[c]);
+    if (rc == 0 && s->n)
+        rc = weigh_turns(&cells, s->n, line_of, t->nlines);
     for (uint32_t i = 0; rc == 0 && i < s->n; i++)
         for (uint32_t k = 0; k < nsteps; k++) {
-            size_t c = (size_t)i * nsteps + k;
-            double v = sc_metric_value(t->metric, cells.value[c], (double)cells.captures[c],
-                                       cells.covered_ns[c]);
+            double v = cells.value[(size_t)i * nsteps + k];
             double *x = &t->values[(size_t)line_of[i] * nsteps + k];
             if (!isnan(v))
                 *x = isnan(*x) ? v : *x + v;
-            cells.value[c] = v;
         }
     free(cells.covered_ns);
     free(cells.captures);
+    free(cells.first_ns);
+    free(cells.last_ns);
     if (rc == 0 && series) {
         *series = cells.value;
         cells.value = NULL;

@@ -130,6 +130,17 @@ void sc_store_cells_put(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t
         c->value[(size_t)i * c->nsteps + (size_t)k] += (double)v;
 }
 
+/* Widens cell (i, k)'s span to [lo, hi], when the caller keeps spans. */
+static void cells_span(struct sc_store_cells *c, size_t cell, int64_t lo, int64_t hi)
+{
+    if (!c->first_ns)
+        return;
+    if (lo < c->first_ns[cell])
+        c->first_ns[cell] = lo;
+    if (hi > c->last_ns[cell])
+        c->last_ns[cell] = hi;
+}
+
 void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t d, int64_t v)
 {
     double *value = c->value + (size_t)i * c->nsteps;
@@ -139,8 +150,10 @@ void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t
         c->captures[(size_t)i * c->nsteps + (size_t)k0]++;
     if (c->gauge || d <= 0) {
         c->nodur += !c->gauge;
-        if (k0 >= 0 && k0 < (int64_t)c->nsteps)
+        if (k0 >= 0 && k0 < (int64_t)c->nsteps) {
             value[k0] += (double)v;
+            cells_span(c, (size_t)i * c->nsteps + (size_t)k0, t, t);
+        }
         return;
     }
     /* the steps [t, t + d) overlaps, each its share of v and of d */
@@ -160,6 +173,7 @@ void sc_store_cells_add(struct sc_store_cells *c, uint32_t i, int64_t t, int64_t
         double share = (double)(hi - lo) / (double)d;
         value[k] += (double)v * share;
         covered[k] += (double)(hi - lo);
+        cells_span(c, (size_t)i * c->nsteps + (size_t)k, lo, hi);
     }
 }
 

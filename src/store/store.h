@@ -267,6 +267,11 @@ struct sc_store_cells {
     double *covered_ns; /* the time of captures that falls in the cell */
     int64_t *captures;  /* captures that start in the cell */
     int64_t nodur;      /* captures of a sum type without a duration, over all cells */
+    /* optional (NULL: not kept): the earliest and latest instant of the cell its captures
+     * cover (a gauge's, or a capture's without a duration: their times), so a caller can
+     * tell series one after another from series at once; the caller fills them with
+     * INT64_MAX and INT64_MIN */
+    int64_t *first_ns, *last_ns;
 };
 /* Adds one capture of series i (starting at t, covering d ns, value v) to c by the rule
  * above; captures before from or at/after until fall outside (their overlap still counts). */

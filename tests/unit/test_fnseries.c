@@ -491,6 +491,74 @@ static void test_spread_and_gauge(void)
     sc_store_close(st);
 }
 
+/* The value of group g's line at step k of a timeline grouped by service_name. */
+static double line_at(const struct sc_timeline *t, const char *key, uint32_t k)
+{
+    for (uint32_t g = 0; g < t->nlines; g++)
+        if (!strcmp(t->keys[g], key))
+            return t->values[(size_t)g * t->nsteps + k];
+    T_CHECK(!"no such line");
+    return NAN;
+}
+
+/* A new version starts a new series mid-step (pod v1 stops, v2 takes over): the service's line
+ * is the step's rate, not the sum of the two halves' rates (which counted the step twice);
+ * two pods at once still sum, also in a step one of them has not covered to its end yet, and
+ * the functions' values still sum to the line. A gauge's pods in turn: each weighted by the
+ * part of the step its captures span. */
+static void test_version_switch(void)
+{
+    struct sc_store *st = open_store("switch");
+    if (!st)
+        return;
+    for (int64_t i = 0; i < 3; i++) {
+        put(st, "seq", "v1", "cpu", T0 + 10 * i, 10, "main;a 100\n");
+        put(st, "seq", "v2", "cpu", T0 + 30 + 10 * i, 10, "main;b 100\n");
+    }
+    for (int64_t i = 0; i < 6; i++) {
+        put(st, "par", "p1", "cpu", T0 + 10 * i, 10, "main;a 100\n");
+        if (i < 5) /* 3 s later, its last profile not in yet: covers [3, 53) of the step */
+            put(st, "par", "p2", "cpu", T0 + 3 + 10 * i, 10, "main;b 100\n");
+    }
+    put(st, "mem", "v1", "heap", T0, 0, "main;a 100\n");
+    put(st, "mem", "v1", "heap", T0 + 20, 0, "main;a 100\n");
+    put(st, "mem", "v2", "heap", T0 + 40, 0, "main;b 200\n");
+    put(st, "mem", "v2", "heap", T0 + 50, 0, "main;b 200\n");
+    struct sc_selection s;
+    char err[SC_ERR_LEN] = "";
+    if (selection(st, "{service_name=~\"seq|par\"}", "cpu:samples", T0, T0 + 60, &s) == 0) {
+        struct sc_timeline t;
+        T_EQ_INT(sc_plan_timeline(st, NULL, &s, 60 * NS, "service_name", &t, err), 0);
+        T_EQ_INT(t.nsteps, 1);
+        T_NEAR(line_at(&t, "seq", 0), 10); /* 600 samples over 60 s */
+        T_NEAR(line_at(&t, "par", 0), 20); /* 10/s each */
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, "service_name", NULL, 0, &f) == 0) {
+            uint32_t g = group_of(&f, "seq");
+            T_NEAR(at(&f, f.self, g, func_of(&f, "a"), 0), 5);
+            T_NEAR(at(&f, f.self, g, func_of(&f, "b"), 0), 5);
+            T_NEAR(f.total[g * f.nsteps], 10);
+            sc_fnseries_release(&f);
+        }
+        sc_timeline_release(&t);
+        /* at 30 s steps each version has a step of its own: 10/s in both */
+        T_EQ_INT(sc_plan_timeline(st, NULL, &s, 30 * NS, "service_name", &t, err), 0);
+        T_NEAR(line_at(&t, "seq", 0), 10);
+        T_NEAR(line_at(&t, "seq", 1), 10);
+        sc_timeline_release(&t);
+        sc_selection_release(&s);
+    }
+    if (selection(st, "{service_name=\"mem\"}", "heap:inuse_space", T0, T0 + 60, &s) == 0) {
+        struct sc_timeline t;
+        T_EQ_INT(sc_plan_timeline(st, NULL, &s, 60 * NS, "service_name", &t, err), 0);
+        /* v1 spans [0, 20], v2 [40, 50]: 100 x 2/3 + 200 x 1/3, not 300 */
+        T_NEAR(line_at(&t, "mem", 0), 100.0 * 2 / 3 + 200.0 / 3);
+        sc_timeline_release(&t);
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
 /* Too many values: refused with the limit said. */
 static void test_limits(void)
 {
@@ -564,6 +632,7 @@ int main(void)
     T_RUN(test_rollups);
     T_RUN(test_timed);
     T_RUN(test_spread_and_gauge);
+    T_RUN(test_version_switch);
     T_RUN(test_limits);
     T_RUN(test_json);
     t_rmrf(tmpdir);

@@ -333,7 +333,7 @@ static void test_store_basics(void)
     int64_t caps[4] = {0};
     uint64_t sid[2] = {ids.ids[0], ids.ids[1]};
     struct sc_store_query q = {NULL, sid, 2, "cpu:samples", from, until, 0};
-    struct sc_store_cells cells = {from, 3600 * NS, 2, 0, vals, cov, caps, 0};
+    struct sc_store_cells cells = {from, 3600 * NS, 2, 0, vals, cov, caps, 0, NULL, NULL};
     T_EQ_INT(sc_store_timeline(s, &q, &cells, err), 0);
     T_EQ_INT((int64_t)(vals[0] + vals[1] + vals[2] + vals[3]), 180 * 100 + 180 * 8 + 100);
     T_EQ_INT(cells.gauge, 0);
