@@ -29,16 +29,6 @@ static const char usage[] =
     "  -o FILE              write to FILE instead of stdout\n"
     "  -h, --help           show this help\n";
 
-static int parse_fraction(const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*end || end == s || !(v >= 0 && v <= 1))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int cmd_callgraph(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -53,36 +43,34 @@ int cmd_callgraph(int argc, char **argv)
     };
     struct sc_callgraph_opts go = SC_CALLGRAPH_OPTS_INIT;
     const char *sample_index = NULL, *outpath = NULL;
-    int svg = 0, c;
+    struct sc_set_value sv;
+    int svg = 0, c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (c) {
         case 'F':
-            if (!strcmp(optarg, "dot"))
-                svg = 0;
-            else if (!strcmp(optarg, "svg"))
-                svg = 1;
-            else
-                return cli_usage("callgraph", "unknown format '%s' (dot or svg)", optarg);
+            if ((rc = cli_setting("callgraph", SC_SET_CALLGRAPH_FORMAT, "--format", optarg, &sv)))
+                return rc;
+            svg = sv.i == 1;
             break;
         case 's':
             sample_index = optarg;
             break;
-        case 'n': {
-            char *end;
-            long n = strtol(optarg, &end, 10);
-            if (*end || end == optarg || n < 0 || n > UINT32_MAX / 2)
-                return cli_usage("callgraph", "bad --nodecount '%s'", optarg);
-            go.nodecount = (uint32_t)n;
+        case 'n':
+            if ((rc = cli_setting("callgraph", SC_SET_CALLGRAPH_NODECOUNT, "--nodecount", optarg,
+                                  &sv)))
+                return rc;
+            go.nodecount = (uint32_t)sv.i;
             break;
-        }
         case 'f':
-            if (parse_fraction(optarg, &go.nodefraction))
-                return cli_usage("callgraph", "bad --nodefraction '%s'", optarg);
+            if ((rc = cli_setting("callgraph", SC_SET_NODEFRACTION, "--nodefraction", optarg, &sv)))
+                return rc;
+            go.nodefraction = sv.d;
             break;
         case 'e':
-            if (parse_fraction(optarg, &go.edgefraction))
-                return cli_usage("callgraph", "bad --edgefraction '%s'", optarg);
+            if ((rc = cli_setting("callgraph", SC_SET_EDGEFRACTION, "--edgefraction", optarg, &sv)))
+                return rc;
+            go.edgefraction = sv.d;
             break;
         case 'o':
             outpath = optarg;
@@ -106,8 +94,8 @@ int cmd_callgraph(int argc, char **argv)
         return cli_error("%s", err);
     }
     struct sc_buf out = SC_BUF_INIT;
-    int rc = svg ? sc_callgraph_svg(merged, vi, &go, &out, err)
-                 : sc_callgraph_dot(merged, vi, &go, &out, err);
+    rc = svg ? sc_callgraph_svg(merged, vi, &go, &out, err)
+             : sc_callgraph_dot(merged, vi, &go, &out, err);
     sc_profile_free(merged);
     if (rc) {
         sc_buf_release(&out);

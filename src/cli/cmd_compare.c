@@ -147,10 +147,10 @@ int cmd_compare(int argc, char **argv)
     const char *sample_index = NULL, *outpath = NULL, *svgpath = NULL;
     double fail_above = -1;
     enum fmt fmt = F_TEXT;
-    int c, oargc = split < 0 ? argc : split;
+    struct sc_set_value sv;
+    int c, rc, oargc = split < 0 ? argc : split;
     optind = 1;
     while ((c = getopt_long(oargc, argv, "ho:", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 's':
             sample_index = optarg;
@@ -159,28 +159,21 @@ int cmd_compare(int argc, char **argv)
             co.normalize = 1;
             break;
         case 'q':
-            co.level = strtod(optarg, &end);
-            if (*end || end == optarg || !(co.level > 0 && co.level < 1))
-                return cli_usage("compare", "bad --q '%s' (a false discovery rate in (0, 1))",
-                                 optarg);
+            if ((rc = cli_setting("compare", SC_SET_COMPARE_Q, "--q", optarg, &sv)))
+                return rc;
+            co.level = sv.d;
             break;
         case 'f':
-            fail_above = strtod(optarg, &end);
-            if (*end || end == optarg || !(fail_above >= 0) || isinf(fail_above))
-                return cli_usage("compare", "bad --fail-above '%s' (a percentage >= 0)", optarg);
+            if ((rc = cli_setting("compare", SC_SET_COMPARE_FAIL_ABOVE, "--fail-above", optarg,
+                                  &sv)))
+                return rc;
+            fail_above = sv.d;
             break;
         case 'F':
-            if (!strcmp(optarg, "text"))
-                fmt = F_TEXT;
-            else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
-                fmt = F_MARKDOWN;
-            else if (!strcmp(optarg, "json"))
-                fmt = F_JSON;
-            else if (!strcmp(optarg, "tsv"))
-                fmt = F_TSV;
-            else
-                return cli_usage("compare", "unknown format '%s' (text, markdown, json, tsv)",
-                                 optarg);
+            /* the choices in the order of enum fmt, then md for markdown */
+            if ((rc = cli_setting("compare", SC_SET_COMPARE_FORMAT, "--format", optarg, &sv)))
+                return rc;
+            fmt = sv.i == 4 ? F_MARKDOWN : (enum fmt)sv.i;
             break;
         case 'S':
             svgpath = optarg;
@@ -203,7 +196,7 @@ int cmd_compare(int argc, char **argv)
         return cli_error("out of memory");
     struct side sides[2] = {{NULL, 0}, {NULL, 0}};
     int vi[2] = {0, 0};
-    int rc = load_side(argv + optind, nbase, 0, sample_index, cmp, &sides[0], &vi[0], err);
+    rc = load_side(argv + optind, nbase, 0, sample_index, cmp, &sides[0], &vi[0], err);
     if (rc == 0)
         rc = load_side(argv + split + 1, nnew, 1, sample_index, cmp, &sides[1], &vi[1], err);
     if (rc == 0)

@@ -52,7 +52,7 @@ static const char help[] =
     "                     stacks\n"
     "  --negate           differential: swap red and blue and negate the changes shown\n"
     "  --total N          full width stands for N when N exceeds the sum of the values\n"
-    "  --factor F         multiply the counts shown in titles by F\n"
+    "  --factor F         multiply the counts shown in titles by F (default 1)\n"
     "  --notes TEXT       add TEXT as an XML comment\n"
     "  --sample-index NAME  value to draw for profiles with several (pprof sample types\n"
     "                     such as alloc_space); default: the profile's default type\n"
@@ -157,17 +157,6 @@ static const struct opt *find_opt(const char *name, size_t len, int *ambiguous)
     return found;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_double(const char *s, double *out)
 {
     char *end;
@@ -226,8 +215,9 @@ int cmd_flamegraph(int argc, char **argv)
                 return cli_usage(cmd, "option '--%s' needs a value", op->name);
             val = argv[++i];
         }
-        long n;
         double d;
+        struct sc_set_value sv;
+        int rc;
         switch (op->id) {
         case O_TITLE:
             o.title = val;
@@ -236,14 +226,14 @@ int cmd_flamegraph(int argc, char **argv)
             o.subtitle = val;
             break;
         case O_WIDTH:
-            if (parse_int(val, 30, 1000000, &n))
-                return cli_usage(cmd, "--width wants pixels from 30 to 1000000, not '%s'", val);
-            o.width = (int)n;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_WIDTH, "--width", val, &sv)))
+                return rc;
+            o.width = (int)sv.i;
             break;
         case O_HEIGHT:
-            if (parse_int(val, 2, 10000, &n))
-                return cli_usage(cmd, "--height wants pixels from 2 to 10000, not '%s'", val);
-            o.frame_height = (int)n;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_HEIGHT, "--height", val, &sv)))
+                return rc;
+            o.frame_height = (int)sv.i;
             break;
         case O_MINWIDTH: {
             char tmp[64];
@@ -264,14 +254,14 @@ int cmd_flamegraph(int argc, char **argv)
             o.fonttype = val;
             break;
         case O_FONTSIZE:
-            if (parse_double(val, &d) || d <= 0 || d > 1000)
-                return cli_usage(cmd, "--fontsize wants a size in pixels, not '%s'", val);
-            o.font_size = d;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_FONTSIZE, "--fontsize", val, &sv)))
+                return rc;
+            o.font_size = sv.d;
             break;
         case O_FONTWIDTH:
-            if (parse_double(val, &d) || d <= 0 || d > 100)
-                return cli_usage(cmd, "--fontwidth wants a positive number, not '%s'", val);
-            o.font_width = d;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_FONTWIDTH, "--fontwidth", val, &sv)))
+                return rc;
+            o.font_width = sv.d;
             break;
         case O_COUNTNAME:
             o.countname = val;
@@ -316,14 +306,14 @@ int cmd_flamegraph(int argc, char **argv)
             o.negate = 1;
             break;
         case O_TOTAL:
-            if (parse_double(val, &d) || d < 0 || d > 9e18)
-                return cli_usage(cmd, "--total wants a number >= 0, not '%s'", val);
-            o.total = (int64_t)d;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_TOTAL, "--total", val, &sv)))
+                return rc;
+            o.total = sv.i;
             break;
         case O_FACTOR:
-            if (parse_double(val, &d) || d <= 0 || d >= 1e15)
-                return cli_usage(cmd, "--factor wants a number above 0, not '%s'", val);
-            o.factor = d;
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_FACTOR, "--factor", val, &sv)))
+                return rc;
+            o.factor = sv.d;
             break;
         case O_NOTES:
             o.notes = val;

@@ -34,27 +34,22 @@ int cmd_heatmap(int argc, char **argv)
         {"max-cols", required_argument, 0, 'm'}, {"output", required_argument, 0, 'o'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0},
     };
-    uint32_t rows = SC_HEATMAP_DEFAULT_ROWS, max_cols = 0;
+    uint32_t rows = (uint32_t)sc_setting_default_i(SC_SET_HEATMAP_ROWS), max_cols = 0;
     const char *outpath = NULL, *index = NULL;
-    int c;
+    struct sc_set_value sv;
+    int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        char *end;
-        long v;
         switch (c) {
         case 'r':
-            v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 1 || v > SC_HEATMAP_MAX_ROWS)
-                return cli_usage("heatmap", "bad --rows '%s' (1 to %d)", optarg,
-                                 SC_HEATMAP_MAX_ROWS);
-            rows = (uint32_t)v;
+            if ((rc = cli_setting("heatmap", SC_SET_HEATMAP_ROWS, "--rows", optarg, &sv)))
+                return rc;
+            rows = (uint32_t)sv.i;
             break;
         case 'm':
-            v = strtol(optarg, &end, 10);
-            if (*end || end == optarg || v < 1 || v > SC_HEATMAP_MAX_COLS)
-                return cli_usage("heatmap", "bad --max-cols '%s' (1 to %d)", optarg,
-                                 SC_HEATMAP_MAX_COLS);
-            max_cols = (uint32_t)v;
+            if ((rc = cli_setting("heatmap", SC_SET_HEATMAP_MAX_COLS, "--max-cols", optarg, &sv)))
+                return rc;
+            max_cols = (uint32_t)sv.i;
             break;
         case 's':
             index = optarg;
@@ -78,7 +73,6 @@ int cmd_heatmap(int argc, char **argv)
         return cli_error("%s", err);
     struct sc_heatmap h;
     uint32_t nsamples = sc_profile_nsamples(p);
-    int rc;
     if (index) {
         /* a recording of several kinds side by side (JFR): one kind's samples, those with
          * a value in that column */

@@ -92,13 +92,14 @@ int cmd_list(int argc, char **argv)
             if (add_paths(optarg, &trims, &ntrims))
                 goto oom;
             break;
-        case 'F':
-            if (!strcmp(optarg, "text") || !strcmp(optarg, "json")) {
-                json = optarg[0] == 'j';
-                break;
-            }
-            rc = cli_usage("list", "unknown format '%s' (text or json)", optarg);
-            goto done;
+        case 'F': {
+            struct sc_set_value sv;
+            if ((rc = cli_setting("list", SC_SET_LIST_FORMAT, "--format", optarg, &sv)))
+                goto done;
+            rc = 1;
+            json = sv.i == 1;
+            break;
+        }
         case 'o':
             outpath = optarg;
             break;

@@ -48,7 +48,7 @@ static const char usage[] =
     "  -o, --output FILE   the gzipped pprof to write (default record.pb.gz; - is stdout)\n"
     "  --push URL          push to a scorch (or Pyroscope) server's /ingest every interval,\n"
     "                      through a bounded on-disk queue, with retries\n"
-    "  --interval S        between pushes (default 10)\n"
+    "  --interval S        between pushes (default 10s)\n"
     "  --label k=v         a label of the pushed series, repeatable; service_name=NAME names\n"
     "                      it (default: the program's name with -p, the host name with -a).\n"
     "                      With -o, a label of every sample\n"
@@ -66,7 +66,7 @@ static const char usage[] =
     "  --debuginfod URLS   debuginfod servers (space-separated) for the debug files of\n"
     "                      stripped binaries (default: $DEBUGINFOD_URLS); fetched on a thread\n"
     "                      of their own, cached by libdebuginfod\n"
-    "  --debuginfod-timeout S  one fetch at most (default 15); with -o, also what the\n"
+    "  --debuginfod-timeout S  one fetch at most (default 15s); with -o, also what the\n"
     "                      profile waits for fetches after the sampling\n"
     "  --no-debuginfod     ask no debuginfod server, whatever the environment says\n"
     "  --off-cpu           also where threads wait: the sched:sched_switch tracepoint's\n"
@@ -325,14 +325,11 @@ int cmd_record(int argc, char **argv)
                 return rc;
             ro.frequency = (uint32_t)sv.i;
             break;
-        case OPT_DURATION: {
-            int64_t d;
-            if (sc_duration_parse(optarg, &d, err) || d <= 0)
-                return cli_usage("record", "bad --duration '%s' (seconds, or like 30s, 2m)",
-                                 optarg);
-            duration = d;
+        case OPT_DURATION:
+            if ((rc = cli_setting("record", SC_SET_RECORD_DURATION, "--duration", optarg, &sv)))
+                return rc;
+            duration = sv.i;
             break;
-        }
         case OPT_INTERVAL:
             if ((rc = cli_setting("record", SC_SET_RECORD_INTERVAL, "--interval", optarg, &sv)))
                 return rc;

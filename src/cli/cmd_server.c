@@ -102,9 +102,12 @@ int cmd_server(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *config = NULL, *data = NULL, *listen = NULL, *storage = NULL, *churl = NULL;
-    const char *retention = NULL, *grpc_listen = NULL, *tls_cert = NULL, *tls_key = NULL;
-    int nofsync = 0, c;
+    const char *grpc_listen = NULL, *tls_cert = NULL, *tls_key = NULL;
+    int64_t retention = 0;
+    struct sc_set_value v;
+    int nofsync = 0, c, rc;
     optind = 1;
+    /* each flag read by its row as it comes (`--retention x --help` is refused) */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
@@ -114,21 +117,32 @@ int cmd_server(int argc, char **argv)
             data = optarg;
             break;
         case 'l':
+            if ((rc = cli_setting("server", SC_SET_SERVER_LISTEN, "--listen", optarg, &v)))
+                return rc;
             listen = optarg;
             break;
         case 's':
+            if ((rc = cli_setting("server", SC_SET_STORAGE_ENGINE, "--storage", optarg, &v)))
+                return rc;
             storage = optarg;
             break;
         case 'u':
+            if ((rc = cli_setting("server", SC_SET_STORAGE_URL, "--clickhouse-url", optarg, &v)))
+                return rc;
             churl = optarg;
             break;
         case 'r':
-            retention = optarg;
+            if ((rc = cli_setting("server", SC_SET_STORAGE_RETENTION, "--retention", optarg, &v)))
+                return rc;
+            retention = v.i;
             break;
         case 'F':
             nofsync = 1;
             break;
         case 'g':
+            if ((rc = cli_setting("server", SC_SET_OTLP_GRPC_LISTEN, "--otlp-grpc-listen", optarg,
+                                  &v)))
+                return rc;
             grpc_listen = optarg;
             break;
         case 'C':
@@ -158,16 +172,6 @@ int cmd_server(int argc, char **argv)
     const char *engine = storage             ? storage
                          : cf.storage_engine ? cf.storage_engine
                                              : sc_setting(SC_SET_STORAGE_ENGINE)->def;
-    struct sc_set_value v;
-    if (storage &&
-        sc_setting_parse(sc_setting(SC_SET_STORAGE_ENGINE), storage, "--storage", &v, err)) {
-        sc_config_release(&cf);
-        return cli_usage("server", "%s", err);
-    }
-    if (listen && sc_setting_parse(sc_setting(SC_SET_SERVER_LISTEN), listen, "--listen", &v, err)) {
-        sc_config_release(&cf);
-        return cli_usage("server", "%s", err);
-    }
     struct sc_store_opts so;
     sc_store_opts_init(&so);
     so.engine = engine;
@@ -198,14 +202,8 @@ int cmd_server(int argc, char **argv)
     o.data_dir = data ? data : cf.storage_path ? cf.storage_path : o.data_dir;
     if (cf.retention_ns)
         o.retention_ns = cf.retention_ns;
-    if (retention) {
-        if (sc_setting_parse(sc_setting(SC_SET_STORAGE_RETENTION), retention, "--retention", &v,
-                             err)) {
-            sc_config_release(&cf);
-            return cli_usage("server", "%s", err);
-        }
-        o.retention_ns = v.i;
-    }
+    if (retention)
+        o.retention_ns = retention;
     o.token = cf.auth_token;
     o.tenant_names = (const char *const *)cf.tenant_names;
     o.tenant_tokens = (const char *const *)cf.tenant_tokens;
@@ -239,7 +237,7 @@ int cmd_server(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
     o.config = &cf;
     o.reload = &reload_flag;
-    int rc = sc_server_run(&o, &stop_flag, err);
+    rc = sc_server_run(&o, &stop_flag, err);
     sc_config_release(&cf);
     if (rc)
         return cli_error("%s", err);

@@ -107,36 +107,32 @@ int cmd_top(int argc, char **argv)
     };
     struct sc_filter_opts fo = {0};
     const char *sample_index = NULL, *outpath = NULL;
-    struct sc_top_opts to = {.format = SC_TOP_TEXT, .nodefraction = 0.005, .edgefraction = 0.001};
-    int c;
+    struct sc_top_opts to = {.format = SC_TOP_TEXT,
+                             .nodefraction = sc_setting_default_d(SC_SET_NODEFRACTION),
+                             .edgefraction = sc_setting_default_d(SC_SET_EDGEFRACTION)};
+    struct sc_set_value sv;
+    int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 's':
             sample_index = optarg;
             break;
-        case 'n': {
-            long n = strtol(optarg, &end, 10);
-            if (*end || n < 0 || n > UINT32_MAX / 2)
-                return cli_usage("top", "bad --nodecount '%s'", optarg);
-            to.nodecount = (uint32_t)n;
+        case 'n':
+            if ((rc = cli_setting("top", SC_SET_TOP_NODECOUNT, "--nodecount", optarg, &sv)))
+                return rc;
+            to.nodecount = (uint32_t)sv.i;
             break;
-        }
         case 'f':
-            to.nodefraction = strtod(optarg, &end);
-            if (*end || to.nodefraction < 0 || to.nodefraction > 1)
-                return cli_usage("top", "bad --nodefraction '%s'", optarg);
+            if ((rc = cli_setting("top", SC_SET_NODEFRACTION, "--nodefraction", optarg, &sv)))
+                return rc;
+            to.nodefraction = sv.d;
             break;
         case 'F':
-            if (!strcmp(optarg, "text"))
-                to.format = SC_TOP_TEXT;
-            else if (!strcmp(optarg, "tsv"))
-                to.format = SC_TOP_TSV;
-            else if (!strcmp(optarg, "json"))
-                to.format = SC_TOP_JSON;
-            else
-                return cli_usage("top", "unknown format '%s' (text, tsv or json)", optarg);
+            /* the choices in the order of enum sc_top_format */
+            if ((rc = cli_setting("top", SC_SET_TOP_FORMAT, "--format", optarg, &sv)))
+                return rc;
+            to.format = (enum sc_top_format)sv.i;
             break;
         case 'o':
             outpath = optarg;
@@ -200,7 +196,7 @@ int cmd_top(int argc, char **argv)
     }
     sc_filter_free(filter);
     struct sc_top t;
-    int rc = sc_top_compute(merged, vi, &t, err);
+    rc = sc_top_compute(merged, vi, &t, err);
     struct sc_buf out = SC_BUF_INIT;
     if (rc == 0) {
         /* As pprof: percentages (and the node cut's label) stay relative to the whole

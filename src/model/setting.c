@@ -7,16 +7,20 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const struct sc_setting table[] = {
-#define SC_SETTING(id_, key_, flag_, param_, type_, min_, max_, def_, choices_, doc_)              \
+#define SC_SETTING(id_, key_, flag_, cmds_, param_, routes_, type_, min_, max_, def_, choices_,    \
+                   doc_)                                                                           \
     {.id = SC_SET_##id_,                                                                           \
      .key = (key_),                                                                                \
      .flag = (flag_),                                                                              \
+     .cmds = (cmds_),                                                                              \
      .param = (param_),                                                                            \
+     .routes = (routes_),                                                                          \
      .type = (type_),                                                                              \
      .min = (min_),                                                                                \
      .max = (max_),                                                                                \
@@ -38,6 +42,23 @@ static const struct {
 #undef SC_SETTING_STEP
 #undef SC_SETTING
 };
+
+/* The rows whose max is excluded (SC_SETTING_BELOW(id)). */
+static const enum sc_set_id below[] = {
+#define SC_SETTING(...)
+#define SC_SETTING_BELOW(id_) SC_SET_##id_,
+#include "model/settings.def"
+#undef SC_SETTING_BELOW
+#undef SC_SETTING
+};
+
+static int is_below(enum sc_set_id id)
+{
+    for (size_t i = 0; i < sizeof below / sizeof below[0]; i++)
+        if (below[i] == id)
+            return 1;
+    return 0;
+}
 
 static int64_t step_of(enum sc_set_id id)
 {
@@ -78,6 +99,23 @@ static int parse_count(const char *s, int64_t *out)
     if (errno || *end)
         return -1;
     *out = n;
+    return 0;
+}
+
+/* Decimal digits with an optional fraction and exponent (no sign, no inf, nan or hex). */
+static int parse_number(const char *s, double *out)
+{
+    if (!s || !(isdigit((unsigned char)*s) || (*s == '.' && isdigit((unsigned char)s[1]))))
+        return -1;
+    for (const char *p = s; *p; p++)
+        if (!isdigit((unsigned char)*p) && !strchr(".eE+-", *p))
+            return -1;
+    char *end;
+    errno = 0;
+    double d = strtod(s, &end);
+    if (errno || *end || !isfinite(d))
+        return -1;
+    *out = d;
     return 0;
 }
 
@@ -191,9 +229,23 @@ static void put_bytes(char *out, size_t cap, int64_t b)
     snprintf(out, cap, "%" PRId64, b);
 }
 
+/* A number's bound (thousandths) as a decimal without trailing zeros: 1000 -> 1, 5 -> 0.005. */
+static void put_thousandths(char *out, size_t cap, int64_t v)
+{
+    if (v % 1000 == 0) {
+        snprintf(out, cap, "%" PRId64, v / 1000);
+        return;
+    }
+    int n = snprintf(out, cap, "%" PRId64 ".%03d", v / 1000, (int)(v % 1000));
+    while (n > 0 && (size_t)n < cap && out[n - 1] == '0')
+        out[--n] = 0;
+}
+
 static void put_value(const struct sc_setting *s, char *out, size_t cap, int64_t v)
 {
-    if (s->type == SC_SET_DURATION)
+    if (s->type == SC_SET_NUMBER)
+        put_thousandths(out, cap, v);
+    else if (s->type == SC_SET_DURATION)
         put_duration(out, cap, v);
     else if (s->type == SC_SET_BYTES)
         put_bytes(out, cap, v);
@@ -205,6 +257,7 @@ void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap)
 {
     static const char *what[] = {
         [SC_SET_COUNT] = "a count",
+        [SC_SET_NUMBER] = "a number",
         [SC_SET_BYTES] = "a byte count",
         [SC_SET_DURATION] = "a duration",
 
@@ -219,8 +272,18 @@ void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap)
     char lo[32], hi[32], bounds[96] = "", like[48] = "";
     put_value(s, lo, sizeof lo, s->min);
     put_value(s, hi, sizeof hi, s->max);
-    if (s->min && s->max)
+    if (s->type == SC_SET_NUMBER && (s->min == 1 || is_below(s->id))) {
+        /* open ends in words: min 1 (a thousandth) stands for above 0 */
+        if (s->min == 1)
+            snprintf(lo, sizeof lo, "0");
+        snprintf(bounds, sizeof bounds, " %s %s", s->min == 1 ? "above" : "of at least", lo);
+        if (s->max)
+            snprintf(bounds + strlen(bounds), sizeof bounds - strlen(bounds), " and %s %s",
+                     is_below(s->id) ? "below" : "at most", hi);
+    } else if (s->min && s->max)
         snprintf(bounds, sizeof bounds, " from %s to %s", lo, hi);
+    else if (s->type == SC_SET_NUMBER && s->max)
+        snprintf(bounds, sizeof bounds, " from 0 to %s", hi);
     else if (s->min > 1 || (s->min == 1 && s->type == SC_SET_COUNT))
         snprintf(bounds, sizeof bounds, " of at least %s", lo);
     else if (s->min == 1)
@@ -261,6 +324,9 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
     switch (s->type) {
     case SC_SET_COUNT:
         bad = bad || parse_count(text, &v);
+        break;
+    case SC_SET_NUMBER:
+        bad = bad || parse_number(text, &out->d);
         break;
     case SC_SET_BYTES: {
         uint64_t b = 0;
@@ -306,7 +372,11 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
         bad = bad || (s->type == SC_SET_PATH && !*text);
         break;
     }
-    if (!bad && (s->min || s->max))
+    if (!bad && s->type == SC_SET_NUMBER) {
+        /* bounds in thousandths; min 1 stands for above 0 */
+        double d = out->d, lo = s->min == 1 ? 0 : (double)s->min / 1000, hi = (double)s->max / 1000;
+        bad = (s->min == 1 ? d <= lo : d < lo) || (s->max && (is_below(s->id) ? d >= hi : d > hi));
+    } else if (!bad && (s->min || s->max))
         bad = v < s->min || (s->max && v > s->max);
     if (!bad && v % step_of(s->id))
         bad = 1;
@@ -314,9 +384,10 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
         char d[160];
         sc_setting_describe(s, d, sizeof d);
         return sc_errf(err, SC_EINVAL, "'%s' must be %s, not '%.64s'",
-                       where    ? where
-                       : s->key ? s->key
-                                : s->param,
+                       where     ? where
+                       : s->key  ? s->key
+                       : s->flag ? s->flag
+                                 : s->param,
                        d, text ? text : "");
     }
     out->i = v;
@@ -330,4 +401,12 @@ int64_t sc_setting_default_i(enum sc_set_id id)
     char err[SC_ERR_LEN];
     /* a bad default is caught by the settings test; here it reads as 0 */
     return s && s->def && !sc_setting_parse(s, s->def, NULL, &v, err) ? v.i : 0;
+}
+
+double sc_setting_default_d(enum sc_set_id id)
+{
+    const struct sc_setting *s = sc_setting(id);
+    struct sc_set_value v;
+    char err[SC_ERR_LEN];
+    return s && s->def && !sc_setting_parse(s, s->def, NULL, &v, err) ? v.d : 0;
 }

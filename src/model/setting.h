@@ -9,6 +9,7 @@
 
 enum sc_set_type {
     SC_SET_COUNT,    /* a whole number */
+    SC_SET_NUMBER,   /* a decimal number, not negative (0.005, 2.5e3); bounds in thousandths */
     SC_SET_BYTES,    /* a byte count: 512, 64MiB (KiB MiB GiB TiB, K M G T = 1024^n; KB MB GB TB
                         = 1000^n) */
     SC_SET_DURATION, /* nanoseconds, written 500ms, 10s, 1m30s, 2h, 30d (model/timespec.h) */
@@ -30,16 +31,17 @@ enum sc_set_id {
 
 struct sc_setting {
     enum sc_set_id id;
-    const char *key, *flag, *param;
+    const char *key, *flag, *cmds, *param, *routes;
     enum sc_set_type type;
     int64_t min, max; /* 0, 0: unbounded */
     const char *def, *choices, *doc;
 };
 
 /* A parsed value: i for counts, bytes, durations and booleans (0/1), the index of a choice;
- * s (the text itself, not copied) for the rest. */
+ * d for numbers; s (the text itself, not copied) for the rest. */
 struct sc_set_value {
     int64_t i;
+    double d;
     const char *s;
 };
 
@@ -56,6 +58,8 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
                      struct sc_set_value *out, char *err);
 /* The row's default of the integer kinds, parsed (0 when it has none). */
 int64_t sc_setting_default_i(enum sc_set_id id);
+/* The row's default of a number, parsed (0 when it has none). */
+double sc_setting_default_d(enum sc_set_id id);
 
 /* What the type and bounds accept, in words ("a duration of at least 1s (like 10s)"). */
 void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap);

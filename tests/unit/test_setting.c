@@ -4,8 +4,13 @@
 
 #include "model/error.h"
 #include "formats/perf.h"
+#include "formats/svg.h"
+#include "formats/top.h"
 #include "model/setting.h"
 #include "config/config.h"
+#include "query/callgraph.h"
+#include "query/compare.h"
+#include "query/heatmap.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +78,10 @@ static void test_defaults_parse(void)
         T_CHECK(t[i].doc && *t[i].doc);
         T_CHECK(t[i].key || t[i].param || t[i].flag);
         T_CHECK(t[i].type != SC_SET_CHOICE || t[i].choices);
+        /* a flag says which commands take it, a parameter which routes: the surfaces the
+         * e2e walk (settings_walk.py) tries */
+        T_CHECK(!t[i].flag == !t[i].cmds);
+        T_CHECK(!t[i].param == !t[i].routes);
         if (!t[i].def)
             continue;
         struct sc_set_value v;
@@ -183,6 +192,75 @@ static void test_values(void)
     T_EQ_INT(sc_setting(SC_SET_COLLAPSE_THREADS)->max, SC_PERF_MAX_THREADS);
 }
 
+static void test_numbers(void)
+{
+    struct sc_set_value v;
+    char err[SC_ERR_LEN];
+    const struct sc_setting *nf = sc_setting(SC_SET_NODEFRACTION);
+    T_EQ_INT(sc_setting_parse(nf, "0", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(nf, "1", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(nf, ".25", NULL, &v, err), 0);
+    T_CHECK(v.d == 0.25);
+    T_EQ_INT(sc_setting_parse(nf, "5e-3", NULL, &v, err), 0);
+    T_CHECK(v.d == 0.005);
+    T_EQ_INT(sc_setting_parse(nf, "1.0001", "--nodefraction", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--nodefraction' must be a number from 0 to 1, not '1.0001'");
+    /* no sign, no words strtod would take */
+    const char *const never[] = {"-0.1", "+0.1", "inf",  "nan",   "0x1p-3",
+                                 "",     " 0.1", "0.1 ", "1e999", "."};
+    for (size_t i = 0; i < sizeof never / sizeof never[0]; i++)
+        T_EQ_INT(sc_setting_parse(nf, never[i], NULL, &v, err), SC_EINVAL);
+    /* min 1 (a thousandth) is above 0; a max of SC_SETTING_BELOW is excluded */
+    const struct sc_setting *q = sc_setting(SC_SET_COMPARE_Q);
+    T_EQ_INT(sc_setting_parse(q, "0.0001", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(q, "0.9999", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(q, "0", "q", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'q' must be a number above 0 and below 1, not '0'");
+    T_EQ_INT(sc_setting_parse(q, "1", "q", &v, err), SC_EINVAL);
+    const struct sc_setting *fs = sc_setting(SC_SET_FLAME_FONTSIZE);
+    T_EQ_INT(sc_setting_parse(fs, "1000", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(fs, "1000.5", "--fontsize", &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--fontsize' must be a number above 0 and at most 1000, not '1000.5'");
+    const struct sc_setting *fa = sc_setting(SC_SET_COMPARE_FAIL_ABOVE);
+    T_EQ_INT(sc_setting_parse(fa, "0", NULL, &v, err), 0);
+    T_EQ_INT(sc_setting_parse(fa, "250.5", NULL, &v, err), 0);
+    T_CHECK(v.d == 250.5);
+    /* a flag-only row names its flag when no where is given */
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_TOP_NODECOUNT), "x", NULL, &v, err), SC_EINVAL);
+    T_EQ_STR(err, "'--nodecount' must be a count of at most 2147483647, not 'x'");
+}
+
+/* The constants the modules keep beside the table (array sizes, their own defaults for
+ * callers that pass 0) are the table's: a row changed alone would fail here. */
+static void test_code_agrees(void)
+{
+    struct sc_callgraph_opts go = SC_CALLGRAPH_OPTS_INIT;
+    T_EQ_INT(go.nodecount, sc_setting_default_i(SC_SET_CALLGRAPH_NODECOUNT));
+    T_CHECK(go.nodefraction == sc_setting_default_d(SC_SET_NODEFRACTION));
+    T_CHECK(go.edgefraction == sc_setting_default_d(SC_SET_EDGEFRACTION));
+    T_EQ_INT(sc_setting(SC_SET_CALLGRAPH_NODECOUNT)->max, SC_CALLGRAPH_SVG_MAX_NODES);
+    struct sc_cmp_opts co = SC_CMP_OPTS_INIT;
+    T_CHECK(co.level == sc_setting_default_d(SC_SET_COMPARE_Q));
+    T_EQ_INT(sc_setting_default_i(SC_SET_HEATMAP_ROWS), SC_HEATMAP_DEFAULT_ROWS);
+    T_EQ_INT(sc_setting(SC_SET_HEATMAP_ROWS)->max, SC_HEATMAP_MAX_ROWS);
+    T_EQ_INT(sc_setting_default_i(SC_SET_HEATMAP_MAX_COLS), SC_HEATMAP_MAX_COLS);
+    T_EQ_INT(sc_setting(SC_SET_HEATMAP_MAX_COLS)->max, SC_HEATMAP_MAX_COLS);
+    struct sc_svg_opts so;
+    sc_svg_opts_init(&so);
+    T_EQ_INT(so.width, sc_setting_default_i(SC_SET_FLAME_WIDTH));
+    T_EQ_INT(so.frame_height, sc_setting_default_i(SC_SET_FLAME_HEIGHT));
+    T_CHECK(so.font_size == sc_setting_default_d(SC_SET_FLAME_FONTSIZE));
+    T_CHECK(so.font_width == sc_setting_default_d(SC_SET_FLAME_FONTWIDTH));
+    T_CHECK(so.factor == sc_setting_default_d(SC_SET_FLAME_FACTOR));
+    /* choices read as an index: in the order of the enums they index */
+    struct sc_set_value v;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_TOP_FORMAT), "json", NULL, &v, err), 0);
+    T_EQ_INT(v.i, SC_TOP_JSON);
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_TOP_FORMAT), "tsv", NULL, &v, err), 0);
+    T_EQ_INT(v.i, SC_TOP_TSV);
+}
+
 static void test_config_lands(void)
 {
     /* a key read through the table lands in its field */
@@ -215,6 +293,8 @@ int main(void)
     T_RUN(test_defaults_parse);
     T_RUN(test_config_takes_every_key);
     T_RUN(test_values);
+    T_RUN(test_numbers);
+    T_RUN(test_code_agrees);
     T_RUN(test_config_lands);
     return t_done();
 }
