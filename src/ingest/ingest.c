@@ -7,6 +7,7 @@
 #include "formats/pprof.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "model/timespec.h"
 
 #include <ctype.h>
@@ -508,14 +509,11 @@ int sc_ingest(struct sc_store *s, const struct sc_ingest_req *r, const struct sc
     else if (r->from && r->until && until < from)
         rc = sc_errf(err, SC_EINVAL, "bad 'until' '%.32s': before 'from' '%.32s'", r->until,
                      r->from);
-    int64_t rate = 100;
+    int64_t rate = sc_setting_default_i(SC_SET_PARAM_SAMPLE_RATE);
     if (!rc && r->sample_rate && *r->sample_rate) {
-        char *end;
-        long long v = strtoll(r->sample_rate, &end, 10);
-        if (*end || v <= 0 || v > 1000000000)
-            rc = sc_errf(err, SC_EINVAL, "bad 'sampleRate' '%.32s'", r->sample_rate);
-        else
-            rate = v;
+        struct sc_set_value v;
+        rc = sc_setting_parse(sc_setting(SC_SET_PARAM_SAMPLE_RATE), r->sample_rate, NULL, &v, err);
+        rate = rc ? rate : v.i;
     }
     /* no format: the body's own (Pyroscope's default is folded; random bytes are none) */
     int detect = !(r->format && *r->format);

@@ -17,6 +17,7 @@
 #include "model/error.h"
 #include "model/json.h"
 #include "model/labels.h"
+#include "model/setting.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -375,7 +376,8 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
     if (a->min_share > 0)
         co.min_share = a->min_share;
     w->level = co.level;
-    uint32_t max_funcs = a->max_funcs ? a->max_funcs : 200;
+    uint32_t max_funcs =
+        a->max_funcs ? a->max_funcs : (uint32_t)sc_setting_default_i(SC_SET_PARAM_FUNCTIONS);
     /* the default step's steps start at a rollup boundary: s with that `from` (a shallow
      * copy, s's arrays; not released) */
     struct sc_selection sr = *s;

@@ -273,34 +273,18 @@ struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const stru
     return p;
 }
 
-int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out)
+int sc_api_setting(struct sc_req *r, struct sc_resp *w, enum sc_set_id id, struct sc_set_value *out)
 {
-    if (!s || !*s)
-        return -1;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*end || v > max || s[0] == '-')
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int sc_api_max_nodes(struct sc_req *r, struct sc_resp *w, uint64_t *out)
-{
-    const struct sc_setting *st = sc_setting(SC_SET_PARAM_MAX_NODES);
-    const char *mn = sc_req_arg(r, st->param);
-    *out = (uint64_t)sc_setting_default_i(SC_SET_PARAM_MAX_NODES);
-    if (!mn)
-        return 0;
-    uint64_t limit = r->srv->opts.max_nodes;
-    if (sc_api_parse_uint(mn, UINT32_MAX, out) || *out < (uint64_t)st->min) {
-        sc_resp_error(w, 400, "bad '%s' '%.32s' (a count from %lld to %llu)", st->param, mn,
-                      (long long)st->min, (unsigned long long)limit);
-        return -1;
+    const struct sc_setting *st = sc_setting(id);
+    const char *text = sc_req_arg(r, st->param);
+    char err[SC_ERR_LEN] = "";
+    if (!text) {
+        memset(out, 0, sizeof *out);
+        /* the default, read as a user's would be (a bad one fails the settings test) */
+        return st->def ? sc_setting_parse(st, st->def, NULL, out, err) : 0;
     }
-    if (*out > limit) {
-        sc_resp_limit(w, "%s %llu is more than the limit of %llu", st->param,
-                      (unsigned long long)*out, (unsigned long long)limit);
+    if (sc_setting_parse(st, text, st->param, out, err)) {
+        sc_resp_error(w, 400, "%s", err);
         return -1;
     }
     return 0;
@@ -411,8 +395,8 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     const char *format = sc_req_arg(r, "format");
     if (!format)
         format = "json";
-    uint64_t max_nodes;
-    if (sc_api_max_nodes(r, w, &max_nodes))
+    struct sc_set_value max_nodes;
+    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes))
         return 0;
     const struct render_format *f = NULL;
     for (size_t i = 0; i < NRENDER && !f; i++)
@@ -435,7 +419,7 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     if (!p)
         return 0;
     char err[SC_ERR_LEN] = "";
-    struct render_ctx c = {r, (uint32_t)max_nodes};
+    struct render_ctx c = {r, (uint32_t)max_nodes.i};
     int rc = f->write(&c, p, &w->body, err);
     w->content_type = f->mime;
     sc_profile_free(p);
@@ -448,18 +432,10 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
 
 int sc_api_step(struct sc_req *r, struct sc_resp *w, int64_t *step)
 {
-    char err[SC_ERR_LEN] = "";
-    *step = 0;
-    const char *st = sc_req_arg(r, "step");
-    if (st && sc_duration_parse(st, step, err)) {
-        sc_resp_error(w, 400, "bad 'step': %s", err);
-        return -1;
-    }
-    if (st && *step < SC_NS_PER_S) {
-        sc_resp_error(w, 400, "bad 'step' '%.32s': at least 1s (timestamps are seconds)", st);
-        return -1;
-    }
-    return 0;
+    struct sc_set_value v;
+    int rc = sc_api_setting(r, w, SC_SET_PARAM_STEP, &v);
+    *step = v.i;
+    return rc;
 }
 
 static int timeline_run(struct sc_req *r, struct sc_resp *w)
@@ -505,37 +481,24 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
 
 int sc_api_level(struct sc_req *r, struct sc_resp *w, double *level)
 {
-    const char *qa = sc_req_arg(r, "q");
-    if (!qa)
-        return 0;
-    char *end;
-    double v = strtod(qa, &end);
-    if (end == qa || *end || !(v > 0 && v < 1)) {
-        sc_resp_error(w, 400, "bad 'q' '%.32s' (a false discovery rate between 0 and 1)", qa);
+    struct sc_set_value v;
+    if (sc_api_setting(r, w, SC_SET_COMPARE_Q, &v))
         return -1;
-    }
-    *level = v;
+    if (sc_req_arg(r, sc_setting(SC_SET_COMPARE_Q)->param))
+        *level = v.d;
     return 0;
 }
 
-/* The statistics of a diff (sc_plan_compare). NULL + w filled on failure. */
+/* The statistics of a diff (sc_plan_compare) with o's level and reps replicates. NULL + w
+ * filled on failure. */
 static struct sc_cmp *diff_stats(struct sc_req *r, struct sc_resp *w, const struct sc_selection *bs,
-                                 const struct sc_selection *ns, int normalize)
+                                 const struct sc_selection *ns, const struct sc_cmp_opts *o,
+                                 uint32_t reps)
 {
-    struct sc_cmp_opts o = SC_CMP_OPTS_INIT;
-    o.normalize = normalize;
-    if (sc_api_level(r, w, &o.level))
-        return NULL;
-    uint64_t reps = SC_REPLICATES_DEFAULT;
-    const char *ra = sc_req_arg(r, "replicates");
-    if (ra && (sc_api_parse_uint(ra, SC_REPLICATES_MAX, &reps) || reps < 2)) {
-        sc_resp_error(w, 400, "bad 'replicates' '%.32s' (2..%d)", ra, SC_REPLICATES_MAX);
-        return NULL;
-    }
     struct sc_cmp *c = NULL;
     char err[SC_ERR_LEN] = "";
     struct sc_filter_opts fo = sc_api_filters(r);
-    int rc = sc_plan_compare(r->srv->store, r->tenant, bs, ns, &fo, &o, (uint32_t)reps, &c, err);
+    int rc = sc_plan_compare(r->srv->store, r->tenant, bs, ns, &fo, o, reps, &c, err);
     if (rc)
         sc_api_query_fail(w, rc, err);
     return c;
@@ -577,18 +540,21 @@ static void diff_empty_text(int empty, const struct sc_selection *bs, const stru
 
 static int diff_run(struct sc_req *r, struct sc_resp *w)
 {
-    const char *format = sc_req_arg(r, "format");
-    if (!format)
-        format = "json";
-    if (strcmp(format, "json") && strcmp(format, "tsv") && strcmp(format, "flame") &&
-        strcmp(format, "folded"))
-        return sc_resp_error(w, 400, "unknown format '%.32s' (json, tsv, flame, folded)", format);
+    struct sc_set_value fv;
+    if (sc_api_setting(r, w, SC_SET_PARAM_DIFF_FORMAT, &fv))
+        return 0;
+    const char *format = fv.s;
     const char *norm = sc_req_arg(r, "normalize");
     int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
     const char *sa = sc_req_arg(r, "stats");
     int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
-    uint64_t max_nodes;
-    if (sc_api_max_nodes(r, w, &max_nodes))
+    struct sc_set_value max_nodes;
+    /* every parameter read before any work: a bad one costs no query */
+    struct sc_cmp_opts co = SC_CMP_OPTS_INIT;
+    co.normalize = normalize;
+    struct sc_set_value reps;
+    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes) || sc_api_level(r, w, &co.level) ||
+        sc_api_setting(r, w, SC_SET_PARAM_REPLICATES, &reps))
         return 0;
     struct sc_selection bs, ns;
     memset(&bs, 0, sizeof bs);
@@ -599,7 +565,7 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     }
     struct sc_profile *base = sc_api_merged(r, w, &bs);
     struct sc_profile *p = base ? sc_api_merged(r, w, &ns) : NULL;
-    struct sc_cmp *cmp = p && stats ? diff_stats(r, w, &bs, &ns, normalize) : NULL;
+    struct sc_cmp *cmp = p && stats ? diff_stats(r, w, &bs, &ns, &co, (uint32_t)reps.i) : NULL;
     /* a side without profiles is said, with its range, not taken for an error */
     int empty = (bs.n == 0) | (ns.n == 0) << 1;
     char empty_text[320] = "";
@@ -611,7 +577,7 @@ static int diff_run(struct sc_req *r, struct sc_resp *w)
     int rc = 0;
     if (base && p && (cmp || !stats)) {
         if (!strcmp(format, "flame")) {
-            rc = sc_flame_diff_json(base, 0, p, 0, (uint32_t)max_nodes, normalize, cmp, &w->body,
+            rc = sc_flame_diff_json(base, 0, p, 0, (uint32_t)max_nodes.i, normalize, cmp, &w->body,
                                     err);
         } else if (!strcmp(format, "folded")) {
             rc = sc_diff_stacks(base, 0, p, 0, normalize, &w->body, err);
@@ -659,10 +625,9 @@ static int heatmap_block(void *ctx, const struct sc_store_timed_block *b)
 
 static int heatmap_run(struct sc_req *r, struct sc_resp *w)
 {
-    uint64_t rows = SC_HEATMAP_DEFAULT_ROWS;
-    const char *ra = sc_req_arg(r, "rows");
-    if (ra && (sc_api_parse_uint(ra, SC_HEATMAP_MAX_ROWS, &rows) || rows == 0))
-        return sc_resp_error(w, 400, "bad 'rows' '%.32s' (1..%d)", ra, SC_HEATMAP_MAX_ROWS);
+    struct sc_set_value rows;
+    if (sc_api_setting(r, w, SC_SET_HEATMAP_ROWS, &rows))
+        return 0;
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);
@@ -670,7 +635,7 @@ static int heatmap_run(struct sc_req *r, struct sc_resp *w)
     }
     char err[SC_ERR_LEN] = "";
     struct sc_heatmap h;
-    int rc = sc_heatmap_init(&h, (uint32_t)rows, SC_HEATMAP_MAX_COLS, err);
+    int rc = sc_heatmap_init(&h, (uint32_t)rows.i, SC_HEATMAP_MAX_COLS, err);
     if (!rc && s.n) {
         /* streamed a block at a time: memory is the counts and one block, not the range */
         struct sc_store_query q = sc_selection_query(&s, r->tenant);
@@ -693,26 +658,19 @@ static int heatmap_run(struct sc_req *r, struct sc_resp *w)
 
 static int callgraph_run(struct sc_req *r, struct sc_resp *w)
 {
-    const char *format = sc_req_arg(r, "format");
-    if (!format)
-        format = "svg";
-    if (strcmp(format, "svg") && strcmp(format, "dot"))
-        return sc_resp_error(w, 400, "unknown format '%.32s' (svg, dot)", format);
+    struct sc_set_value fv;
+    if (sc_api_setting(r, w, SC_SET_PARAM_CALLGRAPH_FORMAT, &fv))
+        return 0;
+    const char *format = fv.s;
     struct sc_callgraph_opts co = SC_CALLGRAPH_OPTS_INIT;
-    const char *nc = sc_req_arg(r, "nodecount");
-    uint64_t v;
-    if (nc) {
-        if (sc_api_parse_uint(nc, SC_CALLGRAPH_SVG_MAX_NODES, &v))
-            return sc_resp_error(w, 400, "bad 'nodecount' '%.32s' (0..%d)", nc,
-                                 SC_CALLGRAPH_SVG_MAX_NODES);
-        co.nodecount = (uint32_t)v;
-    }
-    /* fit=0: every node and edge asked, past the layout budget (the deadline still holds) */
-    const char *fit = sc_req_arg(r, "fit");
-    if (fit && strcmp(fit, "0") && strcmp(fit, "1"))
-        return sc_resp_error(w, 400,
-                             "bad 'fit' '%.32s' (1: within the layout budget, 0: all asked)", fit);
-    co.exact = fit && !strcmp(fit, "0");
+    struct sc_set_value nc, fit;
+    if (sc_api_setting(r, w, SC_SET_CALLGRAPH_NODECOUNT, &nc) ||
+        sc_api_setting(r, w, SC_SET_PARAM_FIT, &fit))
+        return 0;
+    co.nodecount = (uint32_t)nc.i;
+    /* fit=0 (the choices' second): every node and edge asked, past the layout budget (the
+     * deadline still holds) */
+    co.exact = fit.i == 1;
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);

@@ -13,11 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-/* /api/v1/profiles lists at most this many (the `limit` parameter), sorted by time. */
-#define PROFILES_DEFAULT_LIMIT 1000
-#define PROFILES_MAX_LIMIT 10000
-/* ...of at most this many collected before sorting (more: truncated, the earliest of
- * these are listed). */
+/* /api/v1/profiles lists at most `limit` (settings.def), sorted by time, of at most this
+ * many collected before sorting (more: truncated, the earliest of these are listed). */
 #define PROFILES_MAX_COLLECT 200000
 
 /* ---- flame graph with its top table ---- */
@@ -79,10 +76,10 @@ static int cmp_listed(const void *a, const void *b)
 
 int sc_api_profiles(struct sc_req *r, struct sc_resp *w)
 {
-    uint64_t limit = PROFILES_DEFAULT_LIMIT;
-    const char *la = sc_req_arg(r, "limit");
-    if (la && (sc_api_parse_uint(la, PROFILES_MAX_LIMIT, &limit) || limit == 0))
-        return sc_resp_error(w, 400, "bad 'limit' '%.32s' (1..%d)", la, PROFILES_MAX_LIMIT);
+    struct sc_set_value lv;
+    if (sc_api_setting(r, w, SC_SET_PARAM_LIMIT, &lv))
+        return 0;
+    uint64_t limit = (uint64_t)lv.i;
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);
@@ -142,8 +139,8 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400,
                              "missing 'time' (the profile's time, e.g. its time_ns "
                              "from /api/v1/profiles)");
-    uint64_t max_nodes;
-    if (sc_api_max_nodes(r, w, &max_nodes))
+    struct sc_set_value max_nodes;
+    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes))
         return 0;
     char err[SC_ERR_LEN] = "";
     int64_t t;
@@ -164,7 +161,7 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
     struct sc_filter_opts fo = {sc_req_arg(r, "focus"), sc_req_arg(r, "ignore"),
                                 sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
     rc = canon.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                   : sc_plan_profile_json(r->srv->store, &ref, &fo, (uint32_t)max_nodes,
+                   : sc_plan_profile_json(r->srv->store, &ref, &fo, (uint32_t)max_nodes.i,
                                           want_top(r), &w->body, err);
     sc_buf_release(&canon);
     if (rc) {

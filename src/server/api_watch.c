@@ -8,20 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Functions tested per request, at most (the heaviest by total). */
-#define CHANGES_MAX_FUNCS 2000
-
 static int changes_run(struct sc_req *r, struct sc_resp *w)
 {
     struct sc_watch_args a = {sc_req_arg(r, "group_by"), 0, 0, 0, 0, sc_req_arg(r, "labels")};
     if (sc_api_step(r, w, &a.step_ns) || sc_api_level(r, w, &a.level))
         return 0;
-    const char *fa = sc_req_arg(r, "functions");
-    uint64_t nf = 0;
-    if (fa && (sc_api_parse_uint(fa, CHANGES_MAX_FUNCS, &nf) || nf == 0))
-        return sc_resp_error(w, 400, "bad 'functions' '%.32s' (1..%d: the heaviest tested)", fa,
-                             CHANGES_MAX_FUNCS);
-    a.max_funcs = (uint32_t)nf;
+    struct sc_set_value nf;
+    if (sc_api_setting(r, w, SC_SET_PARAM_FUNCTIONS, &nf))
+        return 0;
+    a.max_funcs = (uint32_t)nf.i;
     struct sc_selection s;
     if (sc_api_selection(r, w, "", 1, &s)) {
         sc_selection_release(&s);

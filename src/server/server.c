@@ -41,7 +41,6 @@ void sc_server_opts_init(struct sc_server_opts *o)
     o->max_body_total = 4 * o->max_body;
     o->ingest_budget = 512u << 20;
     o->max_read_blocks = (uint64_t)sc_setting_default_i(SC_SET_SERVER_MAX_READ_BLOCKS);
-    o->max_nodes = (uint32_t)sc_setting(SC_SET_PARAM_MAX_NODES)->max;
     o->max_connections = 512;
     o->layout_timeout_ns = sc_setting_default_i(SC_SET_SERVER_LAYOUT_TIMEOUT);
     o->layout_memory = 1ull << 30;

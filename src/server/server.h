@@ -30,7 +30,6 @@ struct sc_server_opts {
     uint64_t max_body_total;        /* body bytes being received by all requests together */
     uint64_t ingest_budget;   /* worst-case bytes of the pushes decoded at once (see server.c) */
     uint64_t max_read_blocks; /* a query's work budget in stored blocks (server.max_read_blocks) */
-    uint32_t max_nodes;       /* the most flame graph nodes a query may ask for */
     uint32_t max_connections;
     int64_t layout_timeout_ns; /* a call graph layout's deadline (worker killed after it) */
     uint64_t layout_memory;    /* a layout worker's address space */

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 
 #include "model/buf.h"
+#include "model/setting.h"
 #include "server/server.h"
 #include "store/store.h"
 
@@ -175,11 +176,11 @@ int sc_api_selection_in(struct sc_req *r, struct sc_resp *w, const char *prefix,
 struct sc_filter_opts sc_api_filters(struct sc_req *r);
 /* The selection merged with the request's filters; NULL with w answered on failure. */
 struct sc_profile *sc_api_merged(struct sc_req *r, struct sc_resp *w, const struct sc_selection *s);
-/* A decimal count in 0..max (no sign): 0, or -1 when s is not one. */
-int sc_api_parse_uint(const char *s, uint64_t max, uint64_t *out);
-/* The request's maxNodes (settings.def's row; its default when absent): 0, or non-zero with
- * w answered (400 for a bad count, the limit's answer past the server's max_nodes). */
-int sc_api_max_nodes(struct sc_req *r, struct sc_resp *w, uint64_t *out);
+/* The request's parameter of settings.def's row id, read by the row (its default when
+ * absent; *out zeroed when it has none): 0, or -1 with w answered 400 "'param' must be
+ * ..., not 'x'". */
+int sc_api_setting(struct sc_req *r, struct sc_resp *w, enum sc_set_id id,
+                   struct sc_set_value *out);
 /* Admission of a heavy query: waits up to a few seconds for one of opts.max_queries slots;
  * non-zero with w answered (503 busy) when none came free. sc_api_query_end after. */
 int sc_api_query_begin(struct sc_req *r, struct sc_resp *w);
@@ -192,8 +193,8 @@ void sc_server_query_unslot(struct sc_server *srv);
  * budget (server.query_memory, server.query_timeout; model/budget.h): every heavy route
  * goes through it. */
 int sc_api_admitted(struct sc_req *r, struct sc_resp *w, sc_handler run);
-/* The request's `step` (a duration of at least 1 s; 0 when absent) and `q` (a false
- * discovery rate in (0, 1); *level untouched when absent): 0, or -1 with w answered 400. */
+/* The request's `step` (0 when absent) and `q` (*level untouched when absent), read by
+ * their rows: 0, or -1 with w answered 400. */
 int sc_api_step(struct sc_req *r, struct sc_resp *w, int64_t *step);
 int sc_api_level(struct sc_req *r, struct sc_resp *w, double *level);
 /* Answers a failed query: SC_ELIMIT is 400 naming the limit, the rest as sc_resp_code. */

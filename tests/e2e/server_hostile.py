@@ -413,8 +413,8 @@ def run_all(srv):
     st, _, body = srv.get("/api/v1/diff", dict(r, base_from="now-30d", base_until="now-29d",
                                                **{"from": "now-31d"}))
     check(st == 200, "a 30-day range in a diff: %d %r" % (st, body[:200]))
-    refused(srv, 400, "limit", "GET", "/api/v1/render", dict(r, maxNodes="1000000"),
-            words=["maxNodes", "100000"], what="maxNodes over the limit")
+    refused(srv, 400, "bad_request", "GET", "/api/v1/render", dict(r, maxNodes="1000000"),
+            words=["maxNodes", "100000"], what="maxNodes over the bound")
     for mn in ("abc", "-1", "0", "99999999999999999999"):
         refused(srv, 400, "bad_request", "GET", "/api/v1/render", dict(r, maxNodes=mn),
                 words=["maxNodes"], what="maxNodes=" + mn)

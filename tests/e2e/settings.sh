@@ -40,15 +40,21 @@ out=$("$SCORCH" collapse perf --threads 17 /dev/null 2>&1) && fail "--threads 17
 printf '%s' "$out" | grep -q "'--threads' must be a count from 1 to 16, not '17'" ||
     fail "--threads 17: $out"
 
-# every flag of the table walked through each command that takes it: a value just outside the
-# bounds is refused with the row's words, --help says the default (settings_walk.py)
+# every row walked through every surface that takes it: each command of a flag refuses a value
+# just outside the bounds with the row's words and says the default in --help, each route of
+# a parameter answers 400 with them (settings_walk.py)
+need_cmd curl curl
 "$SCORCH" settings --tsv >"$tmp/table.tsv"
-python3 "$SCORCH_SRC/tests/e2e/settings_walk.py" "$SCORCH" "$tmp/table.tsv" ||
-    fail "a flag is not read through its row of the settings table"
+set -- $(free_ports 1)
+"$SCORCH" server --data "$tmp/walk" --listen "127.0.0.1:$1" --no-fsync >"$tmp/walk.log" 2>&1 &
+pids="$pids $!"
+wait_http "http://127.0.0.1:$1/healthz"
+python3 "$SCORCH_SRC/tests/e2e/settings_walk.py" "$SCORCH" "$tmp/table.tsv" "http://127.0.0.1:$1" \
+    "$SCORCH_SRC/docs/openapi.yaml" ||
+    fail "a flag or parameter is not read through its row of the settings table"
 
 # the retention is how old a push may be: a longer one takes older pushes (limits.max_age may
 # only shorten it), the default refuses them
-need_cmd curl curl
 old=$(($(date +%s) - 35 * 86400))
 push_old() { # port -> HTTP status of a push 35 days old
     curl -s -o "$tmp/push.out" -w '%{http_code}' --data-binary 'main;work 5' \

@@ -1,13 +1,19 @@
 """Walks the settings table (`scorch settings --tsv`, argv[2]) through every surface that
 takes a row: each command of a row with a flag refuses a value just outside the row's bounds
 (or not of its type) with the row's own message and takes one just inside, and its --help
-names the flag with the row's default. A command that parsed the value by hand would answer
-in other words, or with other bounds, and fail here."""
+names the flag with the row's default; each route of a row with an HTTP parameter answers
+400 with the row's message (argv[3]: a server's base URL), and docs/openapi.yaml (argv[4],
+when PyYAML is there) gives it the row's bounds, default and choices. A command or route that
+parsed the value by hand would answer in other words, or with other bounds, and fail here."""
+import json
 import re
 import subprocess
 import sys
+import urllib.error
+import urllib.parse
+import urllib.request
 
-SCORCH, TSV = sys.argv[1], sys.argv[2]
+SCORCH, TSV, BASE = sys.argv[1], sys.argv[2], sys.argv[3]
 
 # flags a command takes with a parser of its own, not a row of the table: (command, flag)
 OWN = {
@@ -107,7 +113,7 @@ for line in open(TSV).read().splitlines():
                      default=none(default), what=what, below=" below " in what))
 
 helps = {c: run(c.split() + ["--help"])[1] for c in COMMANDS}
-flags_checked = 0
+flags_checked = params_checked = 0
 
 # 1. flags: each command of the row refuses with the row's words and takes what is inside
 for r in rows:
@@ -148,8 +154,99 @@ for cmd, text in helps.items():
         if flag in by_flag and cmd not in by_flag[flag] and (cmd, flag) not in OWN:
             fail("scorch %s takes %s but no row of the table names it" % (cmd, flag))
 
-if flags_checked < 20:
-    fail("only %d flags walked" % flags_checked)
+# 3. HTTP parameters: each route refuses with 400 and the row's words
+common = {"query": '{service_name="walk"}', "type": "cpu:cpu", "from": "now-1h",
+          "until": "now", "series": '{service_name="walk"}', "time": "now", "name": "walk",
+          "format": None}
+
+
+def request(route, params):
+    q = {k: v for k, v in dict(common, **params).items() if v is not None}
+    url = BASE + route + "?" + urllib.parse.urlencode(q)
+    data = b"main;work 1\n" if route == "/ingest" else None
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=30) as resp:
+            return resp.status, resp.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+
+
+for r in rows:
+    if not r["param"]:
+        continue
+    if not r["routes"]:
+        fail("parameter %s has no routes" % r["param"])
+        continue
+    for route in r["routes"].split(", "):
+        for v in outside(r):
+            st, body = request(route, {r["param"]: v})
+            want = "'%s' must be %s, not '%s'" % (r["param"], r["what"], v)
+            try:
+                msg = json.loads(body).get("error", "")
+            except ValueError:
+                msg = body
+            if st != 400 or want not in msg:
+                fail("%s?%s=%s: %d %r (want 400 and %r)" % (route, r["param"], v, st,
+                                                            body[:300], want))
+        for v in inside(r):
+            st, body = request(route, {r["param"]: v})
+            if "'%s' must be" % r["param"] in body:
+                fail("%s?%s=%s refused: %d %r" % (route, r["param"], v, st, body[:300]))
+        params_checked += 1
+
+# 4. docs/openapi.yaml: each route's parameter has the row's bounds, default and choices
+try:
+    import yaml
+except ImportError:
+    yaml = None
+    print("note: no PyYAML, docs/openapi.yaml not compared with the table")
+if yaml and len(sys.argv) > 4:
+    spec = yaml.safe_load(open(sys.argv[4]))
+
+    def resolve(p):
+        while "$ref" in p:
+            node = spec
+            for part in p["$ref"].lstrip("#/").split("/"):
+                node = node[part]
+            p = node
+        return p
+
+    for r in rows:
+        for route in (r["routes"] or "").split(", ") if r["param"] else []:
+            ops = spec["paths"].get(route, {})
+            op = ops.get("post" if route == "/ingest" else "get", {})
+            ps = [resolve(p) for p in op.get("parameters", [])]
+            mine = [p for p in ps if p.get("name") == r["param"] and p.get("in") == "query"]
+            if not mine:
+                fail("openapi.yaml: %s has no parameter %s" % (route, r["param"]))
+                continue
+            sch = mine[0].get("schema", {})
+            want = {}
+            if r["type"] == "count":
+                want = {"type": "integer", "minimum": r["min"]}
+                if r["max"]:
+                    want["maximum"] = r["max"]
+                if r["default"]:
+                    want["default"] = int(r["default"])
+            elif r["type"] == "number":
+                want = {"type": "number"}
+                if r["default"]:
+                    want["default"] = float(r["default"])
+            elif r["type"] == "choice":
+                want = {"enum": sorted(r["what"][len("one of "):].split(", ")),
+                        "default": r["default"]}
+                sch = dict(sch, enum=sorted(str(e) for e in sch.get("enum", [])),
+                           default=str(sch.get("default")))
+            elif r["type"] == "duration":
+                want = {"type": "string"}
+            for k, v in want.items():
+                if sch.get(k) != v:
+                    fail("openapi.yaml: %s %s: %s is %r, the table says %r" %
+                         (route, r["param"], k, sch.get(k), v))
+
+if flags_checked < 20 or params_checked < 10:
+    fail("only %d flags and %d parameters walked" % (flags_checked, params_checked))
 if bad:
     sys.exit(1)
-print("ok: %d flag uses read through the table" % flags_checked)
+print("ok: %d flag uses and %d parameter uses read through the table" %
+      (flags_checked, params_checked))

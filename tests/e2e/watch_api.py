@@ -179,8 +179,8 @@ def main():
         # a stricter level finds a subset; bad parameters are 400 with a reason
         strict = srv.json("/api/v1/changes", dict(p, q="0.001"))
         check({c["function"] for c in strict["changes"]} <= set(shop), "q=0.001 a subset")
-        for bad, why in (({"q": "2"}, "bad 'q'"), ({"functions": "0"}, "bad 'functions'"),
-                         ({"step": "0.5s"}, "bad 'step'"), ({"type": ""}, "missing 'type'")):
+        for bad, why in (({"q": "2"}, "'q' must be"), ({"functions": "0"}, "'functions' must be"),
+                         ({"step": "0.5s"}, "'step' must be"), ({"type": ""}, "missing 'type'")):
             expect_error(srv, 400, "GET", "/api/v1/changes", dict(p, **bad), words=(why,))
         heap_leak(srv)
     finally:

@@ -330,5 +330,5 @@ test("where the budget leaves calls out the line says how many, and its button d
                                        nodecount: "80" });
     const r = await fetch(`${BASE}api/v1/callgraph?${base}&fit=2`);
     assert.equal(r.status, 400);
-    assert.match(await r.text(), /bad 'fit' '2'/);
+    assert.match(await r.text(), /'fit' must be one of 1, 0, not '2'/);
 });

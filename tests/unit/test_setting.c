@@ -11,6 +11,7 @@
 #include "query/callgraph.h"
 #include "query/compare.h"
 #include "query/heatmap.h"
+#include "query/replicates.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -245,6 +246,8 @@ static void test_code_agrees(void)
     T_EQ_INT(sc_setting(SC_SET_HEATMAP_ROWS)->max, SC_HEATMAP_MAX_ROWS);
     T_EQ_INT(sc_setting_default_i(SC_SET_HEATMAP_MAX_COLS), SC_HEATMAP_MAX_COLS);
     T_EQ_INT(sc_setting(SC_SET_HEATMAP_MAX_COLS)->max, SC_HEATMAP_MAX_COLS);
+    T_EQ_INT(sc_setting_default_i(SC_SET_PARAM_REPLICATES), SC_REPLICATES_DEFAULT);
+    T_EQ_INT(sc_setting(SC_SET_PARAM_REPLICATES)->max, SC_REPLICATES_MAX);
     struct sc_svg_opts so;
     sc_svg_opts_init(&so);
     T_EQ_INT(so.width, sc_setting_default_i(SC_SET_FLAME_WIDTH));
