@@ -221,7 +221,8 @@ int sc_buf_write_fd(const struct sc_buf *b, int fd)
     return 0;
 }
 
-int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
+int sc_grow_arrays(uint32_t *cap, uint64_t need, int fill, const struct sc_grow_part *parts,
+                   size_t n)
 {
     if (need <= *cap)
         return 0;
@@ -230,13 +231,35 @@ int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
     uint64_t ncap = *cap ? *cap : 16;
     while (ncap < need)
         ncap *= 2;
-    void **p = arrp;
-    void *np = realloc(*p, (size_t)ncap * sz);
-    if (!np)
-        return SC_ENOMEM;
-    *p = np;
+    for (size_t i = 0; i < n; i++)
+        if (parts[i].sz && ncap > SIZE_MAX / parts[i].sz)
+            return SC_ELIMIT;
+    for (size_t i = 0; i < n; i++) {
+        size_t sz = parts[i].sz;
+        if (!sz)
+            continue;
+        void **p = parts[i].arrp;
+        char *np = realloc(*p, (size_t)ncap * sz);
+        if (!np)
+            return SC_ENOMEM;
+        *p = np;
+        if (fill >= 0)
+            memset(np + (size_t)*cap * sz, fill, (size_t)(ncap - *cap) * sz);
+    }
     *cap = (uint32_t)ncap;
     return 0;
+}
+
+int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz)
+{
+    struct sc_grow_part part = {arrp, sz};
+    return sc_grow_arrays(cap, need, -1, &part, 1);
+}
+
+int sc_grow_array_fill(void *arrp, uint32_t *cap, uint64_t need, size_t sz, int fill)
+{
+    struct sc_grow_part part = {arrp, sz};
+    return sc_grow_arrays(cap, need, fill, &part, 1);
 }
 
 void sc_strv_free(char **v, uint32_t n)

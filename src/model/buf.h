@@ -66,8 +66,29 @@ static inline int sc_hex_digit(char c)
 }
 
 /* Grows the array *arrp (elements of size sz, capacity *cap) to hold need elements,
- * doubling from 16. 0, SC_ELIMIT past 2^31 elements, or SC_ENOMEM (the array unchanged). */
+ * doubling from 16. 0, SC_ELIMIT past 2^31 elements or SIZE_MAX bytes, or SC_ENOMEM (the
+ * array unchanged). */
 int sc_grow_array(void *arrp, uint32_t *cap, uint64_t need, size_t sz);
+/* sc_grow_array, with the new elements (from the old capacity on) filled with the byte
+ * fill: 0 for tables indexed by id whose absent entries read as zero. */
+int sc_grow_array_fill(void *arrp, uint32_t *cap, uint64_t need, size_t sz, int fill);
+
+/* One of several arrays that share a capacity (columns of one table). */
+struct sc_grow_part {
+    void *arrp; /* the address of the array's pointer */
+    size_t sz;  /* bytes per element of the capacity (a row of several values, say) */
+};
+#define SC_GROW_PART(a)                                                                            \
+    {                                                                                              \
+        &(a), sizeof *(a)                                                                          \
+    }
+
+/* Grows the n arrays of parts together to the capacity sc_grow_array would give them, the
+ * new elements filled with the byte fill (or left as they are for fill < 0); a part of size
+ * 0 is left alone. On failure *cap is unchanged and every array still holds its old
+ * elements (some may have grown). 0, SC_ELIMIT or SC_ENOMEM. */
+int sc_grow_arrays(uint32_t *cap, uint64_t need, int fill, const struct sc_grow_part *parts,
+                   size_t n);
 /* Frees the n strings of v (NULL entries allowed), then v itself; v may be NULL. */
 void sc_strv_free(char **v, uint32_t n);
 

@@ -91,6 +91,51 @@ static void test_buf(void)
     free(d);
 }
 
+/* The array growth every table uses: doubling from 16, one capacity for parallel columns,
+ * the new tail filled when asked, the limits kept. */
+static void test_grow(void)
+{
+    uint32_t *a = NULL, cap = 0;
+    T_EQ_INT(sc_grow_array(&a, &cap, 0, sizeof *a), 0);
+    T_CHECK(a == NULL && cap == 0);
+    T_EQ_INT(sc_grow_array_fill(&a, &cap, 5, sizeof *a, 0xff), 0);
+    T_EQ_INT(cap, 16);
+    uint32_t ones = 0;
+    for (uint32_t i = 0; i < cap; i++)
+        ones += a[i] == UINT32_MAX;
+    T_EQ_INT(ones, 16);
+    a[3] = 7;
+    T_EQ_INT(sc_grow_array_fill(&a, &cap, 40, sizeof *a, 0), 0);
+    T_EQ_INT(cap, 64);
+    T_CHECK(a[3] == 7 && a[15] == UINT32_MAX && a[16] == 0 && a[63] == 0);
+    T_EQ_INT(sc_grow_array(&a, &cap, (uint64_t)UINT32_MAX / 2 + 1, sizeof *a), SC_ELIMIT);
+    T_EQ_INT(cap, 64);
+    free(a);
+
+    /* columns of one table: a row of three values beside each id; a size-0 part untouched */
+    uint64_t *ids = NULL;
+    int64_t *vals = NULL;
+    char *none = NULL;
+    uint32_t n = 0;
+    const struct sc_grow_part cols[] = {SC_GROW_PART(ids), {&vals, 3 * sizeof *vals}, {&none, 0}};
+    for (uint32_t i = 0; i < 100; i++) {
+        T_EQ_INT(sc_grow_arrays(&n, (uint64_t)i + 1, -1, cols, 3), 0);
+        ids[i] = i;
+        for (int k = 0; k < 3; k++)
+            vals[3 * i + k] = -(int64_t)i * k;
+    }
+    T_EQ_INT(n, 128);
+    T_CHECK(none == NULL);
+    T_CHECK(ids[99] == 99 && vals[3 * 99 + 2] == -198 && vals[3 * 50 + 1] == -50);
+    /* a size that would pass SIZE_MAX bytes is a limit, not a wrapped small allocation */
+    const struct sc_grow_part huge[] = {{&none, SIZE_MAX / 64}};
+    uint32_t hcap = 0;
+    T_EQ_INT(sc_grow_arrays(&hcap, 100, -1, huge, 1), SC_ELIMIT);
+    T_CHECK(none == NULL && hcap == 0);
+    free(ids);
+    free(vals);
+}
+
 static void test_map64(void)
 {
     struct sc_map64 m;
@@ -362,6 +407,7 @@ int main(void)
 {
     T_RUN(test_arena);
     T_RUN(test_buf);
+    T_RUN(test_grow);
     T_RUN(test_map64);
     T_RUN(test_strtab);
     T_RUN(test_sample_index);
