@@ -215,17 +215,13 @@ int64_t sc_profile_add_simple_location(struct sc_profile *p, uint32_t fn)
 
 int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t nlocs)
 {
-    uint32_t cap = p->samples_cap;
-    int rc = sc_grow_array(&p->samples, &p->samples_cap, (uint64_t)nsamples, sizeof *p->samples);
+    /* a sample's values are a row of nsample_types (at least one) */
+    const struct sc_grow_part cols[] = {
+        SC_GROW_PART(p->samples),
+        {&p->values, (p->nsample_types ? p->nsample_types : 1) * sizeof *p->values}};
+    int rc = sc_grow_arrays(&p->samples_cap, nsamples, -1, cols, 2);
     if (rc)
         return rc;
-    if (p->samples_cap != cap) {
-        size_t nv = (size_t)p->samples_cap * (p->nsample_types ? p->nsample_types : 1);
-        int64_t *v = realloc(p->values, nv * sizeof *v);
-        if (!v)
-            return SC_ENOMEM;
-        p->values = v;
-    }
     /* never NULL once there are samples, even when they are all empty: readers index it */
     return sc_grow_array(&p->sample_locs, &p->sample_locs_cap, (uint64_t)(nlocs ? nlocs : 1),
                          sizeof *p->sample_locs);
@@ -234,17 +230,12 @@ int sc_profile_reserve_samples(struct sc_profile *p, uint32_t nsamples, uint32_t
 /* Room for one more sample and nlocs more sample locations. */
 static int grow_samples(struct sc_profile *p, uint32_t nlocs)
 {
-    if (p->nsamples == p->samples_cap || p->nsample_locs + (uint64_t)nlocs > p->sample_locs_cap) {
-        uint64_t ns =
-            p->nsamples + 1 > p->samples_cap ? (uint64_t)p->samples_cap * 2 + 16 : p->samples_cap;
-        uint64_t nl = p->nsample_locs + (uint64_t)nlocs;
-        if (nl > p->sample_locs_cap)
-            nl = nl > (uint64_t)p->sample_locs_cap * 2 ? nl : (uint64_t)p->sample_locs_cap * 2;
-        if (ns > UINT32_MAX / 2 || nl > UINT32_MAX / 2)
-            return SC_ELIMIT;
-        return sc_profile_reserve_samples(p, (uint32_t)ns, (uint32_t)nl);
-    }
-    return 0;
+    uint64_t nl = p->nsample_locs + (uint64_t)nlocs;
+    if (p->nsamples < p->samples_cap && nl <= p->sample_locs_cap)
+        return 0;
+    if (nl > UINT32_MAX / 2)
+        return SC_ELIMIT;
+    return sc_profile_reserve_samples(p, p->nsamples + 1, (uint32_t)nl);
 }
 
 int64_t sc_profile_add_sample(struct sc_profile *p, const uint32_t *locs, uint32_t nlocs,

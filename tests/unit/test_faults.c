@@ -15,11 +15,13 @@
 #include "formats/protowire.h"
 #include "formats/push.h"
 #include "ingest/ingest.h"
+#include "model/buf.h"
 #include "model/clock.h"
 #include "model/error.h"
 #include "model/setting.h"
 #include "store/store.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 void *__real_malloc(size_t n);
@@ -649,11 +651,64 @@ static void test_queue_take(void)
     t_rmrf(dir);
 }
 
+/* Columns that grow together: a column whose memory ran out leaves the capacity as it was
+ * and every column its elements (a profile's values were once left short of a capacity its
+ * samples had already taken, and the next samples' values written past their end). */
+static void test_grow_columns(void)
+{
+    uint32_t *a = NULL, *b = NULL, cap = 0;
+    const struct sc_grow_part cols[] = {SC_GROW_PART(a), SC_GROW_PART(b)};
+    T_EQ_INT(sc_grow_arrays(&cap, 16, 0, cols, 2), 0);
+    for (uint32_t i = 0; i < 16; i++)
+        a[i] = b[i] = i + 1;
+    alloc_calls = 0;
+    fail_at = 2; /* b's realloc */
+    T_EQ_INT(sc_grow_arrays(&cap, 17, 0, cols, 2), SC_ENOMEM);
+    fail_at = -1;
+    T_EQ_INT(cap, 16);
+    T_CHECK(a[15] == 16 && b[15] == 16);
+    T_EQ_INT(sc_grow_arrays(&cap, 17, 0, cols, 2), 0);
+    T_EQ_INT(cap, 32);
+    T_CHECK(a[15] == 16 && b[15] == 16 && a[16] == 0 && b[31] == 0);
+    free(a);
+    free(b);
+
+    struct sc_profile *p = sc_profile_new();
+    if (!p) {
+        T_CHECK(0);
+        return;
+    }
+    T_CHECK(sc_profile_add_sample_type(p, "a", "count") >= 0);
+    T_CHECK(sc_profile_add_sample_type(p, "b", "count") >= 0);
+    uint32_t loc = 0;
+    long failed = 0;
+    for (int64_t i = 0; i < 200; i++) {
+        int64_t v[2] = {i, -i};
+        alloc_calls = 0;
+        fail_at = 1 + i % 3; /* samples, values or sample_locs */
+        int64_t rc = sc_profile_add_sample(p, &loc, 1, v, 0);
+        fail_at = -1;
+        if (rc < 0) {
+            failed++;
+            T_EQ_INT(rc, SC_ENOMEM);
+            T_CHECK(malloc_usable_size(p->values) >= (size_t)p->samples_cap * 2 * sizeof *v);
+            rc = sc_profile_add_sample(p, &loc, 1, v, 0);
+        }
+        T_EQ_INT(rc, i);
+    }
+    T_CHECK(failed >= 3);
+    T_EQ_INT(p->nsamples, 200);
+    for (uint32_t i = 0; i < p->nsamples; i++)
+        T_CHECK(p->values[2 * i] == i && p->values[2 * i + 1] == -(int64_t)i);
+    sc_profile_free(p);
+}
+
 int main(void)
 {
     T_RUN(test_decoders);
     T_RUN(test_otlp_and_push);
     T_RUN(test_ingest_and_store);
     T_RUN(test_queue_take);
+    T_RUN(test_grow_columns);
     return t_done();
 }
