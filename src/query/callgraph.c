@@ -225,14 +225,8 @@ static struct pedge *edge_get(struct pass *g, uint32_t src, uint32_t dst)
     if (!slot)
         return NULL;
     if (added) {
-        if (g->ne == g->ecap) {
-            uint32_t ncap = g->ecap ? g->ecap * 2 : 256;
-            struct pedge *ne = realloc(g->e, ncap * sizeof *ne);
-            if (!ne)
-                return NULL;
-            g->e = ne;
-            g->ecap = ncap;
-        }
+        if (sc_grow_array(&g->e, &g->ecap, (uint64_t)g->ne + 1, sizeof *g->e))
+            return NULL;
         struct pedge *e = &g->e[g->ne++];
         memset(e, 0, sizeof *e);
         e->src = src;
@@ -257,14 +251,8 @@ static int tag_add(struct pass *g, uint32_t node, uint32_t group, uint32_t name,
     if (!slot)
         return SC_ENOMEM;
     if (added) {
-        if (g->nt == g->tcap) {
-            uint32_t ncap = g->tcap ? g->tcap * 2 : 256;
-            struct cg_tag *nt = realloc(g->t, ncap * sizeof *nt);
-            if (!nt)
-                return SC_ENOMEM;
-            g->t = nt;
-            g->tcap = ncap;
-        }
+        if (sc_grow_array(&g->t, &g->tcap, (uint64_t)g->nt + 1, sizeof *g->t))
+            return SC_ENOMEM;
         struct cg_tag *t = &g->t[g->nt++];
         t->node = node;
         t->group = group;

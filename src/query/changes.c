@@ -16,6 +16,7 @@
  * against a straight line, with a penalty for the break's free location. Only tests with
  * p <= level can be reported (q >= p), so only they are estimated. */
 #include "query/changes.h"
+#include "model/buf.h"
 #include "model/error.h"
 #include "query/stats.h"
 
@@ -110,43 +111,13 @@ void sc_changes_free(struct sc_changes *c)
 
 static int grow_scratch(struct sc_changes *c, uint32_t n)
 {
-    if (n <= c->cap)
-        return 0;
-    size_t k = n;
-    double *x = realloc(c->x, k * sizeof *x);
-    if (x)
-        c->x = x;
-    double *tot = realloc(c->tot, k * sizeof *tot);
-    if (tot)
-        c->tot = tot;
-    double *score = realloc(c->score, k * sizeof *score);
-    if (score)
-        c->score = score;
-    double *y = realloc(c->y, k * sizeof *y);
-    if (y)
-        c->y = y;
-    double *tmp = realloc(c->tmp, k * sizeof *tmp);
-    if (tmp)
-        c->tmp = tmp;
-    int64_t *t = realloc(c->t, k * sizeof *t);
-    if (t)
-        c->t = t;
-    struct order *ord = realloc(c->ord, k * sizeof *ord);
-    if (ord)
-        c->ord = ord;
-    struct order *ord2 = realloc(c->ord2, k * sizeof *ord2);
-    if (ord2)
-        c->ord2 = ord2;
-    uint32_t *dense = realloc(c->dense, k * sizeof *dense);
-    if (dense)
-        c->dense = dense;
-    uint32_t *fen = realloc(c->fen, (2 * k + 1) * sizeof *fen);
-    if (fen)
-        c->fen = fen;
-    if (!x || !tot || !score || !y || !tmp || !t || !ord || !ord2 || !dense || !fen)
-        return SC_ENOMEM;
-    c->cap = n;
-    return 0;
+    /* one more than n: fen holds two entries a point and one more (2 n + 1) */
+    const struct sc_grow_part cols[] = {SC_GROW_PART(c->x),     SC_GROW_PART(c->tot),
+                                        SC_GROW_PART(c->score), SC_GROW_PART(c->y),
+                                        SC_GROW_PART(c->tmp),   SC_GROW_PART(c->t),
+                                        SC_GROW_PART(c->ord),   SC_GROW_PART(c->ord2),
+                                        SC_GROW_PART(c->dense), {&c->fen, 2 * sizeof *c->fen}};
+    return sc_grow_arrays(&c->cap, (uint64_t)n + 1, -1, cols, sizeof cols / sizeof *cols);
 }
 
 /* A stable sort of v[0..n) by value (ties keep their order), tmp as large: insertion sort
@@ -493,28 +464,16 @@ static double share(const struct sc_changes *c, uint32_t a, uint32_t b, double s
 
 static int push_p(struct sc_changes *c, double p)
 {
-    if (c->np == c->pcap) {
-        uint32_t cap = c->pcap ? 2 * c->pcap : 256;
-        double *v = realloc(c->p, (size_t)cap * sizeof *v);
-        if (!v)
-            return SC_ENOMEM;
-        c->p = v;
-        c->pcap = cap;
-    }
+    if (sc_grow_array(&c->p, &c->pcap, (uint64_t)c->np + 1, sizeof *c->p))
+        return SC_ENOMEM;
     c->p[c->np++] = p;
     return 0;
 }
 
 static int push_cand(struct sc_changes *c, const struct sc_change *f)
 {
-    if (c->ncand == c->ccap) {
-        uint32_t cap = c->ccap ? 2 * c->ccap : 64;
-        struct cand *v = realloc(c->cand, (size_t)cap * sizeof *v);
-        if (!v)
-            return SC_ENOMEM;
-        c->cand = v;
-        c->ccap = cap;
-    }
+    if (sc_grow_array(&c->cand, &c->ccap, (uint64_t)c->ncand + 1, sizeof *c->cand))
+        return SC_ENOMEM;
     c->cand[c->ncand++] = (struct cand){*f, c->np - 1};
     return 0;
 }

@@ -53,13 +53,8 @@ static int64_t child(struct sc_flame_tree *t, uint32_t parent, uint32_t name)
         return *slot;
     if ((t->max_nodes && t->n >= t->max_nodes) || t->n >= UINT32_MAX / 4)
         return SC_ELIMIT;
-    if (t->n == t->cap) {
-        struct sc_flame_node *nn = realloc(t->nodes, (size_t)t->cap * 2 * sizeof *nn);
-        if (!nn)
-            return SC_ENOMEM;
-        t->nodes = nn;
-        t->cap *= 2;
-    }
+    if (sc_grow_array(&t->nodes, &t->cap, (uint64_t)t->n + 1, sizeof *t->nodes))
+        return SC_ENOMEM;
     if (!sc_map64_upsert(&t->children, key, t->n, NULL))
         return SC_ENOMEM;
     uint32_t i = t->n++;
@@ -151,19 +146,9 @@ static int visit(void *ctx, const uint32_t *locs, uint32_t nlocs, const int64_t 
     if (v == 0)
         return 0;
     struct sc_flame_tree *t = b->t;
-    if (nlocs > b->prev_cap) {
-        uint32_t ncap = b->prev_cap ? b->prev_cap : 64;
-        while (ncap < nlocs)
-            ncap *= 2;
-        uint32_t *pl = realloc(b->prev_locs, (size_t)ncap * sizeof *pl);
-        if (pl)
-            b->prev_locs = pl;
-        uint32_t *pn = pl ? realloc(b->prev_node, (size_t)ncap * sizeof *pn) : NULL;
-        if (!pl || !pn)
-            return SC_ENOMEM;
-        b->prev_node = pn;
-        b->prev_cap = ncap;
-    }
+    const struct sc_grow_part prev[] = {SC_GROW_PART(b->prev_locs), SC_GROW_PART(b->prev_node)};
+    if (sc_grow_arrays(&b->prev_cap, nlocs, -1, prev, 2))
+        return SC_ENOMEM;
     /* common root-side prefix with the previous sample */
     uint32_t d = 0;
     while (d < nlocs && d < b->prev_n && b->prev_locs[d] == locs[nlocs - 1 - d])

@@ -109,18 +109,10 @@ static int enqueue(struct fx *x, uint32_t j, uint32_t i, double tot, const doubl
 {
     uint32_t nf = x->nf;
     size_t w = 1 + 2 * (size_t)nf;
-    if (sc_grow_array(&x->qrec, &x->qcap, (uint64_t)x->nq + 1, sizeof *x->qrec))
+    /* a record's values are a row of w doubles in qval */
+    const struct sc_grow_part cols[] = {SC_GROW_PART(x->qrec), {&x->qval, w * sizeof *x->qval}};
+    if (sc_grow_arrays(&x->qcap, (uint64_t)x->nq + 1, -1, cols, 2))
         return fx_oom(x);
-    if ((uint64_t)(x->nq + 1) * w > x->qval_cap) {
-        uint64_t c = x->qval_cap ? x->qval_cap * 2 : 1024;
-        while (c < (uint64_t)(x->nq + 1) * w)
-            c *= 2;
-        double *v = realloc(x->qval, c * sizeof *v);
-        if (!v)
-            return fx_oom(x);
-        x->qval = v;
-        x->qval_cap = c;
-    }
     double *v = x->qval + (size_t)x->nq * w;
     v[0] = tot;
     memcpy(v + 1, self, nf * sizeof *v);
@@ -153,7 +145,6 @@ static int replay(struct fx *x)
     x->qrec = NULL;
     x->qval = NULL;
     x->nq = x->qcap = 0;
-    x->qval_cap = 0;
     x->queued = 0;
     return 0;
 }

@@ -111,9 +111,8 @@ struct fx {
     struct qrec {
         uint32_t j, i;
     } * qrec;
-    uint32_t nq, qcap;
-    double *qval;
-    uint64_t qval_cap;
+    uint32_t nq, qcap; /* of both qrec and qval */
+    double *qval;      /* a row of 1 + 2 nf values a record */
 };
 
 /* The timeline's thread: its answer, or its failure in its own words. */

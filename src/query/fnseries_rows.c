@@ -44,17 +44,9 @@ static int stack_put(struct fx *x, uint64_t key, uint32_t sig)
 {
     if (key >= DENSE_KEYS)
         return sc_map64_upsert(&x->stack_sig, key, sig, NULL) ? 0 : SC_ENOMEM;
-    if (key >= x->ndense) {
-        uint32_t n = x->ndense ? x->ndense : 4096;
-        while (n <= key)
-            n *= 2;
-        uint32_t *d = realloc(x->dense, (size_t)n * sizeof *d);
-        if (!d)
-            return SC_ENOMEM;
-        memset(d + x->ndense, 0xff, (size_t)(n - x->ndense) * sizeof *d); /* NONE */
-        x->dense = d;
-        x->ndense = n;
-    }
+    /* the new entries all bytes 0xff: NONE */
+    if (sc_grow_array_fill(&x->dense, &x->ndense, key + 1, sizeof *x->dense, 0xff))
+        return SC_ENOMEM;
     x->dense[key] = sig;
     return 0;
 }
@@ -116,15 +108,7 @@ static int64_t sig_of(struct fx *x, uint32_t leaf, uint32_t n)
 /* Room for n entries in tmp (past its first, the leaf). */
 static int tmp_reserve(struct fx *x, uint32_t n)
 {
-    if (n + 1 <= x->tmp_cap)
-        return 0;
-    uint32_t c = n + 17;
-    uint32_t *t = realloc(x->tmp, c * sizeof *t);
-    if (!t)
-        return SC_ENOMEM;
-    x->tmp = t;
-    x->tmp_cap = c;
-    return 0;
+    return sc_grow_array(&x->tmp, &x->tmp_cap, (uint64_t)n + 1, sizeof *x->tmp);
 }
 
 /* A resolved stack's signature: the kept functions among its frames (leaf first). */
@@ -151,23 +135,10 @@ static int64_t sig_of_frames(struct fx *x, const struct sc_store_frame *fr, uint
 
 static int pend_add(struct fx *x, uint64_t stack, int64_t v, int64_t t)
 {
-    if (x->npend == x->pend_cap) {
-        uint32_t c = x->pend_cap ? x->pend_cap * 2 : 256;
-        if (c <= x->pend_cap)
-            return SC_ENOMEM;
-        uint64_t *ps = realloc(x->pend, c * sizeof *ps);
-        if (ps)
-            x->pend = ps;
-        int64_t *pv = realloc(x->pend_val, c * sizeof *pv);
-        if (pv)
-            x->pend_val = pv;
-        int64_t *pt = realloc(x->pend_time, c * sizeof *pt);
-        if (pt)
-            x->pend_time = pt;
-        if (!ps || !pv || !pt)
-            return SC_ENOMEM;
-        x->pend_cap = c;
-    }
+    const struct sc_grow_part cols[] = {SC_GROW_PART(x->pend), SC_GROW_PART(x->pend_val),
+                                        SC_GROW_PART(x->pend_time)};
+    if (sc_grow_arrays(&x->pend_cap, (uint64_t)x->npend + 1, -1, cols, 3))
+        return SC_ENOMEM;
     x->pend[x->npend] = stack;
     x->pend_val[x->npend] = v;
     x->pend_time[x->npend++] = t;

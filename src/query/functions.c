@@ -26,15 +26,8 @@ static int64_t row_for(struct sc_top *t, struct sc_strtab *names, uint32_t *cap,
     int64_t id = sc_strtab_intern(names, s, len);
     if (id < 0)
         return id;
-    while ((uint64_t)id >= *cap) {
-        uint32_t ncap = *cap ? *cap * 2 : 256;
-        struct sc_top_row *r = realloc(t->rows, ncap * sizeof *r);
-        if (!r)
-            return SC_ENOMEM;
-        memset(r + *cap, 0, (ncap - *cap) * sizeof *r);
-        t->rows = r;
-        *cap = ncap;
-    }
+    if (sc_grow_array_fill(&t->rows, cap, (uint64_t)id + 1, sizeof *t->rows, 0))
+        return SC_ENOMEM;
     if ((uint32_t)id >= t->n) {
         t->n = (uint32_t)id + 1;
         t->rows[id].name = names->v[id];
@@ -320,13 +313,8 @@ static int64_t edge_index(struct edges *e, uint32_t caller, uint32_t callee)
     if (!slot)
         return SC_ENOMEM;
     if (added) {
-        if (e->n == e->cap) {
-            e->cap = e->cap ? e->cap * 2 : 64;
-            struct edge *ne = realloc(e->ev, e->cap * sizeof *ne);
-            if (!ne)
-                return SC_ENOMEM;
-            e->ev = ne;
-        }
+        if (sc_grow_array(&e->ev, &e->cap, (uint64_t)e->n + 1, sizeof *e->ev))
+            return SC_ENOMEM;
         e->ev[e->n].weight = 0;
         e->ev[e->n].stamp = 0;
         e->ev[e->n++].inlined = 1;

@@ -74,19 +74,10 @@ static int collect_series(void *ctx, const struct sc_store_series *se)
 {
     struct find_ctx *f = ctx;
     struct sc_selection *s = f->s;
-    if (s->n == s->cap) {
-        uint32_t c = s->cap ? s->cap * 2 : 64;
-        uint64_t *ni = realloc(s->ids, c * sizeof *ni);
-        if (ni)
-            s->ids = ni;
-        char **nl = realloc(s->labels, c * sizeof *nl);
-        if (nl)
-            s->labels = nl;
-        if (!ni || !nl) {
-            f->oom = 1;
-            return 1;
-        }
-        s->cap = c;
+    const struct sc_grow_part cols[] = {SC_GROW_PART(s->ids), SC_GROW_PART(s->labels)};
+    if (sc_grow_arrays(&s->cap, (uint64_t)s->n + 1, -1, cols, 2)) {
+        f->oom = 1;
+        return 1;
     }
     s->labels[s->n] = strdup(se->labels);
     if (!s->labels[s->n]) {

@@ -208,18 +208,10 @@ static int add_matcher(struct sc_selector *s, struct lexer *x, const struct sc_b
         bad(x, value_at, 0, "more than %d matchers", SC_SELECTOR_MAX_MATCHERS);
         return SC_ELIMIT;
     }
-    if (s->n == s->cap) {
-        uint32_t ncap = s->cap ? s->cap * 2 : 4;
-        struct sc_matcher *nm = realloc(s->m, ncap * sizeof *nm);
-        if (nm)
-            s->m = nm;
-        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-        pcre2_code **nr = nm ? realloc(s->re, ncap * sizeof *nr) : NULL;
-        if (!nm || !nr)
-            return sc_errf(x->err, SC_ENOMEM, "out of memory");
-        s->re = nr;
-        s->cap = ncap;
-    }
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): re is an array of pointers */
+    const struct sc_grow_part cols[] = {SC_GROW_PART(s->m), SC_GROW_PART(s->re)};
+    if (sc_grow_arrays(&s->cap, (uint64_t)s->n + 1, -1, cols, 2))
+        return sc_errf(x->err, SC_ENOMEM, "out of memory");
     struct sc_matcher *m = &s->m[s->n];
     const char *nm = sc_arena_strndup(&s->arena, name->data ? name->data : "", name->len);
     const char *v = sc_arena_strndup(&s->arena, value->data ? value->data : "", value->len);

@@ -264,14 +264,8 @@ static struct entry *entry_get(struct walk *w, uint32_t r, int64_t line)
     if (!slot)
         return NULL;
     if (added) {
-        if (w->ne == w->ecap) {
-            uint32_t ncap = w->ecap ? w->ecap * 2 : 64;
-            struct entry *ne = realloc(w->e, ncap * sizeof *ne);
-            if (!ne)
-                return NULL;
-            w->e = ne;
-            w->ecap = ncap;
-        }
+        if (sc_grow_array(&w->e, &w->ecap, (uint64_t)w->ne + 1, sizeof *w->e))
+            return NULL;
         struct entry *e = &w->e[w->ne++];
         memset(e, 0, sizeof *e);
         e->routine = r;

@@ -185,15 +185,9 @@ static int find_markers(struct sc_store *st, const char *tenant, const struct sc
                 dup = sv[j].vlen == sv[i].vlen && !memcmp(sv[j].value, sv[i].value, sv[i].vlen);
             if (dup)
                 continue;
-            if (*nout == cap) {
-                uint32_t nc = cap ? cap * 2 : 16;
-                struct sc_marker *m = realloc(*out, nc * sizeof *m);
-                if (!m) {
-                    rc = SC_ENOMEM;
-                    break;
-                }
-                *out = m;
-                cap = nc;
+            if (sc_grow_array(out, &cap, (uint64_t)*nout + 1, sizeof **out)) {
+                rc = SC_ENOMEM;
+                break;
             }
             struct sc_marker *m = &(*out)[*nout];
             m->group = sv[i].group;
