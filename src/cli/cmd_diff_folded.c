@@ -73,17 +73,9 @@ static int add(struct stackset *ss, int side, const char *s, size_t n, int64_t c
     int64_t i = sc_strtab_intern(&ss->names, s, n);
     if (i < 0)
         return (int)i;
-    if ((uint32_t)i >= ss->cap) {
-        uint32_t ncap = ss->cap ? ss->cap * 2 : 1024;
-        for (int k = 0; k < 2; k++) {
-            int64_t *nc = realloc(ss->count[k], ncap * sizeof *nc);
-            if (!nc)
-                return SC_ENOMEM;
-            memset(nc + ss->cap, 0, (ncap - ss->cap) * sizeof *nc);
-            ss->count[k] = nc;
-        }
-        ss->cap = ncap;
-    }
+    const struct sc_grow_part cols[] = {SC_GROW_PART(ss->count[0]), SC_GROW_PART(ss->count[1])};
+    if (sc_grow_arrays(&ss->cap, (uint64_t)i + 1, 0, cols, 2))
+        return SC_ENOMEM;
     ss->count[side][i] += c;
     return 0;
 }

@@ -129,18 +129,10 @@ int sc_folded_decode(const char *buf, size_t n, const struct sc_limits *lim, str
                 rc = sc_errf(err, (int)si, "out of memory");
                 goto out;
             }
-            if ((uint64_t)si >= nloc_of_str) {
-                uint32_t ncap = nloc_of_str ? nloc_of_str : 1024;
-                while (ncap <= (uint64_t)si)
-                    ncap *= 2;
-                uint32_t *nl = realloc(loc_of_str, ncap * sizeof *nl);
-                if (!nl) {
-                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                    goto out;
-                }
-                memset(nl + nloc_of_str, 0, (ncap - nloc_of_str) * sizeof *nl);
-                loc_of_str = nl;
-                nloc_of_str = ncap;
+            if (sc_grow_array_fill(&loc_of_str, &nloc_of_str, (uint64_t)si + 1, sizeof *loc_of_str,
+                                   0)) {
+                rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                goto out;
             }
             if (!loc_of_str[si]) {
                 if (p->nfunctions >= lim->max_functions) {
@@ -288,17 +280,9 @@ int sc_folded_write(const struct sc_profile *p, int vi, struct sc_buf *out, char
             if (!slot)
                 goto oom;
             if (added) {
-                if (nuniq == capuniq) {
-                    capuniq = capuniq ? capuniq * 2 : 1024;
-                    uint32_t *nf = realloc(first, capuniq * sizeof *nf);
-                    int64_t *ns = realloc(sum, capuniq * sizeof *ns);
-                    if (nf)
-                        first = nf;
-                    if (ns)
-                        sum = ns;
-                    if (!nf || !ns)
-                        goto oom;
-                }
+                const struct sc_grow_part cols[] = {SC_GROW_PART(first), SC_GROW_PART(sum)};
+                if (sc_grow_arrays(&capuniq, (uint64_t)nuniq + 1, -1, cols, 2))
+                    goto oom;
                 first[nuniq] = i;
                 sum[nuniq++] = v;
                 break;

@@ -565,7 +565,7 @@ struct worker {
     uint32_t npool, cappool;
 
     char *scr[2];
-    size_t scrcap;
+    uint32_t scrcap; /* of both */
 
     uint64_t nlocs, nlabels; /* sample_locs and labels the samples need */
 
@@ -724,19 +724,8 @@ static int64_t intern(struct worker *w, const char *s, size_t n, int copy)
 
 static int scratch(struct worker *w, size_t need)
 {
-    if (need <= w->scrcap)
-        return 0;
-    size_t cap = w->scrcap ? w->scrcap : 256;
-    while (cap < need)
-        cap *= 2;
-    for (int i = 0; i < 2; i++) {
-        char *p = realloc(w->scr[i], cap);
-        if (!p)
-            return oom(w);
-        w->scr[i] = p;
-    }
-    w->scrcap = cap;
-    return 0;
+    const struct sc_grow_part bufs[] = {SC_GROW_PART(w->scr[0]), SC_GROW_PART(w->scr[1])};
+    return sc_grow_arrays(&w->scrcap, need, -1, bufs, 2) ? oom(w) : 0;
 }
 
 /* Pushes a frame, leaving room for the process frame that ends every stack. */
@@ -1481,17 +1470,8 @@ static int map_strings(struct worker *w, struct sc_profile *p, uint32_t **loc_of
         w->gstr[i] = (uint32_t)g;
         if (!w->strs[i].frame)
             continue;
-        if ((uint64_t)g >= *nloc_of_str) {
-            uint32_t ncap = *nloc_of_str ? *nloc_of_str : 1024;
-            while (ncap <= (uint64_t)g)
-                ncap *= 2;
-            uint32_t *nl = realloc(*loc_of_str, ncap * sizeof *nl);
-            if (!nl)
-                return sc_errf(err, SC_ENOMEM, "out of memory");
-            memset(nl + *nloc_of_str, 0, (ncap - *nloc_of_str) * sizeof *nl);
-            *loc_of_str = nl;
-            *nloc_of_str = ncap;
-        }
+        if (sc_grow_array_fill(loc_of_str, nloc_of_str, (uint64_t)g + 1, sizeof **loc_of_str, 0))
+            return sc_errf(err, SC_ENOMEM, "out of memory");
         if (!(*loc_of_str)[g]) {
             if (p->nfunctions >= lim->max_functions || p->nlocations >= lim->max_locations)
                 return sc_errf(err, SC_ELIMIT, "more than %u distinct frames",

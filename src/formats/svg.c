@@ -578,37 +578,22 @@ struct render {
     struct sc_strtab names;
     uint32_t *order; /* rank -> names index: names sorted by their bytes */
     uint32_t *seq;
-    size_t nseq, seq_cap;
+    size_t nseq;
+    uint32_t seq_cap;
     struct stack *stacks;
-    size_t nstacks, stacks_cap;
+    size_t nstacks;
+    uint32_t stacks_cap;
     int64_t sum, dsum, maxdelta; /* sums of the values and of the changes' magnitudes */
     /* frames */
     struct frame *frames;
-    size_t nframes, frames_cap;
+    size_t nframes;
+    uint32_t frames_cap;
     uint32_t depthmax;
     struct name_info *info; /* per rank, plus the root last */
     struct sc_buf esc;      /* escaped names */
     const char *countname;
     char unit[64]; /* countname from the sample type's unit */
 };
-
-/* Grows array *p of *cap elements to hold need, doubling. */
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need)
-        n *= 2;
-    if (n > SIZE_MAX / size)
-        return SC_ENOMEM;
-    void *q = realloc(*p, n * size);
-    if (!q)
-        return SC_ENOMEM;
-    *p = q;
-    *cap = n;
-    return 0;
-}
 
 static int cmp_name_idx(const void *a, const void *b, void *names)
 {
@@ -657,7 +642,7 @@ static int add_stack(struct render *r, uint32_t len, int64_t v, int64_t d)
     if (v > INT64_MAX - r->sum || dabs > INT64_MAX - r->dsum)
         return SC_ELIMIT;
     r->dsum += dabs;
-    if (grow((void **)&r->stacks, &r->stacks_cap, r->nstacks + 1, sizeof *r->stacks))
+    if (sc_grow_array(&r->stacks, &r->stacks_cap, (uint64_t)r->nstacks + 1, sizeof *r->stacks))
         return SC_ENOMEM;
     r->stacks[r->nstacks++] = (struct stack){r->nseq, len, v, d};
     r->nseq += len;
@@ -699,7 +684,7 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
         }
         for (uint32_t l = 0; l < p->nlocations; l++)
             loc_rank[l] = rank[loc_rank[l]];
-        if (grow((void **)&r->seq, &r->seq_cap, p->nsample_locs, sizeof *r->seq))
+        if (sc_grow_array(&r->seq, &r->seq_cap, (uint64_t)p->nsample_locs, sizeof *r->seq))
             rc = SC_ENOMEM;
         for (uint32_t s = 0; s < p->nsamples && !rc; s++) {
             if (!sample_values(p, s, vi, base, &v, &d))
@@ -707,7 +692,7 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
             const struct sc_sample *smp = &p->samples[s];
             const uint32_t *locs = p->sample_locs + smp->loc_start;
             uint32_t n = smp->nlocs;
-            if (grow((void **)&r->seq, &r->seq_cap, r->nseq + n, sizeof *r->seq)) {
+            if (sc_grow_array(&r->seq, &r->seq_cap, (uint64_t)r->nseq + n, sizeof *r->seq)) {
                 rc = SC_ENOMEM;
                 break;
             }
@@ -736,7 +721,7 @@ static int collect(struct render *r, const struct sc_profile *p, int vi, int bas
             rc = (int)n;
             break;
         }
-        if (grow((void **)&r->seq, &r->seq_cap, r->nseq + (size_t)n, sizeof *r->seq)) {
+        if (sc_grow_array(&r->seq, &r->seq_cap, (uint64_t)r->nseq + n, sizeof *r->seq)) {
             rc = SC_ENOMEM;
             break;
         }
@@ -774,7 +759,7 @@ static int cmp_stack(const void *a, const void *b, void *seq)
 static int add_frame(struct render *r, uint32_t name, uint32_t depth, int64_t start, int64_t total,
                      int64_t delta)
 {
-    if (grow((void **)&r->frames, &r->frames_cap, r->nframes + 1, sizeof *r->frames))
+    if (sc_grow_array(&r->frames, &r->frames_cap, (uint64_t)r->nframes + 1, sizeof *r->frames))
         return SC_ENOMEM;
     r->frames[r->nframes++] = (struct frame){name, depth, start, total, delta};
     if (depth > r->depthmax)
