@@ -115,7 +115,8 @@ void sc_block_scratch_release(struct sc_block_scratch *s)
     memset(s, 0, sizeof *s);
 }
 
-/* n elements of sz bytes: fresh (s NULL), or *buf grown to hold them (s's, kept). */
+/* n elements of sz bytes: fresh (s NULL), or *buf grown to hold them (s's, kept). Not
+ * sc_grow_array: a block's plain bytes may pass its 2^31 (max_rows * 40). */
 static void *buffer(struct sc_block_scratch *s, void **buf, size_t *cap, size_t n, size_t sz)
 {
     if (!s)

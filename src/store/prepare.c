@@ -142,24 +142,10 @@ void sc_prep_frame(const struct sc_prep *x, uint32_t ref, struct sc_prep_frame *
 
 static int grow_rows(struct sc_prep *x)
 {
-    if (x->n < x->cap)
-        return 0;
-    uint32_t c = x->cap ? x->cap * 2 : 1024;
-    if (c <= x->cap)
-        return SC_ELIMIT;
-    uint64_t *st = realloc(x->stack, c * sizeof *st);
-    if (st)
-        x->stack = st;
-    int64_t *v = realloc(x->values, (size_t)c * x->nt * sizeof *v);
-    if (v)
-        x->values = v;
-    uint32_t *so = realloc(x->soff, ((size_t)c + 1) * sizeof *so);
-    if (so)
-        x->soff = so;
-    if (!st || !v || !so)
-        return SC_ENOMEM;
-    x->cap = c;
-    return 0;
+    /* room for row n, and soff's entry past it: n + 2 rows in all */
+    const struct sc_grow_part cols[] = {
+        SC_GROW_PART(x->stack), {&x->values, x->nt * sizeof *x->values}, SC_GROW_PART(x->soff)};
+    return sc_grow_arrays(&x->cap, (uint64_t)x->n + 2, -1, cols, 3);
 }
 
 /* Records a sample with a non-zero value: its stack's id, frames and values. */

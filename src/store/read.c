@@ -190,14 +190,8 @@ static int build_stack(void *ctx, uint64_t stack, const struct sc_store_frame *f
 {
     (void)stack;
     struct build *b = ctx;
-    if (nf > b->lcap) {
-        uint32_t c = nf + 16;
-        uint32_t *nl = realloc(b->locs, c * sizeof *nl);
-        if (!nl)
-            return SC_ENOMEM;
-        b->locs = nl;
-        b->lcap = c;
-    }
+    if (sc_grow_array(&b->locs, &b->lcap, nf, sizeof *b->locs))
+        return SC_ENOMEM;
     /* frames leaf first; a run of inlined frames ends at a frame that is not */
     uint32_t nl = 0;
     for (uint32_t j = 0; j < nf;) {

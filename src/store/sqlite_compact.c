@@ -107,22 +107,14 @@ static int rollup_one(struct sq_store *s, int64_t series, int64_t kind, int64_t 
         if (ncols == 0)
             ncols = b.ncols;
         /* append rows row-major into a growing row buffer, normalized at the end */
-        if (all.n + b.n > cap) {
-            uint32_t c = cap ? cap : 4096;
-            while (c < all.n + b.n)
-                c *= 2;
-            uint32_t *ns = realloc(all.stacks, c * sizeof *ns);
-            if (ns)
-                all.stacks = ns;
-            int64_t *nv = realloc(all.values, (size_t)c * ncols * sizeof *nv);
-            if (nv)
-                all.values = nv;
-            if (!ns || !nv) {
-                sc_block_release(&b);
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            cap = c;
+        const struct sc_grow_part cols[] = {SC_GROW_PART(all.stacks),
+                                            {&all.values, ncols * sizeof *all.values}};
+        int grc = sc_grow_arrays(&cap, (uint64_t)all.n + b.n, -1, cols, 2);
+        if (grc) {
+            sc_block_release(&b);
+            rc = sc_errf(err, grc, "%s",
+                         grc == SC_ELIMIT ? "too many rows to compact at once" : "out of memory");
+            break;
         }
         for (uint32_t r = 0; r < b.n; r++) {
             all.stacks[all.n + r] = b.stacks[r];

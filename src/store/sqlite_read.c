@@ -18,14 +18,9 @@ static int cache_stack(struct sq_store *s, uint32_t id, const uint8_t *blob, siz
         return SC_ENOMEM;
     if (!added)
         return 0;
-    if (sc_grow_array(&s->stack_off, &s->stack_cache_cap, (uint64_t)s->nstack_cache + 1,
-                      sizeof *s->stack_off))
+    const struct sc_grow_part cols[] = {SC_GROW_PART(s->stack_off), SC_GROW_PART(s->stack_len)};
+    if (sc_grow_arrays(&s->stack_cache_cap, (uint64_t)s->nstack_cache + 1, -1, cols, 2))
         return SC_ENOMEM;
-    uint32_t cap = s->stack_cache_cap;
-    uint32_t *nl = realloc(s->stack_len, cap * sizeof *nl);
-    if (!nl)
-        return SC_ENOMEM;
-    s->stack_len = nl;
     const uint8_t *p = blob, *end = blob + len;
     uint32_t start = s->nstack_data, n = 0;
     while (p < end) {
@@ -690,15 +685,9 @@ int sq_resolve(struct sc_store *sto, const uint64_t *stacks, uint32_t n, sc_stor
                 break;
             s->stack_len[*ci] |= SQ_RESOLVED;
         }
-        if (nf > fcap) {
-            uint32_t cap = nf + 16;
-            struct sc_store_frame *nfr = realloc(fr, cap * sizeof *nfr);
-            if (!nfr) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            fr = nfr;
-            fcap = cap;
+        if (sc_grow_array(&fr, &fcap, nf, sizeof *fr)) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
         }
         for (uint32_t j = 0; j < nf; j++) {
             const struct frame_info *f = &s->finfo[fd[j] >> 1];

@@ -191,24 +191,9 @@ int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err)
 
 int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n, uint32_t *cap)
 {
-    if (n < *cap)
-        return 0;
-    uint32_t c = *cap ? *cap * 2 : 1024;
-    if (c <= *cap)
-        return SC_ELIMIT;
-    uint64_t *st = realloc(*stacks, c * sizeof *st);
-    if (st)
-        *stacks = st;
-    int64_t *vl = realloc(*vals, c * sizeof *vl);
-    if (vl)
-        *vals = vl;
-    int64_t *tm = times ? realloc(*times, c * sizeof *tm) : NULL;
-    if (tm)
-        *times = tm;
-    if (!st || !vl || (times && !tm))
-        return SC_ENOMEM;
-    *cap = c;
-    return 0;
+    const struct sc_grow_part cols[] = {
+        {stacks, sizeof **stacks}, {vals, sizeof **vals}, {times, sizeof **vals}};
+    return sc_grow_arrays(cap, (uint64_t)n + 1, -1, cols, times ? 3 : 2);
 }
 
 int sc_store_over_budget(const struct sc_store *s, char *err)
