@@ -1,5 +1,6 @@
 /* debuginfod.c - a worker thread asking debuginfod servers for debug files by build id. */
 #include "collect/debuginfod.h"
+#include "model/buf.h"
 #include "model/clock.h"
 #include "model/error.h"
 
@@ -230,16 +231,10 @@ enum sc_debuginfod_state sc_debuginfod_get(struct sc_debuginfod *d, const uint8_
             snprintf(why, whylen, "more than %d build ids asked for", SC_DEBUGINFOD_MAX_IDS);
             return SC_DEBUGINFOD_FAILED;
         }
-        if (d->n == d->cap) {
-            uint32_t cap = d->cap ? 2 * d->cap : 16;
-            struct ent *v = realloc(d->v, (size_t)cap * sizeof *v);
-            if (!v) {
-                pthread_mutex_unlock(&d->mu);
-                snprintf(why, whylen, "out of memory");
-                return SC_DEBUGINFOD_FAILED;
-            }
-            d->v = v;
-            d->cap = cap;
+        if (sc_grow_array(&d->v, &d->cap, (uint64_t)d->n + 1, sizeof *d->v)) {
+            pthread_mutex_unlock(&d->mu);
+            snprintf(why, whylen, "out of memory");
+            return SC_DEBUGINFOD_FAILED;
         }
         e = &d->v[d->n++];
         memset(e, 0, sizeof *e);

@@ -70,14 +70,8 @@ static int cmp_entry(const void *a, const void *b)
 
 static int add_entry(struct sc_queue *q, uint64_t seq, uint64_t size)
 {
-    if (q->n == q->cap) {
-        uint32_t nc = q->cap ? q->cap * 2 : 64;
-        struct qentry *nv = realloc(q->v, nc * sizeof *nv);
-        if (!nv)
-            return SC_ENOMEM;
-        q->v = nv;
-        q->cap = nc;
-    }
+    if (sc_grow_array(&q->v, &q->cap, (uint64_t)q->n + 1, sizeof *q->v))
+        return SC_ENOMEM;
     /* usually the newest: insert from the back */
     uint32_t i = q->n;
     while (i > 0 && q->v[i - 1].seq > seq)

@@ -373,8 +373,11 @@ static int count_unsymbolized(struct build *b)
 static int add_comment(struct sc_profile *p, const char *text)
 {
     int64_t s = sc_profile_intern(p, text, strlen(text));
+    if (s < 0)
+        return SC_ENOMEM;
+    /* one at a time: a recording has a handful (no capacity kept in the profile) */
     uint32_t *c = realloc(p->comments, (p->ncomments + 1) * sizeof *c);
-    if (s < 0 || !c)
+    if (!c)
         return SC_ENOMEM;
     p->comments = c;
     c[p->ncomments++] = (uint32_t)s;

@@ -277,14 +277,9 @@ static int build_gen(struct sc_scraper *s, const struct sc_config *cfg, struct g
             for (int kind = 0; kind < NKINDS && !rc; kind++) {
                 if (!(j->profiles & (1u << kind)))
                     continue;
-                if (g->n == cap) {
-                    cap = cap ? cap * 2 : 16;
-                    struct task *nt = realloc(g->tasks, cap * sizeof *nt);
-                    if (!nt) {
-                        rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                        break;
-                    }
-                    g->tasks = nt;
+                if (sc_grow_array(&g->tasks, &cap, (uint64_t)g->n + 1, sizeof *g->tasks)) {
+                    rc = sc_errf(err, SC_ENOMEM, "out of memory");
+                    break;
                 }
                 uint64_t key = sc_hash_combine(tkey, (uint64_t)kind + 1);
                 uint32_t *oi = sc_map64_get(&old, key);

@@ -335,17 +335,9 @@ const struct sc_unwind_table *sc_unwind_cache_get(struct sc_unwind_cache *c,
 {
     if (dso >= MAX_DSO_ID)
         return NULL;
-    if (dso >= c->ndsos) {
-        uint32_t n = c->ndsos ? c->ndsos : 64;
-        while (n <= dso)
-            n *= 2;
-        struct dso_ent *v = realloc(c->dsos, (size_t)n * sizeof *v);
-        if (!v)
-            return NULL;
-        memset(v + c->ndsos, 0, (size_t)(n - c->ndsos) * sizeof *v);
-        c->dsos = v;
-        c->ndsos = n;
-    }
+    /* new entries zero: DSO_UNKNOWN */
+    if (sc_grow_array_fill(&c->dsos, &c->ndsos, (uint64_t)dso + 1, sizeof *c->dsos, 0))
+        return NULL;
     struct dso_ent *e = &c->dsos[dso];
     if (e->slot == DSO_NONE)
         return NULL;
