@@ -1,6 +1,7 @@
 /* top.c - `scorch top`'s output of query/functions.c's report: go tool pprof -top's text,
  * TSV and JSON. */
 #include "formats/top.h"
+#include "model/json.h"
 #include "model/units.h"
 
 #include <math.h>
@@ -220,27 +221,27 @@ void sc_top_write(const struct sc_profile *p, int vi, struct sc_top *t, const st
             out->oom = 1;
         struct sc_str type = sc_profile_str(p, p->sample_types[vi].type);
         struct sc_str unit = sc_profile_str(p, p->sample_types[vi].unit);
-        sc_buf_puts(out, "{\"sample_type\":\"");
-        sc_buf_put_json_str(out, type.ptr, type.len);
-        sc_buf_puts(out, "\",\"unit\":\"");
-        sc_buf_put_json_str(out, unit.ptr, unit.len);
-        sc_buf_puts(out, "\",\"total\":");
-        sc_buf_put_i64(out, t->total);
-        sc_buf_puts(out, ",\"rows\":[");
+        struct sc_json j;
+        sc_json_init(&j, out);
+        sc_json_obj_begin(&j);
+        sc_json_kv_strn(&j, "sample_type", type.ptr, type.len);
+        sc_json_kv_strn(&j, "unit", unit.ptr, unit.len);
+        sc_json_kv_i64(&j, "total", t->total);
+        sc_json_key(&j, "rows");
+        sc_json_arr_begin(&j);
         for (uint32_t i = 0; i < n; i++) {
             const struct sc_top_row *r = &t->rows[i];
-            sc_buf_puts(out, i ? ",{\"function\":\"" : "{\"function\":\"");
-            sc_buf_put_json_str(out, r->name.ptr, r->name.len);
-            sc_buf_puts(out, "\",\"flat\":");
-            sc_buf_put_i64(out, r->flat);
-            sc_buf_puts(out, ",\"cum\":");
-            sc_buf_put_i64(out, r->cum);
+            sc_json_obj_begin(&j);
+            sc_json_kv_strn(&j, "function", r->name.ptr, r->name.len);
+            sc_json_kv_i64(&j, "flat", r->flat);
+            sc_json_kv_i64(&j, "cum", r->cum);
             if (r->inline_in)
-                sc_buf_puts(out,
-                            r->noninline_in ? ",\"inline\":\"partial\"" : ",\"inline\":\"yes\"");
-            sc_buf_putc(out, '}');
+                sc_json_kv_str(&j, "inline", r->noninline_in ? "partial" : "yes");
+            sc_json_obj_end(&j);
         }
-        sc_buf_puts(out, "]}\n");
+        sc_json_arr_end(&j);
+        sc_json_obj_end(&j);
+        sc_buf_putc(out, '\n');
         break;
     }
     }
