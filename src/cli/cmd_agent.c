@@ -3,6 +3,7 @@
 #include "collect/remote.h"
 #include "collect/scrape.h"
 #include "model/error.h"
+#include "model/json.h"
 #include "model/setting.h"
 #include "config/config.h"
 #include "store/store.h"
@@ -85,7 +86,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
     const char *type = "text/plain; charset=utf-8";
     if (strcmp(method, "GET")) {
         status = 405;
-        sc_buf_puts(&b, "{\"error\":\"only GET\"}\n");
+        sc_json_put_error(&b, "only GET");
         type = "application/json";
     } else if (!strcmp(url, "/metrics")) {
         type = "text/plain; version=0.0.4; charset=utf-8";
@@ -100,7 +101,7 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
     } else {
         status = 404;
         type = "application/json";
-        sc_buf_puts(&b, "{\"error\":\"no such endpoint\"}\n");
+        sc_json_put_error(&b, "no such endpoint");
     }
     size_t len;
     char *body = sc_buf_detach(&b, &len);

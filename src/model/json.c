@@ -240,3 +240,13 @@ void sc_json_kv_bool(struct sc_json *j, const char *k, int v)
     sc_json_key(j, k);
     sc_json_bool(j, v);
 }
+
+void sc_json_put_error(struct sc_buf *b, const char *msg)
+{
+    struct sc_json j;
+    sc_json_init(&j, b);
+    sc_json_obj_begin(&j);
+    sc_json_kv_str(&j, "error", msg);
+    sc_json_obj_end(&j);
+    sc_buf_putc(b, '\n');
+}

@@ -73,4 +73,7 @@ void sc_json_kv_u64(struct sc_json *j, const char *k, uint64_t v);
 void sc_json_kv_num(struct sc_json *j, const char *k, double v);
 void sc_json_kv_bool(struct sc_json *j, const char *k, int v);
 
+/* The body of every error answer, the server's and the agent's: {"error":msg} and a newline. */
+void sc_json_put_error(struct sc_buf *b, const char *msg);
+
 #endif

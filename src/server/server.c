@@ -104,12 +104,7 @@ int sc_resp_error(struct sc_resp *w, unsigned status, const char *fmt, ...)
     w->status = status;
     w->content_type = "application/json";
     w->body.len = 0;
-    struct sc_json j;
-    sc_json_init(&j, &w->body);
-    sc_json_obj_begin(&j);
-    sc_json_kv_str(&j, "error", msg);
-    sc_json_obj_end(&j);
-    sc_buf_putc(&w->body, '\n');
+    sc_json_put_error(&w->body, msg);
     return 0;
 }
 

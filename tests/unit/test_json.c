@@ -231,6 +231,17 @@ static void test_raw(void)
     T_CHECK(sc_json_ok(&j));
 }
 
+/* The error body of the server and the agent, its message escaped. */
+static void test_error_body(void)
+{
+    fresh();
+    sc_json_put_error(&b, "no such endpoint");
+    T_EQ_STR(out(), "{\"error\":\"no such endpoint\"}\n");
+    fresh();
+    sc_json_put_error(&b, "bad 'x\"y'\n");
+    T_EQ_STR(out(), "{\"error\":\"bad 'x\\\"y'\\n\"}\n");
+}
+
 int main(void)
 {
     T_RUN(test_nesting_and_commas);
@@ -240,6 +251,7 @@ int main(void)
     T_RUN(test_escaping);
     T_RUN(test_numbers);
     T_RUN(test_raw);
+    T_RUN(test_error_body);
     sc_buf_release(&b);
     return t_done();
 }
