@@ -2,6 +2,7 @@
 #include "ingest/ingest.h"
 #include "ingest/split.h"
 #include "formats/folded.h"
+#include "formats/pbjson.h"
 #include "formats/jfr.h"
 #include "formats/perf.h"
 #include "formats/pprof.h"
@@ -322,8 +323,7 @@ struct json {
 
 static void json_ws(struct json *j)
 {
-    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-        j->p++;
+    j->p = sc_pbjson_skip_ws(j->p, j->end);
 }
 
 /* A string into out (truncated to cap - 1; escapes kept simple: \uXXXX becomes '?'). */
