@@ -124,7 +124,7 @@ int cmd_diff_folded(int argc, char **argv)
     int64_t total[2] = {0, 0};
     int rc = 0;
     char *tmp = NULL;
-    size_t tmpcap = 0;
+    uint32_t tmpcap = 0;
     for (int side = 0; side < 2 && rc == 0; side++) {
         struct sc_buf f = SC_BUF_INIT;
         rc = load_folded(argv[optind + side], &f, err);
@@ -138,15 +138,8 @@ int cmd_diff_folded(int argc, char **argv)
             int64_t cnt = strtoll(sp, NULL, 10);
             const char *stack = f.data + off;
             if (striphex) {
-                if (slen * 3 + 8 > tmpcap) {
-                    tmpcap = slen * 3 + 8;
-                    char *nt = realloc(tmp, tmpcap);
-                    if (!nt) {
-                        rc = SC_ENOMEM;
-                        break;
-                    }
-                    tmp = nt;
-                }
+                if ((rc = sc_grow_array(&tmp, &tmpcap, (uint64_t)slen * 3 + 8, 1)))
+                    break;
                 slen = strip_hex(stack, slen, tmp);
                 stack = tmp;
             }

@@ -37,6 +37,7 @@ static int read_fd(int fd, const char *name, uint64_t max, struct sc_input *in, 
                 return sc_errf(err, SC_ELIMIT, "cannot read '%s': more than %llu bytes", name,
                                (unsigned long long)max);
             }
+            /* not sc_grow_array: bytes up to max (past 2^31), the last step clipped to it */
             size_t ncap = cap * 2 > max ? (size_t)max : cap * 2;
             char *nb = realloc(buf, ncap);
             if (!nb) {
@@ -147,6 +148,7 @@ int sc_gunzip(const void *in, size_t n, uint64_t max_out, void **out, size_t *ou
         for (;;) {
             if (want > max_out)
                 want = (size_t)max_out;
+            /* not sc_grow_array: sized by the gzip's claim, bytes up to max_out (past 2^31) */
             if (want > cap) {
                 char *nb = realloc(buf, want + 1);
                 if (!nb) {

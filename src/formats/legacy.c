@@ -315,7 +315,7 @@ struct builder {
     /* the one line of a map entry after $attr substitution, and the substitutions */
     struct sc_buf subst;
     char **attr_keys, **attr_vals;
-    uint32_t nattrs;
+    uint32_t nattrs, attr_cap;
     struct sc_arena arena; /* lines after $attr substitution */
     uint64_t subst_total;  /* their bytes */
     /* the profile's header */
@@ -467,14 +467,9 @@ static int hex_addresses(struct builder *b, const char *s, size_t n, int adjust_
 
 static int add_attr(struct builder *b, const char *k, size_t kn, const char *v, size_t vn)
 {
-    char **nk = realloc(b->attr_keys, (b->nattrs + 1) * sizeof *nk);
-    if (!nk)
+    const struct sc_grow_part cols[] = {SC_GROW_PART(b->attr_keys), SC_GROW_PART(b->attr_vals)};
+    if (sc_grow_arrays(&b->attr_cap, (uint64_t)b->nattrs + 1, -1, cols, 2))
         return nomem(b);
-    b->attr_keys = nk;
-    char **nv = realloc(b->attr_vals, (b->nattrs + 1) * sizeof *nv);
-    if (!nv)
-        return nomem(b);
-    b->attr_vals = nv;
     char *key = malloc(kn + 2), *val = malloc(vn + 1);
     if (!key || !val) {
         free(key);

@@ -51,16 +51,10 @@ static int64_t frame_of(struct writer *w, struct sc_str name, struct sc_str file
             h++; /* a different frame with the same 64-bit hash: probe on */
             continue;
         }
-        if (w->nframes == w->frames_cap) {
-            uint64_t ncap = w->frames_cap ? (uint64_t)w->frames_cap * 2 : 256;
-            if (ncap > UINT32_MAX / 2)
-                return SC_ELIMIT;
-            struct frame *nf = realloc(w->frames, (size_t)ncap * sizeof *nf);
-            if (!nf)
-                return SC_ENOMEM;
-            w->frames = nf;
-            w->frames_cap = (uint32_t)ncap;
-        }
+        int rc =
+            sc_grow_array(&w->frames, &w->frames_cap, (uint64_t)w->nframes + 1, sizeof *w->frames);
+        if (rc)
+            return rc;
         struct frame *f = &w->frames[w->nframes];
         f->name = name;
         f->file = file;
