@@ -248,11 +248,31 @@ def main():
         sys.exit(77)
 
 
+def listing_bytes(srv, pushes):
+    """/api/v1/profiles byte for byte: labels that need escaping, a time with a fraction of a
+    second (nine exact decimals at most, trailing zeros cut), a whole duration."""
+    t, _ = pushes.push(b"a;b 3\nc 2\n", 'listing{env=pr"od,zone=\u00e9u}', "folded")
+    frac = "%d.25" % (t + 1)
+    pushes.push(b"a 1\n", 'listing{env=pr"od,zone=\u00e9u}', "folded",
+                **{"from": frac, "until": "%d" % (t + 12)})
+    got = srv.ok("/api/v1/profiles", {"query": q("listing"), "type": "cpu:samples",
+                                      "from": str(t - 1), "until": str(t + 20)}).decode()
+    series = '{env=\\"pr\\\\\\"od\\",service_name=\\"listing\\",zone=\\"\u00e9u\\"}'
+    labels = '{"env":"pr\\"od","service_name":"listing","zone":"\u00e9u"}'
+    want = ('{"profiles":[{"labels":%s,"series":"%s","time":%d,"time_ns":"%d","duration":10,'
+            '"total":5,"samples":2,"timed":false},{"labels":%s,"series":"%s","time":%s,'
+            '"time_ns":"%d250000000","duration":10.75,"total":1,"samples":1,"timed":false}],'
+            '"truncated":false}\n' % (labels, series, t, t * 1000000000, labels, series, frac,
+                                       t + 1))
+    check(got == want, "/api/v1/profiles, byte for byte:\n got %r\nwant %r" % (got, want))
+
+
 def run_all(srv):
     t_start = time.time()
     pushes = Pushes(srv)
     m0 = srv.metrics()
     synthetic_checks(srv, pushes)
+    listing_bytes(srv, pushes)
     # a dotted label name (OpenTelemetry's) and a second value of job
     pushes.push(b"a;b 1\n", "dotted{otel.scope.name=lib,job=other}", "folded")
 
@@ -333,7 +353,7 @@ def run_all(srv):
     for name in ("service_name", "job", "env", "otel.scope.name"):
         check(name in labels, "labels lacks %r: %s" % (name, labels))
     services = set(srv.json("/api/v1/label_values", {"name": "service_name"}))
-    want_services = {"synth", "dotted", "keepalive"} | {p["service"] for p in pprofs}
+    want_services = {"synth", "dotted", "keepalive", "listing"} | {p["service"] for p in pprofs}
     if HAVE_TD:
         want_services |= {p["service"] for p in perfs} | {"folded-java", "gauge-app", "diff-app"}
     check(services == want_services, "label_values service_name: %s, want %s"
@@ -353,7 +373,7 @@ def run_all(srv):
         return sorted(set(s["labels"]["service_name"] for s in got))
 
     cpu_pprof = sorted(p["service"] for p in pprofs if p["service"].startswith("cpu-"))
-    allsvc = sorted(want_services - {"dotted", "keepalive"})
+    allsvc = sorted(want_services - {"dotted", "keepalive", "listing"})
     cases = [
         ('{job="test"}', None, allsvc),
         ('{service_name="synth"}', None, ["synth"]),
