@@ -550,28 +550,13 @@ void sc_timeline_write_json_with(const struct sc_timeline *t, const struct sc_se
     sc_buf_putc(o, '\n');
 }
 
-void sc_plan_put_labels(struct sc_buf *o, const char *canon)
-{
-    struct sc_json j;
-    sc_json_init(&j, o);
-    put_labels(&j, canon);
-}
-
 void sc_plan_labels_json(struct sc_json *j, const char *canon)
 {
     put_labels(j, canon);
 }
 
-void sc_plan_put_series(struct sc_buf *o, const char *canon)
-{
-    sc_buf_puts(o, "\"labels\":");
-    sc_plan_put_labels(o, canon);
-    sc_buf_puts(o, ",\"series\":\"");
-    sc_buf_put_json_str(o, canon, strlen(canon));
-    sc_buf_putc(o, '"');
-}
-
-/* The text of sc_plan_put_seconds in d; its length. */
+/* A time as Unix seconds with up to nine exact decimals (floored: -1.5 s is -2.5) in d;
+ * its length. */
 static size_t seconds_text(int64_t ns, char d[48])
 {
     int64_t sec = ns / SC_NS_PER_S, frac = ns % SC_NS_PER_S;
@@ -587,10 +572,10 @@ static size_t seconds_text(int64_t ns, char d[48])
     return (size_t)n;
 }
 
-void sc_plan_put_seconds(struct sc_buf *o, int64_t ns)
+void sc_plan_seconds_json(struct sc_json *j, int64_t ns)
 {
     char d[48];
-    sc_buf_append(o, d, seconds_text(ns, d));
+    sc_json_raw(j, d, seconds_text(ns, d));
 }
 
 /* ---- one stored profile ---- */
@@ -648,7 +633,7 @@ static void put_profile_ref(void *ctx, struct sc_json *j)
     put_labels(j, ref->series);
     sc_json_kv_str(j, "series", ref->series);
     sc_json_key(j, "time");
-    sc_json_raw(j, d, seconds_text(ref->time_ns, d));
+    sc_plan_seconds_json(j, ref->time_ns);
     snprintf(d, sizeof d, "%lld", (long long)ref->time_ns);
     sc_json_kv_str(j, "time_ns", d);
     sc_json_obj_end(j);

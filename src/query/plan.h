@@ -122,14 +122,11 @@ void sc_timeline_release(struct sc_timeline *t);
 int sc_plan_group(const struct sc_selection *s, const char *group, uint32_t *line_of, char **keys,
                   uint32_t *nkeys);
 
-/* A series' canonical labels ({a="x"}) as a JSON object, for listings. */
-void sc_plan_put_labels(struct sc_buf *o, const char *canon);
-/* The same as the next value of a JSON writer. */
+/* A series' canonical labels ({a="x"}) as the next value of a JSON writer: an object. */
 void sc_plan_labels_json(struct sc_json *j, const char *canon);
-/* The members "labels":{...},"series":"{a=\"x\"}" of a series, for listings. */
-void sc_plan_put_series(struct sc_buf *o, const char *canon);
-/* A time as Unix seconds with up to nine exact decimals (floored: -1.5 s is -2.5). */
-void sc_plan_put_seconds(struct sc_buf *o, int64_t ns);
+/* A time as the next value of a JSON writer: Unix seconds with up to nine exact decimals
+ * (floored: -1.5 s is -2.5). */
+void sc_plan_seconds_json(struct sc_json *j, int64_t ns);
 
 /* ---- one stored profile ---- */
 

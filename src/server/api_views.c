@@ -102,23 +102,38 @@ int sc_api_profiles(struct sc_req *r, struct sc_resp *w)
         qsort(c.v, c.n, sizeof *c.v, cmp_listed);
     int truncated = c.truncated || c.n > limit;
     uint32_t n = c.n > limit ? (uint32_t)limit : c.n;
-    struct sc_buf *o = &w->body;
-    sc_buf_puts(o, "{\"profiles\":[");
+    struct sc_json j;
+    sc_json_init(&j, &w->body);
+    sc_json_obj_begin(&j);
+    sc_json_key(&j, "profiles");
+    sc_json_arr_begin(&j);
     for (uint32_t i = 0; i < n; i++) {
         const struct listed *x = &c.v[i];
-        sc_buf_puts(o, i ? ",{" : "{");
-        sc_plan_put_series(o, s.labels[x->sel]);
-        sc_buf_puts(o, ",\"time\":");
-        sc_plan_put_seconds(o, x->time_ns);
-        sc_buf_printf(o, ",\"time_ns\":\"%lld\",\"duration\":", (long long)x->time_ns);
-        sc_plan_put_seconds(o, x->duration_ns);
-        sc_buf_printf(o, ",\"total\":%lld,\"samples\":%u,\"timed\":%s}", (long long)x->total,
-                      (unsigned)x->nsamples, x->timed ? "true" : "false");
+        const char *canon = s.labels[x->sel];
+        char ns[24];
+        /* a string: the nanoseconds of a time past 2^53 are exact only as text */
+        snprintf(ns, sizeof ns, "%lld", (long long)x->time_ns);
+        sc_json_obj_begin(&j);
+        sc_json_key(&j, "labels");
+        sc_plan_labels_json(&j, canon);
+        sc_json_kv_str(&j, "series", canon);
+        sc_json_key(&j, "time");
+        sc_plan_seconds_json(&j, x->time_ns);
+        sc_json_kv_str(&j, "time_ns", ns);
+        sc_json_key(&j, "duration");
+        sc_plan_seconds_json(&j, x->duration_ns);
+        sc_json_kv_i64(&j, "total", x->total);
+        sc_json_kv_u64(&j, "samples", x->nsamples);
+        sc_json_kv_bool(&j, "timed", x->timed);
+        sc_json_obj_end(&j);
     }
-    sc_buf_printf(o, "],\"truncated\":%s}\n", truncated ? "true" : "false");
+    sc_json_arr_end(&j);
+    sc_json_kv_bool(&j, "truncated", truncated);
+    sc_json_obj_end(&j);
+    sc_buf_putc(&w->body, '\n');
     free(c.v);
     sc_selection_release(&s);
-    return o->oom ? sc_resp_error(w, 500, "out of memory") : 0;
+    return sc_json_ok(&j) && !w->body.oom ? 0 : sc_resp_error(w, 500, "out of memory");
 }
 
 /* ---- GET /api/v1/profile ---- */
