@@ -709,6 +709,44 @@ static void test_symtab(void)
     T_EQ_STR(name_at(&t, 0x200f), "other");
     sc_symtab_release(&t);
 
+    /* many symbols out of order, far apart and repeated (the sort's passes over every
+     * bit, its stability): kallsyms's rule names an address after the last one listed */
+    sc_symtab_init(&t);
+    t.names_rule = SC_SYMTAB_PERF_KALLSYMS;
+    enum { NSYM = 5000, NADDR = 1500 };
+    static uint32_t last[NADDR];
+    uint64_t x = 88172645463325252ULL;
+    for (uint32_t i = 0; i < NSYM; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint32_t k = (uint32_t)(x % NADDR);
+        uint64_t start = (k % 3 == 0   ? 0xffffffffc0000000ULL
+                          : k % 3 == 1 ? 0x1000
+                                       : 0x7f0000000000ULL) +
+                         (uint64_t)k * 0x100;
+        char nm[16];
+        int nl = snprintf(nm, sizeof nm, "f%u", (unsigned)i);
+        T_EQ_INT(sc_symtab_add(&t, start, 0x10, nm, (size_t)nl, 3), 0);
+        last[k] = i + 1;
+    }
+    sc_symtab_finish(&t, 0);
+    uint32_t named = 0;
+    for (uint32_t k = 0; k < NADDR; k++) {
+        if (!last[k])
+            continue;
+        uint64_t start = (k % 3 == 0   ? 0xffffffffc0000000ULL
+                          : k % 3 == 1 ? 0x1000
+                                       : 0x7f0000000000ULL) +
+                         (uint64_t)k * 0x100;
+        char want[16];
+        snprintf(want, sizeof want, "f%u", (unsigned)(last[k] - 1));
+        T_EQ_STR(name_at(&t, start + 0xf), want);
+        named++;
+    }
+    T_EQ_INT(t.n, named);
+    for (uint32_t i = 1; i < t.n; i++)
+        T_CHECK(t.v[i - 1].start < t.v[i].start);
+    sc_symtab_release(&t);
+
     struct sc_maps_line ml;
     const char *line = "7f1c2a000000-7f1c2a022000 r-xp 00001000 fd:01 1234567   /opt/my app/lib.so "
                        "(deleted)";
