@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The file (all little-endian here; a big-endian file is refused by name):
@@ -234,6 +235,8 @@ struct dec {
         uint32_t cache_len;
     } * bids;
     uint32_t nbids, capbids;
+    uint8_t kid[20], kidlen; /* the kernel's build id ([kernel.kallsyms]), kidlen 0: none */
+    char kallsyms[4200];     /* the kernel's names, when not /proc/kallsyms (kallsyms_path) */
 
     int kept; /* attr index of the kept event, -1 before the first sample */
     uint32_t kcomm, kpid, ktid;
@@ -400,6 +403,10 @@ static int build_ids(struct dec *d, uint64_t off, uint64_t size)
         const char *name = (const char *)b + 36;
         size_t nl = strnlen(name, rs - 36u);
         b += rs;
+        if (nl == 17 && !memcmp(name, "[kernel.kallsyms]", 17)) {
+            memcpy(d->kid, id, idlen);
+            d->kidlen = idlen;
+        }
         if (nl == 0 || name[0] != '/')
             continue;
         uint64_t h = sc_hash64(name, nl);
@@ -1471,6 +1478,60 @@ static void *kernel_load(void *arg)
     return NULL;
 }
 
+/* The running kernel's build id, from its notes (/sys/kernel/notes: ELF notes). */
+static uint32_t running_kernel_id(uint8_t id[20])
+{
+    uint8_t b[4096];
+    int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, b, sizeof b) : -1;
+    if (fd >= 0)
+        close(fd);
+    for (size_t off = 0; n > 0 && off + 12 <= (size_t)n;) {
+        uint32_t nsz = sc_rd32(b + off), dsz = sc_rd32(b + off + 4), type = sc_rd32(b + off + 8);
+        size_t name = off + 12, desc = name + ((nsz + 3u) & ~3u);
+        if (nsz > (size_t)n || dsz > (size_t)n || desc + dsz > (size_t)n)
+            break;
+        if (type == 3 /* NT_GNU_BUILD_ID */ && nsz == 4 && !memcmp(b + name, "GNU", 4) && dsz &&
+            dsz <= 20) {
+            memcpy(id, b + desc, dsz);
+            return dsz;
+        }
+        off = desc + ((dsz + 3u) & ~3u);
+    }
+    return 0;
+}
+
+/* Where the kernel's names are read from: /proc/kallsyms (NULL), which the kernel formats
+ * anew on every read (as long as all the rest of the decoding), or the copy `perf record`
+ * keeps in its build-id cache, ~/.debug/[kernel.kallsyms]/<build id>/kallsyms, a plain
+ * file. The copy says what /proc/kallsyms says (perf script's source here) when the
+ * recording's kernel is the running one (/sys/kernel/notes) and the copy was made since
+ * this boot (a boot moves the kernel's addresses); a module loaded since the copy is named
+ * only by /proc/kallsyms, which perf record copies once per kernel build. */
+static const char *kallsyms_path(struct dec *d)
+{
+    if (d->o->kallsyms)
+        return d->o->kallsyms;
+    const char *home = getenv("HOME");
+    uint8_t id[20];
+    if (!home || !*home || !d->kidlen || running_kernel_id(id) != d->kidlen ||
+        memcmp(id, d->kid, d->kidlen))
+        return NULL;
+    char hex[41];
+    for (uint32_t i = 0; i < d->kidlen; i++)
+        snprintf(hex + 2 * (size_t)i, 3, "%02x", d->kid[i]);
+    int n = snprintf(d->kallsyms, sizeof d->kallsyms, "%s/.debug/[kernel.kallsyms]/%s/kallsyms",
+                     home, hex);
+    struct stat st;
+    struct timespec real, up;
+    if (n <= 0 || (size_t)n >= sizeof d->kallsyms || stat(d->kallsyms, &st) != 0 ||
+        !S_ISREG(st.st_mode) || clock_gettime(CLOCK_REALTIME, &real) ||
+        clock_gettime(CLOCK_BOOTTIME, &up))
+        return NULL;
+    /* (a second of slack for the clocks' reading) */
+    return (int64_t)st.st_mtime + 1 >= (int64_t)(real.tv_sec - up.tv_sec) ? d->kallsyms : NULL;
+}
+
 /* Starts loading the kernel's names when the file may have kernel samples. */
 static void kernel_start(struct dec *d)
 {
@@ -1485,7 +1546,7 @@ static void kernel_start(struct dec *d)
     so.no_dwarf = 1;
     so.perf_names = 1;
     so.no_debuginfod = 1;
-    so.kallsyms = d->o->kallsyms;
+    so.kallsyms = kallsyms_path(d);
     char err[SC_ERR_LEN];
     if (sc_symbolizer_new(&so, &d->ksym, err)) {
         d->ksym = NULL;
