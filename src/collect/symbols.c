@@ -591,6 +591,11 @@ static void load_kernel(struct sc_symbolizer *s)
     int fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
+    /* a plain file (perf record's copy) tells its size: room for all its symbols at once
+     * (a line has at least 20 bytes; the room not used is given back by the finish) */
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (64 << 20))
+        sc_symtab_reserve(&s->kernel, (uint32_t)(st.st_size / 20), (size_t)st.st_size);
     /* parsed a chunk at a time (the text is several MB; its symbols far less) */
     char chunk[65536];
     size_t have = 0;

@@ -47,6 +47,20 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
     return 0;
 }
 
+int sc_symtab_reserve(struct sc_symtab *t, uint32_t nsyms, size_t name_bytes)
+{
+    if (sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + nsyms, sizeof *t->add))
+        return SC_ENOMEM;
+    if (t->names_len + name_bytes > UINT32_MAX || t->names_len + name_bytes <= t->names_cap)
+        return 0;
+    char *nn = realloc(t->names, t->names_len + name_bytes);
+    if (!nn)
+        return SC_ENOMEM;
+    t->names = nn;
+    t->names_cap = t->names_len + name_bytes;
+    return 0;
+}
+
 int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32_t name,
                       uint8_t rank)
 {
@@ -207,6 +221,13 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
         i = j;
     }
     t->n = k;
+    if (!t->names_in_file && t->names && t->names_cap > t->names_len + 65536) {
+        char *nn = realloc(t->names, t->names_len ? t->names_len : 1); /* (a reserve's rest) */
+        if (nn) {
+            t->names = nn;
+            t->names_cap = t->names_len ? t->names_len : 1;
+        }
+    }
     free(t->add);
     t->add = NULL;
     t->nadd = t->addcap = 0;
@@ -250,20 +271,34 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
 
 /* ---- text parsers ---- */
 
+/* The value of each hex digit, 16 for any other byte (read_hex runs over every line of
+ * kallsyms: a table, not branches). */
+static const uint8_t hexval[256] = {
+    ['0'] = 0,  ['1'] = 1,  ['2'] = 2,  ['3'] = 3,  ['4'] = 4,  ['5'] = 5,  ['6'] = 6,  ['7'] = 7,
+    ['8'] = 8,  ['9'] = 9,  ['a'] = 10, ['b'] = 11, ['c'] = 12, ['d'] = 13, ['e'] = 14, ['f'] = 15,
+    ['A'] = 10, ['B'] = 11, ['C'] = 12, ['D'] = 13, ['E'] = 14, ['F'] = 15};
+
+static unsigned hex_of(char c)
+{
+    unsigned v = hexval[(unsigned char)c];
+    return v || c == '0' ? v : 16;
+}
+
 /* A hex number at *p (optional 0x), advancing *p; -1 when there is none or it overflows. */
 static int read_hex(const char **p, const char *end, uint64_t *out)
 {
     const char *s = *p;
-    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && sc_hex_digit(s[2]) >= 0)
+    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') && hex_of(s[2]) < 16)
         s += 2;
     uint64_t v = 0;
-    int digits = 0;
-    for (; s < end && sc_hex_digit(*s) >= 0; s++, digits++) {
+    const char *first = s;
+    unsigned h;
+    for (; s < end && (h = hex_of(*s)) < 16; s++) {
         if (v >> 60)
             return -1;
-        v = v << 4 | (uint64_t)sc_hex_digit(*s);
+        v = v << 4 | h;
     }
-    if (!digits)
+    if (s == first)
         return -1;
     *p = s;
     *out = v;

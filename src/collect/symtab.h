@@ -68,6 +68,10 @@ void sc_symtab_release(struct sc_symtab *t);
  * 4 GiB of names). */
 int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char *name,
                   size_t name_len, uint8_t rank);
+/* Makes room for nsyms more symbols and name_bytes more of names (each name and its NUL),
+ * so that adding as many moves nothing: for a table whose size is known before. 0 or
+ * SC_ENOMEM (then nothing is reserved, and adding still works). */
+int sc_symtab_reserve(struct sc_symtab *t, uint32_t nsyms, size_t name_bytes);
 /* Appends a symbol whose name is at offset name in the caller's string pool, which the
  * caller lends as t->names / t->names_len (NUL-terminated) until sc_symtab_finish. */
 int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32_t name,
