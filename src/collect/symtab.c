@@ -212,6 +212,10 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
         uint64_t sz = a[best].size ? a[best].size : size;
         if (!sz) {
             uint64_t gap = j < n ? a[j].start - a[i].start : max_gap;
+            /* perf ends the last one at the page after the one it starts in (an ELF file's
+             * _fini, last in a stripped library's debug symbols, has no size) */
+            if (j == n && !max_gap && t->names_rule == SC_SYMTAB_PERF_ELF)
+                gap = ((a[i].start + 4095) & ~(uint64_t)4095) + 4096 - a[i].start;
             if (max_gap && gap > max_gap)
                 gap = max_gap;
             sz = gap ? gap : 1;

@@ -709,6 +709,21 @@ static void test_symtab(void)
     T_EQ_STR(name_at(&t, 0x200f), "other");
     sc_symtab_release(&t);
 
+    /* a last symbol without a size: to the next symbol there is none; perf's names end it
+     * at the page after the one it starts in, ours at its first byte */
+    for (int perf = 0; perf < 2; perf++) {
+        sc_symtab_init(&t);
+        t.names_rule = perf ? SC_SYMTAB_PERF_ELF : SC_SYMTAB_OURS;
+        sc_symtab_add(&t, 0x83000, 0x10, "f", 1, 3);
+        sc_symtab_add(&t, 0x833d8, 0, "_fini", 5, 1);
+        sc_symtab_finish(&t, 0);
+        T_EQ_STR(name_at(&t, 0x833d8), "_fini");
+        T_EQ_STR(name_at(&t, 0x833dc), perf ? "_fini" : "(none)");
+        T_EQ_STR(name_at(&t, 0x84fff), perf ? "_fini" : "(none)");
+        T_EQ_STR(name_at(&t, 0x85000), "(none)");
+        sc_symtab_release(&t);
+    }
+
     /* many symbols out of order, far apart and repeated (the sort's passes over every
      * bit, its stability): kallsyms's rule names an address after the last one listed */
     sc_symtab_init(&t);
