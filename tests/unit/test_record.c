@@ -1,6 +1,7 @@
 /* test_record.c - the sampler's record processing and symbolization, fed hand-made records. */
 #include "t.h"
 
+#include "collect/elfsym.h"
 #include "collect/record.h"
 #include "collect/symtab.h"
 #include "formats/folded.h"
@@ -780,6 +781,27 @@ static void test_symtab(void)
     T_EQ_INT(sc_maps_parse_line("1000-0800 r-xp 0 0:0 0", 22, &ml), SC_EFORMAT);
 }
 
+/* A build id read from the program's note segments is the one its note sections carry. */
+static void test_build_id(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    T_CHECK(fd >= 0);
+    uint8_t id[20];
+    uint32_t n = sc_elf_build_id(fd, id);
+    struct sc_symtab t;
+    sc_symtab_init(&t);
+    int dw;
+    char err[SC_ERR_LEN];
+    T_EQ_INT(sc_elf_load(fd, NULL, 0, &t, &dw, err), 0);
+    T_EQ_INT(n, t.build_id_len);
+    T_CHECK(n == 0 || !memcmp(id, t.build_id, n));
+    sc_symtab_release(&t);
+    close(fd);
+    fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC); /* not ELF */
+    T_EQ_INT(sc_elf_build_id(fd, id), 0);
+    close(fd);
+}
+
 /* A Go 1.18-layout pclntab made by hand: two functions, names, sizes. */
 static void test_gopclntab(void)
 {
@@ -1149,6 +1171,7 @@ int main(void)
 {
     T_RUN(test_config_record);
     T_RUN(test_symtab);
+    T_RUN(test_build_id);
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
