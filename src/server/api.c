@@ -295,12 +295,14 @@ int sc_api_setting(struct sc_req *r, struct sc_resp *w, enum sc_set_id id, struc
 struct render_ctx {
     struct sc_req *r;
     uint32_t max_nodes;
+    int top; /* the top table too, from the same merge (the UI's flame view) */
 };
 
 static int out_flame(const struct render_ctx *c, const struct sc_profile *p, struct sc_buf *o,
                      char *err)
 {
-    return sc_api_flame_json(c->r, p, c->max_nodes, o, err);
+    struct sc_flame_extra x = {c->top, NULL, NULL};
+    return sc_flame_json_with(p, 0, c->max_nodes, &x, o, err);
 }
 
 static int out_top(const struct sc_profile *p, enum sc_top_format f, struct sc_buf *o, char *err)
@@ -395,8 +397,9 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     const char *format = sc_req_arg(r, "format");
     if (!format)
         format = "json";
-    struct sc_set_value max_nodes;
-    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes))
+    struct sc_set_value max_nodes, top;
+    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes) ||
+        sc_api_setting(r, w, SC_SET_PARAM_TOP, &top))
         return 0;
     const struct render_format *f = NULL;
     for (size_t i = 0; i < NRENDER && !f; i++)
@@ -419,7 +422,7 @@ static int render_run(struct sc_req *r, struct sc_resp *w)
     if (!p)
         return 0;
     char err[SC_ERR_LEN] = "";
-    struct render_ctx c = {r, (uint32_t)max_nodes.i};
+    struct render_ctx c = {r, (uint32_t)max_nodes.i, (int)top.i};
     int rc = f->write(&c, p, &w->body, err);
     w->content_type = f->mime;
     sc_profile_free(p);
@@ -540,22 +543,20 @@ static void diff_empty_text(int empty, const struct sc_selection *bs, const stru
 
 static int diff_run(struct sc_req *r, struct sc_resp *w)
 {
-    struct sc_set_value fv;
-    if (sc_api_setting(r, w, SC_SET_PARAM_DIFF_FORMAT, &fv))
-        return 0;
-    const char *format = fv.s;
-    const char *norm = sc_req_arg(r, "normalize");
-    int normalize = norm && (!strcmp(norm, "1") || !strcmp(norm, "true"));
-    const char *sa = sc_req_arg(r, "stats");
-    int stats = strcmp(format, "folded") && !(sa && (!strcmp(sa, "0") || !strcmp(sa, "false")));
-    struct sc_set_value max_nodes;
     /* every parameter read before any work: a bad one costs no query */
+    struct sc_set_value fv, nv, sv, max_nodes, reps;
     struct sc_cmp_opts co = SC_CMP_OPTS_INIT;
-    co.normalize = normalize;
-    struct sc_set_value reps;
-    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes) || sc_api_level(r, w, &co.level) ||
+    if (sc_api_setting(r, w, SC_SET_PARAM_DIFF_FORMAT, &fv) ||
+        sc_api_setting(r, w, SC_SET_PARAM_NORMALIZE, &nv) ||
+        sc_api_setting(r, w, SC_SET_PARAM_STATS, &sv) ||
+        sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes) || sc_api_level(r, w, &co.level) ||
         sc_api_setting(r, w, SC_SET_PARAM_REPLICATES, &reps))
         return 0;
+    const char *format = fv.s;
+    /* the choices 0|1|false|true: the odd ones are true */
+    int normalize = (int)(nv.i & 1);
+    int stats = strcmp(format, "folded") && (sv.i & 1);
+    co.normalize = normalize;
     struct sc_selection bs, ns;
     memset(&bs, 0, sizeof bs);
     if (sc_api_selection(r, w, "", 1, &ns) || diff_base(r, w, &ns, &bs)) {

@@ -17,22 +17,6 @@
  * many collected before sorting (more: truncated, the earliest of these are listed). */
 #define PROFILES_MAX_COLLECT 200000
 
-/* ---- flame graph with its top table ---- */
-
-/* top=1 asks for the top table with the flame graph. */
-static int want_top(struct sc_req *r)
-{
-    const char *top = sc_req_arg(r, "top");
-    return top && !strcmp(top, "1");
-}
-
-int sc_api_flame_json(struct sc_req *r, const struct sc_profile *p, uint32_t max_nodes,
-                      struct sc_buf *out, char *err)
-{
-    struct sc_flame_extra x = {want_top(r), NULL, NULL};
-    return sc_flame_json_with(p, 0, max_nodes, &x, out, err);
-}
-
 /* ---- GET /api/v1/profiles ---- */
 
 struct listed {
@@ -154,8 +138,9 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
         return sc_resp_error(w, 400,
                              "missing 'time' (the profile's time, e.g. its time_ns "
                              "from /api/v1/profiles)");
-    struct sc_set_value max_nodes;
-    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes))
+    struct sc_set_value max_nodes, top;
+    if (sc_api_setting(r, w, SC_SET_PARAM_MAX_NODES, &max_nodes) ||
+        sc_api_setting(r, w, SC_SET_PARAM_TOP, &top))
         return 0;
     char err[SC_ERR_LEN] = "";
     int64_t t;
@@ -177,7 +162,7 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
                                 sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
     rc = canon.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                    : sc_plan_profile_json(r->srv->store, &ref, &fo, (uint32_t)max_nodes.i,
-                                          want_top(r), &w->body, err);
+                                          (int)top.i, &w->body, err);
     sc_buf_release(&canon);
     if (rc) {
         w->body.len = 0;

@@ -220,12 +220,6 @@ int sc_api_push(struct sc_req *r, struct sc_resp *w);
 
 /* ---- shared by the handler files ---- */
 
-/* The flame graph JSON of p (docs/api-flamegraph.md) with at most max_nodes nodes; with the
- * request's top=1 also the top table ("top": as render's format=top), so a view needs one
- * merge for both (api_views.c). 0 or SC_E* (detail in err). */
-int sc_api_flame_json(struct sc_req *r, const struct sc_profile *p, uint32_t max_nodes,
-                      struct sc_buf *out, char *err);
-
 /* Handlers (api_views.c): stored profiles one by one. */
 int sc_api_profiles(struct sc_req *r, struct sc_resp *w);
 int sc_api_profile(struct sc_req *r, struct sc_resp *w);

@@ -262,6 +262,16 @@ static void test_code_agrees(void)
     T_EQ_INT(v.i, SC_TOP_JSON);
     T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_TOP_FORMAT), "tsv", NULL, &v, err), 0);
     T_EQ_INT(v.i, SC_TOP_TSV);
+    /* a diff's switches: 0|1|false|true, the odd choices true */
+    const char *const yes[] = {"1", "true"}, *const no[] = {"0", "false"};
+    for (int i = 0; i < 2; i++) {
+        T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_PARAM_NORMALIZE), yes[i], NULL, &v, err), 0);
+        T_EQ_INT(v.i & 1, 1);
+        T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_PARAM_STATS), no[i], NULL, &v, err), 0);
+        T_EQ_INT(v.i & 1, 0);
+    }
+    T_EQ_INT(sc_setting_default_i(SC_SET_PARAM_STATS) & 1, 1);
+    T_EQ_INT(sc_setting_default_i(SC_SET_PARAM_NORMALIZE) & 1, 0);
 }
 
 static void test_config_lands(void)
