@@ -269,16 +269,12 @@ int cmd_flamegraph(int argc, char **argv)
         case O_NAMETYPE:
             o.nametype = val;
             break;
-        case O_COLORS: {
-            int pal = sc_svg_palette_parse(val);
-            if (pal < 0)
-                return cli_usage(cmd,
-                                 "unknown palette '%s' (hot, mem, io, wakeup, chain, java, js, "
-                                 "perl, red, green, blue, aqua, yellow, purple, orange)",
-                                 val);
-            o.palette = (enum sc_svg_palette)pal;
+        case O_COLORS:
+            /* the choices in the order of enum sc_svg_palette */
+            if ((rc = cli_setting(cmd, SC_SET_FLAME_COLORS, "--colors", val, &sv)))
+                return rc;
+            o.palette = (enum sc_svg_palette)sv.i;
             break;
-        }
         case O_BGCOLORS:
             o.bgcolors = val;
             break;

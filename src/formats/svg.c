@@ -1,6 +1,7 @@
 /* svg.c - standalone interactive SVG flame graphs (flamegraph.pl's output, faster). */
 #include "formats/svg.h"
 #include "model/error.h"
+#include "model/setting.h"
 #include "model/stackwalk.h"
 
 #include <math.h>
@@ -24,19 +25,6 @@ void sc_svg_opts_init(struct sc_svg_opts *o)
     o->palette = SC_SVG_HOT;
     o->base_index = SC_SVG_BASE_AUTO;
     o->factor = 1;
-}
-
-static const char *const palette_names[] = {
-    "hot", "mem",   "io",   "wakeup", "chain",  "java",   "js",     "perl",
-    "red", "green", "blue", "aqua",   "yellow", "purple", "orange",
-};
-
-int sc_svg_palette_parse(const char *name)
-{
-    for (size_t i = 0; i < sizeof palette_names / sizeof palette_names[0]; i++)
-        if (name && strcmp(name, palette_names[i]) == 0)
-            return (int)i;
-    return SC_EINVAL;
 }
 
 /* Background gradient stops for a bgcolors name; 0 when the name is unknown. */
@@ -76,20 +64,19 @@ static int background(const char *name, enum sc_svg_palette pal, const char **c1
 int sc_svg_opts_check(const struct sc_svg_opts *o, char *err)
 {
     const char *c1, *c2;
-    if (o->width < 3 * (int)XPAD || o->width > 1000000)
-        return sc_errf(err, SC_EINVAL, "width %d out of range (30 to 1000000)", o->width);
-    if (o->frame_height < 2 || o->frame_height > 10000)
-        return sc_errf(err, SC_EINVAL, "frame height %d out of range (2 to 10000)",
-                       o->frame_height);
-    if (!(o->font_size > 0 && o->font_size <= 1000))
-        return sc_errf(err, SC_EINVAL, "font size out of range (above 0, at most 1000)");
-    if (!(o->font_width > 0 && o->font_width <= 100))
-        return sc_errf(err, SC_EINVAL, "font width out of range (above 0, at most 100)");
+    /* the bounds of flamegraph's flags (model/settings.def), for callers that set them in
+     * code; the width's 30 leaves room for the padding (3 * XPAD) */
+    int rc;
+    if ((rc = sc_setting_check(SC_SET_FLAME_WIDTH, o->width, 0, err)) ||
+        (rc = sc_setting_check(SC_SET_FLAME_HEIGHT, o->frame_height, 0, err)) ||
+        (rc = sc_setting_check(SC_SET_FLAME_FONTSIZE, 0, o->font_size, err)) ||
+        (rc = sc_setting_check(SC_SET_FLAME_FONTWIDTH, 0, o->font_width, err)) ||
+        (rc = sc_setting_check(SC_SET_FLAME_FACTOR, 0, o->factor, err)) ||
+        (rc = sc_setting_check(SC_SET_FLAME_TOTAL, o->total, 0, err)))
+        return rc;
     if (!(o->min_width >= 0 && o->min_width < 1e12))
         return sc_errf(err, SC_EINVAL, "min width must be a number >= 0");
-    if (!(o->factor > 0 && o->factor < 1e15))
-        return sc_errf(err, SC_EINVAL, "factor must be a number above 0");
-    if ((unsigned)o->palette >= sizeof palette_names / sizeof palette_names[0])
+    if ((unsigned)o->palette > SC_SVG_ORANGE)
         return sc_errf(err, SC_EINVAL, "unknown palette %d", (int)o->palette);
     if (!background(o->bgcolors, o->palette, &c1, &c2))
         return sc_errf(err, SC_EINVAL,

@@ -11,6 +11,7 @@
  * every frame; java, js, perl and chain pick a hue per frame from its name (annotations
  * such as "_[j]" jit, "_[i]" inlined, "_[k]" kernel, "_[w]" waker, or name shapes such as
  * "java/" or "::"); the rest are one hue. */
+/* flamegraph.pl's palettes, in the order of the choices of --colors (model/settings.def). */
 enum sc_svg_palette {
     SC_SVG_HOT,
     SC_SVG_MEM,
@@ -64,9 +65,6 @@ struct sc_svg_opts {
 };
 
 void sc_svg_opts_init(struct sc_svg_opts *o);
-
-/* Palette by flamegraph.pl's name ("hot", "java", ...): the enum value, or SC_EINVAL. */
-int sc_svg_palette_parse(const char *name);
 
 /* Checks the options that can be wrong (numbers out of range, unknown bgcolors) so a
  * command line can refuse them before reading its input. 0 or SC_EINVAL with detail. */

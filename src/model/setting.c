@@ -313,6 +313,38 @@ void sc_setting_describe(const struct sc_setting *s, char *out, size_t cap)
 
 /* ---- parsing ---- */
 
+/* Whether v (the integer kinds) or d (numbers) is within the row's bounds and step. */
+static int in_bounds(const struct sc_setting *s, int64_t v, double d)
+{
+    if (s->type == SC_SET_NUMBER) {
+        /* bounds in thousandths; min 1 stands for above 0 */
+        double lo = s->min == 1 ? 0 : (double)s->min / 1000, hi = (double)s->max / 1000;
+        return !(d != d) && (s->min == 1 ? d > lo : d >= lo) &&
+               (!s->max || (is_below(s->id) ? d < hi : d <= hi));
+    }
+    if ((s->min || s->max) && (v < s->min || (s->max && v > s->max)))
+        return 0;
+    return v % step_of(s->id) == 0;
+}
+
+int sc_setting_check(enum sc_set_id id, int64_t i, double d, char *err)
+{
+    const struct sc_setting *s = sc_setting(id);
+    if (!s || in_bounds(s, i, d))
+        return 0;
+    char what[160], text[40];
+    sc_setting_describe(s, what, sizeof what);
+    if (s->type == SC_SET_NUMBER)
+        snprintf(text, sizeof text, "%g", d);
+    else
+        snprintf(text, sizeof text, "%" PRId64, i);
+    return sc_errf(err, SC_EINVAL, "'%s' must be %s, not '%s'",
+                   s->key    ? s->key
+                   : s->flag ? s->flag
+                             : s->param,
+                   what, text);
+}
+
 int sc_setting_parse(const struct sc_setting *s, const char *text, const char *where,
                      struct sc_set_value *out, char *err)
 {
@@ -372,14 +404,7 @@ int sc_setting_parse(const struct sc_setting *s, const char *text, const char *w
         bad = bad || (s->type == SC_SET_PATH && !*text);
         break;
     }
-    if (!bad && s->type == SC_SET_NUMBER) {
-        /* bounds in thousandths; min 1 stands for above 0 */
-        double d = out->d, lo = s->min == 1 ? 0 : (double)s->min / 1000, hi = (double)s->max / 1000;
-        bad = (s->min == 1 ? d <= lo : d < lo) || (s->max && (is_below(s->id) ? d >= hi : d > hi));
-    } else if (!bad && (s->min || s->max))
-        bad = v < s->min || (s->max && v > s->max);
-    if (!bad && v % step_of(s->id))
-        bad = 1;
+    bad = bad || !in_bounds(s, v, out->d);
     if (bad) {
         char d[160];
         sc_setting_describe(s, d, sizeof d);

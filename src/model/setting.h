@@ -56,6 +56,10 @@ const struct sc_setting *sc_settings(size_t *n);
  * parameter as the user wrote it; NULL = the key). */
 int sc_setting_parse(const struct sc_setting *s, const char *text, const char *where,
                      struct sc_set_value *out, char *err);
+/* A value the code holds, i of the integer kinds or d of a number, against the row's bounds
+ * (for a library's check of options set in code): 0, or SC_EINVAL with the row's words
+ * ("'--width' must be a count from 30 to 1000000, not '5'"). */
+int sc_setting_check(enum sc_set_id id, int64_t i, double d, char *err);
 /* The row's default of the integer kinds, parsed (0 when it has none). */
 int64_t sc_setting_default_i(enum sc_set_id id);
 /* The row's default of a number, parsed (0 when it has none). */

@@ -77,7 +77,9 @@ def inside(r):
     elif t == "number":
         vals.append(thousandths(lo if lo != 1 else 1))
         if hi:
-            vals.append(thousandths(hi - 1 if r["below"] else hi))
+            # short of an excluded max by a thousandth, or by a thousandth of it where a
+            # double cannot tell
+            vals.append(thousandths(hi - max(1, hi // 1000) if r["below"] else hi))
     return vals
 
 

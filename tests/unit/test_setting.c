@@ -262,6 +262,28 @@ static void test_code_agrees(void)
     T_EQ_INT(v.i, SC_TOP_JSON);
     T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_TOP_FORMAT), "tsv", NULL, &v, err), 0);
     T_EQ_INT(v.i, SC_TOP_TSV);
+    /* --colors: one choice a palette, in the enum's order */
+    const char *pal = sc_setting(SC_SET_FLAME_COLORS)->choices;
+    int npal = 1;
+    for (const char *c = pal; *c; c++)
+        npal += *c == '|';
+    T_EQ_INT(npal, SC_SVG_ORANGE + 1);
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_FLAME_COLORS), "java", NULL, &v, err), 0);
+    T_EQ_INT(v.i, SC_SVG_JAVA);
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_FLAME_COLORS), "orange", NULL, &v, err), 0);
+    T_EQ_INT(v.i, SC_SVG_ORANGE);
+    /* the SVG writer's own check of options set in code is the rows' */
+    struct sc_svg_opts bad;
+    sc_svg_opts_init(&bad);
+    bad.width = 29;
+    T_EQ_INT(sc_svg_opts_check(&bad, err), SC_EINVAL);
+    T_EQ_STR(err, "'--width' must be a count from 30 to 1000000, not '29'");
+    sc_svg_opts_init(&bad);
+    bad.factor = 1e15;
+    T_EQ_INT(sc_svg_opts_check(&bad, err), SC_EINVAL);
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_FLAME_FACTOR), "1e15", NULL, &v, err), SC_EINVAL);
+    sc_svg_opts_init(&bad);
+    T_EQ_INT(sc_svg_opts_check(&bad, err), 0);
     /* a diff's switches: 0|1|false|true, the odd choices true */
     const char *const yes[] = {"1", "true"}, *const no[] = {"0", "false"};
     for (int i = 0; i < 2; i++) {

@@ -1,6 +1,7 @@
 /* test_svg.c - the SVG flame graph writer: layout, pruning, escaping, colours, differentials. */
 #include "formats/folded.h"
 #include "formats/svg.h"
+#include "model/setting.h"
 #include "model/error.h"
 #include "t.h"
 
@@ -358,9 +359,11 @@ static void test_colours(void)
 
     struct sc_svg_opts o;
     sc_svg_opts_init(&o);
-    o.palette = (enum sc_svg_palette)sc_svg_palette_parse("java");
+    struct sc_set_value pv;
+    char perr[SC_ERR_LEN];
+    T_EQ_INT(sc_setting_parse(sc_setting(SC_SET_FLAME_COLORS), "java", NULL, &pv, perr), 0);
+    o.palette = (enum sc_svg_palette)pv.i;
     T_EQ_INT(o.palette, SC_SVG_JAVA);
-    T_EQ_INT(sc_svg_palette_parse("nope"), SC_EINVAL);
     char *svg = render("java/util/Map.get_[j] 1\nread_[k] 1\nstd::vector::at 1\nmain 1\n"
                        "inl_[i] 1\n",
                        &o, NULL);
