@@ -201,7 +201,8 @@ int cmd_agent(int argc, char **argv)
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0},
     };
     const char *config = NULL, *listen = NULL, *data = NULL;
-    int verbose = 0, c;
+    struct sc_set_value v;
+    int verbose = 0, c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
         switch (c) {
@@ -209,6 +210,8 @@ int cmd_agent(int argc, char **argv)
             config = optarg;
             break;
         case 'l':
+            if ((rc = cli_setting("agent", SC_SET_AGENT_LISTEN, "--listen", optarg, &v)))
+                return rc;
             listen = optarg;
             break;
         case 'd':
@@ -244,7 +247,7 @@ int cmd_agent(int argc, char **argv)
     }
     struct agent a = {0};
     a.verbose = verbose;
-    int rc = 0;
+    rc = 0;
     if (data) {
         struct sc_store_opts so;
         sc_store_opts_init(&so);

@@ -171,11 +171,14 @@ int cmd_ingest(int argc, char **argv)
     };
     struct ingest g = {0};
     const char *token_file = NULL;
-    int c;
+    struct sc_set_value v;
+    int c, rc;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 's':
+            if ((rc = cli_setting("ingest", SC_SET_INGEST_SERVER, "--server", optarg, &v)))
+                return rc;
             g.server = optarg;
             break;
         case 'n':
@@ -205,8 +208,6 @@ int cmd_ingest(int argc, char **argv)
     }
     if (!g.server || !*g.server)
         return cli_usage("ingest", "missing --server URL");
-    if (strncmp(g.server, "http://", 7) && strncmp(g.server, "https://", 8))
-        return cli_usage("ingest", "--server '%s' is not an http:// or https:// URL", g.server);
     char names[256];
     if (g.format && !sc_format_by_ingest_name(g.format))
         return cli_usage("ingest", "bad --format '%s' (%s)", g.format,
@@ -222,7 +223,8 @@ int cmd_ingest(int argc, char **argv)
     g.server = server;
     sc_curl_global_init();
     g.curl = curl_easy_init();
-    int nfiles = argc - optind, rc = g.curl ? 0 : cli_error("cannot start libcurl");
+    int nfiles = argc - optind;
+    rc = g.curl ? 0 : cli_error("cannot start libcurl");
     char *stdin_only[] = {"-"};
     char **files = nfiles ? argv + optind : stdin_only;
     if (!nfiles)

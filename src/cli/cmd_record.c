@@ -345,6 +345,8 @@ int cmd_record(int argc, char **argv)
             output = optarg;
             break;
         case OPT_PUSH:
+            if ((rc = cli_setting("record", SC_SET_RECORD_PUSH, "--push", optarg, &sv)))
+                return rc;
             push = optarg;
             break;
         case OPT_LABEL:
@@ -461,10 +463,14 @@ int cmd_record(int argc, char **argv)
     const char *off = ro.off_cpu ? " and off-CPU time" : "";
     if (ro.pid)
         fprintf(stderr, "scorch: recording process %d at %u Hz%s%s\n", (int)ro.pid,
-                ro.frequency ? ro.frequency : 99, off, push ? "" : "; Ctrl-C stops");
+                ro.frequency ? ro.frequency
+                             : (uint32_t)sc_setting_default_i(SC_SET_RECORD_FREQUENCY),
+                off, push ? "" : "; Ctrl-C stops");
     else
         fprintf(stderr, "scorch: recording all CPUs at %u Hz%s%s\n",
-                ro.frequency ? ro.frequency : 99, off, push ? "" : "; Ctrl-C stops");
+                ro.frequency ? ro.frequency
+                             : (uint32_t)sc_setting_default_i(SC_SET_RECORD_FREQUENCY),
+                off, push ? "" : "; Ctrl-C stops");
     fflush(stderr);
     struct sc_record_run run = {
         push ? interval : 0, duration, should_stop, NULL, push ? push_sink : write_sink, &cl, 0};

@@ -20,7 +20,6 @@ OWN = {
     ("ingest", "--format"): "the format registry (formats/format.c)",
     ("convert", "--format"): "none: convert's is --to, the format registry",
     ("collapse perf", "--pid"): "a switch (keep the pid in the name), not record's --pid",
-    ("agent", "--listen"): "the agent's optional /metrics listener: no default",
     ("agent", "--data"): "the agent's optional local store: no default",
 }
 COMMANDS = ["collapse perf", "flamegraph", "diff-folded", "compare", "top", "convert",
