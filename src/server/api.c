@@ -449,9 +449,10 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
         return 0;
     /* a function's line instead of the totals: its self or total (cum) part of them */
     const char *function = sc_req_arg(r, "function"), *value = sc_req_arg(r, "value");
-    int self = value && !strcmp(value, "self");
-    if (value && !self && strcmp(value, "total"))
-        return sc_resp_error(w, 400, "bad 'value' '%.32s' (self or total)", value);
+    struct sc_set_value vv;
+    if (sc_api_setting(r, w, SC_SET_PARAM_VALUE, &vv))
+        return 0;
+    int self = vv.i == 1; /* the choices total|self */
     if (value && !function)
         return sc_resp_error(w, 400, "'value' is the value of a function: give 'function' too");
     if (function && !*function)

@@ -3,7 +3,6 @@
 #include "model/error.h"
 #include "model/timespec.h"
 #include "query/filter.h"
-#include "query/flame.h"
 #include "query/plan.h"
 #include "query/selector.h"
 #include "server/server_int.h"
@@ -158,8 +157,7 @@ static int profile_run(struct sc_req *r, struct sc_resp *w)
     sc_labels_format(&l, &canon);
     sc_labels_release(&l);
     struct sc_profile_ref ref = {r->tenant, type, canon.data ? canon.data : "{}", t};
-    struct sc_filter_opts fo = {sc_req_arg(r, "focus"), sc_req_arg(r, "ignore"),
-                                sc_req_arg(r, "hide"), sc_req_arg(r, "show")};
+    struct sc_filter_opts fo = sc_api_filters(r);
     rc = canon.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
                    : sc_plan_profile_json(r->srv->store, &ref, &fo, (uint32_t)max_nodes.i,
                                           (int)top.i, &w->body, err);

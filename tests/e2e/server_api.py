@@ -231,7 +231,8 @@ def synthetic_checks(srv, pushes):
         want = [rates[0] * part / 45.0, rates[1] if first is None else 0]
         check(len(lit) == 2 and all(abs(a - b) <= 1e-9 * max(abs(b), 1) for a, b in zip(lit, want)),
               "function timeline %s %s: %s, want %s" % (fn, value, lit, want))
-    for bad, why in (({"function": "work", "value": "flat"}, "bad 'value' 'flat' (self or total)"),
+    for bad, why in (({"function": "work", "value": "flat"},
+                      "'value' must be one of total, self, not 'flat'"),
                      ({"value": "self"}, "'value' is the value of a function"),
                      ({"function": ""}, "empty 'function'")):
         st, _, body = srv.get("/api/v1/timeline", dict(query=q("synth"), type="cpu:cpu", **bad))
