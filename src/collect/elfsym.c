@@ -280,8 +280,9 @@ static uint32_t build_id_from_segments(int fd, uint8_t id[20])
     uint32_t phnum =
         is64 ? (uint32_t)eh[56] | (uint32_t)eh[57] << 8 : (uint32_t)eh[44] | (uint32_t)eh[45] << 8;
     uint8_t ph[64 * 56];
+    size_t phbytes = (size_t)phnum * phsize;
     if (phsize != (is64 ? 56u : 32u) || phnum == 0 || phnum > 64 ||
-        pread(fd, ph, (size_t)phnum * phsize, (off_t)phoff) != (ssize_t)(phnum * phsize))
+        pread(fd, ph, phbytes, (off_t)phoff) != (ssize_t)phbytes)
         return 0;
     for (uint32_t i = 0; i < phnum; i++) {
         const uint8_t *p = ph + (size_t)i * phsize;
