@@ -52,6 +52,14 @@ static int perf_label(Elf *e, const struct sc_symtab *t, const GElf_Sym *sym)
     return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
 }
 
+/* Whether a symbol is one of the functions a table keeps (its name aside). */
+static int is_function(Elf *e, const struct sc_symtab *t, const GElf_Sym *sym)
+{
+    unsigned type = GELF_ST_TYPE(sym->st_info);
+    return (type == STT_FUNC || type == STT_GNU_IFUNC || perf_label(e, t, sym)) && sym->st_value &&
+           sym->st_shndx != SHN_UNDEF;
+}
+
 /* Adds the function symbols of one symbol table section. With in_file the names stay in
  * the file: entries refer to its string table, lent to t for sc_symtab_finish, whose file
  * offset goes to t->names_off; else (or when that table is not usable so) names are
@@ -69,29 +77,59 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
          sd->d_size > UINT32_MAX || ((const char *)sd->d_buf)[sd->d_size - 1] != 0))
         in_file = 0;
     size_t n = sh->sh_size / sh->sh_entsize;
-    for (size_t i = 0; i < n; i++) {
+    /* a table for some addresses only (t->want): the symbols they need, found without
+     * reading a name (reading a big C++ library's names is most of its cost) */
+    uint32_t *pick = NULL, npick = 0, before = t->nadd;
+    if (t->want && !t->want_offsets && n < UINT32_MAX / 2) {
+        struct sc_symtab_cand *c = malloc((n + 1) * sizeof *c);
+        uint32_t nc = 0;
+        for (size_t i = 0; c && i < n; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(d, (int)i, &sym))
+                break;
+            if (is_function(e, t, &sym) && sym.st_name)
+                c[nc++] = (struct sc_symtab_cand){sym.st_value, (uint32_t)i};
+        }
+        if (!c || sc_symtab_wanted(t, c, nc, &pick, &npick))
+            pick = NULL; /* (then all of them) */
+        free(c);
+    }
+again:
+    for (size_t x = 0; x < (pick ? npick : n); x++) {
+        size_t i = pick ? pick[x] : x;
         GElf_Sym sym;
         if (!gelf_getsym(d, (int)i, &sym))
             break;
-        unsigned type = GELF_ST_TYPE(sym.st_info);
-        if ((type != STT_FUNC && type != STT_GNU_IFUNC && !perf_label(e, t, &sym)) ||
-            !sym.st_value || sym.st_shndx == SHN_UNDEF)
+        if (!is_function(e, t, &sym))
             continue;
         uint8_t rank = bind_rank(GELF_ST_BIND(sym.st_info));
         int rc;
+        const char *name = NULL;
         if (in_file) {
-            if (sym.st_name >= sd->d_size || !((const char *)sd->d_buf)[sym.st_name])
-                continue;
-            rc = sc_symtab_add_ref(t, sym.st_value, sym.st_size, sym.st_name, rank);
+            if (sym.st_name < sd->d_size && ((const char *)sd->d_buf)[sym.st_name])
+                name = (const char *)sd->d_buf + sym.st_name;
         } else {
-            const char *name = elf_strptr(e, sh->sh_link, sym.st_name);
-            if (!name || !*name)
-                continue;
-            rc = sc_symtab_add(t, sym.st_value, sym.st_size, name, strlen(name), rank);
+            name = elf_strptr(e, sh->sh_link, sym.st_name);
         }
-        if (rc)
+        if (!name || !*name) {
+            if (pick) { /* it took part in the pick as a symbol: pick again, from all */
+                free(pick);
+                pick = NULL;
+                t->nadd = before;
+                goto again;
+            }
+            continue;
+        }
+        if (in_file)
+            rc = sc_symtab_add_ref(t, sym.st_value, sym.st_size, sym.st_name, rank);
+        else
+            rc = sc_symtab_add(t, sym.st_value, sym.st_size, name, strlen(name), rank);
+        if (rc) {
+            free(pick);
             return rc;
+        }
     }
+    free(pick);
     if (in_file) {
         t->names = (char *)sd->d_buf; /* lent until the finish */
         t->names_len = sd->d_size;
@@ -137,8 +175,29 @@ static int plt_symbols(Elf *e, struct sc_symtab *t, size_t shstr)
     uint64_t at = have_sec ? sec.sh_addr : plt.sh_addr + 16;
     uint64_t end = have_sec ? sec.sh_addr + sec.sh_size : plt.sh_addr + plt.sh_size;
     size_t n = rsh.sh_size / rsh.sh_entsize;
+    if (n > (end - at) / 16)
+        n = (size_t)((end - at) / 16);
+    /* for some addresses only (t->want): the entries they need, as add_symbols picks */
+    uint32_t *pick = NULL, npick = 0, before = t->nadd;
+    if (t->want && !t->want_offsets && n < UINT32_MAX / 2) {
+        struct sc_symtab_cand *c = malloc((n + 1) * sizeof *c);
+        uint32_t nc = 0;
+        for (size_t i = 0; c && i < n; i++) {
+            GElf_Rela r;
+            if (!gelf_getrela(rd, (int)i, &r))
+                break;
+            c[nc++] = (struct sc_symtab_cand){at + 16 * (uint64_t)i, (uint32_t)i};
+        }
+        if (!c || sc_symtab_wanted(t, c, nc, &pick, &npick))
+            pick = NULL;
+        free(c);
+    }
     char buf[1024];
-    for (size_t i = 0; i < n && at + 16 <= end; i++, at += 16) {
+    uint64_t base = at;
+again:
+    for (size_t x = 0; x < (pick ? npick : n); x++) {
+        size_t i = pick ? pick[x] : x;
+        at = base + 16 * (uint64_t)i;
         GElf_Rela r;
         GElf_Sym sym;
         if (!gelf_getrela(rd, (int)i, &r))
@@ -151,12 +210,22 @@ static int plt_symbols(Elf *e, struct sc_symtab *t, size_t shstr)
         char *dm = name[0] == '_' && name[1] == 'Z' ? cplus_demangle(name, DMGL_NO_OPTS) : NULL;
         int k = snprintf(buf, sizeof buf, "%s@plt", dm ? dm : name);
         free(dm);
-        if (k < 0 || (size_t)k >= sizeof buf)
+        if (k < 0 || (size_t)k >= sizeof buf) {
+            if (pick) { /* it took part in the pick: pick again, from all */
+                free(pick);
+                pick = NULL;
+                t->nadd = before;
+                goto again;
+            }
             continue;
+        }
         int rc = sc_symtab_add(t, at, 16, buf, (size_t)k, 3);
-        if (rc)
+        if (rc) {
+            free(pick);
             return rc;
+        }
     }
+    free(pick);
     return 0;
 }
 
@@ -187,6 +256,30 @@ static void find_build_id(Elf_Data *d, struct sc_symtab *t)
     }
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* t->want's file offsets become the addresses symbols use (as the symbolizer makes them:
+ * through the segments, else as they are), sorted and distinct. */
+static void want_addresses(struct sc_symtab *t)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < t->nwant; i++) {
+        uint64_t va;
+        if (sc_symtab_vaddr(t, t->want[i], &va))
+            t->want[i] = va;
+    }
+    qsort(t->want, t->nwant, sizeof *t->want, cmp_u64);
+    for (uint32_t i = 0; i < t->nwant; i++)
+        if (!k || t->want[k - 1] != t->want[i])
+            t->want[k++] = t->want[i];
+    t->nwant = k;
+    t->want_offsets = 0;
+}
+
 int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *has_dwarf, char *err)
 {
     *has_dwarf = 0;
@@ -201,6 +294,8 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
             if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_filesz)
                 t->seg[t->nseg++] = (struct sc_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
         }
+    if (t->want && t->want_offsets)
+        want_addresses(t);
     elf_getshdrstrndx(e, &shstr);
     Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *pcln = NULL;
     GElf_Shdr sym_sh, dyn_sh, pcln_sh;

@@ -538,7 +538,8 @@ static int store_table(struct sc_symbolizer *s, struct table *t)
 }
 
 /* Loads (or finds by build id) the table of a file DSO; 0 when it cannot be read. */
-static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round)
+static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round,
+                          const uint64_t *addrs, uint32_t n)
 {
     int fd = open_dso(s, d);
     if (fd < 0) {
@@ -549,7 +550,8 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
     uint8_t id[20];
     uint32_t idn = sc_elf_build_id(fd, id);
     hex_id(id, idn, d->build_id);
-    uint32_t have = table_by_build_id(s, id, idn);
+    /* (a table made for one DSO's addresses serves no other) */
+    uint32_t have = s->o.one_shot ? 0 : table_by_build_id(s, id, idn);
     if (have) {
         close(fd);
         return have;
@@ -558,6 +560,11 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
     char err[SC_ERR_LEN];
     if (t)
         t->st.names_rule = s->o.perf_names ? SC_SYMTAB_PERF_ELF : SC_SYMTAB_OURS;
+    if (t && s->o.one_shot && n && (t->st.want = malloc((size_t)n * sizeof *addrs)) != NULL) {
+        memcpy(t->st.want, addrs, (size_t)n * sizeof *addrs);
+        t->st.nwant = n;
+        t->st.want_offsets = 1;
+    }
     if (!t || sc_elf_load(fd, NULL, 0, &t->st, &t->has_dwarf, err)) {
         close(fd);
         free_table(t);
@@ -574,6 +581,9 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
         free_table(t);
         return 0;
     }
+    free(t->st.want); /* (what comes later, a fetched debug file, adds all its symbols) */
+    t->st.want = NULL;
+    t->st.nwant = 0;
     s->st.loads++;
     uint32_t k = (uint32_t)store_table(s, t);
     if (!k) {
@@ -873,7 +883,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
         break;
     case SC_DSO_FILE:
         if (!d->table && !d->failed)
-            d->table = load_file(s, d, round);
+            d->table = load_file(s, d, round, addrs, n);
         if (d->table) {
             struct table *t = s->tables[d->table - 1];
             if (t->pending)

@@ -56,6 +56,9 @@ struct sc_symbolizer_opts {
     int perf_names;                /* of several names at one address, the one perf picks (and
                                       labels in code as symbols), so names agree with perf
                                       script's (symtab.h, names_rule) */
+    int one_shot;                  /* each DSO is resolved once, with all its addresses: its
+                                      table keeps only the symbols they need (and serves no
+                                      other DSO of its build) */
 };
 
 int sc_symbolizer_new(const struct sc_symbolizer_opts *o, struct sc_symbolizer **out, char *err);

@@ -13,6 +13,7 @@ void sc_symtab_init(struct sc_symtab *t)
 
 void sc_symtab_release(struct sc_symtab *t)
 {
+    free(t->want);
     free(t->v);
     free(t->add);
     free(t->names);
@@ -243,6 +244,92 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
         }
     }
     t->bytes = sizeof *t + (size_t)t->cap * sizeof *t->v + t->names_cap;
+}
+
+/* Sorts c[0..n) by start, stably, as radix_sort does the symbols. -1 without memory. */
+static int radix_sort_cands(struct sc_symtab_cand *c, uint32_t n)
+{
+    uint64_t differ = 0;
+    for (uint32_t i = 1; i < n; i++)
+        differ |= c[i].start ^ c[0].start;
+    if (!differ)
+        return 0;
+    struct sc_symtab_cand *tmp = malloc((size_t)n * sizeof *tmp);
+    uint32_t *count = malloc((1u << RADIX_BITS) * sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return -1;
+    }
+    int top = 63 - __builtin_clzll(differ);
+    struct sc_symtab_cand *from = c, *to = tmp;
+    for (int shift = 0; shift <= top; shift += RADIX_BITS) {
+        const uint64_t mask = (1u << RADIX_BITS) - 1;
+        memset(count, 0, (1u << RADIX_BITS) * sizeof *count);
+        for (uint32_t i = 0; i < n; i++)
+            count[(from[i].start >> shift) & mask]++;
+        uint32_t sum = 0;
+        for (uint32_t b = 0; b <= mask; b++) {
+            uint32_t x = count[b];
+            count[b] = sum;
+            sum += x;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            to[count[(from[i].start >> shift) & mask]++] = from[i];
+        struct sc_symtab_cand *x = from;
+        from = to;
+        to = x;
+    }
+    if (from != c)
+        memcpy(c, from, (size_t)n * sizeof *c);
+    free(tmp);
+    free(count);
+    return 0;
+}
+
+int sc_symtab_wanted(const struct sc_symtab *t, struct sc_symtab_cand *c, uint32_t n,
+                     uint32_t **out, uint32_t *nout)
+{
+    /* bucket k holds the starts in (want[k-1], want[k]], bucket nwant those above every
+     * wanted address: the greatest start at or below want[k] is the greatest of the last
+     * non-empty bucket up to k, the least start above that one the least of the next
+     * non-empty bucket; so each bucket's least and greatest starts are kept, with all the
+     * symbols at them */
+    if (radix_sort_cands(c, n))
+        return SC_ENOMEM;
+    uint32_t *v = malloc(((size_t)n + 1) * sizeof *v), k = 0, w = 0;
+    if (!v)
+        return SC_ENOMEM;
+    for (uint32_t i = 0; i < n;) {
+        while (w < t->nwant && t->want[w] < c[i].start)
+            w++;
+        /* [i, j) the bucket of c[i]: starts up to want[w] (all the rest when w is past them) */
+        uint32_t j = i;
+        while (j < n && (w == t->nwant || c[j].start <= t->want[w]))
+            j++;
+        uint32_t a = i + 1, b = j - 1; /* the runs of the least and the greatest start */
+        while (a < j && c[a].start == c[i].start)
+            a++;
+        while (b > a && c[b - 1].start == c[j - 1].start)
+            b--;
+        for (uint32_t x = i; x < a; x++)
+            v[k++] = c[x].index;
+        for (uint32_t x = b > a ? b : a; x < j; x++)
+            v[k++] = c[x].index;
+        i = j;
+    }
+    /* in the order the table lists them (which of several names wins can depend on it) */
+    for (uint32_t x = 0; x < k; x++)
+        c[x] = (struct sc_symtab_cand){v[x], v[x]};
+    if (radix_sort_cands(c, k)) {
+        free(v);
+        return SC_ENOMEM;
+    }
+    for (uint32_t x = 0; x < k; x++)
+        v[x] = c[x].index;
+    *out = v;
+    *nout = k;
+    return 0;
 }
 
 const struct sc_symtab_ent *sc_symtab_find(const struct sc_symtab *t, uint64_t addr)

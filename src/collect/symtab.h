@@ -59,6 +59,13 @@ struct sc_symtab {
      * are symbols too) or SC_SYMTAB_PERF_KALLSYMS (the last one listed) */
     int names_rule;
     size_t bytes; /* memory held, for the cache's budget */
+    /* The only addresses the table will be asked (owned; NULL: any): symbols they cannot
+     * need are not added (sc_symtab_wanted). File offsets while want_offsets (the ELF
+     * loader makes them link-time addresses, sorted and distinct, once it has the
+     * segments). */
+    uint64_t *want;
+    uint32_t nwant;
+    int want_offsets;
 };
 
 void sc_symtab_init(struct sc_symtab *t);
@@ -81,6 +88,18 @@ int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32
  * smaller: deterministic), gives size-0 symbols the distance to the next symbol (at most
  * max_gap; 0 = unbounded; sizes stop at 4 GiB) and frees the building state. */
 void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap);
+/* A symbol that could be added: its start, its index in its table. */
+struct sc_symtab_cand {
+    uint64_t start;
+    uint32_t index;
+};
+/* Of the symbols that could be added (c, any order; reordered), those a table with want
+ * needs: for each wanted address those at the greatest start at or below it (what names
+ * it) and those at the least start above it (what ends a size-less symbol below it), with
+ * which the table names every wanted address as it would with all of them. *out (malloc'd)
+ * gets their indexes, ascending. 0, or SC_ENOMEM. */
+int sc_symtab_wanted(const struct sc_symtab *t, struct sc_symtab_cand *c, uint32_t n,
+                     uint32_t **out, uint32_t *nout);
 /* The symbol containing addr, or NULL. */
 const struct sc_symtab_ent *sc_symtab_find(const struct sc_symtab *t, uint64_t addr);
 /* The address a file offset is loaded at, from the segments; 0 when in none (then callers

@@ -675,6 +675,7 @@ static int sym_ready(struct dec *d)
     memset(&so, 0, sizeof so);
     so.no_dwarf = !d->want_dwarf;
     so.perf_names = 1;
+    so.one_shot = 1;      /* (resolve_all asks once per DSO) */
     so.no_debuginfod = 1; /* no fetch from the network in a file's decoding */
     so.kallsyms = d->o->kallsyms;
     char err[SC_ERR_LEN];

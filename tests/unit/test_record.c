@@ -781,6 +781,81 @@ static void test_symtab(void)
     T_EQ_INT(sc_maps_parse_line("1000-0800 r-xp 0 0:0 0", 22, &ml), SC_EFORMAT);
 }
 
+/* A table made for some addresses only (want) names them as the whole table does: random
+ * symbols, with and without sizes, overlapping, several at one start, far apart. */
+static void test_symtab_wanted(void)
+{
+    enum { NS = 3000, NW = 200 };
+    static struct {
+        uint64_t start, size;
+        uint8_t rank;
+    } sy[NS];
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+#define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17)
+    for (int rule = 0; rule < 2; rule++) {
+        for (uint32_t i = 0; i < NS; i++) {
+            NEXT();
+            sy[i].start = (x % 5 == 0 ? 0x7f0000000000ULL : 0x400000) + (x >> 20) % 0x40000;
+            if (i && x % 7 == 0)
+                sy[i].start = sy[i - 1].start; /* an alias */
+            NEXT();
+            sy[i].size = x % 3 == 0 ? 0 : x % 0x300;
+            sy[i].rank = (uint8_t)(1 + x % 3);
+        }
+        uint64_t want[NW];
+        for (uint32_t k = 0; k < NW; k++) {
+            NEXT();
+            want[k] = k % 2 ? sy[x % NS].start + (x >> 32) % 0x200
+                            : (x % 5 == 0 ? 0x7f0000000000ULL : 0x400000) + (x >> 20) % 0x41000;
+        }
+        struct sc_symtab all, some;
+        sc_symtab_init(&all);
+        sc_symtab_init(&some);
+        all.names_rule = some.names_rule = rule ? SC_SYMTAB_PERF_ELF : SC_SYMTAB_OURS;
+        /* want: sorted, distinct */
+        some.want = malloc(NW * sizeof *some.want);
+        T_CHECK(some.want != NULL);
+        for (uint32_t k = 0; k < NW; k++) {
+            uint32_t j = some.nwant;
+            while (j > 0 && some.want[j - 1] > want[k])
+                j--;
+            if (j > 0 && some.want[j - 1] == want[k])
+                continue;
+            memmove(some.want + j + 1, some.want + j, (some.nwant - j) * sizeof *some.want);
+            some.want[j] = want[k];
+            some.nwant++;
+        }
+        struct sc_symtab_cand *c = malloc(NS * sizeof *c);
+        T_CHECK(c != NULL);
+        for (uint32_t i = 0; i < NS; i++)
+            c[i] = (struct sc_symtab_cand){sy[i].start, i};
+        uint32_t *pick, npick;
+        T_EQ_INT(sc_symtab_wanted(&some, c, NS, &pick, &npick), 0);
+        T_CHECK(npick < NS / 2); /* (the point of it) */
+        for (uint32_t i = 0; i < NS; i++) {
+            char nm[16];
+            int nl = snprintf(nm, sizeof nm, "s%u", (unsigned)i);
+            T_EQ_INT(sc_symtab_add(&all, sy[i].start, sy[i].size, nm, (size_t)nl, sy[i].rank), 0);
+        }
+        for (uint32_t k = 0; k < npick; k++) {
+            char nm[16];
+            uint32_t i = pick[k];
+            T_CHECK(k == 0 || pick[k - 1] < i); /* in the table's order */
+            int nl = snprintf(nm, sizeof nm, "s%u", (unsigned)i);
+            T_EQ_INT(sc_symtab_add(&some, sy[i].start, sy[i].size, nm, (size_t)nl, sy[i].rank), 0);
+        }
+        sc_symtab_finish(&all, 0);
+        sc_symtab_finish(&some, 0);
+        for (uint32_t k = 0; k < NW; k++)
+            T_EQ_STR(name_at(&some, want[k]), name_at(&all, want[k]));
+        free(pick);
+        free(c);
+        sc_symtab_release(&all);
+        sc_symtab_release(&some);
+    }
+#undef NEXT
+}
+
 /* A build id read from the program's note segments is the one its note sections carry. */
 static void test_build_id(void)
 {
@@ -1172,6 +1247,7 @@ int main(void)
     T_RUN(test_config_record);
     T_RUN(test_symtab);
     T_RUN(test_build_id);
+    T_RUN(test_symtab_wanted);
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
