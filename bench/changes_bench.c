@@ -23,7 +23,8 @@
  * BENCH_RANGES=24h,1h picks some; BENCH_NO_BUDGET=1 reads without the budget). Each is
  * run three times: the first is cold (stacks not yet in the symbol cache), the best of the
  * rest warm (wall time: the machine is shared; its CPU time beside it). Printed per range:
- * the step, steps x groups x functions tested (the heaviest 200 of all services together),
+ * the step, steps x groups x functions tested (the functions any group tests: each its own
+ * heaviest 200),
  * the planted steps in the range, those testable (3 steps on each side, the function among
  * those tested), those found, every other finding (false ones), the times and the goal
  * ratio (warm time / 2 s; the goal is the 24 h one, the shorter ranges are for scale).
@@ -376,9 +377,23 @@ static int planted(const struct sc_watch *w, const struct sc_change *c, int64_t 
            v->plant_at < until && !strcmp(w->fs.names[c->function], fname[v->plant_fn]);
 }
 
+/* Whether w tests function name in service si's group. */
+static int tested_in(const struct sc_watch *w, int si, const char *name)
+{
+    for (uint32_t g = 0; g < w->fs.ngroups; g++) {
+        int k = -1;
+        if (sscanf(w->fs.keys[g], "svc%d", &k) != 1 || k != si)
+            continue;
+        for (uint32_t f = 0; f < w->fs.nfuncs; f++)
+            if (!strcmp(w->fs.names[f], name))
+                return sc_fnseries_line(&w->fs, w->fs.self, g, f) != NULL;
+    }
+    return 0;
+}
+
 /* The planted steps in [from, until), and in *testable those with at least 3 steps of the
  * range on each side (the fewest a step needs to be one: changes.md) whose function is
- * among the tested ones (w's). */
+ * among the tested ones of its service (w's). */
 static int in_range(const struct sc_watch *w, int64_t from, int64_t until, int *testable)
 {
     int n = 0;
@@ -388,9 +403,7 @@ static int in_range(const struct sc_watch *w, int64_t from, int64_t until, int *
         if (svcs[s].plant == PLANT_NONE || at <= from || at >= until)
             continue;
         n++;
-        int tested = 0;
-        for (uint32_t k = 0; k < w->fs.nfuncs && !tested; k++)
-            tested = !strcmp(w->fs.names[k], fname[svcs[s].plant_fn]);
+        int tested = tested_in(w, s, fname[svcs[s].plant_fn]);
         *testable += tested && at >= from + 3 * w->fs.step && at <= until - 3 * w->fs.step;
     }
     return n;

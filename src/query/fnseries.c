@@ -40,14 +40,19 @@
  * bucket's signatures are spread over the functions once. Without a function asked for, a
  * first read of the whole range (bucket 0: day rollups) ranks the functions by total; its
  * stacks are kept with their functions so the second read resolves only stacks it alone
- * has. The timeline is made on a thread of its own meanwhile (it reads every profile's
- * totals: about as long as the rows' read over a month), and steps flushed before it is
- * there wait in a queue (at most QUEUE_MAX values, then the rows wait for it). A month of
- * one service (bench/fnseries.sh) answers in about the time of the plain timeline. Memory:
- * the answer (groups x functions x steps, SC_TIMELINE_MAX_CELLS), two steps of sums per
- * series, the queue, and the stacks. A bucket's sums are integers and buckets come in time
- * order, so the answer does not depend on the order a backend gives rows in (SQLite and
- * ClickHouse agree to the bit, as store_conformance checks). */
+ * has. With group_by that read is per series and each group ranks its own functions (a map
+ * of totals per group and function, pairs that occur only): over a hundred services the
+ * heaviest of all together are the heavy services' and a light service would have none.
+ * The kept functions are then those any group keeps, a stack's signature holds them, and a
+ * bucket's sums are spread over the functions of its series' group only (local_of). The timeline is
+ * made on a thread of its own meanwhile (it reads every profile's totals: about as long as the
+ * rows' read over a month), and steps flushed before it is there wait in a queue (at most QUEUE_MAX
+ * values, then the rows wait for it). A month of one service (bench/fnseries.sh) answers in about
+ * the time of the plain timeline. Memory: the answer (each group's functions x steps,
+ * SC_TIMELINE_MAX_CELLS), two steps of sums per series for its group's functions (series x those,
+ * SC_TIMELINE_MAX_CELLS too), the queue, and the stacks. A bucket's sums are integers and buckets
+ * come in time order, so the answer does not depend on the order a backend gives rows in (SQLite
+ * and ClickHouse agree to the bit, as store_conformance checks). */
 #include "query/fnseries.h"
 #include "model/budget.h"
 #include "model/buf.h"
@@ -65,14 +70,20 @@
 
 /* ---- attributing a series' step ---- */
 
+/* The functions of series i's group: how many. */
+static inline uint32_t nfuncs_of(const struct fx *x, uint32_t i)
+{
+    return x->gfirst[x->line_of[i] + 1] - x->gfirst[x->line_of[i]];
+}
+
 /* Series i in step k (0-based) had sums tot, self, cum (has: it had rows): its timeline value
- * split by them (or by its latest composition), added to its group's line; the composition
+ * split by them (or by its latest composition), added to its group's lines; the composition
  * becomes its latest. k < 0: before the range, only remembered. */
 static void attribute(struct fx *x, uint32_t i, int64_t k, int has, double tot, const double *self,
                       const double *cum)
 {
-    uint32_t nf = x->nf;
-    double *ls = x->last_self + (size_t)i * nf, *lc = x->last_cum + (size_t)i * nf;
+    uint32_t nf = nfuncs_of(x, i);
+    double *ls = x->last_self + x->soff[i], *lc = x->last_cum + x->soff[i];
     if (has && tot != 0) {
         for (uint32_t f = 0; f < nf; f++) {
             ls[f] = self[f] / tot;
@@ -85,7 +96,7 @@ static void attribute(struct fx *x, uint32_t i, int64_t k, int has, double tot, 
     double c = x->cell[(size_t)i * x->nsteps + (size_t)k];
     if (isnan(c))
         return;
-    size_t base = (size_t)x->line_of[i] * nf;
+    size_t base = x->gfirst[x->line_of[i]];
     for (uint32_t f = 0; f < nf; f++) {
         size_t o = (base + f) * x->nsteps + (size_t)k;
         x->self[o] += c * ls[f];
@@ -107,9 +118,9 @@ static int become_ready(struct fx *x);
 static int enqueue(struct fx *x, uint32_t j, uint32_t i, double tot, const double *self,
                    const double *cum)
 {
-    uint32_t nf = x->nf;
-    size_t w = 1 + 2 * (size_t)nf;
-    /* a record's values are a row of w doubles in qval */
+    uint32_t nf = nfuncs_of(x, i);
+    /* a record's values are a row of w doubles in qval, the first 1 + 2 nf of them used */
+    size_t w = 1 + 2 * (size_t)x->mmax;
     const struct sc_grow_part cols[] = {SC_GROW_PART(x->qrec), {&x->qval, w * sizeof *x->qval}};
     if (sc_grow_arrays(&x->qcap, (uint64_t)x->nq + 1, -1, cols, 2))
         return fx_oom(x);
@@ -124,8 +135,8 @@ static int enqueue(struct fx *x, uint32_t j, uint32_t i, double tot, const doubl
 /* The queued steps, attributed in the order they were flushed; the queue emptied. */
 static int replay(struct fx *x)
 {
-    uint32_t nf = x->nf, r = 0;
-    size_t w = 1 + 2 * (size_t)nf;
+    uint32_t r = 0;
+    size_t w = 1 + 2 * (size_t)x->mmax;
     for (uint32_t j = 0; j < x->queued; j++)
         for (uint32_t i = 0; i < x->nser; i++) {
             int rc = sc_budget_poll_every(i, x->err);
@@ -134,6 +145,7 @@ static int replay(struct fx *x)
             if (x->timed[i])
                 continue;
             if (r < x->nq && x->qrec[r].j == j && x->qrec[r].i == i) {
+                uint32_t nf = nfuncs_of(x, i);
                 const double *v = x->qval + (size_t)r++ * w;
                 attribute(x, i, (int64_t)j - 1, 1, v[0], v + 1, v + 1 + nf);
             } else {
@@ -154,14 +166,14 @@ static int replay(struct fx *x)
 static int flush(struct fx *x, uint32_t j)
 {
     int s = j & 1;
-    uint32_t nf = x->nf;
     for (uint32_t i = 0; i < x->nser; i++) {
         int rc = sc_budget_poll_every(i, x->err);
         if (rc)
             return rc;
         if (x->timed[i])
             continue;
-        size_t o = (size_t)i * nf;
+        size_t o = x->soff[i];
+        uint32_t nf = nfuncs_of(x, i);
         if (x->ready)
             attribute(x, i, (int64_t)j - 1, x->slot_has[s][i], x->slot_tot[s][i],
                       x->slot_self[s] + o, x->slot_cum[s] + o);
@@ -175,7 +187,7 @@ static int flush(struct fx *x, uint32_t j)
     }
     if (!x->ready) {
         x->queued = j + 1;
-        if ((uint64_t)x->nq * (1 + 2 * (uint64_t)nf) > QUEUE_MAX)
+        if ((uint64_t)x->nq * (1 + 2 * (uint64_t)x->mmax) > QUEUE_MAX)
             return become_ready(x);
     }
     return 0;
@@ -206,7 +218,7 @@ static int agg_rows(void *ctx, const struct sc_store_rows *r)
         return rc;
     /* the steps the bucket overlaps, in proportion (exact grids: one, whole) */
     int64_t len = r->until_ns - r->from_ns;
-    uint32_t i = r->series, nf = x->nf;
+    uint32_t i = r->series, nf = nfuncs_of(x, i);
     for (uint32_t j = x->next_flush; j <= x->nsteps && len > 0; j++) {
         int64_t lo = j == 0 ? INT64_MIN : step_end(x, j - 1), hi = step_end(x, j);
         if (lo >= r->until_ns)
@@ -218,7 +230,7 @@ static int agg_rows(void *ctx, const struct sc_store_rows *r)
             break; /* buckets are no longer than a step: cannot happen */
         double w = b - a == len ? 1.0 : (double)(b - a) / (double)len;
         int s = j & 1;
-        size_t o = (size_t)i * nf;
+        size_t o = x->soff[i];
         x->slot_has[s][i] = 1;
         x->slot_tot[s][i] += w * (double)tot;
         for (uint32_t f = 0; f < nf; f++) {
@@ -232,11 +244,11 @@ static int agg_rows(void *ctx, const struct sc_store_rows *r)
 /* The timed series' steps, in order. */
 static int flush_timed(struct fx *x)
 {
-    uint32_t nf = x->nf;
-    size_t width = 1 + 2 * (size_t)nf;
     for (uint32_t i = 0; i < x->nser; i++) {
         if (!x->tsum[i])
             continue;
+        uint32_t nf = nfuncs_of(x, i);
+        size_t width = 1 + 2 * (size_t)nf;
         for (uint32_t k = 0; k < x->nsteps; k++) {
             int rc = sc_budget_poll_every(k, x->err);
             if (rc)
@@ -270,6 +282,11 @@ static void fx_release(struct fx *x)
     free(x->astacks);
     free(x->fids);
     free(x->rank_cum);
+    sc_map64_release(&x->pair_of);
+    free(x->pairs);
+    free(x->line_of);
+    free(x->soff);
+    free(x->local_of);
     free(x->pend);
     free(x->pend_val);
     free(x->pend_time);
@@ -301,8 +318,8 @@ static void fx_release(struct fx *x)
  * the others per bucket of the grid. */
 static int read_rows(struct fx *x)
 {
-    uint32_t n = x->nser, nf = x->nf;
-    size_t per = (size_t)n * nf;
+    uint32_t n = x->nser, nf = x->mmax;
+    size_t per = (size_t)x->nloc;
     for (int s = 0; s < 2; s++) {
         x->slot_tot[s] = calloc(n, sizeof(double));
         x->slot_self[s] = calloc(per + 1, sizeof(double));
@@ -348,6 +365,8 @@ void sc_fnseries_release(struct sc_fnseries *f)
 {
     sc_strv_free(f->keys, f->ngroups);
     sc_strv_free(f->names, f->nfuncs);
+    free(f->group_first);
+    free(f->group_func);
     free(f->total);
     free(f->self);
     free(f->cum);
@@ -360,8 +379,9 @@ static void *tl_run(void *arg)
 {
     struct tl_job *j = arg;
     sc_budget_adopt(j->budget);
+    /* its lines are sc_plan_group's, as fx.line_of's */
     j->rc = sc_plan_timeline_series(j->st, j->tenant, j->s, j->step, j->group_by, &j->t, &j->cell,
-                                    &j->line_of, j->err);
+                                    NULL, j->err);
     sc_budget_adopt(NULL);
     return NULL;
 }
@@ -382,8 +402,26 @@ static void tl_wait(struct tl_job *j)
     j->started = 0;
 }
 
-/* Waits for the timeline, frames the answer with it (steps, lines, unit, totals), checks its
- * size, and attributes what was queued. */
+/* The limit of the answer's values (groups' functions x steps), in its words. */
+static int over_cells(struct fx *x)
+{
+    const struct sc_fnseries *f = x->f;
+    uint64_t lines = x->gfirst[x->ngroups];
+    if (lines * f->nsteps <= SC_TIMELINE_MAX_CELLS)
+        return 0;
+    if (!x->per_group)
+        return sc_errf(x->err, SC_ELIMIT,
+                       "%u lines x %u functions x %u steps is more than the limit of %d values "
+                       "(a larger step, fewer functions or a narrower query)",
+                       x->ngroups, x->nf, f->nsteps, SC_TIMELINE_MAX_CELLS);
+    return sc_errf(x->err, SC_ELIMIT,
+                   "%llu functions of %u lines x %u steps is more than the limit of %d values "
+                   "(a larger step, fewer functions or a narrower query)",
+                   (unsigned long long)lines, x->ngroups, f->nsteps, SC_TIMELINE_MAX_CELLS);
+}
+
+/* Waits for the timeline, frames the answer with it (unit, totals), checks its size, and
+ * attributes what was queued. */
 static int become_ready(struct fx *x)
 {
     if (x->ready)
@@ -396,45 +434,108 @@ static int become_ready(struct fx *x)
         return j->rc;
     }
     struct sc_timeline *t = &j->t;
+    if (t->nlines != x->ngroups || t->nsteps != f->nsteps)
+        return sc_errf(x->err, SC_EINVAL, "the timeline has %u lines of %u steps, not %u of %u",
+                       t->nlines, t->nsteps, x->ngroups, f->nsteps);
     x->cell = j->cell;
-    x->line_of = j->line_of;
-    f->ngroups = t->nlines;
-    f->group = t->group;
     f->metric = t->metric;
     memcpy(f->unit, t->unit, sizeof f->unit);
     f->total = t->values;
     t->values = NULL;
-    if (t->group) {
-        f->keys = t->keys;
-        t->keys = NULL;
-        t->nlines = 0;
-    } else {
-        f->keys = calloc((size_t)t->nlines + 1, sizeof *f->keys);
-        if (!f->keys)
-            return fx_oom(x);
-        for (uint32_t g = 0; g < t->nlines; g++)
-            if (!(f->keys[g] = strdup(x->s->labels[g])))
-                return fx_oom(x);
-    }
-    uint64_t ncells = (uint64_t)f->ngroups * x->nf * f->nsteps;
-    if (ncells > SC_TIMELINE_MAX_CELLS)
-        return sc_errf(x->err, SC_ELIMIT,
-                       "%u lines x %u functions x %u steps is more than the limit of %d values "
-                       "(a larger step, fewer functions or a narrower query)",
-                       f->ngroups, x->nf, f->nsteps, SC_TIMELINE_MAX_CELLS);
+    int rc = over_cells(x);
+    if (rc)
+        return rc;
+    uint64_t ncells = (uint64_t)x->gfirst[x->ngroups] * f->nsteps;
     f->self = malloc((size_t)(ncells + 1) * sizeof *f->self);
     f->cum = malloc((size_t)(ncells + 1) * sizeof *f->cum);
     if (!f->self || !f->cum)
         return fx_oom(x);
     /* NaN where the line has no profile, else 0 until its series add their parts */
-    for (uint64_t c = 0; c < ncells; c++) {
-        uint64_t g = c / ((uint64_t)x->nf * f->nsteps), k = c % f->nsteps;
-        f->self[c] = f->cum[c] = isnan(f->total[g * f->nsteps + k]) ? NAN : 0;
-    }
+    for (uint32_t g = 0; g < x->ngroups; g++)
+        for (uint32_t l = x->gfirst[g]; l < x->gfirst[g + 1]; l++)
+            for (uint32_t k = 0; k < f->nsteps; k++) {
+                size_t c = (size_t)l * f->nsteps + k;
+                f->self[c] = f->cum[c] = isnan(f->total[(size_t)g * f->nsteps + k]) ? NAN : 0;
+            }
     x->self = f->self;
     x->cum = f->cum;
     x->ready = 1;
     return x->queued ? replay(x) : 0;
+}
+
+/* The groups of the answer, as the timeline makes them (sc_plan_group by group_by, else a
+ * series each): f's keys and ngroups, x's line_of. */
+static int frame_groups(struct fx *x, const char *group)
+{
+    struct sc_fnseries *f = x->f;
+    const struct sc_selection *s = x->s;
+    x->line_of = malloc(((size_t)s->n + 1) * sizeof *x->line_of);
+    f->keys = calloc((size_t)s->n + 1, sizeof *f->keys);
+    if (!x->line_of || !f->keys)
+        return fx_oom(x);
+    if (group) {
+        int rc = sc_plan_group(s, group, x->line_of, f->keys, &f->ngroups);
+        x->ngroups = f->ngroups;
+        return rc ? fx_oom(x) : 0;
+    }
+    for (uint32_t i = 0; i < s->n; i++) {
+        x->line_of[i] = i;
+        if (!(f->keys[i] = strdup(s->labels[i])))
+            return fx_oom(x);
+        x->ngroups = f->ngroups = i + 1;
+    }
+    return 0;
+}
+
+/* Every group with every function (no per-group choice): its lists. */
+static int lists_all(struct fx *x)
+{
+    struct sc_fnseries *f = x->f;
+    if ((uint64_t)x->nser * x->nf > SC_TIMELINE_MAX_CELLS)
+        return sc_errf(x->err, SC_ELIMIT,
+                       "%u series x %u functions is more than the limit of %d values (fewer "
+                       "functions or a narrower query)",
+                       x->nser, x->nf, SC_TIMELINE_MAX_CELLS);
+    uint64_t n = (uint64_t)x->ngroups * x->nf; /* <= nser x nf */
+    f->group_first = malloc(((size_t)x->ngroups + 1) * sizeof *f->group_first);
+    f->group_func = malloc((size_t)(n + 1) * sizeof *f->group_func);
+    if (!f->group_first || !f->group_func)
+        return fx_oom(x);
+    for (uint32_t g = 0; g <= x->ngroups; g++)
+        f->group_first[g] = g * x->nf;
+    for (uint64_t c = 0; c < n; c++)
+        f->group_func[c] = (uint32_t)(c % x->nf);
+    return 0;
+}
+
+/* Each series' part of the per-series arrays (its group's functions), within the limit, and
+ * the map from kept index to a group's place. */
+static int series_parts(struct fx *x)
+{
+    x->gfirst = x->f->group_first;
+    x->gfunc = x->f->group_func;
+    x->soff = malloc(((size_t)x->nser + 1) * sizeof *x->soff);
+    x->local_of = malloc(((size_t)x->nf + 1) * sizeof *x->local_of);
+    if (!x->soff || !x->local_of)
+        return fx_oom(x);
+    for (uint32_t k = 0; k < x->nf; k++)
+        x->local_of[k] = NONE;
+    x->cur_group = NONE;
+    for (uint32_t g = 0; g < x->ngroups; g++)
+        if (x->gfirst[g + 1] - x->gfirst[g] > x->mmax)
+            x->mmax = x->gfirst[g + 1] - x->gfirst[g];
+    x->nloc = 0;
+    for (uint32_t i = 0; i < x->nser; i++) {
+        x->soff[i] = (size_t)x->nloc;
+        x->nloc += nfuncs_of(x, i);
+    }
+    x->soff[x->nser] = (size_t)x->nloc;
+    if (x->nloc > SC_TIMELINE_MAX_CELLS)
+        return sc_errf(x->err, SC_ELIMIT,
+                       "%u series x their groups' functions is %llu values, more than the limit "
+                       "of %d (fewer functions or a narrower query)",
+                       x->nser, (unsigned long long)x->nloc, SC_TIMELINE_MAX_CELLS);
+    return 0;
 }
 
 int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_selection *s,
@@ -473,25 +574,31 @@ int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_se
     job.tenant = tenant;
     job.s = s;
     job.step = step;
-    job.group_by = group_by;
+    job.group_by = f->group = group_by && *group_by ? group_by : NULL;
     x.tl = &job;
     tl_start(&job);
-    if (function) {
+    rc = frame_groups(&x, f->group);
+    /* a group's own heaviest functions: a light service's are not crowded out by heavy
+     * ones (over a hundred services, the whole selection's heaviest were the heavy ones') */
+    x.per_group = f->group && !function;
+    if (rc) {
+        /* the groups could not be made */
+    } else if (function) {
         x.nf = 1;
         f->names = calloc(2, sizeof *f->names);
         if (!f->names || !(f->names[0] = strdup(function)))
             rc = fx_oom(&x);
     } else if (s->n) {
-        rc = fx_rank(&x, max_funcs, &f->names);
+        rc = fx_rank(&x, max_funcs, &f->names, &f->group_first, &f->group_func);
     }
     f->nfuncs = f->names ? x.nf : 0;
-    if (rc == 0 && (uint64_t)x.nser * x.nf > SC_TIMELINE_MAX_CELLS)
-        rc = sc_errf(err, SC_ELIMIT,
-                     "%u series x %u functions is more than the limit of %d values (fewer "
-                     "functions or a narrower query)",
-                     x.nser, x.nf, SC_TIMELINE_MAX_CELLS);
-    /* an answer that may be over its limit is known to be before any row is read */
-    if (rc == 0 && (uint64_t)x.nser * x.nf * nsteps > SC_TIMELINE_MAX_CELLS)
+    if (rc == 0 && !f->group_first)
+        rc = lists_all(&x);
+    if (rc == 0)
+        rc = series_parts(&x);
+    /* an answer over its limit is known to be before any row is read (the timeline's own
+     * failure, if any, said first) */
+    if (rc == 0 && (uint64_t)x.gfirst[x.ngroups] * nsteps > SC_TIMELINE_MAX_CELLS)
         rc = become_ready(&x);
     if (rc == 0 && s->n && x.nf)
         rc = read_rows(&x);
@@ -503,12 +610,29 @@ int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_se
     fx_release(&x);
     sc_timeline_release(&job.t);
     free(job.cell);
-    free(job.line_of);
     if (rc) {
         sc_fnseries_release(f);
         return rc == SC_ENOMEM && (!err || !err[0]) ? sc_errf(err, rc, "out of memory") : rc;
     }
     return 0;
+}
+
+const double *sc_fnseries_line(const struct sc_fnseries *f, const double *v, uint32_t g,
+                               uint32_t fi)
+{
+    if (g >= f->ngroups || fi >= f->nfuncs || !v)
+        return NULL;
+    /* a group's list is ascending */
+    uint32_t lo = f->group_first[g], hi = f->group_first[g + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->group_func[mid] < fi)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < f->group_first[g + 1] && f->group_func[lo] == fi ? v + (size_t)lo * f->nsteps
+                                                                 : NULL;
 }
 
 void sc_fnseries_write_json(const struct sc_fnseries *f, uint32_t fi, int self,
@@ -522,9 +646,11 @@ void sc_fnseries_write_json(const struct sc_fnseries *f, uint32_t fi, int self,
         out->oom = 1;
         return;
     }
-    for (uint32_t g = 0; g < f->ngroups; g++)
-        memcpy(line + (size_t)g * f->nsteps, v + ((size_t)g * f->nfuncs + fi) * f->nsteps,
-               f->nsteps * sizeof *line);
+    for (uint32_t g = 0; g < f->ngroups; g++) {
+        const double *l = sc_fnseries_line(f, v, g, fi);
+        for (uint32_t k = 0; k < f->nsteps; k++)
+            line[(size_t)g * f->nsteps + k] = l ? l[k] : NAN;
+    }
     struct sc_timeline t;
     memset(&t, 0, sizeof t);
     t.from = f->from;

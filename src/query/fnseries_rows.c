@@ -180,7 +180,19 @@ static int resolve_pending(struct fx *x, uint32_t *sig)
     return rc;
 }
 
-/* ---- a bucket's rows -> sums per kept function ---- */
+/* ---- a bucket's rows -> sums per function of the series' group ---- */
+
+void fx_use_group(struct fx *x, uint32_t g)
+{
+    if (g == x->cur_group)
+        return;
+    if (x->cur_group != NONE)
+        for (uint32_t j = x->gfirst[x->cur_group]; j < x->gfirst[x->cur_group + 1]; j++)
+            x->local_of[x->gfunc[j]] = NONE;
+    for (uint32_t j = x->gfirst[g]; j < x->gfirst[g + 1]; j++)
+        x->local_of[x->gfunc[j]] = j - x->gfirst[g];
+    x->cur_group = g;
+}
 
 static void touch(struct fx *x, uint32_t g, int64_t v)
 {
@@ -218,20 +230,22 @@ int fx_bucket_sums(struct fx *x, const struct sc_store_rows *r, int64_t *total)
         if (rc)
             return rc;
     }
-    memset(x->bself, 0, x->nf * sizeof *x->bself);
-    memset(x->bcum, 0, x->nf * sizeof *x->bcum);
+    uint32_t grp = x->line_of[r->series], m = x->gfirst[grp + 1] - x->gfirst[grp];
+    fx_use_group(x, grp);
+    memset(x->bself, 0, m * sizeof *x->bself);
+    memset(x->bcum, 0, m * sizeof *x->bcum);
     for (uint32_t k = 0; k < x->ntouched; k++) {
         uint32_t g = x->touched[k];
         int64_t v = x->sigsum[g];
         x->sigsum[g] = 0;
         x->mark[g] = 0;
         const struct sig *sg = &x->sigs[g];
-        if (sg->leaf != NONE)
-            x->bself[sg->leaf] = sc_add_sat(x->bself[sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            uint32_t f = x->sig_funcs[sg->off + j];
-            x->bcum[f] = sc_add_sat(x->bcum[f], v);
-        }
+        uint32_t l = sg->leaf != NONE ? x->local_of[sg->leaf] : NONE;
+        if (l != NONE)
+            x->bself[l] = sc_add_sat(x->bself[l], v);
+        for (uint32_t j = 0; j < sg->n; j++)
+            if ((l = x->local_of[x->sig_funcs[sg->off + j]]) != NONE)
+                x->bcum[l] = sc_add_sat(x->bcum[l], v);
     }
     x->ntouched = 0;
     *total = tot;
@@ -240,13 +254,27 @@ int fx_bucket_sums(struct fx *x, const struct sc_store_rows *r, int64_t *total)
 
 /* ---- the timed read: samples by their times ---- */
 
+/* A sample of v on signature sg into a step's sums c (1 + 2 m: total, self, cum; m the
+ * functions of the group local_of holds). */
+static void timed_add(const struct fx *x, int64_t *c, uint32_t m, const struct sig *sg, int64_t v)
+{
+    c[0] = sc_add_sat(c[0], v);
+    uint32_t l = sg->leaf != NONE ? x->local_of[sg->leaf] : NONE;
+    if (l != NONE)
+        c[1 + l] = sc_add_sat(c[1 + l], v);
+    for (uint32_t j = 0; j < sg->n; j++)
+        if ((l = x->local_of[x->sig_funcs[sg->off + j]]) != NONE)
+            c[1 + m + l] = sc_add_sat(c[1 + m + l], v);
+}
+
 int fx_timed_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct fx *x = ctx;
     if (r->series >= x->nser)
         return 0;
-    uint32_t i = r->series, nf = x->nf;
+    uint32_t i = r->series, grp = x->line_of[i], nf = x->gfirst[grp + 1] - x->gfirst[grp];
     size_t width = 1 + 2 * (size_t)nf;
+    fx_use_group(x, grp);
     if (!x->tsum[i]) {
         /* the cells of one more series: within the limit with the others */
         uint64_t cells = (uint64_t)(x->ntimed + 1) * x->nsteps * width;
@@ -280,32 +308,15 @@ int fx_timed_rows(void *ctx, const struct sc_store_rows *r)
                 return fx_oom(x);
             continue;
         }
-        int64_t *c = ts + k * width;
-        const struct sig *sg = &x->sigs[g];
-        c[0] = sc_add_sat(c[0], v);
-        if (sg->leaf != NONE)
-            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
-            *cc = sc_add_sat(*cc, v);
-        }
+        timed_add(x, ts + k * width, nf, &x->sigs[g], v);
     }
     if (!x->npend)
         return 0;
     uint32_t *sig = malloc((size_t)x->npend * sizeof *sig);
     int rc = sig ? resolve_pending(x, sig) : fx_oom(x);
     for (uint32_t n = 0; rc == 0 && n < x->npend; n++) {
-        int64_t v = x->pend_val[n];
-        int64_t *c =
-            ts + (uint64_t)sc_sub_sat(x->pend_time[n], x->from) / (uint64_t)x->step * width;
-        const struct sig *sg = &x->sigs[sig[n]];
-        c[0] = sc_add_sat(c[0], v);
-        if (sg->leaf != NONE)
-            c[1 + sg->leaf] = sc_add_sat(c[1 + sg->leaf], v);
-        for (uint32_t j = 0; j < sg->n; j++) {
-            int64_t *cc = &c[1 + nf + x->sig_funcs[sg->off + j]];
-            *cc = sc_add_sat(*cc, v);
-        }
+        uint64_t k = (uint64_t)sc_sub_sat(x->pend_time[n], x->from) / (uint64_t)x->step;
+        timed_add(x, ts + k * width, nf, &x->sigs[sig[n]], x->pend_val[n]);
     }
     free(sig);
     return rc;
@@ -324,6 +335,7 @@ static int rank_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr
         sc_grow_array(&x->fids, &x->fids_cap, (uint64_t)x->nfids + n, sizeof *x->fids))
         return SC_ENOMEM;
     struct astack *a = &x->astacks[x->nastacks];
+    a->stack = stack;
     a->off = x->nfids;
     a->n = 0;
     a->leaf = NONE;
@@ -356,9 +368,30 @@ static int rank_stack(void *ctx, uint64_t stack, const struct sc_store_frame *fr
     return 0;
 }
 
+/* Adds v to the total of name id in group g. */
+static int pair_add(struct fx *x, uint32_t g, uint32_t id, int64_t v)
+{
+    int added;
+    uint32_t *slot = sc_map64_upsert(&x->pair_of, (uint64_t)g << 32 | id, x->npairs, &added);
+    if (!slot)
+        return SC_ENOMEM;
+    uint32_t p = *slot;
+    if (added) {
+        if (sc_grow_array(&x->pairs, &x->pairs_cap, (uint64_t)x->npairs + 1, sizeof *x->pairs))
+            return SC_ENOMEM;
+        x->pairs[x->npairs++] = (struct pair){g, id, 0};
+    }
+    x->pairs[p].cum = sc_add_sat(x->pairs[p].cum, v);
+    return 0;
+}
+
 static int rank_rows(void *ctx, const struct sc_store_rows *r)
 {
     struct fx *x = ctx;
+    /* per group: the rows come per series (not summed), each in its group */
+    if (x->per_group && r->series >= x->nser)
+        return 0;
+    uint32_t grp = x->per_group ? x->line_of[r->series] : NONE;
     x->npend = 0;
     for (uint32_t i = 0; i < r->n; i++)
         if (r->values[i] && !sc_map64_get(&x->astack_of, r->stacks[i]) &&
@@ -381,18 +414,20 @@ static int rank_rows(void *ctx, const struct sc_store_rows *r)
             continue;
         const struct astack *a = &x->astacks[*sc_map64_get(&x->astack_of, r->stacks[i])];
         for (uint32_t j = 0; j < a->n; j++) {
-            int64_t *c = &x->rank_cum[x->fids[a->off + j]];
-            *c = sc_add_sat(*c, v);
+            uint32_t id = x->fids[a->off + j];
+            x->rank_cum[id] = sc_add_sat(x->rank_cum[id], v);
+            if (grp != NONE && pair_add(x, grp, id, v))
+                return fx_oom(x);
         }
     }
     return 0;
 }
 
-/* A function in the ranking: its total, its name, its id. */
+/* A function in the ranking: its total (in its group, per group), its name, its id. */
 struct ranked {
     int64_t cum;
     struct sc_str name;
-    uint32_t id;
+    uint32_t id, group;
 };
 
 /* Largest total first, then by name: the same order on every backend. */
@@ -406,13 +441,76 @@ static int by_total(const void *pa, const void *pb)
     return c ? c : (a->name.len > b->name.len) - (a->name.len < b->name.len);
 }
 
-/* Ranks every function of the range by its total and keeps the first max_funcs (0: all):
- * names (kept index order) into *out, kept_of and the astacks' signatures filled. */
-int fx_rank(struct fx *x, uint32_t max_funcs, char ***out)
+/* Group by group, each by_total. */
+static int by_group_total(const void *pa, const void *pb)
+{
+    const struct ranked *a = pa, *b = pb;
+    if (a->group != b->group)
+        return a->group < b->group ? -1 : 1;
+    return by_total(pa, pb);
+}
+
+static int by_u32(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* Each group's max_funcs heaviest (0: all) by its own total: their names marked in chosen
+ * (per name id), and the chosen pairs, group by group, into *out (*nout of them). */
+static int choose_per_group(struct fx *x, uint32_t max_funcs, uint8_t *chosen, struct ranked **out,
+                            uint32_t *nout)
+{
+    struct ranked *v = malloc(((size_t)x->npairs + 1) * sizeof *v);
+    if (!v)
+        return fx_oom(x);
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < x->npairs; p++)
+        if (x->pairs[p].cum != 0)
+            v[n++] = (struct ranked){x->pairs[p].cum, x->names.v[x->pairs[p].id], x->pairs[p].id,
+                                     x->pairs[p].group};
+    qsort(v, n, sizeof *v, by_group_total);
+    uint32_t kept = 0, in_group = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        in_group = p > 0 && v[p].group == v[p - 1].group ? in_group + 1 : 0;
+        if (max_funcs && in_group >= max_funcs)
+            continue;
+        chosen[v[p].id] = 1;
+        v[kept++] = v[p];
+    }
+    *out = v;
+    *nout = kept;
+    return 0;
+}
+
+/* The groups' lists from the chosen pairs (group by group) and kept_of: each group's kept
+ * indexes, ascending. */
+static int group_lists(struct fx *x, const struct ranked *v, uint32_t n, uint32_t **gfirst,
+                       uint32_t **gfunc)
+{
+    *gfirst = calloc((size_t)x->ngroups + 1, sizeof **gfirst);
+    *gfunc = malloc(((size_t)n + 1) * sizeof **gfunc);
+    if (!*gfirst || !*gfunc)
+        return fx_oom(x);
+    for (uint32_t p = 0; p < n; p++) {
+        (*gfirst)[v[p].group + 1]++;
+        (*gfunc)[p] = x->kept_of[v[p].id];
+    }
+    for (uint32_t g = 0; g < x->ngroups; g++) {
+        (*gfirst)[g + 1] += (*gfirst)[g];
+        qsort(*gfunc + (*gfirst)[g], (*gfirst)[g + 1] - (*gfirst)[g], sizeof **gfunc, by_u32);
+    }
+    return 0;
+}
+
+/* Ranks every function of the range by its total and keeps the first max_funcs (0: all),
+ * per group or over all: names (by total, then name) into *out, kept_of, the groups' lists
+ * (per group) and the astacks' signatures filled. */
+int fx_rank(struct fx *x, uint32_t max_funcs, char ***out, uint32_t **gfirst, uint32_t **gfunc)
 {
     struct sc_store_query q = sc_selection_query(x->s, x->tenant);
     q.from_ns = x->from;
-    struct sc_store_read rd = {&q, 0, 0, !x->gauge};
+    struct sc_store_read rd = {&q, 0, 0, !x->gauge && !x->per_group};
     int rc = sc_store_read(x->st, &rd, rank_rows, x, x->err);
     if (rc == SC_ENOTFOUND) {
         x->err[0] = 0;
@@ -420,20 +518,29 @@ int fx_rank(struct fx *x, uint32_t max_funcs, char ***out)
     }
     if (rc)
         return rc;
-    uint32_t n = 0;
-    struct ranked *order = malloc(((size_t)x->nstamp + 1) * sizeof *order);
+    uint32_t n = 0, npicked = 0;
+    struct ranked *order = malloc(((size_t)x->nstamp + 1) * sizeof *order), *picked = NULL;
     x->kept_of = malloc(((size_t)x->names.n + 1) * sizeof *x->kept_of);
-    if (!order || !x->kept_of) {
+    uint8_t *chosen = x->per_group ? calloc((size_t)x->names.n + 1, 1) : NULL;
+    if (!order || !x->kept_of || (x->per_group && !chosen)) {
         free(order);
+        free(chosen);
         return fx_oom(x);
     }
+    if (x->per_group && (rc = choose_per_group(x, max_funcs, chosen, &picked, &npicked)) != 0) {
+        free(order);
+        free(chosen);
+        return rc;
+    }
+    /* the kept names by their total over every group */
     for (uint32_t id = 0; id < x->names.n; id++) {
         x->kept_of[id] = NONE;
-        if (id < x->nstamp && x->rank_cum[id] != 0)
-            order[n++] = (struct ranked){x->rank_cum[id], x->names.v[id], id};
+        if (id < x->nstamp && (chosen ? chosen[id] : x->rank_cum[id] != 0))
+            order[n++] = (struct ranked){x->rank_cum[id], x->names.v[id], id, 0};
     }
+    free(chosen);
     qsort(order, n, sizeof *order, by_total);
-    if (max_funcs && n > max_funcs)
+    if (!x->per_group && max_funcs && n > max_funcs)
         n = max_funcs;
     char **names = calloc((size_t)n + 1, sizeof *names);
     for (uint32_t k = 0; names && k < n; k++) {
@@ -447,15 +554,22 @@ int fx_rank(struct fx *x, uint32_t max_funcs, char ***out)
         }
     }
     free(order);
-    if (!names)
+    if (!names) {
+        free(picked);
         return fx_oom(x);
+    }
     x->nf = n;
     *out = names;
-    /* the first read's stacks get their signatures now: the second resolves only its own */
-    for (uint32_t m = 0; m <= x->astack_of.mask && x->astack_of.keys; m++) {
-        if (x->astack_of.vals[m] == UINT32_MAX)
-            continue;
-        const struct astack *a = &x->astacks[x->astack_of.vals[m]];
+    rc = x->per_group ? group_lists(x, picked, npicked, gfirst, gfunc) : 0;
+    free(picked);
+    if (rc)
+        return rc;
+    /* the first read's stacks get their signatures now: the second resolves only its own.
+     * In the order they came (a series' stacks together), so that a bucket's signatures
+     * lie near one another: with each group's own functions kept, most stacks have one of
+     * their own, and spreading a bucket's sums over them is most of a read's time */
+    for (uint32_t m = 0; m < x->nastacks; m++) {
+        const struct astack *a = &x->astacks[m];
         if (tmp_reserve(x, a->n))
             return fx_oom(x);
         uint32_t k = 0;
@@ -463,7 +577,7 @@ int fx_rank(struct fx *x, uint32_t max_funcs, char ***out)
             if (x->kept_of[x->fids[a->off + j]] != NONE)
                 x->tmp[1 + k++] = x->kept_of[x->fids[a->off + j]];
         int64_t g = sig_of(x, a->leaf == NONE ? NONE : x->kept_of[a->leaf], k);
-        if (g < 0 || stack_put(x, x->astack_of.keys[m], (uint32_t)g))
+        if (g < 0 || stack_put(x, a->stack, (uint32_t)g))
             return fx_oom(x);
     }
     sc_map64_release(&x->astack_of);

@@ -402,18 +402,20 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
         rc = sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint32_t k = 0; rc == 0 && k < f->nsteps; k++)
         t[k] = f->from + (int64_t)k * f->step;
+    /* each group's own functions (fnseries.h: its heaviest), a finding naming the function
+     * by its index into f->names */
     for (uint32_t g = 0; rc == 0 && g < f->ngroups; g++)
-        for (uint32_t j = 0; rc == 0 && j < f->nfuncs; j++) {
+        for (uint32_t l = f->group_first[g]; rc == 0 && l < f->group_first[g + 1]; l++) {
             struct sc_changes_input in = {g,
-                                          j,
+                                          f->group_func[l],
                                           f->nsteps,
                                           t,
                                           f->step,
-                                          f->self + ((size_t)g * f->nfuncs + j) * f->nsteps,
+                                          f->self + (size_t)l * f->nsteps,
                                           f->total + (size_t)g * f->nsteps};
             rc = sc_changes_add(c, &in, err);
             if (rc == 0)
-                rc = sc_budget_poll_every(g * f->nfuncs + j, err);
+                rc = sc_budget_poll_every(l, err);
         }
     if (rc == 0)
         rc = sc_changes_run(c, &w->changes, &w->nchanges, err);
@@ -536,8 +538,8 @@ void sc_watch_write_json(const struct sc_watch *w, struct sc_buf *o)
         sc_json_arr_end(&j);
         sc_json_key(&j, "values");
         sc_json_arr_begin(&j);
-        const double *v = f->self + ((size_t)c->group * f->nfuncs + c->function) * f->nsteps;
-        for (uint32_t k = 0; k < f->nsteps; k++)
+        const double *v = sc_fnseries_line(f, f->self, c->group, c->function);
+        for (uint32_t k = 0; v && k < f->nsteps; k++)
             sc_json_num(&j, v[k]);
         sc_json_arr_end(&j);
         sc_json_obj_end(&j);

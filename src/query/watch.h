@@ -26,7 +26,7 @@ struct sc_watch_args {
                                   read budget: shorter steps read raw profiles) and the range
                                   is 6 h or more. watch.c's top comment says why */
     double level, min_share;   /* changes.h's (0: their defaults) */
-    uint32_t max_funcs;        /* functions tested, the heaviest (0: 200) */
+    uint32_t max_funcs;        /* functions tested per group, its heaviest (0: 200) */
     const char *marker_labels; /* comma-separated; NULL: SC_WATCH_MARKER_LABELS */
 };
 

@@ -315,7 +315,7 @@ static int eval_record(struct sc_rules *rs, struct rule *r, int64_t t, char *err
     int rc = sc_rules_window(rs, r, t, &s, err);
     struct sc_fnseries fs;
     memset(&fs, 0, sizeof fs);
-    /* a regex picks among the `limit` heaviest functions */
+    /* a regex picks among the `limit` heaviest functions (each group's own: fnseries.h) */
     uint32_t maxf = r->re ? r->cfg.limit : r->cfg.top;
     if (rc == 0)
         rc = sc_plan_fnseries(rs->env.store, r->cfg.tenant, &s, r->cfg.range_ns,
@@ -323,7 +323,7 @@ static int eval_record(struct sc_rules *rs, struct rule *r, int64_t t, char *err
     struct series *v = NULL;
     uint32_t n = 0;
     if (rc == 0 && fs.nsteps && fs.ngroups && fs.nfuncs) {
-        v = malloc((size_t)fs.ngroups * fs.nfuncs * sizeof *v);
+        v = malloc((size_t)fs.group_first[fs.ngroups] * sizeof *v);
         if (!v)
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
@@ -342,8 +342,9 @@ static int eval_record(struct sc_rules *rs, struct rule *r, int64_t t, char *err
      * is the window's whatever the store did */
     uint32_t k = fs.nsteps ? fs.nsteps - 1 : 0;
     for (uint32_t g = 0; rc == 0 && v && g < fs.ngroups; g++)
-        for (uint32_t f = 0; f < fs.nfuncs; f++) {
-            size_t c = ((size_t)g * fs.nfuncs + f) * fs.nsteps + k;
+        for (uint32_t l = fs.group_first[g]; l < fs.group_first[g + 1]; l++) {
+            uint32_t f = fs.group_func[l];
+            size_t c = (size_t)l * fs.nsteps + k;
             double x = r->cfg.total ? fs.cum[c] : fs.self[c];
             if (keep[f] && isfinite(x) && x != 0)
                 v[n++] = (struct series){g, f, x};

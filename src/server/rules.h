@@ -14,9 +14,10 @@
  * sc_plan_fnseries (query/fnseries.h): per group and function, the function's self (or
  * total) value in the timeline's metric and unit (CPU nanoseconds per second, bytes per
  * second, a gauge's average), exactly what /api/v1/timeline?function=F&value=self&step=range
- * says for that step. The functions: the top N by total over all groups, or those of the
- * `limit` heaviest whose whole name the regex matches. A function without a value in a
- * group has no series there (not a 0). The heaviest `limit` series are exported as
+ * says for that step. The functions: each group's own top N by its total (without group_by,
+ * the top N of all series together), or those of its `limit` heaviest whose whole name the
+ * regex matches. A function without a value in a group has no series there (not a 0). The
+ * heaviest `limit` series are exported as
  *   NAME{<group_by>="value",function="f"} v
  * (labels named as Prometheus allows: other characters become '_'; without group_by a
  * series' own labels), Prometheus text, until the next evaluation replaces them; the ones

@@ -120,11 +120,21 @@ static uint32_t func_of(const struct sc_fnseries *f, const char *name)
     return UINT32_MAX;
 }
 
+/* Group g's value of function fi at step k; -12345 (failing every comparison below) when g
+ * does not keep fi. */
 static double at(const struct sc_fnseries *f, const double *v, uint32_t g, uint32_t fi, uint32_t k)
 {
-    if (g >= f->ngroups || fi >= f->nfuncs || k >= f->nsteps)
-        return -12345; /* fails every comparison below */
-    return v[((size_t)g * f->nfuncs + fi) * f->nsteps + k];
+    const double *l = sc_fnseries_line(f, v, g, fi);
+    return l && k < f->nsteps ? l[k] : -12345;
+}
+
+/* The self values of group g's functions at step k summed; NaN where the line is. */
+static double self_sum(const struct sc_fnseries *f, uint32_t g, uint32_t k)
+{
+    double tl = f->total[(size_t)g * f->nsteps + k], sum = isnan(tl) ? NAN : 0;
+    for (uint32_t l = f->group_first[g]; l < f->group_first[g + 1] && !isnan(sum); l++)
+        sum += f->self[(size_t)l * f->nsteps + k];
+    return sum;
 }
 
 /* want: NAN for null */
@@ -149,9 +159,11 @@ static int near(double got, double want)
 /* Every line of a and b the same to the bit (NaN where NaN). */
 static int same(const struct sc_fnseries *a, const struct sc_fnseries *b)
 {
-    if (a->ngroups != b->ngroups || a->nfuncs != b->nfuncs || a->nsteps != b->nsteps)
+    if (a->ngroups != b->ngroups || a->nfuncs != b->nfuncs || a->nsteps != b->nsteps ||
+        memcmp(a->group_first, b->group_first, (a->ngroups + 1) * sizeof *a->group_first) ||
+        memcmp(a->group_func, b->group_func, a->group_first[a->ngroups] * sizeof *a->group_func))
         return 0;
-    size_t n = (size_t)a->ngroups * a->nfuncs * a->nsteps;
+    size_t n = (size_t)a->group_first[a->ngroups] * a->nsteps;
     for (size_t i = 0; i < n; i++) {
         if (memcmp(&a->self[i], &b->self[i], sizeof(double)) ||
             memcmp(&a->cum[i], &b->cum[i], sizeof(double))) {
@@ -277,23 +289,80 @@ static void test_all_functions(void)
             T_EQ_INT(f.ngroups, t.nlines);
             for (uint32_t g = 0; g < f.ngroups && g < t.nlines; g++)
                 for (uint32_t k = 0; k < f.nsteps; k++) {
-                    double tl = t.values[g * t.nsteps + k], sum = isnan(tl) ? NAN : 0;
-                    for (uint32_t j = 0; j < f.nfuncs; j++)
-                        if (!isnan(sum))
-                            sum += at(&f, f.self, g, j, k);
-                    T_NEAR(sum, tl);
+                    double tl = t.values[g * t.nsteps + k];
+                    T_NEAR(self_sum(&f, g, k), tl);
                     T_NEAR(at(&f, f.cum, g, 0, k), tl);
                     T_NEAR(f.total[g * f.nsteps + k], tl);
                 }
             sc_fnseries_release(&f);
         }
-        /* the two heaviest only */
-        if (fnseries(st, &s, 60, "service_name", NULL, 2, &f) == 0) {
+        /* the two heaviest of all series, every line having both */
+        if (fnseries(st, &s, 60, NULL, NULL, 2, &f) == 0) {
             T_EQ_INT(f.nfuncs, 2);
             T_EQ_STR(f.names[1], "work");
+            for (uint32_t g = 0; g < f.ngroups; g++)
+                T_EQ_INT(f.group_first[g + 1] - f.group_first[g], 2);
             sc_fnseries_release(&f);
         }
         sc_timeline_release(&t);
+        sc_selection_release(&s);
+    }
+    sc_store_close(st);
+}
+
+/* Grouped, the heaviest functions are each group's own: api's two (main 135, work 85) and
+ * web's (main 50, serve 50), though serve is lighter over both than work and work is not in
+ * web at all; each kept line is what asking for that function alone gives, the self values
+ * of a group's kept functions sum to at most its line, and a total never exceeds it. */
+static void test_per_group(void)
+{
+    struct sc_store *st = open_store("pergroup");
+    if (!st)
+        return;
+    fill(st);
+    struct sc_selection s;
+    if (selection(st, "{}", "cpu:samples", T0, T0 + 300, &s) == 0) {
+        struct sc_fnseries f;
+        if (fnseries(st, &s, 60, "service_name", NULL, 2, &f) == 0) {
+            /* the union, by total over both groups */
+            T_EQ_INT(f.nfuncs, 3);
+            uint32_t api = group_of(&f, "api"), web = group_of(&f, "web");
+            uint32_t work = func_of(&f, "work"), serve = func_of(&f, "serve");
+            T_EQ_INT(func_of(&f, "main"), 0);
+            T_EQ_INT(work, 1);
+            T_EQ_INT(serve, 2);
+            T_EQ_INT(f.group_first[f.ngroups], 4);
+            T_CHECK(sc_fnseries_line(&f, f.self, api, work) != NULL);
+            T_CHECK(sc_fnseries_line(&f, f.self, api, serve) == NULL);
+            T_CHECK(sc_fnseries_line(&f, f.self, web, serve) != NULL);
+            T_CHECK(sc_fnseries_line(&f, f.self, web, work) == NULL);
+            for (uint32_t g = 0; g < f.ngroups; g++) {
+                for (uint32_t k = 0; k < f.nsteps; k++) {
+                    double tl = f.total[g * f.nsteps + k], sum = self_sum(&f, g, k);
+                    T_CHECK(isnan(tl) ? isnan(sum) : sum <= tl * (1 + 1e-12));
+                    for (uint32_t l = f.group_first[g]; l < f.group_first[g + 1]; l++) {
+                        double c = f.cum[(size_t)l * f.nsteps + k];
+                        T_CHECK(isnan(tl) ? isnan(c) : c <= tl * (1 + 1e-12));
+                    }
+                }
+                for (uint32_t l = f.group_first[g]; l < f.group_first[g + 1]; l++) {
+                    struct sc_fnseries one;
+                    uint32_t fi = f.group_func[l];
+                    if (fnseries(st, &s, 60, "service_name", f.names[fi], 0, &one))
+                        continue;
+                    for (uint32_t k = 0; k < f.nsteps; k++) {
+                        T_NEAR(at(&f, f.self, g, fi, k), at(&one, one.self, g, 0, k));
+                        T_NEAR(at(&f, f.cum, g, fi, k), at(&one, one.cum, g, 0, k));
+                    }
+                    sc_fnseries_release(&one);
+                }
+            }
+            /* api's work: a's 2/s of leaf-less work in step 1 */
+            T_NEAR(at(&f, f.self, api, work, 1), 2);
+            T_NEAR(at(&f, f.self, web, serve, 1), 5);
+            T_NEAR(at(&f, f.self, web, serve, 0), NAN);
+            sc_fnseries_release(&f);
+        }
         sc_selection_release(&s);
     }
     sc_store_close(st);
@@ -342,11 +411,8 @@ static void test_rollups(void)
                 /* the invariants hold on every grid */
                 for (uint32_t g = 0; g < f.ngroups; g++)
                     for (uint32_t k = 0; k < f.nsteps; k++) {
-                        double tl = f.total[g * f.nsteps + k], sum = isnan(tl) ? NAN : 0;
-                        for (uint32_t j = 0; j < f.nfuncs; j++)
-                            if (!isnan(sum))
-                                sum += at(&f, f.self, g, j, k);
-                        T_NEAR(sum, tl);
+                        double tl = f.total[g * f.nsteps + k];
+                        T_NEAR(self_sum(&f, g, k), tl);
                         T_NEAR(at(&f, f.cum, g, func_of(&f, "main"), k), tl);
                         if (!by)
                             T_NEAR(tl, t.values[g * t.nsteps + k]);
@@ -629,6 +695,7 @@ int main(void)
         T_SKIP("cannot create a temporary directory");
     T_RUN(test_function);
     T_RUN(test_all_functions);
+    T_RUN(test_per_group);
     T_RUN(test_rollups);
     T_RUN(test_timed);
     T_RUN(test_spread_and_gauge);

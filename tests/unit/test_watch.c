@@ -1,6 +1,7 @@
 /* test_watch.c - what changed over a range, from the store (query/watch.c): the default step
- * sc_plan_watch takes for each length of range, and what it does when that step reads more
- * than the read budget allows. */
+ * sc_plan_watch takes for each length of range, what it does when that step reads more
+ * than the read budget allows, and that each group's own functions are tested (a light
+ * service among heavy ones included). */
 #include "t.h"
 
 #include "formats/folded.h"
@@ -22,11 +23,11 @@
 
 static char tmpdir[256], dir[512];
 
-static struct sc_store *open_store(uint64_t max_read_blocks)
+static struct sc_store *open_store_at(const char *d, uint64_t max_read_blocks)
 {
     struct sc_store_opts o;
     sc_store_opts_init(&o);
-    o.dir = dir;
+    o.dir = d;
     o.background = 0;
     o.retention_ns = 0;
     o.durable = 0;
@@ -37,6 +38,31 @@ static struct sc_store *open_store(uint64_t max_read_blocks)
         fprintf(stderr, "open: %s\n", err);
     T_CHECK(s != NULL);
     return s;
+}
+
+static struct sc_store *open_store(uint64_t max_read_blocks)
+{
+    return open_store_at(dir, max_read_blocks);
+}
+
+/* Writes folded text as a one-minute CPU profile of service svc at t (s). */
+static int put(struct sc_store *st, const char *svc, int64_t t, const char *text)
+{
+    char err[SC_ERR_LEN] = "";
+    struct sc_profile *p = sc_profile_new();
+    int rc = p ? sc_folded_decode(text, strlen(text), &sc_limits_cli, p, err) : SC_ENOMEM;
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "service_name", 12, svc, strlen(svc));
+    struct sc_store_write w = {NULL, &l, "cpu", t * NS, 60 * NS, p, 0};
+    if (rc == 0)
+        rc = sc_store_write(st, &w, err);
+    if (rc)
+        fprintf(stderr, "write: %s\n", err);
+    sc_labels_release(&l);
+    sc_profile_free(p);
+    T_EQ_INT(rc, 0);
+    return rc;
 }
 
 /* A day of one-minute CPU profiles of services a and b, a's main.work doubling at STEP_AT,
@@ -196,7 +222,7 @@ static void test_over_budget(void)
     T_EQ_INT(w600.fs.nsteps, w.fs.nsteps);
     T_EQ_INT(w600.fs.nfuncs, w.fs.nfuncs);
     T_EQ_INT(w600.nchanges, w.nchanges);
-    size_t cells = (size_t)w.fs.ngroups * w.fs.nfuncs * w.fs.nsteps;
+    size_t cells = (size_t)w.fs.group_first[w.fs.ngroups] * w.fs.nsteps;
     T_CHECK(w.fs.ngroups == w600.fs.ngroups && w.fs.self && w600.fs.self &&
             !memcmp(w.fs.self, w600.fs.self, cells * sizeof *w.fs.self));
     sc_watch_release(&w);
@@ -206,6 +232,97 @@ static void test_over_budget(void)
     sc_watch_release(&w);
     T_EQ_INT(watch(st, 1, 0, &w, err), SC_ELIMIT); /* 120 raw profiles; 6 ten-minute steps */
     T_CHECK(strstr(err, "max_read_blocks") != NULL);
+    sc_watch_release(&w);
+    sc_store_close(st);
+}
+
+/* Two heavy services and one about 1000 times lighter, two hours of one-minute profiles; the
+ * light one's lite_work doubles at minute 60. Two functions tested (max_funcs 2): the
+ * heaviest of all three together are main and heavy1's hot function, neither of them light's
+ * nor heavy2's own; per group each keeps its own (main and its hot function), so the light
+ * service's step is found, and every group's lines keep the invariants. */
+static void test_light_service(void)
+{
+    char d[600];
+    snprintf(d, sizeof d, "%s/light", tmpdir);
+    struct sc_store *st = open_store_at(d, 0);
+    if (!st)
+        return;
+    int rc = 0;
+    for (int m = 0; m < 120 && rc == 0; m++) {
+        int64_t t = T0 + m * 60;
+        int noise = (m * 37) % 50, noise2 = (m * 53) % 70;
+        char text[256];
+        snprintf(text, sizeof text, "main;h1_hot %d\nmain;h1_warm %d\nmain;common %d\n",
+                 2000000 + noise * 1000, 600000 + noise2 * 500, 400000 + noise * 300);
+        rc = put(st, "heavy1", t, text);
+        snprintf(text, sizeof text, "main;h2_hot %d\nmain;h2_warm %d\nmain;common %d\n",
+                 1800000 + noise2 * 1000, 500000 + noise * 500, 400000 + noise2 * 300);
+        if (rc == 0)
+            rc = put(st, "heavy2", t, text);
+        snprintf(text, sizeof text, "main;lite_work %d\nmain;lite_idle %d\n",
+                 (1000 + noise) * (m >= 60 ? 2 : 1), 800 + noise2);
+        if (rc == 0)
+            rc = put(st, "light", t, text);
+    }
+    char f[32], u[32], err[SC_ERR_LEN] = "";
+    snprintf(f, sizeof f, "%lld", (long long)T0);
+    snprintf(u, sizeof u, "%lld", (long long)(T0 + 120 * 60));
+    struct sc_plan_args a = {"{}", f, u, NULL};
+    struct sc_selection s;
+    if (rc == 0)
+        rc = sc_selection_parse(&s, &a, "cpu:samples", (T0 + 120 * 60) * NS, err);
+    if (rc == 0 && (rc = sc_selection_find(&s, st, NULL, err)) != 0)
+        sc_selection_release(&s);
+    struct sc_watch_args wa = {NULL, 60 * NS, 0, 0, 2, NULL};
+    struct sc_watch w;
+    memset(&w, 0, sizeof w);
+    if (rc == 0) {
+        rc = sc_plan_watch(st, NULL, &s, &wa, &w, err);
+        sc_selection_release(&s);
+    }
+    if (rc)
+        fprintf(stderr, "light: %s\n", err);
+    T_EQ_INT(rc, 0);
+    /* the light service's step, found */
+    int found = 0;
+    for (uint32_t i = 0; rc == 0 && i < w.nchanges; i++) {
+        const struct sc_change *c = &w.changes[i];
+        found |= c->kind == SC_CHANGE_STEP && !strcmp(w.fs.keys[c->group], "light") &&
+                 !strcmp(w.fs.names[c->function], "lite_work") && c->change_pct > 50 &&
+                 llabs(c->at_ns / NS - (T0 + 60 * 60)) <= 60;
+    }
+    T_CHECK(found);
+    /* each group's own two: main and its heaviest leaf */
+    static const char *const own[][2] = {
+        {"heavy1", "h1_hot"}, {"heavy2", "h2_hot"}, {"light", "lite_work"}};
+    T_EQ_INT(w.fs.ngroups, 3);
+    for (uint32_t g = 0; rc == 0 && g < w.fs.ngroups; g++) {
+        const struct sc_fnseries *fs = &w.fs;
+        T_EQ_INT(fs->group_first[g + 1] - fs->group_first[g], 2);
+        for (size_t o = 0; o < sizeof own / sizeof *own; o++) {
+            uint32_t fi = UINT32_MAX;
+            for (uint32_t k = 0; k < fs->nfuncs; k++)
+                if (!strcmp(fs->names[k], own[o][1]))
+                    fi = k;
+            /* kept in its group, in no other */
+            T_EQ_INT(sc_fnseries_line(fs, fs->self, g, fi) != NULL,
+                     !strcmp(fs->keys[g], own[o][0]));
+        }
+        /* the invariants: a kept function's self and total within the group's line, their
+         * self values summed too (here exactly: the two leaves kept are not all) */
+        for (uint32_t k = 0; k < fs->nsteps; k++) {
+            double tl = fs->total[(size_t)g * fs->nsteps + k], sum = 0;
+            for (uint32_t l = fs->group_first[g]; l < fs->group_first[g + 1]; l++) {
+                double sv = fs->self[(size_t)l * fs->nsteps + k];
+                double cv = fs->cum[(size_t)l * fs->nsteps + k];
+                T_CHECK(isnan(tl) ? isnan(sv) && isnan(cv)
+                                  : sv <= tl * (1 + 1e-12) && cv <= tl * (1 + 1e-12));
+                sum += sv;
+            }
+            T_CHECK(isnan(tl) ? isnan(sum) : sum < tl);
+        }
+    }
     sc_watch_release(&w);
     sc_store_close(st);
 }
@@ -220,6 +337,7 @@ int main(void)
         T_RUN(test_default_step);
         T_RUN(test_over_budget);
     }
+    T_RUN(test_light_service);
     t_rmrf(tmpdir);
     return t_done();
 }
