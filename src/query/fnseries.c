@@ -100,7 +100,8 @@ static void attribute(struct fx *x, uint32_t i, int64_t k, int has, double tot, 
     for (uint32_t f = 0; f < nf; f++) {
         size_t o = (base + f) * x->nsteps + (size_t)k;
         x->self[o] += c * ls[f];
-        x->cum[o] += c * lc[f];
+        if (x->cum)
+            x->cum[o] += c * lc[f];
     }
 }
 
@@ -447,15 +448,17 @@ static int become_ready(struct fx *x)
         return rc;
     uint64_t ncells = (uint64_t)x->gfirst[x->ngroups] * f->nsteps;
     f->self = malloc((size_t)(ncells + 1) * sizeof *f->self);
-    f->cum = malloc((size_t)(ncells + 1) * sizeof *f->cum);
-    if (!f->self || !f->cum)
+    f->cum = x->self_only ? NULL : malloc((size_t)(ncells + 1) * sizeof *f->cum);
+    if (!f->self || (!x->self_only && !f->cum))
         return fx_oom(x);
     /* NaN where the line has no profile, else 0 until its series add their parts */
     for (uint32_t g = 0; g < x->ngroups; g++)
         for (uint32_t l = x->gfirst[g]; l < x->gfirst[g + 1]; l++)
             for (uint32_t k = 0; k < f->nsteps; k++) {
                 size_t c = (size_t)l * f->nsteps + k;
-                f->self[c] = f->cum[c] = isnan(f->total[(size_t)g * f->nsteps + k]) ? NAN : 0;
+                f->self[c] = isnan(f->total[(size_t)g * f->nsteps + k]) ? NAN : 0;
+                if (f->cum)
+                    f->cum[c] = f->self[c];
             }
     x->self = f->self;
     x->cum = f->cum;
@@ -540,7 +543,7 @@ static int series_parts(struct fx *x)
 
 int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, const char *function,
-                     uint32_t max_funcs, struct sc_fnseries *f, char *err)
+                     uint32_t max_funcs, int self_only, struct sc_fnseries *f, char *err)
 {
     memset(f, 0, sizeof *f);
     int64_t from, step;
@@ -561,6 +564,7 @@ int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_se
     x.nsteps = f->nsteps = nsteps;
     x.nser = s->n;
     x.target = function;
+    x.self_only = self_only;
     x.f = f;
     char unit[64];
     if (s->type && sc_store_type_info(st, s->type, unit, &x.gauge))

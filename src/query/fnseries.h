@@ -32,10 +32,13 @@ struct sc_fnseries {
     double *total;      /* ngroups x nsteps: the timeline's values; NaN: no profile */
     double *self, *cum; /* a line of nsteps values per group and function of it: group g's
                            j-th function (group_func[group_first[g] + j]) at step k is
-                           (group_first[g] + j) * nsteps + k; NaN where total is */
+                           (group_first[g] + j) * nsteps + k; NaN where total is. cum is
+                           NULL when only self values were asked for */
 };
 
-/* Fills f for s (step 0: as sc_plan_timeline picks it; at least 1 s). function: that function
+/* Fills f for s (step 0: as sc_plan_timeline picks it; at least 1 s). self_only: the self
+ * values alone (f->cum NULL), the same as with the totals: a row then counts for its leaf's
+ * function only, not for every function its stack holds. function: that function
  * only (its exact name; kept even when it has no value: a line of zeros where there are
  * profiles); NULL: the max_funcs functions (0: every one) with the largest total over the
  * range (the range's merged values, as the flame graph of it has them), ties by name: with
@@ -48,11 +51,11 @@ struct sc_fnseries {
  * SC_E*. */
 int sc_plan_fnseries(struct sc_store *st, const char *tenant, const struct sc_selection *s,
                      int64_t step_ns, const char *group_by, const char *function,
-                     uint32_t max_funcs, struct sc_fnseries *f, char *err);
+                     uint32_t max_funcs, int self_only, struct sc_fnseries *f, char *err);
 void sc_fnseries_release(struct sc_fnseries *f);
 
 /* Group g's line of function fi (an index into f->names) in v (f->self or f->cum): its
- * nsteps values, or NULL when g does not keep fi (or either is out of range). */
+ * nsteps values, or NULL when g does not keep fi (or either is out of range, or v is NULL). */
 const double *sc_fnseries_line(const struct sc_fnseries *f, const double *v, uint32_t g,
                                uint32_t fi);
 

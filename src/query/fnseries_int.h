@@ -59,6 +59,7 @@ struct fx {
     /* functions: the one asked for (target), or every name seen (names) and the kept ones
      * among them (kept_of: name id -> kept index or NONE) */
     const char *target;
+    int self_only; /* a signature is its leaf alone (no total asked for) */
     struct sc_arena arena;
     struct sc_strtab names;
     uint32_t *kept_of;

@@ -117,7 +117,7 @@ static int64_t sig_of_frames(struct fx *x, const struct sc_store_frame *fr, uint
     if (tmp_reserve(x, n))
         return SC_ENOMEM;
     uint32_t m = 0;
-    for (uint32_t j = 0; j < n; j++) {
+    for (uint32_t j = 0; j < n && !x->self_only; j++) {
         uint32_t k = kept_index(x, fr[j].function);
         if (k == NONE)
             continue;
@@ -573,7 +573,7 @@ int fx_rank(struct fx *x, uint32_t max_funcs, char ***out, uint32_t **gfirst, ui
         if (tmp_reserve(x, a->n))
             return fx_oom(x);
         uint32_t k = 0;
-        for (uint32_t j = 0; j < a->n; j++)
+        for (uint32_t j = 0; j < a->n && !x->self_only; j++)
             if (x->kept_of[x->fids[a->off + j]] != NONE)
                 x->tmp[1 + k++] = x->kept_of[x->fids[a->off + j]];
         int64_t g = sig_of(x, a->leaf == NONE ? NONE : x->kept_of[a->leaf], k);

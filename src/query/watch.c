@@ -385,13 +385,14 @@ int sc_plan_watch(struct sc_store *st, const char *tenant, const struct sc_selec
         if (sp > 0 && sc_plan_timeline_steps(s, 0, &tf, &ts, &tn, e) == 0 && ts < sp)
             step = sp;
     }
-    int rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, &w->fs, err);
+    /* self values only: what is tested (see the top of the file) */
+    int rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, 1, &w->fs, err);
     if (rc == SC_ELIMIT && timeline_step && !budget_stopped() &&
         (step = rollup_step(s, ROLLUP_RETRY_FROM_NS, &sr.from)) > 0) {
         /* the timeline's steps read too much: the rollups' (see the top of the file) */
         if (err)
             err[0] = 0;
-        rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, &w->fs, err);
+        rc = sc_plan_fnseries(st, tenant, &sr, step, group, NULL, max_funcs, 1, &w->fs, err);
     }
     struct sc_changes *c = rc ? NULL : sc_changes_new(&co);
     int64_t *t = NULL;

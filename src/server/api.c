@@ -466,7 +466,8 @@ static int timeline_run(struct sc_req *r, struct sc_resp *w)
     int rc;
     if (function) {
         struct sc_fnseries f;
-        rc = sc_plan_fnseries(r->srv->store, r->tenant, &s, step, group_by, function, 1, &f, err);
+        rc = sc_plan_fnseries(r->srv->store, r->tenant, &s, step, group_by, function, 1, self, &f,
+                              err);
         if (rc == 0)
             sc_fnseries_write_json(&f, 0, self, &s, &w->body);
         sc_fnseries_release(&f);

@@ -319,7 +319,8 @@ static int eval_record(struct sc_rules *rs, struct rule *r, int64_t t, char *err
     uint32_t maxf = r->re ? r->cfg.limit : r->cfg.top;
     if (rc == 0)
         rc = sc_plan_fnseries(rs->env.store, r->cfg.tenant, &s, r->cfg.range_ns,
-                              *r->cfg.group_by ? r->cfg.group_by : NULL, NULL, maxf, &fs, err);
+                              *r->cfg.group_by ? r->cfg.group_by : NULL, NULL, maxf, !r->cfg.total,
+                              &fs, err);
     struct series *v = NULL;
     uint32_t n = 0;
     if (rc == 0 && fs.nsteps && fs.ngroups && fs.nfuncs) {

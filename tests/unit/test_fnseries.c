@@ -98,7 +98,7 @@ static int fnseries(struct sc_store *st, const struct sc_selection *s, int64_t s
                     const char *group_by, const char *function, uint32_t max, struct sc_fnseries *f)
 {
     char err[SC_ERR_LEN] = "";
-    int rc = sc_plan_fnseries(st, NULL, s, step * NS, group_by, function, max, f, err);
+    int rc = sc_plan_fnseries(st, NULL, s, step * NS, group_by, function, max, 0, f, err);
     if (rc)
         fprintf(stderr, "fnseries: %s\n", err);
     return rc;
@@ -361,6 +361,17 @@ static void test_per_group(void)
             T_NEAR(at(&f, f.self, api, work, 1), 2);
             T_NEAR(at(&f, f.self, web, serve, 1), 5);
             T_NEAR(at(&f, f.self, web, serve, 0), NAN);
+            /* the self values alone: the same to the bit, no totals */
+            struct sc_fnseries so;
+            char err[SC_ERR_LEN] = "";
+            T_EQ_INT(sc_plan_fnseries(st, NULL, &s, 60 * NS, "service_name", NULL, 2, 1, &so, err),
+                     0);
+            T_CHECK(so.cum == NULL);
+            T_EQ_INT(so.nfuncs, f.nfuncs);
+            T_CHECK(so.self && so.group_first[so.ngroups] == f.group_first[f.ngroups] &&
+                    !memcmp(so.self, f.self,
+                            (size_t)f.group_first[f.ngroups] * f.nsteps * sizeof *f.self));
+            sc_fnseries_release(&so);
             sc_fnseries_release(&f);
         }
         sc_selection_release(&s);
@@ -641,11 +652,11 @@ static void test_limits(void)
     if (selection(st, "{}", "cpu:samples", T0, T0 + 10000, &s) == 0) {
         struct sc_fnseries f;
         char err[SC_ERR_LEN] = "";
-        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 0, &f, err), SC_ELIMIT);
+        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 0, 0, &f, err), SC_ELIMIT);
         T_CHECK(strstr(err, "1 lines x 501 functions x 10000 steps") != NULL);
         T_CHECK(strstr(err, "limit of 4194304") != NULL);
         /* the heaviest few are fine */
-        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 3, &f, err), 0);
+        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 3, 0, &f, err), 0);
         T_EQ_INT(f.nfuncs, 3);
         if (f.nfuncs == 3) {
             T_EQ_STR(f.names[0], "main");
