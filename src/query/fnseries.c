@@ -44,7 +44,10 @@
  * of totals per group and function, pairs that occur only): over a hundred services the
  * heaviest of all together are the heavy services' and a light service would have none.
  * The kept functions are then those any group keeps, a stack's signature holds them, and a
- * bucket's sums are spread over the functions of its series' group only (local_of). The timeline is
+ * bucket's sums are spread over the functions of its series' group only (local_of). Then
+ * most stacks hold several kept functions and have a signature of their own: spreading the
+ * rows over every function of their stacks was most of a hundred services' time, so with
+ * the self values alone asked for (watch) a signature is the leaf's function alone. The timeline is
  * made on a thread of its own meanwhile (it reads every profile's totals: about as long as the
  * rows' read over a month), and steps flushed before it is there wait in a queue (at most QUEUE_MAX
  * values, then the rows wait for it). A month of one service (bench/fnseries.sh) answers in about
