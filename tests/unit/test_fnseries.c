@@ -655,6 +655,10 @@ static void test_limits(void)
         T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 0, 0, &f, err), SC_ELIMIT);
         T_CHECK(strstr(err, "1 lines x 501 functions x 10000 steps") != NULL);
         T_CHECK(strstr(err, "limit of 4194304") != NULL);
+        /* grouped, each group's own functions count */
+        T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, "service_name", NULL, 0, 1, &f, err),
+                 SC_ELIMIT);
+        T_CHECK(strstr(err, "501 functions of 1 lines x 10000 steps") != NULL);
         /* the heaviest few are fine */
         T_EQ_INT(sc_plan_fnseries(st, NULL, &s, NS, NULL, NULL, 3, 0, &f, err), 0);
         T_EQ_INT(f.nfuncs, 3);
