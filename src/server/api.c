@@ -280,8 +280,13 @@ int sc_api_setting(struct sc_req *r, struct sc_resp *w, enum sc_set_id id, struc
     char err[SC_ERR_LEN] = "";
     if (!text) {
         memset(out, 0, sizeof *out);
-        /* the default, read as a user's would be (a bad one fails the settings test) */
-        return st->def ? sc_setting_parse(st, st->def, NULL, out, err) : 0;
+        /* the default, read as a user's would be (a bad one fails the settings test, and
+         * here answers rather than going on with a zero) */
+        if (st->def && sc_setting_parse(st, st->def, NULL, out, err)) {
+            sc_resp_error(w, 500, "the default of '%s': %s", st->param, err);
+            return -1;
+        }
+        return 0;
     }
     if (sc_setting_parse(st, text, st->param, out, err)) {
         sc_resp_error(w, 400, "%s", err);
