@@ -256,30 +256,6 @@ static void find_build_id(Elf_Data *d, struct sc_symtab *t)
     }
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* t->want's file offsets become the addresses symbols use (as the symbolizer makes them:
- * through the segments, else as they are), sorted and distinct. */
-static void want_addresses(struct sc_symtab *t)
-{
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < t->nwant; i++) {
-        uint64_t va;
-        if (sc_symtab_vaddr(t, t->want[i], &va))
-            t->want[i] = va;
-    }
-    qsort(t->want, t->nwant, sizeof *t->want, cmp_u64);
-    for (uint32_t i = 0; i < t->nwant; i++)
-        if (!k || t->want[k - 1] != t->want[i])
-            t->want[k++] = t->want[i];
-    t->nwant = k;
-    t->want_offsets = 0;
-}
-
 int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *has_dwarf, char *err)
 {
     *has_dwarf = 0;
@@ -295,7 +271,7 @@ int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *h
                 t->seg[t->nseg++] = (struct sc_segment){ph.p_offset, ph.p_vaddr, ph.p_filesz};
         }
     if (t->want && t->want_offsets)
-        want_addresses(t);
+        sc_symtab_want_ready(t);
     elf_getshdrstrndx(e, &shstr);
     Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *pcln = NULL;
     GElf_Shdr sym_sh, dyn_sh, pcln_sh;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -595,16 +596,49 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
     return s->tables[k - 1] ? k : 0;
 }
 
-static void load_kernel(struct sc_symbolizer *s)
+/* The kernel's symbols for addrs[0..n) only (one_shot), from a plain file read whole: 1
+ * when done, 0 when not (then all of them are read). */
+static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat *st,
+                              const uint64_t *addrs, uint32_t n)
+{
+    if (!s->o.one_shot || !n || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
+        st->st_size >= (256 << 20))
+        return 0;
+    void *text = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (text == MAP_FAILED)
+        return 0;
+    struct sc_symtab *t = &s->kernel;
+    t->want = malloc((size_t)n * sizeof *addrs);
+    if (t->want) {
+        memcpy(t->want, addrs, (size_t)n * sizeof *addrs);
+        t->nwant = n;
+        sc_symtab_want_ready(t);
+        sc_symtab_parse_kallsyms(t, text, (size_t)st->st_size);
+        free(t->want);
+        t->want = NULL;
+        t->nwant = 0;
+    }
+    munmap(text, (size_t)st->st_size);
+    return t->nadd > 0;
+}
+
+static void load_kernel(struct sc_symbolizer *s, const uint64_t *addrs, uint32_t n)
 {
     s->kernel_loaded = 1;
     int fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
+    struct stat st;
+    int plain = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (plain && load_kernel_wanted(s, fd, &st, addrs, n)) {
+        close(fd);
+        sc_symtab_finish(&s->kernel, KERNEL_GAP);
+        s->st.kernel_symbols = s->kernel.n;
+        return;
+    }
     /* a plain file (perf record's copy) tells its size: room for all its symbols at once
      * (a line has at least 20 bytes; the room not used is given back by the finish) */
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (64 << 20))
+    if (plain && st.st_size > 0 && st.st_size < (64 << 20))
         sc_symtab_reserve(&s->kernel, (uint32_t)(st.st_size / 20), (size_t)st.st_size);
     /* parsed a chunk at a time (the text is several MB; its symbols far less) */
     char chunk[65536];
@@ -870,7 +904,7 @@ void sc_symbolizer_resolve(struct sc_symbolizer *s, uint32_t dso, const uint64_t
     switch (d->kind) {
     case SC_DSO_KERNEL:
         if (!s->kernel_loaded)
-            load_kernel(s);
+            load_kernel(s, addrs, n);
         r.t = &s->kernel;
         break;
     case SC_DSO_VDSO:

@@ -246,6 +246,28 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
     t->bytes = sizeof *t + (size_t)t->cap * sizeof *t->v + t->names_cap;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void sc_symtab_want_ready(struct sc_symtab *t)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; t->want_offsets && i < t->nwant; i++) {
+        uint64_t va;
+        if (sc_symtab_vaddr(t, t->want[i], &va))
+            t->want[i] = va;
+    }
+    qsort(t->want, t->nwant, sizeof *t->want, cmp_u64);
+    for (uint32_t i = 0; i < t->nwant; i++)
+        if (!k || t->want[k - 1] != t->want[i])
+            t->want[k++] = t->want[i];
+    t->nwant = k;
+    t->want_offsets = 0;
+}
+
 /* Sorts c[0..n) by start, stably, as radix_sort does the symbols. -1 without memory. */
 static int radix_sort_cands(struct sc_symtab_cand *c, uint32_t n)
 {
@@ -403,33 +425,83 @@ static const char *skip_blanks(const char *p, const char *end)
     return p;
 }
 
+/* One line of kallsyms, [p, le): 1 when it is a text symbol (then its address, rank and
+ * name), else 0. */
+static int kallsyms_line(const char *p, const char *le, uint64_t *addr, uint8_t *rank,
+                         const char **name, size_t *nlen)
+{
+    const char *s = p;
+    if (read_hex(&s, le, addr) || s >= le || (*s != ' ' && *s != '\t'))
+        return 0;
+    s = skip_blanks(s, le);
+    if (s + 1 >= le)
+        return 0;
+    char type = *s++;
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+        return 0;
+    s = skip_blanks(s, le);
+    *name = s;
+    while (s < le && *s != ' ' && *s != '\t')
+        s++;
+    if (!*addr || s == *name)
+        return 0;
+    *rank = type == 'T' ? 3 : type == 't' ? 2 : 1;
+    *nlen = (size_t)(s - *name);
+    return 1;
+}
+
+/* kallsyms for some addresses only (t->want): the lines of the symbols they need (as
+ * sc_symtab_wanted picks them, the lines' offsets for indexes), then those added. 1 when
+ * done, 0 when it cannot be (the text is too big, no memory): then all are added. */
+static int kallsyms_wanted(struct sc_symtab *t, const char *text, size_t len, int *rc)
+{
+    if (len > UINT32_MAX)
+        return 0;
+    struct sc_symtab_cand *c = NULL;
+    uint32_t nc = 0, cap = 0, *pick = NULL, npick = 0;
+    const char *p = text, *end = text + len, *name;
+    uint64_t addr;
+    uint8_t rank;
+    size_t nlen;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        if (kallsyms_line(p, le, &addr, &rank, &name, &nlen)) {
+            if (sc_grow_array(&c, &cap, (uint64_t)nc + 1, sizeof *c)) {
+                free(c);
+                return 0;
+            }
+            c[nc++] = (struct sc_symtab_cand){addr, (uint32_t)(p - text)};
+        }
+        p = nl ? nl + 1 : end;
+    }
+    int ok = sc_symtab_wanted(t, c, nc, &pick, &npick) == 0;
+    free(c);
+    *rc = 0;
+    for (uint32_t i = 0; ok && i < npick && !*rc; i++) {
+        p = text + pick[i];
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        if (kallsyms_line(p, le, &addr, &rank, &name, &nlen))
+            *rc = sc_symtab_add(t, addr, 0, name, nlen, rank);
+    }
+    free(pick);
+    return ok;
+}
+
 int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len)
 {
-    const char *p = text, *end = text + len;
+    int rc;
+    if (t->want && !t->want_offsets && kallsyms_wanted(t, text, len, &rc))
+        return rc;
+    const char *p = text, *end = text + len, *name;
+    uint64_t addr;
+    uint8_t rank;
+    size_t nlen;
     while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *le = nl ? nl : end;
-        uint64_t addr;
-        const char *s = p;
-        p = nl ? nl + 1 : end;
-        if (read_hex(&s, le, &addr) || s >= le || (*s != ' ' && *s != '\t'))
-            continue;
-        s = skip_blanks(s, le);
-        if (s + 1 >= le)
-            continue;
-        char type = *s++;
-        if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-            continue;
-        s = skip_blanks(s, le);
-        const char *name = s;
-        while (s < le && *s != ' ' && *s != '\t')
-            s++;
-        if (!addr || s == name)
-            continue;
-        uint8_t rank = type == 'T' ? 3 : type == 't' ? 2 : 1;
-        int rc = sc_symtab_add(t, addr, 0, name, (size_t)(s - name), rank);
-        if (rc)
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        if (kallsyms_line(p, le, &addr, &rank, &name, &nlen) &&
+            (rc = sc_symtab_add(t, addr, 0, name, nlen, rank)) != 0)
             return rc;
+        p = nl ? nl + 1 : end;
     }
     return 0;
 }

@@ -88,6 +88,9 @@ int sc_symtab_add_ref(struct sc_symtab *t, uint64_t start, uint64_t size, uint32
  * smaller: deterministic), gives size-0 symbols the distance to the next symbol (at most
  * max_gap; 0 = unbounded; sizes stop at 4 GiB) and frees the building state. */
 void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap);
+/* Makes t->want what adding symbols reads: link-time addresses (file offsets through the
+ * segments, when want_offsets), sorted and distinct. */
+void sc_symtab_want_ready(struct sc_symtab *t);
 /* A symbol that could be added: its start, its index in its table. */
 struct sc_symtab_cand {
     uint64_t start;
@@ -110,7 +113,8 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
 
 /* /proc/kallsyms text: "ffffffff81000000 T _stext [module]" lines. Keeps text symbols
  * (t, T, w, W with a non-zero address); a module name is kept out of the symbol's name.
- * Lines that do not parse are skipped. 0 or SC_ENOMEM. */
+ * Lines that do not parse are skipped. With t->want (ready), text is the whole of it and
+ * only the symbols those addresses need are added. 0 or SC_ENOMEM. */
 int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len);
 
 /* A JIT's perf map (/tmp/perf-PID.map): "START SIZE name" lines, hex START and SIZE

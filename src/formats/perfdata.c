@@ -1548,12 +1548,17 @@ static void kernel_start(struct dec *d)
     so.perf_names = 1;
     so.no_debuginfod = 1;
     so.kallsyms = kallsyms_path(d);
+    /* a plain file is read once the kernel's addresses are known, for their symbols only
+     * (a few ms); /proc/kallsyms, all of which is formatted whatever is read of it, by a
+     * thread of its own meanwhile */
+    so.one_shot = so.kallsyms != NULL;
     char err[SC_ERR_LEN];
     if (sc_symbolizer_new(&so, &d->ksym, err)) {
         d->ksym = NULL;
         return;
     }
-    d->kstarted = pthread_create(&d->kthread, NULL, kernel_load, d) == 0;
+    if (!so.one_shot)
+        d->kstarted = pthread_create(&d->kthread, NULL, kernel_load, d) == 0;
 }
 
 /* The symbolizer of a DSO's addresses (the kernel's own, once it is loaded). */
