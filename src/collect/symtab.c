@@ -457,16 +457,35 @@ static int kallsyms_wanted(struct sc_symtab *t, const char *text, size_t len, in
 {
     if (len > UINT32_MAX)
         return 0;
-    struct sc_symtab_cand *c = NULL;
-    uint32_t nc = 0, cap = 0, *pick = NULL, npick = 0;
+    /* a line has at least 20 bytes ("ffffffff81000000 T x\n"): room for all at once */
+    uint32_t nc = 0, cap = (uint32_t)(len / 20) + 1, *pick = NULL, npick = 0;
+    struct sc_symtab_cand *c = malloc((size_t)cap * sizeof *c);
+    if (!c)
+        return 0;
     const char *p = text, *end = text + len, *name;
     uint64_t addr;
     uint8_t rank;
     size_t nlen;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-        if (kallsyms_line(p, le, &addr, &rank, &name, &nlen)) {
-            if (sc_grow_array(&c, &cap, (uint64_t)nc + 1, sizeof *c)) {
+        int text_sym = -1;
+        if (le - p > 19 && p[16] == ' ' && p[18] == ' ' && p[19] != ' ' && p[19] != '\t') {
+            /* the usual line, 16 digits, its type, its name: its address is all needed */
+            unsigned bad = 0;
+            addr = 0;
+            for (int k = 0; k < 16; k++) {
+                unsigned h = hex_of(p[k]);
+                bad |= h >> 4;
+                addr = addr << 4 | (h & 15);
+            }
+            char type = p[17];
+            if (!bad)
+                text_sym = addr && (type == 't' || type == 'T' || type == 'w' || type == 'W');
+        }
+        if (text_sym < 0) /* (any other line as the full parse reads it) */
+            text_sym = kallsyms_line(p, le, &addr, &rank, &name, &nlen);
+        if (text_sym) {
+            if (nc == cap && sc_grow_array(&c, &cap, (uint64_t)nc + 1, sizeof *c)) {
                 free(c);
                 return 0;
             }

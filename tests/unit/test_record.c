@@ -862,7 +862,9 @@ static void test_symtab_wanted(void)
         uint64_t a = (i < NS / 2 ? 0xffffffffc0000000ULL : 0xffffffff81000000ULL) + i * 0x40 +
                      (x % 4 == 0 ? 0 : x % 0x30);
         const char *types = "tTtWdD";
-        len += (size_t)snprintf(text + len, sizeof text - len, "%016llx %c k%u%s\n",
+        /* (now and then a line of another shape: tabs, 0x, fewer digits) */
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                x % 11 == 0 ? "0x%llx\t%c\tk%u%s\n" : "%016llx %c k%u%s\n",
                                 (unsigned long long)a, types[x % 6], (unsigned)i,
                                 i < NS / 2 ? "\t[mod]" : "");
     }
