@@ -1,5 +1,6 @@
 /* selector.c - PromQL label matchers: parsing, PCRE2 regexes; label sets parsed from text. */
 #include "query/selector.h"
+#include "query/selector_int.h"
 #include "model/error.h"
 #include "model/hash.h"
 
@@ -11,15 +12,6 @@
 #include "query/regex.h"
 
 /* ---- the parser ---- */
-
-struct sc_selector {
-    struct sc_arena arena;
-    struct sc_matcher *m;
-    pcre2_code **re; /* per matcher; NULL for = and != */
-    uint32_t n, cap;
-    pcre2_match_context *mctx;
-    struct sc_re_budget *budget; /* NULL: none (sc_selector_set_budget) */
-};
 
 struct lexer {
     const char *s;
@@ -391,16 +383,6 @@ int sc_labels_parse(const char *text, struct sc_labels *l, char *err)
     return rc;
 }
 
-uint32_t sc_selector_nmatchers(const struct sc_selector *s)
-{
-    return s ? s->n : 0;
-}
-
-const struct sc_matcher *sc_selector_matcher(const struct sc_selector *s, uint32_t i)
-{
-    return s && i < s->n ? &s->m[i] : NULL;
-}
-
 static int match_one(const struct sc_selector *s, uint32_t i, const char *v, size_t n,
                      pcre2_match_data *md)
 {
@@ -424,18 +406,6 @@ void sc_selector_set_budget(struct sc_selector *s, struct sc_re_budget *b)
 {
     if (s)
         s->budget = b;
-}
-
-int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value, size_t len)
-{
-    if (!s || i >= s->n)
-        return 0;
-    pcre2_match_data *md = NULL;
-    if (s->re[i] && !(md = pcre2_match_data_create(1, NULL)))
-        return 0;
-    int r = match_one(s, i, value ? value : "", value ? len : 0, md);
-    pcre2_match_data_free(md);
-    return r;
 }
 
 int sc_selector_match_text(const struct sc_selector *s, const char *labels)

@@ -67,14 +67,6 @@ struct sc_re_budget;
  * every regex fails to match and b->over says so (query/regex.h). */
 void sc_selector_set_budget(struct sc_selector *s, struct sc_re_budget *b);
 
-/* The matchers, in the order written, for pushing them down to a database (e.g. `=` as
- * SQL equality); the pointer lives as long as the selector. */
-uint32_t sc_selector_nmatchers(const struct sc_selector *s);
-const struct sc_matcher *sc_selector_matcher(const struct sc_selector *s, uint32_t i);
-
-/* 1 when matcher i holds for a label value ("" = absent), else 0. */
-int sc_selector_match_value(const struct sc_selector *s, uint32_t i, const char *value, size_t len);
-
 /* Appends the selector in canonical form: matchers in the order written, `{a="x",b=~"y"}`,
  * quoted as sc_labels_format quotes. sc_selector_parse reads it back to the same matchers. */
 void sc_selector_format(const struct sc_selector *s, struct sc_buf *out);

@@ -6,6 +6,7 @@
 #include "query/regex.h"
 #include "config/config.h"
 #include "query/selector.h"
+#include "query/selector_int.h"
 
 static struct sc_labels set_of(const char *text)
 {
@@ -33,6 +34,17 @@ static int matches(const char *sel, const char *lab)
     return r;
 }
 
+/* 1 when s (its one matcher on label a) holds for a = value (len bytes, NULs kept). */
+static int match_a(const struct sc_selector *s, const char *value, size_t len)
+{
+    struct sc_labels l;
+    sc_labels_init(&l);
+    sc_labels_set(&l, "a", 1, value, len);
+    int r = sc_selector_match(s, &l);
+    sc_labels_release(&l);
+    return r;
+}
+
 /* The error of a selector that must not parse ("" when it parsed). */
 static const char *parse_error(const char *sel)
 {
@@ -57,15 +69,14 @@ static void test_parse_forms(void)
                                "a!~\"b.*\"}",
                                &s, err),
              0);
-    T_EQ_INT(sc_selector_nmatchers(s), 4);
-    const struct sc_matcher *m = sc_selector_matcher(s, 0);
+    T_EQ_INT(s->n, 4);
+    const struct sc_matcher *m = (&s->m[0]);
     T_EQ_MEM(m->name.ptr, m->name.len, "service_name");
     T_EQ_MEM(m->value.ptr, m->value.len, "api");
     T_EQ_INT(m->op, SC_MATCH_EQ);
-    T_EQ_INT(sc_selector_matcher(s, 1)->op, SC_MATCH_RE);
-    T_EQ_INT(sc_selector_matcher(s, 2)->op, SC_MATCH_NE);
-    T_EQ_INT(sc_selector_matcher(s, 3)->op, SC_MATCH_NRE);
-    T_CHECK(sc_selector_matcher(s, 4) == NULL);
+    T_EQ_INT((&s->m[1])->op, SC_MATCH_RE);
+    T_EQ_INT((&s->m[2])->op, SC_MATCH_NE);
+    T_EQ_INT((&s->m[3])->op, SC_MATCH_NRE);
     struct sc_buf b = SC_BUF_INIT;
     sc_selector_format(s, &b);
     T_EQ_STR(b.data, "{service_name=\"api\",env=~\"prod|stage\",pod!=\"x\",a!~\"b.*\"}");
@@ -75,21 +86,21 @@ static void test_parse_forms(void)
     const char *all[] = {"", "{}", "  { }  ", "{\n}"};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         T_EQ_INT(sc_selector_parse(all[i], &s, err), 0);
-        T_EQ_INT(sc_selector_nmatchers(s), 0);
+        T_EQ_INT(s->n, 0);
         T_EQ_INT(sc_selector_match(s, NULL), 1);
         sc_selector_free(s);
     }
     T_EQ_INT(sc_selector_parse(NULL, &s, err), 0);
-    T_EQ_INT(sc_selector_nmatchers(s), 0);
+    T_EQ_INT(s->n, 0);
     sc_selector_free(s);
 
     /* dotted names, spacing, trailing comma, all three quotes, quoted names */
     T_EQ_INT(sc_selector_parse(" {otel.scope.name = 'x' , \"my-label\"=`a\\b`,} ", &s, err), 0);
-    T_EQ_INT(sc_selector_nmatchers(s), 2);
-    m = sc_selector_matcher(s, 0);
+    T_EQ_INT(s->n, 2);
+    m = (&s->m[0]);
     T_EQ_MEM(m->name.ptr, m->name.len, "otel.scope.name");
     T_EQ_MEM(m->value.ptr, m->value.len, "x");
-    m = sc_selector_matcher(s, 1);
+    m = (&s->m[1]);
     T_EQ_MEM(m->name.ptr, m->name.len, "my-label");
     T_EQ_MEM(m->value.ptr, m->value.len, "a\\b"); /* backquotes: raw */
     b.len = 0;
@@ -106,8 +117,7 @@ static void test_parse_forms(void)
     struct sc_buf b2 = SC_BUF_INIT;
     sc_selector_format(s2, &b2);
     T_EQ_STR(b2.data, b.data);
-    T_EQ_MEM(sc_selector_matcher(s2, 0)->value.ptr, sc_selector_matcher(s2, 0)->value.len,
-             "x\\.y\n");
+    T_EQ_MEM((&s2->m[0])->value.ptr, (&s2->m[0])->value.len, "x\\.y\n");
     sc_selector_free(s2);
     sc_selector_free(s);
     sc_buf_release(&b);
@@ -120,22 +130,22 @@ static void test_escapes(void)
     char err[SC_ERR_LEN];
     T_EQ_INT(
         sc_selector_parse("{a=\"q\\\"b\\\\t\\t\\n\\x41\\101\\u00e9\\U0001F600'\\'\"}", &s, err), 0);
-    const struct sc_matcher *m = sc_selector_matcher(s, 0);
+    const struct sc_matcher *m = (&s->m[0]);
     T_EQ_MEM(m->value.ptr, m->value.len, "q\"b\\t\t\nAA\xc3\xa9\xf0\x9f\x98\x80''");
     sc_selector_free(s);
     T_EQ_INT(sc_selector_parse("{a='it\\'s \"fine\"'}", &s, err), 0);
-    m = sc_selector_matcher(s, 0);
+    m = (&s->m[0]);
     T_EQ_MEM(m->value.ptr, m->value.len, "it's \"fine\"");
     sc_selector_free(s);
     /* a NUL byte by escape keeps its length */
     T_EQ_INT(sc_selector_parse("{a=\"x\\x00y\"}", &s, err), 0);
-    T_EQ_INT(sc_selector_matcher(s, 0)->value.len, 3);
-    T_EQ_INT(sc_selector_match_value(s, 0, "x\0y", 3), 1);
-    T_EQ_INT(sc_selector_match_value(s, 0, "x", 1), 0);
+    T_EQ_INT((&s->m[0])->value.len, 3);
+    T_EQ_INT(match_a(s, "x\0y", 3), 1);
+    T_EQ_INT(match_a(s, "x", 1), 0);
     sc_selector_free(s);
     /* raw strings keep newlines; quoted ones may not hold one */
     T_EQ_INT(sc_selector_parse("{a=`x\ny`}", &s, err), 0);
-    T_EQ_MEM(sc_selector_matcher(s, 0)->value.ptr, sc_selector_matcher(s, 0)->value.len, "x\ny");
+    T_EQ_MEM((&s->m[0])->value.ptr, (&s->m[0])->value.len, "x\ny");
     sc_selector_free(s);
     T_EQ_STR(parse_error("{a=\"x\ny\"}"), "bad selector at offset 3: unterminated string");
     T_EQ_STR(parse_error("{a=\"\\q\"}"), "bad selector at offset 4: unknown escape, got '\\q\"}'");
@@ -245,17 +255,16 @@ static void test_matching(void)
     T_EQ_INT(sc_selector_parse("{a=~\"(x+x+)+y\"}", &s, err), 0);
     char val[4096];
     memset(val, 'x', sizeof val);
-    T_EQ_INT(sc_selector_match_value(s, 0, val, sizeof val), 0);
-    T_EQ_INT(sc_selector_match_value(s, 0, "xxy", 3), 1);
-    T_EQ_INT(sc_selector_match_value(s, 7, "xxy", 3), 0);
+    T_EQ_INT(match_a(s, val, sizeof val), 0);
+    T_EQ_INT(match_a(s, "xxy", 3), 1);
     sc_selector_free(s);
     /* JIT code that runs out of stack hands over to the interpreter */
     T_EQ_INT(sc_selector_parse("{a=~\"(a|b)*c\"}", &s, err), 0);
     memset(val, 'a', sizeof val);
     val[sizeof val - 1] = 'c';
-    T_EQ_INT(sc_selector_match_value(s, 0, val, sizeof val), 1);
+    T_EQ_INT(match_a(s, val, sizeof val), 1);
     val[sizeof val - 1] = 'a';
-    T_EQ_INT(sc_selector_match_value(s, 0, val, sizeof val), 0);
+    T_EQ_INT(match_a(s, val, sizeof val), 0);
     sc_selector_free(s);
 }
 
