@@ -48,17 +48,25 @@ static const char *const local_ddl[] = {
     /* tables made before push ids ('?': 18.16 has no ADD COLUMN IF NOT EXISTS, so an
      * error other than "unavailable" is taken for "it exists") */
     "?ALTER TABLE %s.scorch_profiles_local ADD COLUMN push UInt64",
-    /* the rollups of an insert's profiles summed per bucket as they are inserted (an
-     * insert is a batch of the local log: up to a thousand profiles), so merges re-sum
-     * a row per series and bucket and batch rather than one per profile */
+    /* what scorch inserts: profile rows (res 0) and the rollups it summed of them
+     * (clickhouse_write.c), in one insert that the views below send to their tables. The
+     * views that summed the rollups in ClickHouse (a row per profile, then a sumMap per
+     * insert: most of its CPU) are dropped: with them the rollups would be counted twice */
     "DROP TABLE IF EXISTS %s.scorch_rollup_mv",
-    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_rollup_sum_mv TO "
-    "%1$s.scorch_rollup_local AS SELECT tenant, type, arrayJoin([600, 3600, 86400]) AS res, "
-    "series, intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, unit, "
-    "count() AS profiles, sum(duration_ns) AS duration, sum(total) AS total, "
-    "tupleElement(sumMap(stacks, values), 1) AS `stackMap.stack`, "
-    "tupleElement(sumMap(stacks, values), 2) AS `stackMap.value` "
-    "FROM %1$s.scorch_profiles_local GROUP BY tenant, type, res, series, bucket, unit",
+    "DROP TABLE IF EXISTS %s.scorch_rollup_sum_mv",
+    "CREATE TABLE IF NOT EXISTS %s.scorch_ingest_local (tenant String, type String, "
+    "series UInt64, time_ns Int64, duration_ns Int64, unit String, timed UInt8, total Int64, "
+    "nsamples UInt32, stacks Array(UInt64), values Array(Int64), times Array(Int64), "
+    "push UInt64, res UInt32, profiles UInt64) ENGINE = Null",
+    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_ingest_profiles_mv TO "
+    "%1$s.scorch_profiles_local AS SELECT tenant, type, series, time_ns, duration_ns, unit, "
+    "timed, total, nsamples, stacks, values, times, push FROM %1$s.scorch_ingest_local "
+    "WHERE res = 0",
+    /* a rollup row: time_ns is its bucket (seconds), duration_ns its profiles' durations */
+    "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_ingest_rollup_mv TO "
+    "%1$s.scorch_rollup_local AS SELECT tenant, type, res, series, time_ns AS bucket, unit, "
+    "profiles, duration_ns AS duration, total, stacks AS `stackMap.stack`, "
+    "values AS `stackMap.value` FROM %1$s.scorch_ingest_local WHERE res != 0",
 };
 
 /* The tables reads use with a cluster (without a sharding key: scorch inserts into the

@@ -31,12 +31,14 @@
  *       profile's rows, so the same profile sent again is known). PARTITION BY day,
  *       ORDER BY (tenant, type, series, time_ns). A profile's rows go in one INSERT and
  *       one part (one day), so a profile is stored whole or not at all.
- *   scorch_rollup_local    SummingMergeTree fed by a materialized view: (tenant, type, res,
- *       series, bucket, unit) -> profiles, duration, total and stackMap (Nested stack,
- *       value: summed by stack as parts merge), res 600, 3600 and 86400 s, bucket in
- *       seconds. The view sums an insert's profiles (a batch of the log) per series and
- *       bucket (sumMap), so merges re-sum a row per series, bucket and batch, not one per
- *       profile. Materialized at insert, rollups are never stale:
+ *   scorch_rollup_local    SummingMergeTree: (tenant, type, res, series, bucket, unit) ->
+ *       profiles, duration, total and stackMap (Nested stack, value: summed by stack as parts
+ *       merge), res 600, 3600 and 86400 s, bucket in seconds. scorch sums an insert's
+ *       profiles per series and bucket (clickhouse_write.c) and sends the sums in the
+ *       insert that carries the profiles, into the Null table scorch_ingest_local whose
+ *       views route profile rows (res 0) and rollup rows to their tables: a profile and its
+ *       share of the rollups are stored by one insert, so merges re-sum a row per series,
+ *       bucket and insert, not one per profile. Written at insert, rollups are never stale:
  *       any whole bucket inside a read's range can come from them, and the answer is the
  *       same as from raw rows.
  *   scorch_stacks_local    ReplacingMergeTree (stack, week): a stack's frame ids, leaf

@@ -11,9 +11,12 @@
 #include <string.h>
 
 /* Column lists of the inserts, in the order the rows are encoded. */
-static const char ins_profiles[] =
-    "scorch_profiles_local (tenant, type, series, time_ns, duration_ns, unit, timed, total, "
-    "nsamples, stacks, values, times, push)";
+/* Profiles and their rollups go in one insert into the Null table scorch_ingest_local, whose
+ * views send the rows with res 0 to the profiles and the others to the rollups
+ * (clickhouse.c): a profile and its share of the rollups are stored by the same insert. */
+static const char ins_ingest[] =
+    "scorch_ingest_local (tenant, type, series, time_ns, duration_ns, unit, timed, total, "
+    "nsamples, stacks, values, times, push, res, profiles)";
 static const char ins_stacks[] = "scorch_stacks_local (stack, week, frames, inlined)";
 static const char ins_frames[] = "scorch_frames_local (frame, week, function, file, line, binary)";
 static const char ins_series[] =
@@ -471,6 +474,224 @@ static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view 
     return rc;
 }
 
+/* ---- rollups ----
+ *
+ * Summed here rather than by a view: ClickHouse 18.16's sumMap spent 0.7 ms of CPU a
+ * profile (its map of Fields), ten times the rest of the insert. A way's profiles are
+ * summed per (tenant, type, resolution, series, bucket, unit), each stack's values added
+ * up (what SummingMergeTree does as parts merge, zero sums left out as it does), and go in
+ * the insert that carries the profiles. */
+
+static const uint32_t rollup_res[3] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
+
+struct rgroup {
+    struct sc_str tenant, type, unit; /* views into the records */
+    uint64_t series, profiles;
+    int64_t bucket, duration, total;
+    uint32_t res;
+    struct sc_map64 ix; /* stack -> index into kv */
+    struct rpair {
+        uint64_t stack;
+        int64_t sum;
+    } * kv;
+    uint32_t n, cap;
+};
+
+struct rollups {
+    struct sc_map64 ix; /* a group's key hash -> index into g */
+    struct rgroup *g;
+    uint32_t n, cap;
+    const struct rgroup *want; /* the key being looked up (group_eq) */
+};
+
+static int str_eq(struct sc_str a, struct sc_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static int group_eq(void *ctx, uint32_t i)
+{
+    const struct rollups *r = ctx;
+    const struct rgroup *a = &r->g[i], *b = r->want;
+    return a->series == b->series && a->bucket == b->bucket && a->res == b->res &&
+           str_eq(a->tenant, b->tenant) && str_eq(a->type, b->type) && str_eq(a->unit, b->unit);
+}
+
+/* The group of key (its stacks not set), created when new. NULL when out of memory. */
+static struct rgroup *group_get(struct rollups *r, const struct rgroup *key)
+{
+    uint64_t h = sc_hash64(key->tenant.ptr, key->tenant.len);
+    h = sc_hash_combine(h, sc_hash64(key->type.ptr, key->type.len));
+    h = sc_hash_combine(h, sc_hash64(key->unit.ptr, key->unit.len));
+    h = sc_hash_combine(h, key->series);
+    h = sc_hash_combine(h, (uint64_t)key->bucket);
+    h = sc_hash_combine(h, key->res);
+    r->want = key;
+    int added;
+    uint32_t *slot = sc_map64_intern(&r->ix, h, r->n, group_eq, r, &added);
+    if (!slot)
+        return NULL;
+    if (!added)
+        return &r->g[*slot];
+    if (sc_grow_array(&r->g, &r->cap, (uint64_t)r->n + 1, sizeof *r->g))
+        return NULL; /* the map names an index past the end: never read, as we fail */
+    struct rgroup *g = &r->g[r->n++];
+    *g = (struct rgroup){key->tenant, key->type, key->unit, key->series, 0, key->bucket, 0, 0,
+                         key->res,    {0},       NULL,      0,           0};
+    sc_map64_init(&g->ix);
+    return g;
+}
+
+static void rollups_release(struct rollups *r)
+{
+    for (uint32_t i = 0; i < r->n; i++) {
+        sc_map64_release(&r->g[i].ix);
+        free(r->g[i].kv);
+    }
+    free(r->g);
+    sc_map64_release(&r->ix);
+}
+
+/* Adds one profile row (its key read, then n stacks and values at vals) to the rollups of
+ * each resolution. 0 or SC_ENOMEM. */
+static int rollup_add(struct rollups *r, const struct rgroup *row, const uint8_t *stacks,
+                      const uint8_t *vals, uint32_t n, uint64_t time_ns)
+{
+    for (int k = 0; k < 3; k++) {
+        struct rgroup key = *row;
+        key.res = rollup_res[k];
+        int64_t secs = (int64_t)(time_ns / (uint64_t)CH_NS);
+        key.bucket = secs / key.res * key.res;
+        struct rgroup *g = group_get(r, &key);
+        if (!g)
+            return SC_ENOMEM;
+        g->profiles++;
+        /* sums wrap, as ClickHouse's do */
+        g->duration = (int64_t)((uint64_t)g->duration + (uint64_t)row->duration);
+        g->total = (int64_t)((uint64_t)g->total + (uint64_t)row->total);
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t st, v;
+            memcpy(&st, stacks + 8 * (size_t)i, 8);
+            memcpy(&v, vals + 8 * (size_t)i, 8);
+            int added;
+            uint32_t *slot = sc_map64_upsert(&g->ix, st, g->n, &added);
+            if (!slot)
+                return SC_ENOMEM;
+            if (added) {
+                if (sc_grow_array(&g->kv, &g->cap, (uint64_t)g->n + 1, sizeof *g->kv))
+                    return SC_ENOMEM;
+                g->kv[g->n++] = (struct rpair){st, 0};
+            }
+            g->kv[*slot].sum = (int64_t)((uint64_t)g->kv[*slot].sum + v);
+        }
+    }
+    return 0;
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    uint64_t x = ((const struct rpair *)a)->stack, y = ((const struct rpair *)b)->stack;
+    return x < y ? -1 : x > y;
+}
+
+/* One profile row of a record (RowBinary, ins_ingest's columns up to push): its rollup key
+ * into key, its time, and where its n stacks and values are. 0, or -1 when malformed. */
+static int read_row(struct ch_rd *r, struct rgroup *key, uint64_t *time_ns, const uint8_t **stacks,
+                    const uint8_t **vals, uint32_t *n)
+{
+    memset(key, 0, sizeof *key);
+    key->tenant = ch_get_str(r);
+    key->type = ch_get_str(r);
+    key->series = ch_get_u64(r);
+    *time_ns = ch_get_u64(r);
+    key->duration = (int64_t)ch_get_u64(r);
+    key->unit = ch_get_str(r);
+    (void)ch_get_u8(r); /* timed */
+    key->total = (int64_t)ch_get_u64(r);
+    if (r->bad || r->end - r->p < 4) /* nsamples */
+        r->bad = 1;
+    else
+        r->p += 4;
+    uint64_t len[3];
+    const uint8_t *at[3];
+    for (int c = 0; c < 3; c++) { /* stacks, values, times */
+        len[c] = ch_get_len(r, 8);
+        at[c] = r->p;
+        if (!r->bad)
+            r->p += 8 * len[c];
+    }
+    (void)ch_get_u64(r); /* push */
+    if (len[0] != len[1] || len[0] > UINT32_MAX)
+        r->bad = 1;
+    *stacks = at[0];
+    *vals = at[1];
+    *n = (uint32_t)len[0];
+    return r->bad ? -1 : 0;
+}
+
+/* A way's insert into out: its records' profile rows (res 0) and their rollups. 0 or
+ * SC_ENOMEM. */
+static int encode_way(struct ch_shard *sh, const struct rec_view *const *recs, uint32_t n,
+                      struct sc_buf *out)
+{
+    struct rollups r;
+    memset(&r, 0, sizeof r);
+    sc_map64_init(&r.ix);
+    int rc = 0;
+    struct rgroup key;
+    uint64_t t;
+    const uint8_t *stacks, *vals;
+    uint32_t m;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const uint8_t *p = (const uint8_t *)recs[i]->rows.data;
+        struct ch_rd rd = {p, p + recs[i]->rows.len, 0};
+        while (rd.p < rd.end && read_row(&rd, &key, &t, &stacks, &vals, &m) == 0)
+            ;
+        if (rd.bad) { /* cannot be: its hash matched; never let one record stop the log */
+            sc_logf("clickhouse shard %u: a malformed record left out", (unsigned)sh->index);
+            continue;
+        }
+        rd = (struct ch_rd){p, p + recs[i]->rows.len, 0};
+        while (rd.p < rd.end && rc == 0) {
+            const uint8_t *start = rd.p;
+            read_row(&rd, &key, &t, &stacks, &vals, &m);
+            sc_buf_append(out, start, (size_t)(rd.p - start));
+            ch_put_u32(out, 0); /* res 0: a profile */
+            ch_put_u64(out, 0);
+            rc = rollup_add(&r, &key, stacks, vals, m, t);
+        }
+    }
+    for (uint32_t i = 0; i < r.n && rc == 0; i++) {
+        struct rgroup *g = &r.g[i];
+        if (g->n)
+            qsort(g->kv, g->n, sizeof *g->kv, cmp_pair);
+        uint32_t nz = 0;
+        for (uint32_t k = 0; k < g->n; k++)
+            nz += g->kv[k].sum != 0;
+        ch_put_str(out, g->tenant.ptr, g->tenant.len);
+        ch_put_str(out, g->type.ptr, g->type.len);
+        ch_put_u64(out, g->series);
+        ch_put_u64(out, (uint64_t)g->bucket); /* time_ns: the bucket, in seconds */
+        ch_put_u64(out, (uint64_t)g->duration);
+        ch_put_str(out, g->unit.ptr, g->unit.len);
+        ch_put_u8(out, 0);
+        ch_put_u64(out, (uint64_t)g->total);
+        ch_put_u32(out, 0);
+        for (int col = 0; col < 2; col++) {
+            ch_put_len(out, nz);
+            for (uint32_t k = 0; k < g->n; k++)
+                if (g->kv[k].sum)
+                    ch_put_u64(out, col ? (uint64_t)g->kv[k].sum : g->kv[k].stack);
+        }
+        ch_put_len(out, 0); /* times */
+        ch_put_u64(out, 0); /* push */
+        ch_put_u32(out, g->res);
+        ch_put_u64(out, g->profiles);
+    }
+    rollups_release(&r);
+    return rc || out->oom ? SC_ENOMEM : 0;
+}
+
 /* Inserts on one shard at once: ClickHouse 18.16 parses, sorts and writes an insert on
  * one thread, so a batch sent as a few inserts over as many connections takes the shard's
  * cores rather than one (and a busy machine's share of them). */
@@ -514,19 +735,35 @@ static int insert_all(struct ins_job *jobs, uint32_t n, char *err)
     return rc;
 }
 
+/* The order of a batch's profiles in its inserts: by series, so each series' rollups are
+ * summed in one insert; ties in the log's order, so a batch sent again is the same
+ * blocks (a replicated table leaves out a block it holds). */
+static int cmp_series(const void *a, const void *b)
+{
+    const struct rec_view *x = *(const struct rec_view *const *)a,
+                          *y = *(const struct rec_view *const *)b;
+    if (x->series_id != y->series_id)
+        return x->series_id < y->series_id ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* Frames, stacks and series first (ReplacingMergeTree: sending them again is harmless),
- * so a stored profile always finds them; then the profiles not stored yet, in a few
- * inserts of whole profiles (each one's rows in one). */
+ * so a stored profile always finds them; then the profiles not stored yet with their
+ * rollups, in a few inserts of whole profiles (each one's rows in one). */
 static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
                         char *err)
 {
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    const struct sc_buf **parts = malloc(4 * ((size_t)n + 1) * sizeof *parts);
-    if (!parts)
+    const struct sc_buf **parts = malloc(3 * ((size_t)n + 1) * sizeof *parts);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    const struct rec_view **pr = malloc(((size_t)n + 1) * sizeof *pr);
+    if (!parts || !pr) {
+        free(parts);
+        free(pr);
         return sc_errf(err, SC_ENOMEM, "out of memory");
+    }
     uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
-    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n,
-                        **pr = parts + 3 * (size_t)n;
+    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n;
     for (uint32_t i = 0; i < n; i++) {
         if (v[i].frames.len)
             pf[nf++] = &v[i].frames;
@@ -545,19 +782,32 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
         rc = mark_stored(s, sh, v, n, err);
     for (uint32_t i = 0; rc == 0 && i < n; i++)
         if (!v[i].dup)
-            pr[nr++] = &v[i].rows;
+            pr[nr++] = &v[i];
+    if (nr > 1) /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+        qsort(pr, nr, sizeof *pr, cmp_series);
     /* ways of at least 64 profiles each */
     uint32_t ways = nr / 64 < CH_INSERT_WAYS ? nr / 64 : CH_INSERT_WAYS;
     if (ways == 0)
         ways = 1;
-    for (uint32_t k = 0, at = 0; rc == 0 && k < ways; k++) {
+    struct sc_buf body[CH_INSERT_WAYS];
+    const struct sc_buf *one[CH_INSERT_WAYS];
+    for (uint32_t k = 0; k < CH_INSERT_WAYS; k++) {
+        body[k] = (struct sc_buf)SC_BUF_INIT;
+        one[k] = &body[k];
+    }
+    for (uint32_t k = 0, at = 0; rc == 0 && nr && k < ways; k++) {
         uint32_t take = nr / ways + (k < nr % ways);
-        jobs[k] = (struct ins_job){s, sh, ins_profiles, pr + at, take, 0, ""};
+        if (encode_way(sh, pr + at, take, &body[k]))
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        jobs[k] = (struct ins_job){s, sh, ins_ingest, &one[k], body[k].len ? 1 : 0, 0, ""};
         at += take;
     }
-    if (rc == 0)
+    if (rc == 0 && nr)
         rc = insert_all(jobs, ways, err);
+    for (uint32_t k = 0; k < CH_INSERT_WAYS; k++)
+        sc_buf_release(&body[k]);
     free(parts);
+    free(pr);
     return rc;
 }
 

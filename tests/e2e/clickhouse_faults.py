@@ -163,7 +163,7 @@ def faults():
     check(st == 200, "ingest with a working clickhouse: %d %s" % (st, data[:200]))
     # inserted from the local log within a flush (half a second; longer on a loaded machine)
     deadline = time.time() + 30
-    while not any(r.startswith("INSERT INTO default.scorch_profiles_local") and "RowBinary" in r
+    while not any(r.startswith("INSERT INTO default.scorch_ingest_local") and "RowBinary" in r
                   for r in Fake.requests):
         check(time.time() < deadline, "no RowBinary insert into the profiles: %s"
               % Fake.requests[-5:])
@@ -209,17 +209,17 @@ def faults():
     expect_error(srv, 503, "GET", "/api/v1/profile_types", words=["unavailable"],
                  what="types, clickhouse gone")
     # back: the same server inserts its log and takes pushes again, by itself
-    inserts0 = sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_prof"))
+    inserts0 = sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_ingest"))
     fake = ThreadingServer(("127.0.0.1", p), Handler)
     threading.Thread(target=fake.serve_forever, daemon=True).start()
     drained(srv, "clickhouse back")
     # a push is acknowledged as soon as the log has room; the flusher's retry comes after its
     # backoff (at most 5 s): wait for it, not for the acknowledgement
     t0 = time.time()
-    while (sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_prof"))
+    while (sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_ingest"))
            <= inserts0 and time.time() - t0 < 30):
         time.sleep(0.2)
-    check(sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_prof"))
+    check(sum(1 for r in Fake.requests if r.startswith("INSERT INTO default.scorch_ingest"))
           > inserts0, "the local log was not inserted within 30 s of clickhouse coming back")
     rc, _ = srv.stop()
     check(rc == 0, "server exit status %s" % rc)

@@ -8,7 +8,12 @@ Usage: clickhouse_log.py TMPDIR (env: SCORCH, SCORCH_SRC).
    heard back from); scorch restarts on the same data directory: every acknowledged push is
    stored exactly once, none lost, none twice.
 3. The same pushes sent again (a client whose answers were lost) are not stored again;
-   the log's segments are gone once inserted."""
+   the log's segments are gone once inserted.
+4. The rollups (summed by scorch, stored by the insert that stores their profiles) are the
+   raw profiles summed, per resolution, series, bucket and stack: each push counted once,
+   also after the crash. The rollup view of older versions (made here before scorch
+   starts) is dropped: a ClickHouse that runs the views of a view's target would count
+   every profile twice."""
 import os
 import signal
 import sys
@@ -61,6 +66,41 @@ def exactly_once(srv, acked, what):
     return len(seen), len(extra)
 
 
+# the materialized view older versions made
+LEGACY_VIEW = (
+    "CREATE MATERIALIZED VIEW scorch_rollup_sum_mv TO scorch_rollup_local AS SELECT tenant, "
+    "type, arrayJoin([600, 3600, 86400]) AS res, series, "
+    "intDiv(intDiv(time_ns, 1000000000), res) * res AS bucket, unit, count() AS profiles, "
+    "sum(duration_ns) AS duration, sum(total) AS total, "
+    "tupleElement(sumMap(stacks, values), 1) AS `stackMap.stack`, "
+    "tupleElement(sumMap(stacks, values), 2) AS `stackMap.value` "
+    "FROM scorch_profiles_local GROUP BY tenant, type, res, series, bucket, unit")
+
+
+def rollups_agree(ch):
+    """The rollups are the raw profiles summed: per resolution, series, bucket (profiles,
+    durations, totals) and stack."""
+    for res in (600, 3600, 86400):
+        b = "intDiv(intDiv(time_ns, 1000000000), %d) * %d" % (res, res)
+        raw = ch.sql("SELECT type, series, %s AS b, count(), sum(duration_ns), sum(total) FROM "
+                     "scorch_profiles_local GROUP BY type, series, b ORDER BY type, series, b"
+                     % b)
+        rolled = ch.sql("SELECT type, series, bucket, sum(profiles), sum(duration), sum(total) "
+                        "FROM scorch_rollup_local WHERE res = %d GROUP BY type, series, bucket "
+                        "ORDER BY type, series, bucket" % res)
+        check(raw == rolled and raw, "res %d: rollups %r, raw profiles %r" % (res, rolled[:300],
+                                                                          raw[:300]))
+        raw = ch.sql("SELECT type, series, %s AS b, s, sum(v) AS x FROM scorch_profiles_local "
+                     "ARRAY JOIN stacks AS s, values AS v GROUP BY type, series, b, s "
+                     "HAVING x != 0 ORDER BY type, series, b, s" % b)
+        rolled = ch.sql("SELECT type, series, bucket, s, sum(v) AS x FROM scorch_rollup_local "
+                        "ARRAY JOIN stackMap.stack AS s, stackMap.value AS v WHERE res = %d "
+                        "GROUP BY type, series, bucket, s HAVING x != 0 "
+                        "ORDER BY type, series, bucket, s" % res)
+        check(raw == rolled and raw, "res %d: the rollups' stacks differ from the raw "
+              "profiles' (%d and %d lines)" % (res, rolled.count("\n"), raw.count("\n")))
+
+
 def main():
     if not chc.available():
         print("SKIP: clickhouse-server is not installed (scripts/install-deps.sh test)",
@@ -78,6 +118,12 @@ def main():
     srv = Server(SCORCH, data, os.path.join(TMP, "scorch.log"), cfg)
     try:
         srv.start()
+        srv.stop()
+        ch.sql(LEGACY_VIEW)
+        srv.start()
+        left = ch.sql("SELECT count() FROM system.tables WHERE database = 'default' AND "
+                      "name = 'scorch_rollup_sum_mv'").strip()
+        check(left == "0", "the rollup view of older versions is still there")
         acked = set()
         for n in range(40):
             st, _, body = push(srv, n)
@@ -114,10 +160,12 @@ def main():
         dups = ch.sql("SELECT count() FROM (SELECT push, type, count() AS c FROM "
                       "scorch_profiles_local GROUP BY push, type HAVING c > 1)").strip()
         check(dups == "0", "profile rows with the same push id: %s" % dups)
+        rollups_agree(ch)
         rc, _ = srv.stop()
         check(rc == 0, "server exit status %s" % rc)
         print("local log: %d pushes acknowledged (%d while clickhouse was stopped), scorch "
-              "killed and restarted: each stored exactly once; 50 sent again, none stored twice"
+              "killed and restarted: each stored exactly once, rollups too; 50 sent again, none "
+              "stored twice"
               % (len(acked), 200))
     finally:
         srv.kill()
