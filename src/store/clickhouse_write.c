@@ -588,12 +588,6 @@ static int rollup_add(struct rollups *r, const struct rgroup *row, const uint8_t
     return 0;
 }
 
-static int cmp_pair(const void *a, const void *b)
-{
-    uint64_t x = ((const struct rpair *)a)->stack, y = ((const struct rpair *)b)->stack;
-    return x < y ? -1 : x > y;
-}
-
 /* One profile row of a record (RowBinary, ins_ingest's columns up to push): its rollup key
  * into key, its time, and where its n stacks and values are. 0, or -1 when malformed. */
 static int read_row(struct ch_rd *r, struct rgroup *key, uint64_t *time_ns, const uint8_t **stacks,
@@ -663,8 +657,6 @@ static int encode_way(struct ch_shard *sh, const struct rec_view *const *recs, u
     }
     for (uint32_t i = 0; i < r.n && rc == 0; i++) {
         struct rgroup *g = &r.g[i];
-        if (g->n)
-            qsort(g->kv, g->n, sizeof *g->kv, cmp_pair);
         uint32_t nz = 0;
         for (uint32_t k = 0; k < g->n; k++)
             nz += g->kv[k].sum != 0;
@@ -703,12 +695,21 @@ struct ins_job {
     uint32_t n;
     int rc;
     char err[SC_ERR_LEN];
+    /* a way of profiles: encoded into *body (its one part) by the job's own thread, so the
+     * ways' encoding runs at once and overlaps the others' inserts */
+    const struct rec_view *const *recs;
+    uint32_t nrecs;
+    struct sc_buf *body;
 };
 
 static void *ins_thread(void *arg)
 {
     struct ins_job *j = arg;
-    j->rc = insert(j->s, j->sh, j->table, j->parts, j->n, j->err);
+    if (j->recs && encode_way(j->sh, j->recs, j->nrecs, j->body)) {
+        j->rc = sc_errf(j->err, SC_ENOMEM, "out of memory");
+        return NULL;
+    }
+    j->rc = insert(j->s, j->sh, j->table, j->parts, j->recs ? j->body->len > 0 : j->n, j->err);
     return NULL;
 }
 
@@ -774,9 +775,9 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
     }
     struct ins_job jobs[CH_INSERT_WAYS * 3];
     memset(jobs, 0, sizeof jobs);
-    jobs[0] = (struct ins_job){s, sh, ins_frames, pf, nf, 0, ""};
-    jobs[1] = (struct ins_job){s, sh, ins_stacks, ps, ns, 0, ""};
-    jobs[2] = (struct ins_job){s, sh, ins_series, pe, ne, 0, ""};
+    jobs[0] = (struct ins_job){.s = s, .sh = sh, .table = ins_frames, .parts = pf, .n = nf};
+    jobs[1] = (struct ins_job){.s = s, .sh = sh, .table = ins_stacks, .parts = ps, .n = ns};
+    jobs[2] = (struct ins_job){.s = s, .sh = sh, .table = ins_series, .parts = pe, .n = ne};
     int rc = insert_all(jobs, 3, err);
     if (rc == 0)
         rc = mark_stored(s, sh, v, n, err);
@@ -797,9 +798,13 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
     }
     for (uint32_t k = 0, at = 0; rc == 0 && nr && k < ways; k++) {
         uint32_t take = nr / ways + (k < nr % ways);
-        if (encode_way(sh, pr + at, take, &body[k]))
-            rc = sc_errf(err, SC_ENOMEM, "out of memory");
-        jobs[k] = (struct ins_job){s, sh, ins_ingest, &one[k], body[k].len ? 1 : 0, 0, ""};
+        jobs[k] = (struct ins_job){.s = s,
+                                   .sh = sh,
+                                   .table = ins_ingest,
+                                   .parts = &one[k],
+                                   .recs = pr + at,
+                                   .nrecs = take,
+                                   .body = &body[k]};
         at += take;
     }
     if (rc == 0 && nr)
