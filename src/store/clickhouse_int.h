@@ -310,6 +310,18 @@ void ch_pend_payload(const struct ch_pend *p, struct sc_buf *out);
  * SC_E*; *dups counts the pushes left out as already stored. */
 int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
                       uint32_t n, uint64_t *dups, char *err);
+/* The same in two steps, so the next batch can be prepared while one is inserted: prepare
+ * (frames, stacks and series inserted; the pushes the shard holds, or that held names,
+ * left out; payloads borrowed until freed), then commit (the profiles and their rollups).
+ * 0 or SC_E* (SC_ENOTFOUND: a table is missing). */
+struct ch_batch;
+int ch_batch_prepare(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
+                     uint32_t n, const struct sc_map64 *held, struct ch_batch **out, char *err);
+int ch_batch_commit(struct ch_store *s, struct ch_shard *sh, struct ch_batch *b, uint64_t *dups,
+                    char *err);
+/* The push ids of b's records, added to m. 0 or SC_ENOMEM. */
+int ch_batch_pushes(const struct ch_batch *b, struct sc_map64 *m);
+void ch_batch_free(struct ch_batch *b);
 int ch_write(struct sc_store *st, const struct sc_store_write *w, char *err);
 int ch_write_many(struct sc_store *st, const struct sc_store_write *ws, uint32_t n, char *err);
 

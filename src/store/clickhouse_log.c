@@ -418,24 +418,156 @@ struct flusher_arg {
     struct ch_shard *sh;
 };
 
-/* Inserts one batch: the records at the head of the log, fsync'd, up to the batch's
- * bounds. Called without qmu; returns with the outcome applied under it. */
-static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count)
+/* A batch read and prepared (its frames, stacks and series inserted, its pushes looked
+ * up) while the one before it was inserted: under a backlog the flusher's requests overlap
+ * rather than wait for each other. */
+struct ahead {
+    uint32_t count;
+    struct ch_rec *recs;
+    struct sc_buf *bufs;
+    struct ch_batch *b;   /* NULL: not prepared */
+    struct sc_map64 held; /* the push ids of the batch inserted meanwhile */
+    struct ch_store *s;
+    struct ch_shard *sh;
+    pthread_t thread;
+    int running;
+};
+
+static void ahead_drop(struct ahead *a)
 {
-    struct ch_log *l = &sh->log;
-    struct ch_rec *recs = malloc((size_t)count * sizeof *recs);
-    struct sc_buf *bufs = calloc(count, sizeof *bufs);
-    char err[SC_ERR_LEN] = "";
-    int rc = !recs || !bufs ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
-    pthread_mutex_lock(&sh->qmu);
-    if (rc == 0)
-        memcpy(recs, l->recs + l->head, (size_t)count * sizeof *recs);
-    pthread_mutex_unlock(&sh->qmu);
+    for (uint32_t i = 0; a->bufs && i < a->count; i++)
+        sc_buf_release(&a->bufs[i]);
+    free(a->bufs);
+    free(a->recs);
+    ch_batch_free(a->b);
+    sc_map64_release(&a->held);
+    a->bufs = NULL;
+    a->recs = NULL;
+    a->b = NULL;
+    a->count = 0;
+}
+
+/* Reads a batch's records (recs[0..count)) into bufs. 0 or SC_E*. */
+static int read_batch(struct ch_shard *sh, const struct ch_rec *recs, struct sc_buf *bufs,
+                      uint32_t count, char *err)
+{
+    int rc = 0;
     for (uint32_t i = 0; rc == 0 && i < count; i++)
         rc = read_payload(sh, &recs[i], &bufs[i], err);
+    return rc;
+}
+
+static void *ahead_thread(void *arg)
+{
+    struct ahead *a = arg;
+    char err[SC_ERR_LEN];
+    /* a failure leaves it unprepared: the flusher prepares it again in turn, and meets
+     * the failure there */
+    if (read_batch(a->sh, a->recs, a->bufs, a->count, err) ||
+        ch_batch_prepare(a->s, a->sh, a->bufs, a->count, &a->held, &a->b, err))
+        a->b = NULL;
+    return NULL;
+}
+
+/* Starts preparing the batch after the first `after` records at the head, b's, when a
+ * whole batch of them waits (a backlog: a part batch waits for its time instead). */
+static void ahead_start(struct ch_store *s, struct ch_shard *sh, uint32_t after,
+                        const struct ch_batch *b, struct ahead *a)
+{
+    struct ch_log *l = &sh->log;
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    pthread_mutex_lock(&sh->qmu);
+    uint32_t at = l->head + after;
+    while (!sh->stop && at + count < l->n && count < CH_FLUSH_PROFILES &&
+           l->recs[at + count].end <= l->synced &&
+           (count == 0 || bytes + l->recs[at + count].len <= CH_BATCH_BYTES)) {
+        bytes += l->recs[at + count].len;
+        count++;
+    }
+    int whole = count == CH_FLUSH_PROFILES ||
+                (count > 0 && at + count < l->n && l->recs[at + count].end <= l->synced);
+    a->recs = whole ? malloc((size_t)count * sizeof *a->recs) : NULL;
+    if (a->recs)
+        memcpy(a->recs, l->recs + at, (size_t)count * sizeof *a->recs);
+    pthread_mutex_unlock(&sh->qmu);
+    if (!a->recs)
+        return;
+    a->count = count;
+    a->bufs = calloc(count, sizeof *a->bufs);
+    a->s = s;
+    a->sh = sh;
+    sc_map64_init(&a->held);
+    if (!a->bufs || ch_batch_pushes(b, &a->held) ||
+        pthread_create(&a->thread, NULL, ahead_thread, a)) {
+        ahead_drop(a);
+        return;
+    }
+    a->running = 1;
+}
+
+static void ahead_join(struct ahead *a)
+{
+    if (a->running)
+        pthread_join(a->thread, NULL);
+    a->running = 0;
+}
+
+/* Inserts one batch: the records at the head of the log, fsync'd, up to the batch's
+ * bounds (or the batch prepared ahead, when it is the same). Called without qmu; returns
+ * with the outcome applied under it, and the next batch prepared in *a when a backlog
+ * waits. */
+static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count, struct ahead *a)
+{
+    struct ch_log *l = &sh->log;
+    struct ch_rec *recs = NULL;
+    struct sc_buf *bufs = NULL;
+    struct ch_batch *b = NULL;
+    char err[SC_ERR_LEN] = "";
+    int rc = 0;
+    pthread_mutex_lock(&sh->qmu);
+    if (a->b && a->count == count && a->recs[0].end == l->recs[l->head].end) {
+        recs = a->recs;
+        bufs = a->bufs;
+        b = a->b;
+        a->recs = NULL;
+        a->bufs = NULL;
+        a->b = NULL;
+    }
+    pthread_mutex_unlock(&sh->qmu);
+    ahead_drop(a);
+    if (!b) {
+        recs = malloc((size_t)count * sizeof *recs);
+        bufs = calloc(count, sizeof *bufs);
+        rc = !recs || !bufs ? sc_errf(err, SC_ENOMEM, "out of memory") : 0;
+        pthread_mutex_lock(&sh->qmu);
+        if (rc == 0)
+            memcpy(recs, l->recs + l->head, (size_t)count * sizeof *recs);
+        pthread_mutex_unlock(&sh->qmu);
+        if (rc == 0)
+            rc = read_batch(sh, recs, bufs, count, err);
+        if (rc == 0)
+            rc = ch_batch_prepare(s, sh, bufs, count, NULL, &b, err);
+    }
     uint64_t dups = 0;
-    if (rc == 0)
-        rc = ch_insert_records(s, sh, bufs, count, &dups, err);
+    if (rc == 0) {
+        ahead_start(s, sh, count, b, a);
+        rc = ch_batch_commit(s, sh, b, &dups, err);
+        ahead_join(a);
+    }
+    ch_batch_free(b);
+    if (rc) {
+        ahead_drop(a); /* it may hold what this batch failed to insert */
+        dups = 0;
+    }
+    if (rc == SC_ENOTFOUND) {
+        /* a shard that lost its tables: created again, and the batch sent again */
+        char cerr[SC_ERR_LEN];
+        if (ch_create_tables(s, sh->index, cerr) == 0)
+            rc = ch_insert_records(s, sh, bufs, count, &dups, err);
+    }
+    if (rc == SC_ENOTFOUND)
+        rc = SC_EIO; /* not "no such profile": the store is broken */
     /* an unreachable replica: the batch goes to the next one, each tried once. The batch
      * is the same (the same records, so the same blocks): a replicated table leaves out
      * a block the other replica stored before its answer was lost, even when the push
@@ -496,6 +628,8 @@ static void *flusher(void *arg)
     struct ch_shard *sh = fa->sh;
     free(fa);
     struct ch_log *l = &sh->log;
+    struct ahead ahead;
+    memset(&ahead, 0, sizeof ahead);
     pthread_mutex_lock(&sh->qmu);
     for (;;) {
         /* the fsync'd records at the head, within a batch's bounds */
@@ -521,7 +655,7 @@ static void *flusher(void *arg)
             continue;
         }
         int64_t due = l->recs[l->head].t_ns + CH_FLUSH_NS;
-        if (!sh->stop && !sh->kick && count < CH_FLUSH_PROFILES && now < due) {
+        if (!sh->stop && !sh->kick && !ahead.b && count < CH_FLUSH_PROFILES && now < due) {
             sc_deadline(&ts, due - now);
             pthread_cond_timedwait(&sh->qcond, &sh->qmu, &ts);
             continue;
@@ -530,10 +664,11 @@ static void *flusher(void *arg)
         if (sh->retry_count && count > sh->retry_count)
             count = sh->retry_count;
         pthread_mutex_unlock(&sh->qmu);
-        flush_batch(s, sh, count);
+        flush_batch(s, sh, count, &ahead);
         pthread_mutex_lock(&sh->qmu);
     }
     pthread_mutex_unlock(&sh->qmu);
+    ahead_drop(&ahead);
     return NULL;
 }
 

@@ -422,6 +422,8 @@ static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view 
     int rc = 0;
     for (uint32_t i = 0; i < n; i++) {
         int added;
+        if (v[i].dup) /* held: stored by the batch before this one */
+            continue;
         if (!sc_map64_upsert(&seen, v[i].push, i, &added)) {
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
@@ -716,8 +718,8 @@ static void *ins_thread(void *arg)
 /* Runs the jobs, all at once; 0 or the first failure (its words in err). */
 static int insert_all(struct ins_job *jobs, uint32_t n, char *err)
 {
-    pthread_t t[CH_INSERT_WAYS * 3];
-    int started[CH_INSERT_WAYS * 3] = {0};
+    pthread_t t[CH_INSERT_WAYS > 3 ? CH_INSERT_WAYS : 3];
+    int started[CH_INSERT_WAYS > 3 ? CH_INSERT_WAYS : 3] = {0};
     for (uint32_t i = 1; i < n; i++)
         started[i] = pthread_create(&t[i], NULL, ins_thread, &jobs[i]) == 0;
     for (uint32_t i = 0; i < n; i++)
@@ -748,24 +750,47 @@ static int cmp_series(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Frames, stacks and series first (ReplacingMergeTree: sending them again is harmless),
- * so a stored profile always finds them; then the profiles not stored yet with their
- * rollups, in a few inserts of whole profiles (each one's rows in one). */
-static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
-                        char *err)
+/* A batch on its way into a shard: its records' views, those the shard holds marked. */
+struct ch_batch {
+    struct rec_view *v;
+    uint32_t m;
+};
+
+void ch_batch_free(struct ch_batch *b)
 {
+    if (!b)
+        return;
+    free(b->v);
+    free(b);
+}
+
+/* Frames, stacks and series first (ReplacingMergeTree: sending them again is harmless),
+ * so a stored profile always finds them; then which pushes the shard holds already, or
+ * held names (the pushes of the batch inserted meanwhile, before this one). */
+int ch_batch_prepare(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
+                     uint32_t n, const struct sc_map64 *held, struct ch_batch **out, char *err)
+{
+    *out = NULL;
+    struct ch_batch *b = calloc(1, sizeof *b);
+    struct rec_view *v = calloc(n ? n : 1, sizeof *v);
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
     const struct sc_buf **parts = malloc(3 * ((size_t)n + 1) * sizeof *parts);
-    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-    const struct rec_view **pr = malloc(((size_t)n + 1) * sizeof *pr);
-    if (!parts || !pr) {
+    if (!b || !v || !parts) {
+        free(b);
+        free(v);
         free(parts);
-        free(pr);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    uint32_t nf = 0, ns = 0, ne = 0, nr = 0;
-    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n;
+    b->v = v;
     for (uint32_t i = 0; i < n; i++) {
+        if (view(&payloads[i], &v[b->m]) == 0)
+            b->m++;
+        else /* cannot be: its hash matched; never let one record stop the log */
+            sc_logf("clickhouse shard %u: a malformed record left out", (unsigned)sh->index);
+    }
+    uint32_t nf = 0, ns = 0, ne = 0;
+    const struct sc_buf **pf = parts, **ps = parts + n, **pe = parts + 2 * (size_t)n;
+    for (uint32_t i = 0; i < b->m; i++) {
         if (v[i].frames.len)
             pf[nf++] = &v[i].frames;
         if (v[i].stacks.len)
@@ -773,30 +798,66 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
         if (v[i].series.len)
             pe[ne++] = &v[i].series;
     }
-    struct ins_job jobs[CH_INSERT_WAYS * 3];
+    struct ins_job jobs[3];
     memset(jobs, 0, sizeof jobs);
     jobs[0] = (struct ins_job){.s = s, .sh = sh, .table = ins_frames, .parts = pf, .n = nf};
     jobs[1] = (struct ins_job){.s = s, .sh = sh, .table = ins_stacks, .parts = ps, .n = ns};
     jobs[2] = (struct ins_job){.s = s, .sh = sh, .table = ins_series, .parts = pe, .n = ne};
     int rc = insert_all(jobs, 3, err);
+    for (uint32_t i = 0; rc == 0 && held && i < b->m; i++)
+        v[i].dup = sc_map64_get(held, v[i].push) != NULL;
     if (rc == 0)
-        rc = mark_stored(s, sh, v, n, err);
-    for (uint32_t i = 0; rc == 0 && i < n; i++)
-        if (!v[i].dup)
-            pr[nr++] = &v[i];
+        rc = mark_stored(s, sh, v, b->m, err);
+    free(parts);
+    if (rc)
+        ch_batch_free(b);
+    else
+        *out = b;
+    return rc;
+}
+
+int ch_batch_pushes(const struct ch_batch *b, struct sc_map64 *m)
+{
+    for (uint32_t i = 0; i < b->m; i++) {
+        int added;
+        if (!sc_map64_upsert(m, b->v[i].push, 0, &added))
+            return SC_ENOMEM;
+    }
+    return 0;
+}
+
+/* The profiles not stored yet with their rollups, in a few inserts of whole profiles
+ * (each one's rows in one). */
+int ch_batch_commit(struct ch_store *s, struct ch_shard *sh, struct ch_batch *b, uint64_t *dups,
+                    char *err)
+{
+    *dups = 0;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    const struct rec_view **pr = malloc(((size_t)b->m + 1) * sizeof *pr);
+    if (!pr)
+        return sc_errf(err, SC_ENOMEM, "out of memory");
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < b->m; i++) {
+        if (!b->v[i].dup)
+            pr[nr++] = &b->v[i];
+        else
+            (*dups)++;
+    }
     if (nr > 1) /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
         qsort(pr, nr, sizeof *pr, cmp_series);
     /* ways of at least 64 profiles each */
     uint32_t ways = nr / 64 < CH_INSERT_WAYS ? nr / 64 : CH_INSERT_WAYS;
     if (ways == 0)
         ways = 1;
+    struct ins_job jobs[CH_INSERT_WAYS];
     struct sc_buf body[CH_INSERT_WAYS];
     const struct sc_buf *one[CH_INSERT_WAYS];
+    memset(jobs, 0, sizeof jobs);
     for (uint32_t k = 0; k < CH_INSERT_WAYS; k++) {
         body[k] = (struct sc_buf)SC_BUF_INIT;
         one[k] = &body[k];
     }
-    for (uint32_t k = 0, at = 0; rc == 0 && nr && k < ways; k++) {
+    for (uint32_t k = 0, at = 0; nr && k < ways; k++) {
         uint32_t take = nr / ways + (k < nr % ways);
         jobs[k] = (struct ins_job){.s = s,
                                    .sh = sh,
@@ -807,11 +868,9 @@ static int insert_views(struct ch_store *s, struct ch_shard *sh, struct rec_view
                                    .body = &body[k]};
         at += take;
     }
-    if (rc == 0 && nr)
-        rc = insert_all(jobs, ways, err);
+    int rc = nr ? insert_all(jobs, ways, err) : 0;
     for (uint32_t k = 0; k < CH_INSERT_WAYS; k++)
         sc_buf_release(&body[k]);
-    free(parts);
     free(pr);
     return rc;
 }
@@ -820,21 +879,13 @@ int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_b
                       uint32_t n, uint64_t *dups, char *err)
 {
     *dups = 0;
-    struct rec_view *v = calloc(n ? n : 1, sizeof *v);
-    if (!v)
-        return sc_errf(err, SC_ENOMEM, "out of memory");
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (view(&payloads[i], &v[m]) == 0)
-            m++;
-        else /* cannot be: its hash matched; never let one record stop the log */
-            sc_logf("clickhouse shard %u: a malformed record left out", (unsigned)sh->index);
-    }
     int rc = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
-        for (uint32_t i = 0; i < m; i++)
-            v[i].dup = 0;
-        rc = insert_views(s, sh, v, m, err);
+        struct ch_batch *b;
+        rc = ch_batch_prepare(s, sh, payloads, n, NULL, &b, err);
+        if (rc == 0)
+            rc = ch_batch_commit(s, sh, b, dups, err);
+        ch_batch_free(b);
         if (rc != SC_ENOTFOUND || attempt)
             break;
         /* a shard that lost its tables: created again, and the batch sent again */
@@ -844,9 +895,8 @@ int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_b
     }
     if (rc == SC_ENOTFOUND)
         rc = SC_EIO; /* not "no such profile": the store is broken */
-    for (uint32_t k = 0; rc == 0 && k < m; k++)
-        *dups += v[k].dup;
-    free(v);
+    if (rc)
+        *dups = 0;
     return rc;
 }
 

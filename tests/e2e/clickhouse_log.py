@@ -9,13 +9,17 @@ Usage: clickhouse_log.py TMPDIR (env: SCORCH, SCORCH_SRC).
    stored exactly once, none lost, none twice.
 3. The same pushes sent again (a client whose answers were lost) are not stored again;
    the log's segments are gone once inserted.
-4. The rollups (summed by scorch, stored by the insert that stores their profiles) are the
+4. A backlog (ClickHouse stopped again under 2,000 more pushes, some sent twice, a
+   thousand records apart): the flusher prepares each batch while the one before it is
+   inserted, and every push is stored once.
+5. The rollups (summed by scorch, stored by the insert that stores their profiles) are the
    raw profiles summed, per resolution, series, bucket and stack: each push counted once,
    also after the crash. The rollup view of older versions (made here before scorch
    starts) is dropped: a ClickHouse that runs the views of a view's target would count
    every profile twice."""
 import os
 import signal
+from concurrent.futures import ThreadPoolExecutor
 import sys
 import time
 
@@ -31,7 +35,7 @@ NSERVICES = 5
 
 def push(srv, n):
     """Push n: a stack of its own with n + 1 samples, so its count is read back by name."""
-    t = NOW - 3000 + 7 * n
+    t = NOW - 6000 + 2 * n
     body = ("main;handle;push_%d %d\nmain;common 1\n" % (n, n + 1)).encode()
     return srv.request("POST", "/ingest", {"name": "svc%d{env=prod}" % (n % NSERVICES),
                                            "format": "folded", "from": str(t),
@@ -155,6 +159,20 @@ def main():
             st, _, body = push(srv, n)
             check(st == 200, "push %d again: %d %s" % (n, st, body[:200]))
         exactly_once(srv, acked, "after pushes sent again")
+
+        os.kill(ch.proc.pid, signal.SIGSTOP)
+        try:
+            # the repeats come a thousand records after the first ones: the next batch
+            nums = (list(range(240, 1300)) + list(range(240, 300)) + list(range(1300, 2300))
+                    + list(range(1200, 1260)))
+            with ThreadPoolExecutor(8) as pool:
+                for n, (st, _, body) in zip(nums, pool.map(lambda n: push(srv, n), nums)):
+                    check(st == 200, "push %d under a backlog: %d %s" % (n, st, body[:200]))
+                    acked.add(n)
+        finally:
+            os.kill(ch.proc.pid, signal.SIGCONT)
+        total, _ = exactly_once(srv, acked, "after a backlog")
+        check(total == len(acked), "stored %d pushes, %d acknowledged" % (total, len(acked)))
         segs = [f for f in os.listdir(logdir) if f.endswith(".log")]
         check(len(segs) == 1, "inserted segments left in the local log: %s" % segs)
         dups = ch.sql("SELECT count() FROM (SELECT push, type, count() AS c FROM "
@@ -165,8 +183,8 @@ def main():
         check(rc == 0, "server exit status %s" % rc)
         print("local log: %d pushes acknowledged (%d while clickhouse was stopped), scorch "
               "killed and restarted: each stored exactly once, rollups too; 50 sent again, none "
-              "stored twice"
-              % (len(acked), 200))
+              "stored twice; a backlog of %d with 120 repeats, each stored once"
+              % (len(acked), 200, len(nums)))
     finally:
         srv.kill()
         ch.stop()
