@@ -246,7 +246,7 @@ def faults():
     # configurations that cannot work are refused at start, saying why
     for args, words in ((["--storage", "clickhouse"], ["clickhouse-url"]),
                         (["--storage", "clickhouse", "--clickhouse-url", "ftp://x"],
-                         ["bad clickhouse url"]),
+                         ["--clickhouse-url", "http:// or https:// URL", "ftp://x"]),
                         (["--storage", "mysql"], ["'--storage' must be one of sqlite, clickhouse"])):
         r = Server(SCORCH, os.path.join(TMP, "unused"), os.path.join(TMP, "bad.log"), None,
                    args)
