@@ -33,7 +33,8 @@ static const char *const local_ddl[] = {
      * Nested "...Map" column sums its values by stack (SummingMergeTree's map rule) */
     "CREATE TABLE IF NOT EXISTS %s.scorch_rollup_local (tenant String, type String, "
     "res UInt32, series UInt64, bucket Int64, unit String, profiles UInt64, duration Int64, "
-    "total Int64, stackMap Nested(stack UInt64, value Int64)) ENGINE = SummingMergeTree() "
+    "total Int64, stackMap Nested(stack UInt64, value Int64), pushes UInt64) "
+    "ENGINE = SummingMergeTree() "
     "PARTITION BY intDiv(bucket, 86400) ORDER BY (tenant, type, res, series, bucket, unit)",
     /* looked up by random ids: small granules, so a lookup reads little besides its own */
     "CREATE TABLE IF NOT EXISTS %s.scorch_stacks_local (stack UInt64, week UInt32, "
@@ -48,6 +49,12 @@ static const char *const local_ddl[] = {
     /* tables made before push ids ('?': 18.16 has no ADD COLUMN IF NOT EXISTS, so an
      * error other than "unavailable" is taken for "it exists") */
     "?ALTER TABLE %s.scorch_profiles_local ADD COLUMN push UInt64",
+    /* a rollup row's profiles' push ids summed (wrapping, and summed again as parts merge):
+     * what makes two rollup blocks the same only when they sum the same profiles. Inserted
+     * through a Null table, whose views' Replicated targets leave out a block they hold
+     * already, a batch's rollups equal to an earlier batch's (the same profile content
+     * pushed twice into a bucket) would be left out without it */
+    "?ALTER TABLE %s.scorch_rollup_local ADD COLUMN pushes UInt64",
     /* what scorch inserts: profile rows (res 0) and the rollups it summed of them
      * (clickhouse_write.c), in one insert that the views below send to their tables. The
      * views that summed the rollups in ClickHouse (a row per profile, then a sumMap per
@@ -66,7 +73,7 @@ static const char *const local_ddl[] = {
     "CREATE MATERIALIZED VIEW IF NOT EXISTS %1$s.scorch_ingest_rollup_mv TO "
     "%1$s.scorch_rollup_local AS SELECT tenant, type, res, series, time_ns AS bucket, unit, "
     "profiles, duration_ns AS duration, total, stacks AS `stackMap.stack`, "
-    "values AS `stackMap.value` FROM %1$s.scorch_ingest_local WHERE res != 0",
+    "values AS `stackMap.value`, push AS pushes FROM %1$s.scorch_ingest_local WHERE res != 0",
 };
 
 /* The tables reads use with a cluster (without a sharding key: scorch inserts into the

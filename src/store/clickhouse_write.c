@@ -487,8 +487,8 @@ static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view 
 static const uint32_t rollup_res[3] = {SC_ROLLUP_SHORT, SC_ROLLUP_HOUR, SC_ROLLUP_DAY};
 
 struct rgroup {
-    struct sc_str tenant, type, unit; /* views into the records */
-    uint64_t series, profiles;
+    struct sc_str tenant, type, unit;  /* views into the records */
+    uint64_t series, profiles, pushes; /* pushes: their push ids summed */
     int64_t bucket, duration, total;
     uint32_t res;
     struct sc_map64 ix; /* stack -> index into kv */
@@ -538,8 +538,12 @@ static struct rgroup *group_get(struct rollups *r, const struct rgroup *key)
     if (sc_grow_array(&r->g, &r->cap, (uint64_t)r->n + 1, sizeof *r->g))
         return NULL; /* the map names an index past the end: never read, as we fail */
     struct rgroup *g = &r->g[r->n++];
-    *g = (struct rgroup){key->tenant, key->type, key->unit, key->series, 0, key->bucket, 0, 0,
-                         key->res,    {0},       NULL,      0,           0};
+    *g = (struct rgroup){.tenant = key->tenant,
+                         .type = key->type,
+                         .unit = key->unit,
+                         .series = key->series,
+                         .bucket = key->bucket,
+                         .res = key->res};
     sc_map64_init(&g->ix);
     return g;
 }
@@ -568,6 +572,7 @@ static int rollup_add(struct rollups *r, const struct rgroup *row, const uint8_t
         if (!g)
             return SC_ENOMEM;
         g->profiles++;
+        g->pushes += row->pushes;
         /* sums wrap, as ClickHouse's do */
         g->duration = (int64_t)((uint64_t)g->duration + (uint64_t)row->duration);
         g->total = (int64_t)((uint64_t)g->total + (uint64_t)row->total);
@@ -616,7 +621,7 @@ static int read_row(struct ch_rd *r, struct rgroup *key, uint64_t *time_ns, cons
         if (!r->bad)
             r->p += 8 * len[c];
     }
-    (void)ch_get_u64(r); /* push */
+    key->pushes = ch_get_u64(r); /* the push id */
     if (len[0] != len[1] || len[0] > UINT32_MAX)
         r->bad = 1;
     *stacks = at[0];
@@ -677,8 +682,8 @@ static int encode_way(struct ch_shard *sh, const struct rec_view *const *recs, u
                 if (g->kv[k].sum)
                     ch_put_u64(out, col ? (uint64_t)g->kv[k].sum : g->kv[k].stack);
         }
-        ch_put_len(out, 0); /* times */
-        ch_put_u64(out, 0); /* push */
+        ch_put_len(out, 0);         /* times */
+        ch_put_u64(out, g->pushes); /* push: the rollup's pushes */
         ch_put_u32(out, g->res);
         ch_put_u64(out, g->profiles);
     }

@@ -83,14 +83,15 @@ LEGACY_VIEW = (
 
 def rollups_agree(ch):
     """The rollups are the raw profiles summed: per resolution, series, bucket (profiles,
-    durations, totals) and stack."""
+    durations, totals, push ids) and stack."""
     for res in (600, 3600, 86400):
         b = "intDiv(intDiv(time_ns, 1000000000), %d) * %d" % (res, res)
-        raw = ch.sql("SELECT type, series, %s AS b, count(), sum(duration_ns), sum(total) FROM "
+        raw = ch.sql("SELECT type, series, %s AS b, count(), sum(duration_ns), sum(total), "
+                     "sum(push) FROM "
                      "scorch_profiles_local GROUP BY type, series, b ORDER BY type, series, b"
                      % b)
-        rolled = ch.sql("SELECT type, series, bucket, sum(profiles), sum(duration), sum(total) "
-                        "FROM scorch_rollup_local WHERE res = %d GROUP BY type, series, bucket "
+        rolled = ch.sql("SELECT type, series, bucket, sum(profiles), sum(duration), sum(total), "
+                        "sum(pushes) FROM scorch_rollup_local WHERE res = %d GROUP BY type, series, bucket "
                         "ORDER BY type, series, bucket" % res)
         check(raw == rolled and raw, "res %d: rollups %r, raw profiles %r" % (res, rolled[:300],
                                                                           raw[:300]))
