@@ -32,8 +32,10 @@
  *       ORDER BY (tenant, type, series, time_ns). A profile's rows go in one INSERT and
  *       one part (one day), so a profile is stored whole or not at all.
  *   scorch_rollup_local    SummingMergeTree: (tenant, type, res, series, bucket, unit) ->
- *       profiles, duration, total and stackMap (Nested stack, value: summed by stack as parts
- *       merge), res 600, 3600 and 86400 s, bucket in seconds. scorch sums an insert's
+ *       profiles, duration, total, pushes (their push ids summed: equal rollup blocks only
+ *       for the same profiles, which a Replicated table's block deduplication needs) and
+ *       stackMap (Nested stack, value: summed by stack as parts merge), res 600, 3600 and
+ *       86400 s, bucket in seconds. scorch sums an insert's
  *       profiles per series and bucket (clickhouse_write.c) and sends the sums in the
  *       insert that carries the profiles, into the Null table scorch_ingest_local whose
  *       views route profile rows (res 0) and rollup rows to their tables: a profile and its
