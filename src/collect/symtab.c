@@ -83,49 +83,58 @@ static int cmp_start(const void *a, const void *b)
 
 #define RADIX_BITS 11
 
-/* Sorts a[0..n) by start, then seq, as qsort with cmp_start would: a stable radix sort by
- * start (seq is each one's index, so stability keeps seq's order), 11 bits a pass, over the
- * bits where starts differ only (a library's span: 2 or 3 passes; a big C++ library's
- * table takes a few ms where qsort took tens). 0, or -1 without the memory for it. */
-static int radix_sort(struct sc_symtab_new *a, uint32_t n)
-{
-    uint64_t differ = 0;
-    for (uint32_t i = 1; i < n; i++)
-        differ |= a[i].start ^ a[0].start;
-    if (!differ)
-        return 0;
-    struct sc_symtab_new *tmp = malloc((size_t)n * sizeof *tmp);
-    uint32_t *count = calloc(1u << RADIX_BITS, sizeof *count);
-    if (!tmp || !count) {
-        free(tmp);
-        free(count);
-        return -1;
+/* A stable radix sort of a[0..n) by start, 11 bits a pass, over the bits where starts
+ * differ only (a library's span: 2 or 3 passes; a big C++ library's table takes a few ms
+ * where qsort took tens). 0, or -1 without the memory for it. One body, a function per type
+ * (the symbols and the candidates), so the records move by assignment. */
+/* NOLINTBEGIN(bugprone-macro-parentheses): TYPE is a type, which parentheses would break */
+#define RADIX_SORT(NAME, TYPE)                                                                     \
+    static int NAME(TYPE *a, uint32_t n)                                                           \
+    {                                                                                              \
+        uint64_t differ = 0;                                                                       \
+        for (uint32_t i = 1; i < n; i++)                                                           \
+            differ |= a[i].start ^ a[0].start;                                                     \
+        if (!differ)                                                                               \
+            return 0;                                                                              \
+        TYPE *tmp = malloc((size_t)n * sizeof *tmp);                                               \
+        uint32_t *count = malloc((1u << RADIX_BITS) * sizeof *count);                              \
+        if (!tmp || !count) {                                                                      \
+            free(tmp);                                                                             \
+            free(count);                                                                           \
+            return -1;                                                                             \
+        }                                                                                          \
+        int top = 63 - __builtin_clzll(differ);                                                    \
+        TYPE *from = a, *to = tmp;                                                                 \
+        for (int shift = 0; shift <= top; shift += RADIX_BITS) {                                   \
+            const uint64_t mask = (1u << RADIX_BITS) - 1;                                          \
+            memset(count, 0, (1u << RADIX_BITS) * sizeof *count);                                  \
+            for (uint32_t i = 0; i < n; i++)                                                       \
+                count[(from[i].start >> shift) & mask]++;                                          \
+            uint32_t sum = 0;                                                                      \
+            for (uint32_t b = 0; b <= mask; b++) {                                                 \
+                uint32_t c = count[b];                                                             \
+                count[b] = sum;                                                                    \
+                sum += c;                                                                          \
+            }                                                                                      \
+            for (uint32_t i = 0; i < n; i++)                                                       \
+                to[count[(from[i].start >> shift) & mask]++] = from[i];                            \
+            TYPE *x = from;                                                                        \
+            from = to;                                                                             \
+            to = x;                                                                                \
+        }                                                                                          \
+        if (from != a)                                                                             \
+            memcpy(a, from, (size_t)n * sizeof *a);                                                \
+        free(tmp);                                                                                 \
+        free(count);                                                                               \
+        return 0;                                                                                  \
     }
-    int top = 63 - __builtin_clzll(differ);
-    struct sc_symtab_new *from = a, *to = tmp;
-    for (int shift = 0; shift <= top; shift += RADIX_BITS) {
-        const uint64_t mask = (1u << RADIX_BITS) - 1;
-        memset(count, 0, (1u << RADIX_BITS) * sizeof *count);
-        for (uint32_t i = 0; i < n; i++)
-            count[(from[i].start >> shift) & mask]++;
-        uint32_t sum = 0;
-        for (uint32_t b = 0; b <= mask; b++) {
-            uint32_t c = count[b];
-            count[b] = sum;
-            sum += c;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            to[count[(from[i].start >> shift) & mask]++] = from[i];
-        struct sc_symtab_new *x = from;
-        from = to;
-        to = x;
-    }
-    if (from != a)
-        memcpy(a, from, (size_t)n * sizeof *a);
-    free(tmp);
-    free(count);
-    return 0;
-}
+/* NOLINTEND(bugprone-macro-parentheses) */
+
+/* The symbols by start, then seq, as qsort with cmp_start would: seq is each one's index, so
+ * stability keeps seq's order. */
+RADIX_SORT(radix_sort, struct sc_symtab_new)
+/* The candidates by start. */
+RADIX_SORT(radix_sort_cands, struct sc_symtab_cand)
 
 static uint32_t leading_underscores(const char *s)
 {
@@ -266,47 +275,6 @@ void sc_symtab_want_ready(struct sc_symtab *t)
             t->want[k++] = t->want[i];
     t->nwant = k;
     t->want_offsets = 0;
-}
-
-/* Sorts c[0..n) by start, stably, as radix_sort does the symbols. -1 without memory. */
-static int radix_sort_cands(struct sc_symtab_cand *c, uint32_t n)
-{
-    uint64_t differ = 0;
-    for (uint32_t i = 1; i < n; i++)
-        differ |= c[i].start ^ c[0].start;
-    if (!differ)
-        return 0;
-    struct sc_symtab_cand *tmp = malloc((size_t)n * sizeof *tmp);
-    uint32_t *count = malloc((1u << RADIX_BITS) * sizeof *count);
-    if (!tmp || !count) {
-        free(tmp);
-        free(count);
-        return -1;
-    }
-    int top = 63 - __builtin_clzll(differ);
-    struct sc_symtab_cand *from = c, *to = tmp;
-    for (int shift = 0; shift <= top; shift += RADIX_BITS) {
-        const uint64_t mask = (1u << RADIX_BITS) - 1;
-        memset(count, 0, (1u << RADIX_BITS) * sizeof *count);
-        for (uint32_t i = 0; i < n; i++)
-            count[(from[i].start >> shift) & mask]++;
-        uint32_t sum = 0;
-        for (uint32_t b = 0; b <= mask; b++) {
-            uint32_t x = count[b];
-            count[b] = sum;
-            sum += x;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            to[count[(from[i].start >> shift) & mask]++] = from[i];
-        struct sc_symtab_cand *x = from;
-        from = to;
-        to = x;
-    }
-    if (from != c)
-        memcpy(c, from, (size_t)n * sizeof *c);
-    free(tmp);
-    free(count);
-    return 0;
 }
 
 int sc_symtab_wanted(const struct sc_symtab *t, struct sc_symtab_cand *c, uint32_t n,
