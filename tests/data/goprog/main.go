@@ -103,10 +103,12 @@ func main() {
 	if err := pprof.StartCPUProfile(cpu); err != nil {
 		panic(err)
 	}
-	// a chunk of burn takes ~35 µs, one of spin ~43 µs: ~0.9 s and ~0.3 s of CPU in all
+	// a chunk of burn takes ~12 µs, one of spin ~15 µs here: ~1.2 s and ~0.45 s of CPU in
+	// all, so that main.step (inlined in spin, about a fifth of its samples) has some at
+	// 100 Hz on every run (with ~12 samples of spin it had none in one run of six)
 	for r := 0; r < 4; r++ {
-		burn(6400)
-		spin(1800)
+		burn(25600)
+		spin(7200)
 	}
 	grow(2000)
 	pprof.StopCPUProfile()
