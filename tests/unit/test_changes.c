@@ -681,7 +681,13 @@ static void test_degenerate(void)
     ADD(0);
     ADD(1);
     ADD(2);
-    ADD(5); /* too few to test */
+    ADD(5);                       /* too few to test */
+    for (int k = 0; k < 300; k++) /* equal but for the last bit from the middle on */
+        v[k] = k < 150 ? 8388608 : nextafter(8388608, 0);
+    ADD(300);
+    for (int k = 0; k < 300; k++) /* and rounding noise of a few bits throughout */
+        v[k] = 8388608 * (1 + (double)((k * 7919) % 5 - 2) * 1.1e-16) * (k < 150 ? 1 : 1 - 4e-16);
+    ADD(300);
     for (int k = 0; k < 300; k++)
         v[k] = 1e306 * (1 + 0.1 * sin(k * 1.7)); /* huge, no change */
     ADD(300);
