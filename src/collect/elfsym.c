@@ -80,7 +80,7 @@ static int add_symbols(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sc_symt
     /* a table for some addresses only (t->want): the symbols they need, found without
      * reading a name (reading a big C++ library's names is most of its cost) */
     uint32_t *pick = NULL, npick = 0, before = t->nadd;
-    if (t->want && !t->want_offsets && n < UINT32_MAX / 2) {
+    if (sc_symtab_picks(t) && n < UINT32_MAX / 2) {
         struct sc_symtab_cand *c = malloc((n + 1) * sizeof *c);
         uint32_t nc = 0;
         for (size_t i = 0; c && i < n; i++) {
@@ -179,7 +179,7 @@ static int plt_symbols(Elf *e, struct sc_symtab *t, size_t shstr)
         n = (size_t)((end - at) / 16);
     /* for some addresses only (t->want): the entries they need, as add_symbols picks */
     uint32_t *pick = NULL, npick = 0, before = t->nadd;
-    if (t->want && !t->want_offsets && n < UINT32_MAX / 2) {
+    if (sc_symtab_picks(t) && n < UINT32_MAX / 2) {
         struct sc_symtab_cand *c = malloc((n + 1) * sizeof *c);
         uint32_t nc = 0;
         for (size_t i = 0; c && i < n; i++) {

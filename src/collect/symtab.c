@@ -477,7 +477,7 @@ static int kallsyms_wanted(struct sc_symtab *t, const char *text, size_t len, in
 int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len)
 {
     int rc;
-    if (t->want && !t->want_offsets && kallsyms_wanted(t, text, len, &rc))
+    if (sc_symtab_picks(t) && kallsyms_wanted(t, text, len, &rc))
         return rc;
     const char *p = text, *end = text + len, *name;
     uint64_t addr;

@@ -91,6 +91,11 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap);
 /* Makes t->want what adding symbols reads: link-time addresses (file offsets through the
  * segments, when want_offsets), sorted and distinct. */
 void sc_symtab_want_ready(struct sc_symtab *t);
+/* 1 when adding symbols should keep only those t->want needs (its addresses ready). */
+static inline int sc_symtab_picks(const struct sc_symtab *t)
+{
+    return t->want && !t->want_offsets;
+}
 /* A symbol that could be added: its start, its index in its table. */
 struct sc_symtab_cand {
     uint64_t start;
