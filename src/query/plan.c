@@ -355,7 +355,7 @@ static int weigh_turns(struct sc_store_cells *c, uint32_t nser, const uint32_t *
             if (n < 2)
                 continue;
             qsort(sp, n, sizeof *sp, span_cmp);
-            /* runs: sp[a..b) overlap; hi is the run's end */
+            /* runs: sp[a..b) overlap; each span's lo becomes its run's length */
             double total = 0;
             int point = 0;
             uint32_t runs = 0;
@@ -364,21 +364,17 @@ static int weigh_turns(struct sc_store_cells *c, uint32_t nser, const uint32_t *
                 for (b = a + 1; b < n && sp[b].lo < hi; b++)
                     if (sp[b].hi > hi)
                         hi = sp[b].hi;
-                point |= hi == sp[a].lo;
-                total += (double)(hi - sp[a].lo);
+                int64_t len = hi - sp[a].lo;
+                point |= len == 0;
+                total += (double)len;
                 runs++;
+                for (uint32_t j = a; j < b; j++)
+                    sp[j].lo = len;
             }
             if (runs < 2 || point)
                 continue;
-            for (uint32_t a = 0, b; a < n; a = b) {
-                int64_t hi = sp[a].hi;
-                for (b = a + 1; b < n && sp[b].lo < hi; b++)
-                    if (sp[b].hi > hi)
-                        hi = sp[b].hi;
-                double w = (double)(hi - sp[a].lo) / total;
-                for (uint32_t j = a; j < b; j++)
-                    c->value[sp[j].cell] *= w;
-            }
+            for (uint32_t j = 0; j < n; j++)
+                c->value[sp[j].cell] *= (double)sp[j].lo / total;
         }
     }
     free(first);
