@@ -242,11 +242,11 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
     for (uint32_t r = 0; r < t.rows; r++)
         for (uint32_t k = 0; k < nt; k++)
             new_total[k] = sat_add(new_total[k], t.values[(size_t)r * nt + k]);
-    for (uint32_t i = 0; i <= d->index.mask && d->index.mask; i++) {
-        if (d->index.vals[i] == UINT32_MAX)
-            continue;
-        const int64_t *pv = d->values + (size_t)d->index.vals[i] * nt;
-        uint32_t *slot = sc_map64_get(&t.index, d->index.keys[i]);
+    uint64_t key;
+    uint32_t val;
+    for (uint32_t pos = 0; sc_map64_next(&d->index, &pos, &key, &val);) {
+        const int64_t *pv = d->values + (size_t)val * nt;
+        uint32_t *slot = sc_map64_get(&t.index, key);
         const int64_t *nv = slot ? t.values + (size_t)*slot * nt : NULL;
         for (uint32_t k = 0; k < nt; k++) {
             prev_total[k] = sat_add(prev_total[k], pv[k]);
@@ -276,14 +276,12 @@ int sc_delta_apply(struct sc_delta *d, struct sc_profile *p, char *err)
                 out[(size_t)i * nt + k] = nv[k];
         }
         /* subtract the baseline row of the same key */
-        for (uint32_t i = 0; i <= t.index.mask && t.index.mask; i++) {
-            if (t.index.vals[i] == UINT32_MAX)
-                continue;
-            uint32_t *pslot = sc_map64_get(&d->index, t.index.keys[i]);
+        for (uint32_t pos = 0; sc_map64_next(&t.index, &pos, &key, &val);) {
+            uint32_t *pslot = sc_map64_get(&d->index, key);
             if (!pslot)
                 continue;
             const int64_t *pv = d->values + (size_t)*pslot * nt;
-            int64_t *o = out + (size_t)t.first[t.index.vals[i]] * nt;
+            int64_t *o = out + (size_t)t.first[val] * nt;
             for (uint32_t k = 0; k < nt; k++)
                 o[k] = o[k] > pv[k] ? o[k] - pv[k] : 0;
         }

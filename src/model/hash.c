@@ -25,37 +25,33 @@ void sc_map64_init(struct sc_map64 *m)
 
 void sc_map64_release(struct sc_map64 *m)
 {
-    free(m->keys);
-    free(m->vals);
+    free(m->slots);
     sc_map64_init(m);
+}
+
+static inline uint64_t slot_key(const struct sc_map64_slot *e)
+{
+    return (uint64_t)e->khi << 32 | e->klo;
 }
 
 static int rehash(struct sc_map64 *m, uint32_t cap)
 {
-    uint64_t *keys = malloc((size_t)cap * sizeof *keys);
-    uint32_t *vals = malloc((size_t)cap * sizeof *vals);
-    if (!keys || !vals) {
-        free(keys);
-        free(vals);
+    struct sc_map64_slot *slots = malloc((size_t)cap * sizeof *slots);
+    if (!slots)
         return SC_ENOMEM;
-    }
-    memset(vals, 0xff, (size_t)cap * sizeof *vals);
+    memset(slots, 0xff, (size_t)cap * sizeof *slots);
     uint32_t mask = cap - 1;
-    if (m->mask) {
-        for (uint32_t i = 0; i <= m->mask; i++) {
-            if (m->vals[i] == UINT32_MAX)
-                continue;
-            uint32_t j = (uint32_t)sc_mix64(m->keys[i]) & mask;
-            while (vals[j] != UINT32_MAX)
-                j = (j + 1) & mask;
-            keys[j] = m->keys[i];
-            vals[j] = m->vals[i];
-        }
+    for (uint32_t i = 0; m->mask && i <= m->mask; i++) {
+        const struct sc_map64_slot *e = &m->slots[i];
+        if (e->val == UINT32_MAX)
+            continue;
+        uint32_t j = (uint32_t)sc_mix64(slot_key(e)) & mask;
+        while (slots[j].val != UINT32_MAX)
+            j = (j + 1) & mask;
+        slots[j] = *e;
     }
-    free(m->keys);
-    free(m->vals);
-    m->keys = keys;
-    m->vals = vals;
+    free(m->slots);
+    m->slots = slots;
     m->mask = mask;
     return 0;
 }
@@ -76,10 +72,10 @@ uint32_t *sc_map64_get(const struct sc_map64 *m, uint64_t key)
 {
     if (!m->mask)
         return NULL;
-    uint32_t j = (uint32_t)sc_mix64(key) & m->mask;
-    while (m->vals[j] != UINT32_MAX) {
-        if (m->keys[j] == key)
-            return &m->vals[j];
+    uint32_t j = (uint32_t)sc_mix64(key) & m->mask, lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
+    for (struct sc_map64_slot *e = &m->slots[j]; e->val != UINT32_MAX; e = &m->slots[j]) {
+        if (e->klo == lo && e->khi == hi)
+            return &e->val;
         j = (j + 1) & m->mask;
     }
     return NULL;
@@ -92,21 +88,23 @@ uint32_t *sc_map64_upsert(struct sc_map64 *m, uint64_t key, uint32_t init, int *
         if (cap > (1u << 31) || rehash(m, (uint32_t)cap))
             return NULL;
     }
-    uint32_t j = (uint32_t)sc_mix64(key) & m->mask;
-    while (m->vals[j] != UINT32_MAX) {
-        if (m->keys[j] == key) {
+    uint32_t j = (uint32_t)sc_mix64(key) & m->mask, lo = (uint32_t)key, hi = (uint32_t)(key >> 32);
+    struct sc_map64_slot *e = &m->slots[j];
+    for (; e->val != UINT32_MAX; e = &m->slots[j]) {
+        if (e->klo == lo && e->khi == hi) {
             if (added)
                 *added = 0;
-            return &m->vals[j];
+            return &e->val;
         }
         j = (j + 1) & m->mask;
     }
-    m->keys[j] = key;
-    m->vals[j] = init;
+    e->klo = lo;
+    e->khi = hi;
+    e->val = init;
     m->count++;
     if (added)
         *added = 1;
-    return &m->vals[j];
+    return &e->val;
 }
 
 uint32_t *sc_map64_intern(struct sc_map64 *m, uint64_t h, uint32_t init, sc_map64_eq eq, void *ctx,

@@ -22,14 +22,38 @@ static inline uint64_t sc_mix64(uint64_t x)
     return x;
 }
 
-/* Map from any 64-bit key to a 32-bit value, linear probing, load factor <= 1/2.
+/* Map from any 64-bit key to a 32-bit value, linear probing, load factor <= 1/2. A slot
+ * keeps its key and value side by side (12 bytes, the key in two halves): a probe reads one
+ * cache line, not one in a key array and another in a value array.
  * Zero-initialise (or sc_map64_init) before use; sc_map64_release frees. */
+struct sc_map64_slot {
+    uint32_t klo, khi;
+    uint32_t val; /* UINT32_MAX marks an empty slot, so that value cannot be stored */
+};
+
 struct sc_map64 {
-    uint64_t *keys;
-    uint32_t *vals; /* UINT32_MAX marks an empty slot, so that value cannot be stored */
-    uint32_t mask;  /* capacity - 1, or 0 before the first insert */
+    struct sc_map64_slot *slots;
+    uint32_t mask; /* capacity - 1, or 0 before the first insert */
     uint32_t count;
 };
+
+/* The entries one after another, in no particular order: start with *pos = 0; returns 1
+ * with the next entry's key and value, 0 at the end. Inserting meanwhile restarts nothing
+ * and may skip or repeat entries: walk, then insert. */
+static inline int sc_map64_next(const struct sc_map64 *m, uint32_t *pos, uint64_t *key,
+                                uint32_t *val)
+{
+    for (; m->mask && *pos <= m->mask; (*pos)++) {
+        const struct sc_map64_slot *e = &m->slots[*pos];
+        if (e->val != UINT32_MAX) {
+            *key = (uint64_t)e->khi << 32 | e->klo;
+            *val = e->val;
+            (*pos)++;
+            return 1;
+        }
+    }
+    return 0;
+}
 
 void sc_map64_init(struct sc_map64 *m);
 void sc_map64_release(struct sc_map64 *m);

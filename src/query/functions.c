@@ -482,10 +482,10 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, c
         memcpy(walks[k].e.ev, walks[0].e.ev, (size_t)walks[0].e.n * sizeof *walks[k].e.ev);
         walks[k].e.n = walks[k].e.cap = walks[0].e.n;
         /* same keys, same indexes: the intra edges' indexes stay valid in every copy */
-        for (uint32_t j = 0; walks[0].e.map.mask && j <= walks[0].e.map.mask && !rc; j++)
-            if (walks[0].e.map.vals[j] != UINT32_MAX &&
-                !sc_map64_upsert(&walks[k].e.map, walks[0].e.map.keys[j], walks[0].e.map.vals[j],
-                                 NULL))
+        uint64_t key;
+        uint32_t val;
+        for (uint32_t pos = 0; !rc && sc_map64_next(&walks[0].e.map, &pos, &key, &val);)
+            if (!sc_map64_upsert(&walks[k].e.map, key, val, NULL))
                 rc = SC_ENOMEM;
     }
     if (!rc)
@@ -493,13 +493,12 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, c
     /* fold the other threads' edges into thread 0's: weights add, "always inlined" ands */
     for (uint32_t k = 1; k < nth && !rc; k++) {
         struct edges *o = &walks[k].e;
-        for (uint32_t j = 0; o->map.mask && j <= o->map.mask && !rc; j++) {
-            if (o->map.vals[j] == UINT32_MAX)
-                continue;
-            const struct edge *src = &o->ev[o->map.vals[j]];
+        uint64_t key;
+        uint32_t val;
+        for (uint32_t pos = 0; !rc && sc_map64_next(&o->map, &pos, &key, &val);) {
+            const struct edge *src = &o->ev[val];
             if (src->stamp == 0)
                 continue; /* never counted in this part */
-            uint64_t key = o->map.keys[j];
             int64_t x = edge_index(&walks[0].e, (uint32_t)(key >> 32), (uint32_t)key);
             if (x < 0) {
                 rc = (int)x;
@@ -526,13 +525,13 @@ int sc_top_inline_labels(const struct sc_profile *p, int vi, struct sc_top *t, c
     for (uint32_t i = 0; i < t->n; i++)
         flat_all = sc_add_sat(flat_all, t->rows[i].flat);
     int64_t cutoff = abs64((int64_t)((double)flat_all * edgefraction));
-    for (uint32_t j = 0; e.map.mask && j <= e.map.mask; j++) {
-        if (e.map.vals[j] == UINT32_MAX)
-            continue;
-        const struct edge *ed = &e.ev[e.map.vals[j]];
+    uint64_t ekey;
+    uint32_t eval;
+    for (uint32_t pos = 0; sc_map64_next(&e.map, &pos, &ekey, &eval);) {
+        const struct edge *ed = &e.ev[eval];
         if (ed->stamp == 0 || abs64(ed->weight) < cutoff)
             continue; /* never in a sample (made ahead for a location), or too light */
-        struct sc_top_row *row = &t->rows[t->pos[(uint32_t)e.map.keys[j]]];
+        struct sc_top_row *row = &t->rows[t->pos[(uint32_t)ekey]];
         if (ed->inlined)
             row->inline_in = 1;
         else

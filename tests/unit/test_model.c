@@ -159,7 +159,22 @@ static void test_map64(void)
     }
     T_EQ_INT(bad, 0);
     T_CHECK(sc_map64_get(&m, 8) == NULL);
+    /* a walk meets every entry once, each with its own value; keys that differ only in
+     * their high half are told apart */
+    uint8_t *seen = calloc(100000, 1);
+    uint32_t pos = 0, val, walked = 0;
+    uint64_t key;
+    bad = 0;
+    while (seen && sc_map64_next(&m, &pos, &key, &val)) {
+        walked++;
+        bad += val >= 100000 || key != (uint64_t)val * 0x100000000ULL + 7 || seen[val]++;
+    }
+    T_EQ_INT(walked, 100000);
+    T_EQ_INT(bad, 0);
+    free(seen);
     sc_map64_release(&m);
+    pos = 0;
+    T_CHECK(!sc_map64_next(&m, &pos, &key, &val)); /* an empty map: nothing */
     /* the stable hash must never change: ids on disk depend on it */
     T_EQ_INT(sc_hash64("", 0), (int64_t)0x2d06800538d394c2ULL);
     T_CHECK(sc_hash64("abc", 3) != sc_hash64("abd", 3));
