@@ -2,6 +2,7 @@
 #include "collect/symtab.h"
 #include "model/buf.h"
 #include "model/error.h"
+#include "model/radix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,60 +82,13 @@ static int cmp_start(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq; /* as added (perf's rules need it) */
 }
 
-#define RADIX_BITS 11
-
-/* A stable radix sort of a[0..n) by start, 11 bits a pass, over the bits where starts
- * differ only (a library's span: 2 or 3 passes; a big C++ library's table takes a few ms
- * where qsort took tens). 0, or -1 without the memory for it. One body, a function per type
- * (the symbols and the candidates), so the records move by assignment. */
-/* NOLINTBEGIN(bugprone-macro-parentheses): TYPE is a type, which parentheses would break */
-#define RADIX_SORT(NAME, TYPE)                                                                     \
-    static int NAME(TYPE *a, uint32_t n)                                                           \
-    {                                                                                              \
-        uint64_t differ = 0;                                                                       \
-        for (uint32_t i = 1; i < n; i++)                                                           \
-            differ |= a[i].start ^ a[0].start;                                                     \
-        if (!differ)                                                                               \
-            return 0;                                                                              \
-        TYPE *tmp = malloc((size_t)n * sizeof *tmp);                                               \
-        uint32_t *count = malloc((1u << RADIX_BITS) * sizeof *count);                              \
-        if (!tmp || !count) {                                                                      \
-            free(tmp);                                                                             \
-            free(count);                                                                           \
-            return -1;                                                                             \
-        }                                                                                          \
-        int top = 63 - __builtin_clzll(differ);                                                    \
-        TYPE *from = a, *to = tmp;                                                                 \
-        for (int shift = 0; shift <= top; shift += RADIX_BITS) {                                   \
-            const uint64_t mask = (1u << RADIX_BITS) - 1;                                          \
-            memset(count, 0, (1u << RADIX_BITS) * sizeof *count);                                  \
-            for (uint32_t i = 0; i < n; i++)                                                       \
-                count[(from[i].start >> shift) & mask]++;                                          \
-            uint32_t sum = 0;                                                                      \
-            for (uint32_t b = 0; b <= mask; b++) {                                                 \
-                uint32_t c = count[b];                                                             \
-                count[b] = sum;                                                                    \
-                sum += c;                                                                          \
-            }                                                                                      \
-            for (uint32_t i = 0; i < n; i++)                                                       \
-                to[count[(from[i].start >> shift) & mask]++] = from[i];                            \
-            TYPE *x = from;                                                                        \
-            from = to;                                                                             \
-            to = x;                                                                                \
-        }                                                                                          \
-        if (from != a)                                                                             \
-            memcpy(a, from, (size_t)n * sizeof *a);                                                \
-        free(tmp);                                                                                 \
-        free(count);                                                                               \
-        return 0;                                                                                  \
-    }
-/* NOLINTEND(bugprone-macro-parentheses) */
-
 /* The symbols by start, then seq, as qsort with cmp_start would: seq is each one's index, so
- * stability keeps seq's order. */
-RADIX_SORT(radix_sort, struct sc_symtab_new)
-/* The candidates by start. */
-RADIX_SORT(radix_sort_cands, struct sc_symtab_cand)
+ * stability keeps seq's order. The candidates by start. The wanted addresses. */
+#define START(e) ((e).start)
+#define SELF(e) (e)
+SC_RADIX_SORT(radix_sort, struct sc_symtab_new, START)
+SC_RADIX_SORT(radix_sort_cands, struct sc_symtab_cand, START)
+SC_RADIX_SORT(radix_sort_u64, uint64_t, SELF)
 
 static uint32_t leading_underscores(const char *s)
 {
@@ -269,7 +223,8 @@ void sc_symtab_want_ready(struct sc_symtab *t)
         if (sc_symtab_vaddr(t, t->want[i], &va))
             t->want[i] = va;
     }
-    qsort(t->want, t->nwant, sizeof *t->want, cmp_u64);
+    if (radix_sort_u64(t->want, t->nwant))
+        qsort(t->want, t->nwant, sizeof *t->want, cmp_u64); /* (no memory for a copy) */
     for (uint32_t i = 0; i < t->nwant; i++)
         if (!k || t->want[k - 1] != t->want[i])
             t->want[k++] = t->want[i];

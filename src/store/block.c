@@ -3,6 +3,7 @@
 #include "formats/protowire.h"
 #include "model/error.h"
 #include "model/profile.h"
+#include "model/radix.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -259,39 +260,29 @@ int sc_block_decode_in(const void *data, size_t len, uint32_t max_rows, struct s
     return decode(data, len, max_rows, b, s, err);
 }
 
-/* Sorts rows by stack (LSD radix sort on (stack << 32 | row) keys: stable, no comparator
- * calls), then sums rows with equal stacks. */
+/* Sorts rows by stack (radix sort on (stack << 32 | row) keys by their stack half, stable:
+ * rows start in order), then sums rows with equal stacks. */
+#define STACK_OF(e) ((e) >> 32)
+SC_RADIX_SORT(sort_by_stack, uint64_t, STACK_OF)
+
 int sc_block_normalize(struct sc_block *b)
 {
     uint32_t n = b->n, t = b->ncols;
     if (n <= 1)
         return 0;
-    uint64_t *k = malloc((size_t)n * sizeof *k), *tmp = malloc((size_t)n * sizeof *tmp);
+    uint64_t *k = malloc((size_t)n * sizeof *k);
     int64_t *vals = malloc((size_t)n * t * sizeof *vals + 1);
-    if (!k || !tmp || !vals) {
+    if (!k || !vals) {
         free(k);
-        free(tmp);
         free(vals);
         return SC_ENOMEM;
     }
-    uint32_t maxs = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++)
         k[i] = (uint64_t)b->stacks[i] << 32 | i;
-        if (b->stacks[i] > maxs)
-            maxs = b->stacks[i];
-    }
-    /* only the stack bytes need sorting: rows start in order and the sort is stable */
-    for (int shift = 32; shift < 64 && (maxs >> (shift - 32)) != 0; shift += 8) {
-        uint32_t count[257] = {0};
-        for (uint32_t i = 0; i < n; i++)
-            count[((k[i] >> shift) & 0xff) + 1]++;
-        for (int d = 0; d < 256; d++)
-            count[d + 1] += count[d];
-        for (uint32_t i = 0; i < n; i++)
-            tmp[count[(k[i] >> shift) & 0xff]++] = k[i];
-        uint64_t *x = k;
-        k = tmp;
-        tmp = x;
+    if (sort_by_stack(k, n)) {
+        free(k);
+        free(vals);
+        return SC_ENOMEM;
     }
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -312,7 +303,6 @@ int sc_block_normalize(struct sc_block *b)
         memmove(b->values + (size_t)c * m, vals + (size_t)c * n, m * sizeof *vals);
     b->n = m;
     free(k);
-    free(tmp);
     free(vals);
     return 0;
 }
