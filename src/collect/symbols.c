@@ -182,6 +182,13 @@ static int dso_eq(void *ctx, uint32_t i)
                   : !d->ino && strlen(d->path) == k->len && !memcmp(d->path, k->path, k->len);
 }
 
+/* A DSO's identity: device and inode when the file has them, else the path (and the pid
+ * for JIT code, which is in the name). */
+static uint64_t dso_hash(const char *path, size_t len, uint64_t dev, uint64_t ino)
+{
+    return ino ? sc_hash_combine(sc_mix64(dev + 1), ino) : sc_hash64(path, len);
+}
+
 int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len, uint64_t dev,
                           uint64_t ino, int32_t pid)
 {
@@ -197,9 +204,7 @@ int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len,
         path = jit;
         dev = ino = 0;
     }
-    /* identity: device and inode when the file has them, else the path (and the pid for
-     * JIT code, which is in the name) */
-    uint64_t h = ino ? sc_hash_combine(sc_mix64(dev + 1), ino) : sc_hash64(path, len);
+    uint64_t h = dso_hash(path, len, dev, ino);
     struct dso_key k = {s, path, len, dev, ino};
     int added;
     uint32_t *slot = sc_map64_intern(&s->index, h, s->ndsos, dso_eq, &k, &added);
@@ -215,6 +220,32 @@ int64_t sc_symbolizer_dso(struct sc_symbolizer *s, const char *path, size_t len,
     if (rc < 0)
         *slot = UINT32_MAX - 1; /* a tombstone nobody matches */
     return rc;
+}
+
+int sc_symbolizer_twin(const struct sc_symbolizer *s, struct sc_symbolizer **out, char *err)
+{
+    struct sc_symbolizer *t;
+    int rc = sc_symbolizer_new(&s->o, &t, err);
+    if (rc)
+        return rc;
+    for (uint32_t i = SC_DSO_ID_VDSO + 1; i < s->ndsos && !rc; i++) {
+        const struct dso *d = &s->dsos[i];
+        size_t len = strlen(d->path);
+        int added;
+        uint32_t *slot =
+            sc_map64_intern(&t->index, dso_hash(d->path, len, d->dev, d->ino), t->ndsos, dso_eq,
+                            &(struct dso_key){t, d->path, len, d->dev, d->ino}, &added);
+        if (!slot || add_dso(t, d->kind, d->path, len, d->dev, d->ino, d->pid) != (int)i)
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+        else
+            t->dsos[i].failed = d->failed;
+    }
+    if (rc) {
+        sc_symbolizer_free(t);
+        return rc;
+    }
+    *out = t;
+    return 0;
 }
 
 static void hex_id(const uint8_t *id, uint32_t n, char out[41])

@@ -68,6 +68,11 @@ enum sc_dso_kind { SC_DSO_KERNEL, SC_DSO_UNKNOWN, SC_DSO_VDSO, SC_DSO_FILE, SC_D
 /* Fixed ids: the kernel, and code in no known mapping. */
 enum { SC_DSO_ID_KERNEL = 0, SC_DSO_ID_UNKNOWN = 1, SC_DSO_ID_VDSO = 2 };
 
+/* A second symbolizer with s's options and DSOs (the same ids) and none of its tables, for
+ * another thread to name some DSOs with while s names others (a symbolizer is for one
+ * thread at a time). 0, or SC_ENOMEM with err. */
+int sc_symbolizer_twin(const struct sc_symbolizer *s, struct sc_symbolizer **out, char *err);
+
 /* The DSO id of a mapping's path (as in /proc/PID/maps: "" for anonymous memory,
  * "[vdso]", "/memfd:x (deleted)", ...), device and inode, seen in process pid (whose
  * /proc/PID/root opens it while the process lives). Anonymous and memfd memory becomes

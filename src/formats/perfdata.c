@@ -9,6 +9,7 @@
 #include "model/bytes.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/radix.h"
 
 #include <demangle.h>
 #include <fcntl.h>
@@ -156,7 +157,9 @@ struct symkey {
     const char *path; /* the printed dso, for unknown names */
     uint32_t dso;
     uint8_t inl, java, resolved, located;
-    uint32_t off, n; /* frames in frs, and (once located) their locations in kloc */
+    uint32_t off, n;     /* frames in frs, and (once located) their locations in kloc */
+    const uint8_t *said; /* while naming: what the symbolizer said (put_sym) */
+    uint32_t said_len;
 };
 
 /* A call chain met before, with the same maps: its keys are those of then (a profile's
@@ -194,6 +197,9 @@ struct dec {
     int id_all;          /* sample_id_all: non-sample records end with the id fields */
 
     struct sc_arena arena;
+    struct sc_map64 pathidx; /* a mapping's path -> paths[] (path_of) */
+    const char **paths;
+    uint32_t npaths, cappaths;
     struct sc_map64 procs, threads;
     uint32_t nmaps; /* in all processes */
     struct proc *pv;
@@ -215,6 +221,7 @@ struct dec {
     uint32_t nsyms, capsyms;
     uint32_t *frs, *kloc;
     uint32_t nfrs, capfrs;
+    struct sc_map64 sameidx; /* while naming: keys by their lines (named_frames) */
     struct sc_map64 stackidx;
     struct stack *stacks;
     uint32_t nstacks, capstacks;
@@ -514,6 +521,10 @@ static int cmp_rec(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* By time; the records come in file order, and the sort is stable: ties stay so. */
+#define REC_TIME(e) ((uint64_t)(e).time)
+SC_RADIX_SORT(sort_recs, struct rec, REC_TIME)
+
 /* The records worth replaying, in the order perf script delivers them. */
 static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out, uint64_t *nout)
 {
@@ -581,8 +592,8 @@ static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out,
         free(v);
         return rc;
     }
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_rec);
+    if (n > UINT32_MAX || (n && sort_recs(v, (uint32_t)n)))
+        qsort(v, (size_t)n, sizeof *v, cmp_rec); /* (no memory for the radix sort's copy) */
     *out = v;
     *nout = n;
     return 0;
@@ -734,6 +745,38 @@ static const char *binary_of(struct dec *d, const char *path, size_t *len)
     return b->cache;
 }
 
+struct path_ctx {
+    const struct dec *d;
+    const char *s;
+    size_t n;
+};
+
+static int path_eq(void *ctx, uint32_t i)
+{
+    const struct path_ctx *c = ctx;
+    const char *p = c->d->paths[i];
+    return !strncmp(p, c->s, c->n) && p[c->n] == 0;
+}
+
+/* A mapping's path, one copy of each: the maps of all processes of one binary share it,
+ * and so do the keys of its addresses (name_addr), whichever process they were met in. */
+static const char *path_of(struct dec *d, const char *s, size_t n)
+{
+    struct path_ctx c = {d, s, n};
+    int added;
+    uint32_t *v = sc_map64_intern(&d->pathidx, sc_hash64(s, n), d->npaths, path_eq, &c, &added);
+    if (!v)
+        return NULL;
+    if (!added)
+        return d->paths[*v];
+    char *p = sc_arena_strndup(&d->arena, s, n);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
+    if (!p || sc_grow_array(&d->paths, &d->cappaths, (uint64_t)d->npaths + 1, sizeof *d->paths))
+        return NULL;
+    d->paths[d->npaths++] = p;
+    return p;
+}
+
 static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
 {
     uint16_t misc = (uint16_t)(sc_rd32(r + 4) & 0xffff);
@@ -769,7 +812,7 @@ static int on_mmap(struct dec *d, const uint8_t *r, size_t rs, int v2)
         m.jit = 1;
         m.pgoff = start;
     }
-    m.path = sc_arena_strndup(&d->arena, path, plen);
+    m.path = path_of(d, path, plen);
     m.path_len = (uint32_t)plen;
     if (!m.path)
         return oom(d);
@@ -969,9 +1012,7 @@ static int add_line(struct dec *d, const char *pc, size_t pcn, const char *sym, 
 
 struct name_ctx {
     struct dec *d;
-    const struct symkey *k; /* sym_eq: the key looked up */
-    const uint32_t *keys;   /* on_sym: the keys of the addresses resolved */
-    int rc;
+    const struct symkey *k; /* the key looked up */
 };
 
 /* Frames of an address no symbol names: perf script's "[unknown] (dso)". */
@@ -986,25 +1027,18 @@ static int unknown_frames(struct dec *d, struct symkey *k)
     return rc;
 }
 
-static void on_sym(void *ctx, uint32_t i, const struct sc_sym *s)
+/* What the symbolizer said of one address, as the frames perf script prints for it: a
+ * byte "found", a byte the count of frames, then each frame's name as a u32 length and its
+ * bytes, innermost first (only the outermost, the function, unless the key asks for inlined
+ * frames). Written on the namer's thread, read on the decoding's (named_frames). */
+_Static_assert(SC_ELF_MAX_FRAMES <= 255, "put_sym counts frames in a byte");
+static void put_sym(struct sc_buf *b, int inl, const struct sc_sym *s)
 {
-    struct name_ctx *c = ctx;
-    struct dec *d = c->d;
-    struct symkey *k = &d->syms[c->keys[i]];
-    if (c->rc)
-        return;
-    if (!s->found) {
-        c->rc = unknown_frames(d, k);
-        return;
-    }
-    char pc[24];
-    size_t pcn = (size_t)snprintf(pc, sizeof pc, "%llx", (unsigned long long)k->pc);
-    size_t pl = strlen(k->path);
-    k->off = d->nfrs;
-    uint32_t k0 = k->inl ? 0 : s->nframes - 1;
-    for (uint32_t f = k0; f < s->nframes && !c->rc; f++) {
+    uint32_t k0 = !s->found ? s->nframes : inl ? 0 : s->nframes - 1;
+    uint8_t head[2] = {(uint8_t) !!s->found, (uint8_t)(s->nframes - k0)};
+    sc_buf_append(b, head, 2);
+    for (uint32_t f = k0; f < s->nframes; f++) {
         const struct sc_sym_frame *fr = &s->frames[f];
-        int outer = f == s->nframes - 1;
         /* perf demangles C++ without parameters, and so without a template's return type */
         char *own = NULL;
         const char *nm = fr->name;
@@ -1015,11 +1049,84 @@ static void on_sym(void *ctx, uint32_t i, const struct sc_sym *s)
             nm = own;
             nl = strlen(own);
         }
-        c->rc = add_line(d, pc, pcn, nm, nl, outer ? k->path : "inlined", outer ? pl : 7, k->java);
+        uint32_t len = (uint32_t)nl;
+        sc_buf_append(b, &len, 4);
+        sc_buf_append(b, nm, nl);
         free(own);
+    }
+}
+
+/* What put_sym writes of an address no symbol names. */
+static const uint8_t unnamed[2] = {0, 0};
+
+/* The length of what put_sym wrote at r. */
+static size_t sym_len(const uint8_t *r)
+{
+    size_t at = 2;
+    for (uint32_t f = 0; f < r[1]; f++) {
+        uint32_t nl;
+        memcpy(&nl, r + at, 4);
+        at += 4 + (size_t)nl;
+    }
+    return at;
+}
+
+struct same_ctx {
+    const struct dec *d;
+    const struct symkey *k;
+    const uint8_t *r;
+    size_t len;
+};
+
+static int same_frames(void *ctx, uint32_t i)
+{
+    const struct same_ctx *c = ctx;
+    const struct symkey *e = &c->d->syms[i], *k = c->k;
+    return e->path == k->path && e->pc == k->pc && e->java == k->java && e->said_len == c->len &&
+           !memcmp(e->said, c->r, c->len);
+}
+
+/* Key k's frames from what put_sym wrote at r (kept until naming ends). Keys that print the
+ * same lines (addresses of one function, pc not printed) share the frames of the first. */
+static int named_frames(struct dec *d, struct symkey *k, const uint8_t *r)
+{
+    size_t len = sym_len(r);
+    uint64_t h = sc_hash_combine(sc_hash64(r, len), (uint64_t)(uintptr_t)k->path);
+    h = sc_hash_combine(h, k->pc << 1 | k->java);
+    struct same_ctx c = {d, k, r, len};
+    int added;
+    uint32_t *v = sc_map64_intern(&d->sameidx, h, (uint32_t)(k - d->syms), same_frames, &c, &added);
+    if (!v)
+        return oom(d);
+    if (!added) {
+        k->off = d->syms[*v].off;
+        k->n = d->syms[*v].n;
+        k->resolved = 1;
+        return 0;
+    }
+    k->said = r;
+    k->said_len = (uint32_t)len;
+    if (!r[0])
+        return unknown_frames(d, k);
+    uint32_t nf = r[1];
+    r += 2;
+    char pc[24];
+    size_t pcn = (size_t)snprintf(pc, sizeof pc, "%llx", (unsigned long long)k->pc);
+    size_t pl = strlen(k->path);
+    int rc = 0;
+    k->off = d->nfrs;
+    for (uint32_t f = 0; f < nf; f++) {
+        uint32_t nl;
+        memcpy(&nl, r, 4);
+        const char *nm = (const char *)r + 4;
+        r += 4 + (size_t)nl;
+        int outer = f == nf - 1;
+        if (!rc)
+            rc = add_line(d, pc, pcn, nm, nl, outer ? k->path : "inlined", outer ? pl : 7, k->java);
     }
     k->n = d->nfrs - k->off;
     k->resolved = 1;
+    return rc;
 }
 
 static int sym_eq(void *ctx, uint32_t i)
@@ -1043,7 +1150,7 @@ static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, co
     k.dso = dso;
     k.inl = (uint8_t)inl;
     k.java = (uint8_t)java;
-    struct name_ctx c = {d, &k, NULL, 0};
+    struct name_ctx c = {d, &k};
     uint64_t h = sc_hash_combine(sc_hash_combine(sc_mix64(addr), k.pc),
                                  (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java);
     h = sc_hash_combine(h, (uint64_t)(uintptr_t)path);
@@ -1455,12 +1562,28 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
     return 0;
 }
 
-static int cmp_key_dso(const void *a, const void *b, void *ctx)
+struct keyref {
+    uint64_t addr;
+    uint32_t dso, key;
+};
+#define REF_ADDR(e) ((e).addr)
+#define REF_DSO(e) ((uint64_t)(e).dso)
+SC_RADIX_SORT(sort_refs_by_addr, struct keyref, REF_ADDR)
+SC_RADIX_SORT(sort_refs_by_dso, struct keyref, REF_DSO)
+
+/* The keys order[0..n) by DSO, then address (stable sorts: by address, then by DSO). */
+static int sort_keys(struct dec *d, uint32_t *order, uint32_t n)
 {
-    const struct symkey *v = ctx, *x = &v[*(const uint32_t *)a], *y = &v[*(const uint32_t *)b];
-    if (x->dso != y->dso)
-        return x->dso < y->dso ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
+    struct keyref *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return oom(d);
+    for (uint32_t i = 0; i < n; i++)
+        r[i] = (struct keyref){d->syms[order[i]].addr, d->syms[order[i]].dso, order[i]};
+    int rc = sort_refs_by_addr(r, n) || sort_refs_by_dso(r, n) ? oom(d) : 0;
+    for (uint32_t i = 0; i < n && !rc; i++)
+        order[i] = r[i].key;
+    free(r);
+    return rc;
 }
 
 static void no_sym(void *ctx, uint32_t i, const struct sc_sym *s)
@@ -1573,40 +1696,195 @@ static struct sc_symbolizer *symbolizer_of(struct dec *d, uint32_t dso)
     return d->ksym;
 }
 
+/* Naming runs on two threads: reading ELF files, looking addresses up and demangling, a
+ * DSO at a time, the DSOs shared out between this thread and a second one, the namer,
+ * which take the next DSO not taken yet (the costliest first: the kernel, then the DSOs of
+ * most addresses). What is said of a DSO's addresses is written as one batch (put_sym),
+ * and this thread then turns the batches, in DSO order, into frames (named_frames: perf
+ * script's lines and the profile's strings, which only this thread touches). The kernel has
+ * its own symbolizer (d->ksym); the namer uses d->sym and this thread a twin of it (a
+ * symbolizer is for one thread). Without a thread or a twin, this thread names all. */
+struct namer {
+    struct dec *d;
+    const uint32_t *order; /* keys sorted by DSO */
+    const uint64_t *addrs; /* their addresses, in that order */
+    const uint32_t *group; /* group g: keys group[g] .. group[g + 1] - 1, one DSO */
+    const uint32_t *turn;  /* the groups in the order they are taken */
+    uint32_t ngroups;
+    struct sc_buf *out; /* a batch per group */
+    uint8_t *done;      /* per group: its batch is written (mu) */
+    struct sc_budget *budget;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t next; /* in turn: the next group to take (mu) */
+    int oom;       /* (mu) */
+};
+
+struct batch_ctx {
+    struct sc_buf *b;
+    const struct symkey *syms;
+    const uint32_t *keys;
+};
+
+/* (the symbolizer may call back in another order than the addresses', as DWARF's lines
+ * come: each record starts with its address's index in the group) */
+static void batch_sym(void *ctx, uint32_t i, const struct sc_sym *s)
+{
+    struct batch_ctx *c = ctx;
+    sc_buf_append(c->b, &i, 4);
+    put_sym(c->b, c->syms[c->keys[i]].inl, s);
+}
+
+/* Takes and names groups while there are any; sym names the DSOs' (the kernel's: d->ksym). */
+static void name_groups(struct namer *nm, struct sc_symbolizer *sym)
+{
+    struct dec *d = nm->d;
+    for (;;) {
+        pthread_mutex_lock(&nm->mu);
+        uint32_t g = nm->next < nm->ngroups && !nm->oom ? nm->turn[nm->next++] : UINT32_MAX;
+        pthread_mutex_unlock(&nm->mu);
+        if (g == UINT32_MAX)
+            return;
+        uint32_t lo = nm->group[g], hi = nm->group[g + 1], dso = d->syms[nm->order[lo]].dso;
+        struct batch_ctx c = {&nm->out[g], d->syms, nm->order + lo};
+        /* (the kernel's symbolizer, once its thread loaded it, only the one taking it uses) */
+        sc_symbolizer_resolve(dso == SC_DSO_ID_KERNEL && d->ksym ? symbolizer_of(d, dso) : sym, dso,
+                              nm->addrs + lo, hi - lo, batch_sym, &c);
+        pthread_mutex_lock(&nm->mu);
+        nm->oom |= nm->out[g].oom;
+        nm->done[g] = 1;
+        pthread_cond_broadcast(&nm->cv);
+        pthread_mutex_unlock(&nm->mu);
+    }
+}
+
+static void *namer_main(void *arg)
+{
+    struct namer *nm = arg;
+    sc_budget_adopt(nm->budget); /* its memory is the decoding's */
+    name_groups(nm, nm->d->sym);
+    return NULL;
+}
+
+/* Group g's frames, once its batch is written. */
+static int take_group(struct namer *nm, uint32_t g)
+{
+    struct dec *d = nm->d;
+    pthread_mutex_lock(&nm->mu);
+    while (!nm->done[g] && !nm->oom)
+        pthread_cond_wait(&nm->cv, &nm->mu);
+    int failed = nm->oom;
+    pthread_mutex_unlock(&nm->mu);
+    if (failed)
+        return oom(d);
+    const uint8_t *at = (const uint8_t *)nm->out[g].data, *end = at + nm->out[g].len;
+    uint32_t lo = nm->group[g], n = nm->group[g + 1] - lo;
+    int rc = 0;
+    while (at < end && !rc) {
+        uint32_t i;
+        memcpy(&i, at, 4);
+        at += 4;
+        if (i < n) /* (what the symbolizer says of an address twice is taken once) */
+            if (!d->syms[nm->order[lo + i]].resolved)
+                rc = named_frames(d, &d->syms[nm->order[lo + i]], at);
+        at += sym_len(at);
+    }
+    /* (the symbolizer calls back for each address; were one left out, it is unnamed) */
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (!d->syms[nm->order[lo + i]].resolved)
+            rc = named_frames(d, &d->syms[nm->order[lo + i]], unnamed);
+    return rc;
+}
+
+static int cmp_turn(const void *a, const void *b, void *ctx)
+{
+    const struct namer *nm = ctx;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    int kx = nm->d->syms[nm->order[nm->group[x]]].dso == SC_DSO_ID_KERNEL;
+    int ky = nm->d->syms[nm->order[nm->group[y]]].dso == SC_DSO_ID_KERNEL;
+    uint32_t nx = nm->group[x + 1] - nm->group[x], ny = nm->group[y + 1] - nm->group[y];
+    if (kx != ky)
+        return ky - kx;
+    if (nx != ny)
+        return nx > ny ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* Names every key: the symbolizer is asked once per DSO, with all its addresses. */
 static int resolve_all(struct dec *d)
 {
     uint32_t *order = malloc(((size_t)d->nsyms + 1) * sizeof *order);
     uint64_t *addrs = malloc(((size_t)d->nsyms + 1) * sizeof *addrs);
+    uint32_t *group = malloc(((size_t)d->nsyms + 2) * sizeof *group);
     int rc = 0;
-    if (!order || !addrs)
+    if (!order || !addrs || !group)
         rc = oom(d);
-    uint32_t n = 0;
+    uint32_t n = 0, ng = 0;
     for (uint32_t i = 0; i < d->nsyms && !rc; i++) {
         struct symkey *k = &d->syms[i];
         if (k->dso == SC_DSO_ID_UNKNOWN || !sym_ready(d))
-            rc = unknown_frames(d, k);
+            rc = named_frames(d, k, unnamed);
         else
             order[n++] = i;
     }
     if (!rc && n)
-        qsort_r(order, n, sizeof *order, cmp_key_dso, d->syms);
-    for (uint32_t i = 0; i < n && !rc;) {
-        uint32_t j = i, dso = d->syms[order[i]].dso;
-        for (; j < n && d->syms[order[j]].dso == dso; j++)
-            addrs[j - i] = d->syms[order[j]].addr;
-        struct name_ctx c = {d, NULL, order + i, 0};
-        sc_symbolizer_resolve(symbolizer_of(d, dso), dso, addrs, j - i, on_sym, &c);
-        rc = c.rc;
-        for (uint32_t k = i; k < j && !rc; k++) /* (the symbolizer calls back for each) */
-            if (!d->syms[order[k]].resolved)
-                rc = unknown_frames(d, &d->syms[order[k]]);
-        i = j;
-        if (!rc)
-            rc = sc_budget_poll(d->err);
+        rc = sort_keys(d, order, n);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        addrs[i] = d->syms[order[i]].addr;
+        if (i == 0 || d->syms[order[i]].dso != d->syms[order[i - 1]].dso)
+            group[ng++] = i;
     }
+    group[ng] = n;
+    struct namer nm;
+    memset(&nm, 0, sizeof nm);
+    nm.d = d;
+    nm.order = order;
+    nm.addrs = addrs;
+    nm.group = group;
+    nm.ngroups = ng;
+    nm.budget = sc_budget_current();
+    uint32_t *turn = ng ? malloc((size_t)ng * sizeof *turn) : NULL;
+    nm.out = ng ? calloc(ng, sizeof *nm.out) : NULL;
+    nm.done = ng ? calloc(ng, 1) : NULL;
+    if (!rc && ng && (!turn || !nm.out || !nm.done))
+        rc = oom(d);
+    pthread_mutex_init(&nm.mu, NULL);
+    pthread_cond_init(&nm.cv, NULL);
+    pthread_t th;
+    int threaded = 0;
+    struct sc_symbolizer *twin = NULL;
+    char err[SC_ERR_LEN];
+    if (!rc && ng) {
+        for (uint32_t g = 0; g < ng; g++)
+            turn[g] = g;
+        qsort_r(turn, ng, sizeof *turn, cmp_turn, &nm);
+        nm.turn = turn;
+        if (ng > 1 && sc_symbolizer_twin(d->sym, &twin, err) == 0)
+            threaded = pthread_create(&th, NULL, namer_main, &nm) == 0;
+        name_groups(&nm, threaded ? twin : d->sym);
+    }
+    for (uint32_t g = 0; g < ng && !rc; g++)
+        if (!(rc = take_group(&nm, g)))
+            rc = sc_budget_poll(d->err);
+    if (threaded) {
+        pthread_mutex_lock(&nm.mu);
+        nm.next = ng; /* (stopped early: nothing more to take) */
+        pthread_mutex_unlock(&nm.mu);
+        pthread_join(th, NULL);
+    }
+    if (twin)
+        sc_symbolizer_free(twin);
+    for (uint32_t g = 0; nm.out && g < ng; g++)
+        sc_buf_release(&nm.out[g]);
+    free(nm.out);
+    free(nm.done);
+    free(turn);
+    sc_map64_release(&d->sameidx); /* (its keys' said is gone) */
+    pthread_mutex_destroy(&nm.mu);
+    pthread_cond_destroy(&nm.cv);
     free(order);
     free(addrs);
+    free(group);
     return rc;
 }
 
@@ -1706,6 +1984,8 @@ static void release(struct dec *d)
 {
     free(d->attrs);
     sc_map64_release(&d->ids);
+    sc_map64_release(&d->pathidx);
+    free(d->paths);
     sc_map64_release(&d->procs);
     sc_map64_release(&d->threads);
     for (uint32_t i = 0; i < d->npv; i++)
@@ -1721,6 +2001,7 @@ static void release(struct dec *d)
     if (d->ksym)
         sc_symbolizer_free(d->ksym);
     sc_map64_release(&d->symidx);
+    sc_map64_release(&d->sameidx);
     free(d->syms);
     free(d->frs);
     sc_map64_release(&d->loc_of_str);

@@ -3,6 +3,7 @@
 
 #include "collect/elfsym.h"
 #include "collect/record.h"
+#include "collect/symbols.h"
 #include "collect/symtab.h"
 #include "formats/folded.h"
 #include "formats/pprof.h"
@@ -449,6 +450,79 @@ static int64_t type_total(const struct sc_profile *p, uint32_t i, char **fo)
  * wall, time preempted wall only, on-CPU samples cpu and wall; short spans, idle threads,
  * exited threads and spans without a return are not counted; a span open at a take counts
  * its time so far in that window and the rest in the next. */
+struct twin_names {
+    char name[4][128];
+    int found[4];
+};
+
+static void twin_sym(void *ctx, uint32_t i, const struct sc_sym *sym)
+{
+    struct twin_names *n = ctx;
+    if (i >= 4)
+        return;
+    n->found[i] = sym->found;
+    snprintf(n->name[i], sizeof n->name[i], "%.*s", (int)sym->frames[sym->nframes - 1].name_len,
+             sym->frames[sym->nframes - 1].name);
+}
+
+/* A symbolizer's twin has its DSOs under the same ids, and names their addresses as the
+ * symbolizer itself does; it finds its DSOs by path as the original does. */
+static void test_symbolizer_twin(void)
+{
+    struct self_map m;
+    if (!self_map((const void *)t_leaf, &m))
+        T_SKIP("cannot find this binary's mapping");
+    struct sc_symbolizer_opts o;
+    memset(&o, 0, sizeof o);
+    o.kallsyms = "/dev/null";
+    o.one_shot = 1;
+    o.no_debuginfod = 1;
+    struct sc_symbolizer *s = NULL, *t = NULL;
+    char err[SC_ERR_LEN] = "";
+    T_EQ_INT(sc_symbolizer_new(&o, &s, err), 0);
+    if (!s)
+        return;
+    uint64_t dev = (uint64_t)m.maj << 32 | m.min;
+    int64_t jit = sc_symbolizer_dso(s, "", 0, 0, 0, 4242);
+    int64_t self = sc_symbolizer_dso(s, m.path, strlen(m.path), dev, m.ino, getpid());
+    int64_t gone = sc_symbolizer_dso(s, "/no/such/file", 13, 0, 0, 1);
+    T_CHECK(jit > SC_DSO_ID_VDSO && self > jit && gone > self);
+    T_EQ_INT(sc_symbolizer_twin(s, &t, err), 0);
+    if (!t) {
+        sc_symbolizer_free(s);
+        return;
+    }
+    int64_t ids[] = {SC_DSO_ID_KERNEL, SC_DSO_ID_VDSO, jit, self, gone};
+    for (unsigned i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+        struct sc_dso_info a, b;
+        sc_symbolizer_info(s, (uint32_t)ids[i], &a);
+        sc_symbolizer_info(t, (uint32_t)ids[i], &b);
+        T_EQ_INT(a.kind, b.kind);
+        T_EQ_STR(a.path, b.path);
+    }
+    /* found again by path and identity, not added */
+    T_EQ_INT(sc_symbolizer_dso(t, m.path, strlen(m.path), dev, m.ino, getpid()), self);
+    T_EQ_INT(sc_symbolizer_dso(t, "/no/such/file", 13, 0, 0, 1), gone);
+    T_EQ_INT(sc_symbolizer_dso(t, "", 0, 0, 0, 4242), jit);
+    /* the same names from both, this binary's functions among them */
+    uint64_t off = (uint64_t)(uintptr_t)t_leaf - m.start + m.offset;
+    uint64_t addrs[4] = {off, (uint64_t)(uintptr_t)t_caller - m.start + m.offset,
+                         (uint64_t)(uintptr_t)thread_start - m.start + m.offset, 1};
+    struct twin_names a, b;
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    sc_symbolizer_resolve(s, (uint32_t)self, addrs, 4, twin_sym, &a);
+    sc_symbolizer_resolve(t, (uint32_t)self, addrs, 4, twin_sym, &b);
+    T_EQ_STR(a.name[0], "t_leaf");
+    T_EQ_STR(a.name[2], "thread_start");
+    for (int i = 0; i < 4; i++) {
+        T_EQ_INT(a.found[i], b.found[i]);
+        T_EQ_STR(a.name[i], b.name[i]);
+    }
+    sc_symbolizer_free(t);
+    sc_symbolizer_free(s);
+}
+
 static void test_offcpu(void)
 {
     struct self_map m;
@@ -1286,6 +1360,7 @@ int main(void)
     T_RUN(test_symtab);
     T_RUN(test_build_id);
     T_RUN(test_symtab_wanted);
+    T_RUN(test_symbolizer_twin);
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
