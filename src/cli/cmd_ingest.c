@@ -5,8 +5,8 @@
 #include "formats/input.h"
 #include "model/error.h"
 #include "config/config.h"
+#include "model/dl_curl.h"
 
-#include <curl/curl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,10 +129,10 @@ static int push_file(struct ingest *g, const char *path)
         snprintf(name, sizeof name, "%s", g->name);
     else
         default_name(path, name, sizeof name);
-    char *ename = curl_easy_escape(g->curl, name, 0);
+    char *ename = sym_curl_easy_escape(g->curl, name, 0);
     struct sc_buf url = SC_BUF_INIT, tenant = SC_BUF_INIT;
     sc_buf_printf(&url, "%s/ingest?name=%s&format=%s", g->server, ename ? ename : "", fmt);
-    curl_free(ename);
+    sym_curl_free(ename);
     const char *headers[2] = {NULL, NULL};
     if (g->tenant) {
         sc_buf_printf(&tenant, "X-Scope-OrgID: %s", g->tenant);
@@ -221,8 +221,12 @@ int cmd_ingest(int argc, char **argv)
     for (size_t n = strlen(server); n && server[n - 1] == '/';)
         server[--n] = 0;
     g.server = server;
-    sc_curl_global_init();
-    g.curl = curl_easy_init();
+    if (sc_dl_load(SC_DL_CURL, err)) {
+        free(g.token);
+        free(server);
+        return cli_error("%s", err);
+    }
+    g.curl = sym_curl_easy_init();
     int nfiles = argc - optind;
     rc = g.curl ? 0 : cli_error("cannot start libcurl");
     char *stdin_only[] = {"-"};
@@ -244,7 +248,7 @@ int cmd_ingest(int argc, char **argv)
                 done == 1 ? "" : "s", (unsigned long long)g.samples, (double)g.bytes / 1e6,
                 g.server);
     if (g.curl)
-        curl_easy_cleanup(g.curl);
+        sym_curl_easy_cleanup(g.curl);
     free(g.token);
     free(server);
     return rc;

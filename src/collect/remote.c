@@ -6,8 +6,8 @@
 #include "model/error.h"
 #include "model/log.h"
 #include "model/prom.h"
+#include "model/dl_curl.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -39,7 +39,9 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
 {
     if (!o->url || !*o->url)
         return sc_errf(err, SC_EINVAL, "no remote_write url");
-    sc_curl_global_init();
+    int rc = sc_dl_load(SC_DL_CURL, err);
+    if (rc)
+        return rc;
     struct sc_remote *r = calloc(1, sizeof *r);
     if (!r)
         return sc_errf(err, SC_ENOMEM, "out of memory");
@@ -60,7 +62,7 @@ int sc_remote_new(const struct sc_remote_opts *o, struct sc_remote **out, char *
         r->o.senders = MAX_SENDERS;
     pthread_mutex_init(&r->mu, NULL);
     sc_cond_init(&r->cv);
-    int rc = sc_remote_set_target(r, o->url, o->token, err);
+    rc = sc_remote_set_target(r, o->url, o->token, err);
     if (!rc)
         rc = sc_queue_open(o->queue_dir, r->o.queue_max_bytes, &r->q, err);
     if (rc) {
@@ -181,46 +183,46 @@ int sc_remote_post(void *curl, const struct sc_post *p, long *status, long *retr
     struct curl_slist *h = NULL;
     if (p->content_type) {
         sc_buf_printf(&resp, "Content-Type: %s", p->content_type);
-        h = curl_slist_append(h, resp.data);
+        h = sym_curl_slist_append(h, resp.data);
     }
     if (p->token) {
         sc_buf_printf(&auth, "Authorization: Bearer %s", p->token);
         if (auth.data)
-            h = curl_slist_append(h, auth.data);
+            h = sym_curl_slist_append(h, auth.data);
     }
     for (const char *const *x = p->headers; x && *x; x++)
-        h = curl_slist_append(h, *x);
-    h = curl_slist_append(h, "Expect:");
+        h = sym_curl_slist_append(h, *x);
+    h = sym_curl_slist_append(h, "Expect:");
     resp.len = 0;
     *retry_after = -1;
     *status = 0;
-    curl_easy_reset(e);
-    curl_easy_setopt(e, CURLOPT_URL, p->url);
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, p->body ? p->body : "");
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(e, CURLOPT_HEADERDATA, retry_after);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, p->timeout_ms);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
-    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)p);
-    curl_easy_setopt(e, CURLOPT_USERAGENT, p->user_agent ? p->user_agent : "scorch");
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    CURLcode cc = curl_easy_perform(e);
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
-    curl_slist_free_all(h);
+    sym_curl_easy_reset(e);
+    sym_curl_easy_setopt(e, CURLOPT_URL, p->url);
+    sym_curl_easy_setopt(e, CURLOPT_POST, 1L);
+    sym_curl_easy_setopt(e, CURLOPT_POSTFIELDS, p->body ? p->body : "");
+    sym_curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)p->len);
+    sym_curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+    sym_curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    sym_curl_easy_setopt(e, CURLOPT_WRITEDATA, &resp);
+    sym_curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    sym_curl_easy_setopt(e, CURLOPT_HEADERDATA, retry_after);
+    sym_curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    sym_curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    sym_curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, p->timeout_ms);
+    sym_curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+    sym_curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    sym_curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    sym_curl_easy_setopt(e, CURLOPT_XFERINFODATA, (void *)p);
+    sym_curl_easy_setopt(e, CURLOPT_USERAGENT, p->user_agent ? p->user_agent : "scorch");
+    sym_curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    CURLcode cc = sym_curl_easy_perform(e);
+    sym_curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, status);
+    sym_curl_slist_free_all(h);
     excerpt(&resp, reason, nreason);
     sc_buf_release(&resp);
     sc_buf_release(&auth);
     if (cc != CURLE_OK)
-        return sc_errf(err, SC_EIO, "%s", errbuf[0] ? errbuf : curl_easy_strerror(cc));
+        return sc_errf(err, SC_EIO, "%s", errbuf[0] ? errbuf : sym_curl_easy_strerror(cc));
     return 0;
 }
 
@@ -251,7 +253,7 @@ static void *sender_main(void *arg)
 {
     struct sc_remote *r = arg;
     pthread_setname_np(pthread_self(), "scorch-push");
-    CURL *e = curl_easy_init();
+    CURL *e = sym_curl_easy_init();
     struct sc_buf url = SC_BUF_INIT;
     char errbuf[SC_ERR_LEN];
     while (e && !atomic_load(&r->stop)) {
@@ -337,7 +339,7 @@ static void *sender_main(void *arg)
     }
     sc_buf_release(&url);
     if (e)
-        curl_easy_cleanup(e);
+        sym_curl_easy_cleanup(e);
     return NULL;
 }
 

@@ -70,10 +70,10 @@ struct sc_post {
     void *abort_ctx;
 };
 
-/* Sends p on the libcurl easy handle curl (reset first; sc_curl_global_init must have run).
- * *status is the HTTP status (0 without an answer), *retry_after a Retry-After in seconds
- * (-1: none), reason the first line of the body, printable. 0 when the server answered,
- * whatever the status; SC_EIO with libcurl's reason in err when it did not. */
+/* Sends p on the libcurl easy handle curl (reset first; sc_dl_load(SC_DL_CURL) must have
+ * succeeded). *status is the HTTP status (0 without an answer), *retry_after a Retry-After
+ * in seconds (-1: none), reason the first line of the body, printable. 0 when the server
+ * answered, whatever the status; SC_EIO with libcurl's reason in err when it did not. */
 int sc_remote_post(void *curl, const struct sc_post *p, long *status, long *retry_after,
                    char *reason, size_t nreason, char *err);
 

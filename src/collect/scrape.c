@@ -3,6 +3,7 @@
 #include "ingest/ingest.h"
 #include "model/hash.h"
 #include "model/setting.h"
+#include "model/dl_curl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,16 +28,6 @@ const struct sc_scrape_kind sc_scrape_kinds[NKINDS] = {
 
 /* ---- small helpers ---- */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_init_once(void)
-{
-    curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-void sc_curl_global_init(void)
-{
-    pthread_once(&curl_once, curl_init_once);
-}
-
 static void tstate_unref(struct tstate *st)
 {
     if (st && atomic_fetch_sub(&st->refs, 1) == 1) {
@@ -54,7 +45,7 @@ static void target_unref(struct target *t)
         free(t->service);
         sc_labels_release(&t->labels);
         free(t->base);
-        curl_slist_free_all(t->headers);
+        sym_curl_slist_free_all(t->headers);
         free(t->user);
         free(t->password);
         free(t);
@@ -195,7 +186,7 @@ static int build_target(const struct sc_scrape_job *j, const char *inst, struct 
         char *h = malloc(n);
         if (h) {
             snprintf(h, n, "Authorization: Bearer %s", j->bearer_token);
-            t->headers = curl_slist_append(NULL, h);
+            t->headers = sym_curl_slist_append(NULL, h);
             free(h);
         }
         if (!t->headers)
@@ -356,8 +347,8 @@ static int64_t first_due(const struct target *t, int64_t now_mono, int64_t now_w
 
 static void abort_req(struct sc_scraper *s, struct req *r)
 {
-    curl_multi_remove_handle(s->multi, r->easy);
-    curl_easy_cleanup(r->easy);
+    sym_curl_multi_remove_handle(s->multi, r->easy);
+    sym_curl_easy_cleanup(r->easy);
     r->prev->next = r->next;
     r->next->prev = r->prev;
     r->st->inflight--;
@@ -399,7 +390,7 @@ static void apply_gen(struct sc_scraper *s, struct gen *g)
     s->nheap = g->n;
     /* keep an idle connection per task between scrapes (curl's default cache is sized by
      * the transfers running, which come and go) */
-    curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)(g->n > 64 ? g->n : 64));
+    sym_curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)(g->n > 64 ? g->n : 64));
     for (uint32_t i = 0; i < g->n; i++)
         heap[i] = &g->tasks[i];
     for (uint32_t i = g->n / 2; i-- > 0;)
@@ -464,10 +455,10 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
         return;
     }
     r->url = sc_scrape_task_url(t, kind, atomic_load(&st->mode), &r->asked_delta);
-    r->easy = curl_easy_init();
+    r->easy = sym_curl_easy_init();
     if (!r->url || !r->easy) {
         if (r->easy)
-            curl_easy_cleanup(r->easy);
+            sym_curl_easy_cleanup(r->easy);
         free(r->url);
         free(r);
         sc_scrape_set_error(s, st, "out of memory");
@@ -485,30 +476,30 @@ static void start_req(struct sc_scraper *s, struct target *t, struct tstate *st,
     else if (r->asked_delta)
         timeout += t->interval_ns;
     CURL *e = r->easy;
-    curl_easy_setopt(e, CURLOPT_URL, r->url);
-    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
-    curl_easy_setopt(
+    sym_curl_easy_setopt(e, CURLOPT_URL, r->url);
+    sym_curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    sym_curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
+    sym_curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    sym_curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    sym_curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    sym_curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout / 1000000));
+    sym_curl_easy_setopt(
         e, CURLOPT_CONNECTTIMEOUT_MS,
         (long)((t->timeout_ns < 10 * SC_NS_PER_S ? t->timeout_ns : 10 * SC_NS_PER_S) / 1000000));
-    curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-scraper/0.1");
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
+    sym_curl_easy_setopt(e, CURLOPT_USERAGENT, "scorch-scraper/0.1");
+    sym_curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    sym_curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)MAX_BODY);
     if (t->headers)
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+        sym_curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
     if (t->user) {
-        curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(e, CURLOPT_USERNAME, t->user);
-        curl_easy_setopt(e, CURLOPT_PASSWORD, t->password);
+        sym_curl_easy_setopt(e, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        sym_curl_easy_setopt(e, CURLOPT_USERNAME, t->user);
+        sym_curl_easy_setopt(e, CURLOPT_PASSWORD, t->password);
     }
     r->start_mono = sc_mono_ns();
     r->start_wall = sc_wall_ns();
-    if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
-        curl_easy_cleanup(e);
+    if (sym_curl_multi_add_handle(s->multi, e) != CURLM_OK) {
+        sym_curl_easy_cleanup(e);
         sc_scrape_req_free(r);
         sc_scrape_set_error(s, st, "cannot start a request");
         return;
@@ -562,12 +553,12 @@ static void fire(struct sc_scraper *s, struct task *tk, int64_t now)
 static void complete(struct sc_scraper *s, CURL *e, CURLcode cc)
 {
     struct req *r = NULL;
-    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+    sym_curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
     r->cc = cc;
     r->end_mono = sc_mono_ns();
-    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
-    curl_multi_remove_handle(s->multi, e);
-    curl_easy_cleanup(e);
+    sym_curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &r->status);
+    sym_curl_multi_remove_handle(s->multi, e);
+    sym_curl_easy_cleanup(e);
     r->easy = NULL;
     r->prev->next = r->next;
     r->next->prev = r->prev;
@@ -603,7 +594,7 @@ static int on_socket(CURL *e, curl_socket_t fd, int what, void *userp, void *soc
     ev.data.fd = fd;
     ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
     if (!socketp) {
-        curl_multi_assign(s->multi, fd, (void *)1);
+        sym_curl_multi_assign(s->multi, fd, (void *)1);
         if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) == 0 || errno != EEXIST)
             return 0;
     }
@@ -623,7 +614,7 @@ static void drain_done(struct sc_scraper *s)
 {
     CURLMsg *m;
     int left;
-    while ((m = curl_multi_info_read(s->multi, &left)))
+    while ((m = sym_curl_multi_info_read(s->multi, &left)))
         if (m->msg == CURLMSG_DONE)
             complete(s, m->easy_handle, m->data.result);
 }
@@ -652,7 +643,7 @@ static void *scrape_main(void *arg)
         }
         if (s->curl_deadline >= 0 && sc_mono_ns() >= s->curl_deadline) {
             s->curl_deadline = -1;
-            curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+            sym_curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
             drain_done(s);
             continue; /* the timer may have started more work, or be due again */
         }
@@ -676,7 +667,7 @@ static void *scrape_main(void *arg)
             int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
                        (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
                        (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
-            curl_multi_socket_action(s->multi, fd, mask, &running);
+            sym_curl_multi_socket_action(s->multi, fd, mask, &running);
         }
         drain_done(s);
     }
@@ -698,7 +689,9 @@ static void wake(struct sc_scraper *s)
 int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_ctx,
                    struct sc_scraper **out, char *err)
 {
-    sc_curl_global_init();
+    int rc = sc_dl_load(SC_DL_CURL, err);
+    if (rc)
+        return rc;
     struct sc_scraper *s = calloc(1, sizeof *s);
     if (!s)
         return sc_errf(err, SC_ENOMEM, "out of memory");
@@ -716,7 +709,7 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
     s->curl_deadline = -1;
     s->ep = epoll_create1(EPOLL_CLOEXEC);
     s->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    s->multi = curl_multi_init();
+    s->multi = sym_curl_multi_init();
     struct epoll_event ev;
     memset(&ev, 0, sizeof ev);
     ev.events = EPOLLIN;
@@ -726,12 +719,12 @@ int sc_scraper_new(const struct sc_config *cfg, sc_scrape_sink sink, void *sink_
         sc_scraper_stop_free(s);
         return sc_errf(err, SC_ENOMEM, "cannot set up the scraper's event loop");
     }
-    curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-    curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
+    sym_curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    sym_curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+    sym_curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    sym_curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
     struct gen *g;
-    int rc = build_gen(s, cfg, &g, err);
+    rc = build_gen(s, cfg, &g, err);
     if (rc) {
         sc_scraper_stop_free(s);
         return rc;
@@ -831,7 +824,7 @@ void sc_scraper_stop_free(struct sc_scraper *s)
     gen_free(s->gen);
     free(s->heap);
     if (s->multi)
-        curl_multi_cleanup(s->multi);
+        sym_curl_multi_cleanup(s->multi);
     if (s->ep >= 0)
         close(s->ep);
     if (s->wakefd >= 0)

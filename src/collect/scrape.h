@@ -140,9 +140,6 @@ int sc_scrape_store_sink(void *store, const struct sc_scraped *p, char *err);
  * types. 0, or SC_EINVAL when a label value cannot be written in the name syntax (a '"'). */
 int sc_scrape_push_query(const struct sc_scraped *p, struct sc_buf *out, char *err);
 
-/* curl_global_init once per process, before any thread uses libcurl. */
-void sc_curl_global_init(void);
-
 /* A connection or two per target and profile type in flight need many file descriptors:
  * raises the soft limit to the hard one (as far as it goes; failures are harmless). */
 void sc_scrape_raise_fd_limit(void);

@@ -2,6 +2,7 @@
 #include "collect/scrape_int.h"
 #include "formats/pprof.h"
 #include "model/hash.h"
+#include "model/dl_curl.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,7 +191,8 @@ static void process(struct sc_scraper *s, struct req *r)
         if (r->too_big)
             snprintf(err, sizeof err, "response larger than %u MiB", MAX_BODY >> 20);
         else
-            snprintf(err, sizeof err, "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror(r->cc));
+            snprintf(err, sizeof err, "%s",
+                     r->errbuf[0] ? r->errbuf : sym_curl_easy_strerror(r->cc));
     } else if (r->status < 200 || r->status > 299) {
         char ex[200];
         body_excerpt(&r->body, ex, sizeof ex);

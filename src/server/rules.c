@@ -15,6 +15,7 @@
 #include "model/prom.h"
 #include "model/budget.h"
 #include "model/clock.h"
+#include "model/dl.h"
 #include "model/error.h"
 #include "model/timespec.h"
 #include "query/fnseries.h"
@@ -490,7 +491,9 @@ static void *run(void *arg)
 
 int sc_rules_start(struct sc_rules *rs, char *err)
 {
-    sc_curl_global_init();
+    int rc = sc_dl_load(SC_DL_CURL, err);
+    if (rc)
+        return rc;
     if (pthread_create(&rs->nthread, NULL, sc_rules_notify_run, rs))
         return sc_errf(err, SC_EINTERNAL, "cannot start the notification thread");
     rs->nstarted = 1;

@@ -4,7 +4,6 @@
  * next round, which says every firing alert again. */
 #include "server/rules_int.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "model/clock.h"
 #include "model/error.h"
 #include "model/prom.h"
+#include "model/dl_curl.h"
 
 static void note_free(struct sc_note *n)
 {
@@ -123,7 +123,7 @@ static void send_one(struct sc_rules *r, CURL *curl, const struct sc_note *n)
 void *sc_rules_notify_run(void *arg)
 {
     struct sc_rules *r = arg;
-    CURL *curl = curl_easy_init();
+    CURL *curl = sym_curl_easy_init();
     pthread_mutex_lock(&r->qmu);
     while (!r->qstop) {
         if (!r->head) {
@@ -146,7 +146,7 @@ void *sc_rules_notify_run(void *arg)
     }
     pthread_mutex_unlock(&r->qmu);
     if (curl)
-        curl_easy_cleanup(curl);
+        sym_curl_easy_cleanup(curl);
     return NULL;
 }
 

@@ -6,8 +6,8 @@
 #include "store/clickhouse_int.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/dl_curl.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -739,7 +739,9 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     if (!o->dir || !*o->dir)
         return sc_errf(err, SC_EINVAL,
                        "storage clickhouse needs a data directory for its local log");
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    int rc = sc_dl_load(SC_DL_CURL, err);
+    if (rc)
+        return rc;
     struct ch_store *s = calloc(1, sizeof *s);
     if (!s)
         return sc_errf(err, SC_ENOMEM, "out of memory");
@@ -765,9 +767,9 @@ int sc_clickhouse_open(const struct sc_store_opts *o, struct sc_store **out, cha
     pthread_mutex_init(&s->cache_mu, NULL);
     pthread_mutex_init(&s->read_mu, NULL);
     sc_arena_init(&s->cache.arena);
-    int rc = !s->db || !s->shards || !s->types || (cluster && !s->cluster)
-                 ? sc_errf(err, SC_ENOMEM, "out of memory")
-                 : 0;
+    rc = !s->db || !s->shards || !s->types || (cluster && !s->cluster)
+             ? sc_errf(err, SC_ENOMEM, "out of memory")
+             : 0;
     if (rc == 0)
         rc = endpoints_init(o->url, &s->queries, &s->nqueries, err);
     uint32_t ready = 0;

@@ -3,8 +3,8 @@
 #include "model/budget.h"
 #include "model/clock.h"
 #include "model/error.h"
+#include "model/dl_curl.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +34,7 @@ void ch_endpoint_release(struct ch_endpoint *e)
     while (e->idle) {
         struct ch_conn *c = e->idle;
         e->idle = c->next;
-        curl_easy_cleanup(c->curl);
+        sym_curl_easy_cleanup(c->curl);
         free(c);
     }
     pthread_mutex_destroy(&e->mu);
@@ -54,7 +54,7 @@ static struct ch_conn *conn_get(struct ch_endpoint *e)
     if (c)
         return c;
     c = calloc(1, sizeof *c);
-    if (c && !(c->curl = curl_easy_init())) {
+    if (c && !(c->curl = sym_curl_easy_init())) {
         free(c);
         c = NULL;
     }
@@ -65,7 +65,7 @@ static void conn_put(struct ch_endpoint *e, struct ch_conn *c, int healthy)
 {
     if (!healthy) {
         /* a broken or timed-out connection: do not reuse it */
-        curl_easy_cleanup(c->curl);
+        sym_curl_easy_cleanup(c->curl);
         free(c);
         return;
     }
@@ -179,9 +179,9 @@ static int http_error(const struct ch_endpoint *e, long status, const struct sc_
 
 static void url_param(struct sc_buf *u, CURL *c, const char *name, const char *value)
 {
-    char *v = curl_easy_escape(c, value, 0);
+    char *v = sym_curl_easy_escape(c, value, 0);
     sc_buf_printf(u, "&%s=%s", name, v ? v : "");
-    curl_free(v);
+    sym_curl_free(v);
 }
 
 /* curl's progress callback on a query's request: non-zero aborts it once the query's
@@ -198,7 +198,7 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     if (!c)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     CURL *h = c->curl;
-    curl_easy_reset(h);
+    sym_curl_easy_reset(h);
     int64_t timeout_ms = r->timeout_ns / 1000000;
     /* a query waits no longer than its budget has left (server.query_timeout): the same
      * value bounds the transfer and ClickHouse's own execution */
@@ -238,41 +238,42 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     curl_off_t total = 0;
     for (uint32_t i = 0; i < r->nparts; i++)
         total += (curl_off_t)r->parts[i]->len;
-    struct curl_slist *hdr = curl_slist_append(NULL, "Expect:");
-    hdr = curl_slist_append(hdr, "Content-Type: application/octet-stream");
+    struct curl_slist *hdr = sym_curl_slist_append(NULL, "Expect:");
+    hdr = sym_curl_slist_append(hdr, "Content-Type: application/octet-stream");
     if (url.oom || !hdr) {
-        curl_slist_free_all(hdr);
+        sym_curl_slist_free_all(hdr);
         sc_buf_release(&url);
         conn_put(e, c, 1);
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
-    curl_easy_setopt(h, CURLOPT_URL, url.data);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout_ms < 3000 ? timeout_ms : 3000));
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    sym_curl_easy_setopt(h, CURLOPT_URL, url.data);
+    sym_curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    sym_curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    sym_curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    sym_curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)(timeout_ms < 3000 ? timeout_ms : 3000));
+    sym_curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+    sym_curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    sym_curl_easy_setopt(h, CURLOPT_POST, 1L);
     if (r->parts) {
-        curl_easy_setopt(h, CURLOPT_READFUNCTION, read_parts);
-        curl_easy_setopt(h, CURLOPT_READDATA, &up);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, total);
+        sym_curl_easy_setopt(h, CURLOPT_READFUNCTION, read_parts);
+        sym_curl_easy_setopt(h, CURLOPT_READDATA, &up);
+        sym_curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, total);
     } else {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->sql);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->sql));
+        sym_curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->sql);
+        sym_curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->sql));
     }
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_answer);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &down);
+    sym_curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_answer);
+    sym_curl_easy_setopt(h, CURLOPT_WRITEDATA, &down);
     if (bud) {
         /* a client that hung up (or a deadline passed) aborts the request */
-        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, budget_progress);
+        sym_curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        sym_curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, budget_progress);
     }
-    CURLcode cc = curl_easy_perform(h);
+    CURLcode cc = sym_curl_easy_perform(h);
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(hdr);
+    sym_curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    sym_curl_slist_free_all(hdr);
     sc_buf_release(&url);
     int rc = 0;
     if (down.over)
@@ -284,7 +285,8 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
         ; /* the query's own deadline or client: said as the budget says it */
     else if (cc != CURLE_OK)
         rc = sc_errf(err, SC_EUNAVAIL, "clickhouse at %s is unavailable: %s", e->url,
-                     cc == CURLE_OPERATION_TIMEDOUT ? "no answer in time" : curl_easy_strerror(cc));
+                     cc == CURLE_OPERATION_TIMEDOUT ? "no answer in time"
+                                                    : sym_curl_easy_strerror(cc));
     else if (status != 200)
         rc = http_error(e, status, answer, err);
     conn_put(e, c, cc == CURLE_OK);
