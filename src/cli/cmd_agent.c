@@ -2,6 +2,7 @@
 #include "cli/cli.h"
 #include "collect/remote.h"
 #include "collect/scrape.h"
+#include "model/dl_mhd.h"
 #include "model/error.h"
 #include "model/json.h"
 #include "model/setting.h"
@@ -10,7 +11,6 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
-#include <microhttpd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,28 +105,32 @@ static enum MHD_Result on_http(void *cls, struct MHD_Connection *c, const char *
     }
     size_t len;
     char *body = sc_buf_detach(&b, &len);
-    struct MHD_Response *r = MHD_create_response_from_buffer(
+    struct MHD_Response *r = sym_MHD_create_response_from_buffer(
         len, body ? body : (char *)"", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
     if (!r) {
         free(body);
         return MHD_NO;
     }
-    MHD_add_response_header(r, "Content-Type", type);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+    sym_MHD_add_response_header(r, "Content-Type", type);
+    enum MHD_Result ret = sym_MHD_queue_response(c, status, r);
+    sym_MHD_destroy_response(r);
     return ret;
 }
 
-static struct MHD_Daemon *serve(const char *listen, struct agent *a)
+/* Starts the agent's HTTP endpoint on listen: 0 and *out, or an error in err. */
+static int serve(const char *listen, struct agent *a, struct MHD_Daemon **out, char *err)
 {
     struct sockaddr_in sa;
-    char err[SC_ERR_LEN];
+    int rc = sc_dl_load(SC_DL_MHD, err);
+    if (rc)
+        return rc;
     if (sc_parse_listen(listen, &sa, err))
-        return NULL;
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, on_http,
-                            a, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_LISTENING_ADDRESS_REUSE,
-                            (unsigned)1, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                            MHD_OPTION_END);
+        return sc_errf(err, SC_EIO, "cannot listen on '%s'", listen);
+    *out = sym_MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL,
+                                on_http, a, MHD_OPTION_SOCK_ADDR, &sa,
+                                MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    return *out ? 0 : sc_errf(err, SC_EIO, "cannot listen on '%s'", listen);
 }
 
 /* remote_write.queue_dir, else agent-queue in the config file's directory. Caller frees. */
@@ -273,15 +277,15 @@ int cmd_agent(int argc, char **argv)
         rc = sc_scraper_new(&cf, data ? store_sink : sc_remote_sink,
                             data ? (void *)&a : (void *)a.remote, &a.scraper, err);
     struct MHD_Daemon *d = NULL;
-    if (!rc && listen && !(d = serve(listen, &a)))
-        rc = sc_errf(err, SC_EIO, "cannot listen on '%s'", listen);
+    if (!rc && listen)
+        rc = serve(listen, &a, &d, err);
     if (!rc && a.remote)
         rc = sc_remote_start(a.remote, err);
     if (!rc)
         rc = sc_scraper_start(a.scraper, err);
     if (rc) {
         if (d)
-            MHD_stop_daemon(d);
+            sym_MHD_stop_daemon(d);
         sc_scraper_stop_free(a.scraper);
         sc_remote_stop_free(a.remote, 0);
         sc_store_close(a.store);
@@ -310,7 +314,7 @@ int cmd_agent(int argc, char **argv)
     fprintf(stderr, "scorch: agent stopping\n");
     /* profiles already scraped go to the queue before the senders get their last chance */
     if (d)
-        MHD_stop_daemon(d);
+        sym_MHD_stop_daemon(d);
     sc_scraper_stop_free(a.scraper);
     sc_remote_stop_free(a.remote, 5 * 1000000000LL);
     sc_store_close(a.store);

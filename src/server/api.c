@@ -692,7 +692,7 @@ static int callgraph_run(struct sc_req *r, struct sc_resp *w)
     /* the layout in a worker process: no lock shared with other requests, killed at its
      * deadline, when this client hangs up or when the server stops */
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        sym_MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct sc_layout_opts lo = {r->srv->exe[0] ? r->srv->exe : NULL, r->srv->opts.layout_timeout_ns,
                                 r->srv->opts.layout_memory, ci ? ci->connect_fd : -1, r->srv->stop};
     co.layout = &lo;
@@ -860,7 +860,7 @@ int sc_api_admitted(struct sc_req *r, struct sc_resp *w, sc_handler run)
         return 0;
     const struct sc_server_opts *o = &r->srv->opts;
     const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        sym_MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     struct sc_budget b;
     sc_budget_begin(&b, o->query_memory);
     sc_budget_limit(&b, o->query_timeout_ns, ci ? ci->connect_fd : -1);

@@ -12,7 +12,7 @@
 
 static const char *header(const struct sc_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+    return sym_MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
 /* Whether the media type of a Content-Type (parameters ignored) is mt. */

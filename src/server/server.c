@@ -69,7 +69,7 @@ void sc_server_trim(uint64_t bytes)
 
 const char *sc_req_arg(const struct sc_req *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    return sym_MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 static enum sc_err_reason reason_of(unsigned status)
@@ -257,32 +257,32 @@ static enum MHD_Result send_resp(struct sc_server *srv, struct MHD_Connection *c
 {
     struct MHD_Response *resp;
     if (w->static_data) {
-        resp = MHD_create_response_from_buffer(w->static_len, (void *)w->static_data,
-                                               MHD_RESPMEM_PERSISTENT);
+        resp = sym_MHD_create_response_from_buffer(w->static_len, (void *)w->static_data,
+                                                   MHD_RESPMEM_PERSISTENT);
     } else {
         size_t len;
         char *data = sc_buf_detach(&w->body, &len);
-        resp = MHD_create_response_from_buffer(
+        resp = sym_MHD_create_response_from_buffer(
             len, data ? data : (char *)"", data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!resp)
             free(data);
     }
     if (!resp)
         return MHD_NO;
-    MHD_add_response_header(resp, "Content-Type",
-                            w->content_type ? w->content_type : "application/json");
+    sym_MHD_add_response_header(resp, "Content-Type",
+                                w->content_type ? w->content_type : "application/json");
     if (w->cache_control)
-        MHD_add_response_header(resp, "Cache-Control", w->cache_control);
+        sym_MHD_add_response_header(resp, "Cache-Control", w->cache_control);
     if (w->allow)
-        MHD_add_response_header(resp, "Allow", w->allow);
+        sym_MHD_add_response_header(resp, "Allow", w->allow);
     if (w->status == 503)
-        MHD_add_response_header(resp, "Retry-After", "1");
-    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        sym_MHD_add_response_header(resp, "Retry-After", "1");
+    sym_MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
     /* a stopping server closes keep-alive connections after their answer */
     if (atomic_load(&srv->stopping))
-        MHD_add_response_header(resp, "Connection", "close");
-    enum MHD_Result ret = MHD_queue_response(c, w->status ? w->status : 200, resp);
-    MHD_destroy_response(resp);
+        sym_MHD_add_response_header(resp, "Connection", "close");
+    enum MHD_Result ret = sym_MHD_queue_response(c, w->status ? w->status : 200, resp);
+    sym_MHD_destroy_response(resp);
     return ret;
 }
 
@@ -549,11 +549,12 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         sc_resp_error(w, 404, "no such endpoint '%.200s'", r->url);
         return -1;
     }
-    struct sc_auth_in in = {MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
-                            MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
-                            MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
-                            /* the scrape targets are the server's, not a tenant's */
-                            rt && rt->fn == h_targets ? "the scrape targets" : NULL};
+    struct sc_auth_in in = {
+        sym_MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Authorization"),
+        sym_MHD_lookup_connection_value(r->conn, MHD_COOKIE_KIND, "scorch_token"),
+        sym_MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "X-Scope-OrgID"),
+        /* the scrape targets are the server's, not a tenant's */
+        rt && rt->fn == h_targets ? "the scrape targets" : NULL};
     char why[SC_ERR_LEN];
     int st = rt && rt->open ? 0 : sc_server_auth(&r->srv->opts, &in, r->tenant, why);
     if (st) {
@@ -567,7 +568,7 @@ static int check_head(struct sc_req *r, struct sc_resp *w)
         }
         return -1;
     }
-    const char *cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    const char *cl = sym_MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > r->srv->opts.max_body) {
         sc_resp_error(w, 413, "request body of %.32s bytes is more than the limit of %llu", cl,
                       (unsigned long long)r->srv->opts.max_body);
@@ -607,9 +608,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             r->body_state = BODY_ANSWERED;
             return send_resp(srv, c, &w);
         }
-        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        const char *ct = sym_MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
         if (!strcmp(method, "POST") && ct && !strncasecmp(ct, "multipart/form-data", 19)) {
-            r->pp = MHD_create_post_processor(c, 65536, on_part, r);
+            r->pp = sym_MHD_create_post_processor(c, 65536, on_part, r);
             if (!r->pp) {
                 sc_resp_error(&w, 400, "bad multipart/form-data request (no boundary?)");
                 count_error(srv, &w);
@@ -625,7 +626,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         if (r->pp) {
-            if (MHD_post_process(r->pp, data, *size) != MHD_YES && !r->body_state)
+            if (sym_MHD_post_process(r->pp, data, *size) != MHD_YES && !r->body_state)
                 r->body_state = BODY_BAD_MULTIPART;
         } else if (r->body.len + *size > srv->opts.max_body) {
             r->body_state = BODY_TOO_LARGE;
@@ -687,7 +688,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     if (!r)
         return;
     if (r->pp)
-        MHD_destroy_post_processor(r->pp);
+        sym_MHD_destroy_post_processor(r->pp);
     release_bodies(r);
     if (r->committing)
         atomic_fetch_sub(&((struct sc_server *)cls)->committing, 1);
@@ -728,7 +729,7 @@ static void log_store_errors(struct sc_store *store, uint64_t *logged, int64_t *
 static void drain(struct sc_server *srv)
 {
     atomic_store(&srv->stopping, 1);
-    MHD_socket ls = MHD_quiesce_daemon(srv->daemon);
+    MHD_socket ls = sym_MHD_quiesce_daemon(srv->daemon);
     /* the socket is closed after MHD_stop_daemon, as libmicrohttpd asks */
     if (ls != MHD_INVALID_SOCKET)
         shutdown(ls, SHUT_RDWR);
@@ -747,7 +748,7 @@ static void drain(struct sc_server *srv)
     if (atomic_load(&srv->inflight) > 0)
         fprintf(stderr, "scorch: closing %u requests still in flight (no push among them)\n",
                 (unsigned)atomic_load(&srv->inflight));
-    MHD_stop_daemon(srv->daemon);
+    sym_MHD_stop_daemon(srv->daemon);
     srv->daemon = NULL;
     if (ls != MHD_INVALID_SOCKET)
         close(ls);
@@ -782,7 +783,8 @@ static void rules_unadmit(void *ctx)
 static int start_rules(struct sc_server *srv, const struct sc_config *cfg,
                        const struct sockaddr_in *sa, char *err)
 {
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    const union MHD_DaemonInfo *di =
+        sym_MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
     char host[256];
     inet_ntop(AF_INET, &sa->sin_addr, host, sizeof host);
     /* a link to 0.0.0.0 leads nowhere: the machine's name does */
@@ -852,7 +854,9 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     pthread_mutex_init(&srv->query_mu, NULL);
     sc_cond_init(&srv->query_cv);
     struct sockaddr_in sa;
-    int rc = sc_parse_listen(o->listen, &sa, err);
+    int rc = sc_dl_load(SC_DL_MHD, err);
+    if (!rc)
+        rc = sc_parse_listen(o->listen, &sa, err);
     if (!rc)
         rc = sc_server_tls_load(o, &srv->tls, err);
     if (!rc) {
@@ -882,7 +886,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!rc) {
         /* a thread per connection: handlers block on fsync'd commits and long merges
          * without holding up other connections */
-        srv->daemon = MHD_start_daemon(
+        srv->daemon = sym_MHD_start_daemon(
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ITC |
                 (srv->tls.on ? MHD_USE_TLS : 0),
             0, NULL, NULL, on_request, srv, MHD_OPTION_ARRAY, srv->tls.opts, /* empty: TLS off */
@@ -915,7 +919,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
     if (!rc) {
         /* the real port when :0 asked for any */
         const union MHD_DaemonInfo *di =
-            MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+            sym_MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
         char host[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &sa.sin_addr, host, sizeof host);
         int ch = o->store && o->store->engine && !strcmp(o->store->engine, "clickhouse");
@@ -948,7 +952,7 @@ int sc_server_run(const struct sc_server_opts *o, volatile sig_atomic_t *stop, c
      * in flight are stored and answered */
     sc_grpc_stop(srv->grpc);
     if (srv->daemon && rc)
-        MHD_stop_daemon(srv->daemon);
+        sym_MHD_stop_daemon(srv->daemon);
     /* before the store: profiles already scraped (and the last recorded window) are
      * handed to it as the scraper and the recorder stop */
     sc_rules_stop_free(srv->rules);

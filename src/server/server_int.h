@@ -2,12 +2,12 @@
 #ifndef SC_SERVER_INT_H
 #define SC_SERVER_INT_H
 
-#include <gnutls/gnutls.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "model/buf.h"
+#include "model/dl_gnutls.h"
+#include "model/dl_mhd.h"
 #include "model/setting.h"
 #include "server/server.h"
 #include "store/store.h"

@@ -82,7 +82,7 @@ int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, 
         return 0;
     if (!o->tls_cert || !o->tls_key)
         return sc_errf(err, SC_EINVAL, "TLS needs both a certificate and a key");
-    if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
+    if (sym_MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sc_errf(err, SC_EINVAL, "this libmicrohttpd was built without TLS (GnuTLS)");
     int rc = 0;
     if (!(t->cert = read_pem("certificate", o->tls_cert, err)) ||
