@@ -427,7 +427,7 @@ static int send_all(struct conn *c, const uint8_t *p, size_t n)
 {
     int waited_ms = 0;
     while (n) {
-        ssize_t w = c->tls ? gnutls_record_send(c->tls, p, n)
+        ssize_t w = c->tls ? sym_gnutls_record_send(c->tls, p, n)
                            : send(c->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         int again = c->tls ? (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)
                            : (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
@@ -460,10 +460,10 @@ static ssize_t recv_some(struct conn *c, uint8_t *buf, size_t len)
             return 0;
         return n > 0 ? n : -1;
     }
-    ssize_t n = gnutls_record_recv(c->tls, buf, len);
+    ssize_t n = sym_gnutls_record_recv(c->tls, buf, len);
     if (n > 0)
         return n;
-    if (n < 0 && !gnutls_error_is_fatal((int)n))
+    if (n < 0 && !sym_gnutls_error_is_fatal((int)n))
         return 0; /* EAGAIN, EINTR, a warning alert */
     return -1;
 }
@@ -487,7 +487,7 @@ static int flush(struct conn *c)
 static int check_alpn(gnutls_session_t s)
 {
     gnutls_datum_t p;
-    if (gnutls_alpn_get_selected_protocol(s, &p) || p.size != 2 || memcmp(p.data, "h2", 2))
+    if (sym_gnutls_alpn_get_selected_protocol(s, &p) || p.size != 2 || memcmp(p.data, "h2", 2))
         return GNUTLS_E_NO_APPLICATION_PROTOCOL;
     return 0;
 }
@@ -500,20 +500,20 @@ static int handshake(struct conn *c)
         sc_server_tls_session(&c->g->srv->tls, c->fd, &c->tls))
         return -1;
     static const gnutls_datum_t h2 = {(unsigned char *)"h2", 2};
-    gnutls_alpn_set_protocols(c->tls, &h2, 1, GNUTLS_ALPN_MANDATORY);
-    gnutls_handshake_set_post_client_hello_function(c->tls, check_alpn);
+    sym_gnutls_alpn_set_protocols(c->tls, &h2, 1, GNUTLS_ALPN_MANDATORY);
+    sym_gnutls_handshake_set_post_client_hello_function(c->tls, check_alpn);
     double deadline = sc_server_now() + GRPC_HANDSHAKE_S;
     for (;;) {
-        int rc = gnutls_handshake(c->tls);
+        int rc = sym_gnutls_handshake(c->tls);
         if (!rc)
             return 0;
-        if (gnutls_error_is_fatal(rc)) {
-            gnutls_alert_send_appropriate(c->tls, rc);
+        if (sym_gnutls_error_is_fatal(rc)) {
+            sym_gnutls_alert_send_appropriate(c->tls, rc);
             return -1;
         }
         if (atomic_load(&c->g->stop) || sc_server_now() >= deadline)
             return -1;
-        if (wait_fd(c->fd, gnutls_record_get_direction(c->tls) ? POLLOUT : POLLIN) < 0)
+        if (wait_fd(c->fd, sym_gnutls_record_get_direction(c->tls) ? POLLOUT : POLLIN) < 0)
             return -1;
     }
 }
@@ -550,7 +550,7 @@ static void serve(struct conn *c)
             break;
         }
         /* GnuTLS may hold decrypted bytes the socket no longer shows */
-        int pr = c->tls && gnutls_record_check_pending(c->tls) ? 1 : wait_fd(c->fd, POLLIN);
+        int pr = c->tls && sym_gnutls_record_check_pending(c->tls) ? 1 : wait_fd(c->fd, POLLIN);
         if (pr < 0)
             break;
         if (!pr) {
@@ -599,10 +599,10 @@ static void *conn_main(void *arg)
     } else if (!handshake(c)) {
         serve(c);
         /* close_notify, as far as the socket takes it now (the peer may be gone) */
-        gnutls_bye(c->tls, GNUTLS_SHUT_WR);
+        sym_gnutls_bye(c->tls, GNUTLS_SHUT_WR);
     }
     if (c->tls)
-        gnutls_deinit(c->tls);
+        sym_gnutls_deinit(c->tls);
     linger_close(c->fd);
     free(c);
     pthread_mutex_lock(&g->mu);

@@ -51,26 +51,26 @@ static char *read_pem(const char *what, const char *path, char *err)
 /* GnuTLS's credentials and priorities from the PEM text read into t; 0 or SC_E*. */
 static int tls_credentials(const struct sc_server_opts *o, struct sc_server_tls *t, char *err)
 {
-    if (gnutls_certificate_allocate_credentials(&t->cred) < 0) {
+    if (sym_gnutls_certificate_allocate_credentials(&t->cred) < 0) {
         t->cred = NULL;
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     gnutls_datum_t cert = {(unsigned char *)t->cert, (unsigned)strlen(t->cert)};
     gnutls_datum_t key = {(unsigned char *)t->key, (unsigned)strlen(t->key)};
-    int rc =
-        gnutls_certificate_set_x509_key_mem2(t->cred, &cert, &key, GNUTLS_X509_FMT_PEM, NULL, 0);
+    int rc = sym_gnutls_certificate_set_x509_key_mem2(t->cred, &cert, &key, GNUTLS_X509_FMT_PEM,
+                                                      NULL, 0);
     if (rc == GNUTLS_E_CERTIFICATE_KEY_MISMATCH)
         return sc_errf(err, SC_EINVAL, "TLS key '%s' is not the key of certificate '%s'",
                        o->tls_key, o->tls_cert);
     if (rc < 0)
         return sc_errf(err, SC_EINVAL, "TLS certificate '%s' with key '%s': %s", o->tls_cert,
-                       o->tls_key, gnutls_strerror(rc));
+                       o->tls_key, sym_gnutls_strerror(rc));
     const char *at = NULL;
-    rc = gnutls_priority_init2(&t->prio, TLS_PRIORITY, &at, GNUTLS_PRIORITY_INIT_DEF_APPEND);
+    rc = sym_gnutls_priority_init2(&t->prio, TLS_PRIORITY, &at, GNUTLS_PRIORITY_INIT_DEF_APPEND);
     if (rc < 0) {
         t->prio = NULL;
         return sc_errf(err, SC_EINVAL, "GnuTLS refused the priorities at '%s': %s", at ? at : "",
-                       gnutls_strerror(rc));
+                       sym_gnutls_strerror(rc));
     }
     return 0;
 }
@@ -84,7 +84,11 @@ int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, 
         return sc_errf(err, SC_EINVAL, "TLS needs both a certificate and a key");
     if (sym_MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
         return sc_errf(err, SC_EINVAL, "this libmicrohttpd was built without TLS (GnuTLS)");
-    int rc = 0;
+    /* GnuTLS itself, for the credentials here and grpc.c's sessions (libmicrohttpd has its
+     * own reference to the same library) */
+    int rc = sc_dl_load(SC_DL_GNUTLS, err);
+    if (rc)
+        return rc;
     if (!(t->cert = read_pem("certificate", o->tls_cert, err)) ||
         !(t->key = read_pem("key", o->tls_key, err)))
         rc = SC_EINVAL;
@@ -104,30 +108,30 @@ int sc_server_tls_load(const struct sc_server_opts *o, struct sc_server_tls *t, 
 int sc_server_tls_session(const struct sc_server_tls *t, int fd, gnutls_session_t *out)
 {
     /* no TLS 1.3 tickets: without a key shared by the sessions none could be resumed */
-    if (gnutls_init(out, GNUTLS_SERVER | GNUTLS_NO_TICKETS) < 0) {
+    if (sym_gnutls_init(out, GNUTLS_SERVER | GNUTLS_NO_TICKETS) < 0) {
         *out = NULL;
         return SC_ENOMEM;
     }
-    if (gnutls_priority_set(*out, t->prio) < 0 ||
-        gnutls_credentials_set(*out, GNUTLS_CRD_CERTIFICATE, t->cred) < 0) {
-        gnutls_deinit(*out);
+    if (sym_gnutls_priority_set(*out, t->prio) < 0 ||
+        sym_gnutls_credentials_set(*out, GNUTLS_CRD_CERTIFICATE, t->cred) < 0) {
+        sym_gnutls_deinit(*out);
         *out = NULL;
         return SC_ENOMEM;
     }
-    gnutls_certificate_server_set_request(*out, GNUTLS_CERT_IGNORE);
-    gnutls_transport_set_int(*out, fd);
+    sym_gnutls_certificate_server_set_request(*out, GNUTLS_CERT_IGNORE);
+    sym_gnutls_transport_set_int2(*out, fd, fd); /* gnutls_transport_set_int, a macro */
     return 0;
 }
 
 void sc_server_tls_release(struct sc_server_tls *t)
 {
     if (t->prio)
-        gnutls_priority_deinit(t->prio);
+        sym_gnutls_priority_deinit(t->prio);
     if (t->cred)
-        gnutls_certificate_free_credentials(t->cred);
+        sym_gnutls_certificate_free_credentials(t->cred);
     free(t->cert);
     if (t->key) /* the private key: not left in freed memory */
-        gnutls_memset(t->key, 0, strlen(t->key));
+        sym_gnutls_memset(t->key, 0, strlen(t->key));
     free(t->key);
     memset(t, 0, sizeof *t);
 }
