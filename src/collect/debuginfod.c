@@ -2,9 +2,10 @@
 #include "collect/debuginfod.h"
 #include "model/buf.h"
 #include "model/clock.h"
+#include "model/dl_debuginfod.h"
 #include "model/error.h"
+#include "model/log.h"
 
-#include <elfutils/debuginfod.h>
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
@@ -44,7 +45,7 @@ struct sc_debuginfod {
 static int progress(debuginfod_client *c, long a, long b)
 {
     (void)a, (void)b;
-    struct sc_debuginfod *d = debuginfod_get_user_data(c);
+    struct sc_debuginfod *d = sym_debuginfod_get_user_data(c);
     pthread_mutex_lock(&d->mu);
     int quit = d->stop || sc_mono_ns() > d->deadline_ns;
     d->aborted |= quit;
@@ -92,10 +93,10 @@ static void *worker(void *arg)
 {
     struct sc_debuginfod *d = arg;
     pthread_setname_np(pthread_self(), "scorch-debuginfo");
-    debuginfod_client *c = debuginfod_begin();
+    debuginfod_client *c = sym_debuginfod_begin();
     if (c) {
-        debuginfod_set_user_data(c, d);
-        debuginfod_set_progressfn(c, progress);
+        sym_debuginfod_set_user_data(c, d);
+        sym_debuginfod_set_progressfn(c, progress);
     }
     pthread_mutex_lock(&d->mu);
     for (;;) {
@@ -113,7 +114,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&d->mu);
 
         char *path = NULL;
-        int fd = c ? debuginfod_find_debuginfo(c, id, (int)n, &path) : -ENOMEM;
+        int fd = c ? sym_debuginfod_find_debuginfo(c, id, (int)n, &path) : -ENOMEM;
         if (fd >= 0)
             close(fd);
 
@@ -151,7 +152,7 @@ static void *worker(void *arg)
     }
     pthread_mutex_unlock(&d->mu);
     if (c)
-        debuginfod_end(c);
+        sym_debuginfod_end(c);
     return NULL;
 }
 
@@ -161,6 +162,12 @@ int sc_debuginfod_new(const struct sc_debuginfod_opts *o, struct sc_debuginfod *
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (!urls || !urls[strspn(urls, " \t")])
         return 0;
+    /* said here too: the symbolizer takes a failure as "no fetcher" and goes on without */
+    int rc = sc_dl_load(SC_DL_DEBUGINFOD, err);
+    if (rc) {
+        sc_logf("DEBUGINFOD_URLS is set, but %s: debug files are not fetched", err);
+        return rc;
+    }
     struct sc_debuginfod *d = calloc(1, sizeof *d);
     if (!d)
         return sc_errf(err, SC_ENOMEM, "out of memory");
