@@ -170,7 +170,8 @@ int sc_callgraph_svg_fit(const struct sc_profile *p, int vi, const struct sc_cal
  * caches pointers into it across calls. Graphviz keeps global state and is not
  * thread-safe: calls are serialized by a process-wide mutex, so concurrent callers wait
  * for each other (and no other code in the process may use graphviz without that mutex).
- * SC_EFORMAT when graphviz rejects the text (its message in err), SC_ENOMEM,
+ * libgvc is opened on the first call (model/dl.h). SC_EFORMAT when graphviz rejects the
+ * text (its message in err), SC_EUNSUPPORTED when libgvc.so.6 cannot be loaded, SC_ENOMEM,
  * SC_EINTERNAL. */
 int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, char *err);
 

@@ -2,10 +2,10 @@
  * size and time that fits the graph to a layout budget. */
 #include "query/callgraph.h"
 #include "model/clock.h"
+#include "model/dl_gvc.h"
 #include "model/error.h"
 #include "query/callgraph_int.h"
 
-#include <gvc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -36,39 +36,41 @@ static int gv_error(char *msg)
 
 int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, char *err)
 {
+    int rc = sc_dl_load(SC_DL_GVC, err);
+    if (rc)
+        return rc;
     /* agmemread wants a C string */
     char *text = malloc(len + 1);
     if (!text)
         return sc_errf(err, SC_ENOMEM, "out of memory");
     memcpy(text, dot, len);
     text[len] = 0;
-    int rc = 0;
     pthread_mutex_lock(&gv_lock);
     gv_msg[0] = 0;
-    agusererrf prev = agseterrf(gv_error);
-    agerrlevel_t prev_level = agseterr(AGERR);
+    agusererrf prev = sym_agseterrf(gv_error);
+    agerrlevel_t prev_level = sym_agseterr(AGERR);
     if (!gv_ctx)
-        gv_ctx = gvContext();
+        gv_ctx = sym_gvContext();
     GVC_t *gvc = gv_ctx;
     Agraph_t *graph = NULL;
     if (!gvc) {
         rc = sc_errf(err, SC_ENOMEM, "cannot start graphviz");
         goto done;
     }
-    graph = agmemread(text);
+    graph = sym_agmemread(text);
     if (!graph) {
         rc = sc_errf(err, SC_EFORMAT, "graphviz cannot read the graph: %s",
                      gv_msg[0] ? gv_msg : "syntax error");
         goto done;
     }
-    if (gvLayout(gvc, graph, "dot") != 0) {
+    if (sym_gvLayout(gvc, graph, "dot") != 0) {
         rc = sc_errf(err, SC_EINTERNAL, "graphviz layout failed: %s",
                      gv_msg[0] ? gv_msg : "no \"dot\" layout plugin");
         goto done;
     }
     char *data = NULL;
     unsigned int n = 0;
-    if (gvRenderData(gvc, graph, "svg", &data, &n) != 0 || !data) {
+    if (sym_gvRenderData(gvc, graph, "svg", &data, &n) != 0 || !data) {
         rc = sc_errf(err, SC_EINTERNAL, "graphviz cannot render svg: %s",
                      gv_msg[0] ? gv_msg : "no \"svg\" render plugin");
     } else {
@@ -77,13 +79,13 @@ int sc_callgraph_render_svg(const char *dot, size_t len, struct sc_buf *out, cha
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
     }
     if (data)
-        gvFreeRenderData(data);
-    gvFreeLayout(gvc, graph);
+        sym_gvFreeRenderData(data);
+    sym_gvFreeLayout(gvc, graph);
 done:
     if (graph)
-        agclose(graph);
-    agseterr(prev_level);
-    agseterrf(prev);
+        sym_agclose(graph);
+    sym_agseterr(prev_level);
+    sym_agseterrf(prev);
     pthread_mutex_unlock(&gv_lock);
     free(text);
     return rc;
