@@ -1,7 +1,8 @@
 #!/bin/sh
 # deb.sh - the Debian package of a built tree: `cmake --install` into a staging root with the
 # prefix /usr, the maintainer scripts of packaging/deb, the runtime dependencies that
-# dpkg-shlibdeps derives from the libraries the binary links, then dpkg-deb.
+# dpkg-shlibdeps derives from the libraries the binary links and those of the libraries it
+# opens at first use (src/model/dl.c's table), then dpkg-deb.
 # Usage: scripts/deb.sh [BUILD_DIR [OUT_DIR]]  (defaults: build, BUILD_DIR)
 # Prints the package's path. Needs dpkg-dev (dpkg-shlibdeps) and a build with its manual pages
 # (help2man; scripts/install-deps.sh build installs both).
@@ -53,6 +54,14 @@ shlibs=$(cd "$tmp/src" && dpkg-shlibdeps -O "$root/usr/bin/scorch" 2>"$tmp/shlib
     { cat "$tmp/shlibdeps.err" >&2; die "dpkg-shlibdeps failed"; }
 depends=$(echo "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || die "dpkg-shlibdeps found no dependencies"
+# The libraries the binary opens at first use (dlopen: libcurl, libmicrohttpd, gnutls, ...)
+# are not in its dynamic section, so dpkg-shlibdeps cannot see them: their packages come
+# from the one table that names them, src/model/dl.c's {soname, package, ...} lines.
+lazy=$(sed -n 's/^ *\[SC_DL_[A-Z0-9_]*\] = {"[^"]*", "\([^"]*\)".*/\1/p' "$src/src/model/dl.c")
+[ -n "$lazy" ] || die "no library packages in src/model/dl.c's table"
+for pkg in $lazy; do
+    case ", $depends," in *", $pkg "* | *", $pkg,"*) ;; *) depends="$depends, $pkg" ;; esac
+done
 
 mkdir -p "$root/DEBIAN"
 size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)

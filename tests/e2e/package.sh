@@ -3,7 +3,8 @@
 # (scripts/deb.sh), installs it into a fresh root (dpkg --root with the maintainer scripts
 # run outside it when we are root, else dpkg -x), and checks that
 #   - every declared dependency is an installed Debian package at the version asked, and every
-#     library the binary links directly is in a declared dependency's package;
+#     library the binary links directly, and every one it opens at first use (the sonames of
+#     src/model/dl.c's table), is in a declared dependency's package;
 #   - the postinst made the user scorch (sysusers.d), the config is a conffile;
 #   - the installed `scorch --version` says the package's version, and the installed
 #     `scorch server` runs on the installed example config (its own port and state dir here),
@@ -90,6 +91,13 @@ for lib in $(readelf -d "$root/usr/bin/scorch" | sed -n 's/.*(NEEDED).*\[\(.*\)\
     done
     [ -n "$pkg" ] || fail "no Debian package holds $lib ($path)"
     case " $names " in *" $pkg "*) ;; *) fail "$lib comes from $pkg, which Depends does not name" ;; esac
+done
+lazy=$(sed -n 's/^ *\[SC_DL_[A-Z0-9_]*\] = {"\([^"]*\)".*/\1/p' "$SCORCH_SRC/src/model/dl.c")
+[ -n "$lazy" ] || fail "no sonames in src/model/dl.c's table"
+for lib in $lazy; do
+    pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n 1 | cut -d: -f1)
+    [ -n "$pkg" ] || fail "no Debian package holds $lib, which dl.c opens"
+    case " $names " in *" $pkg "*) ;; *) fail "$lib (opened at first use) comes from $pkg, which Depends does not name" ;; esac
 done
 
 # ---- the installed binary ----

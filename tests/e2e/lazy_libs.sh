@@ -1,0 +1,45 @@
+#!/bin/sh
+# lazy_libs.sh - the libraries only the network, server, debug-file and call graph paths need
+# are opened at their first use (src/model/dl.c), never at start: the binary does not link
+# them, and `scorch --version` and `scorch top FILE` run without the dynamic loader mapping
+# any of them (LD_DEBUG=files lists every file it maps); `scorch ingest` maps libcurl, which
+# shows the check sees a library when one is opened.
+# ctest-timeout: 60
+set -u
+. "$SCORCH_SRC/tests/lib.sh"
+need_cmd readelf "Debian's binutils"
+e2e_tmp
+lazy='libcurl\.so|libcurl-gnutls\.so|libmicrohttpd\.so|libgnutls\.so|libdebuginfod\.so|libgvc\.so|libcgraph\.so'
+
+needed=$(readelf -d "$SCORCH" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+[ -n "$needed" ] || fail "readelf -d lists no NEEDED library of $SCORCH"
+bad=$(echo "$needed" | grep -E "$lazy")
+[ -z "$bad" ] || fail "the binary links what dl.c opens at first use: $bad"
+
+# maps: the files the dynamic loader opened while running the command (stderr kept apart)
+maps() {
+    LD_DEBUG=files LD_DEBUG_OUTPUT="$tmp/ld" "$@" >/dev/null 2>"$tmp/err"
+    rc=$?
+    cat "$tmp"/ld.* >"$tmp/ld" 2>/dev/null
+    rm -f "$tmp"/ld.*
+    grep -q 'file=libzstd\.so' "$tmp/ld" || fail "LD_DEBUG=files shows no libzstd for $*"
+    return $rc
+}
+
+maps "$SCORCH" --version || fail "scorch --version: $(cat "$tmp/err")"
+bad=$(grep -E "file=($lazy)" "$tmp/ld")
+[ -z "$bad" ] || fail "scorch --version maps: $bad"
+
+printf 'main;parse;lex 30\nmain;parse 10\nmain;eval 5\n' >"$tmp/a.folded"
+"$SCORCH" convert --to pprof "$tmp/a.folded" -o "$tmp/a.pb.gz" || fail "convert"
+maps "$SCORCH" top "$tmp/a.pb.gz" || fail "scorch top: $(cat "$tmp/err")"
+bad=$(grep -E "file=($lazy)" "$tmp/ld")
+[ -z "$bad" ] || fail "scorch top maps: $bad"
+
+# the first use does open it: a push to a port nothing listens on fails after loading libcurl
+port=$(free_ports 1)
+maps "$SCORCH" ingest --server "http://127.0.0.1:$port" "$tmp/a.folded" &&
+    fail "scorch ingest to a closed port succeeded"
+grep -q 'file=libcurl\.so\.4' "$tmp/ld" || fail "scorch ingest did not open libcurl.so.4"
+grep -q 'refused\|connect' "$tmp/err" || fail "scorch ingest: $(cat "$tmp/err")"
+echo "ok: --version and top map none of the lazily opened libraries; ingest opens libcurl"
