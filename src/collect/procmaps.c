@@ -3,6 +3,8 @@
 #include "model/error.h"
 #include "model/buf.h"
 
+#include <string.h>
+
 int sc_procmaps_insert(struct sc_procmap **maps, uint32_t *n, uint32_t *cap,
                        const struct sc_procmap *m)
 {
@@ -12,40 +14,34 @@ int sc_procmaps_insert(struct sc_procmap **maps, uint32_t *n, uint32_t *cap,
     if (sc_grow_array(maps, cap, (uint64_t)*n + 2, sizeof **maps))
         return SC_ENOMEM;
     struct sc_procmap *v = *maps;
-    uint32_t k = 0, was = *n;
-    struct sc_procmap right = {0};
-    int have_right = 0;
-    for (uint32_t i = 0; i < was; i++) {
-        struct sc_procmap e = v[i];
-        if (e.end <= m->start || e.start >= m->end) {
-            v[k++] = e;
-            continue;
-        }
-        if (e.end > m->end) {
-            right = e;
-            right.pgoff = e.jit ? e.pgoff : e.pgoff + (m->end - e.start);
-            right.start = m->end;
-            have_right = 1;
-        }
-        if (e.start < m->start) {
-            e.end = m->start;
-            v[k++] = e;
-        }
+    /* sorted and disjoint, so the ends are sorted too: the maps m overlaps are [lo, hi) */
+    uint32_t lo = 0, hi = *n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (v[mid].end <= m->start)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    v[k++] = *m;
-    if (have_right)
-        v[k++] = right;
-    *n = k;
-    /* insertion keeps it nearly sorted: a simple insertion sort */
-    for (uint32_t i = 1; i < k; i++) {
-        struct sc_procmap x = v[i];
-        uint32_t j = i;
-        while (j > 0 && v[j - 1].start > x.start) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
+    for (hi = lo; hi < *n && v[hi].start < m->end; hi++)
+        ;
+    /* they give way to what is left of the first before m, m, what is left of the last after */
+    struct sc_procmap put[3];
+    uint32_t k = 0;
+    if (lo < hi && v[lo].start < m->start) {
+        put[k] = v[lo];
+        put[k++].end = m->start;
     }
+    put[k++] = *m;
+    if (lo < hi && v[hi - 1].end > m->end) {
+        const struct sc_procmap *e = &v[hi - 1];
+        put[k] = *e;
+        put[k].pgoff = e->jit ? e->pgoff : e->pgoff + (m->end - e->start);
+        put[k++].start = m->end;
+    }
+    memmove(v + lo + k, v + hi, (size_t)(*n - hi) * sizeof *v);
+    memcpy(v + lo, put, k * sizeof *v);
+    *n = *n - (hi - lo) + k;
     return 0;
 }
 

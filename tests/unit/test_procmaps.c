@@ -83,10 +83,51 @@ static void test_find(void)
     free(t.v);
 }
 
+/* Random inserts against a model that keeps, per page, the dso there and the file offset it
+ * maps: the table says the same of every page after every insert. */
+static void test_random(void)
+{
+    enum { PAGES = 64, PAGE = 0x1000 };
+    struct table t = {0};
+    uint32_t dso[PAGES];
+    uint64_t off[PAGES];
+    memset(dso, 0, sizeof dso); /* 0: unmapped */
+    uint64_t seed = 12345;
+    int bad = 0;
+    for (int round = 0; round < 4000 && !bad; round++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint32_t a = (uint32_t)(seed >> 33) % PAGES, len = 1 + (uint32_t)(seed >> 45) % 12;
+        if (a + len > PAGES)
+            len = PAGES - a;
+        uint64_t pgoff = (seed >> 20) % 64 * PAGE;
+        uint32_t id = 1 + (uint32_t)round;
+        put(&t, (uint64_t)a * PAGE, (uint64_t)(a + len) * PAGE, pgoff, id, 0);
+        for (uint32_t i = 0; i < len; i++) {
+            dso[a + i] = id;
+            off[a + i] = pgoff + (uint64_t)i * PAGE;
+        }
+        for (uint32_t i = 1; i < t.n; i++)
+            bad |= t.v[i - 1].end > t.v[i].start || t.v[i].end <= t.v[i].start;
+        for (uint32_t pg = 0; pg < PAGES && !bad; pg++) {
+            const struct sc_procmap *m = sc_procmaps_find(t.v, t.n, (uint64_t)pg * PAGE + 5);
+            if (!dso[pg])
+                bad |= m != NULL;
+            else
+                bad |= !m || m->dso != dso[pg] ||
+                       m->pgoff + ((uint64_t)pg * PAGE - m->start) != off[pg];
+        }
+        if (bad)
+            fprintf(stderr, "  round %d: the table disagrees with the model\n", round);
+    }
+    T_EQ_INT(bad, 0);
+    free(t.v);
+}
+
 int main(void)
 {
     T_RUN(test_split);
     T_RUN(test_jit);
     T_RUN(test_find);
+    T_RUN(test_random);
     return t_done();
 }
