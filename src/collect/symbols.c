@@ -635,7 +635,7 @@ static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat
     if (!s->o.one_shot || !n || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
         st->st_size >= (256 << 20))
         return 0;
-    void *text = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *text = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
     if (text == MAP_FAILED)
         return 0;
     struct sc_symtab *t = &s->kernel;
