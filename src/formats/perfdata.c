@@ -1151,9 +1151,9 @@ static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, co
     k.inl = (uint8_t)inl;
     k.java = (uint8_t)java;
     struct name_ctx c = {d, &k};
-    uint64_t h = sc_hash_combine(sc_hash_combine(sc_mix64(addr), k.pc),
-                                 (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java);
-    h = sc_hash_combine(h, (uint64_t)(uintptr_t)path);
+    const uint64_t id[4] = {addr, k.pc, (uint64_t)dso << 2 | (uint64_t)inl << 1 | (uint64_t)java,
+                            (uint64_t)(uintptr_t)path};
+    uint64_t h = sc_hash64(id, sizeof id);
     int added;
     uint32_t *v = sc_map64_intern(&d->symidx, h, d->nsyms, sym_eq, &c, &added);
     if (!v)
@@ -1523,10 +1523,10 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
     uint32_t *slot = NULL;
     int rc = 0, added = 0;
     if (cache) {
-        uint64_t h = sc_hash64(f.chain ? f.chain : (const uint8_t *)"", 8 * (size_t)f.nr);
-        h = sc_hash_combine(h, key.ip);
-        h = sc_hash_combine(h, (uint64_t)(uint32_t)f.pid << 32 | key.gen);
-        h = sc_hash_combine(h, (uint64_t)key.mode << 8 | key.java);
+        const uint64_t id[4] = {
+            sc_hash64(f.chain ? f.chain : (const uint8_t *)"", 8 * (size_t)f.nr), key.ip,
+            (uint64_t)(uint32_t)f.pid << 32 | key.gen, (uint64_t)key.mode << 8 | key.java};
+        uint64_t h = sc_hash64(id, sizeof id);
         struct stack_ctx c = {d, &key};
         slot = sc_map64_intern(&d->stackidx, h, d->nstacks, stack_eq, &c, &added);
         if (!slot)
@@ -1893,6 +1893,18 @@ static int build_samples(struct dec *d)
 {
     d->kloc = malloc(((size_t)d->nfrs + 1) * sizeof *d->kloc);
     if (!d->kloc)
+        return oom(d);
+    /* the profile's arrays at their size at once (not doubled and copied as they fill) */
+    uint64_t nlocs = 0;
+    for (uint32_t i = 0; i < d->nps; i++) {
+        nlocs += 1;
+        for (uint32_t j = 0; j < d->ps[i].nk; j++)
+            nlocs += d->syms[d->kpool[d->ps[i].koff + j]].n;
+    }
+    if (d->nps && nlocs < UINT32_MAX / 2 &&
+        (sc_profile_reserve_samples(d->p, d->nps, (uint32_t)nlocs) ||
+         sc_grow_array(&d->p->labels, &d->p->labels_cap, (uint64_t)d->nps * 3,
+                       sizeof *d->p->labels)))
         return oom(d);
     for (uint32_t i = 0; i < d->nps; i++) {
         int rc = sc_budget_poll_every(i, d->err);
