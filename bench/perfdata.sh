@@ -1,11 +1,17 @@
 #!/bin/sh
 # perfdata.sh - `scorch top perf.data` against `perf script` alone and against
-# `perf script | scorch top` on the same file: a few seconds of `perf record -a -g` of this
-# machine while a load runs (a compression loop, a compiler, a shell loop). Prints the best of
-# 3 wall times and CPU times (user + system) and the ratios, and whether the two `top`s agree.
+# `perf script | scorch top` on the same file, for two recordings:
+#   system   `perf record -a -g` of this machine for a few seconds while a load runs (a
+#            compression loop, a compiler started again and again, a shell loop): many
+#            short processes, a hundred binaries to name, the kernel's stacks
+#   program  `perf record -g` of one program (xz compressing) for as long: one process,
+#            a few binaries, many samples
+# For each: the best of 3 wall times and CPU times (user + system), the ratios, and whether
+# the two `top`s agree (text, and tsv with exact values per function).
 #
 # usage: bench/perfdata.sh [SECONDS]        (default 5)
-# env:   SCORCH (default build/scorch), PERF_DATA (an existing perf.data instead of recording)
+# env:   SCORCH (default build/scorch); PERF_DATA / PERF_DATA_PROGRAM (existing recordings
+#        instead of recording); KEEP=DIR keeps the recordings there
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 scorch=${SCORCH:-$root/build/scorch}
@@ -38,8 +44,22 @@ if [ -z "$data" ]; then
     load=""
     wait 2>/dev/null || true
 fi
-samples=$(perf script -i "$data" -F time 2>/dev/null | wc -l)
-echo "input: $(wc -c <"$data") bytes of perf.data, $samples samples, $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
+program=${PERF_DATA_PROGRAM:-}
+if [ -z "$program" ]; then
+    program=$tmp/program.data
+    command -v xz >/dev/null || { echo "xz is not installed" >&2; exit 1; }
+    head -c 400000000 /dev/urandom >"$tmp/xz.in"
+    perf record -g -o "$program" -- timeout "$secs" xz -9 -T1 -c "$tmp/xz.in" \
+        >/dev/null 2>"$tmp/record.log" || [ -s "$program" ] ||
+        { cat "$tmp/record.log" >&2; exit 1; }
+    rm -f "$tmp/xz.in"
+fi
+if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    cp "$data" "$KEEP/system.data"
+    cp "$program" "$KEEP/program.data"
+fi
+echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 
 # best CMD...: best of 3 runs of sh -c CMD (stdout to $tmp/out): "wall cpu" in seconds
 best() {
@@ -65,35 +85,44 @@ print("%.4f %.4f" % (wall, cpu))
 PY
 }
 
-set -- $(best "perf script -i '$data' 2>/dev/null")
-script_wall=$1 script_cpu=$2
-set -- $(best "perf script -i '$data' 2>/dev/null | '$scorch' top -")
-pipe_wall=$1 pipe_cpu=$2
-cp "$tmp/out" "$tmp/top.ref"
-set -- $(best "'$scorch' top '$data'")
-top_wall=$1 top_cpu=$2
-cp "$tmp/out" "$tmp/top.out"
+# compare NAME FILE: the figures for one recording
+compare() {
+    name=$1 f=$2
+    samples=$(perf script -i "$f" -F time 2>/dev/null | wc -l)
+    echo
+    echo "== $name: $(wc -c <"$f") bytes of perf.data, $samples samples"
+    set -- $(best "perf script -i '$f' 2>/dev/null")
+    script_wall=$1 script_cpu=$2
+    set -- $(best "perf script -i '$f' 2>/dev/null | '$scorch' top -")
+    pipe_wall=$1 pipe_cpu=$2
+    cp "$tmp/out" "$tmp/top.ref"
+    set -- $(best "'$scorch' top '$f'")
+    top_wall=$1 top_cpu=$2
+    cp "$tmp/out" "$tmp/top.out"
 
-printf '%-34s %8s %8s\n' "" "wall s" "cpu s"
-printf '%-34s %8.3f %8.3f\n' "perf script" "$script_wall" "$script_cpu"
-printf '%-34s %8.3f %8.3f\n' "perf script | scorch top" "$pipe_wall" "$pipe_cpu"
-printf '%-34s %8.3f %8.3f\n' "scorch top perf.data" "$top_wall" "$top_cpu"
-python3 -c '
+    printf '%-34s %8s %8s\n' "" "wall s" "cpu s"
+    printf '%-34s %8.3f %8.3f\n' "perf script" "$script_wall" "$script_cpu"
+    printf '%-34s %8.3f %8.3f\n' "perf script | scorch top" "$pipe_wall" "$pipe_cpu"
+    printf '%-34s %8.3f %8.3f\n' "scorch top perf.data" "$top_wall" "$top_cpu"
+    python3 -c '
 import sys
 sw, sc, pw, pc, tw, tc = map(float, sys.argv[1:])
 print("ratio vs perf script:          %.1fx faster (wall), %.1fx (cpu)" % (sw / tw, sc / tc))
 print("ratio vs perf script | top:    %.1fx faster (wall), %.1fx (cpu)" % (pw / tw, pc / tc))
 ' "$script_wall" "$script_cpu" "$pipe_wall" "$pipe_cpu" "$top_wall" "$top_cpu"
-# the same per function? (tsv: every function, exact values)
-"$scorch" top --format tsv "$data" >"$tmp/tsv.out"
-perf script -i "$data" 2>/dev/null | "$scorch" top --format tsv - >"$tmp/tsv.ref"
-echo "functions: $(($(wc -l <"$tmp/tsv.ref") - 1)) in perf script | scorch top --format tsv, \
+    # the same per function? (tsv: every function, exact values)
+    "$scorch" top --format tsv "$f" >"$tmp/tsv.out"
+    perf script -i "$f" 2>/dev/null | "$scorch" top --format tsv - >"$tmp/tsv.ref"
+    echo "functions: $(($(wc -l <"$tmp/tsv.ref") - 1)) in perf script | scorch top --format tsv, \
 $(diff "$tmp/tsv.out" "$tmp/tsv.ref" | grep -c '^>') of them with other values or names here:"
-diff "$tmp/tsv.out" "$tmp/tsv.ref" | grep '^[<>]' | head -10
-[ -n "${KEEP:-}" ] && cp "$data" "$KEEP"
-if cmp -s "$tmp/top.out" "$tmp/top.ref"; then
-    echo "top: identical to perf script | scorch top"
-else
-    echo "top: $(diff "$tmp/top.out" "$tmp/top.ref" | grep -c '^[<>]') lines differ from perf script | scorch top:"
-    diff "$tmp/top.out" "$tmp/top.ref" | grep '^[<>]' | head -10
-fi
+    diff "$tmp/tsv.out" "$tmp/tsv.ref" | grep '^[<>]' | head -10
+    if cmp -s "$tmp/top.out" "$tmp/top.ref"; then
+        echo "top: identical to perf script | scorch top"
+    else
+        echo "top: $(diff "$tmp/top.out" "$tmp/top.ref" | grep -c '^[<>]') lines differ from perf script | scorch top:"
+        diff "$tmp/top.out" "$tmp/top.ref" | grep '^[<>]' | head -10
+    fi
+}
+
+compare system "$data"
+compare program "$program"
