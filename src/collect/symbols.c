@@ -55,6 +55,12 @@ struct sc_symbolizer {
     uint64_t table_bytes, dwarf_bytes, clock;
     struct sc_symtab kernel;
     int kernel_loaded;
+    /* read ahead (sc_symbolizer_kernel_ahead): the kernel's symbol file mapped, and its
+     * text symbols' lines */
+    void *ktext;
+    size_t ktext_len;
+    struct sc_symtab_cand *klines;
+    uint32_t nklines;
     struct sc_symtab vdso;
     int vdso_loaded;
     struct sc_debuginfod *fetch; /* started when first needed */
@@ -140,6 +146,17 @@ static void free_table(struct table *t)
     free(t);
 }
 
+static void kernel_text_release(struct sc_symbolizer *s)
+{
+    if (s->ktext)
+        munmap(s->ktext, s->ktext_len);
+    free(s->klines);
+    s->ktext = NULL;
+    s->klines = NULL;
+    s->ktext_len = 0;
+    s->nklines = 0;
+}
+
 void sc_symbolizer_free(struct sc_symbolizer *s)
 {
     if (!s)
@@ -153,6 +170,7 @@ void sc_symbolizer_free(struct sc_symbolizer *s)
     sc_map64_release(&s->index);
     sc_symtab_release(&s->kernel);
     sc_symtab_release(&s->vdso);
+    kernel_text_release(s);
     sc_debuginfod_free(s->fetch);
     free(s);
 }
@@ -635,8 +653,7 @@ static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat
     if (!s->o.one_shot || !n || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
         st->st_size >= (256 << 20))
         return 0;
-    void *text = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    if (text == MAP_FAILED)
+    if (!s->ktext && sc_symbolizer_kernel_ahead(s, fd) != 0)
         return 0;
     struct sc_symtab *t = &s->kernel;
     t->want = malloc((size_t)n * sizeof *addrs);
@@ -644,13 +661,37 @@ static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat
         memcpy(t->want, addrs, (size_t)n * sizeof *addrs);
         t->nwant = n;
         sc_symtab_want_ready(t);
-        sc_symtab_parse_kallsyms(t, text, (size_t)st->st_size);
+        sc_symtab_parse_kallsyms_lines(t, s->ktext, s->ktext_len, s->klines, s->nklines);
         free(t->want);
         t->want = NULL;
         t->nwant = 0;
     }
-    munmap(text, (size_t)st->st_size);
+    kernel_text_release(s);
     return t->nadd > 0;
+}
+
+int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd)
+{
+    if (s->ktext || s->kernel_loaded || !s->o.one_shot)
+        return s->ktext ? 0 : -1;
+    int own = fd < 0;
+    if (own && (fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    struct stat st;
+    void *text = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (256 << 20))
+        text = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (own)
+        close(fd);
+    if (text == MAP_FAILED)
+        return -1;
+    if (sc_symtab_kallsyms_lines(text, (size_t)st.st_size, &s->klines, &s->nklines) != 0) {
+        munmap(text, (size_t)st.st_size);
+        return -1;
+    }
+    s->ktext = text;
+    s->ktext_len = (size_t)st.st_size;
+    return 0;
 }
 
 static void load_kernel(struct sc_symbolizer *s, const uint64_t *addrs, uint32_t n)

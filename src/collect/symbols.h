@@ -68,6 +68,13 @@ enum sc_dso_kind { SC_DSO_KERNEL, SC_DSO_UNKNOWN, SC_DSO_VDSO, SC_DSO_FILE, SC_D
 /* Fixed ids: the kernel, and code in no known mapping. */
 enum { SC_DSO_ID_KERNEL = 0, SC_DSO_ID_UNKNOWN = 1, SC_DSO_ID_VDSO = 2 };
 
+/* Reads ahead the kernel's symbol file when it is a plain file and s is one_shot (perf
+ * record's copy of kallsyms): maps it and finds its text symbols' lines, the costly part
+ * of naming kernel addresses, which then only picks the symbols they need. For a thread of
+ * its own while the addresses are being gathered (s is not used meanwhile). fd: the file
+ * open already, or -1 to open opts.kallsyms. 0, or -1 when it cannot (nothing changes). */
+int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd);
+
 /* A second symbolizer with s's options and DSOs (the same ids) and none of its tables, for
  * another thread to name some DSOs with while s names others (a symbolizer is for one
  * thread at a time). 0, or SC_ENOMEM with err. */

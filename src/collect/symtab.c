@@ -373,18 +373,16 @@ static int kallsyms_line(const char *p, const char *le, uint64_t *addr, uint8_t 
     return 1;
 }
 
-/* kallsyms for some addresses only (t->want): the lines of the symbols they need (as
- * sc_symtab_wanted picks them, the lines' offsets for indexes), then those added. 1 when
- * done, 0 when it cannot be (the text is too big, no memory): then all are added. */
-static int kallsyms_wanted(struct sc_symtab *t, const char *text, size_t len, int *rc)
+int sc_symtab_kallsyms_lines(const char *text, size_t len, struct sc_symtab_cand **out,
+                             uint32_t *nout)
 {
     if (len > UINT32_MAX)
-        return 0;
+        return SC_ELIMIT;
     /* a line has at least 20 bytes ("ffffffff81000000 T x\n"): room for all at once */
-    uint32_t nc = 0, cap = (uint32_t)(len / 20) + 1, *pick = NULL, npick = 0;
+    uint32_t nc = 0, cap = (uint32_t)(len / 20) + 1;
     struct sc_symtab_cand *c = malloc((size_t)cap * sizeof *c);
     if (!c)
-        return 0;
+        return SC_ENOMEM;
     const char *p = text, *end = text + len, *name;
     uint64_t addr;
     uint8_t rank;
@@ -410,30 +408,50 @@ static int kallsyms_wanted(struct sc_symtab *t, const char *text, size_t len, in
         if (text_sym) {
             if (nc == cap && sc_grow_array(&c, &cap, (uint64_t)nc + 1, sizeof *c)) {
                 free(c);
-                return 0;
+                return SC_ENOMEM;
             }
             c[nc++] = (struct sc_symtab_cand){addr, (uint32_t)(p - text)};
         }
         p = nl ? nl + 1 : end;
     }
-    int ok = sc_symtab_wanted(t, c, nc, &pick, &npick) == 0;
-    free(c);
-    *rc = 0;
-    for (uint32_t i = 0; ok && i < npick && !*rc; i++) {
-        p = text + pick[i];
+    *out = c;
+    *nout = nc;
+    return 0;
+}
+
+int sc_symtab_parse_kallsyms_lines(struct sc_symtab *t, const char *text, size_t len,
+                                   struct sc_symtab_cand *c, uint32_t nc)
+{
+    uint32_t *pick = NULL, npick = 0;
+    int rc = sc_symtab_wanted(t, c, nc, &pick, &npick);
+    const char *end = text + len, *name;
+    uint64_t addr;
+    uint8_t rank;
+    size_t nlen;
+    for (uint32_t i = 0; !rc && i < npick; i++) {
+        const char *p = text + pick[i];
+        if (p >= end)
+            continue;
         const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
         if (kallsyms_line(p, le, &addr, &rank, &name, &nlen))
-            *rc = sc_symtab_add(t, addr, 0, name, nlen, rank);
+            rc = sc_symtab_add(t, addr, 0, name, nlen, rank);
     }
     free(pick);
-    return ok;
+    return rc;
 }
 
 int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len)
 {
     int rc;
-    if (sc_symtab_picks(t) && kallsyms_wanted(t, text, len, &rc))
+    struct sc_symtab_cand *c;
+    uint32_t nc;
+    /* (for want, all lines' addresses first, then the lines it needs; without the memory
+     * for that, all of them as below) */
+    if (sc_symtab_picks(t) && sc_symtab_kallsyms_lines(text, len, &c, &nc) == 0) {
+        rc = sc_symtab_parse_kallsyms_lines(t, text, len, c, nc);
+        free(c);
         return rc;
+    }
     const char *p = text, *end = text + len, *name;
     uint64_t addr;
     uint8_t rank;

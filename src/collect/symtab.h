@@ -121,6 +121,14 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
  * Lines that do not parse are skipped. With t->want (ready), text is the whole of it and
  * only the symbols those addresses need are added. 0 or SC_ENOMEM. */
 int sc_symtab_parse_kallsyms(struct sc_symtab *t, const char *text, size_t len);
+/* The same in two steps, the first of which needs no table (so it may run ahead, on
+ * another thread): the text symbols' lines, as {address, offset of the line in text}, in
+ * the text's order (0, SC_ENOMEM, SC_ELIMIT past 4 GiB); then, with t->want ready, the
+ * symbols those addresses need added from those lines (c is reordered; 0 or SC_ENOMEM). */
+int sc_symtab_kallsyms_lines(const char *text, size_t len, struct sc_symtab_cand **out,
+                             uint32_t *nout);
+int sc_symtab_parse_kallsyms_lines(struct sc_symtab *t, const char *text, size_t len,
+                                   struct sc_symtab_cand *c, uint32_t nc);
 
 /* A JIT's perf map (/tmp/perf-PID.map): "START SIZE name" lines, hex START and SIZE
  * (with or without 0x). Lines that do not parse are skipped. 0 or SC_ENOMEM. */

@@ -212,7 +212,7 @@ struct dec {
      * (/proc/kallsyms costs as much as the rest) */
     struct sc_symbolizer *ksym;
     pthread_t kthread;
-    int kstarted;
+    int kstarted, ksym_one_shot;
     struct sc_budget *kbudget;
     struct sc_unwind_cache *uw;
     int sym_failed, want_dwarf;
@@ -245,7 +245,8 @@ struct dec {
     uint8_t kid[20], kidlen; /* the kernel's build id ([kernel.kallsyms]), kidlen 0: none */
     char kallsyms[4200];     /* the kernel's names, when not /proc/kallsyms (kallsyms_path) */
 
-    int kept; /* attr index of the kept event, -1 before the first sample */
+    int kept;              /* attr index of the kept event, -1 before the first sample */
+    uint64_t nsample_recs; /* SAMPLE records in the file (collect) */
     uint32_t kcomm, kpid, ktid;
 
     /* the sample being built */
@@ -575,6 +576,7 @@ static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out,
             if (t < 0)
                 t = last;
             last = t;
+            d->nsample_recs += type == R_SAMPLE;
             if (n == cap) {
                 cap = cap ? cap * 2 : 4096;
                 struct rec *nv = realloc(v, (size_t)cap * sizeof *v);
@@ -1597,6 +1599,8 @@ static void *kernel_load(void *arg)
 {
     struct dec *d = arg;
     sc_budget_adopt(d->kbudget); /* its memory is the decoding's */
+    if (sc_symbolizer_kernel_ahead(d->ksym, -1) == 0 || d->ksym_one_shot)
+        return NULL; /* (a file that cannot be read ahead is read when named) */
     uint64_t addr = 0;
     sc_symbolizer_resolve(d->ksym, SC_DSO_ID_KERNEL, &addr, 1, no_sym, NULL);
     return NULL;
@@ -1671,17 +1675,18 @@ static void kernel_start(struct dec *d)
     so.perf_names = 1;
     so.no_debuginfod = 1;
     so.kallsyms = kallsyms_path(d);
-    /* a plain file is read once the kernel's addresses are known, for their symbols only
-     * (a few ms); /proc/kallsyms, all of which is formatted whatever is read of it, by a
-     * thread of its own meanwhile */
+    /* a thread of its own reads the kernel's names while the records are replayed: of a
+     * plain file, the lines of its text symbols, and once the kernel's addresses are
+     * known only theirs are added (one_shot); /proc/kallsyms, all of which is formatted
+     * whatever is read of it, all of it */
     so.one_shot = so.kallsyms != NULL;
     char err[SC_ERR_LEN];
     if (sc_symbolizer_new(&so, &d->ksym, err)) {
         d->ksym = NULL;
         return;
     }
-    if (!so.one_shot)
-        d->kstarted = pthread_create(&d->kthread, NULL, kernel_load, d) == 0;
+    d->ksym_one_shot = so.one_shot;
+    d->kstarted = pthread_create(&d->kthread, NULL, kernel_load, d) == 0;
 }
 
 /* The symbolizer of a DSO's addresses (the kernel's own, once it is loaded). */
@@ -2066,6 +2071,16 @@ static int decode(struct dec *d)
     uint64_t n = 0;
     kernel_start(d);
     rc = collect(d, doff, dsize, &v, &n);
+    /* the samples' arrays at a size they mostly stay within, at once (not doubled and
+     * copied as they fill): each sample one psample and at most one stack; keys for up
+     * to 16 frames a sample, and no more than the chains in the file have (8 bytes each) */
+    uint64_t ns = d->nsample_recs < d->lim->max_samples ? d->nsample_recs : d->lim->max_samples;
+    uint64_t nk = ns * 16 < dsize / 8 ? ns * 16 : dsize / 8;
+    if (!rc && ns &&
+        (sc_grow_array(&d->ps, &d->capps, ns, sizeof *d->ps) ||
+         sc_grow_array(&d->stacks, &d->capstacks, ns, sizeof *d->stacks) ||
+         sc_grow_array(&d->kpool, &d->capkpool, nk, sizeof *d->kpool)))
+        rc = oom(d);
     if (!rc)
         rc = replay(d, v, n);
     free(v);

@@ -7,6 +7,8 @@
 #include "model/error.h"
 #include "t.h"
 
+#include <unistd.h>
+
 enum { S_IP = 1, S_TID = 2, S_TIME = 4, S_CALLCHAIN = 32, S_PERIOD = 256 };
 #define CTX_KERNEL ((uint64_t)-128)
 #define CTX_USER ((uint64_t)-512)
@@ -245,6 +247,56 @@ static void test_records(void)
     sc_buf_release(&d);
 }
 
+/* The kernel's frames named from a kallsyms file (read ahead on a thread of its own while
+ * the records are replayed, then only the symbols the addresses need taken): addresses of
+ * one function are one frame, a data symbol ends no function, and without the file the
+ * frames are the kernel's name as perf script prints it. */
+static void test_kernel_names(void)
+{
+    char dir[] = "/tmp/scorch-test-perfdata-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        T_SKIP("no temporary directory");
+    snprintf(path, sizeof path, "%s/kallsyms", dir);
+    FILE *k = fopen(path, "w");
+    T_CHECK(k != NULL);
+    if (!k)
+        return;
+    fputs("ffffffff81000000 T _stext\n"
+          "ffffffff81000100 T kfunc_a\n"
+          "ffffffff81000200 t kfunc_b\n"
+          "ffffffff81000300 D data_x\n"
+          "ffffffff81000400 T kfunc_c\t[some_module]\n",
+          k);
+    fclose(k);
+    struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+    comm(&d, 10, 10, "web server", 5);
+    uint64_t c1[] = {CTX_KERNEL, 0xffffffff81000110ull, 0xffffffff81000250ull};
+    uint64_t c2[] = {CTX_KERNEL, 0xffffffff81000120ull, 0xffffffff81000350ull};
+    uint64_t c3[] = {CTX_KERNEL, 0xffffffff81000410ull};
+    sample(&d, 10, 10, 100, 1, c1, 3);
+    sample(&d, 10, 10, 200, 1, c2, 3);
+    sample(&d, 10, 10, 300, 1, c3, 2);
+    file(&f, &d);
+    const char *want[2] = {"web_server;kfunc_b;kfunc_a 2\nweb_server;kfunc_c 1\n",
+                           "web_server;[[kernel.kallsyms]] 1\n"
+                           "web_server;[[kernel.kallsyms]];[[kernel.kallsyms]] 2\n"};
+    for (int missing = 0; missing < 2; missing++) {
+        struct sc_perfdata_opts o = {0, missing ? "/nonexistent-scorch-test/kallsyms" : path};
+        struct sc_profile *p = sc_profile_new();
+        char err[SC_ERR_LEN] = "";
+        int rc = sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &o, NULL, p, NULL, err);
+        T_EQ_INT(rc, 0);
+        char *got = rc ? NULL : folded_of(p);
+        T_EQ_STR(got ? got : err, want[missing]);
+        free(got);
+        sc_profile_free(p);
+    }
+    unlink(path);
+    rmdir(dir);
+    sc_buf_release(&f);
+    sc_buf_release(&d);
+}
+
 static void test_hostile(void)
 {
     char err[SC_ERR_LEN];
@@ -317,6 +369,7 @@ static void test_hostile(void)
 int main(void)
 {
     T_RUN(test_records);
+    T_RUN(test_kernel_names);
     T_RUN(test_hostile);
     return t_done();
 }
