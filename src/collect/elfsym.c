@@ -21,11 +21,15 @@ static void elf_init(void)
     elf_version(EV_CURRENT);
 }
 
-static Elf *open_elf(int fd, const void *mem, size_t len)
+/* An ELF file (fd) or image (mem). mapped: the file mapped whole (what reads much of it,
+ * DWARF and CFI, wants); else its sections read as they are asked for, which suits reading
+ * a symbol table (a few of a file's sections): no mapping to tear down, which costs every
+ * other thread of the process a TLB flush. */
+static Elf *open_elf(int fd, const void *mem, size_t len, int mapped)
 {
     pthread_once(&elf_once, elf_init);
-    Elf *e =
-        fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : elf_memory((char *)(uintptr_t)mem, len);
+    Elf *e = fd >= 0 ? elf_begin(fd, mapped ? ELF_C_READ_MMAP : ELF_C_READ, NULL)
+                     : elf_memory((char *)(uintptr_t)mem, len);
     if (e && elf_kind(e) != ELF_K_ELF) {
         elf_end(e);
         return NULL;
@@ -259,7 +263,7 @@ static void find_build_id(Elf_Data *d, struct sc_symtab *t)
 int sc_elf_load(int fd, const void *mem, size_t len, struct sc_symtab *t, int *has_dwarf, char *err)
 {
     *has_dwarf = 0;
-    Elf *e = open_elf(fd, mem, len);
+    Elf *e = open_elf(fd, mem, len, 0);
     if (!e)
         return sc_errf(err, SC_EFORMAT, "not an ELF file");
     int rc = 0;
@@ -389,7 +393,7 @@ uint32_t sc_elf_build_id(int fd, uint8_t id[20])
     uint32_t n = build_id_from_segments(fd, id);
     if (n)
         return n;
-    Elf *e = open_elf(fd, NULL, 0);
+    Elf *e = open_elf(fd, NULL, 0, 0);
     if (!e)
         return 0;
     struct sc_symtab t;
@@ -407,7 +411,7 @@ uint32_t sc_elf_build_id(int fd, uint8_t id[20])
 
 size_t sc_elf_debuglink(int fd, char *name, size_t n)
 {
-    Elf *e = open_elf(fd, NULL, 0);
+    Elf *e = open_elf(fd, NULL, 0, 0);
     if (!e)
         return 0;
     size_t shstr = 0, len = 0;
@@ -436,7 +440,7 @@ size_t sc_elf_debuglink(int fd, char *name, size_t n)
 
 int sc_elf_load_symtab(int fd, struct sc_symtab *t, char *err)
 {
-    Elf *e = open_elf(fd, NULL, 0);
+    Elf *e = open_elf(fd, NULL, 0, 0);
     if (!e)
         return sc_errf(err, SC_EFORMAT, "not an ELF file");
     Elf_Scn *scn = NULL;
@@ -690,7 +694,7 @@ int sc_elf_dwarf_open(int fd, struct sc_elf_dwarf **out, uint64_t *bytes, char *
         return sc_errf(err, SC_ENOMEM, "out of memory");
     }
     d->fd = fd;
-    d->e = open_elf(fd, NULL, 0);
+    d->e = open_elf(fd, NULL, 0, 1);
     if (!d->e) {
         sc_elf_dwarf_close(d);
         return sc_errf(err, SC_EFORMAT, "not an ELF file");
@@ -796,7 +800,7 @@ static const uint8_t *section_bytes(Elf_Scn *scn, const GElf_Shdr *sh, uint64_t 
 int sc_elf_cfi(int fd, const void *mem, size_t len, uint64_t max_section, sc_elf_cfi_cb cb,
                void *ctx, char *err)
 {
-    Elf *e = open_elf(fd, mem, len);
+    Elf *e = open_elf(fd, mem, len, 1);
     if (!e)
         return sc_errf(err, SC_EFORMAT, "not an ELF file");
     const char *ident = elf_getident(e, NULL);
