@@ -680,7 +680,9 @@ int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd)
     struct stat st;
     void *text = MAP_FAILED;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size < (256 << 20))
-        text = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        /* (not MAP_POPULATE: populating holds the process's memory map, and the thread
+         * replaying records meanwhile waits for it at its next mmap) */
+        text = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (own)
         close(fd);
     if (text == MAP_FAILED)

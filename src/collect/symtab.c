@@ -309,15 +309,17 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
 
 /* The value of each hex digit, 16 for any other byte (read_hex runs over every line of
  * kallsyms: a table, not branches). */
+/* A hex digit's value + 1, 0 for any other character. */
 static const uint8_t hexval[256] = {
-    ['0'] = 0,  ['1'] = 1,  ['2'] = 2,  ['3'] = 3,  ['4'] = 4,  ['5'] = 5,  ['6'] = 6,  ['7'] = 7,
-    ['8'] = 8,  ['9'] = 9,  ['a'] = 10, ['b'] = 11, ['c'] = 12, ['d'] = 13, ['e'] = 14, ['f'] = 15,
-    ['A'] = 10, ['B'] = 11, ['C'] = 12, ['D'] = 13, ['E'] = 14, ['F'] = 15};
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
+    ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+    ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
 
+/* A hex digit's value, or above 15 for any other character (no branch: lines of kallsyms
+ * are parsed 121k at a time). */
 static unsigned hex_of(char c)
 {
-    unsigned v = hexval[(unsigned char)c];
-    return v || c == '0' ? v : 16;
+    return (unsigned)hexval[(unsigned char)c] - 1;
 }
 
 /* A hex number at *p (optional 0x), advancing *p; -1 when there is none or it overflows. */
