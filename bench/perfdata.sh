@@ -6,7 +6,7 @@
 #            short processes, a hundred binaries to name, the kernel's stacks
 #   program  `perf record -g` of one program (xz compressing) for as long: one process,
 #            a few binaries, many samples
-# For each: the best of 3 wall times and CPU times (user + system), the ratios, and whether
+# For each: the best of 5 wall times and CPU times (user + system), the ratios, and whether
 # the two `top`s agree (text, and tsv with exact values per function).
 #
 # usage: bench/perfdata.sh [SECONDS]        (default 5)
@@ -61,19 +61,23 @@ if [ -n "${KEEP:-}" ]; then
 fi
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 
-# best CMD...: best of 3 runs of sh -c CMD (stdout to $tmp/out): "wall cpu" in seconds
+# best CMD: best of 5 runs of CMD (stdout to $tmp/out; through sh only when it is a
+# pipeline, so a single command's figure carries no shell's start-up): "wall cpu" in seconds
 best() {
     python3 - "$tmp/out" "$@" <<'PY'
-import os, sys, time
+import os, shlex, sys, time
 out, cmd = sys.argv[1], sys.argv[2]
+argv = ["sh", "-c", cmd] if "|" in cmd else shlex.split(cmd)
 wall = cpu = None
-for _ in range(3):
+for _ in range(5):
     with open(out, "wb") as f:
         t0 = time.perf_counter()
         pid = os.fork()
         if pid == 0:
             os.dup2(f.fileno(), 1)
-            os.execvp("sh", ["sh", "-c", cmd])
+            if "|" not in cmd:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
+            os.execvp(argv[0], argv)
         _, st, ru = os.wait4(pid, 0)
         dt = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(st):
@@ -91,7 +95,7 @@ compare() {
     samples=$(perf script -i "$f" -F time 2>/dev/null | wc -l)
     echo
     echo "== $name: $(wc -c <"$f") bytes of perf.data, $samples samples"
-    set -- $(best "perf script -i '$f' 2>/dev/null")
+    set -- $(best "perf script -i '$f'")
     script_wall=$1 script_cpu=$2
     set -- $(best "perf script -i '$f' 2>/dev/null | '$scorch' top -")
     pipe_wall=$1 pipe_cpu=$2
