@@ -245,8 +245,11 @@ struct dec {
     uint8_t kid[20], kidlen; /* the kernel's build id ([kernel.kallsyms]), kidlen 0: none */
     char kallsyms[4200];     /* the kernel's names, when not /proc/kallsyms (kallsyms_path) */
 
-    int kept;              /* attr index of the kept event, -1 before the first sample */
-    uint64_t nsample_recs; /* SAMPLE records in the file (collect) */
+    int kept;                        /* attr index of the kept event, -1 before the first sample */
+    uint32_t last_thread, last_proc; /* the last sample's thread and process, index + 1 */
+    int32_t last_pid;
+    const struct sc_procmap *last_map; /* the map of the sample's last address, or NULL */
+    uint64_t nsample_recs;             /* SAMPLE records in the file (collect) */
     uint32_t kcomm, kpid, ktid;
 
     /* the sample being built */
@@ -1188,7 +1191,14 @@ static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, i
         return name_addr(d, local ? SC_DSO_ID_KERNEL : SC_DSO_ID_UNKNOWN, ip, ip, kernel_path, 0,
                          java);
     }
-    const struct sc_procmap *m = mode == MODE_USER ? find_map(p, ip) : NULL;
+    /* (a chain's addresses are often in the map of the one before: the sample's maps do
+     * not change while it is read) */
+    const struct sc_procmap *m = NULL;
+    if (mode == MODE_USER) {
+        m = d->last_map && ip >= d->last_map->start && ip < d->last_map->end ? d->last_map
+                                                                             : find_map(p, ip);
+        d->last_map = m;
+    }
     if (!m)
         return name_addr(d, SC_DSO_ID_UNKNOWN, ip, ip, unknown_path, 0, java);
     uint64_t off = m->jit ? ip : ip - m->start + m->pgoff;
@@ -1500,15 +1510,31 @@ static int on_sample(struct dec *d, const uint8_t *r, size_t rs)
     if (d->nps >= d->lim->max_samples)
         return sc_errf(d->err, SC_ELIMIT, "more than %u samples (limits.max_samples)",
                        (unsigned)d->lim->max_samples);
-    struct thread *t = thread_get(d, f.pid, f.tid);
-    if (!t)
-        return oom(d);
+    /* a thread's and a process's index never change: the last sample's are kept (samples
+     * of one thread come in runs) */
+    struct thread *t;
+    if (d->last_thread && d->tv[d->last_thread - 1].tid == f.tid &&
+        d->tv[d->last_thread - 1].pid == f.pid) {
+        t = &d->tv[d->last_thread - 1];
+    } else {
+        if (!(t = thread_get(d, f.pid, f.tid)))
+            return oom(d);
+        d->last_thread = (uint32_t)(t - d->tv) + 1;
+    }
     if (!t->comm && default_comm(d, t))
         return SC_ENOMEM;
     const struct proc *p = NULL;
-    uint32_t *pv = sc_map64_get(&d->procs, (uint32_t)f.pid);
-    if (pv)
-        p = &d->pv[*pv];
+    if (d->last_proc && d->last_pid == f.pid) {
+        p = &d->pv[d->last_proc - 1];
+    } else {
+        uint32_t *pv = sc_map64_get(&d->procs, (uint32_t)f.pid);
+        if (pv) { /* (only one found: a process made later would be missed) */
+            p = &d->pv[*pv];
+            d->last_proc = *pv + 1;
+            d->last_pid = f.pid;
+        }
+    }
+    d->last_map = NULL;
     d->ps_koff = d->nkpool;
     uint32_t root, koff = d->nkpool, nk = 0;
     /* a walked user stack depends on the stack's bytes too: not cached */
