@@ -6,7 +6,7 @@
 #            short processes, a hundred binaries to name, the kernel's stacks
 #   program  `perf record -g` of one program (xz compressing) for as long: one process,
 #            a few binaries, many samples
-# For each: the best of 5 wall times and CPU times (user + system), the ratios, and whether
+# For each: the best of 5 or more wall times and CPU times (user + system), the ratios, and whether
 # the two `top`s agree (text, and tsv with exact values per function).
 #
 # usage: bench/perfdata.sh [SECONDS]        (default 5)
@@ -61,7 +61,7 @@ if [ -n "${KEEP:-}" ]; then
 fi
 echo "machine: $(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 
-# best CMD: best of 5 runs of CMD (stdout to $tmp/out; through sh only when it is a
+# best CMD: best of 5 runs of CMD (of up to 30, for a second in all, when it is quick) (stdout to $tmp/out; through sh only when it is a
 # pipeline, so a single command's figure carries no shell's start-up): "wall cpu" in seconds
 best() {
     python3 - "$tmp/out" "$@" <<'PY'
@@ -69,7 +69,9 @@ import os, shlex, sys, time
 out, cmd = sys.argv[1], sys.argv[2]
 argv = ["sh", "-c", cmd] if "|" in cmd else shlex.split(cmd)
 wall = cpu = None
-for _ in range(5):
+spent, runs = 0.0, 0
+while runs < 5 or (spent < 1.0 and runs < 30):
+    runs += 1
     with open(out, "wb") as f:
         t0 = time.perf_counter()
         pid = os.fork()
@@ -80,6 +82,7 @@ for _ in range(5):
             os.execvp(argv[0], argv)
         _, st, ru = os.wait4(pid, 0)
         dt = time.perf_counter() - t0
+    spent += dt
     if os.waitstatus_to_exitcode(st):
         sys.exit("failed: " + cmd)
     c = ru.ru_utime + ru.ru_stime
