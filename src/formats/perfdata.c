@@ -257,7 +257,7 @@ struct dec {
     uint32_t nlocs, caplocs;
     uint64_t pcs[MAX_STACK + 1];
     char *scratch;
-    size_t capscratch;
+    uint32_t capscratch;
 };
 
 static int oom(struct dec *d)
@@ -532,7 +532,8 @@ SC_RADIX_SORT(sort_recs, struct rec, REC_TIME)
 /* The records worth replaying, in the order perf script delivers them. */
 static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out, uint64_t *nout)
 {
-    uint64_t cap = 0, n = 0, end = off + size;
+    uint64_t n = 0, end = off + size;
+    uint32_t cap = 0;
     struct rec *v = NULL;
     int64_t last = 0;
     int rc = 0;
@@ -580,14 +581,10 @@ static int collect(struct dec *d, uint64_t off, uint64_t size, struct rec **out,
                 t = last;
             last = t;
             d->nsample_recs += type == R_SAMPLE;
-            if (n == cap) {
-                cap = cap ? cap * 2 : 4096;
-                struct rec *nv = realloc(v, (size_t)cap * sizeof *v);
-                if (!nv) {
-                    rc = oom(d);
-                    break;
-                }
-                v = nv;
+            if ((rc = sc_grow_array(&v, &cap, n + 1, sizeof *v)) != 0) {
+                rc = rc == SC_ENOMEM ? oom(d)
+                                     : sc_errf(d->err, rc, "perf.data: more than 2^31 records");
+                break;
             }
             v[n++] = (struct rec){t, at};
         }
@@ -958,15 +955,7 @@ static int scratch(struct dec *d, size_t need)
 {
     if (need <= d->capscratch)
         return 0;
-    size_t cap = d->capscratch ? d->capscratch : 1024;
-    while (cap < need)
-        cap *= 2;
-    char *s = realloc(d->scratch, cap);
-    if (!s)
-        return oom(d);
-    d->scratch = s;
-    d->capscratch = cap;
-    return 0;
+    return sc_grow_array(&d->scratch, &d->capscratch, need, 1) ? oom(d) : 0;
 }
 
 struct piece_ctx {
