@@ -59,8 +59,11 @@ depends=$(echo "$shlibs" | sed -n 's/^shlibs:Depends=//p')
 # from the one table that names them, src/model/dl.c's {soname, package, ...} lines.
 lazy=$(sed -n 's/^ *\[SC_DL_[A-Z0-9_]*\] = {"[^"]*", "\([^"]*\)".*/\1/p' "$src/src/model/dl.c")
 [ -n "$lazy" ] || die "no library packages in src/model/dl.c's table"
+# (at least the version built against, as dpkg-shlibdeps would ask: its upstream part)
 for pkg in $lazy; do
-    case ", $depends," in *", $pkg "* | *", $pkg,"*) ;; *) depends="$depends, $pkg" ;; esac
+    ver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null | sed 's/^[0-9]*://; s/-[^-]*$//')
+    dep=$pkg${ver:+ (>= $ver)}
+    case ", $depends," in *", $pkg "* | *", $pkg,"*) ;; *) depends="$depends, $dep" ;; esac
 done
 
 mkdir -p "$root/DEBIAN"

@@ -98,6 +98,9 @@ for lib in $lazy; do
     pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n 1 | cut -d: -f1)
     [ -n "$pkg" ] || fail "no Debian package holds $lib, which dl.c opens"
     case " $names " in *" $pkg "*) ;; *) fail "$lib (opened at first use) comes from $pkg, which Depends does not name" ;; esac
+    # with the version built against as its least, as dpkg-shlibdeps gives the linked ones
+    echo "$depends" | grep -Eq "(^|, )$pkg \(>= [0-9][^)]*\)" ||
+        fail "Depends names $pkg (opened at first use) without a least version: $depends"
 done
 
 # ---- the installed binary ----
