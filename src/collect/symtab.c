@@ -31,16 +31,9 @@ int sc_symtab_add(struct sc_symtab *t, uint64_t start, uint64_t size, const char
     int rc = sc_grow_array(&t->add, &t->addcap, (uint64_t)t->nadd + 1, sizeof *t->add);
     if (rc)
         return rc;
-    if (t->names_len + name_len + 1 > t->names_cap) {
-        size_t cap = t->names_cap ? t->names_cap : 4096;
-        while (cap < t->names_len + name_len + 1)
-            cap *= 2;
-        char *nn = realloc(t->names, cap);
-        if (!nn)
-            return SC_ENOMEM;
-        t->names = nn;
-        t->names_cap = cap;
-    }
+    if (t->names_len + name_len + 1 > t->names_cap &&
+        (rc = sc_grow_array(&t->names, &t->names_cap, t->names_len + name_len + 1, 1)) != 0)
+        return rc;
     memcpy(t->names + t->names_len, name, name_len);
     t->names[t->names_len + name_len] = 0;
     t->add[t->nadd] = (struct sc_symtab_new){start, size, (uint32_t)t->names_len, t->nadd, rank};
@@ -59,7 +52,7 @@ int sc_symtab_reserve(struct sc_symtab *t, uint32_t nsyms, size_t name_bytes)
     if (!nn)
         return SC_ENOMEM;
     t->names = nn;
-    t->names_cap = t->names_len + name_bytes;
+    t->names_cap = (uint32_t)(t->names_len + name_bytes);
     return 0;
 }
 
@@ -193,7 +186,7 @@ void sc_symtab_finish(struct sc_symtab *t, uint64_t max_gap)
         char *nn = realloc(t->names, t->names_len ? t->names_len : 1); /* (a reserve's rest) */
         if (nn) {
             t->names = nn;
-            t->names_cap = t->names_len ? t->names_len : 1;
+            t->names_cap = t->names_len ? (uint32_t)t->names_len : 1;
         }
     }
     free(t->add);

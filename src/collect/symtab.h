@@ -40,7 +40,8 @@ struct sc_symtab {
     struct sc_symtab_new *add; /* added since the last finish */
     uint32_t nadd, addcap;
     char *names;
-    size_t names_len, names_cap;
+    size_t names_len;
+    uint32_t names_cap;
     /* ELF tables leave the names in the file (a big C++ library's table is mostly names):
      * then names is NULL and an entry's name is an offset from names_off in the file the
      * symbols came from, read when an address is named (symbols.c) */
