@@ -1854,7 +1854,8 @@ static int resolve_all(struct dec *d)
         if (i == 0 || d->syms[order[i]].dso != d->syms[order[i - 1]].dso)
             group[ng++] = i;
     }
-    group[ng] = n;
+    if (group) /* (NULL: out of memory, and no group) */
+        group[ng] = n;
     struct namer nm;
     memset(&nm, 0, sizeof nm);
     nm.d = d;
