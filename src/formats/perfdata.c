@@ -1738,6 +1738,7 @@ struct namer {
     pthread_cond_t cv;
     uint32_t next; /* in turn: the next group to take (mu) */
     int oom;       /* (mu) */
+    int late;      /* the budget's time is up: no more groups are taken (mu) */
 };
 
 struct batch_ctx {
@@ -1760,8 +1761,15 @@ static void name_groups(struct namer *nm, struct sc_symbolizer *sym)
 {
     struct dec *d = nm->d;
     for (;;) {
+        /* (a DSO may take long to read: the budget is looked at before each; the namer
+         * has adopted it) */
+        int late = sc_budget_poll(NULL) != 0;
         pthread_mutex_lock(&nm->mu);
-        uint32_t g = nm->next < nm->ngroups && !nm->oom ? nm->turn[nm->next++] : UINT32_MAX;
+        nm->late |= late;
+        uint32_t g =
+            nm->next < nm->ngroups && !nm->oom && !nm->late ? nm->turn[nm->next++] : UINT32_MAX;
+        if (late)
+            pthread_cond_broadcast(&nm->cv);
         pthread_mutex_unlock(&nm->mu);
         if (g == UINT32_MAX)
             return;
@@ -1791,12 +1799,16 @@ static int take_group(struct namer *nm, uint32_t g)
 {
     struct dec *d = nm->d;
     pthread_mutex_lock(&nm->mu);
-    while (!nm->done[g] && !nm->oom)
+    while (!nm->done[g] && !nm->oom && !nm->late)
         pthread_cond_wait(&nm->cv, &nm->mu);
-    int failed = nm->oom;
+    int failed = nm->oom, late = !nm->done[g] && nm->late;
     pthread_mutex_unlock(&nm->mu);
     if (failed)
         return oom(d);
+    if (late) { /* (a budget's stop is kept: its poll says it again, in its words) */
+        int rc = sc_budget_poll(d->err);
+        return rc ? rc : sc_errf(d->err, SC_ELIMIT, "the query ran past its time budget");
+    }
     const uint8_t *at = (const uint8_t *)nm->out[g].data, *end = at + nm->out[g].len;
     uint32_t lo = nm->group[g], n = nm->group[g + 1] - lo;
     int rc = 0;

@@ -3,11 +3,14 @@
 #include "formats/folded.h"
 #include "formats/input.h"
 #include "formats/perfdata.h"
+#include "model/budget.h"
 #include "model/buf.h"
 #include "model/error.h"
 #include "t.h"
 #include "t_perfdata.h"
 
+#include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 static char *folded_of(const struct sc_profile *p)
@@ -159,6 +162,60 @@ static void test_kernel_names(void)
     sc_buf_release(&d);
 }
 
+/* A decoding past its time budget names no DSO: the two naming threads look at the budget
+ * before each DSO they take, so no binary is opened (inotify sees every open). */
+static void test_deadline(void)
+{
+    char dir[] = "/tmp/scorch-test-perfdata-XXXXXX", lib[2][64];
+    if (!mkdtemp(dir))
+        T_SKIP("no temporary directory");
+    for (int i = 0; i < 2; i++) {
+        snprintf(lib[i], sizeof lib[i], "%s/lib%d.so", dir, i);
+        FILE *f = fopen(lib[i], "w");
+        T_CHECK(f != NULL);
+        if (f) {
+            fputs("not an ELF file\n", f);
+            fclose(f);
+        }
+    }
+    int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (in < 0 || inotify_add_watch(in, dir, IN_OPEN) < 0) {
+        fprintf(stderr, "SKIP test_deadline: no inotify\n");
+    } else {
+        struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+        comm(&d, 10, 10, "app", 5);
+        mmap2(&d, 10, 0x400000, 0x1000, lib[0], 6);
+        mmap2(&d, 10, 0x500000, 0x1000, lib[1], 7);
+        uint64_t c[] = {CTX_USER, 0x400010, 0x500010};
+        sample(&d, 10, 10, 100, 1, c, 3);
+        file(&f, &d);
+        struct sc_budget b;
+        sc_budget_begin(&b, 0);
+        sc_budget_limit(&b, 1, -1); /* 1 ns: past once the decoding starts */
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        struct sc_perfdata_opts o = {0, "/nonexistent-scorch-test/kallsyms"};
+        struct sc_profile *p = sc_profile_new();
+        char err[SC_ERR_LEN] = "";
+        int rc = sc_perfdata_decode((const uint8_t *)f.data, f.len, NULL, &o, NULL, p, NULL, err);
+        sc_budget_end();
+        T_EQ_INT(rc, SC_ELIMIT);
+        T_CHECK(strstr(err, "time budget") != NULL);
+        char ev[4096] __attribute__((aligned(8)));
+        ssize_t n = read(in, ev, sizeof ev);
+        if (n > 0)
+            fprintf(stderr, "a binary was opened past the deadline\n");
+        T_CHECK(n <= 0);
+        sc_profile_free(p);
+        sc_buf_release(&f);
+        sc_buf_release(&d);
+    }
+    if (in >= 0)
+        close(in);
+    for (int i = 0; i < 2; i++)
+        unlink(lib[i]);
+    rmdir(dir);
+}
+
 static void test_hostile(void)
 {
     char err[SC_ERR_LEN];
@@ -232,6 +289,7 @@ int main(void)
 {
     T_RUN(test_records);
     T_RUN(test_kernel_names);
+    T_RUN(test_deadline);
     T_RUN(test_hostile);
     return t_done();
 }
