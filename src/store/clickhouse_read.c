@@ -447,21 +447,10 @@ int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t fr
     out->n = 0;
     if (a.bad || ns != nv || ns != nt || ns > UINT32_MAX)
         return sc_errf(err, SC_EIO, "clickhouse: a timed profile with uneven arrays");
-    if (ns > out->cap) {
-        uint32_t c = (uint32_t)ns;
-        uint64_t *a1 = realloc(out->stacks, c * sizeof *a1);
-        if (a1)
-            out->stacks = a1;
-        int64_t *a2 = realloc(out->values, c * sizeof *a2);
-        if (a2)
-            out->values = a2;
-        int64_t *a3 = realloc(out->times, c * sizeof *a3);
-        if (a3)
-            out->times = a3;
-        if (!a1 || !a2 || !a3)
-            return sc_errf(err, SC_ENOMEM, "out of memory");
-        out->cap = c;
-    }
+    const struct sc_grow_part cols[] = {SC_GROW_PART(out->stacks), SC_GROW_PART(out->values),
+                                        SC_GROW_PART(out->times)};
+    if (ns > out->cap && sc_grow_arrays(&out->cap, ns, -1, cols, 3))
+        return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint64_t j = 0; j < ns; j++) {
         struct ch_rd e = {pt + 8 * j, pt + 8 * j + 8, 0};
         int64_t tm = (int64_t)ch_get_u64(&e);

@@ -63,28 +63,12 @@ static int add_stack(struct ch_stacks *t, uint64_t id, const uint64_t *fid, cons
         return SC_ENOMEM;
     if (!added)
         return 0;
-    uint32_t cap = t->stacks_cap;
-    if (sc_grow_array(&t->off, &t->stacks_cap, (uint64_t)t->nstacks + 1, sizeof *t->off))
+    const struct sc_grow_part rows[] = {SC_GROW_PART(t->off), SC_GROW_PART(t->len),
+                                        SC_GROW_PART(t->ids)};
+    const struct sc_grow_part frames[] = {SC_GROW_PART(t->fid), SC_GROW_PART(t->inl)};
+    if (sc_grow_arrays(&t->stacks_cap, (uint64_t)t->nstacks + 1, -1, rows, 3) ||
+        sc_grow_arrays(&t->fid_cap, (uint64_t)t->nfid + nf + 1, -1, frames, 2))
         return SC_ENOMEM;
-    if (t->stacks_cap != cap) {
-        uint32_t *nl = realloc(t->len, t->stacks_cap * sizeof *nl);
-        if (nl)
-            t->len = nl;
-        uint64_t *ni = realloc(t->ids, t->stacks_cap * sizeof *ni);
-        if (ni)
-            t->ids = ni;
-        if (!nl || !ni)
-            return SC_ENOMEM;
-    }
-    cap = t->fid_cap;
-    if (sc_grow_array(&t->fid, &t->fid_cap, (uint64_t)t->nfid + nf + 1, sizeof *t->fid))
-        return SC_ENOMEM;
-    if (t->fid_cap != cap) {
-        uint8_t *ni = realloc(t->inl, t->fid_cap);
-        if (!ni)
-            return SC_ENOMEM;
-        t->inl = ni;
-    }
     memcpy(t->fid + t->nfid, fid, nf * sizeof *fid);
     memcpy(t->inl + t->nfid, inl, nf);
     t->ids[t->nstacks] = id;
@@ -130,19 +114,10 @@ int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int fram
             continue;
         }
         uint64_t nf = ch_get_len(&r, 8);
-        if (nf >= cap) {
-            uint64_t c = nf + 64;
-            uint64_t *a = c < UINT32_MAX / 8 ? realloc(fid, c * sizeof *a) : NULL;
-            if (a)
-                fid = a;
-            uint8_t *b = a ? realloc(inl, c) : NULL;
-            if (b)
-                inl = b;
-            if (!a || !b) {
-                rc = sc_errf(err, SC_ENOMEM, "out of memory");
-                break;
-            }
-            cap = (uint32_t)c;
+        const struct sc_grow_part cols[] = {SC_GROW_PART(fid), SC_GROW_PART(inl)};
+        if (nf >= cap && sc_grow_arrays(&cap, nf + 1, -1, cols, 2)) {
+            rc = sc_errf(err, SC_ENOMEM, "out of memory");
+            break;
         }
         for (uint64_t j = 0; j < nf; j++)
             fid[j] = ch_get_u64(&r);
