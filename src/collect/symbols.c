@@ -645,35 +645,11 @@ static uint32_t load_file(struct sc_symbolizer *s, struct dso *d, uint64_t round
     return s->tables[k - 1] ? k : 0;
 }
 
-/* The kernel's symbols for addrs[0..n) only (one_shot), from a plain file read whole: 1
- * when done, 0 when not (then all of them are read). */
-static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat *st,
-                              const uint64_t *addrs, uint32_t n)
+/* The kernel's symbol file mapped and its text symbols' lines found (s->ktext, s->klines):
+ * fd, or opts.kallsyms opened when -1. 0, or -1 when it cannot be (not a plain file, no
+ * memory). */
+static int kernel_text_read(struct sc_symbolizer *s, int fd)
 {
-    if (!s->o.one_shot || !n || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
-        st->st_size >= (256 << 20))
-        return 0;
-    if (!s->ktext && sc_symbolizer_kernel_ahead(s, fd) != 0)
-        return 0;
-    struct sc_symtab *t = &s->kernel;
-    t->want = malloc((size_t)n * sizeof *addrs);
-    if (t->want) {
-        memcpy(t->want, addrs, (size_t)n * sizeof *addrs);
-        t->nwant = n;
-        sc_symtab_want_ready(t);
-        sc_symtab_parse_kallsyms_lines(t, s->ktext, s->ktext_len, s->klines, s->nklines);
-        free(t->want);
-        t->want = NULL;
-        t->nwant = 0;
-    }
-    kernel_text_release(s);
-    return t->nadd > 0;
-}
-
-int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd)
-{
-    if (s->ktext || s->kernel_loaded || !s->o.one_shot)
-        return s->ktext ? 0 : -1;
     int own = fd < 0;
     if (own && (fd = open(s->o.kallsyms, O_RDONLY | O_CLOEXEC)) < 0)
         return -1;
@@ -694,6 +670,39 @@ int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd)
     s->ktext = text;
     s->ktext_len = (size_t)st.st_size;
     return 0;
+}
+
+/* The kernel's symbols for addrs[0..n) only (one_shot), from a plain file read whole: 1
+ * when done, 0 when not (then all of them are read). */
+static int load_kernel_wanted(struct sc_symbolizer *s, int fd, const struct stat *st,
+                              const uint64_t *addrs, uint32_t n)
+{
+    if (!s->o.one_shot || !n || !S_ISREG(st->st_mode) || st->st_size <= 0 ||
+        st->st_size >= (256 << 20))
+        return 0;
+    /* (read ahead, or now: kernel_loaded is set already, which the read-ahead refuses) */
+    if (!s->ktext && kernel_text_read(s, fd) != 0)
+        return 0;
+    struct sc_symtab *t = &s->kernel;
+    t->want = malloc((size_t)n * sizeof *addrs);
+    if (t->want) {
+        memcpy(t->want, addrs, (size_t)n * sizeof *addrs);
+        t->nwant = n;
+        sc_symtab_want_ready(t);
+        sc_symtab_parse_kallsyms_lines(t, s->ktext, s->ktext_len, s->klines, s->nklines);
+        free(t->want);
+        t->want = NULL;
+        t->nwant = 0;
+    }
+    kernel_text_release(s);
+    return t->nadd > 0;
+}
+
+int sc_symbolizer_kernel_ahead(struct sc_symbolizer *s, int fd)
+{
+    if (s->ktext || s->kernel_loaded || !s->o.one_shot)
+        return s->ktext ? 0 : -1;
+    return kernel_text_read(s, fd);
 }
 
 static void load_kernel(struct sc_symbolizer *s, const uint64_t *addrs, uint32_t n)

@@ -465,6 +465,66 @@ static void twin_sym(void *ctx, uint32_t i, const struct sc_sym *sym)
              sym->frames[sym->nframes - 1].name);
 }
 
+struct kernel_names {
+    char name[2][32];
+};
+
+static void kernel_sym(void *ctx, uint32_t i, const struct sc_sym *sym)
+{
+    struct kernel_names *n = ctx;
+    if (i < 2)
+        snprintf(n->name[i], sizeof n->name[i], "%.*s", (int)sym->frames[0].name_len,
+                 sym->frames[0].name);
+}
+
+/* A one_shot symbolizer names kernel addresses from a plain kallsyms file with the symbols
+ * they need only, whether the file was read ahead (sc_symbolizer_kernel_ahead) or not. */
+static void test_kernel_wanted(void)
+{
+    char dir[] = "/tmp/scorch-test-record-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        T_SKIP("no temporary directory");
+    snprintf(path, sizeof path, "%s/kallsyms", dir);
+    FILE *k = fopen(path, "w");
+    T_CHECK(k != NULL);
+    if (!k)
+        return;
+    for (int i = 0; i < 1000; i++)
+        fprintf(k, "ffffffff81%06x T kfunc_%d\n", i * 256, i);
+    fclose(k);
+    for (int ahead = 0; ahead < 2; ahead++) {
+        struct sc_symbolizer_opts o;
+        memset(&o, 0, sizeof o);
+        o.kallsyms = path;
+        o.one_shot = 1;
+        o.perf_names = 1;
+        o.no_dwarf = 1;
+        o.no_debuginfod = 1;
+        struct sc_symbolizer *s = NULL;
+        char err[SC_ERR_LEN] = "";
+        T_EQ_INT(sc_symbolizer_new(&o, &s, err), 0);
+        if (!s)
+            break;
+        if (ahead)
+            T_EQ_INT(sc_symbolizer_kernel_ahead(s, -1), 0);
+        uint64_t addrs[2] = {0xffffffff81000010ull, 0xffffffff81000510ull};
+        struct kernel_names n;
+        memset(&n, 0, sizeof n);
+        sc_symbolizer_resolve(s, SC_DSO_ID_KERNEL, addrs, 2, kernel_sym, &n);
+        T_EQ_STR(n.name[0], "kfunc_0");
+        T_EQ_STR(n.name[1], "kfunc_5");
+        struct sc_symbolizer_stats st;
+        sc_symbolizer_stats(s, &st);
+        if (st.kernel_symbols >= 100)
+            fprintf(stderr, "ahead %d: %llu kernel symbols taken\n", ahead,
+                    (unsigned long long)st.kernel_symbols);
+        T_CHECK(st.kernel_symbols < 100); /* not all 1000 */
+        sc_symbolizer_free(s);
+    }
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A symbolizer's twin has its DSOs under the same ids, and names their addresses as the
  * symbolizer itself does; it finds its DSOs by path as the original does. */
 static void test_symbolizer_twin(void)
@@ -1361,6 +1421,7 @@ int main(void)
     T_RUN(test_build_id);
     T_RUN(test_symtab_wanted);
     T_RUN(test_symbolizer_twin);
+    T_RUN(test_kernel_wanted);
     T_RUN(test_gopclntab);
     T_RUN(test_records_to_profile);
     T_RUN(test_cache_bound);
