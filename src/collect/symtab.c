@@ -300,9 +300,8 @@ int sc_symtab_vaddr(const struct sc_symtab *t, uint64_t offset, uint64_t *vaddr)
 
 /* ---- text parsers ---- */
 
-/* The value of each hex digit, 16 for any other byte (read_hex runs over every line of
- * kallsyms: a table, not branches). */
-/* A hex digit's value + 1, 0 for any other character. */
+/* A hex digit's value + 1, 0 for any other character (read_hex and the kallsyms lines run
+ * over every line of kallsyms: a table, not branches). */
 static const uint8_t hexval[256] = {
     ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,  ['6'] = 7,  ['7'] = 8,
     ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,

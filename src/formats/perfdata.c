@@ -2100,13 +2100,15 @@ static int decode(struct dec *d)
     kernel_start(d);
     rc = collect(d, doff, dsize, &v, &n);
     /* the samples' arrays at a size they mostly stay within, at once (not doubled and
-     * copied as they fill): each sample one psample and at most one stack; keys for up
-     * to 16 frames a sample, and no more than the chains in the file have (8 bytes each) */
+     * copied as they fill): a psample a sample; keys for up to 16 frames a sample, and no
+     * more than the chains in the file have (8 bytes each), nor than an array may hold
+     * (stacks, usually far fewer than samples, grow as met) */
     uint64_t ns = d->nsample_recs < d->lim->max_samples ? d->nsample_recs : d->lim->max_samples;
     uint64_t nk = ns * 16 < dsize / 8 ? ns * 16 : dsize / 8;
+    if (nk > UINT32_MAX / 4)
+        nk = UINT32_MAX / 4;
     if (!rc && ns &&
         (sc_grow_array(&d->ps, &d->capps, ns, sizeof *d->ps) ||
-         sc_grow_array(&d->stacks, &d->capstacks, ns, sizeof *d->stacks) ||
          sc_grow_array(&d->kpool, &d->capkpool, nk, sizeof *d->kpool)))
         rc = oom(d);
     if (!rc)

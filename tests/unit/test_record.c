@@ -446,10 +446,6 @@ static int64_t type_total(const struct sc_profile *p, uint32_t i, char **fo)
     return s;
 }
 
-/* Spans off CPU from a thread's switch sample to its return: blocked time is offcpu and
- * wall, time preempted wall only, on-CPU samples cpu and wall; short spans, idle threads,
- * exited threads and spans without a return are not counted; a span open at a take counts
- * its time so far in that window and the rest in the next. */
 struct twin_names {
     char name[4][128];
     int found[4];
@@ -583,6 +579,10 @@ static void test_symbolizer_twin(void)
     sc_symbolizer_free(s);
 }
 
+/* Spans off CPU from a thread's switch sample to its return: blocked time is offcpu and
+ * wall, time preempted wall only, on-CPU samples cpu and wall; short spans, idle threads,
+ * exited threads and spans without a return are not counted; a span open at a take counts
+ * its time so far in that window and the rest in the next. */
 static void test_offcpu(void)
 {
     struct self_map m;
