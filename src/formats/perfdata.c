@@ -1451,7 +1451,9 @@ static int sample_keys(struct dec *d, const struct attr *a, const uint8_t *r,
             break;
         }
     }
-    if (!rc && f->regs && f->stack && (a->sample_type & S_STACK_USER))
+    /* (a stack of which nothing was copied, as in execve, whose registers are the old
+     * image's: perf script walks nothing, and prints no user frame) */
+    if (!rc && f->regs && f->stack && f->stack_len && (a->sample_type & S_STACK_USER))
         rc = unwind_user(d, a, p, f->regs, f->nregs, f->stack, f->stack_len, java);
     return rc;
 }

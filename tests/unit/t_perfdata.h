@@ -8,7 +8,17 @@
 
 #include "model/buf.h"
 
-enum { S_IP = 1, S_TID = 2, S_TIME = 4, S_CALLCHAIN = 32, S_PERIOD = 256 };
+enum {
+    S_IP = 1,
+    S_TID = 2,
+    S_TIME = 4,
+    S_CALLCHAIN = 32,
+    S_PERIOD = 256,
+    S_REGS_USER = 1 << 12,
+    S_STACK_USER = 1 << 13
+};
+/* x86-64's bp, sp and ip: what the decoder walks a user stack with */
+#define DWARF_REGS ((uint64_t)1 << 6 | (uint64_t)1 << 7 | (uint64_t)1 << 8)
 #define CTX_KERNEL ((uint64_t)-128)
 #define CTX_USER ((uint64_t)-512)
 
@@ -103,8 +113,35 @@ static inline void sample(struct sc_buf *b, uint32_t pid, uint32_t tid, uint64_t
         put64(b, chain[i]);
 }
 
-/* A whole file: header, one attr named by EVENT_DESC, the records in data. */
-static inline void file(struct sc_buf *out, const struct sc_buf *data)
+/* A sample with the user registers bp, sp, ip (in that order: their bits' order) and a
+ * user stack of size bytes of which dyn were copied, as --call-graph dwarf records them
+ * (in a file_with S_REGS_USER | S_STACK_USER and DWARF_REGS). */
+static inline void sample_dwarf(struct sc_buf *b, uint32_t pid, uint32_t tid, uint64_t t,
+                                const uint64_t *chain, uint64_t nr, const uint64_t regs[3],
+                                uint64_t size, uint64_t dyn)
+{
+    header(b, 9, 2, 8 + 8 + 8 + 8 + 8 + 8 + 8 * (size_t)nr + 8 + 24 + 8 + size + 8);
+    put64(b, regs[2]);
+    put32(b, pid);
+    put32(b, tid);
+    put64(b, t);
+    put64(b, 1);
+    put64(b, nr);
+    for (uint64_t i = 0; i < nr; i++)
+        put64(b, chain[i]);
+    put64(b, 2); /* PERF_SAMPLE_REGS_ABI_64 */
+    for (int i = 0; i < 3; i++)
+        put64(b, regs[i]);
+    put64(b, size);
+    for (uint64_t i = 0; i < size; i++)
+        sc_buf_append(b, "", 1);
+    put64(b, dyn);
+}
+
+/* A whole file: header, one attr named by EVENT_DESC, the records in data; the attr samples
+ * the fields more names besides the usual, with the user registers regs_user. */
+static inline void file_with(struct sc_buf *out, const struct sc_buf *data, uint64_t more,
+                             uint64_t regs_user)
 {
     const uint64_t attr_size = 128 + 16;
     sc_buf_append(out, "PERFILE2", 8);
@@ -126,9 +163,12 @@ static inline void file(struct sc_buf *out, const struct sc_buf *data)
     put32(out, 128);
     put64(out, 0);
     put64(out, 1000);
-    put64(out, S_IP | S_TID | S_TIME | S_CALLCHAIN | S_PERIOD);
+    put64(out, S_IP | S_TID | S_TIME | S_CALLCHAIN | S_PERIOD | more);
     put64(out, 0);
     put64(out, (uint64_t)1 << 18);
+    while (out->len < a0 + 80)
+        sc_buf_append(out, "", 1);
+    put64(out, regs_user);
     while (out->len < a0 + 128)
         sc_buf_append(out, "", 1);
     put64(out, 0); /* ids: none */
@@ -145,6 +185,11 @@ static inline void file(struct sc_buf *out, const struct sc_buf *data)
     put32(out, 0);
     put32(out, 16);
     putstr(out, "cpu-clock:u", 16);
+}
+
+static inline void file(struct sc_buf *out, const struct sc_buf *data)
+{
+    file_with(out, data, 0, 0);
 }
 
 #endif

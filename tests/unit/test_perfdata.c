@@ -216,6 +216,35 @@ static void test_deadline(void)
     rmdir(dir);
 }
 
+/* A user stack recorded empty (--call-graph dwarf while execve replaces the process: the
+ * registers are the old image's, the stack the new one's, none of it copied) gives no user
+ * frames, as perf script prints none; one copied is walked from its registers. */
+static void test_empty_user_stack(void)
+{
+#if defined(__x86_64__)
+    struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+    comm(&d, 10, 10, "web server", 5);
+    mmap2(&d, 10, 0x400000, 0x1000, "/nonexistent/bin/app", 6);
+    uint64_t chain[] = {CTX_KERNEL, 0xffffffff81000000ull};
+    uint64_t regs[3] = {0, 0x7ffc0000, 0x400010}; /* bp, sp, ip */
+    sample_dwarf(&d, 10, 10, 100, chain, 2, regs, 64, 0);
+    sample_dwarf(&d, 10, 10, 200, chain, 2, regs, 64, 64);
+    file_with(&f, &d, S_REGS_USER | S_STACK_USER, DWARF_REGS);
+    char err[SC_ERR_LEN] = "";
+    struct sc_profile *p = decode(&f, err);
+    T_CHECK(p != NULL);
+    char *got = p ? folded_of(p) : NULL;
+    T_EQ_STR(got ? got : err, "web_server;[[kernel.kallsyms]] 1\n"
+                              "web_server;[app];[[kernel.kallsyms]] 1\n");
+    free(got);
+    sc_profile_free(p);
+    sc_buf_release(&f);
+    sc_buf_release(&d);
+#else
+    T_SKIP("the test's registers are x86-64's");
+#endif
+}
+
 static void test_hostile(void)
 {
     char err[SC_ERR_LEN];
@@ -289,6 +318,7 @@ int main(void)
 {
     T_RUN(test_records);
     T_RUN(test_kernel_names);
+    T_RUN(test_empty_user_stack);
     T_RUN(test_deadline);
     T_RUN(test_hostile);
     return t_done();
