@@ -1253,7 +1253,9 @@ static int unwind_user(struct dec *d, const struct attr *a, const struct proc *p
     }
     struct walk w = {d, p};
     struct sc_unwind_result res;
-    sc_unwind_stack(arch, &r, stack, slen, walk_find, &w, d->pcs, MAX_STACK, &res);
+    /* (perf's unwinder takes the copy's last word for outside it too: a read must end
+     * before the copy's end, not at it) */
+    sc_unwind_stack(arch, &r, stack, slen - 1, walk_find, &w, d->pcs, MAX_STACK, &res);
     d->st->unwound++;
     for (uint32_t i = 0; i < res.n; i++) {
         /* callers are named at their call, as perf's unwinder reports them */
@@ -1262,6 +1264,10 @@ static int unwind_user(struct dec *d, const struct attr *a, const struct proc *p
         if (rc)
             return rc;
     }
+    /* perf's unwinder reads memory past the stack's copy as zero: a walk cut there gets one
+     * more frame, return address 0, named at its call (0 - 1), "[unknown] ([unknown])" */
+    if (res.stop == SC_UNWIND_STACK_END && res.n && res.n < MAX_STACK)
+        return name_ip(d, p, MODE_USER, (uint64_t)-1, 1, 1, java);
     return 0;
 }
 

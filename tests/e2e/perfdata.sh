@@ -54,6 +54,13 @@ perf record --call-graph dwarf -F 499 -o dwarf.data ./pd_spin 150 >/dev/null 2>d
 check dwarf
 grep -Eq 'pd_spin;_start;.*main;spin_mid[^;]*;spin_leaf ' dwarf.folded ||
     fail "dwarf: no stacks walked to _start: $(head -3 dwarf.folded)"
+# a stack copy too small for the whole stack (256 bytes): perf's walk ends in one more
+# frame, "[unknown]", where the copy ends (its last word counted out), and so does scorch's
+perf record --call-graph dwarf,256 -F 499 -o dwarfcut.data ./pd_spin 150 >/dev/null \
+    2>dwarfcut.log || fail "perf record --call-graph dwarf,256: $(tail -1 dwarfcut.log)"
+check dwarfcut
+grep -q '^pd_spin;\[unknown\];' dwarfcut.folded ||
+    fail "dwarfcut: no walk cut short by the copy: $(head -3 dwarfcut.folded)"
 
 perf record -F 999 -o flat.data ./pd_spin 150 >/dev/null 2>flat.log || fail "perf record: $(tail -1 flat.log)"
 check flat
@@ -72,4 +79,4 @@ grep -q "cannot read 'cut.data': perf.data: .*truncated" cut.err || fail "trunca
 printf 'PERFILE2\020\0\0\0\0\0\0\0' >pipe.data
 if "$SCORCH" top pipe.data >pipe.out 2>pipe.err; then fail "a pipe-mode perf.data was read"; fi
 grep -q "pipe" pipe.err || fail "pipe mode: $(cat pipe.err)"
-echo "ok: perf.data equals its perf script output (-g, dwarf, no call chains, -p)"
+echo "ok: perf.data equals its perf script output (-g, dwarf, dwarf cut short, no call chains, -p)"
