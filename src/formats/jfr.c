@@ -683,7 +683,8 @@ static int read_cpool(struct dec *d, struct rd *r)
 
 static int64_t ticks_ns(const struct dec *d, uint64_t ticks)
 {
-    __int128 x = (__int128)((int64_t)ticks - d->start_ticks) * 1000000000 / d->tps;
+    /* (the difference in 128 bits: a hostile start or tick overflows 64) */
+    __int128 x = ((__int128)(int64_t)ticks - d->start_ticks) * 1000000000 / d->tps;
     x += d->start_ns;
     return x > INT64_MAX ? INT64_MAX : x < 0 ? 0 : (int64_t)x;
 }
