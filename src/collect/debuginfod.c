@@ -4,7 +4,6 @@
 #include "model/clock.h"
 #include "model/dl_debuginfod.h"
 #include "model/error.h"
-#include "model/log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -162,12 +161,9 @@ int sc_debuginfod_new(const struct sc_debuginfod_opts *o, struct sc_debuginfod *
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (!urls || !urls[strspn(urls, " \t")])
         return 0;
-    /* said here too: the symbolizer takes a failure as "no fetcher" and goes on without */
     int rc = sc_dl_load(SC_DL_DEBUGINFOD, err);
-    if (rc) {
-        sc_logf("DEBUGINFOD_URLS is set, but %s: debug files are not fetched", err);
+    if (rc)
         return rc;
-    }
     struct sc_debuginfod *d = calloc(1, sizeof *d);
     if (!d)
         return sc_errf(err, SC_ENOMEM, "out of memory");

@@ -5,6 +5,7 @@
 #include "model/buf.h"
 #include "model/error.h"
 #include "model/hash.h"
+#include "model/log.h"
 
 #include <demangle.h>
 #include <fcntl.h>
@@ -441,8 +442,10 @@ static struct sc_debuginfod *fetcher(struct sc_symbolizer *s)
         s->fetch_tried = 1;
         struct sc_debuginfod_opts o = {s->o.debuginfod_timeout_ns, 0}; /* $DEBUGINFOD_URLS */
         char err[SC_ERR_LEN];
-        if (sc_debuginfod_new(&o, &s->fetch, err))
+        if (sc_debuginfod_new(&o, &s->fetch, err)) { /* (said once; then named without) */
             s->fetch = NULL;
+            sc_logf("debuginfod: %s: debug files are not fetched", err);
+        }
     }
     return s->fetch;
 }
