@@ -48,7 +48,8 @@ program=${PERF_DATA_PROGRAM:-}
 if [ -z "$program" ]; then
     program=$tmp/program.data
     command -v xz >/dev/null || { echo "xz is not installed" >&2; exit 1; }
-    head -c 400000000 /dev/urandom >"$tmp/xz.in"
+    # (xz -9 compresses random bytes at 1 to 3 MB/s: 8 MB a second outlasts the recording)
+    head -c $((secs * 8000000)) /dev/urandom >"$tmp/xz.in"
     perf record -g -o "$program" -- timeout "$secs" xz -9 -T1 -c "$tmp/xz.in" \
         >/dev/null 2>"$tmp/record.log" || [ -s "$program" ] ||
         { cat "$tmp/record.log" >&2; exit 1; }
