@@ -413,6 +413,20 @@ static void clear_caches(struct ch_store *s, struct ch_shard *sh)
     pthread_mutex_unlock(&s->cache_mu);
 }
 
+/* How many of the records from at make a batch: the fsync'd ones, within a batch's bounds.
+ * Called under qmu. */
+static uint32_t batch_at(const struct ch_log *l, uint32_t at)
+{
+    uint32_t count = 0;
+    uint64_t bytes = 0;
+    while (at + count < l->n && count < CH_FLUSH_PROFILES && l->recs[at + count].end <= l->synced &&
+           (count == 0 || bytes + l->recs[at + count].len <= CH_BATCH_BYTES)) {
+        bytes += l->recs[at + count].len;
+        count++;
+    }
+    return count;
+}
+
 struct flusher_arg {
     struct ch_store *s;
     struct ch_shard *sh;
@@ -475,16 +489,9 @@ static void ahead_start(struct ch_store *s, struct ch_shard *sh, uint32_t after,
                         const struct ch_batch *b, struct ahead *a)
 {
     struct ch_log *l = &sh->log;
-    uint32_t count = 0;
-    uint64_t bytes = 0;
     pthread_mutex_lock(&sh->qmu);
     uint32_t at = l->head + after;
-    while (!sh->stop && at + count < l->n && count < CH_FLUSH_PROFILES &&
-           l->recs[at + count].end <= l->synced &&
-           (count == 0 || bytes + l->recs[at + count].len <= CH_BATCH_BYTES)) {
-        bytes += l->recs[at + count].len;
-        count++;
-    }
+    uint32_t count = sh->stop ? 0 : batch_at(l, at);
     int whole = count == CH_FLUSH_PROFILES ||
                 (count > 0 && at + count < l->n && l->recs[at + count].end <= l->synced);
     a->recs = whole ? malloc((size_t)count * sizeof *a->recs) : NULL;
@@ -632,15 +639,7 @@ static void *flusher(void *arg)
     memset(&ahead, 0, sizeof ahead);
     pthread_mutex_lock(&sh->qmu);
     for (;;) {
-        /* the fsync'd records at the head, within a batch's bounds */
-        uint32_t count = 0;
-        uint64_t bytes = 0;
-        while (l->head + count < l->n && count < CH_FLUSH_PROFILES &&
-               l->recs[l->head + count].end <= l->synced &&
-               (count == 0 || bytes + l->recs[l->head + count].len <= CH_BATCH_BYTES)) {
-            bytes += l->recs[l->head + count].len;
-            count++;
-        }
+        uint32_t count = batch_at(l, l->head);
         int64_t now = sc_mono_ns();
         struct timespec ts;
         if (sh->stop && (count == 0 || sh->down))
