@@ -743,8 +743,9 @@ static int insert_all(struct ins_job *jobs, uint32_t n, char *err)
     return rc;
 }
 
-/* The order of a batch's profiles in its inserts: by series, so each series' rollups are
- * summed in one insert; ties in the log's order, so a batch sent again is the same
+/* The order of a batch's profiles in its inserts: by series, so a series' rollups are
+ * summed in one insert (two for a series where the batch is split, as the split goes by
+ * count); ties in the log's order, so a batch sent again is the same
  * blocks (a replicated table leaves out a block it holds). */
 static int cmp_series(const void *a, const void *b)
 {
