@@ -449,7 +449,7 @@ int ch_timed_rows(const struct sc_buf *ans, const struct ch_timed *t, int64_t fr
         return sc_errf(err, SC_EIO, "clickhouse: a timed profile with uneven arrays");
     const struct sc_grow_part cols[] = {SC_GROW_PART(out->stacks), SC_GROW_PART(out->values),
                                         SC_GROW_PART(out->times)};
-    if (ns > out->cap && sc_grow_arrays(&out->cap, ns, -1, cols, 3))
+    if (sc_grow_arrays(&out->cap, ns, -1, cols, 3))
         return sc_errf(err, SC_ENOMEM, "out of memory");
     for (uint64_t j = 0; j < ns; j++) {
         struct ch_rd e = {pt + 8 * j, pt + 8 * j + 8, 0};

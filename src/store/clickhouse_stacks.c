@@ -115,7 +115,7 @@ int ch_stacks_add_answer(struct ch_stacks *t, const struct sc_buf *ans, int fram
         }
         uint64_t nf = ch_get_len(&r, 8);
         const struct sc_grow_part cols[] = {SC_GROW_PART(fid), SC_GROW_PART(inl)};
-        if (nf >= cap && sc_grow_arrays(&cap, nf + 1, -1, cols, 2)) {
+        if (sc_grow_arrays(&cap, nf + 1, -1, cols, 2)) {
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
         }
