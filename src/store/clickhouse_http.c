@@ -256,6 +256,9 @@ int ch_request(struct ch_store *s, struct ch_endpoint *e, const struct ch_req *r
     sym_curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     sym_curl_easy_setopt(h, CURLOPT_POST, 1L);
     if (r->parts) {
+        /* no CURLOPT_SEEKFUNCTION: curl, finding a reused connection dead, would send the
+         * insert again on a new one by itself, though the server may have stored it
+         * before dying; it fails instead, and the flusher's retry asks what is stored */
         sym_curl_easy_setopt(h, CURLOPT_READFUNCTION, read_parts);
         sym_curl_easy_setopt(h, CURLOPT_READDATA, &up);
         sym_curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, total);

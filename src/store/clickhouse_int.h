@@ -89,6 +89,9 @@
 #define CH_NS 1000000000LL
 #define CH_DAY_NS (86400LL * CH_NS)
 #define CH_WEEK_DAYS 7
+/* The res of a rollups' row that marks a push's rollups as stored (clickhouse_write.c): no
+ * resolution, so no read of the rollups meets it. */
+#define CH_ROLLUP_MARK 1
 /* Bounds: cache entries (a full cache is emptied and refills), the answer of a small
  * request (a large one's is opts.max_answer), and the bytes one write batch carries. */
 #define CH_WRITE_CACHE (1u << 20)

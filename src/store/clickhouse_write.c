@@ -349,8 +349,15 @@ struct rec_view {
     uint32_t week, nnew, nnew_frames;
     const uint8_t *stack_ids, *frame_ids;
     struct sc_buf rows, stacks, frames, series; /* borrowed: never released */
-    int dup;
+    /* what the shard holds of it already: its profile rows, its share of the rollups
+     * (the two views of one insert store them one after the other, not at once) */
+    uint8_t stored, rolled;
 };
+
+static int held_whole(const struct rec_view *v)
+{
+    return v->stored && v->rolled;
+}
 
 static uint32_t get32(const uint8_t *p)
 {
@@ -406,71 +413,84 @@ static int insert(struct ch_store *s, struct ch_shard *sh, const char *table,
     return rc;
 }
 
-/* Marks the records whose push the shard holds already (stored by an insert whose answer
- * was lost, before a crash, or pushed again by a client whose answer was lost) and the
- * repeats of a push within the batch. The lookup goes by the profiles' keys (tenant,
- * type, series, time), so it reads a granule or so per record, however large the table. */
+/* Marks what the shard holds already of each record (stored by an insert whose answer was
+ * lost, or half of it: its view into the profiles ran and the one into the rollups did not;
+ * before a crash; or pushed again by a client whose answer was lost), and the repeats of a
+ * push within the batch. Profile rows are found by push id, rollups by the push's marker
+ * row (CH_ROLLUP_MARK), which the same insert puts in the same part as the push's rollups.
+ * Both lookups go by the tables' keys, so they read a granule or so per record, however
+ * large the tables. */
 static int mark_stored(struct ch_store *s, struct ch_shard *sh, struct rec_view *v, uint32_t n,
                        char *err)
 {
     struct sc_map64 seen;
     sc_map64_init(&seen);
-    struct sc_buf sql = SC_BUF_INIT, ans = SC_BUF_INIT;
-    sc_buf_printf(&sql, "SELECT DISTINCT push FROM %s.scorch_profiles_local WHERE push IN (",
-                  s->db);
+    struct sc_buf ids = SC_BUF_INIT, keys = SC_BUF_INIT, marks = SC_BUF_INIT, sql = SC_BUF_INIT,
+                  ans = SC_BUF_INIT;
     uint32_t asked = 0;
     int rc = 0;
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
         int added;
-        if (v[i].dup) /* held: stored by the batch before this one */
+        if (held_whole(&v[i])) /* held: stored by the batch before this one */
             continue;
         if (!sc_map64_upsert(&seen, v[i].push, i, &added)) {
             rc = sc_errf(err, SC_ENOMEM, "out of memory");
             break;
         }
         if (!added) {
-            v[i].dup = 1;
+            v[i].stored = v[i].rolled = 1;
             continue;
         }
-        sc_buf_printf(&sql, "%s%llu", asked++ ? "," : "", (unsigned long long)v[i].push);
-    }
-    sc_buf_puts(&sql, ") AND (tenant, type, series, time_ns) IN (");
-    asked = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        if (v[i].dup)
-            continue;
         /* the first row's key: every row of a push has its series and time */
         struct ch_rd r = {(const uint8_t *)v[i].rows.data,
                           (const uint8_t *)v[i].rows.data + v[i].rows.len, 0};
         struct sc_str tenant = ch_get_str(&r), type = ch_get_str(&r);
         uint64_t series = ch_get_u64(&r), t = ch_get_u64(&r);
         if (r.bad) {
-            v[i].dup = 1; /* cannot be: the payload's hash matched */
+            v[i].stored = v[i].rolled = 1; /* cannot be: the payload's hash matched */
             continue;
         }
-        sc_buf_puts(&sql, asked++ ? ",(" : "(");
-        ch_sql_str(&sql, tenant.ptr, tenant.len);
-        sc_buf_putc(&sql, ',');
-        ch_sql_str(&sql, type.ptr, type.len);
-        sc_buf_printf(&sql, ",%llu,%lld)", (unsigned long long)series, (long long)(int64_t)t);
+        const char *sep = asked++ ? "," : "";
+        sc_buf_printf(&ids, "%s%llu", sep, (unsigned long long)v[i].push);
+        struct sc_buf *both[2] = {&keys, &marks};
+        for (int k = 0; k < 2; k++) {
+            sc_buf_printf(both[k], "%s(", sep);
+            ch_sql_str(both[k], tenant.ptr, tenant.len);
+            sc_buf_putc(both[k], ',');
+            ch_sql_str(both[k], type.ptr, type.len);
+        }
+        sc_buf_printf(&keys, ",%llu,%lld)", (unsigned long long)series, (long long)(int64_t)t);
+        sc_buf_printf(&marks, ",%llu,%lld)", (unsigned long long)v[i].push,
+                      (long long)(int64_t)(t / (uint64_t)CH_NS));
     }
-    sc_buf_puts(&sql, ") FORMAT RowBinary");
     if (rc == 0 && asked) {
+        sc_buf_printf(&sql,
+                      "SELECT DISTINCT push, toUInt8(0) FROM %s.scorch_profiles_local WHERE "
+                      "push IN (%s) AND (tenant, type, series, time_ns) IN (%s) UNION ALL "
+                      "SELECT DISTINCT series, toUInt8(1) FROM %s.scorch_rollup_local WHERE "
+                      "res = %d AND (tenant, type, series, bucket) IN (%s) FORMAT RowBinary",
+                      s->db, ids.data, keys.data, s->db, CH_ROLLUP_MARK, marks.data);
         struct ch_req req = {sql.data,        NULL, 0, s->base.opts.write_timeout_ns,
                              CH_SMALL_ANSWER, &ans, 0};
-        rc = sql.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
-                     : ch_request(s, ch_ep(sh), &req, err);
+        rc = sql.oom || ids.oom || keys.oom || marks.oom ? sc_errf(err, SC_ENOMEM, "out of memory")
+                                                         : ch_request(s, ch_ep(sh), &req, err);
     }
     struct ch_rd r = {(const uint8_t *)ans.data, (const uint8_t *)ans.data + ans.len, 0};
     while (rc == 0 && r.p < r.end) {
         uint64_t id = ch_get_u64(&r);
+        uint8_t rolled = ch_get_u8(&r);
         if (r.bad)
             rc = sc_errf(err, SC_EIO, "clickhouse: a malformed answer");
         const uint32_t *ix = rc ? NULL : sc_map64_get(&seen, id);
-        if (ix)
-            v[*ix].dup = 1;
+        if (ix && rolled)
+            v[*ix].rolled = 1;
+        else if (ix)
+            v[*ix].stored = 1;
     }
     sc_map64_release(&seen);
+    sc_buf_release(&ids);
+    sc_buf_release(&keys);
+    sc_buf_release(&marks);
     sc_buf_release(&sql);
     sc_buf_release(&ans);
     return rc;
@@ -630,8 +650,29 @@ static int read_row(struct ch_rd *r, struct rgroup *key, uint64_t *time_ns, cons
     return r->bad ? -1 : 0;
 }
 
-/* A way's insert into out: its records' profile rows (res 0) and their rollups. 0 or
- * SC_ENOMEM. */
+/* The marker of a push's rollups: a row of the rollups' table, keyed by the push id (as
+ * its series) and its time in seconds (as its bucket: the partition of the push's
+ * rollups, so one part holds both), that sums nothing. mark_stored looks it up. */
+static void put_mark(struct sc_buf *out, const struct rgroup *row, uint64_t time_ns)
+{
+    ch_put_str(out, row->tenant.ptr, row->tenant.len);
+    ch_put_str(out, row->type.ptr, row->type.len);
+    ch_put_u64(out, row->pushes);                  /* series: the push id */
+    ch_put_u64(out, time_ns / (uint64_t)CH_NS);    /* time_ns: the bucket, in seconds */
+    ch_put_u64(out, 0);                            /* duration */
+    ch_put_str(out, row->unit.ptr, row->unit.len); /* a type's unit, wherever it is read */
+    ch_put_u8(out, 0);
+    ch_put_u64(out, 0); /* total */
+    ch_put_u32(out, 0);
+    for (int col = 0; col < 3; col++) /* stacks, values, times */
+        ch_put_len(out, 0);
+    ch_put_u64(out, row->pushes);
+    ch_put_u32(out, CH_ROLLUP_MARK);
+    ch_put_u64(out, 0); /* profiles */
+}
+
+/* A way's insert into out: its records' profile rows (res 0) and their rollups, each
+ * part the shard does not hold yet. 0 or SC_ENOMEM. */
 static int encode_way(struct ch_shard *sh, const struct rec_view *const *recs, uint32_t n,
                       struct sc_buf *out)
 {
@@ -653,13 +694,20 @@ static int encode_way(struct ch_shard *sh, const struct rec_view *const *recs, u
             continue;
         }
         rd = (struct ch_rd){p, p + recs[i]->rows.len, 0};
+        int first = 1;
         while (rd.p < rd.end && rc == 0) {
             const uint8_t *start = rd.p;
             read_row(&rd, &key, &t, &stacks, &vals, &m);
-            sc_buf_append(out, start, (size_t)(rd.p - start));
-            ch_put_u32(out, 0); /* res 0: a profile */
-            ch_put_u64(out, 0);
-            rc = rollup_add(&r, &key, stacks, vals, m, t);
+            if (!recs[i]->stored) {
+                sc_buf_append(out, start, (size_t)(rd.p - start));
+                ch_put_u32(out, 0); /* res 0: a profile */
+                ch_put_u64(out, 0);
+            }
+            if (!recs[i]->rolled && first)
+                put_mark(out, &key, t);
+            if (!recs[i]->rolled)
+                rc = rollup_add(&r, &key, stacks, vals, m, t);
+            first = 0;
         }
     }
     for (uint32_t i = 0; i < r.n && rc == 0; i++) {
@@ -811,7 +859,7 @@ int ch_batch_prepare(struct ch_store *s, struct ch_shard *sh, const struct sc_bu
     jobs[2] = (struct ins_job){.s = s, .sh = sh, .table = ins_series, .parts = pe, .n = ne};
     int rc = insert_all(jobs, 3, err);
     for (uint32_t i = 0; rc == 0 && held && i < b->m; i++)
-        v[i].dup = sc_map64_get(held, v[i].push) != NULL;
+        v[i].stored = v[i].rolled = sc_map64_get(held, v[i].push) != NULL;
     if (rc == 0)
         rc = mark_stored(s, sh, v, b->m, err);
     free(parts);
@@ -844,7 +892,7 @@ int ch_batch_commit(struct ch_store *s, struct ch_shard *sh, struct ch_batch *b,
         return sc_errf(err, SC_ENOMEM, "out of memory");
     uint32_t nr = 0;
     for (uint32_t i = 0; i < b->m; i++) {
-        if (!b->v[i].dup)
+        if (!held_whole(&b->v[i]))
             pr[nr++] = &b->v[i];
         else
             (*dups)++;

@@ -16,7 +16,9 @@ Usage: clickhouse_log.py TMPDIR (env: SCORCH, SCORCH_SRC).
    raw profiles summed, per resolution, series, bucket and stack: each push counted once,
    also after the crash. The rollup view of older versions (made here before scorch
    starts) is dropped: a ClickHouse that runs the views of a view's target would count
-   every profile twice."""
+   every profile twice.
+6. An insert whose profiles were stored and its rollups not (a view that fails between
+   the two): the retry stores the rollups and not the profiles again."""
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -106,6 +108,46 @@ def rollups_agree(ch):
               "profiles' (%d and %d lines)" % (res, rolled.count("\n"), raw.count("\n")))
 
 
+def half_stored(ch, srv, acked):
+    """6. An insert half stored: ClickHouse runs an insert's views one after the other (by
+    name), so a failure between them leaves the profiles stored and their rollups not. A
+    view that fails, between the two, makes it happen; once it is gone the flusher's retry
+    stores the rollups, and not the profiles again."""
+    pushes = "SELECT uniqExact(push) FROM scorch_profiles_local"
+    rows = "SELECT count() FROM scorch_profiles_local"
+    rolled = "SELECT sum(profiles) FROM scorch_rollup_local WHERE res = 600"
+    before, rolled_before = int(ch.sql(pushes)), ch.sql(rolled).strip()
+    ch.sql("CREATE TABLE scorch_test_sink (x UInt8) ENGINE = Null")
+    ch.sql("CREATE MATERIALIZED VIEW scorch_ingest_q_mv TO scorch_test_sink AS "
+           "SELECT throwIf(push != 0) AS x FROM scorch_ingest_local")
+    nums = list(range(2300, 2320))
+    for n in nums:
+        st, _, body = push(srv, n)
+        check(st == 200, "push %d: %d %s" % (n, st, body[:200]))
+        acked.add(n)
+    deadline = time.time() + 30
+    while int(ch.sql(pushes)) == before:  # the first batch's profiles
+        if time.time() > deadline:
+            fail("the half-stored insert did not store its profiles")
+        time.sleep(0.2)
+    half = ch.sql(rows).strip()
+    time.sleep(2)  # a retry or two while the failing view is there
+    check(ch.sql(rows).strip() == half, "profiles stored again while the rollups' view "
+          "fails: %s rows, %s after the first try" % (ch.sql(rows).strip(), half))
+    check(ch.sql(rolled).strip() == rolled_before, "rollups stored past a failing view")
+    ch.sql("DROP TABLE scorch_ingest_q_mv")
+    ch.sql("DROP TABLE scorch_test_sink")
+    deadline = time.time() + 30
+    while (int(ch.sql(pushes)) < before + len(nums) or ch.sql(rolled) != ch.sql(rows)) \
+            and time.time() < deadline:
+        time.sleep(0.2)
+    exactly_once(srv, acked, "after an insert half stored")
+    dups = ch.sql("SELECT count() FROM (SELECT push, type, count() AS c FROM "
+                  "scorch_profiles_local GROUP BY push, type HAVING c > 1)").strip()
+    check(dups == "0", "profiles stored again with their rollups: %s" % dups)
+    rollups_agree(ch)
+
+
 def main():
     if not chc.available():
         print("SKIP: clickhouse-server is not installed (scripts/install-deps.sh test)",
@@ -180,6 +222,8 @@ def main():
                       "scorch_profiles_local GROUP BY push, type HAVING c > 1)").strip()
         check(dups == "0", "profile rows with the same push id: %s" % dups)
         rollups_agree(ch)
+
+        half_stored(ch, srv, acked)
         rc, _ = srv.stop()
         check(rc == 0, "server exit status %s" % rc)
         print("local log: %d pushes acknowledged (%d while clickhouse was stopped), scorch "
