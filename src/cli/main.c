@@ -15,25 +15,27 @@
 #define SCORCH_VERSION "0.1.0"
 #endif
 
+/* once: reads its inputs, answers and exits (cli_malloc_once) */
 static const struct cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
+    int once;
 } cmds[] = {
-    {"collapse", cmd_collapse, "fold `perf script` output into stacks (stackcollapse-perf.pl)"},
-    {"flamegraph", cmd_flamegraph, "draw an interactive SVG flame graph (flamegraph.pl)"},
-    {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph"},
-    {"compare", cmd_compare, "which functions really changed between two sets of profiles"},
-    {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)"},
-    {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG"},
-    {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)"},
-    {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)"},
-    {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON"},
-    {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI"},
-    {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server"},
-    {"ingest", cmd_ingest, "push profile files of any format to a server's /ingest"},
-    {"record", cmd_record, "sample on-CPU stacks with perf events; write or push pprof"},
-    {"settings", cmd_settings, "every setting: config key, flag, parameter, bounds, default"},
+    {"collapse", cmd_collapse, "fold `perf script` output into stacks (stackcollapse-perf.pl)", 1},
+    {"flamegraph", cmd_flamegraph, "draw an interactive SVG flame graph (flamegraph.pl)", 1},
+    {"diff-folded", cmd_diff_folded, "pair two folded files for a differential flame graph", 1},
+    {"compare", cmd_compare, "which functions really changed between two sets of profiles", 1},
+    {"top", cmd_top, "per-function flat and cumulative values (go tool pprof -top)", 1},
+    {"convert", cmd_convert, "convert between pprof, folded, speedscope and SVG", 1},
+    {"callgraph", cmd_callgraph, "draw the call graph as DOT or SVG (go tool pprof -dot)", 1},
+    {"list", cmd_list, "per-line flat and cum values with source (go tool pprof -list)", 1},
+    {"heatmap", cmd_heatmap, "FlameScope's sub-second heatmap of perf samples, as JSON", 1},
+    {"server", cmd_server, "keep profiles: HTTP API, Pyroscope-compatible ingest, web UI", 0},
+    {"agent", cmd_agent, "scrape Go pprof endpoints on a schedule and push to a server", 0},
+    {"ingest", cmd_ingest, "push profile files of any format to a server's /ingest", 0},
+    {"record", cmd_record, "sample on-CPU stacks with perf events; write or push pprof", 0},
+    {"settings", cmd_settings, "every setting: config key, flag, parameter, bounds, default", 0},
 };
 
 static void usage(FILE *f)
@@ -87,8 +89,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-        if (!strcmp(cmds[i].name, name))
+        if (!strcmp(cmds[i].name, name)) {
+            if (cmds[i].once)
+                cli_malloc_once();
             return cmds[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "scorch: '%s' is not a scorch command (see 'scorch --help')\n", name);
     return 2;
 }
