@@ -156,8 +156,8 @@ struct symkey {
     uint64_t addr, pc;
     const char *path; /* the printed dso, for unknown names */
     uint32_t dso;
-    uint8_t inl, java, resolved, located;
-    uint32_t off, n;     /* frames in frs, and (once located) their locations in kloc */
+    uint8_t inl, java, resolved;
+    uint32_t off, n;     /* frames in frs, and (once located, struct kfr) their locations in kloc */
     const uint8_t *said; /* while naming: what the symbolizer said (put_sym) */
     uint32_t said_len;
 };
@@ -171,6 +171,14 @@ struct stack {
     uint32_t gen;
     uint8_t mode, java;
     uint32_t koff, nk;
+};
+
+/* name_ip's cache: what address ip of process proc (index + 1, 0: none) at its maps' gen
+ * gave, key si1 - 1 (0: empty). */
+#define IPCACHE 8192
+struct ipcache {
+    uint64_t ip;
+    uint32_t proc, gen, flags, si1;
 };
 
 /* A sample kept, its frames still keys (in kpool). */
@@ -217,6 +225,7 @@ struct dec {
     struct sc_unwind_cache *uw;
     int sym_failed, want_dwarf;
     struct sc_map64 symidx;
+    struct ipcache *ipc; /* (name_ip) */
     struct symkey *syms;
     uint32_t nsyms, capsyms;
     uint32_t *frs, *kloc;
@@ -1131,10 +1140,23 @@ static int sym_eq(void *ctx, uint32_t i)
            e->inl == k->inl && e->java == k->java && e->path == k->path;
 }
 
-/* Adds the key of one address to the sample being read: a map's dso and the address in it
- * (file offset, or absolute for the kernel and JIT code), pc what perf script prints. */
+/* Adds key si to the sample being read. */
+static int push_key(struct dec *d, uint32_t si)
+{
+    if (d->nkpool - d->ps_koff + 2 >= d->lim->max_stack_depth)
+        return sc_errf(d->err, SC_ELIMIT,
+                       "stack deeper than the limit of %u frames (limits.max_stack_depth)",
+                       (unsigned)d->lim->max_stack_depth);
+    if (sc_grow_array(&d->kpool, &d->capkpool, (uint64_t)d->nkpool + 1, sizeof *d->kpool))
+        return oom(d);
+    d->kpool[d->nkpool++] = si;
+    return 0;
+}
+
+/* The key of one address (*si): a map's dso and the address in it (file offset, or
+ * absolute for the kernel and JIT code), pc what perf script prints. */
 static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, const char *path,
-                     int inl, int java)
+                     int inl, int java, uint32_t *si)
 {
     struct symkey k;
     memset(&k, 0, sizeof k);
@@ -1152,33 +1174,26 @@ static int name_addr(struct dec *d, uint32_t dso, uint64_t addr, uint64_t pc, co
     uint32_t *v = sc_map64_intern(&d->symidx, h, d->nsyms, sym_eq, &c, &added);
     if (!v)
         return oom(d);
-    uint32_t si = *v;
+    *si = *v;
     if (added) {
         if (sc_grow_array(&d->syms, &d->capsyms, (uint64_t)d->nsyms + 1, sizeof *d->syms))
             return oom(d);
         d->syms[d->nsyms++] = k;
     }
-    if (d->nkpool - d->ps_koff + 2 >= d->lim->max_stack_depth)
-        return sc_errf(d->err, SC_ELIMIT,
-                       "stack deeper than the limit of %u frames (limits.max_stack_depth)",
-                       (unsigned)d->lim->max_stack_depth);
-    if (sc_grow_array(&d->kpool, &d->capkpool, (uint64_t)d->nkpool + 1, sizeof *d->kpool))
-        return oom(d);
-    d->kpool[d->nkpool++] = si;
     return 0;
 }
 
 static const char kernel_path[] = "[kernel.kallsyms]";
 static const char unknown_path[] = "[unknown]";
 
-/* One address of a chain in a cpumode (MODE_KERNEL, MODE_USER, else unknown). */
-static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, int chain, int inl,
-                   int java)
+/* The key of one address of a chain in a cpumode (MODE_KERNEL, MODE_USER, else unknown). */
+static int ip_key(struct dec *d, const struct proc *p, int mode, uint64_t ip, int chain, int inl,
+                  int java, uint32_t *si)
 {
     if (mode == MODE_KERNEL) {
         int local = !d->o->no_local_files;
         return name_addr(d, local ? SC_DSO_ID_KERNEL : SC_DSO_ID_UNKNOWN, ip, ip, kernel_path, 0,
-                         java);
+                         java, si);
     }
     /* (a chain's addresses are often in the map of the one before: the sample's maps do
      * not change while it is read) */
@@ -1189,10 +1204,36 @@ static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, i
         d->last_map = m;
     }
     if (!m)
-        return name_addr(d, SC_DSO_ID_UNKNOWN, ip, ip, unknown_path, 0, java);
+        return name_addr(d, SC_DSO_ID_UNKNOWN, ip, ip, unknown_path, 0, java, si);
     uint64_t off = m->jit ? ip : ip - m->start + m->pgoff;
     /* perf script prints a chain's addresses relative to their map, a lone ip as it is */
-    return name_addr(d, m->dso, off, chain && !m->jit ? off : ip, m->path, inl, java);
+    return name_addr(d, m->dso, off, chain && !m->jit ? off : ip, m->path, inl, java, si);
+}
+
+/* One address of a chain into the sample being read. Its key is looked up first in a
+ * small cache of the keys addresses gave lately (system-wide, three samples in four have a
+ * stack not met before, whose addresses mostly were): an address of a process at its
+ * maps' gen (any process's, for the kernel's) gives the same key. */
+static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, int chain, int inl,
+                   int java)
+{
+    uint32_t proc = mode == MODE_USER && p ? (uint32_t)(p - d->pv) + 1 : 0;
+    uint32_t gen = proc ? p->gen : 0;
+    uint32_t flags =
+        (uint32_t)mode | (uint32_t)chain << 4 | (uint32_t)inl << 5 | (uint32_t)java << 6;
+    struct ipcache *e = NULL;
+    if (d->ipc || (d->ipc = calloc(IPCACHE, sizeof *d->ipc)) != NULL) {
+        e = &d->ipc[(sc_mix64(ip) ^ proc) & (IPCACHE - 1)];
+        if (e->si1 && e->ip == ip && e->proc == proc && e->gen == gen && e->flags == flags)
+            return push_key(d, e->si1 - 1);
+    }
+    uint32_t si;
+    int rc = ip_key(d, p, mode, ip, chain, inl, java, &si);
+    if (rc)
+        return rc;
+    if (e)
+        *e = (struct ipcache){ip, proc, gen, flags, si + 1};
+    return push_key(d, si);
 }
 
 /* ---- unwinding ---- */
@@ -1929,18 +1970,39 @@ static int resolve_all(struct dec *d)
     return rc;
 }
 
+/* What the samples read of a key: its frames (in frs) and whether they are located (in
+ * kloc), a sixth of a symkey: the keys are read in the samples' order, at random. */
+struct kfr {
+    uint32_t off;
+    uint32_t n : 31, located : 1;
+};
+
+static int build_with(struct dec *d, struct kfr *kf);
+
 /* The samples into the profile, their keys now frames. */
 static int build_samples(struct dec *d)
 {
     d->kloc = malloc(((size_t)d->nfrs + 1) * sizeof *d->kloc);
-    if (!d->kloc)
+    struct kfr *kf = malloc(((size_t)d->nsyms + 1) * sizeof *kf);
+    if (!d->kloc || !kf) {
+        free(kf);
         return oom(d);
+    }
+    for (uint32_t i = 0; i < d->nsyms; i++)
+        kf[i] = (struct kfr){d->syms[i].off, d->syms[i].n, 0};
+    int rc = build_with(d, kf);
+    free(kf);
+    return rc;
+}
+
+static int build_with(struct dec *d, struct kfr *kf)
+{
     /* the profile's arrays at their size at once (not doubled and copied as they fill) */
     uint64_t nlocs = 0;
     for (uint32_t i = 0; i < d->nps; i++) {
         nlocs += 1;
         for (uint32_t j = 0; j < d->ps[i].nk; j++)
-            nlocs += d->syms[d->kpool[d->ps[i].koff + j]].n;
+            nlocs += kf[d->kpool[d->ps[i].koff + j]].n;
     }
     if (d->nps && nlocs < UINT32_MAX / 2 &&
         (sc_profile_reserve_samples(d->p, d->nps, (uint32_t)nlocs) ||
@@ -1956,9 +2018,9 @@ static int build_samples(struct dec *d)
         for (uint32_t j = 0; j <= s->nk; j++) {
             const uint32_t *strs = &s->root;
             uint32_t n = 1;
-            struct symkey *k = NULL;
+            struct kfr *k = NULL;
             if (j < s->nk) {
-                k = &d->syms[d->kpool[s->koff + j]];
+                k = &kf[d->kpool[s->koff + j]];
                 strs = d->frs + k->off;
                 n = k->n;
             }
@@ -2054,6 +2116,7 @@ static void release(struct dec *d)
     if (d->ksym)
         sc_symbolizer_free(d->ksym);
     sc_map64_release(&d->symidx);
+    free(d->ipc);
     sc_map64_release(&d->sameidx);
     free(d->syms);
     free(d->frs);
