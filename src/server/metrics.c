@@ -53,6 +53,47 @@ static void gauge(struct sc_buf *out, const char *name, const char *help, uint64
     sc_prom_sample(out, name, NULL, "%llu", (unsigned long long)v);
 }
 
+/* ClickHouse's shards, a sample each (none for the SQLite store). */
+static void shard_metrics(struct sc_server *srv, struct sc_buf *out)
+{
+    static const struct {
+        const char *name, *help;
+        enum sc_prom_type type;
+    } fam[6] = {
+        {"scorch_clickhouse_inserts_total", "Batches inserted into a ClickHouse shard.",
+         SC_PROM_COUNTER},
+        {"scorch_clickhouse_insert_errors_total",
+         "Inserts into a ClickHouse shard that failed (their pushes wait in the local log).",
+         SC_PROM_COUNTER},
+        {"scorch_clickhouse_duplicates_total",
+         "Pushes a ClickHouse shard held already when their batch came (a client's retry, a "
+         "batch sent again): not stored twice.",
+         SC_PROM_COUNTER},
+        {"scorch_clickhouse_batches_ahead_total",
+         "Batches prepared while the one before was inserted (a backlog).", SC_PROM_COUNTER},
+        {"scorch_clickhouse_log_pending_bytes",
+         "Bytes of a ClickHouse shard's local log not inserted yet (storage.log_limit bounds "
+         "them).",
+         SC_PROM_GAUGE},
+        {"scorch_clickhouse_shard_down", "1 while a ClickHouse shard's inserts fail.",
+         SC_PROM_GAUGE},
+    };
+    struct sc_store_shard_stats st;
+    if (!sc_store_shard_stats(srv->store, 0, &st))
+        return;
+    for (int f = 0; f < 6; f++) {
+        sc_prom_family(out, fam[f].name, fam[f].type, fam[f].help);
+        for (uint32_t i = 0; sc_store_shard_stats(srv->store, i, &st); i++) {
+            const uint64_t v[6] = {st.inserts,       st.insert_errors,     st.duplicates,
+                                   st.batches_ahead, st.log_pending_bytes, (uint64_t)st.down};
+            char shard[16];
+            snprintf(shard, sizeof shard, "%u", (unsigned)i);
+            sc_prom_sample(out, fam[f].name, (const char *[]){"shard", shard, NULL}, "%llu",
+                           (unsigned long long)v[f]);
+        }
+    }
+}
+
 void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
 {
     struct sc_metrics *m = &srv->metrics;
@@ -116,6 +157,7 @@ void sc_metrics_render(struct sc_server *srv, struct sc_buf *out)
             "Rounds of the store's background work (compaction, retention, reopening for "
             "writing) that hit an error; stderr says which.",
             sc_store_bg_errors(srv->store, NULL, 0));
+    shard_metrics(srv, out);
     struct sc_sqlite_memory sm;
     sc_store_sqlite_memory(&sm);
     static const char *const parts[3] = {"heap", "page_cache_slab", "page_cache_used"};

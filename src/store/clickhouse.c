@@ -650,6 +650,19 @@ static void ch_close(struct sc_store *st)
     free(s);
 }
 
+static int ch_shard_stats(struct sc_store *st, uint32_t i, struct sc_store_shard_stats *out)
+{
+    struct ch_store *s = (struct ch_store *)st;
+    if (i >= s->nshards)
+        return 0;
+    struct ch_shard *sh = &s->shards[i];
+    pthread_mutex_lock(&sh->qmu);
+    *out = (struct sc_store_shard_stats){sh->inserts,       sh->insert_errors, sh->duplicates,
+                                         sh->batches_ahead, sh->log.pending,   sh->down};
+    pthread_mutex_unlock(&sh->qmu);
+    return 1;
+}
+
 static const struct sc_store_ops clickhouse_ops = {
     .name = "clickhouse",
     .close = ch_close,
@@ -667,6 +680,7 @@ static const struct sc_store_ops clickhouse_ops = {
     .profiles = ch_profiles,
     .compact = ch_compact,
     .stats = ch_stats,
+    .shard_stats = ch_shard_stats,
 };
 
 /* Endpoints of a comma-separated list of URLs ("http://a:8123,http://b:8123"). */

@@ -179,7 +179,7 @@ struct ch_shard {
     int down, down_rc;                   /* down_rc: the failure's SC_E* */
     int64_t retry_at, backoff, last_try; /* last_try: when an insert last failed */
     char down_err[SC_ERR_LEN];
-    uint64_t inserts, insert_errors, duplicates;
+    uint64_t inserts, insert_errors, duplicates, batches_ahead; /* (qmu) */
     /* what this shard confirmed holding (under the store's cache_mu): id -> latest week
      * written. Per shard, and emptied whenever an insert fails, so a shard that comes back
      * empty is sent its stacks, frames and series again */

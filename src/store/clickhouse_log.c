@@ -540,6 +540,7 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count,
         a->recs = NULL;
         a->bufs = NULL;
         a->b = NULL;
+        sh->batches_ahead++;
     }
     pthread_mutex_unlock(&sh->qmu);
     ahead_drop(a);

@@ -189,6 +189,12 @@ int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err)
     return s->ops->stats(s, st, err);
 }
 
+int sc_store_shard_stats(struct sc_store *s, uint32_t i, struct sc_store_shard_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    return s->ops->shard_stats ? s->ops->shard_stats(s, i, st) : 0;
+}
+
 int sc_rows_reserve(uint64_t **stacks, int64_t **vals, int64_t **times, uint32_t n, uint32_t *cap)
 {
     const struct sc_grow_part cols[] = {

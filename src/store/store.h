@@ -343,6 +343,17 @@ struct sc_store_stats {
 };
 int sc_store_stats(struct sc_store *s, struct sc_store_stats *st, char *err);
 
+/* A ClickHouse shard's writes since the server started: inserts done and failed, pushes
+ * left out because the shard held them already (a client's retry, a batch sent again),
+ * batches prepared while the one before was inserted (a backlog), the bytes its local log
+ * holds not inserted yet, and whether its inserts fail now. */
+struct sc_store_shard_stats {
+    uint64_t inserts, insert_errors, duplicates, batches_ahead, log_pending_bytes;
+    int down;
+};
+/* Shard i's, into *st: 1, or 0 past the last shard (and for a store without shards). */
+int sc_store_shard_stats(struct sc_store *s, uint32_t i, struct sc_store_shard_stats *st);
+
 /* Whether a sample type is a gauge (averaged over time within a series) rather than a
  * cumulative count (summed): Go's inuse_*, goroutine and threadcreate. */
 int sc_type_is_gauge(const char *profile, const char *sample_type);

@@ -51,6 +51,8 @@ struct sc_store_ops {
                     void *ctx, char *err); /* may be NULL: SC_EUNSUPPORTED */
     int (*compact)(struct sc_store *s, int64_t now_ns, int force, char *err);
     int (*stats)(struct sc_store *s, struct sc_store_stats *st, char *err);
+    /* optional: a store with shards (sc_store_shard_stats) */
+    int (*shard_stats)(struct sc_store *s, uint32_t i, struct sc_store_shard_stats *st);
 };
 
 /* The head of every backend's handle (its first member). */

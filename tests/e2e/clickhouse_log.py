@@ -60,6 +60,15 @@ def stored(srv):
     return seen
 
 
+def metric(srv, name, shard=0):
+    """A sample of shard's from /metrics (the ClickHouse store's write counters)."""
+    want = '%s{shard="%d"} ' % (name, shard)
+    for line in srv.ok("/metrics").decode().splitlines():
+        if line.startswith(want):
+            return int(line[len(want):])
+    fail("/metrics has no %s" % want.strip())
+
+
 def exactly_once(srv, acked, what):
     seen = stored(srv)
     missing = sorted(n for n in acked if n not in seen)
@@ -135,6 +144,9 @@ def half_stored(ch, srv, acked):
     check(ch.sql(rows).strip() == half, "profiles stored again while the rollups' view "
           "fails: %s rows, %s after the first try" % (ch.sql(rows).strip(), half))
     check(ch.sql(rolled).strip() == rolled_before, "rollups stored past a failing view")
+    check(metric(srv, "scorch_clickhouse_shard_down") == 1, "the shard is not said to be down")
+    errors = metric(srv, "scorch_clickhouse_insert_errors_total")
+    check(errors > 0, "no failed insert counted")
     ch.sql("DROP TABLE scorch_ingest_q_mv")
     ch.sql("DROP TABLE scorch_test_sink")
     deadline = time.time() + 30
@@ -146,6 +158,7 @@ def half_stored(ch, srv, acked):
                   "scorch_profiles_local GROUP BY push, type HAVING c > 1)").strip()
     check(dups == "0", "profiles stored again with their rollups: %s" % dups)
     rollups_agree(ch)
+    check(metric(srv, "scorch_clickhouse_shard_down") == 0, "the shard is still said to be down")
 
 
 def main():
@@ -202,6 +215,8 @@ def main():
             st, _, body = push(srv, n)
             check(st == 200, "push %d again: %d %s" % (n, st, body[:200]))
         exactly_once(srv, acked, "after pushes sent again")
+        dups = metric(srv, "scorch_clickhouse_duplicates_total")
+        check(dups >= 50, "scorch_clickhouse_duplicates_total %d after 50 pushes sent again" % dups)
 
         os.kill(ch.proc.pid, signal.SIGSTOP)
         try:
@@ -215,6 +230,11 @@ def main():
         finally:
             os.kill(ch.proc.pid, signal.SIGCONT)
         total, _ = exactly_once(srv, acked, "after a backlog")
+        # the flusher prepared batches while others were inserted, and the log is empty
+        ahead = metric(srv, "scorch_clickhouse_batches_ahead_total")
+        check(ahead > 0, "no batch prepared ahead under a backlog of 2,120 pushes")
+        check(metric(srv, "scorch_clickhouse_log_pending_bytes") == 0,
+              "bytes left in the local log once every push is stored")
         check(total == len(acked), "stored %d pushes, %d acknowledged" % (total, len(acked)))
         segs = [f for f in os.listdir(logdir) if f.endswith(".log")]
         check(len(segs) == 1, "inserted segments left in the local log: %s" % segs)
