@@ -1180,8 +1180,10 @@ static int parse_cpu(struct builder *b, const char *buf, size_t n)
 static void cleanup_duplicates(struct builder *b)
 {
     for (uint32_t s = 0; s < b->nsamples; s++) {
+        if (b->s_n[s] < 2) /* (a sample of no location: sl may be NULL) */
+            continue;
         const uint32_t *l = b->sl + b->s_start[s];
-        if (b->s_n[s] > 1 && b->addrs[l[0]] == b->addrs[l[1]] + 1)
+        if (b->addrs[l[0]] == b->addrs[l[1]] + 1)
             sample_drop(b, s, 1);
     }
 }
