@@ -1,6 +1,7 @@
 /* pbjson.c - JSON objects (protobuf's JSON mapping) rewritten as protobuf wire bytes. */
 #include "formats/pbjson.h"
 #include "formats/protowire.h"
+#include "model/buf.h"
 #include "model/error.h"
 
 #include <math.h>
@@ -101,7 +102,9 @@ static void put_utf8(struct sc_buf *b, unsigned c)
 }
 
 /* A JSON string (at its opening quote) decoded into dst; escapes resolved, \u surrogate
- * pairs joined, a lone surrogate becomes U+FFFD. */
+ * pairs joined, a lone surrogate becomes U+FFFD, and so does every byte that is not
+ * well-formed UTF-8 (as the writers' escaper does, model/buf.h: what is read is what a
+ * writer writes back, no longer). */
 static int string_into(struct jx *j, struct sc_buf *dst)
 {
     ws(j);
@@ -110,8 +113,20 @@ static int string_into(struct jx *j, struct sc_buf *dst)
     j->p++;
     for (;;) {
         const char *run = j->p;
-        while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20)
-            j->p++;
+        while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20) {
+            if ((unsigned char)*j->p < 0x80) {
+                j->p++;
+                continue;
+            }
+            size_t k = sc_utf8_seq((const unsigned char *)j->p, (size_t)(j->end - j->p));
+            if (k) {
+                j->p += k;
+                continue;
+            }
+            sc_buf_append(dst, run, (size_t)(j->p - run));
+            put_utf8(dst, 0xfffd);
+            run = ++j->p;
+        }
         sc_buf_append(dst, run, (size_t)(j->p - run));
         if (j->p >= j->end)
             return bad(j, "unterminated string");

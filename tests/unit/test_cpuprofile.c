@@ -71,6 +71,29 @@ static void test_node(void)
     sc_profile_free(p);
 }
 
+/* A name's bytes that are not UTF-8 (a JSON file must be, RFC 8259) become U+FFFD, each, as
+ * the writers' escaper makes them: a name read is never longer when written again. */
+static void test_not_utf8(void)
+{
+    char err[SC_ERR_LEN] = "";
+    int rc;
+    struct sc_profile *p =
+        dec("{\"nodes\":[{\"id\":1," FRAME(
+                "a\xff\xc0\xaf"
+                "b\xc3\xa9",
+                "", -1, -1) ",\"hitCount\":1}],"
+                            "\"startTime\":0,\"endTime\":10,\"samples\":[1],\"timeDeltas\":[10]}",
+            &rc, err);
+    T_EQ_INT(rc, 0);
+    if (!p) {
+        fprintf(stderr, "%s\n", err);
+        return;
+    }
+    T_EQ_STR(t_folded(p, 0), "a\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+                             "b\xc3\xa9 1\n");
+    sc_profile_free(p);
+}
+
 /* DevTools' files of old: hit counts, no samples */
 static void test_hit_counts(void)
 {
@@ -206,6 +229,7 @@ int main(void)
 {
     lim = sc_limits_cli;
     T_RUN(test_node);
+    T_RUN(test_not_utf8);
     T_RUN(test_hit_counts);
     T_RUN(test_trace);
     T_RUN(test_frames_bound);
