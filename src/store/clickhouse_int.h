@@ -311,8 +311,9 @@ void ch_pend_release(struct ch_pend *p);
 /* p's record as the log keeps it (appended to out). */
 void ch_pend_payload(const struct ch_pend *p, struct sc_buf *out);
 /* Inserts the records in payloads (each a log record's payload) into shard sh: frames,
- * stacks and series, then the profiles of the pushes the shard does not hold yet. 0 or
- * SC_E*; *dups counts the pushes left out as already stored. */
+ * stacks and series, then the profiles of the pushes the shard does not hold yet (its
+ * tables made again, once, when they are gone). 0 or SC_E* (never SC_ENOTFOUND); *dups
+ * counts the pushes left out as already stored. */
 int ch_insert_records(struct ch_store *s, struct ch_shard *sh, const struct sc_buf *payloads,
                       uint32_t n, uint64_t *dups, char *err);
 /* The same in two steps, so the next batch can be prepared while one is inserted: prepare

@@ -568,14 +568,8 @@ static void flush_batch(struct ch_store *s, struct ch_shard *sh, uint32_t count,
         ahead_drop(a); /* it may hold what this batch failed to insert */
         dups = 0;
     }
-    if (rc == SC_ENOTFOUND) {
-        /* a shard that lost its tables: created again, and the batch sent again */
-        char cerr[SC_ERR_LEN];
-        if (ch_create_tables(s, sh->index, cerr) == 0)
-            rc = ch_insert_records(s, sh, bufs, count, &dups, err);
-    }
-    if (rc == SC_ENOTFOUND)
-        rc = SC_EIO; /* not "no such profile": the store is broken */
+    if (rc == SC_ENOTFOUND) /* a shard that lost its tables: ch_insert_records makes them */
+        rc = ch_insert_records(s, sh, bufs, count, &dups, err);
     /* an unreachable replica: the batch goes to the next one, each tried once. The batch
      * is the same (the same records, so the same blocks): a replicated table leaves out
      * a block the other replica stored before its answer was lost, even when the push

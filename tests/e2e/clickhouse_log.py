@@ -18,7 +18,9 @@ Usage: clickhouse_log.py TMPDIR (env: SCORCH, SCORCH_SRC).
    starts) is dropped: a ClickHouse that runs the views of a view's target would count
    every profile twice.
 6. An insert whose profiles were stored and its rollups not (a view that fails between
-   the two): the retry stores the rollups and not the profiles again."""
+   the two): the retry stores the rollups and not the profiles again.
+7. A shard that comes back without its tables: made again by the next insert, whose pushes
+   are stored once each."""
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +163,28 @@ def half_stored(ch, srv, acked):
     check(metric(srv, "scorch_clickhouse_shard_down") == 0, "the shard is still said to be down")
 
 
+def came_back_empty(ch, srv):
+    """7. A shard that comes back without its tables (a server rebuilt, a disk replaced): the
+    next batch's insert meets "unknown table", scorch makes the tables again and inserts the
+    batch, its stacks, frames and series too; each push is stored once."""
+    tables = ch.sql("SELECT name FROM system.tables WHERE database = 'default' AND "
+                    "name LIKE 'scorch_%' AND (name LIKE '%_local' OR name LIKE '%_mv') "
+                    "ORDER BY name LIKE '%_mv' DESC").split()
+    check(len(tables) >= 7, "the shard's tables: %s" % tables)
+    for t in tables:  # the views first: they name the tables
+        ch.sql("DROP TABLE %s" % t)
+    nums = list(range(2400, 2420))
+    for n in nums:
+        st, _, body = push(srv, n)
+        check(st == 200, "push %d to a shard without tables: %d %s" % (n, st, body[:200]))
+    seen = stored(srv)  # a read waits for the acknowledged pushes' inserts
+    check(all(seen.get(n) == 1 for n in nums),
+          "pushes to a shard that came back empty: %s" % {n: seen.get(n) for n in nums})
+    check(not [n for n in seen if n not in nums], "pushes of before the tables were gone shown")
+    rollups_agree(ch)
+    check(metric(srv, "scorch_clickhouse_shard_down") == 0, "the shard is still said to be down")
+
+
 def main():
     if not chc.available():
         print("SKIP: clickhouse-server is not installed (scripts/install-deps.sh test)",
@@ -244,6 +268,7 @@ def main():
         rollups_agree(ch)
 
         half_stored(ch, srv, acked)
+        came_back_empty(ch, srv)
         rc, _ = srv.stop()
         check(rc == 0, "server exit status %s" % rc)
         print("local log: %d pushes acknowledged (%d while clickhouse was stopped), scorch "
