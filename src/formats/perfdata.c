@@ -226,6 +226,7 @@ struct dec {
     int sym_failed, want_dwarf;
     struct sc_map64 symidx;
     struct ipcache *ipc; /* (name_ip) */
+    struct kfr *kf;      /* (build_samples) */
     struct symkey *syms;
     uint32_t nsyms, capsyms;
     uint32_t *frs, *kloc;
@@ -1222,7 +1223,7 @@ static int name_ip(struct dec *d, const struct proc *p, int mode, uint64_t ip, i
     uint32_t flags =
         (uint32_t)mode | (uint32_t)chain << 4 | (uint32_t)inl << 5 | (uint32_t)java << 6;
     struct ipcache *e = NULL;
-    if (d->ipc || (d->ipc = calloc(IPCACHE, sizeof *d->ipc)) != NULL) {
+    if (d->ipc) { /* (NULL: no memory for it, and no cache) */
         e = &d->ipc[(sc_mix64(ip) ^ proc) & (IPCACHE - 1)];
         if (e->si1 && e->ip == ip && e->proc == proc && e->gen == gen && e->flags == flags)
             return push_key(d, e->si1 - 1);
@@ -1977,26 +1978,15 @@ struct kfr {
     uint32_t n : 31, located : 1;
 };
 
-static int build_with(struct dec *d, struct kfr *kf);
-
 /* The samples into the profile, their keys now frames. */
 static int build_samples(struct dec *d)
 {
     d->kloc = malloc(((size_t)d->nfrs + 1) * sizeof *d->kloc);
-    struct kfr *kf = malloc(((size_t)d->nsyms + 1) * sizeof *kf);
-    if (!d->kloc || !kf) {
-        free(kf);
+    struct kfr *kf = d->kf = malloc(((size_t)d->nsyms + 1) * sizeof *kf);
+    if (!d->kloc || !kf)
         return oom(d);
-    }
     for (uint32_t i = 0; i < d->nsyms; i++)
         kf[i] = (struct kfr){d->syms[i].off, d->syms[i].n, 0};
-    int rc = build_with(d, kf);
-    free(kf);
-    return rc;
-}
-
-static int build_with(struct dec *d, struct kfr *kf)
-{
     /* the profile's arrays at their size at once (not doubled and copied as they fill) */
     uint64_t nlocs = 0;
     for (uint32_t i = 0; i < d->nps; i++) {
@@ -2117,6 +2107,7 @@ static void release(struct dec *d)
         sc_symbolizer_free(d->ksym);
     sc_map64_release(&d->symidx);
     free(d->ipc);
+    free(d->kf);
     sc_map64_release(&d->sameidx);
     free(d->syms);
     free(d->frs);
@@ -2182,6 +2173,7 @@ static int decode(struct dec *d)
         (sc_grow_array(&d->ps, &d->capps, ns, sizeof *d->ps) ||
          sc_grow_array(&d->kpool, &d->capkpool, nk, sizeof *d->kpool)))
         rc = oom(d);
+    d->ipc = calloc(IPCACHE, sizeof *d->ipc);
     if (!rc)
         rc = replay(d, v, n);
     free(v);

@@ -112,6 +112,36 @@ static void test_records(void)
     sc_buf_release(&d);
 }
 
+/* An address names the map that holds it when the sample is taken: after a process maps
+ * another file there (its maps' gen changes), and in another process with other maps at
+ * the same address (the keys of addresses met before are cached per process and gen). */
+static void test_maps_change(void)
+{
+    struct sc_buf d = SC_BUF_INIT, f = SC_BUF_INIT;
+    comm(&d, 10, 10, "a", 100);
+    mmap2(&d, 10, 0x400000, 0x1000, "/nonexistent/bin/app", 101);
+    uint64_t c[] = {CTX_USER, 0x400010};
+    sample(&d, 10, 10, 110, 1, c, 2);
+    fork_rec(&d, 20, 10, 120);
+    comm(&d, 20, 20, "b", 125);
+    mmap2(&d, 10, 0x400000, 0x1000, "/nonexistent/bin/other", 130);
+    sample(&d, 10, 10, 140, 2, c, 2);
+    sample(&d, 20, 20, 150, 3, c, 2);
+    sample(&d, 10, 10, 160, 4, c, 2);
+    file(&f, &d);
+    char err[SC_ERR_LEN];
+    struct sc_profile *p = decode(&f, err);
+    T_CHECK(p != NULL);
+    if (p) {
+        char *s = folded_of(p);
+        T_EQ_STR(s, "a;[app] 1\na;[other] 6\nb;[app] 3\n");
+        free(s);
+        sc_profile_free(p);
+    }
+    sc_buf_release(&f);
+    sc_buf_release(&d);
+}
+
 /* The kernel's frames named from a kallsyms file (read ahead on a thread of its own while
  * the records are replayed, then only the symbols the addresses need taken): addresses of
  * one function are one frame, a data symbol ends no function, and without the file the
@@ -317,6 +347,7 @@ static void test_hostile(void)
 int main(void)
 {
     T_RUN(test_records);
+    T_RUN(test_maps_change);
     T_RUN(test_kernel_names);
     T_RUN(test_empty_user_stack);
     T_RUN(test_deadline);
