@@ -113,21 +113,9 @@ static int string_into(struct jx *j, struct sc_buf *dst)
     j->p++;
     for (;;) {
         const char *run = j->p;
-        while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20) {
-            if ((unsigned char)*j->p < 0x80) {
-                j->p++;
-                continue;
-            }
-            size_t k = sc_utf8_seq((const unsigned char *)j->p, (size_t)(j->end - j->p));
-            if (k) {
-                j->p += k;
-                continue;
-            }
-            sc_buf_append(dst, run, (size_t)(j->p - run));
-            put_utf8(dst, 0xfffd);
-            run = ++j->p;
-        }
-        sc_buf_append(dst, run, (size_t)(j->p - run));
+        while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (unsigned char)*j->p >= 0x20)
+            j->p++;
+        sc_buf_put_utf8(dst, run, (size_t)(j->p - run));
         if (j->p >= j->end)
             return bad(j, "unterminated string");
         char c = *j->p++;

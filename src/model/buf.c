@@ -133,6 +133,23 @@ size_t sc_utf8_seq(const unsigned char *s, size_t n)
     return len;
 }
 
+void sc_buf_put_utf8(struct sc_buf *b, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t start = 0, i = 0;
+    while (i < n) {
+        size_t len = p[i] < 0x80 ? 1 : sc_utf8_seq(p + i, n - i);
+        if (len) {
+            i += len;
+            continue;
+        }
+        sc_buf_append(b, s + start, i - start);
+        sc_buf_append(b, "\xef\xbf\xbd", 3);
+        start = ++i;
+    }
+    sc_buf_append(b, s + start, i - start);
+}
+
 /* Plain ASCII runs are copied as they are; escapes as JSON wants them; bytes that are not
  * UTF-8 become U+FFFD, so every document scorch writes is valid UTF-8 whatever a profile,
  * a label or a push holds. */

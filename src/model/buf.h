@@ -39,6 +39,9 @@ void sc_buf_put_json_str(struct sc_buf *b, const char *s, size_t n);
 /* The length of the well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or
  * code points past U+10FFFF) at s, 1..4, or 0 when the bytes there do not form one. */
 size_t sc_utf8_seq(const unsigned char *s, size_t n);
+/* Appends s as well-formed UTF-8: each byte that does not begin a well-formed sequence
+ * (sc_utf8_seq) becomes U+FFFD, the rule of every writer's escaper here. */
+void sc_buf_put_utf8(struct sc_buf *b, const char *s, size_t n);
 /* Appends s percent-encoded for a URL's query (RFC 3986: all but the unreserved
  * characters A-Z a-z 0-9 - _ . ~). */
 void sc_buf_put_url(struct sc_buf *b, const char *s, size_t n);

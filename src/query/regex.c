@@ -1,5 +1,6 @@
 /* regex.c - PCRE2 matching with Go's regexp semantics for UTF-8. */
 #include "query/regex.h"
+#include "model/buf.h"
 #include "model/clock.h"
 
 #include <stdlib.h>
@@ -63,24 +64,13 @@ int sc_re_match(const pcre2_code *re, const char *s, size_t n, pcre2_match_data 
         i += l;
     if (i == n)
         return match_sub(re, (PCRE2_SPTR)(n ? s : ""), n, md, mctx);
-    unsigned char *fixed = malloc(n * 3);
-    if (!fixed)
+    struct sc_buf fixed = SC_BUF_INIT;
+    sc_buf_put_utf8(&fixed, s, n);
+    if (fixed.oom) {
+        sc_buf_release(&fixed);
         return 0;
-    size_t k = 0;
-    for (i = 0; i < n;) {
-        l = sc_utf8_seq(u + i, n - i);
-        if (l) {
-            memcpy(fixed + k, u + i, l);
-            k += l;
-            i += l;
-        } else {
-            /* NOLINTNEXTLINE(bugprone-not-null-terminated-result): counted by k */
-            memcpy(fixed + k, "\xef\xbf\xbd", 3);
-            k += 3;
-            i++;
-        }
     }
-    int r = match_sub(re, fixed, k, md, mctx);
-    free(fixed);
+    int r = match_sub(re, (PCRE2_SPTR)fixed.data, fixed.len, md, mctx);
+    sc_buf_release(&fixed);
     return r;
 }

@@ -77,6 +77,11 @@ static void test_buf(void)
     T_EQ_STR(b.data, "\xc3\xa9|\xe2\x82\xac|\xf0\x9f\x94\xa5|\\ufffd|\\ufffd\\ufffd|"
                      "\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd");
     b.len = 0;
+    /* the same rule without JSON's escapes (readers of JSON, regex subjects) */
+    sc_buf_put_utf8(&b, "\xc3\xa9|\x80|\xc0\xaf|\xe2\x82", 10);
+    sc_buf_append(&b, "", 1);
+    T_EQ_STR(b.data, "\xc3\xa9|\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd");
+    b.len = 0;
     char big[1000];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = 0;
