@@ -38,6 +38,10 @@ void cli_log_line(void *ctx, const char *line);
 /* Prints help text on stdout and returns 0. */
 int cli_help(const char *text);
 
+/* The allocator set for the server (a fixed mmap threshold: cli.c says why), unless the
+ * user set that threshold (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES). */
+void cli_malloc_server(void);
+
 /* The allocator set for a command that reads its inputs once and exits: memory freed is
  * kept for the next allocation, the heap grows 64 MiB at a time and is backed by
  * transparent huge pages where the system allows. Left alone when the user tuned malloc

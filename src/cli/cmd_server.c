@@ -7,7 +7,6 @@
 #include "store/store.h"
 
 #include <getopt.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,24 +64,6 @@ static void on_signal(int sig)
         reload_flag = 1;
     else
         stop_flag = 1;
-}
-
-/* glibc raises its mmap threshold each time an mmap'd chunk is freed, up to 32 MiB, after
- * which a push's inflated body and decode buffers come from the heap, between long-lived
- * chunks (SQLite's cache pages, the id caches) that pin it: RSS then creeps up with what
- * malloc keeps. Fixed at its starting value (which also stops glibc raising its trim
- * threshold with it), big transient buffers are mapped and given back on free. Measured in
- * the soak (bench/soak.py, 1,000 pushes/s, 600 s): 95 MiB at the end against 112. A
- * threshold the user set (MALLOC_MMAP_THRESHOLD_, GLIBC_TUNABLES) is left alone. Process
- * wide, so here, before the server starts. */
-#define MMAP_THRESHOLD (128u << 10)
-
-static void tune_malloc(void)
-{
-    const char *t = getenv("GLIBC_TUNABLES");
-    if (getenv("MALLOC_MMAP_THRESHOLD_") || (t && strstr(t, "mmap_threshold")))
-        return;
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
 }
 
 int cmd_server(int argc, char **argv)
@@ -161,7 +142,7 @@ int cmd_server(int argc, char **argv)
         return cli_usage("server", "unexpected argument '%s'", argv[optind]);
     if (!tls_cert != !tls_key)
         return cli_usage("server", "--tls-cert and --tls-key go together");
-    tune_malloc();
+    cli_malloc_server();
     char err[SC_ERR_LEN] = "";
     struct sc_config cf;
     memset(&cf, 0, sizeof cf);
